@@ -1,0 +1,276 @@
+"""Shared fixtures: a local git repo shaped like tensorflow/benchmarks, stand-in TensorFlow installs,
+a ready vendor checkout, and a way to drive the CLI as a user does (a subprocess)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+FAKE_SCRIPT = TESTS / "fake" / "tf_cnn_benchmarks.py"
+REPO_ROOT = TESTS.parent
+
+COMPAT_VERSIONS = ["1.5", "1.8", "1.9", "1.10", "1.11", "1.12", "1.13", "1.14", "1.15", "2.0", "2.1"]
+COMPAT_BRANCHES = ["cnn_tf_v%s_compatible" % v for v in COMPAT_VERSIONS]
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.invalid",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def git(cwd, *args):
+    env = dict(os.environ, **GIT_ENV)
+    return subprocess.run(
+        ["git", *args], cwd=str(cwd), env=env, check=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ).stdout.decode()
+
+
+class FakeUpstream:
+    def __init__(self, path):
+        self.path = Path(path)
+        self.url = self.path.as_uri()
+        self.branches = COMPAT_BRANCHES + ["master"]
+
+    def head(self, branch):
+        return git(self.path, "rev-parse", "refs/heads/%s" % branch).strip()
+
+    def commit_to(self, branch, message="another commit"):
+        """Add a commit on ``branch`` (for --update tests); returns the new sha."""
+        work = self.path.parent / ("work-" + branch)
+        if not work.exists():
+            git(self.path.parent, "clone", "-q", "--branch", branch, self.url, str(work))
+        else:
+            git(work, "pull", "-q", "origin", branch)
+        (work / "CHANGES").write_text(message + "\n", encoding="utf-8")
+        git(work, "add", "CHANGES")
+        git(work, "commit", "-q", "-m", message)
+        git(work, "push", "-q", "origin", branch)
+        return self.head(branch)
+
+
+def build_fake_upstream(path, history=3, filler_kb=0):
+    """A bare-ish repo with the compat branches and master, each holding the stand-in script.
+
+    ``history`` commits on master (each optionally adding ``filler_kb`` of incompressible data, so that a
+    full clone is measurably bigger than a shallow one).
+    """
+    path = Path(path)
+    work = path.parent / (path.name + "-src")
+    work.mkdir(parents=True)
+    git(work, "init", "-q", "-b", "master")
+    script_dir = work / "scripts" / "tf_cnn_benchmarks"
+    script_dir.mkdir(parents=True)
+    shutil.copy(FAKE_SCRIPT, script_dir / "tf_cnn_benchmarks.py")
+    (work / "README.md").write_text("stand-in for tensorflow/benchmarks\n", encoding="utf-8")
+    for i in range(history):
+        (work / "HISTORY").write_text("commit %d\n" % i, encoding="utf-8")
+        if filler_kb:
+            (work / "filler.bin").write_bytes(os.urandom(filler_kb * 1024))
+        git(work, "add", "-A")
+        git(work, "commit", "-q", "-m", "master commit %d" % i)
+    for branch in COMPAT_BRANCHES:
+        git(work, "checkout", "-q", "-b", branch, "master")
+        (work / "BRANCH").write_text(branch + "\n", encoding="utf-8")
+        git(work, "add", "BRANCH")
+        git(work, "commit", "-q", "-m", "branch %s" % branch)
+    git(work, "checkout", "-q", "master")
+    (work / "BRANCH").write_text("master\n", encoding="utf-8")
+    git(work, "add", "BRANCH")
+    git(work, "commit", "-q", "-m", "master marker")
+    git(path.parent, "clone", "-q", "--bare", str(work), str(path))
+    shutil.rmtree(work)
+    return FakeUpstream(path)
+
+
+@pytest.fixture(scope="session")
+def fake_upstream(tmp_path_factory):
+    """A local repo shaped like tensorflow/benchmarks (compat branches 1.5 ... 2.1 and master)."""
+    return build_fake_upstream(tmp_path_factory.mktemp("upstream") / "benchmarks.git")
+
+
+@pytest.fixture
+def fresh_upstream(tmp_path):
+    """Like fake_upstream, but private to one test (which may add commits or delete it)."""
+    return build_fake_upstream(tmp_path / "upstream" / "benchmarks.git")
+
+
+def venv_python(env_dir):
+    env_dir = Path(env_dir)
+    if os.name == "nt":
+        return env_dir / "Scripts" / "python.exe"
+    return env_dir / "bin" / "python"
+
+
+def site_packages(env_dir):
+    env_dir = Path(env_dir)
+    if os.name == "nt":
+        return env_dir / "Lib" / "site-packages"
+    return next((env_dir / "lib").glob("python*/site-packages"))
+
+
+FAKE_TF_INIT = '''"""Stand-in TensorFlow {version} for tfcnnwrap's tests."""
+import os
+__version__ = "{version}"
+if os.environ.get("FAKE_TF_IMPORT_ERROR"):
+    raise ImportError(os.environ["FAKE_TF_IMPORT_ERROR"])
+'''
+
+FAKE_TF2_EXTRA = '''
+class _PhysicalDevice(object):
+    def __init__(self, i):
+        self.name = "/physical_device:GPU:%d" % i
+        self.device_type = "GPU"
+
+
+class _Experimental(object):
+    @staticmethod
+    def get_device_details(dev):
+        names = [n for n in os.environ.get("FAKE_TF_GPUS", "").split(",") if n]
+        return {{"device_name": names[int(dev.name.rsplit(":", 1)[1])]}}
+
+
+class config(object):
+    experimental = _Experimental
+
+    @staticmethod
+    def list_physical_devices(kind):
+        names = [n for n in os.environ.get("FAKE_TF_GPUS", "").split(",") if n]
+        return [_PhysicalDevice(i) for i, _ in enumerate(names)] if kind == "GPU" else []
+
+
+class sysconfig(object):
+    @staticmethod
+    def get_build_info():
+        return {{"cuda_version": "11.2", "cudnn_version": "8", "is_cuda_build": True}}
+'''
+
+
+def make_fake_tf_env(env_dir, version, dist="tensorflow", with_module=True, with_metadata=True, tf_keras=False):
+    """A venv whose python has a stand-in ``tensorflow`` (and/or its metadata); returns that python."""
+    env_dir = Path(env_dir)
+    if not venv_python(env_dir).exists():
+        venv.EnvBuilder(with_pip=False, symlinks=(os.name != "nt")).create(str(env_dir))
+    site = site_packages(env_dir)
+    if with_module:
+        pkg = site / "tensorflow"
+        pkg.mkdir(exist_ok=True)
+        major_minor = tuple(int(x) for x in version.split(".")[:2])
+        body = FAKE_TF_INIT.format(version=version)
+        if major_minor >= (2, 1):
+            body += FAKE_TF2_EXTRA.format()
+        (pkg / "__init__.py").write_text(body, encoding="utf-8")
+    if with_metadata:
+        meta = site / ("%s-%s.dist-info" % (dist.replace("-", "_"), version))
+        meta.mkdir(exist_ok=True)
+        (meta / "METADATA").write_text(
+            "Metadata-Version: 2.1\nName: %s\nVersion: %s\n\nStand-in.\n" % (dist, version), encoding="utf-8"
+        )
+    if tf_keras:
+        (site / "tf_keras").mkdir(exist_ok=True)
+        (site / "tf_keras" / "__init__.py").write_text("", encoding="utf-8")
+    return venv_python(env_dir)
+
+
+@pytest.fixture(scope="session")
+def fake_tf(tmp_path_factory):
+    """fake_tf(version, dist="tensorflow", **kw) -> path of a python with a stand-in TensorFlow."""
+    cache = {}
+
+    def make(version, dist="tensorflow", **kw):
+        key = (version, dist, tuple(sorted(kw.items())))
+        if key not in cache:
+            cache[key] = make_fake_tf_env(tmp_path_factory.mktemp("tf-%s" % version), version, dist, **kw)
+        return cache[key]
+
+    return make
+
+
+def make_vendor(vendor_dir, branch="cnn_tf_v1.12_compatible", tf_version="1.12.0", script=FAKE_SCRIPT):
+    """A vendor directory as `setup` leaves it, without git: the stand-in script plus a manifest."""
+    vendor_dir = Path(vendor_dir)
+    script_dir = vendor_dir / "benchmarks" / "scripts" / "tf_cnn_benchmarks"
+    script_dir.mkdir(parents=True, exist_ok=True)
+    shutil.copy(script, script_dir / "tf_cnn_benchmarks.py")
+    manifest = {
+        "url": "https://github.com/tensorflow/benchmarks.git",
+        "branch": branch,
+        "commit": "0" * 40,
+        "tf_version": tf_version,
+        "tf_version_source": "test",
+        "python": sys.executable,
+        "fetched_at": "2026-11-30T00:00:00Z",
+        "checkout": "benchmarks",
+    }
+    (vendor_dir / "tfcnnwrap-setup.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return vendor_dir
+
+
+@pytest.fixture
+def vendor(tmp_path):
+    """A ready vendor directory (stand-in tf_cnn_benchmarks, branch cnn_tf_v1.12_compatible)."""
+    return make_vendor(tmp_path / "vendor")
+
+
+class CliResult:
+    def __init__(self, proc):
+        self.returncode = proc.returncode
+        self.stdout = proc.stdout.decode("utf-8", "replace")
+        self.stderr = proc.stderr.decode("utf-8", "replace")
+
+    def json(self):
+        return json.loads(self.stdout)
+
+    def __repr__(self):
+        return "<rc=%s\nstdout=%s\nstderr=%s>" % (self.returncode, self.stdout[-3000:], self.stderr[-3000:])
+
+
+def cli_env(extra=None):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
+    env["COLUMNS"] = "200"
+    env.pop("FORCE_COLOR", None)
+    env["NO_COLOR"] = "1"
+    env["PYTHONIOENCODING"] = "utf-8"
+    if extra:
+        env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def run_cli(*args, cwd=None, env=None, timeout=120, input=None):
+    """Run `python -m tfcnnwrap ARGS` as a user would; returns CliResult (never raises on exit code)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "tfcnnwrap", *[str(a) for a in args]],
+        cwd=str(cwd) if cwd else None,
+        env=cli_env(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL if input is None else None,
+        input=input,
+        timeout=timeout,
+    )
+    return CliResult(proc)
+
+
+@pytest.fixture
+def cli():
+    return run_cli
+
+
+def assert_clean_error(result, code=2, *needles):
+    """One-line error, right exit code, no traceback."""
+    assert result.returncode == code, result
+    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout, result
+    lines = [l for l in result.stderr.strip().splitlines() if l.strip()]
+    assert len(lines) == 1, result
+    for needle in needles:
+        assert needle in lines[0], (needle, result)
+    return lines[0]

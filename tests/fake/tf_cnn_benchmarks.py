@@ -1,0 +1,214 @@
+"""Stand-in for tensorflow/benchmarks' scripts/tf_cnn_benchmarks/tf_cnn_benchmarks.py, for tests only.
+
+It accepts the real flags (absl style), prints the real log format and can fake the ordinary failures.
+It runs on any Python 3 without TensorFlow. Behaviour is steered by environment variables:
+
+FAKE_TFCNN_IPS         "model=v1/v2/v3,..." total images/sec of successive invocations of a model (cycled);
+                       default: the seed's RTX 2070 figure for the model, else 100.0
+FAKE_TFCNN_FAULTS      "key=mode,..." where key is a model, "model#N" (its Nth invocation), "#N" (the Nth
+                       invocation overall) or "*"; modes: oom, crash, segv, hang, hang_tree, no_total,
+                       garbage, huge, slow
+FAKE_TFCNN_STATE       directory that counts invocations (needed for the #N keys and for IPS sequences)
+FAKE_TFCNN_STEP_DELAY  seconds between step lines (default 0)
+FAKE_TFCNN_HUGE_MB     size of the noise that mode "huge" prints (default 100)
+FAKE_TFCNN_REJECT      "flag1,flag2": flags this "branch" does not know (absl's flag error, exit 1)
+FAKE_TFCNN_TF_VERSION  what the "TensorFlow:" header says (default 1.12)
+FAKE_TFCNN_CRLF        "1": end lines with CRLF
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+SEED_2070 = {"resnet50": 176.93, "resnet152": 62.22, "inception3": 113.24, "vgg16": 110.23, "alexnet": 2258.94}
+
+KNOWN_FLAGS = {
+    "model", "batch_size", "num_gpus", "variable_update", "num_batches", "num_warmup_batches", "device",
+    "data_format", "use_fp16", "optimizer", "data_dir", "data_name", "display_every", "xla", "xla_compile",
+    "local_parameter_device", "all_reduce_spec", "forward_only", "print_training_accuracy", "num_epochs",
+    "distortions", "mkl", "num_intra_threads", "num_inter_threads", "train_dir", "allow_growth",
+    "gpu_memory_frac_for_testing", "use_tf_layers", "tfprof_file", "trace_file", "benchmark_log_dir",
+}
+
+NL = "\r\n" if os.environ.get("FAKE_TFCNN_CRLF") == "1" else "\n"
+
+
+def out(text=""):
+    sys.stdout.write(text + NL)
+    sys.stdout.flush()
+
+
+def flag_error(message):
+    sys.stderr.write("FATAL Flags parsing error: %s%sPass --helpshort or --helpfull to see help on flags.%s"
+                     % (message, NL, NL))
+    sys.stderr.flush()
+    sys.exit(1)
+
+
+def parse_flags(argv):
+    rejected = {f for f in os.environ.get("FAKE_TFCNN_REJECT", "").split(",") if f}
+    flags = {}
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if not arg.startswith("--"):
+            flag_error("Received unknown positional arguments: %s" % arg)
+        name, eq, value = arg[2:].partition("=")
+        if not eq:
+            if name.startswith("no") and name[2:] in KNOWN_FLAGS:
+                name, value = name[2:], "false"
+            elif i + 1 < len(argv) and not argv[i + 1].startswith("--"):
+                i += 1
+                value = argv[i]
+            else:
+                value = "true"
+        if name not in KNOWN_FLAGS or name in rejected:
+            flag_error("Unknown command line flag '%s'" % name)
+        flags[name] = value
+        i += 1
+    return flags
+
+
+def count_invocation(model):
+    """(overall, per-model) 1-based invocation numbers, kept in FAKE_TFCNN_STATE."""
+    state = os.environ.get("FAKE_TFCNN_STATE")
+    if not state:
+        return 1, 1
+    os.makedirs(state, exist_ok=True)
+    numbers = []
+    for name in ("all", "model-" + model):
+        path = os.path.join(state, name)
+        n = int(open(path).read()) + 1 if os.path.exists(path) else 1
+        with open(path, "w") as fh:
+            fh.write(str(n))
+        numbers.append(n)
+    return numbers[0], numbers[1]
+
+
+def pick_fault(model, overall, per_model):
+    faults = {}
+    for item in os.environ.get("FAKE_TFCNN_FAULTS", "").split(","):
+        if "=" in item:
+            key, mode = item.split("=", 1)
+            faults[key.strip()] = mode.strip()
+    for key in ("#%d" % overall, "%s#%d" % (model, per_model), model, "*"):
+        if key in faults:
+            return faults[key]
+    return None
+
+
+def pick_ips(model, per_model):
+    for item in os.environ.get("FAKE_TFCNN_IPS", "").split(","):
+        if "=" in item:
+            key, values = item.split("=", 1)
+            if key.strip() == model:
+                seq = [float(v) for v in values.split("/")]
+                return seq[(per_model - 1) % len(seq)]
+    return SEED_2070.get(model, 100.0)
+
+
+def noise():
+    sys.stderr.write("2026-11-30 10:00:00.000000: I tensorflow/core/platform/cpu_feature_guard.cc:141] Your CPU "
+                     "supports instructions that this TensorFlow binary was not compiled to use: AVX2 FMA" + NL)
+    sys.stderr.write("W1130 10:00:01.000000 140000000000000 deprecation.py:323] From benchmark_cnn.py:2268: "
+                     "Supervisor.__init__ (from tensorflow.python.training.supervisor) is deprecated." + NL)
+    sys.stderr.flush()
+
+
+def main(argv):
+    flags = parse_flags(argv)
+    model = flags.get("model", "trivial")
+    batch = int(flags.get("batch_size", "32"))
+    num_gpus = int(flags.get("num_gpus", "1"))
+    num_batches = int(flags.get("num_batches", "100"))
+    device = flags.get("device", "gpu")
+    overall, per_model = count_invocation(model)
+    fault = pick_fault(model, overall, per_model)
+    ips = pick_ips(model, per_model)
+    delay = float(os.environ.get("FAKE_TFCNN_STEP_DELAY", "0") or 0)
+
+    noise()
+    out("TensorFlow:  %s" % os.environ.get("FAKE_TFCNN_TF_VERSION", "1.12"))
+    out("Model:       %s" % model)
+    out("Dataset:     imagenet (synthetic)")
+    out("Mode:        training")
+    out("SingleSess:  False")
+    out("Batch size:  %d global" % (batch * num_gpus))
+    out("             %d per device" % batch)
+    out("Num batches: %d" % num_batches)
+    out("Num epochs:  %.2f" % (batch * num_gpus * num_batches / 1281167.0))
+    out("Devices:     %s" % ["/%s:%d" % (device, i) for i in range(num_gpus)])
+    out("NUMA bind:   False")
+    out("Data format: %s" % flags.get("data_format", "NCHW"))
+    out("Optimizer:   %s" % flags.get("optimizer", "sgd"))
+    out("Variables:   %s" % flags.get("variable_update", "parameter_server"))
+    out("==========")
+    out("Generating training model")
+    out("Initializing graph")
+    out("Running warm up")
+
+    if fault == "oom":
+        sys.stderr.write(
+            "2026-11-30 10:00:05.000000: W tensorflow/core/common_runtime/bfc_allocator.cc:271] Allocator "
+            "(GPU_0_bfc) ran out of memory trying to allocate 784.00MiB." + NL
+            + "Traceback (most recent call last):" + NL
+            + "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with "
+            "shape[%d,64,112,112] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator "
+            "GPU_0_bfc" % batch + NL)
+        sys.stderr.flush()
+        return 1
+    if fault == "crash":
+        sys.stderr.write("Traceback (most recent call last):" + NL
+                         + "  File \"tf_cnn_benchmarks.py\", line 68, in <module>" + NL
+                         + "ValueError: Invalid data_format" + NL)
+        return 1
+    if fault == "segv":
+        sys.stdout.flush()
+        if hasattr(signal, "SIGSEGV") and os.name == "posix":
+            os.kill(os.getpid(), signal.SIGSEGV)
+        os._exit(139)
+    if fault in ("hang", "hang_tree"):
+        out("Done warm up")
+        if fault == "hang_tree":
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+            out("child pid: %d" % child.pid)
+        out("hanging")
+        time.sleep(3600)
+        return 0
+    if fault == "garbage":
+        sys.stdout.flush()
+        sys.stdout.buffer.write(b"\xff\xfe\x00binary\x80\x81 noise \xc3\x28" + NL.encode() + bytes(range(256)) + NL.encode())
+        sys.stdout.buffer.flush()
+    if fault == "huge":
+        line = ("I tensorflow/core/common_runtime/gpu/gpu_device.cc:1511] Adding visible gpu devices: 0 "
+                + "x" * 900 + NL)
+        chunk = line * 1000
+        mb = float(os.environ.get("FAKE_TFCNN_HUGE_MB", "100"))
+        for _ in range(int(mb * 1024 * 1024 / len(chunk)) + 1):
+            sys.stderr.write(chunk)
+        sys.stderr.flush()
+
+    out("Done warm up")
+    out("Step\tImg/sec\ttotal_loss")
+    loss = 8.2
+    for step in range(num_batches):
+        if step == 0 or (step + 1) % 10 == 0:
+            if delay:
+                time.sleep(delay)
+            out("%i\timages/sec: %.1f +/- %.1f (jitter = %.1f)\t%.3f"
+                % (step + 1, ips * (0.995 if step == 0 else 1.0), 0.3, 0.8, loss))
+            loss -= 0.05
+    if fault == "slow":
+        time.sleep(3600)
+    if fault == "no_total":
+        return 0
+    out("-" * 64)
+    out("total images/sec: %.2f" % ips)
+    out("-" * 64)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

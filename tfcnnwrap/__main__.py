@@ -1,0 +1,5 @@
+import sys
+
+from tfcnnwrap.cli import main
+
+sys.exit(main())

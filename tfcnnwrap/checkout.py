@@ -1,0 +1,61 @@
+"""Where setup puts the tensorflow/benchmarks checkout, and the manifest that sweep and doctor read.
+
+Layout of a vendor directory::
+
+    vendor/
+      benchmarks/                         the clone (depth 1, single branch)
+        scripts/tf_cnn_benchmarks/tf_cnn_benchmarks.py
+      tfcnnwrap-setup.json                the manifest: url, branch, commit, tf_version, ...
+"""
+
+import json
+from pathlib import Path
+
+from tfcnnwrap.errors import SetupError
+
+CHECKOUT_NAME = "benchmarks"
+MANIFEST_NAME = "tfcnnwrap-setup.json"
+SCRIPT_RELPATH = Path("scripts", "tf_cnn_benchmarks", "tf_cnn_benchmarks.py")
+
+
+def checkout_dir(vendor_dir):
+    return Path(vendor_dir) / CHECKOUT_NAME
+
+
+def manifest_path(vendor_dir):
+    return Path(vendor_dir) / MANIFEST_NAME
+
+
+def script_path(vendor_dir):
+    return checkout_dir(vendor_dir) / SCRIPT_RELPATH
+
+
+def read_manifest(vendor_dir):
+    """The manifest as a dict, or None when there is no (readable) manifest."""
+    path = manifest_path(vendor_dir)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def write_manifest(vendor_dir, manifest):
+    path = manifest_path(vendor_dir)
+    tmp = path.with_suffix(".json.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(manifest, fh, indent=2, sort_keys=True)
+        fh.write("\n")
+    tmp.replace(path)
+
+
+def require_script(vendor_dir):
+    """Path of tf_cnn_benchmarks.py in the checkout, or a SetupError naming the fix."""
+    script = script_path(vendor_dir)
+    if not script.is_file():
+        raise SetupError(
+            "no tf_cnn_benchmarks checkout in %s: run `python -m tfcnnwrap setup` first "
+            "(or pass --vendor-dir)" % Path(vendor_dir)
+        )
+    return script

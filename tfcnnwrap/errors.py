@@ -1,0 +1,26 @@
+"""Errors the CLI turns into one line on stderr and an exit code (never a traceback)."""
+
+EXIT_OK = 0
+EXIT_RUNS_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class TfcnnwrapError(Exception):
+    """A failure the user can fix; the message names the fix.
+
+    ``exit_code`` is 2 (usage or set-up error, nothing run) unless a caller says otherwise.
+    """
+
+    def __init__(self, message: str, exit_code: int = EXIT_USAGE):
+        super().__init__(message)
+        self.message = message
+        self.exit_code = exit_code
+
+
+class UsageError(TfcnnwrapError):
+    """Bad flags or arguments."""
+
+
+class SetupError(TfcnnwrapError):
+    """The environment is not ready: no checkout, no git, no TensorFlow, upstream unreachable."""

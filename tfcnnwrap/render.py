@@ -1,0 +1,123 @@
+"""Rows of dicts out as a rich table, GitHub Markdown, CSV or JSON.
+
+Every verb that prints rows goes through here, so the four formats look the same everywhere. JSON and CSV
+carry raw values; table and Markdown format floats for people.
+"""
+
+import csv
+import io
+import json
+import math
+import sys
+
+
+def _is_missing(value):
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def human(value, digits=2):
+    """A cell for people: floats rounded, missing values blank, lists joined."""
+    if _is_missing(value):
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return "%.*f" % (digits, value)
+    if isinstance(value, (list, tuple)):
+        return ", ".join(human(v, digits) for v in value)
+    return str(value)
+
+
+def jsonable(value):
+    """NaN and numpy scalars become plain JSON values."""
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        try:
+            value = value.item()
+        except (TypeError, ValueError):
+            pass
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def to_json(obj):
+    return json.dumps(jsonable(obj), indent=2, ensure_ascii=False)
+
+
+def _columns(rows, columns):
+    if columns:
+        return [(c, c) if isinstance(c, str) else (c[0], c[1]) for c in columns]
+    keys = []
+    for row in rows:
+        for key in row:
+            if key not in keys:
+                keys.append(key)
+    return [(k, k) for k in keys]
+
+
+def to_markdown(rows, columns=None, digits=2):
+    cols = _columns(rows, columns)
+    out = ["| " + " | ".join(h for _, h in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for row in rows:
+        cells = [human(row.get(k), digits).replace("|", "\\|") for k, _ in cols]
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+def to_csv(rows, columns=None):
+    cols = _columns(rows, columns)
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow([k for k, _ in cols])
+    for row in rows:
+        cells = []
+        for k, _ in cols:
+            v = jsonable(row.get(k))
+            if isinstance(v, (list, dict)):
+                v = json.dumps(v)
+            cells.append("" if v is None else v)
+        writer.writerow(cells)
+    return buf.getvalue()
+
+
+def make_table(rows, columns=None, title=None, digits=2, caption=None):
+    from rich.table import Table
+
+    cols = _columns(rows, columns)
+    table = Table(title=title, caption=caption, show_lines=False)
+    for key, header in cols:
+        numeric = any(isinstance(r.get(key), (int, float)) and not isinstance(r.get(key), bool) for r in rows)
+        table.add_column(header, justify="right" if numeric else "left", overflow="fold")
+    for row in rows:
+        table.add_row(*[human(row.get(k), digits) for k, _ in cols])
+    return table
+
+
+def console(stderr=False):
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+
+
+def emit(rows, fmt, columns=None, title=None, digits=2, caption=None, stream=None):
+    """Write ``rows`` to stdout in ``fmt`` (table, markdown, csv, json or jsonl)."""
+    stream = stream or sys.stdout
+    if fmt == "json":
+        stream.write(to_json(rows) + "\n")
+    elif fmt == "jsonl":
+        for row in rows:
+            stream.write(json.dumps(jsonable(row), ensure_ascii=False) + "\n")
+    elif fmt == "csv":
+        stream.write(to_csv(rows, columns))
+    elif fmt == "markdown":
+        if title:
+            stream.write("### %s\n\n" % title)
+        stream.write(to_markdown(rows, columns, digits))
+        if caption:
+            stream.write("\n%s\n" % caption)
+    else:
+        console().print(make_table(rows, columns, title, digits, caption))
