@@ -1,12 +1,16 @@
 # Stand-alone probe run *inside the target interpreter* (``--python``), which may be as old as Python 3.5
 # with TensorFlow 1.x and may not have tfcnnwrap installed. Keep it to the standard library, no f-strings,
-# no importlib.metadata. It prints one line ``TFCNNWRAP-PROBE-JSON: {...}`` on stdout; everything else it
-# or TensorFlow prints is noise to the caller.
+# no importlib.metadata. It answers with lines ``TFCNNWRAP-PROBE-JSON: {...}`` on stdout (the last one
+# counts); everything else it or TensorFlow prints is noise to the caller.
 #
 # usage: python _probe.py [--full] [--matmul]
 #   (no flag)  version from package metadata only (~0.1 s); imports tensorflow only when metadata has none
 #   --full     also import tensorflow: GPUs, CUDA/cuDNN build info, tf_keras
 #   --matmul   also time the seed's [10000x1000].[1000x2000] float32 product on /cpu:0 and /gpu:0
+#
+# A snapshot line is printed after every stage (metadata, import, build_info, devices, matmul_cpu,
+# matmul_gpu) and a last one with "complete": true; when a stage crashes the interpreter or hangs, the
+# caller still has the snapshot before it.
 
 import json
 import os
@@ -110,7 +114,7 @@ def _gpu_names(tf, warnings):
                 names.append(name or getattr(dev, "name", str(dev)))
             return names
         except Exception as exc:  # noqa: BLE001
-            warnings.append("tf.config.list_physical_devices failed: %s" % exc)
+            warnings.append("tf.config.list_physical_devices failed: %s: %s" % (type(exc).__name__, exc))
     try:
         from tensorflow.python.client import device_lib  # TF 1.x
 
@@ -122,11 +126,20 @@ def _gpu_names(tf, warnings):
                 names.append(m.group(1).strip() if m else dev.name)
         return names
     except Exception as exc:  # noqa: BLE001
-        warnings.append("could not list GPUs through device_lib: %s" % exc)
+        warnings.append("could not list GPUs through device_lib: %s: %s" % (type(exc).__name__, exc))
+    test = getattr(tf, "test", None)
+    available = getattr(test, "is_gpu_available", None) if test is not None else None
+    if available is not None:
+        try:
+            # Only yes or no: the GPU's name stays unknown.
+            return ["/gpu:0"] if available() else []
+        except Exception as exc:  # noqa: BLE001
+            warnings.append("tf.test.is_gpu_available failed: %s: %s" % (type(exc).__name__, exc))
     return None
 
 
 def _build_info(tf, result, warnings):
+    """CUDA and cuDNN versions TensorFlow was built with (tf.sysconfig.get_build_info from TF 2.3)."""
     sysconfig = getattr(tf, "sysconfig", None)
     getter = getattr(sysconfig, "get_build_info", None) if sysconfig is not None else None
     if getter is not None:
@@ -137,14 +150,26 @@ def _build_info(tf, result, warnings):
             result["is_cuda_build"] = info.get("is_cuda_build")
             return
         except Exception as exc:  # noqa: BLE001
-            warnings.append("tf.sysconfig.get_build_info failed: %s" % exc)
+            warnings.append("tf.sysconfig.get_build_info failed: %s: %s" % (type(exc).__name__, exc))
+    try:
+        # TF 1.x: the generated module holds the versions on some builds (the Windows ones, mostly).
+        from tensorflow.python.platform import build_info
+
+        result["cuda_version"] = getattr(build_info, "cuda_version_number", None)
+        result["cudnn_version"] = getattr(build_info, "cudnn_version_number", None)
+        if getattr(build_info, "is_cuda_build", None) is not None:
+            result["is_cuda_build"] = bool(build_info.is_cuda_build)
+    except Exception:  # noqa: BLE001 - optional everywhere
+        pass
     test = getattr(tf, "test", None)
     built = getattr(test, "is_built_with_cuda", None) if test is not None else None
-    if built is not None:
+    if built is not None and result["is_cuda_build"] is None:
         try:
             result["is_cuda_build"] = bool(built())
         except Exception as exc:  # noqa: BLE001
-            warnings.append("tf.test.is_built_with_cuda failed: %s" % exc)
+            warnings.append("tf.test.is_built_with_cuda failed: %s: %s" % (type(exc).__name__, exc))
+    if result["cuda_version"] is None and result["is_cuda_build"] is not False:
+        warnings.append("this TensorFlow does not say which CUDA and cuDNN it was built with")
 
 
 def _time_matmul(tf, device, repeats=5):
@@ -184,6 +209,34 @@ def _time_matmul(tf, device, repeats=5):
     return round(flops / best / 1e9, 1)
 
 
+def emit(result, stage, complete=False):
+    """Print a snapshot of what is known so far; the caller keeps the last one it sees.
+
+    A probe that crashes or hangs in a later stage (TensorFlow built for CPU instructions this CPU lacks,
+    a CUDA initialisation that never returns) still leaves what the earlier stages learned.
+    """
+    result["stage"] = stage
+    result["complete"] = complete
+    sys.stdout.write("\n" + MARKER + json.dumps(result) + "\n")
+    sys.stdout.flush()
+
+
+def _matmul(tf, result, warnings):
+    timings = {"cpu_gflops": None, "gpu_gflops": None}
+    result["matmul"] = timings
+    try:
+        timings["cpu_gflops"] = _time_matmul(tf, "/cpu:0")
+    except Exception as exc:  # noqa: BLE001
+        warnings.append("matmul on /cpu:0 failed: %s: %s" % (type(exc).__name__, exc))
+    emit(result, "matmul_cpu")
+    if result["gpus"]:
+        try:
+            timings["gpu_gflops"] = _time_matmul(tf, "/gpu:0")
+        except Exception as exc:  # noqa: BLE001
+            warnings.append("matmul on /gpu:0 failed: %s: %s" % (type(exc).__name__, exc))
+        emit(result, "matmul_gpu")
+
+
 def main(argv):
     full = "--full" in argv or "--matmul" in argv
     matmul = "--matmul" in argv
@@ -196,6 +249,7 @@ def main(argv):
         "tensorflow_location": None,
         "version_source": None,
         "tf_keras": module_present("tf_keras"),
+        "tf_use_legacy_keras": os.environ.get("TF_USE_LEGACY_KERAS"),
         "tensorflow_importable": None,
         "gpus": None,
         "cuda_version": None,
@@ -212,6 +266,7 @@ def main(argv):
             warnings.append(
                 "distribution %s %s is recorded but the tensorflow module is missing" % (dist[0], dist[1])
             )
+    emit(result, "metadata")
     if full or dist is None:
         try:
             import tensorflow as tf
@@ -230,23 +285,15 @@ def main(argv):
             result["tensorflow_location"] = result["tensorflow_location"] or os.path.dirname(
                 os.path.dirname(getattr(tf, "__file__", "") or "")
             )
+            emit(result, "import")
             if full:
-                result["gpus"] = _gpu_names(tf, warnings)
                 _build_info(tf, result, warnings)
+                emit(result, "build_info")
+                result["gpus"] = _gpu_names(tf, warnings)
+                emit(result, "devices")
             if matmul:
-                timings = {"cpu_gflops": None, "gpu_gflops": None}
-                try:
-                    timings["cpu_gflops"] = _time_matmul(tf, "/cpu:0")
-                except Exception as exc:  # noqa: BLE001
-                    warnings.append("matmul on /cpu:0 failed: %s: %s" % (type(exc).__name__, exc))
-                if result["gpus"]:
-                    try:
-                        timings["gpu_gflops"] = _time_matmul(tf, "/gpu:0")
-                    except Exception as exc:  # noqa: BLE001
-                        warnings.append("matmul on /gpu:0 failed: %s: %s" % (type(exc).__name__, exc))
-                result["matmul"] = timings
-    sys.stdout.write("\n" + MARKER + json.dumps(result) + "\n")
-    sys.stdout.flush()
+                _matmul(tf, result, warnings)
+    emit(result, "done", complete=True)
     return 0
 
 

@@ -76,10 +76,13 @@ def build_parser():
         "--debug", action="store_true", help="show the full traceback of an unexpected error"
     )
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
+    debug_parent = _Parser(add_help=False)
+    debug_parent.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
     # setup ---------------------------------------------------------------------------------------
     p = verbs.add_parser(
         "setup",
+        parents=[debug_parent],
         help="fetch the tensorflow/benchmarks branch that matches your TensorFlow into vendor/",
         formatter_class=_Formatter,
         description="Probe TensorFlow's version, choose the matching cnn_tf_vX.Y_compatible branch and "
@@ -106,6 +109,7 @@ def build_parser():
     # sweep ---------------------------------------------------------------------------------------
     p = verbs.add_parser(
         "sweep",
+        parents=[debug_parent],
         help="run every model N times, each in its own process, and summarise",
         formatter_class=_Formatter,
         description="Run tf_cnn_benchmarks for each model and batch size, --runs times each, on synthetic "
@@ -172,6 +176,7 @@ def build_parser():
     # report --------------------------------------------------------------------------------------
     p = verbs.add_parser(
         "report",
+        parents=[debug_parent],
         help="summarise a sweep: mean, std, CV, min, max, median per model",
         formatter_class=_Formatter,
         description="Aggregate a sweep's ok runs per model and batch size.",
@@ -187,6 +192,7 @@ def build_parser():
     # compare -------------------------------------------------------------------------------------
     p = verbs.add_parser(
         "compare",
+        parents=[debug_parent],
         help="a sweep against published GPUs, or one sweep against another",
         formatter_class=_Formatter,
         description="With --against: each reference cell reads `203.99 (86.7%%)`, the reference's images/sec "
@@ -207,6 +213,7 @@ def build_parser():
     # references ----------------------------------------------------------------------------------
     p = verbs.add_parser(
         "references",
+        parents=[debug_parent],
         help="list the built-in reference GPUs",
         formatter_class=_Formatter,
         description="The published tf_cnn_benchmarks results tfcnnwrap ships, with conditions and sources.",
@@ -218,6 +225,7 @@ def build_parser():
     # parse ---------------------------------------------------------------------------------------
     p = verbs.add_parser(
         "parse",
+        parents=[debug_parent],
         help="read tf_cnn_benchmarks logs (any, ours or not)",
         formatter_class=_Formatter,
         description="One record per log file: status, total images/sec, model, batch size and the header.",
@@ -233,6 +241,7 @@ def build_parser():
     # doctor --------------------------------------------------------------------------------------
     p = verbs.add_parser(
         "doctor",
+        parents=[debug_parent],
         help="check TensorFlow, the GPU, CUDA, git, nvidia-smi and the checkout",
         formatter_class=_Formatter,
         description="What a careful person checks before trusting a benchmark.",

@@ -14,6 +14,8 @@ FAKE_TFCNN_HUGE_MB     size of the noise that mode "huge" prints (default 100)
 FAKE_TFCNN_REJECT      "flag1,flag2": flags this "branch" does not know (absl's flag error, exit 1)
 FAKE_TFCNN_TF_VERSION  what the "TensorFlow:" header says (default 1.12)
 FAKE_TFCNN_CRLF        "1": end lines with CRLF
+FAKE_TFCNN_READY_FIFO  a named pipe: modes hang/hang_tree write "<pid> <child pid>" into it once hanging, so a
+                       test can block on it instead of sleeping
 """
 
 import os
@@ -175,6 +177,10 @@ def main(argv):
             child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
             out("child pid: %d" % child.pid)
         out("hanging")
+        fifo = os.environ.get("FAKE_TFCNN_READY_FIFO")
+        if fifo:
+            with open(fifo, "w") as fh:
+                fh.write("%d %d\n" % (os.getpid(), child.pid if fault == "hang_tree" else 0))
         time.sleep(3600)
         return 0
     if fault == "garbage":

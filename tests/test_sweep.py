@@ -1,0 +1,444 @@
+"""`sweep` and `report` driven as a user would, against the stand-in tf_cnn_benchmarks."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import assert_clean_error, cli_env, make_vendor
+
+SEED = [("resnet50", 64), ("resnet152", 32), ("inception3", 64), ("vgg16", 64), ("alexnet", 512)]
+IPS = {
+    "resnet50": [170.0, 176.93, 181.5],
+    "resnet152": [62.22, 61.0, 63.4],
+    "inception3": [113.24, 112.0, 114.1],
+    "vgg16": [110.23, 109.9, 111.0],
+    "alexnet": [2258.94, 2250.0, 2266.6],
+}
+POSIX = pytest.mark.skipif(os.name != "posix", reason="POSIX signals and named pipes")
+
+
+def ips_env(state_dir, **extra):
+    env = {
+        "FAKE_TFCNN_IPS": ",".join("%s=%s" % (m, "/".join(str(v) for v in vals)) for m, vals in IPS.items()),
+        "FAKE_TFCNN_STATE": str(state_dir),
+    }
+    env.update(extra)
+    return env
+
+
+def read_runs(sweep_dir):
+    lines = (Path(sweep_dir) / "runs.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(l) for l in lines if l.strip()]
+
+
+@pytest.fixture
+def tf112(fake_tf):
+    return fake_tf("1.12.0", dist="tensorflow-gpu")
+
+
+def sweep_args(vendor, tf112, out, *more):
+    return ["sweep", "--vendor-dir", vendor, "--python", tf112, "--device", "gpu", "--out", out, *more]
+
+
+def test_default_sweep_is_the_seeds_fifteen_runs(cli, tmp_path, vendor, tf112):
+    out = tmp_path / "sweep"
+    result = cli(*sweep_args(vendor, tf112, out), cwd=tmp_path, env=ips_env(tmp_path / "state"))
+    assert result.returncode == 0, result
+
+    runs = read_runs(out)
+    assert len(runs) == 15
+    assert [(r["model"], r["batch_size"]) for r in runs] == [p for p in SEED for _ in range(3)]
+    assert [r["run"] for r in runs] == [1, 2, 3] * 5
+    for r in runs:
+        assert r["status"] == "ok"
+        assert r["command"][1:3] == ["-u", "tf_cnn_benchmarks.py"]
+        assert r["command"][3:] == [
+            "--model=%s" % r["model"],
+            "--batch_size=%d" % r["batch_size"],
+            "--num_gpus=1",
+            "--variable_update=parameter_server",
+        ]
+        log = out / r["log"]
+        assert log.is_file()
+        assert "total images/sec: %.2f" % r["images_per_sec"] in log.read_text(encoding="utf-8")
+        assert r["exit_code"] == 0 and r["duration_s"] >= 0 and r["started_at"].endswith("Z")
+    assert runs[1]["images_per_sec"] == 176.93
+
+    meta = json.loads((out / "sweep.json").read_text(encoding="utf-8"))
+    assert meta["plan"]["runs"] == 3
+    assert meta["plan"]["models"] == [{"model": m, "batch_size": b} for m, b in SEED]
+    assert meta["upstream"]["branch"] == "cnn_tf_v1.12_compatible"
+    assert meta["tensorflow_version"] == "1.12.0"
+    assert meta["command_template"][:3] == ["{python}", "-u", "tf_cnn_benchmarks.py"]
+    assert "environment" in meta
+
+    report = cli("report", out, "--format", "json", cwd=tmp_path)
+    assert report.returncode == 0, report
+    rows = report.json()
+    assert [(r["model"], r["batch_size"]) for r in rows] == SEED
+    for row in rows:
+        vals = IPS[row["model"]]
+        assert row["runs_ok"] == 3 and row["runs_failed"] == 0
+        assert row["mean"] == pytest.approx(sum(vals) / 3, abs=1e-9)
+        assert row["min"] == min(vals) and row["max"] == max(vals)
+        assert row["median"] == sorted(vals)[1]
+        for key in ("std", "cv_pct"):
+            assert row[key] > 0
+
+    summary = (out / "summary.csv").read_text(encoding="utf-8").splitlines()
+    assert summary[0].startswith("model,batch_size,runs_ok,runs_failed,mean,std,cv_pct,min,max,median")
+    assert len(summary) == 6
+
+    no_results = cli("report", cwd=tmp_path)  # --out put it elsewhere: there is no results/ here
+    assert_clean_error(no_results, 2, "no sweep found")
+
+
+def test_report_defaults_to_newest_sweep_under_results(cli, tmp_path, vendor, tf112):
+    env = ips_env(tmp_path / "state")
+    first = cli(*sweep_args(vendor, tf112, tmp_path / "results" / "a", "--models", "resnet50", "--runs", "1"),
+                cwd=tmp_path, env=env)
+    second = cli(*sweep_args(vendor, tf112, tmp_path / "results" / "b", "--models", "vgg16", "--runs", "1"),
+                 cwd=tmp_path, env=env)
+    assert first.returncode == 0 and second.returncode == 0, (first, second)
+    rows = cli("report", "--format", "json", cwd=tmp_path).json()
+    assert [r["model"] for r in rows] == ["vgg16"]
+    md = cli("report", tmp_path / "results" / "a", "--format", "markdown", cwd=tmp_path)
+    assert "| resnet50 | 64 | 1 | 0 |" in md.stdout
+
+
+def test_default_out_is_a_utc_timestamp_under_results(cli, tmp_path, vendor, tf112):
+    result = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--device", "gpu", "--models", "trivial",
+                 "--batch-size", "trivial=8", "--runs", "1", cwd=tmp_path)
+    assert result.returncode == 0, result
+    (sweep_dir,) = list((tmp_path / "results").iterdir())
+    assert len(sweep_dir.name) == len("20261130-101500") and sweep_dir.name[8] == "-"
+    assert read_runs(sweep_dir)[0]["batch_size"] == 8
+
+
+def test_dry_run_prints_every_command_and_runs_nothing(cli, tmp_path, vendor, tf112):
+    out = tmp_path / "sweep"
+    result = cli(*sweep_args(vendor, tf112, out, "--dry-run"), cwd=tmp_path, env={"FAKE_TFCNN_STATE": tmp_path / "s"})
+    assert result.returncode == 0, result
+    commands = [l for l in result.stdout.splitlines() if "tf_cnn_benchmarks.py" in l]
+    assert len(commands) == 15
+    assert "--model=alexnet --batch_size=512 --num_gpus=1 --variable_update=parameter_server" in commands[-1]
+    assert not out.exists()
+    assert not (tmp_path / "s").exists()
+
+
+def test_cpu_quick_plan(cli, tmp_path, vendor, tf112):
+    out = tmp_path / "sweep"
+    result = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--device", "cpu", "--quick",
+                 "--batch-size", "vgg16=4", "--out", out, cwd=tmp_path)
+    assert result.returncode == 0, result
+    runs = read_runs(out)
+    assert [(r["model"], r["batch_size"]) for r in runs] == [
+        ("resnet50", 8), ("resnet152", 4), ("inception3", 8), ("vgg16", 4), ("alexnet", 64)]
+    assert runs[0]["command"][3:] == [
+        "--model=resnet50", "--batch_size=8", "--num_gpus=1", "--variable_update=parameter_server",
+        "--num_batches=10", "--num_warmup_batches=2", "--device=cpu", "--data_format=NHWC"]
+    assert "Data format: NHWC" in (out / runs[0]["log"]).read_text(encoding="utf-8")
+
+
+def test_batch_size_for_a_model_outside_the_defaults_and_pass_through(cli, tmp_path, vendor, tf112):
+    out = tmp_path / "sweep"
+    result = cli(*sweep_args(vendor, tf112, out, "--batch-size", "googlenet=16", "--runs", "1", "--",
+                             "--use_fp16=True"), cwd=tmp_path)
+    assert result.returncode == 0, result
+    runs = read_runs(out)
+    assert runs[-1]["model"] == "googlenet" and runs[-1]["batch_size"] == 16
+    assert all(r["command"][-1] == "--use_fp16=True" for r in runs)
+
+
+def test_auto_device_falls_back_to_cpu_with_a_warning(cli, tmp_path, vendor, fake_tf):
+    tf2 = fake_tf("2.1.3")
+    out = tmp_path / "sweep"
+    result = cli("sweep", "--vendor-dir", vendor, "--python", tf2, "--models", "alexnet", "--runs", "1",
+                 "--out", out, cwd=tmp_path, env={"FAKE_TF_GPUS": "", "PATH": os.environ["PATH"]})
+    assert result.returncode == 0, result
+    assert "sees no GPU" in result.stdout + result.stderr
+    assert read_runs(out)[0]["command"][-2:] == ["--device=cpu", "--data_format=NHWC"]
+
+    out2 = tmp_path / "sweep2"
+    result = cli("sweep", "--vendor-dir", vendor, "--python", tf2, "--models", "alexnet", "--runs", "1",
+                 "--out", out2, cwd=tmp_path, env={"FAKE_TF_GPUS": "GeForce RTX 2070"})
+    assert result.returncode == 0, result
+    assert "--device=cpu" not in read_runs(out2)[0]["command"]
+    assert json.loads((out2 / "sweep.json").read_text())["device"] == "gpu"
+
+
+@pytest.mark.parametrize(
+    "args, needles",
+    [
+        (["--models", "resnet50,resnet5O"], ["unknown model 'resnet5O'", "resnet50"]),
+        (["--runs", "0"], ["--runs must be at least 1"]),
+        (["--runs", "three"], ["--runs must be a whole number"]),
+        (["--batch-size", "vgg16=0"], ["positive whole number"]),
+        (["--batch-size", "vgg16=big"], ["positive whole number"]),
+        (["--batch-size", "vgg16"], ["MODEL=N"]),
+        (["--batch-size", "vgg17=32"], ["unknown model 'vgg17'"]),
+        (["--timeout", "-5"], ["--timeout"]),
+        (["--variable-update", "magic"], ["--variable-update"]),
+        (["--retry-failed"], ["--resume"]),
+        (["--", "--model=vgg16"], ["--models"]),
+    ],
+)
+def test_bad_input_is_refused_before_anything_runs(cli, tmp_path, vendor, tf112, args, needles):
+    out = tmp_path / "sweep"
+    result = cli(*sweep_args(vendor, tf112, out, *args), cwd=tmp_path, env={"FAKE_TFCNN_STATE": tmp_path / "s"})
+    assert_clean_error(result, 2, *needles)
+    assert not out.exists() and not (tmp_path / "s").exists()
+
+
+def test_no_checkout_names_setup(cli, tmp_path, tf112):
+    result = cli("sweep", "--python", tf112, cwd=tmp_path)
+    assert_clean_error(result, 2, "python -m tfcnnwrap setup")
+
+
+def test_no_tensorflow_in_target_names_python_flag(cli, tmp_path, vendor):
+    bare = tmp_path / "bare"
+    import venv
+
+    venv.EnvBuilder(with_pip=False).create(str(bare))
+    py = bare / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    result = cli("sweep", "--vendor-dir", vendor, "--python", py, cwd=tmp_path)
+    assert_clean_error(result, 2, "--python")
+    result = cli("sweep", "--vendor-dir", vendor, "--python", tmp_path / "nope" / "python", cwd=tmp_path)
+    assert_clean_error(result, 2, "--python")
+
+
+def test_out_on_an_existing_sweep_is_refused(cli, tmp_path, vendor, tf112):
+    out = tmp_path / "sweep"
+    assert cli(*sweep_args(vendor, tf112, out, "--models", "alexnet", "--runs", "1"), cwd=tmp_path).returncode == 0
+    result = cli(*sweep_args(vendor, tf112, out, "--models", "alexnet", "--runs", "1"), cwd=tmp_path)
+    assert_clean_error(result, 2, "--resume")
+    assert len(read_runs(out)) == 1
+
+
+def test_resume_refuses_plan_flags(cli, tmp_path, vendor, tf112):
+    out = tmp_path / "sweep"
+    assert cli(*sweep_args(vendor, tf112, out, "--models", "alexnet", "--runs", "1"), cwd=tmp_path).returncode == 0
+    result = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--resume", out, "--runs", "5", cwd=tmp_path)
+    assert_clean_error(result, 2, "--runs")
+    result = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--resume", tmp_path / "missing")
+    assert_clean_error(result, 2, "does not exist")
+    result = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--resume", vendor)
+    assert_clean_error(result, 2, "not a sweep")
+
+
+def test_failures_are_named_the_sweep_goes_on_and_exits_1(cli, tmp_path, vendor, tf112):
+    out = tmp_path / "sweep"
+    faults = "vgg16=oom,resnet152=crash,inception3=no_total,alexnet=garbage,resnet50#2=segv"
+    result = cli(*sweep_args(vendor, tf112, out, "--runs", "2"), cwd=tmp_path,
+                 env=ips_env(tmp_path / "state", FAKE_TFCNN_FAULTS=faults))
+    assert result.returncode == 1, result
+    runs = {(r["model"], r["run"]): r for r in read_runs(out)}
+    assert len(runs) == 10
+    assert runs[("resnet50", 1)]["status"] == "ok"
+    assert runs[("resnet50", 2)]["status"] == "crashed"
+    if os.name == "posix":
+        assert runs[("resnet50", 2)]["exit_code"] == -signal.SIGSEGV
+    assert runs[("vgg16", 1)]["status"] == "oom" and "OOM when allocating" in runs[("vgg16", 1)]["failure"]
+    assert runs[("resnet152", 1)]["status"] == "crashed"
+    assert runs[("inception3", 1)]["status"] == "no_result" and runs[("inception3", 1)]["exit_code"] == 0
+    assert runs[("alexnet", 1)]["status"] == "ok" and runs[("alexnet", 1)]["images_per_sec"] == 2258.94
+    for r in runs.values():
+        if r["status"] != "ok":
+            assert r["images_per_sec"] is None
+            assert (out / r["log"]).is_file()
+    assert b"\xff\xfe\x00binary" in (out / runs[("alexnet", 1)]["log"]).read_bytes()
+    assert "OOM" in result.stdout and "vgg16-bs64-run1.log" in result.stdout
+    rows = {r["model"]: r for r in cli("report", out, "--format", "json").json()}
+    assert rows["vgg16"]["runs_ok"] == 0 and rows["vgg16"]["runs_failed"] == 2 and rows["vgg16"]["mean"] is None
+    assert rows["vgg16"]["failures"] == "oom:2"
+    assert rows["resnet50"]["runs_ok"] == 1 and rows["resnet50"]["std"] is None
+
+
+@POSIX
+def test_timeout_kills_the_whole_process_tree(cli, tmp_path, vendor, tf112):
+    out = tmp_path / "sweep"
+    result = cli(*sweep_args(vendor, tf112, out, "--models", "alexnet,vgg16", "--runs", "1", "--timeout", "2"),
+                 cwd=tmp_path, env=ips_env(tmp_path / "state", FAKE_TFCNN_FAULTS="alexnet=hang_tree"))
+    assert result.returncode == 1, result
+    runs = read_runs(out)
+    assert [r["status"] for r in runs] == ["timeout", "ok"]
+    assert 2 <= runs[0]["duration_s"] < 30
+    log = (out / runs[0]["log"]).read_text()
+    child_pid = int(log.split("child pid: ")[1].split()[0])
+    assert not _alive(child_pid)
+
+
+def test_flag_error_on_the_first_run_stops_the_sweep(cli, tmp_path, vendor, tf112):
+    out = tmp_path / "sweep"
+    result = cli(*sweep_args(vendor, tf112, out, "--", "--xla=True"), cwd=tmp_path,
+                 env={"FAKE_TFCNN_REJECT": "xla"})
+    assert result.returncode == 2, result
+    assert "Unknown command line flag 'xla'" in result.stderr
+    assert "Traceback" not in result.stderr
+    runs = read_runs(out)
+    assert len(runs) == 1 and runs[0]["status"] == "crashed"
+
+
+def test_hundred_megabyte_log_is_kept_and_parsed(cli, tmp_path, vendor, tf112):
+    out = tmp_path / "sweep"
+    result = cli(*sweep_args(vendor, tf112, out, "--models", "alexnet", "--runs", "1"), cwd=tmp_path,
+                 env={"FAKE_TFCNN_FAULTS": "alexnet=huge", "FAKE_TFCNN_HUGE_MB": "100"}, timeout=300)
+    assert result.returncode == 0, result
+    (run,) = read_runs(out)
+    assert run["status"] == "ok" and run["images_per_sec"] == 2258.94
+    assert (out / run["log"]).stat().st_size > 100 * 1024 * 1024
+
+
+def test_report_never_reads_outside_the_sweep(cli, tmp_path, vendor, tf112):
+    out = tmp_path / "sweep"
+    assert cli(*sweep_args(vendor, tf112, out, "--models", "alexnet", "--runs", "1"), cwd=tmp_path).returncode == 0
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET-CONTENT")
+    bad = {"model": "alexnet", "batch_size": 512, "run": 2, "status": "crashed", "images_per_sec": None,
+           "exit_code": 1, "duration_s": 1, "started_at": "x", "log": "../secret.txt", "command": []}
+    with open(out / "runs.jsonl", "a") as fh:
+        fh.write(json.dumps(bad) + "\n")
+    result = cli("report", out)
+    assert result.returncode == 0, result
+    assert "SECRET-CONTENT" not in result.stdout and "secret.txt" not in result.stdout
+    meta = json.loads((out / "sweep.json").read_text())
+    meta["plan"]["models"] = [{"model": "../../evil", "batch_size": 1}]
+    (out / "sweep.json").write_text(json.dumps(meta))
+    result = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--resume", out)
+    assert_clean_error(result, 2, "unknown model")
+
+
+def test_torn_last_line_is_tolerated(cli, tmp_path, vendor, tf112):
+    out = tmp_path / "sweep"
+    assert cli(*sweep_args(vendor, tf112, out, "--models", "alexnet", "--runs", "2"), cwd=tmp_path).returncode == 0
+    with open(out / "runs.jsonl", "ab") as fh:
+        fh.write(b'{"model": "alexnet", "batch_si')
+    rows = cli("report", out, "--format", "json").json()
+    assert rows[0]["runs_ok"] == 2
+
+
+# -- signals, kill and resume (POSIX) ----------------------------------------------------------------
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead for our purposes.
+    try:
+        with open("/proc/%d/stat" % pid) as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def _start_sweep(args, cwd, env):
+    return subprocess.Popen([sys.executable, "-m", "tfcnnwrap", *map(str, args)], cwd=str(cwd), env=cli_env(env),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _wait_hanging(fifo):
+    with open(fifo) as fh:  # blocks until the stand-in is hanging (no sleeps)
+        pid, child = fh.read().split()
+    return int(pid), int(child)
+
+
+@POSIX
+def test_sigkill_after_the_fourth_run_then_resume(cli, tmp_path, vendor, tf112):
+    out = tmp_path / "sweep"
+    fifo = tmp_path / "ready"
+    os.mkfifo(fifo)
+    state = tmp_path / "state"
+    env = ips_env(state, FAKE_TFCNN_FAULTS="#5=hang", FAKE_TFCNN_READY_FIFO=fifo)
+    proc = _start_sweep(sweep_args(vendor, tf112, out), tmp_path, env)
+    bench_pid, _ = _wait_hanging(fifo)
+    assert len(read_runs(out)) == 4
+
+    # A second writer is refused while the first holds the sweep.
+    second = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--resume", out, env=env)
+    assert_clean_error(second, 2, "in use")
+
+    proc.kill()
+    proc.communicate()
+    first_four = read_runs(out)
+    assert len(first_four) == 4 and all(r["status"] == "ok" for r in first_four)
+    assert _wait_gone(bench_pid)
+
+    result = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--resume", out, env=ips_env(state))
+    assert result.returncode == 0, result
+    runs = read_runs(out)
+    assert runs[:4] == first_four
+    assert len(runs) == 15
+    assert len({(r["model"], r["batch_size"], r["run"]) for r in runs}) == 15
+    assert all(r["status"] == "ok" for r in runs)
+    # 4 finished + 1 killed + 11 resumed invocations: none of the first 4 ran again.
+    assert int((state / "all").read_text()) == 16
+    meta = json.loads((out / "sweep.json").read_text())
+    assert len(meta["resumed"]) == 1
+
+
+def _wait_gone(pid, timeout=10):
+    """The benchmark dies with its parent (PR_SET_PDEATHSIG): block on a pidfd until it has exited."""
+    import select
+
+    if not hasattr(os, "pidfd_open"):
+        pytest.skip("needs os.pidfd_open (Linux)")
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        ready, _, _ = select.select([fd], [], [], timeout)
+        return bool(ready)
+    finally:
+        os.close(fd)
+
+
+@POSIX
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_records_the_run_and_exits_130(cli, tmp_path, vendor, tf112, sig):
+    out = tmp_path / "sweep"
+    fifo = tmp_path / "ready"
+    os.mkfifo(fifo)
+    state = tmp_path / "state"
+    env = ips_env(state, FAKE_TFCNN_FAULTS="#2=hang_tree", FAKE_TFCNN_READY_FIFO=fifo)
+    proc = _start_sweep(sweep_args(vendor, tf112, out), tmp_path, env)
+    bench_pid, child_pid = _wait_hanging(fifo)
+    proc.send_signal(sig)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (stdout, stderr)
+    assert b"Traceback" not in stderr
+    assert b"--resume" in stdout
+    runs = read_runs(out)
+    assert [r["status"] for r in runs] == ["ok", "interrupted"]
+    assert not _alive(bench_pid) and not _alive(child_pid)
+    assert (out / "summary.csv").is_file()
+
+    result = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--resume", out, env=ips_env(state))
+    assert result.returncode == 0, result
+    runs = read_runs(out)
+    assert len({(r["model"], r["run"]) for r in runs}) == 15
+    rows = cli("report", out, "--format", "json").json()
+    assert sum(r["runs_ok"] for r in rows) == 15
+
+
+def test_retry_failed_reruns_only_failed_runs(cli, tmp_path, vendor, tf112):
+    out = tmp_path / "sweep"
+    state = tmp_path / "state"
+    result = cli(*sweep_args(vendor, tf112, out, "--models", "alexnet,vgg16", "--runs", "2"), cwd=tmp_path,
+                 env=ips_env(state, FAKE_TFCNN_FAULTS="vgg16#1=oom"))
+    assert result.returncode == 1
+    plain = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--resume", out, env=ips_env(state))
+    assert plain.returncode == 1  # nothing missing; the OOM stays
+    assert int((state / "all").read_text()) == 4
+    retry = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--resume", out, "--retry-failed",
+                env=ips_env(state))
+    assert retry.returncode == 0, retry
+    assert int((state / "all").read_text()) == 5
+    rows = {r["model"]: r for r in cli("report", out, "--format", "json").json()}
+    assert rows["vgg16"]["runs_ok"] == 2 and rows["vgg16"]["runs_failed"] == 0

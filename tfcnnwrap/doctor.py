@@ -1,0 +1,370 @@
+"""`doctor`: what a careful person checks before trusting a benchmark.
+
+TensorFlow's version and build, the GPUs it sees, CUDA/cuDNN, tf-keras, the branch setup would pick, the
+vendor checkout, git, nvidia-smi and (``--matmul``) the seed's matmul speed on /cpu:0 and /gpu:0. The
+TensorFlow questions run in the target interpreter (``probe``); a TensorFlow that cannot answer them all
+yields what could be learned plus warnings. Exit 0 whenever the interpreter runs; 2 when it cannot be
+started or is not a Python.
+"""
+
+import os
+import shutil
+import sys
+
+from tfcnnwrap import __version__
+from tfcnnwrap.checkout import read_manifest, script_path
+from tfcnnwrap.errors import TfcnnwrapError
+from tfcnnwrap.probe import run_probe
+
+# Branches tensorflow/benchmarks has upstream; doctor works offline, so it chooses from these.
+KNOWN_BRANCHES = tuple(
+    "cnn_tf_v%s_compatible" % v
+    for v in ("1.5", "1.8", "1.9", "1.10", "1.11", "1.12", "1.13", "1.14", "1.15", "2.0", "2.1")
+) + ("master",)
+
+# CUDA and cuDNN of the official GPU pip builds (tensorflow.org "tested build configurations"), for the
+# TensorFlow versions that cannot say themselves (tf.sysconfig.get_build_info arrived in 2.3).
+OFFICIAL_CUDA = {}
+for _minor in (0, 1, 2):
+    OFFICIAL_CUDA[(1, _minor)] = ("8", "5.1")
+for _minor in (3, 4):
+    OFFICIAL_CUDA[(1, _minor)] = ("8", "6")
+for _minor in range(5, 13):
+    OFFICIAL_CUDA[(1, _minor)] = ("9", "7")
+for _version in ((1, 13), (1, 14), (1, 15), (2, 0)):
+    OFFICIAL_CUDA[_version] = ("10.0", "7.4")
+for _version in ((2, 1), (2, 2)):
+    OFFICIAL_CUDA[_version] = ("10.1", "7.6")
+
+OK, WARN, FAIL, INFO = "ok", "warn", "fail", "info"
+MATMUL = "matmul (seed's check)"
+
+
+def _parsed(version):
+    from tfcnnwrap import versions
+
+    try:
+        return versions.parse_tf_version(version) if version else None
+    except TfcnnwrapError:
+        return None
+
+
+def git_info():
+    """(version string, executable path) of the git GitPython would use; (None, None) without git."""
+    try:
+        import git
+
+        version = ".".join(str(part) for part in git.Git().version_info)
+        executable = git.Git.GIT_PYTHON_GIT_EXECUTABLE
+        return version or None, shutil.which(executable) or executable
+    except Exception:  # noqa: BLE001 - ImportError "Bad git executable", GitCommandNotFound, ...
+        return None, None
+
+
+def vendor_info(vendor_dir):
+    manifest = read_manifest(vendor_dir)
+    if manifest is None:
+        return None
+    return {
+        "dir": str(vendor_dir),
+        "branch": manifest.get("branch"),
+        "commit": manifest.get("commit"),
+        "url": manifest.get("url"),
+        "tf_version": manifest.get("tf_version"),
+        "script_present": script_path(vendor_dir).is_file(),
+    }
+
+
+def recommend_branch(tf_version):
+    """(branch, reason) setup would choose offline, or (None, why not)."""
+    from tfcnnwrap import versions
+
+    if not tf_version:
+        return None, "no TensorFlow version"
+    names = getattr(versions, "KNOWN_BRANCHES", None) or KNOWN_BRANCHES
+    try:
+        return versions.choose_branch(tf_version, names)
+    except TfcnnwrapError as exc:
+        return None, exc.message
+
+
+def _cuda_facts(probe, parsed, warnings):
+    """(cuda, cudnn, source): from the build info, else the official build's for old GPU builds."""
+    cuda, cudnn = probe.get("cuda_version"), probe.get("cudnn_version")
+    if cuda or cudnn:
+        return cuda, cudnn, "tensorflow build info"
+    dist = probe.get("tensorflow_distribution") or ""
+    gpu_build = "gpu" in dist or (dist == "tensorflow" and parsed is not None and parsed >= (2, 1))
+    if parsed in OFFICIAL_CUDA and gpu_build and probe.get("is_cuda_build") is not False:
+        cuda, cudnn = OFFICIAL_CUDA[parsed]
+        warnings[:] = [w for w in warnings if "does not say which CUDA" not in w]
+        return cuda, cudnn, "official %s %d.%d build (TensorFlow does not report it)" % ((dist,) + parsed)
+    return None, None, None
+
+
+def collect(python=None, vendor_dir="vendor", matmul=False, timeout=None):
+    """Everything doctor reports, as the JSON dict. Raises SetupError only when the interpreter cannot be
+    started or answers nothing at all."""
+    probe = run_probe(python, full=True, matmul=matmul, timeout=timeout, partial=True)
+    warnings = list(probe.get("warnings") or [])
+    from tfcnnwrap import versions
+
+    tf_version = probe.get("tensorflow_version")
+    parsed = _parsed(tf_version)
+    if not tf_version:
+        warnings.append(
+            "no TensorFlow in %s: install it there (`%s -m pip install tensorflow`) or point --python at the "
+            "interpreter of the environment that has it" % (probe.get("python"), probe.get("python"))
+        )
+    branch, reason = recommend_branch(tf_version)
+    if tf_version and branch is None:
+        warnings.append(reason)
+    cuda, cudnn, cuda_source = _cuda_facts(probe, parsed, warnings)
+    timings = probe.get("matmul") if matmul else None
+    if timings is not None:
+        timings = dict(timings)
+        cpu, gpu = timings.get("cpu_gflops"), timings.get("gpu_gflops")
+        timings["speedup"] = round(gpu / cpu, 1) if cpu and gpu else None
+    elif matmul:
+        timings = {"cpu_gflops": None, "gpu_gflops": None, "speedup": None}
+    git_version, git_path = git_info()
+    from tfcnnwrap.telemetry import query_gpus
+
+    report = {
+        "python": probe.get("python"),
+        "python_version": probe.get("python_version"),
+        "tensorflow_version": tf_version,
+        "tensorflow_distribution": probe.get("tensorflow_distribution"),
+        "tensorflow_location": probe.get("tensorflow_location"),
+        "tensorflow_importable": probe.get("tensorflow_importable"),
+        "version_source": probe.get("version_source"),
+        "gpus": probe.get("gpus"),
+        "cuda_version": cuda,
+        "cudnn_version": cudnn,
+        "cuda_source": cuda_source,
+        "is_cuda_build": probe.get("is_cuda_build"),
+        "tf_keras": probe.get("tf_keras"),
+        "legacy_keras_needed": versions.needs_legacy_keras(parsed) if parsed else None,
+        "recommended_branch": branch,
+        "branch_reason": reason,
+        "git": git_version,
+        "git_path": git_path,
+        "nvidia_smi": query_gpus(),
+        "vendor": vendor_info(vendor_dir),
+        "matmul": timings,
+        "probe_complete": bool(probe.get("complete")),
+        "tfcnnwrap_version": __version__,
+        "warnings": warnings,
+    }
+    report["checks"] = checks(report)
+    return report
+
+
+# --- verdicts -------------------------------------------------------------------------------------------
+
+
+def _row(check, status, value, hint=""):
+    return {"check": check, "status": status, "value": value, "hint": hint}
+
+
+def _install(report, package):
+    return "`%s -m pip install %s`" % (report["python"] or "python", package)
+
+
+def _gpu_row(report):
+    gpus, smi = report["gpus"], report["nvidia_smi"]
+    smi_names = [g["name"] for g in (smi or {}).get("gpus", [])]
+    if gpus:
+        return _row("GPUs TensorFlow sees", OK, ", ".join(gpus))
+    if gpus is None:
+        if not report["tensorflow_version"]:
+            return _row("GPUs TensorFlow sees", INFO, "-", "needs TensorFlow")
+        return _row("GPUs TensorFlow sees", WARN, "cannot tell", "this TensorFlow could not list its devices")
+    if smi_names:
+        parsed = _parsed(report["tensorflow_version"])
+        hint = (
+            "nvidia-smi sees %s but TensorFlow does not: install a GPU build with the CUDA/cuDNN it wants"
+            % ", ".join(smi_names)
+        )
+        if os.name == "nt" and parsed and parsed >= (2, 11):
+            hint += " (TensorFlow 2.10 is the last with GPU support on native Windows; use WSL2 or 2.10)"
+        elif parsed and parsed >= (2, 14):
+            hint += " (%s)" % _install(report, '"tensorflow[and-cuda]"')
+        return _row("GPUs TensorFlow sees", FAIL, "none", hint)
+    return _row("GPUs TensorFlow sees", WARN, "none", "sweeps run on the CPU (--device cpu); no GPU to benchmark")
+
+
+def _cuda_row(report):
+    cuda, cudnn = report["cuda_version"], report["cudnn_version"]
+    if cuda or cudnn:
+        hint = "" if report["cuda_source"] == "tensorflow build info" else report["cuda_source"]
+        return _row("CUDA / cuDNN (build)", OK, "CUDA %s / cuDNN %s" % (cuda or "?", cudnn or "?"), hint)
+    if report["is_cuda_build"] is False:
+        return _row("CUDA / cuDNN (build)", INFO, "CPU-only build", "")
+    if not report["tensorflow_version"]:
+        return _row("CUDA / cuDNN (build)", INFO, "-", "needs TensorFlow")
+    return _row("CUDA / cuDNN (build)", INFO, "unknown", "this TensorFlow does not report its CUDA build")
+
+
+def _keras_row(report):
+    needed, present = report["legacy_keras_needed"], report["tf_keras"]
+    if needed is None:
+        return _row("tf-keras", INFO, "-", "needs a TensorFlow version")
+    if not needed:
+        return _row("tf-keras", OK, "not needed", "TensorFlow before 2.16 has its own Keras 2")
+    if present:
+        return _row("tf-keras", OK, "installed", "sweep runs tf_cnn_benchmarks with TF_USE_LEGACY_KERAS=1")
+    return _row(
+        "tf-keras", FAIL, "missing",
+        "TensorFlow >= 2.16 ships Keras 3; tf_cnn_benchmarks needs Keras 2: %s" % _install(report, "tf-keras"),
+    )
+
+
+def _vendor_row(report):
+    vendor, branch = report["vendor"], report["recommended_branch"]
+    if vendor is None:
+        return _row("vendor checkout", WARN, "none", "run `python -m tfcnnwrap setup` (or pass --vendor-dir)")
+    value = "%s @ %s" % (vendor["branch"], (vendor["commit"] or "?")[:10])
+    if not vendor["script_present"]:
+        return _row("vendor checkout", FAIL, value, "tf_cnn_benchmarks.py is missing: run setup again")
+    if branch and vendor["branch"] != branch:
+        return _row(
+            "vendor checkout", WARN, value,
+            "this TensorFlow wants %s: run `python -m tfcnnwrap setup` (or keep it if you chose it with --branch)"
+            % branch,
+        )
+    return _row("vendor checkout", OK, value, vendor["url"] or "")
+
+
+def _smi_row(report):
+    smi = report["nvidia_smi"]
+    if smi is None:
+        hint = "no GPU telemetry in sweeps"
+        if report["gpus"]:
+            hint += "; it comes with the NVIDIA driver (or set TFCNNWRAP_NVIDIA_SMI to its path)"
+        return _row("nvidia-smi", INFO, "not found", hint)
+    gpus = smi.get("gpus") or []
+    if not gpus:
+        return _row("nvidia-smi", WARN, "no GPU", smi.get("error") or "")
+    value = "; ".join(
+        "%s, driver %s, %s MiB" % (g["name"], g["driver_version"] or "?", g["memory_total_mib"] or "?") for g in gpus
+    )
+    return _row("nvidia-smi", OK, value, smi["path"])
+
+
+def _matmul_row(report):
+    timings = report["matmul"]
+    if timings is None:
+        return _row(MATMUL, INFO, "not run", "add --matmul")
+    cpu, gpu, speedup = timings.get("cpu_gflops"), timings.get("gpu_gflops"), timings.get("speedup")
+    parts = ["CPU %s GFLOP/s" % (cpu if cpu is not None else "?")]
+    if gpu is not None:
+        parts.append("GPU %s GFLOP/s" % gpu)
+    if speedup:
+        parts.append("GPU %.1fx faster" % speedup)
+    value = ", ".join(parts)
+    if cpu is None and not report["tensorflow_version"]:
+        return _row(MATMUL, INFO, "-", "needs TensorFlow")
+    if cpu is None or (report["gpus"] and gpu is None):
+        return _row(MATMUL, FAIL, value, "see the warnings below")
+    if speedup is not None and speedup < 2:
+        return _row(MATMUL, WARN, value, "the GPU is hardly faster than the CPU")
+    return _row(MATMUL, OK, value, "" if gpu is not None else "no GPU to compare with")
+
+
+def checks(report):
+    """One verdict row per check: check, status (ok, warn, fail, info), value, hint."""
+    rows = [_row("Python", OK, report["python_version"] or "?", report["python"] or "")]
+    if report["tensorflow_version"]:
+        source = {"metadata": "package metadata", "import": "import tensorflow"}.get(report["version_source"], "")
+        value = "%s (%s)" % (report["tensorflow_version"], report["tensorflow_distribution"] or source or "?")
+        if report["tensorflow_importable"] is False:
+            hint = "installed but `import tensorflow` fails: see the warnings below"
+            if any("DLL load failed" in w for w in report["warnings"]):
+                hint += "; run tfcnnwrap from the activated environment (`conda activate NAME`) so that " \
+                        "TensorFlow finds its CUDA DLLs"
+            rows.append(_row("TensorFlow", FAIL, value, hint))
+        else:
+            rows.append(_row("TensorFlow", OK, value, report["tensorflow_location"] or ""))
+    else:
+        rows.append(_row("TensorFlow", FAIL, "not found", "install it: %s, or use --python" % _install(report, "tensorflow")))
+    rows += [_gpu_row(report), _cuda_row(report), _keras_row(report)]
+    if report["recommended_branch"]:
+        rows.append(_row("branch setup would pick", OK, report["recommended_branch"], report["branch_reason"]))
+    else:
+        rows.append(_row("branch setup would pick", WARN if report["tensorflow_version"] else INFO, "-",
+                         report["branch_reason"] or ""))
+    rows.append(_vendor_row(report))
+    if report["git"]:
+        rows.append(_row("git", OK, report["git"], report["git_path"] or ""))
+    else:
+        rows.append(_row("git", FAIL, "not found",
+                         "setup needs git: install it (https://git-scm.com) or set GIT_PYTHON_GIT_EXECUTABLE"))
+    rows += [_smi_row(report), _matmul_row(report)]
+    return rows
+
+
+# --- output ---------------------------------------------------------------------------------------------
+
+_SYMBOLS = {OK: ("✓", "green"), WARN: ("!", "yellow"), FAIL: ("✗", "red"), INFO: ("–", "dim")}
+_ASCII = {OK: "ok", WARN: "warn", FAIL: "FAIL", INFO: "-"}
+
+
+def _unicode_ok(stream):
+    try:
+        "✓✗–".encode(getattr(stream, "encoding", None) or "ascii")
+        return True
+    except (UnicodeEncodeError, LookupError):
+        return False
+
+
+def verdict(report):
+    failures = [r["check"] for r in report["checks"] if r["status"] == FAIL]
+    if failures:
+        return "not ready: %s" % ", ".join(failures)
+    if report["gpus"]:
+        return "ready to benchmark %s" % ", ".join(report["gpus"])
+    return "ready to benchmark, on the CPU only"
+
+
+def print_table(report, stream=None):
+    from rich.table import Table
+    from rich.text import Text
+
+    from tfcnnwrap.render import console
+
+    stream = stream or sys.stdout
+    fancy = _unicode_ok(stream)
+    table = Table(title="tfcnnwrap doctor", show_lines=False, title_justify="left")
+    table.add_column("", no_wrap=True)
+    table.add_column("check", no_wrap=True)
+    table.add_column("result", overflow="fold")
+    table.add_column("hint", overflow="fold", style="dim")
+    for row in report["checks"]:
+        symbol, colour = _SYMBOLS[row["status"]]
+        mark = Text(symbol if fancy else _ASCII[row["status"]], style=colour)
+        table.add_row(mark, row["check"], Text(str(row["value"])), Text(str(row["hint"] or "")))
+    out = console()
+    out.file = stream
+    out.print(table)
+    for warning in report["warnings"]:
+        out.print(Text("warning: " + warning, style="yellow"))
+    failed = any(r["status"] == FAIL for r in report["checks"])
+    out.print(Text(verdict(report), style="bold red" if failed else "bold green"))
+
+
+def cmd_doctor(args):
+    from tfcnnwrap.render import console, to_json
+
+    python = getattr(args, "python", None)
+    fmt = getattr(args, "format", "table") or "table"
+    matmul = bool(getattr(args, "matmul", False))
+    err = console(stderr=True)
+    what = "timing the matmul" if matmul else "questioning TensorFlow"
+    with err.status("%s in %s ..." % (what, python or sys.executable)):
+        report = collect(python, getattr(args, "vendor_dir", "vendor") or "vendor", matmul)
+    if fmt == "json":
+        sys.stdout.write(to_json(report) + "\n")
+    else:
+        print_table(report)
+    return 0

@@ -1,0 +1,262 @@
+"""The machine a sweep ran on, recorded once in sweep.json: host, OS, CPU, RAM, both Pythons, TensorFlow,
+GPUs, driver, CUDA/cuDNN, upstream checkout, tfcnnwrap version and the command line.
+
+Standard library only, and nothing here raises: a fact that cannot be learned is None.
+"""
+
+import datetime
+import os
+import platform
+import socket
+import subprocess
+import sys
+
+from tfcnnwrap import __version__
+
+_SUBPROCESS_TIMEOUT_S = 10.0
+
+
+def _safe(func, *args):
+    try:
+        return func(*args)
+    except Exception:  # noqa: BLE001 - a missing fact is None, never an error
+        return None
+
+
+def _read_text(path):
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        return fh.read()
+
+
+def _sysctl(name):
+    out = subprocess.run(
+        ["sysctl", "-n", name],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        timeout=_SUBPROCESS_TIMEOUT_S,
+    ).stdout.decode("utf-8", "replace").strip()
+    return out or None
+
+
+def _cpuinfo_fields():
+    """Linux /proc/cpuinfo as a list of dicts, one per logical CPU."""
+    cpus, current = [], {}
+    for line in _read_text("/proc/cpuinfo").splitlines():
+        if not line.strip():
+            if current:
+                cpus.append(current)
+            current = {}
+            continue
+        key, _, value = line.partition(":")
+        current[key.strip()] = value.strip()
+    if current:
+        cpus.append(current)
+    return cpus
+
+
+def _windows_cpu_model():
+    import winreg
+
+    key = winreg.OpenKey(winreg.HKEY_LOCAL_MACHINE, r"HARDWARE\DESCRIPTION\System\CentralProcessor\0")
+    try:
+        return str(winreg.QueryValueEx(key, "ProcessorNameString")[0]).strip()
+    finally:
+        winreg.CloseKey(key)
+
+
+def cpu_model():
+    """``'Intel(R) Core(TM) i7-8700K CPU @ 3.70GHz'`` or the closest the OS offers."""
+    system = platform.system()
+    if system == "Linux":
+        cpus = _safe(_cpuinfo_fields) or []
+        for key in ("model name", "Model", "Hardware", "cpu model", "Processor"):
+            for cpu in cpus:
+                if cpu.get(key):
+                    return cpu[key]
+    elif system == "Darwin":
+        model = _safe(_sysctl, "machdep.cpu.brand_string")
+        if model:
+            return model
+    elif system == "Windows":
+        model = _safe(_windows_cpu_model) or os.environ.get("PROCESSOR_IDENTIFIER")
+        if model:
+            return model
+    return platform.processor() or None
+
+
+def physical_cores():
+    """Physical cores, or None where the OS does not say cheaply."""
+    try:
+        import psutil  # optional
+
+        return psutil.cpu_count(logical=False)
+    except Exception:  # noqa: BLE001
+        pass
+    system = platform.system()
+    if system == "Linux":
+        cpus = _safe(_cpuinfo_fields) or []
+        cores = {(c.get("physical id"), c.get("core id")) for c in cpus if "core id" in c}
+        return len(cores) or None
+    if system == "Darwin":
+        value = _safe(_sysctl, "hw.physicalcpu")
+        return int(value) if value and value.isdigit() else None
+    return None
+
+
+def _windows_ram_bytes():
+    import ctypes
+
+    class MemoryStatusEx(ctypes.Structure):
+        _fields_ = [
+            ("dwLength", ctypes.c_ulong),
+            ("dwMemoryLoad", ctypes.c_ulong),
+            ("ullTotalPhys", ctypes.c_ulonglong),
+            ("ullAvailPhys", ctypes.c_ulonglong),
+            ("ullTotalPageFile", ctypes.c_ulonglong),
+            ("ullAvailPageFile", ctypes.c_ulonglong),
+            ("ullTotalVirtual", ctypes.c_ulonglong),
+            ("ullAvailVirtual", ctypes.c_ulonglong),
+            ("ullAvailExtendedVirtual", ctypes.c_ulonglong),
+        ]
+
+    status = MemoryStatusEx()
+    status.dwLength = ctypes.sizeof(MemoryStatusEx)
+    if not ctypes.windll.kernel32.GlobalMemoryStatusEx(ctypes.byref(status)):
+        return None
+    return int(status.ullTotalPhys)
+
+
+def _linux_ram_bytes():
+    for line in _read_text("/proc/meminfo").splitlines():
+        if line.startswith("MemTotal:"):
+            return int(line.split()[1]) * 1024
+    return None
+
+
+def _sysconf_ram_bytes():
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def ram_bytes():
+    system = platform.system()
+    if system == "Windows":
+        return _safe(_windows_ram_bytes)
+    if system == "Linux":
+        value = _safe(_linux_ram_bytes)
+        if value:
+            return value
+    if system == "Darwin":
+        value = _safe(_sysctl, "hw.memsize")
+        if value and value.isdigit():
+            return int(value)
+    return _safe(_sysconf_ram_bytes)
+
+
+def _linux_distribution():
+    for line in _read_text("/etc/os-release").splitlines():
+        if line.startswith("PRETTY_NAME="):
+            return line.split("=", 1)[1].strip().strip('"') or None
+    return None
+
+
+def os_info():
+    info = {
+        "system": platform.system() or None,
+        "release": platform.release() or None,
+        "version": platform.version() or None,
+        "machine": platform.machine() or None,
+        "platform": _safe(platform.platform),
+        "distribution": None,
+    }
+    if info["system"] == "Linux":
+        info["distribution"] = _safe(_linux_distribution)
+    elif info["system"] == "Darwin":
+        release = _safe(platform.mac_ver)
+        info["distribution"] = ("macOS " + release[0]) if release and release[0] else None
+    elif info["system"] == "Windows":
+        edition = _safe(platform.win32_edition) if hasattr(platform, "win32_edition") else None
+        info["distribution"] = " ".join(p for p in ("Windows", platform.release(), edition) if p)
+    return info
+
+
+def command_line(argv=None):
+    """The command as typed, as a list and as one string a user could paste back into a shell.
+
+    ``argv``: the full command line, program first (default: ``sys.argv``, where ``python -m tfcnnwrap``
+    shows up as the package's ``__main__.py`` and is written back as ``python -m tfcnnwrap``).
+    """
+    if argv is None:
+        args = list(sys.argv)
+        if args and os.path.basename(args[0]) == "__main__.py":
+            args = [sys.executable, "-m", "tfcnnwrap"] + args[1:]
+    else:
+        args = [str(a) for a in argv]
+    if os.name == "nt":
+        text = subprocess.list2cmdline(args)
+    else:
+        import shlex
+
+        text = " ".join(shlex.quote(a) for a in args)
+    return {"argv": args, "text": text, "cwd": _safe(os.getcwd)}
+
+
+def _probe_facts(python, probe):
+    if probe is None:
+        try:
+            from tfcnnwrap.probe import run_probe
+
+            probe = run_probe(python)
+        except Exception as exc:  # noqa: BLE001
+            return {"probe_error": getattr(exc, "message", None) or str(exc)}
+    return probe or {}
+
+
+def capture_environment(python=None, probe=None, manifest=None, argv=None):
+    """A dict of environment facts for sweep.json; never raises, missing facts are None.
+
+    ``probe``: what ``run_probe`` answered for the target interpreter (asked in version mode when not given).
+    ``manifest``: the vendor checkout's manifest (``checkout.read_manifest``). ``argv``: the command line
+    (default: ``sys.argv``).
+    """
+    facts = _safe(_probe_facts, python, probe) or {}
+    smi = None
+    try:
+        from tfcnnwrap.telemetry import query_gpus
+
+        smi = query_gpus()
+    except Exception:  # noqa: BLE001
+        smi = None
+    manifest = manifest if isinstance(manifest, dict) else {}
+    env = {
+        "captured_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "host": _safe(socket.gethostname),
+        "os": _safe(os_info),
+        "cpu_model": _safe(cpu_model),
+        "cpu_logical_cores": _safe(os.cpu_count),
+        "cpu_physical_cores": _safe(physical_cores),
+        "ram_bytes": _safe(ram_bytes),
+        "tfcnnwrap_version": __version__,
+        "tfcnnwrap_python": {"path": sys.executable, "version": platform.python_version()},
+        "target_python": {
+            "path": facts.get("python") or (str(python) if python else sys.executable),
+            "version": facts.get("python_version"),
+        },
+        "tensorflow_version": facts.get("tensorflow_version"),
+        "tensorflow_distribution": facts.get("tensorflow_distribution"),
+        "tf_keras": facts.get("tf_keras"),
+        "gpus": facts.get("gpus"),
+        "cuda_version": facts.get("cuda_version"),
+        "cudnn_version": facts.get("cudnn_version"),
+        "nvidia_driver": (smi or {}).get("driver_version"),
+        "nvidia_smi_gpus": (smi or {}).get("gpus") if smi else None,
+        "upstream": {
+            "url": manifest.get("url"),
+            "branch": manifest.get("branch"),
+            "commit": manifest.get("commit"),
+        },
+        "command_line": _safe(command_line, argv),
+    }
+    if facts.get("probe_error"):
+        env["probe_error"] = facts["probe_error"]
+    return env

@@ -1,0 +1,295 @@
+"""What a sweep runs: models, batch sizes, runs and the tf_cnn_benchmarks flags, checked before anything runs.
+
+Pure: no subprocesses, no I/O. The plan is stored in sweep.json and a resumed sweep rebuilds it from there.
+"""
+
+from dataclasses import asdict, dataclass, field
+from typing import List, Optional, Tuple
+
+from tfcnnwrap.errors import UsageError
+
+# The seed's sweep: model and per-device batch size.
+DEFAULT_MODELS: List[Tuple[str, int]] = [
+    ("resnet50", 64),
+    ("resnet152", 32),
+    ("inception3", 64),
+    ("vgg16", 64),
+    ("alexnet", 512),
+]
+DEFAULT_RUNS = 3
+DEFAULT_NUM_GPUS = 1
+DEFAULT_VARIABLE_UPDATE = "parameter_server"
+
+QUICK_RUNS = 1
+QUICK_BATCH_DIVISOR = 8
+QUICK_NUM_BATCHES = 10
+QUICK_NUM_WARMUP_BATCHES = 2
+
+# Every model name tf_cnn_benchmarks knows on any of its cnn_tf_v*_compatible branches or master
+# (models/model_config.py), so a typo is caught before a 10-minute sweep starts.
+KNOWN_MODELS = frozenset(
+    """
+    alexnet deepspeech2 densenet100_k12 densenet100_k24 densenet40_k12 googlenet inception3 inception4 lenet
+    mobilenet nasnet nasnetlarge ncf official_resnet101 official_resnet101_v2 official_resnet152
+    official_resnet152_v2 official_resnet18 official_resnet18_v2 official_resnet200 official_resnet200_v2
+    official_resnet34 official_resnet34_v2 official_resnet50 official_resnet50_v2 overfeat resnet101
+    resnet101_v2 resnet110 resnet110_v2 resnet152 resnet152_v2 resnet20 resnet20_v2 resnet32 resnet32_v2
+    resnet44 resnet44_v2 resnet50 resnet50_v1.5 resnet50_v2 resnet56 resnet56_v2 ssd300 trivial vgg11 vgg16
+    vgg19
+    """.split()
+)
+
+VARIABLE_UPDATES = (
+    "parameter_server",
+    "replicated",
+    "distributed_replicated",
+    "independent",
+    "distributed_all_reduce",
+    "collective_all_reduce",
+    "horovod",
+)
+
+# Flags the plan sets itself; passing them after `--` would contradict the plan.
+MANAGED_FLAGS = {
+    "model": "--models",
+    "batch_size": "--batch-size MODEL=N",
+    "num_gpus": "--num-gpus",
+    "variable_update": "--variable-update",
+    "num_batches": "--num-batches",
+    "num_warmup_batches": "--num-warmup-batches",
+    "device": "--device",
+}
+
+
+@dataclass
+class Plan:
+    models: List[Tuple[str, int]] = field(default_factory=lambda: list(DEFAULT_MODELS))
+    runs: int = DEFAULT_RUNS
+    device: str = "auto"  # requested: auto | gpu | cpu
+    num_gpus: int = DEFAULT_NUM_GPUS
+    variable_update: str = DEFAULT_VARIABLE_UPDATE
+    num_batches: Optional[int] = None
+    num_warmup_batches: Optional[int] = None
+    quick: bool = False
+    timeout_s: Optional[float] = None
+    extra_args: List[str] = field(default_factory=list)
+
+    def benchmark_flags(self, model, batch_size, device):
+        """tf_cnn_benchmarks flags for one run; ``device`` is the resolved device (gpu or cpu)."""
+        flags = [
+            "--model=%s" % model,
+            "--batch_size=%d" % batch_size,
+            "--num_gpus=%d" % self.num_gpus,
+            "--variable_update=%s" % self.variable_update,
+        ]
+        if self.num_batches is not None:
+            flags.append("--num_batches=%d" % self.num_batches)
+        if self.num_warmup_batches is not None:
+            flags.append("--num_warmup_batches=%d" % self.num_warmup_batches)
+        if device == "cpu":
+            flags += ["--device=cpu", "--data_format=NHWC"]
+        return flags + list(self.extra_args)
+
+    def run_specs(self):
+        """(model, batch_size, run) in execution order: each model's runs back to back, as the seed ran them."""
+        return [(m, bs, k) for m, bs in self.models for k in range(1, self.runs + 1)]
+
+    def to_dict(self):
+        data = asdict(self)
+        data["models"] = [{"model": m, "batch_size": bs} for m, bs in self.models]
+        return data
+
+    @classmethod
+    def from_dict(cls, data):
+        try:
+            models = [(str(m["model"]), int(m["batch_size"])) for m in data["models"]]
+            plan = cls(
+                models=models,
+                runs=int(data["runs"]),
+                device=str(data.get("device", "auto")),
+                num_gpus=int(data.get("num_gpus", DEFAULT_NUM_GPUS)),
+                variable_update=str(data.get("variable_update", DEFAULT_VARIABLE_UPDATE)),
+                num_batches=_opt_int(data.get("num_batches")),
+                num_warmup_batches=_opt_int(data.get("num_warmup_batches")),
+                quick=bool(data.get("quick", False)),
+                timeout_s=None if data.get("timeout_s") is None else float(data["timeout_s"]),
+                extra_args=[str(a) for a in data.get("extra_args") or []],
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise UsageError("the sweep's recorded plan is unreadable (%s); start a new sweep" % exc) from None
+        for model, bs in plan.models:
+            check_model(model)
+            if bs < 1:
+                raise UsageError("the sweep's recorded plan has batch size %d for %s; start a new sweep" % (bs, model))
+        if plan.runs < 1:
+            raise UsageError("the sweep's recorded plan has runs < 1; start a new sweep")
+        return plan
+
+
+def _opt_int(value):
+    return None if value is None else int(value)
+
+
+def check_model(name):
+    if name not in KNOWN_MODELS:
+        close = sorted(m for m in KNOWN_MODELS if m.startswith(name[:3]))[:8]
+        hint = " (did you mean %s?)" % ", ".join(close) if close else ""
+        raise UsageError(
+            "unknown model %r%s; tf_cnn_benchmarks knows: %s" % (name, hint, ", ".join(sorted(KNOWN_MODELS)))
+        )
+    return name
+
+
+def _int(text, flag, minimum):
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        raise UsageError("%s must be a whole number, got %r" % (flag, text)) from None
+    if value < minimum:
+        raise UsageError("%s must be at least %d, got %d" % (flag, minimum, value))
+    return value
+
+
+def parse_batch_size(item):
+    """'vgg16=32' -> ('vgg16', 32)."""
+    model, sep, size = str(item).partition("=")
+    model = model.strip()
+    if not sep or not model or not size.strip():
+        raise UsageError("--batch-size takes MODEL=N (e.g. --batch-size vgg16=32), got %r" % item)
+    check_model(model)
+    try:
+        value = int(size.strip())
+    except ValueError:
+        raise UsageError(
+            "--batch-size %s: the batch size must be a positive whole number, got %r" % (model, size)
+        ) from None
+    if value < 1:
+        raise UsageError("--batch-size %s: the batch size must be a positive whole number, got %d" % (model, value))
+    return model, value
+
+
+def parse_models(text):
+    names = []
+    for part in str(text).split(","):
+        name = part.strip()
+        if not name:
+            continue
+        check_model(name)
+        if name not in names:
+            names.append(name)
+    if not names:
+        raise UsageError("--models needs at least one model name, e.g. --models resnet50,vgg16")
+    return names
+
+
+def check_extra_args(extra):
+    """Pass-through flags after `--`: refuse those that would contradict the plan."""
+    args = list(extra or [])
+    if args and args[0] == "--":
+        args = args[1:]
+    for arg in args:
+        if arg.startswith("--"):
+            name = arg[2:].split("=", 1)[0]
+            if name in MANAGED_FLAGS:
+                raise UsageError(
+                    "pass %s through tfcnnwrap's own flag %s, not after --" % (arg.split("=", 1)[0], MANAGED_FLAGS[name])
+                )
+    return args
+
+
+def build_plan(args):
+    """A Plan from the sweep flags (argparse namespace), or UsageError naming the bad flag."""
+    quick = bool(getattr(args, "quick", False))
+    default_sizes = dict(DEFAULT_MODELS)
+    explicit_sizes = dict(parse_batch_size(item) for item in (args.batch_size or []))
+
+    if args.models:
+        names = parse_models(args.models)
+    else:
+        names = [m for m, _ in DEFAULT_MODELS]
+    for model in explicit_sizes:
+        if model not in names:
+            if args.models:
+                raise UsageError(
+                    "--batch-size %s=%d names a model that --models leaves out; add it to --models"
+                    % (model, explicit_sizes[model])
+                )
+            names.append(model)
+
+    models = []
+    for name in names:
+        if name in explicit_sizes:
+            size = explicit_sizes[name]
+        elif name in default_sizes:
+            size = default_sizes[name]
+            if quick:
+                size = max(1, size // QUICK_BATCH_DIVISOR)
+        else:
+            raise UsageError(
+                "%s has no default batch size; give one with --batch-size %s=N" % (name, name)
+            )
+        models.append((name, size))
+
+    runs = _int(args.runs, "--runs", 1) if args.runs is not None else (QUICK_RUNS if quick else DEFAULT_RUNS)
+    num_gpus = _int(args.num_gpus, "--num-gpus", 1) if args.num_gpus is not None else DEFAULT_NUM_GPUS
+    variable_update = args.variable_update or DEFAULT_VARIABLE_UPDATE
+    if variable_update not in VARIABLE_UPDATES:
+        raise UsageError(
+            "--variable-update %r is not one tf_cnn_benchmarks knows; choose one of %s"
+            % (variable_update, ", ".join(VARIABLE_UPDATES))
+        )
+    if args.num_batches is not None:
+        num_batches = _int(args.num_batches, "--num-batches", 1)
+    else:
+        num_batches = QUICK_NUM_BATCHES if quick else None
+    if args.num_warmup_batches is not None:
+        num_warmup = _int(args.num_warmup_batches, "--num-warmup-batches", 0)
+    else:
+        num_warmup = QUICK_NUM_WARMUP_BATCHES if quick else None
+    timeout = None
+    if args.timeout is not None:
+        try:
+            timeout = float(args.timeout)
+        except ValueError:
+            raise UsageError("--timeout must be a number of seconds, got %r" % args.timeout) from None
+        if not timeout > 0:
+            raise UsageError("--timeout must be more than 0 seconds, got %r" % args.timeout)
+
+    return Plan(
+        models=models,
+        runs=runs,
+        device=args.device or "auto",
+        num_gpus=num_gpus,
+        variable_update=variable_update,
+        num_batches=num_batches,
+        num_warmup_batches=num_warmup,
+        quick=quick,
+        timeout_s=timeout,
+        extra_args=check_extra_args(args.extra),
+    )
+
+
+PLAN_FLAGS = (
+    ("models", "--models"),
+    ("batch_size", "--batch-size"),
+    ("runs", "--runs"),
+    ("device", "--device"),
+    ("num_gpus", "--num-gpus"),
+    ("variable_update", "--variable-update"),
+    ("num_batches", "--num-batches"),
+    ("num_warmup_batches", "--num-warmup-batches"),
+    ("quick", "--quick"),
+    ("timeout", "--timeout"),
+    ("out", "--out"),
+    ("extra", "-- EXTRA"),
+)
+
+
+def plan_flags_given(args):
+    """The plan flags a user gave (refused with --resume: the sweep's own plan rules)."""
+    given = []
+    for attr, flag in PLAN_FLAGS:
+        value = getattr(args, attr, None)
+        if value not in (None, False, [], ""):
+            given.append(flag)
+    return given

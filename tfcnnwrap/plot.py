@@ -1,0 +1,184 @@
+"""`compare --plot FILE.png`: one panel per model, a bar per GPU, each bar labelled with its figure.
+
+AlexNet's thousands of images/sec would flatten ResNet-152's tens on a shared axis, so every model gets its
+own panel and scale. The measured bar stands out; a reference taken under other conditions is hatched and
+daggered like its table cell. matplotlib (the `plot` extra) is imported only here, with the Agg canvas.
+"""
+
+import math
+from pathlib import Path
+
+from tfcnnwrap.errors import UsageError
+
+MEASURED_COLOR = "#d95f02"
+REFERENCE_COLOR = "#7570b3"
+BASELINE_COLOR = "#999999"
+CANDIDATE_COLOR = "#1b9e77"
+MARK = "\u2020"
+
+
+def require_matplotlib():
+    try:
+        import matplotlib  # noqa: F401
+        from matplotlib.figure import Figure  # noqa: F401
+    except ImportError:
+        raise UsageError(
+            "--plot needs matplotlib: pip install tfcnnwrap[plot] (or pip install matplotlib), or drop --plot"
+        ) from None
+
+
+def _figure(panels, title, footnotes=()):
+    """A Figure with one horizontal-bar panel per entry of ``panels``.
+
+    A panel is {"title", "bars": [{"label", "value", "text", "color", "hatch"}], "xlabel", "line"}; bars are
+    drawn top down; ``line`` draws a dashed vertical line there (100 for percentages).
+    """
+    require_matplotlib()
+    from matplotlib.figure import Figure
+
+    ncols = 1 if len(panels) == 1 else 2
+    nrows = int(math.ceil(len(panels) / float(ncols)))
+    longest = max(len(b["label"]) for p in panels for b in p["bars"])
+    label_w = 0.075 * longest + 0.3
+    axes_w, gap = 4.6, 0.35
+    most_bars = max(len(p["bars"]) for p in panels)
+    axes_h = 0.36 * most_bars + 0.2
+    head, foot, vgap = 0.75, 0.25 + 0.17 * len(footnotes), 0.95
+    width = ncols * (label_w + axes_w) + (ncols - 1) * gap + 0.2
+    height = head + nrows * axes_h + (nrows - 1) * vgap + 0.5 + foot
+    fig = Figure(figsize=(width, height), dpi=110)
+    grid = fig.add_gridspec(
+        nrows,
+        ncols,
+        left=label_w / width,
+        right=1.0 - 0.2 / width,
+        top=1.0 - head / height,
+        bottom=(foot + 0.5) / height,
+        wspace=(label_w + gap) / axes_w,
+        hspace=vgap / axes_h,
+    )
+    fig.suptitle(title, fontsize=12, fontweight="bold", y=1.0 - 0.25 / height, va="top")
+    for index, panel in enumerate(panels):
+        ax = fig.add_subplot(grid[index // ncols, index % ncols])
+        bars = panel["bars"]
+        positions = list(range(len(bars)))[::-1]
+        values = [b["value"] if b["value"] is not None else 0.0 for b in bars]
+        drawn = ax.barh(
+            positions,
+            values,
+            color=[b["color"] for b in bars],
+            edgecolor="#333333",
+            linewidth=0.6,
+            height=0.72,
+        )
+        for bar, spec in zip(drawn, bars):
+            if spec.get("hatch"):
+                bar.set_hatch(spec["hatch"])
+                bar.set_alpha(0.55)
+        peak = max(values + [panel.get("line") or 0.0, 1.0])
+        for pos, spec, value in zip(positions, bars, values):
+            ax.text(value + peak * 0.015, pos, spec["text"], va="center", ha="left", fontsize=8.5)
+        if panel.get("line"):
+            ax.axvline(panel["line"], color="#555555", linestyle="--", linewidth=0.8)
+        ax.set_yticks(positions)
+        ax.set_yticklabels([b["label"] for b in bars], fontsize=9)
+        ax.set_ylim(-0.6, len(bars) - 0.4)
+        ax.set_xlim(0, peak * 1.4)
+        ax.set_title(panel["title"], fontsize=10.5, loc="left")
+        ax.tick_params(axis="x", labelsize=8)
+        ax.set_xlabel(panel.get("xlabel", "images/sec"), fontsize=8.5)
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(False)
+        ax.grid(axis="x", color="#dddddd", linewidth=0.6)
+        ax.set_axisbelow(True)
+    if footnotes:
+        fig.text(0.1 / width, 0.1 / height, "\n".join(footnotes), fontsize=8, va="bottom", ha="left",
+                 color="#333333")
+    return fig
+
+
+def _save(fig, path):
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(str(path))
+    except ValueError as exc:
+        raise UsageError("cannot write the plot %s (%s); give a FILE.png" % (path, exc)) from None
+    except OSError as exc:
+        raise UsageError("cannot write the plot %s (%s); choose another path" % (path, exc.strerror)) from None
+
+
+def plot_against(comparison, path):
+    """Measured against each reference, per model, and the geometric means (compare.against_references)."""
+    sweep = comparison["sweep"]
+    panels = []
+    geomean = None
+    for row in comparison["rows"]:
+        if row["model"] == "geomean":
+            geomean = row
+            continue
+        if row["measured"] is None:
+            continue
+        bars = [{"label": "measured", "value": row["measured"], "text": "%.2f" % row["measured"],
+                 "color": MEASURED_COLOR}]
+        for cell in row["references"]:
+            if cell.get("images_per_sec") is None:
+                continue
+            comparable = cell.get("comparable")
+            bars.append(
+                {
+                    "label": cell["name"] + ("" if comparable else " " + MARK),
+                    "value": cell["images_per_sec"],
+                    "text": cell["text"],
+                    "color": REFERENCE_COLOR,
+                    "hatch": None if comparable else "///",
+                }
+            )
+        panels.append({"title": "%s, batch size %s" % (row["model"], row["batch_size"]), "bars": bars})
+    if not panels:
+        raise UsageError("nothing to plot: the sweep has no ok run yet; run or resume it first")
+    geo_bars = [
+        {"label": c["name"], "value": c["ratio_pct"], "text": c["text"], "color": MEASURED_COLOR}
+        for c in (geomean or {}).get("references", [])
+        if c.get("ratio_pct") is not None
+    ]
+    if geo_bars:
+        panels.append({"title": "geometric mean over the models", "bars": geo_bars, "line": 100.0,
+                       "xlabel": "measured / reference, % (dashed: 100%)"})
+    footnotes = ["Bars: images/sec; labels: reference (measured / reference), as in the table."]
+    if any(c.get("comparable") is False for r in comparison["rows"] for c in r["references"]):
+        footnotes.append("%s hatched: measured under other conditions than this sweep (see the table's notes); "
+                         "not in the geometric mean." % MARK)
+    footnotes.append("This sweep: tf_cnn_benchmarks, %s." % _conditions(comparison["conditions"]))
+    title = "%s (measured) against published references" % (sweep.gpu_label() or sweep.name)
+    _save(_figure(panels, title, footnotes), path)
+
+
+def plot_ab(result, path):
+    """Baseline against candidate, per model (the rows of compare.sweep_vs_sweep)."""
+    base, cand = result["baseline"], result["candidate"]
+    panels = []
+    for row in result["rows"]:
+        if row["model"] == "geomean":
+            continue
+        change = ""
+        if row["change_pct"] is not None:
+            sig = {True: ", significant", False: ", not significant", None: ""}[row["significant"]]
+            change = " (%+.1f%%%s)" % (row["change_pct"], sig)
+        bars = []
+        for label, value, color in ((base.name, row["baseline"], BASELINE_COLOR),
+                                    (cand.name, row["candidate"], CANDIDATE_COLOR)):
+            bars.append({"label": label, "value": value, "color": color,
+                         "text": "%.2f" % value if value is not None else "no ok run"})
+        panels.append({"title": "%s, batch size %s%s" % (row["model"], row["batch_size"], change), "bars": bars})
+    if not panels:
+        raise UsageError("nothing to plot: neither sweep has a model yet")
+    title = "%s against %s" % (cand.label(), base.label())
+    footnotes = ["significant: Welch's t-test at 95%"]
+    _save(_figure(panels, title, footnotes), path)
+
+
+def _conditions(cond):
+    return "%s, %d GPU%s, %s, %s data" % (
+        cond["precision"], cond["num_gpus"], "" if cond["num_gpus"] == 1 else "s", cond["variable_update"],
+        cond["data"])

@@ -1,0 +1,263 @@
+"""The sweep directory on disk: sweep.json, runs.jsonl, logs/, summary.csv, and its writer lock.
+
+Every finished run is appended to runs.jsonl and fsynced before the next run starts, so a killed sweep loses
+at most the run in flight. Readers tolerate a torn last line. Nothing read from the directory can point a
+reader outside it.
+"""
+
+import json
+import os
+import re
+from pathlib import Path
+
+from tfcnnwrap.errors import TfcnnwrapError, UsageError
+
+SWEEP_JSON = "sweep.json"
+RUNS_JSONL = "runs.jsonl"
+LOGS_DIR = "logs"
+SUMMARY_CSV = "summary.csv"
+LOCK_NAME = ".tfcnnwrap.lock"
+FORMAT_VERSION = 1
+
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.\-]+")
+
+
+def run_key(record):
+    return (record.get("model"), record.get("batch_size"), record.get("run"))
+
+
+def log_name(model, batch_size, run, suffix=".log"):
+    safe_model = _UNSAFE_NAME.sub("_", str(model)).strip(".") or "model"
+    return "%s-bs%d-run%d%s" % (safe_model, int(batch_size), int(run), suffix)
+
+
+def is_sweep(path):
+    return (Path(path) / SWEEP_JSON).is_file()
+
+
+class SweepLocked(TfcnnwrapError):
+    pass
+
+
+class _Lock:
+    """An OS file lock: released by the kernel when the holder dies, so it never outlives a killed sweep."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+        self.fh = None
+
+    def acquire(self):
+        fh = open(self.path, "a+b")
+        try:
+            if os.name == "nt":
+                import msvcrt
+
+                fh.seek(0)
+                msvcrt.locking(fh.fileno(), msvcrt.LK_NBLCK, 1)
+            else:
+                import fcntl
+
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.close()
+            raise SweepLocked(
+                "%s is in use by another tfcnnwrap sweep; wait for it to finish or stop it first"
+                % self.path.parent
+            ) from None
+        self.fh = fh
+        try:
+            fh.seek(0)
+            fh.truncate()
+            fh.write(str(os.getpid()).encode())
+            fh.flush()
+        except OSError:
+            pass
+
+    def release(self):
+        if self.fh is not None:
+            try:
+                if os.name == "nt":
+                    import msvcrt
+
+                    self.fh.seek(0)
+                    msvcrt.locking(self.fh.fileno(), msvcrt.LK_UNLCK, 1)
+            except OSError:
+                pass
+            self.fh.close()
+            self.fh = None
+
+
+def read_json_lines(path):
+    """Records of a JSON-lines file; a torn or corrupt line (a killed writer) is skipped."""
+    records = []
+    try:
+        with open(path, "rb") as fh:
+            for raw in fh:
+                raw = raw.strip()
+                if not raw:
+                    continue
+                try:
+                    obj = json.loads(raw.decode("utf-8", "replace"))
+                except ValueError:
+                    continue
+                if isinstance(obj, dict):
+                    records.append(obj)
+    except FileNotFoundError:
+        pass
+    return records
+
+
+def latest_runs(records):
+    """One record per (model, batch_size, run): the last one written wins (a resume re-runs in place)."""
+    latest = {}
+    for rec in records:
+        latest[run_key(rec)] = rec
+    return list(latest.values())
+
+
+class SweepDir:
+    def __init__(self, path):
+        self.path = Path(path)
+        self._lock = _Lock(self.path / LOCK_NAME)
+
+    # -- paths -------------------------------------------------------------------------------------
+    @property
+    def sweep_json(self):
+        return self.path / SWEEP_JSON
+
+    @property
+    def runs_jsonl(self):
+        return self.path / RUNS_JSONL
+
+    @property
+    def logs_dir(self):
+        return self.path / LOGS_DIR
+
+    @property
+    def summary_csv(self):
+        return self.path / SUMMARY_CSV
+
+    def log_relpath(self, model, batch_size, run, suffix=".log"):
+        return "%s/%s" % (LOGS_DIR, log_name(model, batch_size, run, suffix))
+
+    def inside(self, relpath):
+        """The absolute path of ``relpath`` if it stays inside the sweep directory, else None."""
+        if not isinstance(relpath, str) or not relpath:
+            return None
+        root = self.path.resolve()
+        candidate = (root / relpath).resolve()
+        try:
+            candidate.relative_to(root)
+        except ValueError:
+            return None
+        return candidate
+
+    # -- writing -----------------------------------------------------------------------------------
+    def create(self, meta):
+        """Make a new sweep directory; refuse one that already holds a sweep."""
+        if is_sweep(self.path):
+            raise UsageError(
+                "%s already holds a sweep: continue it with `--resume %s` or choose another --out"
+                % (self.path, self.path)
+            )
+        if self.path.exists() and not self.path.is_dir():
+            raise UsageError("--out %s is a file, not a directory; choose another --out" % self.path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.logs_dir.mkdir(exist_ok=True)
+        self.lock()
+        self.write_meta(meta)
+
+    def write_meta(self, meta):
+        tmp = self.sweep_json.with_name(SWEEP_JSON + ".tmp")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(meta, fh, indent=2, ensure_ascii=False)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        tmp.replace(self.sweep_json)
+
+    def lock(self):
+        if self._lock.fh is None:
+            self._lock.acquire()
+
+    def unlock(self):
+        self._lock.release()
+
+    def append_run(self, record):
+        """Append one run record and make it durable before returning."""
+        line = json.dumps(record, ensure_ascii=False) + "\n"
+        with open(self.runs_jsonl, "ab") as fh:
+            fh.write(line.encode("utf-8"))
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def write_summary_csv(self, text):
+        tmp = self.summary_csv.with_name(SUMMARY_CSV + ".tmp")
+        with open(tmp, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        tmp.replace(self.summary_csv)
+
+    # -- reading -----------------------------------------------------------------------------------
+    def read_meta(self):
+        try:
+            with open(self.sweep_json, encoding="utf-8") as fh:
+                meta = json.load(fh)
+        except FileNotFoundError:
+            raise UsageError(
+                "%s is not a sweep directory (no %s); give a directory made by `tfcnnwrap sweep`"
+                % (self.path, SWEEP_JSON)
+            ) from None
+        except (OSError, ValueError) as exc:
+            raise UsageError("%s/%s is unreadable (%s); it is not a usable sweep" % (self.path, SWEEP_JSON, exc))
+        if not isinstance(meta, dict):
+            raise UsageError("%s/%s is not a sweep description" % (self.path, SWEEP_JSON))
+        return meta
+
+    def read_runs(self):
+        return latest_runs(read_json_lines(self.runs_jsonl))
+
+
+def open_sweep(path):
+    """A SweepDir for reading; exit 2 with a clear message if ``path`` is not a sweep."""
+    path = Path(path)
+    if not path.exists():
+        raise UsageError("%s does not exist; give a sweep directory such as results/<timestamp>" % path)
+    if not path.is_dir():
+        raise UsageError("%s is not a directory; give a sweep directory such as results/<timestamp>" % path)
+    sweep = SweepDir(path)
+    sweep.read_meta()
+    return sweep
+
+
+def load_sweep(path):
+    """(SweepDir, meta, runs) of a finished or partial sweep."""
+    sweep = open_sweep(path)
+    return sweep, sweep.read_meta(), sweep.read_runs()
+
+
+def newest_sweep(results_dir="results"):
+    """The most recently created sweep under ``results_dir``."""
+    root = Path(results_dir)
+    candidates = [p for p in root.iterdir() if is_sweep(p)] if root.is_dir() else []
+    if not candidates:
+        raise UsageError(
+            "no sweep found under %s/; run `python -m tfcnnwrap sweep` first or name a SWEEP_DIR" % root
+        )
+
+    def created(path):
+        try:
+            with open(path / SWEEP_JSON, encoding="utf-8") as fh:
+                return str(json.load(fh).get("created_at") or "")
+        except (OSError, ValueError, AttributeError):
+            return ""
+
+    return max(candidates, key=lambda p: (created(p), p.name))
+
+
+def plan_order(meta):
+    """(model, batch_size) pairs in the order the sweep's plan lists them."""
+    order = []
+    for item in (meta.get("plan") or {}).get("models") or []:
+        if isinstance(item, dict):
+            order.append((item.get("model"), item.get("batch_size")))
+    return order

@@ -1,0 +1,368 @@
+"""The `sweep` verb: plan, probe, run each benchmark in its own process, record, summarise.
+
+Each finished run is on disk (runs.jsonl, fsynced; summary.csv rewritten) before the next one starts.
+"""
+
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from tfcnnwrap import __version__, checkout, probe
+from tfcnnwrap.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_RUNS_FAILED,
+    EXIT_USAGE,
+    SetupError,
+    TfcnnwrapError,
+    UsageError,
+)
+from tfcnnwrap.plan import Plan, build_plan, plan_flags_given
+from tfcnnwrap.store import SweepDir, open_sweep
+
+SCRIPT_NAME = "tf_cnn_benchmarks.py"
+RERUN_STATUSES = {"interrupted"}
+FAILED_STATUSES = {"oom", "timeout", "crashed", "no_result"}
+
+
+def utc_now():
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def default_out_dir(results_dir="results"):
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    out = Path(results_dir) / stamp
+    n = 2
+    while out.exists():
+        out = Path(results_dir) / ("%s-%d" % (stamp, n))
+        n += 1
+    return out
+
+
+def format_command(argv):
+    if os.name == "nt":
+        return subprocess.list2cmdline(argv)
+    return shlex.join(argv)
+
+
+def resolve_device(requested, probe_result):
+    """(device, warning or None) for --device auto|gpu|cpu."""
+    if requested in ("gpu", "cpu"):
+        return requested, None
+    gpus = probe_result.get("gpus")
+    if gpus:
+        return "gpu", None
+    if gpus is None:
+        import shutil
+
+        if shutil.which("nvidia-smi"):
+            return "gpu", "TensorFlow could not say whether it sees a GPU; nvidia-smi is present, so using the GPU"
+        return "cpu", (
+            "TensorFlow could not say whether it sees a GPU and there is no nvidia-smi: running on the CPU "
+            "(--device=cpu --data_format=NHWC); pass --device gpu to insist"
+        )
+    return "cpu", (
+        "TensorFlow sees no GPU: running on the CPU (--device=cpu --data_format=NHWC), which is slow; "
+        "check `python -m tfcnnwrap doctor`, or pass --device gpu to insist"
+    )
+
+
+def child_env(tf_version):
+    from tfcnnwrap.versions import needs_legacy_keras
+
+    env = dict(os.environ)
+    env["PYTHONUNBUFFERED"] = "1"
+    if tf_version and needs_legacy_keras(tf_version):
+        env["TF_USE_LEGACY_KERAS"] = "1"
+    return env
+
+
+def command_template(plan, device):
+    flags = plan.benchmark_flags("{model}", 0, device)
+    return ["{python}", "-u", SCRIPT_NAME, "--model={model}", "--batch_size={batch_size}"] + flags[2:]
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C: stop the benchmark, record it as interrupted, exit 130."""
+
+
+def _install_signal_handlers():
+    previous = {}
+
+    def on_term(signum, frame):
+        raise _Terminated()
+
+    for name in ("SIGTERM", "SIGBREAK", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            try:
+                previous[sig] = signal.signal(sig, on_term)
+            except (ValueError, OSError):
+                pass
+    return previous
+
+
+def _restore_signal_handlers(previous):
+    for sig, handler in previous.items():
+        try:
+            signal.signal(sig, handler)
+        except (ValueError, OSError):
+            pass
+
+
+def runs_to_do(plan, records, retry_failed):
+    """Specs that have no record yet, or whose record is interrupted (or failed, with --retry-failed)."""
+    by_key = {(r.get("model"), r.get("batch_size"), r.get("run")): r for r in records}
+    todo = []
+    for spec in plan.run_specs():
+        rec = by_key.get(spec)
+        if rec is None:
+            todo.append(spec)
+        elif rec.get("status") in RERUN_STATUSES:
+            todo.append(spec)
+        elif retry_failed and rec.get("status") != "ok":
+            todo.append(spec)
+    return todo
+
+
+def _capture_environment(python, probe_result, manifest):
+    try:
+        from tfcnnwrap.envinfo import capture_environment
+
+        return capture_environment(python=python, probe=probe_result, manifest=manifest, argv=sys.argv)
+    except Exception as exc:  # noqa: BLE001 - the environment is a record, never a reason to fail a sweep
+        return {"error": "%s: %s" % (type(exc).__name__, exc)}
+
+
+def _telemetry(device):
+    if device != "gpu":
+        return None
+    try:
+        from tfcnnwrap.telemetry import Telemetry
+
+        return Telemetry()
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def cmd_sweep(args):
+    from tfcnnwrap import render
+
+    console = render.console()
+    python = probe.target_python(args.python)
+    vendor_dir = Path(args.vendor_dir)
+
+    if args.retry_failed and not args.resume:
+        raise UsageError("--retry-failed works with --resume DIR; add --resume")
+    if args.resume:
+        given = plan_flags_given(args)
+        if given:
+            raise UsageError(
+                "--resume continues the sweep with its own recorded plan; drop %s" % ", ".join(given)
+            )
+        sweep = open_sweep(args.resume)
+        meta = sweep.read_meta()
+        plan = Plan.from_dict(meta.get("plan") or {})
+    else:
+        plan = build_plan(args)
+        sweep = None
+        meta = None
+
+    if args.dry_run:
+        script = checkout.script_path(vendor_dir)
+    else:
+        script = checkout.require_script(vendor_dir)
+
+    probe_result = probe.run_probe(python, full=(plan.device == "auto" and meta is None))
+    tf_version = probe_result.get("tensorflow_version")
+    if not tf_version:
+        raise SetupError(
+            "no TensorFlow found for %s: pass --python with the interpreter that has it "
+            "(e.g. your conda env's python.exe)" % python
+        )
+    if meta is not None:
+        device = meta.get("device") or plan.device
+    else:
+        device, warning = resolve_device(plan.device, probe_result)
+        if warning:
+            console.print("[yellow]warning:[/] " + warning, highlight=False)
+
+    env = child_env(tf_version)
+    manifest = checkout.read_manifest(vendor_dir) or {}
+
+    if args.dry_run:
+        for model, bs, run in plan.run_specs():
+            argv = [python, "-u", SCRIPT_NAME] + plan.benchmark_flags(model, bs, device)
+            sys.stdout.write("cd %s && %s\n" % (format_command([str(script.parent)]), format_command(argv)))
+        sys.stdout.write(
+            "# %d runs; device %s; TensorFlow %s; %s\n"
+            % (len(plan.run_specs()), device, tf_version, "TF_USE_LEGACY_KERAS=1" if "TF_USE_LEGACY_KERAS" in env else "")
+        )
+        return EXIT_OK
+
+    if sweep is None:
+        sweep = SweepDir(Path(args.out) if args.out else default_out_dir())
+        meta = {
+            "format": 1,
+            "tool": "tfcnnwrap",
+            "tfcnnwrap_version": __version__,
+            "created_at": utc_now(),
+            "plan": plan.to_dict(),
+            "device": device,
+            "command_template": command_template(plan, device),
+            "script_dir": str(script.parent.resolve()),
+            "upstream": {k: manifest.get(k) for k in ("url", "branch", "commit")},
+            "tensorflow_version": tf_version,
+            "python": python,
+            "argv": list(sys.argv),
+            "environment": _capture_environment(python, probe_result, manifest),
+        }
+        sweep.create(meta)
+    else:
+        sweep.lock()
+        meta.setdefault("resumed", []).append(
+            {"at": utc_now(), "python": python, "tfcnnwrap_version": __version__, "argv": list(sys.argv)}
+        )
+        sweep.write_meta(meta)
+
+    try:
+        return _run_sweep(console, sweep, meta, plan, device, python, script, env, args.retry_failed, tf_version)
+    finally:
+        sweep.unlock()
+
+
+def _run_sweep(console, sweep, meta, plan, device, python, script, env, retry_failed, tf_version):
+    from tfcnnwrap.aggregate import summarize, summary_csv_text
+    from tfcnnwrap.live import make_display
+    from tfcnnwrap.store import plan_order
+
+    records = sweep.read_runs()
+    todo = runs_to_do(plan, records, retry_failed)
+    order = plan_order(meta)
+    upstream = meta.get("upstream") or {}
+    header = [
+        "tfcnnwrap sweep -> %s" % sweep.path,
+        "  %d of %d runs to do (%d models x %d runs), device %s, TensorFlow %s, branch %s%s"
+        % (
+            len(todo),
+            len(plan.run_specs()),
+            len(plan.models),
+            plan.runs,
+            device,
+            tf_version,
+            upstream.get("branch") or "?",
+            (" @ " + upstream["commit"][:10]) if upstream.get("commit") else "",
+        ),
+    ]
+    telemetry = _telemetry(device)
+    if telemetry is not None and not getattr(telemetry, "available", False):
+        header.append("  " + (getattr(telemetry, "note", "") or "no GPU telemetry"))
+        telemetry = None
+    display = make_display(console)
+    previous_handlers = _install_signal_handlers()
+    interrupted = False
+    flag_error = None
+    display.start(len(todo), header)
+    try:
+        for index, (model, bs, run) in enumerate(todo, 1):
+            rel_log = sweep.log_relpath(model, bs, run)
+            log_path = sweep.path / rel_log
+            argv = [python, "-u", SCRIPT_NAME] + plan.benchmark_flags(model, bs, device)
+            display.run_started(index, model, bs, run, plan.runs, plan.num_batches or 100)
+            started_at = utc_now()
+            sampler = None
+            if telemetry is not None:
+                try:
+                    sampler = telemetry.start(sweep.path / sweep.log_relpath(model, bs, run, ".gpu.csv"))
+                except Exception:  # noqa: BLE001 - telemetry must never break a run
+                    sampler = None
+            from tfcnnwrap.runner import run_benchmark
+
+            try:
+                outcome = run_benchmark(
+                    argv, script.parent, env, log_path, timeout_s=plan.timeout_s, on_step=display.step
+                )
+            finally:
+                telemetry_summary = None
+                if sampler is not None:
+                    try:
+                        telemetry_summary = sampler.stop()
+                    except Exception as exc:  # noqa: BLE001
+                        telemetry_summary = {"error": str(exc)}
+            parsed = outcome.parsed
+            record = {
+                "model": model,
+                "batch_size": bs,
+                "run": run,
+                "status": outcome.status,
+                "images_per_sec": parsed.total_images_per_sec if outcome.status == "ok" else None,
+                "exit_code": outcome.exit_code,
+                "duration_s": round(outcome.duration_s, 3),
+                "started_at": started_at,
+                "log": rel_log,
+                "command": argv,
+                "failure": parsed.failure_message if outcome.status != "ok" else None,
+                "steps_seen": parsed.steps_seen,
+                "last_step_images_per_sec": parsed.last_step.images_per_sec if parsed.last_step else None,
+                "log_bytes": outcome.log_bytes,
+                "tensorflow_reported": parsed.tf_version,
+                "telemetry": telemetry_summary,
+            }
+            if outcome.status == "timeout" and not record["failure"]:
+                record["failure"] = "killed after %.0f s (--timeout)" % plan.timeout_s
+            sweep.append_run(record)
+            records.append(record)
+            rows = summarize(_latest(records), order)
+            sweep.write_summary_csv(summary_csv_text(rows))
+            display.run_finished(index, record, plan.runs)
+            if outcome.interrupted:
+                interrupted = True
+                break
+            if index == 1 and parsed.failure_kind == "flag_error":
+                flag_error = parsed.failure_message or "tf_cnn_benchmarks rejected a flag"
+                break
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        display.stop()
+        _restore_signal_handlers(previous_handlers)
+
+    final = _latest(records)
+    rows = summarize(final, order)
+    sweep.write_summary_csv(summary_csv_text(rows))
+    _print_summary(console, sweep, meta, rows, final)
+
+    if flag_error:
+        raise TfcnnwrapError(
+            "tf_cnn_benchmarks rejected its flags on the first run: %s -- the checked-out branch %s may not "
+            "know a flag you passed after --; drop it, or run `python -m tfcnnwrap setup` for a newer branch "
+            "(log: %s)" % (flag_error, upstream.get("branch") or "?", sweep.path / sweep.log_relpath(*todo[0])),
+            exit_code=EXIT_USAGE,
+        )
+    if interrupted:
+        console.print(
+            "[yellow]interrupted[/]: finished runs are kept; continue with "
+            "`python -m tfcnnwrap sweep --resume %s`" % sweep.path,
+            highlight=False,
+        )
+        return EXIT_INTERRUPTED
+    if any(r.get("status") != "ok" for r in final):
+        return EXIT_RUNS_FAILED
+    return EXIT_OK
+
+
+def _latest(records):
+    from tfcnnwrap.store import latest_runs
+
+    return latest_runs(records)
+
+
+def _print_summary(console, sweep, meta, rows, runs):
+    from tfcnnwrap.report import print_summary
+
+    print_summary(console, sweep, meta, rows, runs)
