@@ -153,7 +153,7 @@ def _oom(rng, batch):
             "GPU_0_bfc" % batch
     lines = ["%s: W tensorflow/core/common_runtime/bfc_allocator.cc:267] Allocator (GPU_0_bfc) ran out of "
              "memory trying to allocate 784.00MiB.  Current allocation summary follows." % _ts(rng, 9)]
-    lines += _bfc_dump(rng, rng.randrange(800, 4000))
+    lines += _bfc_dump(rng, rng.randrange(400, 1800))
     lines.append("%s: W tensorflow/core/framework/op_kernel.cc:1273] OP_REQUIRES failed at conv_ops.cc:446 : "
                  "Resource exhausted: OOM when allocating tensor with %s" % (_ts(rng, 9), shape))
     for _ in range(2):
@@ -192,7 +192,7 @@ def make_log(rng, kind):
     lines += _deprecations(rng, rng.randrange(4, 12))
     lines.append("Initializing graph")
     if rng.random() < 0.1:
-        lines += _placement(rng, rng.randrange(1000, 3000))
+        lines += _placement(rng, rng.randrange(400, 1200))
     lines += ["INFO:tensorflow:Running local_init_op.", "INFO:tensorflow:Done running local_init_op.",
               "I1130 10:00:09.123456 140234567890 session_manager.py:491] Running local_init_op.",
               "I1130 10:00:09.223456 140234567890 session_manager.py:493] Done running local_init_op.",
@@ -227,8 +227,8 @@ KINDS = [("ok", 0.80), ("oom", 0.07), ("crash", 0.04), ("flag_error", 0.03), ("n
 
 def _write(path, lines, crlf=False):
     newline = "\r\n" if crlf else "\n"
-    data = newline.join(lines) + newline
-    Path(path).write_bytes(data.encode("utf-8", "surrogateescape"))
+    data = (newline.join(lines) + newline).encode("utf-8", "surrogateescape")
+    Path(path).write_bytes(data)
     return len(data)
 
 

@@ -67,12 +67,16 @@ def leftovers(tmp_path):
         ("2.23.0.dev20261026", "tf-nightly", "master"),
     ],
 )
-def test_setup_clones_the_branch_that_fits_the_probed_tensorflow(cli, tmp_path, fake_upstream, fake_tf, tf_version, dist, branch):
+def test_setup_clones_the_branch_that_fits_the_probed_tensorflow(
+    cli, tmp_path, fake_upstream, fake_tf, tf_version, dist, branch
+):
     python = fake_tf(tf_version, dist=dist)
     result = setup_cli(cli, tmp_path, "--repo-url", fake_upstream.path, "--python", python)
     assert result.returncode == 0, result
     assert "Fetched %s" % branch in result.stdout
-    assert re.search(r"TensorFlow\s+%s \(package metadata of %s" % (re.escape(tf_version), dist), result.stdout), result
+    assert re.search(
+        r"TensorFlow\s+%s \(package metadata of %s" % (re.escape(tf_version), dist), result.stdout
+    ), result
     assert re.search(r"Took\s+\d+\.\d\d s", result.stdout)
 
     checkout = tmp_path / "vendor" / "benchmarks"
@@ -129,7 +133,9 @@ def test_missing_tf_keras_is_a_warning_with_the_install_command(cli, tmp_path, f
 
 
 def test_tf_keras_present_gives_no_warning(cli, tmp_path, fake_upstream, fake_tf):
-    result = setup_cli(cli, tmp_path, "--repo-url", fake_upstream.url, "--python", fake_tf("2.21.0", tf_keras=True))
+    result = setup_cli(
+        cli, tmp_path, "--repo-url", fake_upstream.url, "--python", fake_tf("2.21.0", tf_keras=True)
+    )
     assert result.returncode == 0, result
     assert "pip install" not in result.stderr
     assert "TF_USE_LEGACY_KERAS=1" in result.stdout
@@ -156,7 +162,9 @@ def test_rerun_with_the_upstream_gone_and_no_git_is_a_quiet_success(cli, tmp_pat
     empty_bin.mkdir()
 
     started = time.perf_counter()
-    again = setup_cli(cli, tmp_path, "--repo-url", fresh_upstream.path, "--python", python, env={"PATH": empty_bin})
+    again = setup_cli(
+        cli, tmp_path, "--repo-url", fresh_upstream.path, "--python", python, env={"PATH": empty_bin}
+    )
     wall = time.perf_counter() - started
     assert again.returncode == 0, again
     assert again.stderr == ""
@@ -168,7 +176,9 @@ def test_rerun_with_the_upstream_gone_and_no_git_is_a_quiet_success(cli, tmp_pat
     assert checkout_state(tmp_path) == before
 
 
-def test_rerun_after_tensorflow_moved_within_the_same_branch_needs_no_network(cli, tmp_path, fresh_upstream, fake_tf):
+def test_rerun_after_tensorflow_moved_within_the_same_branch_needs_no_network(
+    cli, tmp_path, fresh_upstream, fake_tf
+):
     assert setup_cli(cli, tmp_path, "--repo-url", fresh_upstream.url, "--tf-version", "2.16.1").returncode == 0
     shutil.rmtree(fresh_upstream.path)
     result = setup_cli(cli, tmp_path, "--repo-url", fresh_upstream.url, "--tf-version", "2.22.0")
@@ -187,7 +197,9 @@ def test_switching_branch_replaces_the_checkout(cli, tmp_path, fake_upstream, fa
 
 
 def test_failed_clone_leaves_the_old_checkout_whole(cli, tmp_path, fresh_upstream, fake_tf):
-    assert setup_cli(cli, tmp_path, "--repo-url", fresh_upstream.url, "--python", fake_tf("1.12.0")).returncode == 0
+    assert (
+        setup_cli(cli, tmp_path, "--repo-url", fresh_upstream.url, "--python", fake_tf("1.12.0")).returncode == 0
+    )
     before = checkout_state(tmp_path)
     manifest_bytes = (tmp_path / "vendor" / "tfcnnwrap-setup.json").read_bytes()
     # The upstream still lists master but can no longer serve its tip commit: the clone itself fails.
@@ -203,7 +215,9 @@ def test_failed_clone_leaves_the_old_checkout_whole(cli, tmp_path, fresh_upstrea
 
 
 def test_switch_with_the_upstream_gone_leaves_the_old_checkout_whole(cli, tmp_path, fresh_upstream, fake_tf):
-    assert setup_cli(cli, tmp_path, "--repo-url", fresh_upstream.path, "--python", fake_tf("1.12.0")).returncode == 0
+    assert (
+        setup_cli(cli, tmp_path, "--repo-url", fresh_upstream.path, "--python", fake_tf("1.12.0")).returncode == 0
+    )
     before = checkout_state(tmp_path)
     shutil.rmtree(fresh_upstream.path)
     result = setup_cli(cli, tmp_path, "--repo-url", fresh_upstream.path, "--python", fake_tf("2.0.0"))
@@ -224,7 +238,9 @@ def test_branch_without_the_benchmark_script_is_refused_and_the_old_checkout_kep
 
     assert setup_cli(cli, tmp_path, "--repo-url", fresh_upstream.url, "--tf-version", "1.12").returncode == 0
     before = checkout_state(tmp_path)
-    result = setup_cli(cli, tmp_path, "--repo-url", fresh_upstream.url, "--tf-version", "1.12", "--branch", "docs-only")
+    result = setup_cli(
+        cli, tmp_path, "--repo-url", fresh_upstream.url, "--tf-version", "1.12", "--branch", "docs-only"
+    )
     assert_clean_error(result, 2, "docs-only", "scripts/tf_cnn_benchmarks/tf_cnn_benchmarks.py", "--branch")
     assert checkout_state(tmp_path) == before
     assert leftovers(tmp_path) == []
@@ -258,7 +274,14 @@ def test_update_fetches_the_newest_commit(cli, tmp_path, fresh_upstream):
 
 def test_explicit_branch_is_used_as_given(cli, tmp_path, fake_upstream, fake_tf):
     result = setup_cli(
-        cli, tmp_path, "--repo-url", fake_upstream.url, "--python", fake_tf("1.12.0"), "--branch", "cnn_tf_v1.9_compatible"
+        cli,
+        tmp_path,
+        "--repo-url",
+        fake_upstream.url,
+        "--python",
+        fake_tf("1.12.0"),
+        "--branch",
+        "cnn_tf_v1.9_compatible",
     )
     assert result.returncode == 0, result
     assert "given with --branch" in result.stdout
@@ -296,6 +319,8 @@ def test_interrupted_swap_is_recovered(cli, tmp_path, fresh_upstream):
         "ext::sh -c touch% pwned",
         "fd::17",
         "ftp://example.invalid/benchmarks.git",
+        "ssh://-oProxyCommand=touch%20pwned/benchmarks.git",
+        "git@-oProxyCommand=touch:benchmarks.git",
     ],
 )
 def test_unsafe_urls_are_refused_and_create_nothing(cli, tmp_path, url):
@@ -305,7 +330,16 @@ def test_unsafe_urls_are_refused_and_create_nothing(cli, tmp_path, url):
 
 
 def test_unknown_branch_lists_the_compat_branches(cli, tmp_path, fake_upstream):
-    result = setup_cli(cli, tmp_path, "--repo-url", fake_upstream.url, "--tf-version", "1.12", "--branch", "cnn_tf_v1.6_compatible")
+    result = setup_cli(
+        cli,
+        tmp_path,
+        "--repo-url",
+        fake_upstream.url,
+        "--tf-version",
+        "1.12",
+        "--branch",
+        "cnn_tf_v1.6_compatible",
+    )
     line = assert_clean_error(result, 2, "no branch 'cnn_tf_v1.6_compatible'")
     for branch in COMPAT_BRANCHES:
         assert branch in line
@@ -340,7 +374,9 @@ def test_git_not_installed(cli, tmp_path, fake_upstream):
     result = setup_cli(
         cli, tmp_path, "--repo-url", fake_upstream.url, "--tf-version", "1.12", env={"PATH": empty_bin}
     )
-    assert_clean_error(result, 2, "git is not installed", "conda install git", "Git for Windows", "apt install git")
+    assert_clean_error(
+        result, 2, "git is not installed", "conda install git", "Git for Windows", "apt install git"
+    )
     assert not (tmp_path / "vendor").exists()
 
 
@@ -385,8 +421,14 @@ def test_upstream_asking_for_credentials_never_prompts(cli, tmp_path):
 def test_normalise_repo_url(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert bootstrap.normalise_repo_url("https://github.com/tensorflow/benchmarks.git").startswith("https://")
-    assert bootstrap.normalise_repo_url("git@github.com:tensorflow/benchmarks.git") == "git@github.com:tensorflow/benchmarks.git"
-    assert bootstrap.normalise_repo_url("mirror/benchmarks") == (tmp_path / "mirror" / "benchmarks").resolve().as_uri()
+    assert (
+        bootstrap.normalise_repo_url("git@github.com:tensorflow/benchmarks.git")
+        == "git@github.com:tensorflow/benchmarks.git"
+    )
+    assert (
+        bootstrap.normalise_repo_url("mirror/benchmarks")
+        == (tmp_path / "mirror" / "benchmarks").resolve().as_uri()
+    )
     assert bootstrap.normalise_repo_url("./-odd").startswith("file://")
     with_space = bootstrap.normalise_repo_url("my mirrors/benchmarks.git")
     assert with_space.startswith("file://") and " " not in with_space
@@ -409,7 +451,10 @@ def test_parse_ls_remote():
 
 
 def test_git_message_picks_the_fatal_line():
-    stderr = "stderr: 'fatal: '/x' does not appear to be a git repository\nfatal: Could not read\n\nand the repository exists.'"
+    stderr = (
+        "stderr: 'fatal: '/x' does not appear to be a git repository\n"
+        "fatal: Could not read\n\nand the repository exists.'"
+    )
     assert bootstrap.git_message(stderr) == "fatal: '/x' does not appear to be a git repository"
     assert bootstrap.git_message("") == "no message from git"
 
@@ -452,8 +497,29 @@ def test_swap_into_place_deletes_read_only_files_of_the_old_checkout(tmp_path):
 def test_read_head_without_git(tmp_path, fake_upstream):
     clone = tmp_path / "c"
     subprocess.run(
-        ["git", "clone", "-q", "--depth", "1", "--branch", "cnn_tf_v1.8_compatible", fake_upstream.url, str(clone)],
+        [
+            "git",
+            "clone",
+            "-q",
+            "--depth",
+            "1",
+            "--branch",
+            "cnn_tf_v1.8_compatible",
+            fake_upstream.url,
+            str(clone),
+        ],
         check=True,
     )
     assert bootstrap.read_head(clone) == ("cnn_tf_v1.8_compatible", fake_upstream.head("cnn_tf_v1.8_compatible"))
     assert bootstrap.read_head(tmp_path / "missing") == (None, None)
+
+
+def test_explicit_branch_needs_no_tensorflow(cli, tmp_path, fake_upstream, fake_tf):
+    python = fake_tf("none", with_module=False, with_metadata=False)
+    result = setup_cli(
+        cli, tmp_path, "--repo-url", fake_upstream.url, "--python", python, "--branch", "cnn_tf_v1.10_compatible"
+    )
+    assert result.returncode == 0, result
+    assert "no TensorFlow found in" in result.stderr and "--branch used as given" in result.stderr
+    manifest = manifest_of(tmp_path)
+    assert manifest["branch"] == "cnn_tf_v1.10_compatible" and manifest["tf_version"] is None

@@ -16,7 +16,6 @@ import shutil
 import stat
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -52,13 +51,19 @@ def normalise_repo_url(raw):
     """
     text = "" if raw is None else str(raw)
     if not text.strip():
-        raise UsageError("--repo-url is empty: give https://github.com/tensorflow/benchmarks.git or a mirror's path")
+        raise UsageError(
+            "--repo-url is empty: give https://github.com/tensorflow/benchmarks.git or a mirror's path"
+        )
     if text != text.strip() or any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
         raise UsageError("refusing --repo-url %r: it holds spaces at the ends or control characters" % text)
     if text.startswith("-"):
         raise UsageError(
             "refusing --repo-url %r: it starts with '-', which git would read as an option; give a URL, "
             "or write a local path as ./%s" % (text, text)
+        )
+    if re.search(r"(://|@)-", text):
+        raise UsageError(
+            "refusing --repo-url %r: a host name that starts with '-' would reach ssh as an option" % text
         )
     if _REMOTE_HELPER.match(text):
         raise UsageError(
@@ -69,7 +74,8 @@ def normalise_repo_url(raw):
     if scheme:
         if scheme.group(1).lower() not in SAFE_SCHEMES:
             raise UsageError(
-                "refusing --repo-url %r: scheme %r is not one of %s" % (text, scheme.group(1), ", ".join(SAFE_SCHEMES))
+                "refusing --repo-url %r: scheme %r is not one of %s"
+                % (text, scheme.group(1), ", ".join(SAFE_SCHEMES))
             )
         return text
     head = re.split(r"[\\/]", text, maxsplit=1)[0]
@@ -90,7 +96,7 @@ def parse_ls_remote(text):
     for line in text.splitlines():
         parts = line.strip().split("\t")
         if len(parts) == 2 and parts[1].startswith("refs/heads/"):
-            heads[parts[1][len("refs/heads/"):]] = parts[0]
+            heads[parts[1][len("refs/heads/") :]] = parts[0]
     return heads
 
 
@@ -124,7 +130,7 @@ def git_message(stderr):
     """The line of git's stderr (as GitPython quotes it) that says what went wrong."""
     text = str(stderr or "").strip()
     if text.startswith("stderr:"):
-        text = text[len("stderr:"):].strip().strip("'")
+        text = text[len("stderr:") :].strip().strip("'")
     lines = [l.strip() for l in text.splitlines() if l.strip()]
     for line in lines:
         if line.lower().startswith(("fatal:", "error:")) or "Timeout:" in line:
@@ -144,8 +150,8 @@ def read_head(repo_dir):
         return None, None
     if not head.startswith("ref: "):
         return None, head or None
-    ref = head[len("ref: "):]
-    branch = ref[len("refs/heads/"):] if ref.startswith("refs/heads/") else None
+    ref = head[len("ref: ") :]
+    branch = ref[len("refs/heads/") :] if ref.startswith("refs/heads/") else None
     try:
         return branch, (git_dir / ref).read_text(encoding="utf-8").strip()
     except OSError:
@@ -287,10 +293,19 @@ def clone_into_place(url, branch, vendor, console=None):
     """Clone ``branch`` (depth 1, single branch) beside the checkout and swap it in; returns the commit sha."""
     git = import_git()
     vendor = Path(vendor)
-    vendor.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=str(vendor)))
+    # Named by hand rather than tempfile.mkdtemp, whose 0700 mode would follow the checkout into place.
+    staging = vendor / (STAGING_PREFIX + uuid.uuid4().hex[:8])
     try:
-        status = console.status("Cloning %s from %s ..." % (branch, url), refresh_per_second=4) if console else None
+        vendor.mkdir(parents=True, exist_ok=True)
+        staging.mkdir()
+    except OSError as exc:
+        raise SetupError(
+            "cannot create %s (%s): choose another place with --vendor-dir" % (staging.parent, exc.strerror or exc)
+        ) from None
+    try:
+        status = (
+            console.status("Cloning %s from %s ..." % (branch, url), refresh_per_second=4) if console else None
+        )
         if status:
             status.start()
         try:
@@ -341,7 +356,9 @@ def resolve_tensorflow(args):
         "warnings": [],
     }
     if args.tf_version:
-        info.update(version=args.tf_version, parsed=versions.parse_tf_version(args.tf_version), source="--tf-version")
+        info.update(
+            version=args.tf_version, parsed=versions.parse_tf_version(args.tf_version), source="--tf-version"
+        )
         return info
     try:
         answer = probe.run_probe(args.python)
@@ -380,7 +397,11 @@ def describe_tf(tf):
     if tf["source"] == "--tf-version":
         return "%s (given with --tf-version)" % tf["version"]
     if tf["source"] == "metadata":
-        return "%s (package metadata of %s in %s)" % (tf["version"], tf["distribution"] or "tensorflow", tf["python"])
+        return "%s (package metadata of %s in %s)" % (
+            tf["version"],
+            tf["distribution"] or "tensorflow",
+            tf["python"],
+        )
     return "%s (import tensorflow in %s)" % (tf["version"], tf["python"])
 
 
@@ -397,7 +418,7 @@ def keras_notes(tf):
             % (versions.format_version(tf["parsed"]), tf["python"], install)
         )
     return "not checked (--tf-version)", (
-        "TensorFlow %s uses Keras 3 and tf_cnn_benchmarks needs tf-keras; if `%s -c \"import tf_keras\"` "
+        'TensorFlow %s uses Keras 3 and tf_cnn_benchmarks needs tf-keras; if `%s -c "import tf_keras"` '
         "fails, run `%s`" % (versions.format_version(tf["parsed"]), shell_quote(tf["python"]), install)
     )
 

@@ -111,7 +111,7 @@ def collect(python=None, vendor_dir="vendor", matmul=False, timeout=None):
 
     tf_version = probe.get("tensorflow_version")
     parsed = _parsed(tf_version)
-    if not tf_version:
+    if not tf_version and probe.get("complete"):
         warnings.append(
             "no TensorFlow in %s: install it there (`%s -m pip install tensorflow`) or point --python at the "
             "interpreter of the environment that has it" % (probe.get("python"), probe.get("python"))
@@ -153,6 +153,7 @@ def collect(python=None, vendor_dir="vendor", matmul=False, timeout=None):
         "vendor": vendor_info(vendor_dir),
         "matmul": timings,
         "probe_complete": bool(probe.get("complete")),
+        "probe_stage": probe.get("stage"),
         "tfcnnwrap_version": __version__,
         "warnings": warnings,
     }
@@ -278,7 +279,10 @@ def checks(report):
     if report["tensorflow_version"]:
         source = {"metadata": "package metadata", "import": "import tensorflow"}.get(report["version_source"], "")
         value = "%s (%s)" % (report["tensorflow_version"], report["tensorflow_distribution"] or source or "?")
-        if report["tensorflow_importable"] is False:
+        unfinished = not report["probe_complete"] and report["tensorflow_importable"] is None
+        if unfinished:
+            rows.append(_row("TensorFlow", FAIL, value, "`import tensorflow` crashed or hung: see the warnings below"))
+        elif report["tensorflow_importable"] is False:
             hint = "installed but `import tensorflow` fails: see the warnings below"
             if any("DLL load failed" in w for w in report["warnings"]):
                 hint += "; run tfcnnwrap from the activated environment (`conda activate NAME`) so that " \
@@ -286,8 +290,11 @@ def checks(report):
             rows.append(_row("TensorFlow", FAIL, value, hint))
         else:
             rows.append(_row("TensorFlow", OK, value, report["tensorflow_location"] or ""))
+    elif not report["probe_complete"]:
+        rows.append(_row("TensorFlow", FAIL, "unknown", "the probe stopped: see the warnings below"))
     else:
-        rows.append(_row("TensorFlow", FAIL, "not found", "install it: %s, or use --python" % _install(report, "tensorflow")))
+        rows.append(_row("TensorFlow", FAIL, "not found",
+                         "install it: %s, or use --python" % _install(report, "tensorflow")))
     rows += [_gpu_row(report), _cuda_row(report), _keras_row(report)]
     if report["recommended_branch"]:
         rows.append(_row("branch setup would pick", OK, report["recommended_branch"], report["branch_reason"]))

@@ -183,15 +183,12 @@ def os_info():
 def command_line(argv=None):
     """The command as typed, as a list and as one string a user could paste back into a shell.
 
-    ``argv``: the full command line, program first (default: ``sys.argv``, where ``python -m tfcnnwrap``
-    shows up as the package's ``__main__.py`` and is written back as ``python -m tfcnnwrap``).
+    ``argv``: the full command line, program first (default: ``sys.argv``). ``python -m tfcnnwrap`` shows
+    up there as the package's ``__main__.py`` and is written back as ``PYTHON -m tfcnnwrap``.
     """
-    if argv is None:
-        args = list(sys.argv)
-        if args and os.path.basename(args[0]) == "__main__.py":
-            args = [sys.executable, "-m", "tfcnnwrap"] + args[1:]
-    else:
-        args = [str(a) for a in argv]
+    args = [str(a) for a in (sys.argv if argv is None else argv)]
+    if args and os.path.basename(args[0]) == "__main__.py":
+        args = [sys.executable, "-m", "tfcnnwrap"] + args[1:]
     if os.name == "nt":
         text = subprocess.list2cmdline(args)
     else:

@@ -1,14 +1,16 @@
 """Reads tf_cnn_benchmarks output: the header block, step lines, the total and failure signatures.
 
 Pure and single-pass. The sweep runner feeds each line to a ``LogParser`` as it arrives; ``parse`` reads
-whole files with ``parse_file``, which reads bytes in chunks and jumps from marker to marker instead of
-looking at every line (most lines of a TensorFlow log are noise).
+whole files with ``parse_file``, which reads bytes in chunks and jumps from marker to marker with
+``bytes.find`` instead of looking at every line (most lines of a TensorFlow log are noise). Both give the
+same ``ParsedLog`` for the same text.
 
 What a line may carry before the text tf_cnn_benchmarks printed (stripped before matching; at most two
 such prefixes, e.g. a timestamp then a logger):
 
 - leading whitespace (spaces or tabs);
-- an absl/glog prefix: ``I1130 10:00:00.000000 140000 benchmark_cnn.py:123] ``;
+- an absl/glog prefix: ``I1130 10:00:00.000000 140000 benchmark_cnn.py:123] `` (also the
+  ``I0000 00:00:1796016972.504125 6565 port.cc:153] `` form TensorFlow 2.x prints before absl is set up);
 - a Python logging prefix: ``INFO:tensorflow:``, ``WARNING:absl:``, ``INFO:root:`` ...;
 - an ISO timestamp followed by whitespace, as added by ``ts`` or a logging formatter:
   ``2026-11-30 10:00:00,123 ``, ``[2026-11-30T10:00:00Z] ``;
@@ -18,11 +20,13 @@ TensorFlow's C++ log prefix (``2026-11-30 10:00:00.000000: I tensorflow/...cc:14
 one of them: tf_cnn_benchmarks never prints through it, so a header or total after it is not believed.
 Failure signatures (OOM, flag errors, crashes) are looked for anywhere in a line.
 
-The header is read only inside its block: from a ``TensorFlow:`` or ``Model:`` line up to the
-``==========`` line (or 48 lines), so a stray ``Mode:`` in noise cannot overwrite it. A log holding several
-runs yields the last run's header and the last total.
+The header is read only inside its block: from a ``TensorFlow:`` line (or, in a log that has none, a
+``Model:`` line) up to the ``==========`` line or 48 lines, so a stray ``Mode:`` in noise is not believed.
+Each block replaces the previous one, so a log holding several runs yields the last run's header, the last
+total and the last step.
 """
 
+import os
 import re
 from dataclasses import asdict, dataclass
 from typing import Iterable, Optional
@@ -38,14 +42,11 @@ HEADER_BLOCK_LINES = 48
 TRACEBACK_LINES = 2000
 MESSAGE_CHARS = 500
 
-_NUM = r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?nan|[-+]?inf)"
-
-# Substrings of which every line the parser acts on holds at least one (header lines only inside the
-# header block, exception lines only after a Traceback line). Checked before any other regex.
-MARKERS = (
-    "/sec",  # step lines and the total
-    "TensorFlow:",
-    "Model:",  # the header block starts here (v1.5 prints TensorFlow: before it too)
+# Every line the parser acts on holds one of these (header lines only inside the header block, exception
+# lines only after a Traceback line). Checked with substring tests before any regex.
+PROGRESS_MARKERS = ("/sec",)  # step lines (images/sec, examples/sec) and the total
+HEADER_MARKERS = ("TensorFlow:", "Model:")
+FAILURE_MARKERS = (
     "Traceback",
     "rror",  # ...Error:, FATAL Flags parsing error, Fatal Python error, error: unrecognized arguments
     "OOM when allocating",
@@ -54,7 +55,10 @@ MARKERS = (
     "core dumped",
     "Check failed",
 )
-_MARKER_RE = re.compile("|".join(re.escape(m) for m in MARKERS))
+_ANY_MARKER_RE = re.compile(
+    "|".join(re.escape(m) for m in PROGRESS_MARKERS + HEADER_MARKERS + FAILURE_MARKERS)
+)
+_A = re.ASCII  # \d, \s and \w mean what they mean in bytes patterns
 
 _PREFIX_RE = re.compile(
     r"\s*(?:"
@@ -62,31 +66,39 @@ _PREFIX_RE = re.compile(
     r"|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL):[\w.]*:"  # python logging
     r"|\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?(?=\s)"  # ISO timestamp
     r"|\[\d+,\d+\]<std(?:out|err)>:"  # mpirun --tag-output
-    r")"
+    r")",
+    _A,
 )
 _PREFIX_START = frozenset(" \tIWEFDCR[0123456789")
+_TF_CPP_PREFIX_RE = re.compile(r"\s*\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?: [IWEF] [^\]\n]{0,300}\]\s*", _A)
 
-_STEP_RE = re.compile(
-    r"(\d+)\s+images/sec:\s*" + _NUM
-    + r"(?:\s*\+/-\s*" + _NUM + r"\s*\(\s*jitter\s*=\s*" + _NUM + r"\s*\))?"
-    r"(?:\s+" + _NUM + r")?(?:\s+" + _NUM + r")?(?:\s+" + _NUM + r")?"
+_FLOAT = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?nan|[-+]?inf"
+_NUM = "(" + _FLOAT + ")"
+# a step line is "<step> images/sec: <speed>" (what _STEP_RE demands); the rest is read when needed
+_STEP_RE = re.compile(r"(\d+)\s+images/sec:\s*" + _NUM, _A)
+_STEP_BYTES_RE = re.compile(_STEP_RE.pattern.encode())
+_STEP_TAIL_RE = re.compile(
+    r"(?:\s*\+/-\s*" + _NUM + r"\s*\(\s*jitter\s*=\s*" + _NUM + r"\s*\))?"
+    r"(?:\s+" + _NUM + r")?(?:\s+" + _NUM + r")?(?:\s+" + _NUM + r")?",
+    _A,
 )
-_EVAL_STEP_RE = re.compile(r"(\d+)\s+" + _NUM + r"\s+examples/sec\b")
-_TOTAL_RE = re.compile(r"total images/sec:\s*" + _NUM)
+_EVAL_STEP_RE = re.compile(r"(\d+)\s+" + _NUM + r"\s+examples/sec\b", _A)
+_TOTAL_RE = re.compile(r"total images/sec:\s*" + _NUM, _A)
 
 _HEADER_RE = re.compile(
     r"(TensorFlow|Model|Dataset|Mode|SingleSess|Batch size|Num batches|Num epochs|Devices|NUMA bind"
     r"|Data format|Layout optimizer|RewriterConfig|Optimizer|Variables|AllReduce|Sync|Staged vars"
-    r"|Horovod on):\s*(.*?)\s*$"
+    r"|Horovod on):\s*(.*?)\s*$",
+    _A,
 )
-_PER_DEVICE_RE = re.compile(r"(\d+(?:\.\d*)?)\s+per\s+device\b")
-_GLOBAL_RE = re.compile(r"(\d+)\s*global\b")
+_HEADER_FIELDS = ("tf_version", "model", "dataset", "mode", "batch_size_global", "batch_size", "num_batches",
+                  "num_epochs", "devices", "data_format", "optimizer", "variable_update")
+_PER_DEVICE_RE = re.compile(r"(\d+(?:\.\d*)?)\s+per\s+device\b", _A)
+_GLOBAL_RE = re.compile(r"(\d+)\s*global\b", _A)
 _DEVICE_RE = re.compile(r"""['"]([^'"]+)['"]""")
-_EXCEPTION_RE = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Z]\w*[a-z]\w*)(?::\s*(.*?))?\s*$")
-_TF_CPP_PREFIX_RE = re.compile(r"\s*\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?: [IWEF] [^\]\n]{0,300}\]\s*")
+_EXCEPTION_RE = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Z]\w*[a-z]\w*)(?::\s*(.*?))?\s*$", _A)
 _LINE_SPLIT_RE = re.compile(r"\r\n|\r|\n")
 
-_OOM_SIGNATURES = ("ResourceExhaustedError", "OOM when allocating", "CUDA_ERROR_OUT_OF_MEMORY")
 _FLAG_SIGNATURES = (
     "FATAL Flags parsing error",
     "Received unknown positional arguments",
@@ -128,7 +140,6 @@ class ParsedLog:
     failure_kind: Optional[str] = None  # 'oom' | 'flag_error' | 'error' | None
     failure_message: Optional[str] = None  # the most telling line
     totals_seen: int = 0
-    traceback_seen: bool = False
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -158,15 +169,33 @@ def _message(line):
     return text if len(text) <= MESSAGE_CHARS else text[: MESSAGE_CHARS - 3] + "..."
 
 
+def _step_from(text):
+    """The Step of a step line (its payload, on which ``_STEP_RE`` matches)."""
+    m = _STEP_RE.match(text)
+    tail = _STEP_TAIL_RE.match(text, m.end()).groups()
+    return Step(int(m.group(1)), float(m.group(2)), _float(tail[0]), _float(tail[1]), _float(tail[2]),
+                _float(tail[3]), _float(tail[4]))
+
+
 class LogParser:
-    """Feed it lines (in order); ask for ``result()`` at any time."""
+    """Feed it lines, in order; ask for ``result()`` at any time.
+
+    The work is split in three independent concerns -- progress (steps and the total), the header, and
+    failures -- each with its own markers and state, so that ``parse_file`` can look for each one's markers
+    separately and still give what feeding every line would.
+    """
 
     def __init__(self):
         self._log = ParsedLog()
-        self._header_left = 0  # lines left in the header block
-        self._traceback_left = 0  # lines left to find the exception line of a traceback
+        # progress: the last step line is kept as text and made a Step only when asked
+        self._last_step_line = None
+        # header
+        self._header_left = 0  # lines left in the current header block
+        self._tf_seen = False
         self._after_batch_size = False
-        self._oom = None  # (rank, message)
+        # failures: (rank, message) of the best line of each kind
+        self._traceback_left = 0  # lines left to find the exception line of a traceback
+        self._oom = None
         self._flag = None
         self._error = None
 
@@ -187,99 +216,90 @@ class LogParser:
 
     def result(self) -> ParsedLog:
         log = self._log
+        if self._last_step_line is not None:
+            log.last_step = _step_from(self._last_step_line)
+            self._last_step_line = None
+        log.failure_kind = log.failure_message = None
         for kind, found in ((OOM, self._oom), (FLAG_ERROR, self._flag), (ERROR, self._error)):
             if found is not None:
                 log.failure_kind, log.failure_message = kind, found[1]
                 break
-        else:
-            log.failure_kind = log.failure_message = None
         return log
 
-    @property
-    def wants_every_line(self) -> bool:
-        """True inside the header block or a traceback, where lines without markers matter too."""
-        return self._header_left > 0 or self._traceback_left > 0
-
-    # -- lines ----------------------------------------------------------------------------------
+    # -- one line, every concern ----------------------------------------------------------------
 
     def _feed_one(self, line):
         if len(line) > MAX_LINE:
             line = line[:MAX_LINE]
-        if self._header_left > 0 or self._traceback_left > 0:
-            self._in_block(line)
-        if _MARKER_RE.search(line) is None:
-            return None
-        return self._marked(line)
+        marked = _ANY_MARKER_RE.search(line) is not None
+        step = None
+        if marked and "/sec" in line and self._progress(line):
+            if self._last_step_line is not None:
+                self._log.last_step = _step_from(self._last_step_line)
+                self._last_step_line = None
+            step = self._log.last_step
+        if self._header_left > 0 or (marked and ("TensorFlow:" in line or "Model:" in line)):
+            self._header_line(line)
+        if self._traceback_left > 0 or marked:
+            self._failure_line(line)
+        return step
 
-    def _in_block(self, line):
-        if self._traceback_left > 0:
-            self._traceback_left -= 1
-            if line[:1] not in (" ", "\t") and line.strip():
-                text = _payload(line)
-                m = _EXCEPTION_RE.match(text)
-                if m is not None:
-                    self._traceback_left = 0
-                    self._exception_line(m.group(1), text)
-        if self._header_left > 0:
-            self._header_left -= 1
-            if "==========" in line:
-                self._header_left = 0
-                return
-            text = _payload(line)
-            if self._after_batch_size:
-                m = _PER_DEVICE_RE.match(text)
-                if m is not None:
-                    self._after_batch_size = False
-                    self._log.batch_size = int(float(m.group(1)))
-                    return
-            m = _HEADER_RE.match(text)
-            if m is not None:
-                self._header(m.group(1), m.group(2))
+    # -- progress -------------------------------------------------------------------------------
 
-    def _marked(self, line):
-        if "/sec" in line:
+    def _progress(self, line):
+        """Count a step or total line; True for a step line (the last one is kept)."""
+        m = _STEP_RE.match(line)  # most step lines carry no prefix
+        if m is None:
             text = _payload(line)
             if text.startswith("total"):
                 m = _TOTAL_RE.match(text)
                 if m is not None:
                     self._log.total_images_per_sec = float(m.group(1))
                     self._log.totals_seen += 1
-                    return None
+                return False
             m = _STEP_RE.match(text)
-            if m is not None:
-                return self._step(m)
-            m = _EVAL_STEP_RE.match(text)
-            if m is not None:
-                step = Step(int(m.group(1)), float(m.group(2)), None, None, None)
-                self._log.steps_seen += 1
-                self._log.last_step = step
-                return step
-        if self._header_left == 0 and ("TensorFlow:" in line or "Model:" in line):
-            text = _payload(line)
-            m = _HEADER_RE.match(text)
+            if m is None:
+                m = _EVAL_STEP_RE.match(text)
+                if m is not None:
+                    self._log.steps_seen += 1
+                    self._log.last_step = Step(int(m.group(1)), float(m.group(2)), None, None, None)
+                    self._last_step_line = None
+                    return True
+                return False
+            line = text
+        self._log.steps_seen += 1
+        self._last_step_line = line
+        return True
+
+    # -- header ---------------------------------------------------------------------------------
+
+    def _header_line(self, line):
+        if self._header_left > 0:
+            self._header_left -= 1
+            if "==========" in line:
+                self._header_left = 0
+            else:
+                self._in_header(_payload(line))
+        if "TensorFlow:" in line or ("Model:" in line and not self._tf_seen and self._header_left == 0):
+            m = _HEADER_RE.match(_payload(line))
             if m is not None and m.group(1) in ("TensorFlow", "Model") and m.group(2):
+                if m.group(1) == "TensorFlow":
+                    self._tf_seen = True
+                for field in _HEADER_FIELDS:  # a new run's header replaces the last one
+                    setattr(self._log, field, None)
                 self._header_left = HEADER_BLOCK_LINES
                 self._header(m.group(1), m.group(2))
-        if "Traceback" in line and "Traceback (most recent call last)" in line:
-            self._log.traceback_seen = True
-            self._traceback_left = TRACEBACK_LINES
-        self._signatures(line)
-        return None
 
-    def _step(self, m):
-        g = m.groups()
-        step = Step(
-            step=int(g[0]),
-            images_per_sec=float(g[1]),
-            uncertainty=_float(g[2]),
-            jitter=_float(g[3]),
-            loss=_float(g[4]),
-            top_1_accuracy=_float(g[5]),
-            top_5_accuracy=_float(g[6]),
-        )
-        self._log.steps_seen += 1
-        self._log.last_step = step
-        return step
+    def _in_header(self, text):
+        if self._after_batch_size:
+            m = _PER_DEVICE_RE.match(text)
+            if m is not None:
+                self._after_batch_size = False
+                self._log.batch_size = int(float(m.group(1)))
+                return
+        m = _HEADER_RE.match(text)
+        if m is not None:
+            self._header(m.group(1), m.group(2))
 
     def _header(self, key, value):
         log = self._log
@@ -319,8 +339,18 @@ class LogParser:
 
     # -- failures -------------------------------------------------------------------------------
 
-    def _signatures(self, line):
-        if "rror" in line or "OOM" in line or "OUT_OF_MEMORY" in line:
+    def _failure_line(self, line):
+        if self._traceback_left > 0:
+            self._traceback_left -= 1
+            if line[:1] not in (" ", "\t") and line.strip():
+                text = _payload(line)
+                m = _EXCEPTION_RE.match(text)
+                if m is not None:
+                    self._traceback_left = 0
+                    self._exception_line(m.group(1), text)
+        if "Traceback (most recent call last)" in line:
+            self._traceback_left = TRACEBACK_LINES
+        if "rror" in line or "OOM when allocating" in line or "OUT_OF_MEMORY" in line:
             if "OOM when allocating" in line:
                 # the exception line that says it names the failure best; TF's own log line is next
                 self._note_oom(3 if "ResourceExhaustedError" in line else 2, line)
@@ -349,38 +379,124 @@ class LogParser:
         # the last exception of a log is the one that ended it; it outranks the other crash signs
         self._error = (2, _message(text))
 
-    # -- whole texts (parse_file) ---------------------------------------------------------------
+    # -- bytes (parse_file) ---------------------------------------------------------------------
 
-    def _scan(self, text):
-        """Feed the lines of ``text`` (complete lines) that can matter, skipping from marker to marker."""
+    def _scan(self, data, markers, handle, in_block):
+        """Hand ``handle`` every line of ``data`` (bytes, complete lines) holding one of ``markers``
+        (bytes), and every line while ``in_block()``; jumps from marker to marker with bytes.find."""
+        end = len(data)
+        lf_only = b"\r" not in data
+        nexts = [data.find(m) for m in markers]
         pos = 0
-        end = len(text)
-        search = _MARKER_RE.search
         while pos < end:
-            if self._header_left > 0 or self._traceback_left > 0:
-                stop, after = _line_end(text, pos)
-                self._feed_one(text[pos:stop])
-                pos = after
+            if in_block():
+                pos = self._scan_block(data, pos, handle, in_block)
                 continue
-            m = search(text, pos)
-            if m is None:
+            hit = -1
+            for i, n in enumerate(nexts):
+                if 0 <= n < pos:
+                    n = nexts[i] = data.find(markers[i], pos)
+                if n >= 0 and (hit < 0 or n < hit):
+                    hit = n
+            if hit < 0:
                 return
-            hit = m.start()
-            start = max(text.rfind("\n", pos, hit), text.rfind("\r", pos, hit), pos - 1) + 1
-            stop, after = _line_end(text, hit)
-            self._feed_one(text[start:stop])
+            start = data.rfind(b"\n", pos, hit)
+            if not lf_only:
+                start = max(start, data.rfind(b"\r", pos, hit))
+            start = max(start + 1, pos)
+            stop, after = _line_end(data, hit, lf_only)
+            handle(data[start:min(stop, start + MAX_LINE)].decode("utf-8", "replace"))
             pos = after
 
+    def _scan_progress(self, data):
+        """_scan for the progress marker, with plain step lines counted without decoding them."""
+        find, rfind, match = data.find, data.rfind, _STEP_BYTES_RE.match
+        lf_only = b"\r" not in data
+        end = len(data)
+        log = self._log
+        last = None
+        pos = find(b"/sec")
+        while pos >= 0:
+            start = rfind(b"\n", 0, pos) + 1
+            stop = find(b"\n", pos)
+            if stop < 0:
+                stop = end
+            if not lf_only:
+                start = rfind(b"\r", start, pos) + 1 or start
+                cr = find(b"\r", pos, stop)
+                if cr >= 0:
+                    stop = cr
+            cut = min(stop, start + MAX_LINE)
+            if match(data, start, cut) is not None:
+                log.steps_seen += 1
+                last = (start, cut)
+            else:
+                if last is not None:
+                    self._last_step_line = data[last[0]:last[1]].decode("utf-8", "replace")
+                    last = None
+                self._progress(data[start:cut].decode("utf-8", "replace"))
+            pos = find(b"/sec", stop)
+        if last is not None:
+            self._last_step_line = data[last[0]:last[1]].decode("utf-8", "replace")
 
-def _line_end(text, pos):
+    def _scan_block(self, data, pos, handle, in_block):
+        """Hand ``handle`` the lines from ``pos`` on while ``in_block()``; returns where it stopped."""
+        end = len(data)
+        while pos < end and in_block():
+            window = data[pos:pos + _BLOCK_WINDOW]
+            lines = window.splitlines(True)  # bytes split at LF, CR and CRLF only
+            if pos + len(window) < end:
+                if len(lines) > 1:
+                    lines.pop()  # may be cut short by the window
+                else:  # a line longer than the window
+                    stop, after = _line_end(data, pos, False)
+                    lines = [data[pos:min(stop, pos + MAX_LINE)] + data[stop:after]]
+                    handle(lines[0][:MAX_LINE].rstrip(b"\r\n").decode("utf-8", "replace"))
+                    pos = after
+                    continue
+            for raw in lines:
+                pos += len(raw)
+                handle(raw[:MAX_LINE].rstrip(b"\r\n").decode("utf-8", "replace"))
+                if not in_block():
+                    break
+        return pos
+
+    def _scan_header(self, data, whole_file=False):
+        if not whole_file:
+            self._scan(data, _HEADER_BYTES, self._header_line, self._in_header_block)
+            return
+        # The header blocks of a whole text: those at TensorFlow: lines, or, when it has none, at
+        # Model: lines -- what feeding every line gives, one marker search at a time.
+        self._scan(data, _HEADER_BYTES[:1], self._header_line, self._in_header_block)
+        if not self._tf_seen:
+            self._scan(data, _HEADER_BYTES[1:], self._header_line, self._in_header_block)
+
+    def _scan_failures(self, data):
+        self._scan(data, _FAILURE_BYTES, self._failure_line, self._in_traceback)
+
+    def _in_header_block(self):
+        return self._header_left > 0
+
+    def _in_traceback(self):
+        return self._traceback_left > 0
+
+
+_BLOCK_WINDOW = 4096
+_HEADER_BYTES = tuple(m.encode() for m in HEADER_MARKERS)
+_FAILURE_BYTES = tuple(m.encode() for m in FAILURE_MARKERS)
+
+
+def _line_end(data, pos, lf_only):
     """(end of the line at pos, start of the next line); a line ends at LF, CR or CRLF."""
-    nl = text.find("\n", pos)
+    nl = data.find(b"\n", pos)
     if nl < 0:
-        nl = len(text)
-    cr = text.find("\r", pos, nl)
+        nl = len(data)
+    if lf_only:
+        return nl, nl + 1
+    cr = data.find(b"\r", pos, nl)
     if cr < 0:
         return nl, nl + 1
-    return cr, (cr + 2 if text.startswith("\n", cr + 1) else cr + 1)
+    return cr, (cr + 2 if data.startswith(b"\n", cr + 1) else cr + 1)
 
 
 def parse_lines(lines: Iterable[str]) -> ParsedLog:
@@ -390,9 +506,48 @@ def parse_lines(lines: Iterable[str]) -> ParsedLog:
     return parser.result()
 
 
-def parse_file(path, chunk_size: int = CHUNK_SIZE) -> ParsedLog:
-    """Parse a log file of any size in flat memory: bytes in chunks, decoded with replacement."""
+def parse_file(path, failures: str = "always", chunk_size: int = CHUNK_SIZE) -> ParsedLog:
+    """Parse a log file of any size in flat memory: bytes in chunks, lines decoded with replacement.
+
+    ``failures="always"`` gives exactly what ``parse_lines`` gives for the file's lines.
+    ``failures="without_total"`` looks for failure signatures only when the log holds no total (then
+    ``failure_kind``/``failure_message`` are None for a log with a total), which is all ``classify`` needs
+    for a log whose exit code is unknown, and much faster for big logs.
+    """
+    if failures not in ("always", "without_total"):
+        raise ValueError("failures must be 'always' or 'without_total', not %r" % (failures,))
     parser = LogParser()
+    whole = _read_whole(path, chunk_size)
+    if whole is not None:
+        parser._scan_progress(whole)
+        parser._scan_header(whole, whole_file=True)
+        if failures == "always" or parser._log.total_images_per_sec is None:
+            parser._scan_failures(whole)
+        return parser.result()
+    scans = [parser._scan_progress, parser._scan_header]
+    if failures == "always":
+        scans.append(parser._scan_failures)
+    for data in _complete_lines(path, chunk_size):
+        for scan in scans:
+            scan(data)
+    if failures == "without_total" and parser._log.total_images_per_sec is None:
+        for data in _complete_lines(path, chunk_size):
+            parser._scan_failures(data)
+    return parser.result()
+
+
+def _read_whole(path, chunk_size):
+    """The file's bytes when it fits in one chunk, else None."""
+    with open(path, "rb", buffering=0) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > chunk_size:
+            return None
+        data = fh.read(size + 1)
+    return data if len(data) <= size else None  # a file that grows is read in chunks
+
+
+def _complete_lines(path, chunk_size):
+    """The file as a series of byte blocks of whole lines (lines over MAX_LINE cut to MAX_LINE)."""
     carry = b""
     skipping = False  # inside a line already cut to MAX_LINE: drop bytes up to its end
     with open(path, "rb", buffering=0) as fh:
@@ -404,23 +559,20 @@ def parse_file(path, chunk_size: int = CHUNK_SIZE) -> ParsedLog:
                 cut = _first_break(block)
                 if cut < 0:
                     continue
-                parser._scan(carry.decode("utf-8", "replace"))
+                yield carry
                 carry, skipping = b"", False
                 block = block[cut:]
             data = carry + block if carry else block
             last = max(data.rfind(b"\n"), data.rfind(b"\r"))
             if last < 0:
                 carry = data
-                if len(carry) > MAX_LINE:
-                    carry, skipping = carry[:MAX_LINE], True
-                continue
-            parser._scan(data[: last + 1].decode("utf-8", "replace"))
-            carry = data[last + 1:]
+            else:
+                yield data[: last + 1]
+                carry = data[last + 1:]
             if len(carry) > MAX_LINE:
                 carry, skipping = carry[:MAX_LINE], True
     if carry:
-        parser._scan(carry.decode("utf-8", "replace"))
-    return parser.result()
+        yield carry
 
 
 def _first_break(block):

@@ -76,14 +76,19 @@ def _figure(panels, title, footnotes=()):
                 bar.set_hatch(spec["hatch"])
                 bar.set_alpha(0.55)
         peak = max(values + [panel.get("line") or 0.0, 1.0])
+        low = min(values + [0.0])
+        span = peak - low
         for pos, spec, value in zip(positions, bars, values):
-            ax.text(value + peak * 0.015, pos, spec["text"], va="center", ha="left", fontsize=8.5)
-        if panel.get("line"):
+            if value < 0:
+                ax.text(value - span * 0.015, pos, spec["text"], va="center", ha="right", fontsize=8.5)
+            else:
+                ax.text(value + span * 0.015, pos, spec["text"], va="center", ha="left", fontsize=8.5)
+        if panel.get("line") is not None:
             ax.axvline(panel["line"], color="#555555", linestyle="--", linewidth=0.8)
         ax.set_yticks(positions)
         ax.set_yticklabels([b["label"] for b in bars], fontsize=9)
         ax.set_ylim(-0.6, len(bars) - 0.4)
-        ax.set_xlim(0, peak * 1.4)
+        ax.set_xlim(low - span * 0.4 if low < 0 else 0, peak + span * 0.4)
         ax.set_title(panel["title"], fontsize=10.5, loc="left")
         ax.tick_params(axis="x", labelsize=8)
         ax.set_xlabel(panel.get("xlabel", "images/sec"), fontsize=8.5)
@@ -155,15 +160,26 @@ def plot_against(comparison, path):
 
 
 def plot_ab(result, path):
-    """Baseline against candidate, per model (the rows of compare.sweep_vs_sweep)."""
+    """Baseline against candidate per model, and the change per model (compare.sweep_vs_sweep)."""
     base, cand = result["baseline"], result["candidate"]
     panels = []
+    change_bars = []
     for row in result["rows"]:
-        if row["model"] == "geomean":
+        is_geomean = row["model"] == "geomean"
+        if row["change_pct"] is not None:
+            sig = {True: ", significant", False: ", not significant", None: ""}[row["significant"]]
+            change_bars.append(
+                {
+                    "label": "geometric mean" if is_geomean else "%s (%s)" % (row["model"], row["batch_size"]),
+                    "value": row["change_pct"],
+                    "text": "%+.1f%%%s" % (row["change_pct"], "*" if row["significant"] else ""),
+                    "color": MEASURED_COLOR if is_geomean else CANDIDATE_COLOR,
+                }
+            )
+        if is_geomean:
             continue
         change = ""
         if row["change_pct"] is not None:
-            sig = {True: ", significant", False: ", not significant", None: ""}[row["significant"]]
             change = " (%+.1f%%%s)" % (row["change_pct"], sig)
         bars = []
         for label, value, color in ((base.name, row["baseline"], BASELINE_COLOR),
@@ -173,8 +189,11 @@ def plot_ab(result, path):
         panels.append({"title": "%s, batch size %s%s" % (row["model"], row["batch_size"], change), "bars": bars})
     if not panels:
         raise UsageError("nothing to plot: neither sweep has a model yet")
-    title = "%s against %s" % (cand.label(), base.label())
-    footnotes = ["significant: Welch's t-test at 95%"]
+    if change_bars:
+        panels.append({"title": "change, candidate against baseline", "bars": change_bars, "line": 0.0,
+                       "xlabel": "change, % (* significant)"})
+    title = "candidate %s against baseline %s" % (cand.label(), base.label())
+    footnotes = ["Significant: Welch's t-test at 95%; needs 2 or more ok runs on each side."]
     _save(_figure(panels, title, footnotes), path)
 
 

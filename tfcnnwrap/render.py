@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import math
+import os
 import sys
 
 
@@ -97,10 +98,29 @@ def make_table(rows, columns=None, title=None, digits=2, caption=None):
     return table
 
 
+PIPE_WIDTH = 160
+
+
 def console(stderr=False):
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+    class _Console(Console):
+        def on_broken_pipe(self):
+            # `tfcnnwrap report | head`: the reader left. rich's default exits 1, which would read as
+            # "some runs failed"; stop writing and exit 0 like other filters do.
+            self.quiet = True
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, (sys.stderr if self.stderr else sys.stdout).fileno())
+            except (OSError, ValueError):
+                pass
+            raise SystemExit(0)
+
+    con = _Console(stderr=stderr, highlight=False, soft_wrap=False)
+    if not con.is_terminal and not os.environ.get("COLUMNS"):
+        # Redirected to a file or a CI log: no terminal to fit, and rich's 80 columns would fold every table.
+        con.width = PIPE_WIDTH
+    return con
 
 
 def emit(rows, fmt, columns=None, title=None, digits=2, caption=None, stream=None):

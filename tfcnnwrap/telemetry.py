@@ -15,6 +15,7 @@ single-sample dip does not count. With fewer than ``2 k`` busy samples there is 
 import math
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 from pathlib import Path
@@ -37,6 +38,7 @@ EARLY_MIN_SAMPLES = 5
 EARLY_FRACTION = 0.10
 QUERY_TIMEOUT_S = 20.0
 STOP_WAIT_S = 5.0
+INTERRUPT_WAIT_S = 2.0
 
 _MISSING = {"", "n/a", "[n/a]", "[not supported]", "not supported", "[unknown error]", "[gpu is lost]"}
 _WINDOWS_CANDIDATES = (
@@ -266,6 +268,14 @@ class Sampler:
             raise
 
     def _end_process(self):
+        if self.process.poll() is None and os.name != "nt":
+            # Ctrl-C first: nvidia-smi then leaves its loop and exits normally, flushing what it buffered;
+            # SIGTERM would end it with a block-buffered file's last lines unwritten.
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=INTERRUPT_WAIT_S)
+            except subprocess.TimeoutExpired:
+                pass
         if self.process.poll() is None:
             self.process.terminate()
             try:

@@ -44,7 +44,7 @@ def parse_compat_branch(name):
     """``'cnn_tf_v1.12_compatible'`` (or ``refs/heads/...``) -> ``(1, 12)``; None for any other name."""
     name = str(name)
     if name.startswith("refs/heads/"):
-        name = name[len("refs/heads/"):]
+        name = name[len("refs/heads/") :]
     match = _COMPAT.match(name)
     return (int(match.group(1)), int(match.group(2))) if match else None
 
@@ -68,7 +68,7 @@ def choose_branch(tf_version, branch_names):
     """
     version = tuple(tf_version) if isinstance(tf_version, (tuple, list)) else parse_tf_version(tf_version)
     shown = format_version(version)
-    names = [str(n)[len("refs/heads/"):] if str(n).startswith("refs/heads/") else str(n) for n in branch_names]
+    names = [str(n)[len("refs/heads/") :] if str(n).startswith("refs/heads/") else str(n) for n in branch_names]
     compat = {}
     for name in names:
         parsed = parse_compat_branch(name)

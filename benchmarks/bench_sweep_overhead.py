@@ -1,0 +1,89 @@
+"""Sweep overhead: 15 runs through `tfcnnwrap sweep` against the same 15 commands run directly in a loop.
+
+The stand-in benchmark (tests/fake/tf_cnn_benchmarks.py) prints a step line every ~0.2 s for ~2 s, like a
+real run at display_every=10. Variants alternate A B A B so drift hits both alike. Reported per variant:
+wall time, CPU of the process tree (getrusage of children, user+sys); and per pair the wall ratio A/B and
+A's extra CPU over B. Goals (issue 7): wall ratio <= 1.02, extra CPU <= 1 s for the whole sweep.
+
+    python benchmarks/bench_sweep_overhead.py --pairs 3
+"""
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from conftest import make_fake_tf_env, make_vendor  # noqa: E402
+
+SEED = [("resnet50", 64), ("resnet152", 32), ("inception3", 64), ("vgg16", 64), ("alexnet", 512)]
+
+
+def children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(fn):
+    cpu0, wall0 = children_cpu(), time.perf_counter()
+    fn()
+    return time.perf_counter() - wall0, children_cpu() - cpu0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--pairs", type=int, default=3)
+    ap.add_argument("--step-delay", type=float, default=0.2)
+    opts = ap.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="tfcnnwrap-overhead-"))
+    vendor = make_vendor(work / "vendor")
+    python = str(make_fake_tf_env(work / "tfenv", "1.12.0", "tensorflow-gpu"))
+    script_dir = vendor / "benchmarks" / "scripts" / "tf_cnn_benchmarks"
+    env = dict(os.environ, FAKE_TFCNN_STEP_DELAY=str(opts.step_delay), PYTHONUNBUFFERED="1")
+
+    def by_hand(tag):
+        logs = work / ("hand-%s" % tag)
+        logs.mkdir()
+        for model, bs in SEED:
+            for run in (1, 2, 3):
+                argv = [python, "-u", "tf_cnn_benchmarks.py", "--model=%s" % model, "--batch_size=%d" % bs,
+                        "--num_gpus=1", "--variable_update=parameter_server"]
+                with open(logs / ("%s-%d.log" % (model, run)), "wb") as log:
+                    subprocess.run(argv, cwd=script_dir, env=env, stdout=log, stderr=subprocess.STDOUT, check=True)
+
+    def wrapped(tag):
+        out = work / ("sweep-%s" % tag)
+        subprocess.run([sys.executable, "-m", "tfcnnwrap", "sweep", "--python", python, "--vendor-dir", str(vendor),
+                        "--device", "gpu", "--out", str(out)], cwd=work, env=dict(env, PYTHONPATH=str(ROOT)),
+                       stdout=subprocess.DEVNULL, check=True)
+
+    rows = []
+    for i in range(opts.pairs):
+        a_wall, a_cpu = timed(lambda: wrapped(i))
+        b_wall, b_cpu = timed(lambda: by_hand(i))
+        rows.append((a_wall, b_wall, a_cpu, b_cpu))
+        print("pair %d: sweep %.2f s (cpu %.2f s)  by hand %.2f s (cpu %.2f s)  wall ratio %.4f  extra cpu %.2f s"
+              % (i + 1, a_wall, a_cpu, b_wall, b_cpu, a_wall / b_wall, a_cpu - b_cpu), flush=True)
+    ratios = [a / b for a, b, _, _ in rows]
+    extra = [ac - bc for _, _, ac, bc in rows]
+    print()
+    print("| figure | median | min | max |")
+    print("|---|---|---|---|")
+    print("| sweep wall (s) | %.2f | %.2f | %.2f |" % tuple(f([r[0] for r in rows]) for f in (statistics.median, min, max)))
+    print("| by-hand wall (s) | %.2f | %.2f | %.2f |" % tuple(f([r[1] for r in rows]) for f in (statistics.median, min, max)))
+    print("| wall ratio sweep/by hand | %.4f | %.4f | %.4f |" % (statistics.median(ratios), min(ratios), max(ratios)))
+    print("| sweep CPU (s) | %.2f | %.2f | %.2f |" % tuple(f([r[2] for r in rows]) for f in (statistics.median, min, max)))
+    print("| by-hand CPU (s) | %.2f | %.2f | %.2f |" % tuple(f([r[3] for r in rows]) for f in (statistics.median, min, max)))
+    print("| wrapper's extra CPU (s) | %.2f | %.2f | %.2f |" % (statistics.median(extra), min(extra), max(extra)))
+
+
+if __name__ == "__main__":
+    main()

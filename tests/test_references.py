@@ -1,0 +1,266 @@
+"""Built-in reference data, name matching and the `references` verb (with the user's own CSV)."""
+
+import csv
+import io
+
+import pytest
+
+from conftest import assert_clean_error
+from tfcnnwrap.errors import UsageError
+from tfcnnwrap.references import (
+    COLUMNS,
+    format_published,
+    load_references,
+    name_key,
+    parse_csv,
+)
+
+SEED_HEADERS = {"1080-Ti": "gtx1080ti", "2080": "rtx2080", "2080-Ti": "rtx2080ti", "Vega 64": "vega64",
+                "V100": "v100"}
+
+# The seed's table as published (images/sec; fp32, synthetic, 1 GPU, parameter_server).
+SEED_TABLE = {
+    "rtx2070-egpu-seed": ["176.93", "62.22", "113.24", "110.23", "2258.94"],
+    "gtx1080ti": ["203.99", "82.83", "130.2", "133.16", "2720.59"],
+    "rtx2080": ["209.89", "82.78", "141.9", "123.01", "2567.38"],
+    "rtx2080ti": ["286.05", "110.24", "189.31", "169.28", "3550.11"],
+    "vega64": ["190.58", "68.71", "103.82", "101.95", "1573.01"],
+    "v100": ["386.63", "131.69", "242.7", "233", "4707.67"],
+}
+SEED_MODELS = [("resnet50", 64), ("resnet152", 32), ("inception3", 64), ("vgg16", 64), ("alexnet", 512)]
+
+
+@pytest.fixture(scope="module")
+def refs():
+    return load_references()
+
+
+# -- the packaged data ---------------------------------------------------------------------------------
+
+
+def test_builtin_data_holds_the_seed_table_as_published(refs):
+    for gpu_id, values in SEED_TABLE.items():
+        gpu = refs.gpus[gpu_id]
+        for (model, batch_size), text in zip(SEED_MODELS, values):
+            wanted = {"batch_size": batch_size, "precision": "fp32", "num_gpus": 1,
+                      "variable_update": "parameter_server", "data": "synthetic"}
+            result, differs = gpu.best_result(model, wanted)
+            assert differs == [], (gpu_id, model)
+            assert result.display == text, (gpu_id, model)
+            assert result.images_per_sec == float(text)
+
+
+def test_every_builtin_row_names_its_source_and_conditions(refs):
+    assert len(refs) >= 6
+    for gpu in refs:
+        assert gpu.name and gpu.vendor
+        for r in gpu.results:
+            assert r.source, (gpu.id, r.model)
+            assert r.precision in ("fp32", "fp16", "bf16")
+            assert r.num_gpus >= 1 and r.batch_size >= 1
+            assert r.data in ("synthetic", "real")
+            assert r.variable_update
+
+
+def test_builtin_data_has_rows_under_other_conditions(refs):
+    """Figures at other batch sizes and GPU counts exist, so the 'shown apart' rule is exercised."""
+    p100 = refs.gpus["p100-dgx1"]
+    assert {r.num_gpus for r in p100.results} == {1, 8}
+    assert {r.batch_size for r in p100.results if r.model == "resnet152"} == {32, 64}
+    assert {r.variable_update for r in p100.results} == {"parameter_server", "replicated"}
+
+
+def test_best_result_prefers_the_row_matching_the_sweep(refs):
+    p100 = refs.gpus["p100-dgx1"]
+    base = {"precision": "fp32", "num_gpus": 1, "variable_update": "parameter_server", "data": "synthetic"}
+    r32, d32 = p100.best_result("resnet152", dict(base, batch_size=32))
+    r64, d64 = p100.best_result("resnet152", dict(base, batch_size=64))
+    assert (r32.display, d32) == ("82.7", [])
+    assert (r64.display, d64) == ("91.8", [])
+    r8, d8 = p100.best_result("resnet50", dict(base, batch_size=64, num_gpus=8))
+    assert (r8.display, d8) == ("1734", [])
+    rbs, dbs = p100.best_result("resnet50", dict(base, batch_size=128))
+    assert rbs.num_gpus == 1 and dbs == ["batch_size"]
+    assert p100.best_result("nasnet", dict(base, batch_size=64)) == (None, [])
+
+
+@pytest.mark.parametrize(
+    "text, value, shown",
+    [("233", 233.0, "233"), ("130.2", 130.2, "130.2"), ("20.0", 20.0, "20.0"), ("1e3", 1000.0, "1000"),
+     ("2.5E-1", 0.25, "0.25")],
+)
+def test_published_figures_print_as_written_never_scientific(text, value, shown):
+    assert format_published(text, value) == shown
+
+
+# -- name matching -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "typed, key",
+    [("1080-Ti", "1080ti"), ("GeForce GTX 1080 Ti", "1080ti"), ("rtx_2080_ti", "2080ti"),
+     ("NVIDIA Tesla V100", "v100"), ("AMD Radeon RX Vega 64", "vega64"), ("RTX2080Ti", "2080ti")],
+)
+def test_name_key_ignores_case_separators_and_vendor_words(typed, key):
+    assert name_key(typed) == key
+
+
+@pytest.mark.parametrize("typed, gpu_id", list(SEED_HEADERS.items()))
+def test_each_seed_header_names_exactly_one_gpu(refs, typed, gpu_id):
+    assert refs.resolve(typed).id == gpu_id
+
+
+@pytest.mark.parametrize(
+    "typed, gpu_id",
+    [("2080", "rtx2080"), ("RTX 2080", "rtx2080"), ("geforce rtx 2080 ti", "rtx2080ti"),
+     ("gtx1080ti", "gtx1080ti"), ("Vega", "vega64"), ("nvidia tesla v100", "v100"), ("P100", "p100-dgx1"),
+     ("k80", "k80-gce"), ("seed", "rtx2070-egpu-seed"), ("2070", "rtx2070-egpu-seed")],
+)
+def test_exact_match_wins_and_a_unique_partial_match_is_taken(refs, typed, gpu_id):
+    assert refs.resolve(typed).id == gpu_id
+
+
+@pytest.mark.parametrize("typed, candidates", [("Ti", ["gtx1080ti", "rtx2080ti"]),
+                                               ("20", ["rtx2080", "rtx2080ti", "rtx2070-egpu-seed"])])
+def test_an_ambiguous_name_lists_the_candidates(refs, typed, candidates):
+    with pytest.raises(UsageError) as err:
+        refs.resolve(typed)
+    message = err.value.message
+    assert "ambiguous" in message and "\n" not in message
+    for gpu_id in candidates:
+        assert gpu_id in message
+    assert "v100" not in message
+
+
+def test_an_unknown_name_lists_what_is_known(refs):
+    with pytest.raises(UsageError) as err:
+        refs.resolve("Titan RTX")
+    message = err.value.message
+    assert "no reference GPU matches 'Titan RTX'" in message
+    for gpu_id in SEED_HEADERS.values():
+        assert gpu_id in message
+    with pytest.raises(UsageError, match="names no GPU"):
+        refs.resolve("NVIDIA GeForce")
+
+
+def test_resolve_list_keeps_the_typed_names_in_order(refs):
+    pairs = refs.resolve_list(" 1080-Ti, 2080 ,2080-Ti,Vega 64,V100")
+    assert [t for t, _ in pairs] == list(SEED_HEADERS)
+    assert [g.id for _, g in pairs] == list(SEED_HEADERS.values())
+    with pytest.raises(UsageError, match="at least one"):
+        refs.resolve_list(" , ")
+
+
+# -- user reference files ------------------------------------------------------------------------------
+
+USER_HEADER = ",".join(COLUMNS)
+
+
+def write_user_csv(path, rows, header=USER_HEADER):
+    path.write_text(header + "\n" + "".join(r + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+GOOD_ROW = "my-2070,My RTX 2070 (internal),my 2070;desk,NVIDIA,resnet50,64,180.5,fp32,1,parameter_server,synthetic,1.12,my own run,"
+
+
+def test_user_csv_adds_gpus_after_the_builtin_ones(tmp_path):
+    path = write_user_csv(tmp_path / "mine.csv", [GOOD_ROW, GOOD_ROW.replace("resnet50,64,180.5", "vgg16,64,111")])
+    refs = load_references(path)
+    assert list(refs.gpus)[-1] == "my-2070"
+    mine = refs.resolve("desk")
+    assert mine.origin == str(path)
+    assert [r.display for r in mine.results] == ["180.5", "111"]
+    assert refs.resolve("2080").id == "rtx2080"
+
+
+def test_user_csv_with_only_the_required_columns_and_a_bom(tmp_path):
+    path = tmp_path / "min.csv"
+    path.write_bytes(
+        "\ufeffgpu_id,gpu_name,model,batch_size,images_per_sec,precision,num_gpus\n"
+        "lab-a100,Lab A100,resnet50,256,1200,FP16,1\n".encode("utf-8")
+    )
+    gpus = parse_csv(path, "user")
+    result = gpus["lab-a100"].results[0]
+    assert (result.precision, result.variable_update, result.data) == ("fp16", "", "")
+
+
+@pytest.mark.parametrize(
+    "header, rows, needle",
+    [
+        ("gpu_id,gpu_name,model,batch_size,precision,num_gpus", ["x,X,resnet50,64,fp32,1"],
+         "missing column images_per_sec"),
+        (USER_HEADER, [GOOD_ROW, GOOD_ROW.replace("180.5", "fast")], "line 3: images_per_sec 'fast'"),
+        (USER_HEADER, [GOOD_ROW.replace(",64,", ",0,")], "line 2: batch_size '0'"),
+        (USER_HEADER, [GOOD_ROW.replace("fp32", "int8")], "precision 'int8'"),
+        (USER_HEADER, [GOOD_ROW.replace("synthetic", "imagenet")], "data 'imagenet'"),
+        (USER_HEADER, [GOOD_ROW.replace("my-2070", "v100")], "gpu_id 'v100' is already a built-in"),
+        (USER_HEADER, [GOOD_ROW, GOOD_ROW], "line 3: repeats my-2070 resnet50"),
+        (USER_HEADER, [GOOD_ROW.replace(",resnet50,", ",,")], "line 2: model is empty"),
+        (USER_HEADER, [], "holds no reference rows"),
+        (USER_HEADER, [GOOD_ROW.replace("My RTX 2070 (internal),my 2070;desk", "Tesla V100,")],
+         "answers to the same name as v100"),
+    ],
+)
+def test_bad_user_csv_is_refused_naming_the_problem(tmp_path, header, rows, needle):
+    path = write_user_csv(tmp_path / "bad.csv", rows, header)
+    with pytest.raises(UsageError) as err:
+        load_references(path)
+    assert needle in err.value.message
+    assert str(path) in err.value.message
+
+
+# -- the verb, as a user runs it -----------------------------------------------------------------------
+
+
+def test_references_table_lists_every_gpu_with_conditions_and_sources(cli):
+    result = cli("references")
+    assert result.returncode == 0, result
+    for gpu_id in list(SEED_TABLE) + ["p100-dgx1", "k80-gce"]:
+        assert gpu_id in result.stdout
+    assert "fp32 · 1 GPU · parameter_server · synthetic" in result.stdout
+    assert "lambdalabs.com" in result.stdout and "[1]" in result.stdout
+
+
+def test_references_json_has_every_figure_with_its_conditions(cli):
+    result = cli("references", "--format", "json")
+    assert result.returncode == 0, result
+    data = {g["id"]: g for g in result.json()}
+    v100 = data["v100"]
+    assert v100["aliases"] and v100["sources"]
+    vgg = [r for r in v100["results"] if r["model"] == "vgg16"][0]
+    assert vgg == {**vgg, "batch_size": 64, "images_per_sec": 233.0, "precision": "fp32", "num_gpus": 1,
+                   "variable_update": "parameter_server", "data": "synthetic"}
+
+
+def test_references_csv_is_a_template_in_the_data_columns(cli):
+    result = cli("references", "--format", "csv")
+    assert result.returncode == 0, result
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert list(rows[0]) == COLUMNS
+    v100_vgg = [r for r in rows if r["gpu_id"] == "v100" and r["model"] == "vgg16"][0]
+    assert v100_vgg["images_per_sec"] == "233"
+    assert [r for r in rows if r["gpu_id"] == "gtx1080ti" and r["model"] == "inception3"][0][
+        "images_per_sec"] == "130.2"
+
+
+def test_references_markdown_lists_the_sources(cli):
+    result = cli("references", "--format", "markdown")
+    assert result.returncode == 0, result
+    assert "| id | name | aliases | models and batch sizes | conditions | source |" in result.stdout
+    assert "| v100 | Tesla V100 |" in result.stdout
+
+
+def test_references_with_a_user_file(cli, tmp_path):
+    path = write_user_csv(tmp_path / "mine.csv", [GOOD_ROW])
+    result = cli("references", "--references", path, "--format", "json")
+    assert result.returncode == 0, result
+    mine = [g for g in result.json() if g["id"] == "my-2070"]
+    assert mine and mine[0]["origin"] == str(path) and mine[0]["results"][0]["images_per_sec"] == 180.5
+
+
+def test_references_with_a_bad_user_file_is_one_clean_line(cli, tmp_path):
+    path = write_user_csv(tmp_path / "bad.csv", [GOOD_ROW.replace("180.5", "-3")])
+    line = assert_clean_error(cli("references", "--references", path), 2, "line 2", "images_per_sec '-3'")
+    assert line.startswith("tfcnnwrap references: error:")
+    assert_clean_error(cli("references", "--references", tmp_path / "nope.csv"), 2, "does not exist")

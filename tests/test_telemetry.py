@@ -1,0 +1,293 @@
+"""GPU telemetry: the throttle rule on its own, and the sampler against a stand-in nvidia-smi."""
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from tfcnnwrap import telemetry
+from tfcnnwrap.telemetry import Telemetry, summarize_samples, throttle_verdict
+
+FAKE_DIR = Path(__file__).resolve().parent / "fake"
+FAKE_NVSMI = FAKE_DIR / "nvidia-smi"
+POSIX_ONLY = pytest.mark.skipif(os.name == "nt", reason="the stand-in nvidia-smi is a shebang script")
+
+
+def sample(temp=70, clock=1800, util=98, gpu=0, power="180.5", memory="7000"):
+    return "2026/11/30 10:00:00.000, %s, %s, %s, %s, %s, %s" % (gpu, temp, clock, power, util, memory)
+
+
+def run_of(*segments):
+    """Lines from (count, clock, util) segments."""
+    lines = []
+    for count, clock, util in segments:
+        lines += [sample(clock=clock, util=util, temp=60 + len(lines) % 20) for _ in range(count)]
+    return lines
+
+
+# --- the rule -------------------------------------------------------------------------------------------
+
+
+def test_steady_clock_is_not_throttled():
+    summary = summarize_samples(run_of((30, 1800, 98)))
+    assert summary["throttled"] is False
+    assert summary["early_sm_clock_mhz"] == 1800
+    assert summary["mean_sm_clock_mhz"] == 1800
+    assert summary["samples"] == summary["busy_samples"] == 30
+
+
+def test_sustained_drop_below_ninety_percent_is_throttling():
+    summary = summarize_samples(run_of((20, 1800, 98), (10, 1500, 98)))
+    assert summary["throttled"] is True
+    assert summary["early_sm_clock_mhz"] == 1800
+    assert summary["min_sm_clock_mhz"] == 1500
+    assert summary["low_sm_clock_mhz"] == 1500
+    assert summary["mean_sm_clock_mhz"] == 1700
+
+
+def test_idle_start_and_end_are_not_mistaken_for_throttling():
+    summary = summarize_samples(run_of((8, 300, 0), (30, 1800, 97), (5, 300, 0)))
+    assert summary["throttled"] is False
+    assert summary["busy_samples"] == 30
+    assert summary["early_sm_clock_mhz"] == 1800
+    assert summary["samples"] == 43
+
+
+def test_a_single_dip_is_not_throttling():
+    summary = summarize_samples(run_of((15, 1800, 98), (1, 1000, 98), (14, 1800, 98)))
+    assert summary["throttled"] is False
+    assert summary["min_sm_clock_mhz"] == 1000
+
+
+@pytest.mark.parametrize(
+    "clocks, throttled",
+    [
+        ([1800] * 10 + [1600] * 5, True),  # 11 % below
+        ([1800] * 10 + [1650] * 5, False),  # 8 % below
+        ([1800] * 9, None),  # too short for an early level and one later window
+    ],
+)
+def test_throttle_verdict_boundaries(clocks, throttled):
+    assert throttle_verdict(clocks)[0] is throttled
+
+
+def test_early_window_grows_with_long_runs():
+    # 200 busy samples: the early level is the median of the first 20, so a slow first 8 do not count.
+    clocks = [1500] * 8 + [1800] * 192
+    throttled, early, lowest = throttle_verdict(clocks)
+    assert early == 1800 and throttled is False
+
+
+def test_not_available_values_and_junk_are_tolerated():
+    lines = [
+        sample(power="[N/A]", memory="[Not Supported]") for _ in range(12)
+    ] + ["NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver", "2026/11/30, 0, 7"]
+    summary = summarize_samples(lines)
+    assert summary["samples"] == 12
+    assert summary["skipped_lines"] == 2
+    assert summary["max_power_w"] is None and summary["max_memory_used_mib"] is None
+    assert summary["max_temp_c"] is not None
+
+
+def test_without_utilization_every_sample_counts():
+    lines = [sample(util="[N/A]", clock=c) for c in [1800] * 10 + [1400] * 5]
+    summary = summarize_samples(lines)
+    assert summary["mean_util_pct"] is None
+    assert summary["busy_samples"] == 15
+    assert summary["throttled"] is True
+
+
+def test_several_gpus_report_the_busy_one():
+    lines = []
+    for i in range(20):
+        lines.append(sample(gpu=0, clock=300, util=0, temp=35))
+        lines.append(sample(gpu=1, clock=1800 if i < 10 else 1500, util=99, temp=80))
+    summary = summarize_samples(lines)
+    assert summary["gpu_index"] == 1
+    assert summary["throttled"] is True
+    assert summary["samples"] == 40
+    assert summary["max_temp_c"] == 80
+    assert set(summary["per_gpu"]) == {"0", "1"}
+    assert summary["per_gpu"]["0"]["throttled"] is None  # never busy
+
+
+def test_no_samples_at_all():
+    summary = summarize_samples([])
+    assert summary["samples"] == 0 and summary["throttled"] is None and summary["max_temp_c"] is None
+
+
+def test_a_cut_off_last_line_is_dropped(tmp_path):
+    path = tmp_path / "s.csv"
+    path.write_text(sample() + "\n" + sample() + "\n" + "2026/11/30 10:00:02.000, 0, 7", encoding="utf-8")
+    assert len(telemetry.read_sample_lines(path)) == 2
+
+
+# --- the stand-in nvidia-smi ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fake_nvsmi_on_path(monkeypatch):
+    monkeypatch.setenv("PATH", str(FAKE_DIR) + os.pathsep + os.environ.get("PATH", ""))
+    monkeypatch.delenv(telemetry.ENV_NVIDIA_SMI, raising=False)
+    for name in ("FAKE_NVSMI_SAMPLES", "FAKE_NVSMI_RAW", "FAKE_NVSMI_FAIL", "FAKE_NVSMI_GPUS"):
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+@pytest.fixture
+def ready_fifo(tmp_path, monkeypatch):
+    """The stand-in writes into this FIFO once its samples are out; ``wait()`` blocks until then."""
+    path = tmp_path / "ready.fifo"
+    os.mkfifo(str(path))
+    monkeypatch.setenv("FAKE_NVSMI_READY", str(path))
+
+    class Ready:
+        def wait(self):
+            got = {}
+
+            def read():
+                with open(path) as fh:
+                    got["text"] = fh.read()
+
+            reader = threading.Thread(target=read, daemon=True)
+            reader.start()
+            reader.join(30)
+            assert got.get("text") == "ready\n", "the stand-in nvidia-smi never got its samples out"
+
+    return Ready()
+
+
+@POSIX_ONLY
+def test_sampler_writes_samples_and_stop_summarises(fake_nvsmi_on_path, ready_fifo, tmp_path):
+    tele = Telemetry()
+    assert tele.available and tele.note is None
+    assert Path(tele.path) == FAKE_NVSMI
+    sampler = tele.start(tmp_path / "resnet50-bs64-run1.gpu.csv")
+    ready_fifo.wait()
+    assert sampler.process.poll() is None  # long-lived until stopped
+    assert os.getpgid(sampler.process.pid) == sampler.process.pid  # its own group: Ctrl-C is ours alone
+    assert sampler.args[-2:] == ["-lms", "1000"]
+    assert "--query-gpu=" + ",".join(telemetry.SAMPLE_FIELDS) in sampler.args
+    summary = sampler.stop()
+    assert sampler.process.returncode is not None
+    # the stand-in's default run: 4 idle, 20 busy at 1800 MHz, 10 busy at 1500 MHz, 3 idle
+    assert summary["samples"] == 37 and summary["busy_samples"] == 30
+    assert summary["throttled"] is True
+    assert summary["max_temp_c"] == 84
+    assert summary["samples_file"] == "resnet50-bs64-run1.gpu.csv"
+    assert "error" not in summary
+    assert sampler.stop() is summary  # idempotent
+    assert len((tmp_path / "resnet50-bs64-run1.gpu.csv").read_text().splitlines()) == 37
+
+
+@POSIX_ONLY
+def test_sampler_with_a_cool_gpu_is_stopped_like_ctrl_c(fake_nvsmi_on_path, ready_fifo, tmp_path):
+    fake_nvsmi_on_path.setenv("FAKE_NVSMI_SAMPLES", ";".join(["65,1900,99"] * 12))
+    fake_nvsmi_on_path.setenv("FAKE_NVSMI_ARGS_LOG", str(tmp_path / "calls.log"))
+    with Telemetry(interval_ms=500).start(tmp_path / "s.csv") as sampler:
+        ready_fifo.wait()
+        assert sampler.args[-1] == "500"
+    summary = sampler.stop()
+    assert summary["throttled"] is False and summary["samples"] == 12 and summary["mean_sm_clock_mhz"] == 1900
+    # SIGINT lets a real nvidia-smi flush its buffered last lines; SIGTERM would drop them
+    assert (tmp_path / "calls.log").read_text().splitlines()[-1] == "stopped by SIGINT"
+
+
+@POSIX_ONLY
+def test_an_nvidia_smi_deaf_to_ctrl_c_is_terminated(fake_nvsmi_on_path, ready_fifo, tmp_path):
+    fake_nvsmi_on_path.setenv("FAKE_NVSMI_IGNORE_SIGINT", "1")
+    fake_nvsmi_on_path.setenv("FAKE_NVSMI_ARGS_LOG", str(tmp_path / "calls.log"))
+    fake_nvsmi_on_path.setattr(telemetry, "INTERRUPT_WAIT_S", 0.2)
+    sampler = Telemetry().start(tmp_path / "s.csv")
+    ready_fifo.wait()
+    summary = sampler.stop()
+    assert summary["samples"] == 37
+    assert (tmp_path / "calls.log").read_text().splitlines()[-1] == "stopped by SIGTERM"
+
+
+@POSIX_ONLY
+def test_malformed_output_and_a_cut_off_line(fake_nvsmi_on_path, ready_fifo, tmp_path):
+    raw = "\\n".join([sample(power="[N/A]")] * 11 + ["[Unknown Error]", "2026/11/30 10:00:09.000, 0, 6"])
+    fake_nvsmi_on_path.setenv("FAKE_NVSMI_RAW", raw)
+    sampler = Telemetry().start(tmp_path / "s.csv")
+    ready_fifo.wait()
+    summary = sampler.stop()
+    assert summary["samples"] == 11 and summary["skipped_lines"] == 1
+    assert summary["max_power_w"] is None and "error" not in summary
+
+
+@POSIX_ONLY
+def test_nvidia_smi_that_fails_gives_an_error_not_an_exception(fake_nvsmi_on_path, tmp_path):
+    fake_nvsmi_on_path.setenv("FAKE_NVSMI_FAIL", "No devices were found")
+    sampler = Telemetry().start(tmp_path / "s.csv")
+    sampler.process.wait(timeout=30)
+    summary = sampler.stop()
+    assert summary["samples"] == 0
+    assert "No devices were found" in summary["error"]
+
+
+@POSIX_ONLY
+def test_stop_never_raises_when_the_samples_file_is_gone(fake_nvsmi_on_path, ready_fifo, tmp_path):
+    sampler = Telemetry().start(tmp_path / "s.csv")
+    ready_fifo.wait()
+    (tmp_path / "s.csv").unlink()
+    summary = sampler.stop()
+    assert summary["samples"] == 0 and "could not read s.csv" in summary["error"]
+    assert sampler.process.returncode is not None
+
+
+def test_no_nvidia_smi_is_one_note_and_no_sampler(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv(telemetry.ENV_NVIDIA_SMI, raising=False)
+    monkeypatch.setattr(telemetry, "_WINDOWS_CANDIDATES", ())
+    tele = Telemetry()
+    assert tele.available is False
+    assert tele.note == "nvidia-smi not found: no GPU telemetry"
+    assert tele.start(tmp_path / "s.csv") is None
+    assert not (tmp_path / "s.csv").exists()
+    assert telemetry.query_gpus() is None
+
+
+@POSIX_ONLY
+def test_the_environment_variable_switches_telemetry_off_or_points_at_it(fake_nvsmi_on_path, tmp_path):
+    fake_nvsmi_on_path.setenv(telemetry.ENV_NVIDIA_SMI, "none")
+    assert Telemetry().available is False
+    fake_nvsmi_on_path.setenv("PATH", str(tmp_path))
+    fake_nvsmi_on_path.setenv(telemetry.ENV_NVIDIA_SMI, str(FAKE_NVSMI))
+    assert Telemetry().path == str(FAKE_NVSMI)
+    fake_nvsmi_on_path.delenv(telemetry.ENV_NVIDIA_SMI)
+    assert Telemetry(nvidia_smi=str(FAKE_NVSMI)).available is True
+
+
+@POSIX_ONLY
+def test_an_nvidia_smi_that_cannot_start_leaves_a_note(tmp_path):
+    broken = tmp_path / "nvidia-smi"
+    broken.write_bytes(b"\x00\x01 not a program")
+    broken.chmod(0o755)
+    tele = Telemetry(nvidia_smi=str(broken))
+    assert tele.available
+    assert tele.start(tmp_path / "s.csv") is None
+    assert tele.available is False and tele.note.startswith("cannot start nvidia-smi")
+
+
+@POSIX_ONLY
+def test_query_gpus_reads_name_driver_and_memory(fake_nvsmi_on_path):
+    fake_nvsmi_on_path.setenv("FAKE_NVSMI_GPUS", "NVIDIA GeForce RTX 2070;NVIDIA A100-SXM4, 80GB")
+    info = telemetry.query_gpus()
+    assert info["driver_version"] == "417.35"
+    assert [g["name"] for g in info["gpus"]] == ["NVIDIA GeForce RTX 2070", "NVIDIA A100-SXM4, 80GB"]
+    assert info["gpus"][0] == {
+        "index": 0, "name": "NVIDIA GeForce RTX 2070", "driver_version": "417.35", "memory_total_mib": 8192,
+    }
+    assert "error" not in info
+
+
+@POSIX_ONLY
+def test_query_gpus_when_the_driver_is_not_loaded(fake_nvsmi_on_path):
+    fake_nvsmi_on_path.setenv(
+        "FAKE_NVSMI_FAIL", "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver."
+    )
+    info = telemetry.query_gpus()
+    assert info["gpus"] == []
+    assert "couldn't communicate" in info["error"] and "exit 9" in info["error"]
