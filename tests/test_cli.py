@@ -1,6 +1,5 @@
 """The CLI skeleton: verbs, help, version, lazy imports, clean errors."""
 
-import json
 import subprocess
 import sys
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_clean_error, cli_env, make_vendor
+from conftest import assert_clean_error, cli_env
 
 SEED = [("resnet50", 64), ("resnet152", 32), ("inception3", 64), ("vgg16", 64), ("alexnet", 512)]
 IPS = {

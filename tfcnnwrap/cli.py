@@ -277,7 +277,17 @@ def _crash_report(exc):
         return None
 
 
+def _tolerant_streams():
+    """Never die on a character the console's code page lacks (cp1252 on Windows, say)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="replace")
+        except (AttributeError, ValueError):
+            pass
+
+
 def main(argv=None):
+    _tolerant_streams()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.verb:

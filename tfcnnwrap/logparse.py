@@ -28,7 +28,7 @@ total and the last step.
 
 import os
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Iterable, Optional
 
 MAX_LINE = 1 << 20  # longer lines are cut to this many characters for parsing
@@ -43,7 +43,8 @@ TRACEBACK_LINES = 2000
 MESSAGE_CHARS = 500
 
 # Every line the parser acts on holds one of these (header lines only inside the header block, exception
-# lines only after a Traceback line). Checked with substring tests before any regex.
+# lines only after a Traceback line). Checked with substring tests before any regex; LogParser._feed_one
+# spells them out.
 PROGRESS_MARKERS = ("/sec",)  # step lines (images/sec, examples/sec) and the total
 HEADER_MARKERS = ("TensorFlow:", "Model:")
 FAILURE_MARKERS = (
@@ -54,9 +55,6 @@ FAILURE_MARKERS = (
     "Segmentation fault",
     "core dumped",
     "Check failed",
-)
-_ANY_MARKER_RE = re.compile(
-    "|".join(re.escape(m) for m in PROGRESS_MARKERS + HEADER_MARKERS + FAILURE_MARKERS)
 )
 _A = re.ASCII  # \d, \s and \w mean what they mean in bytes patterns
 
@@ -85,12 +83,12 @@ _STEP_TAIL_RE = re.compile(
 _EVAL_STEP_RE = re.compile(r"(\d+)\s+" + _NUM + r"\s+examples/sec\b", _A)
 _TOTAL_RE = re.compile(r"total images/sec:\s*" + _NUM, _A)
 
-_HEADER_RE = re.compile(
-    r"(TensorFlow|Model|Dataset|Mode|SingleSess|Batch size|Num batches|Num epochs|Devices|NUMA bind"
-    r"|Data format|Layout optimizer|RewriterConfig|Optimizer|Variables|AllReduce|Sync|Staged vars"
-    r"|Horovod on):\s*(.*?)\s*$",
-    _A,
-)
+_HEADER_RE = re.compile(r"([A-Z][A-Za-z ]{1,19}):\s*(.*?)\s*$", _A)  # "Key:   value" (known keys kept)
+_HEADER_KEYS = frozenset([
+    "TensorFlow", "Model", "Dataset", "Mode", "SingleSess", "Batch size", "Num batches", "Num epochs", "Devices",
+    "NUMA bind", "Data format", "Layout optimizer", "RewriterConfig", "Optimizer", "Variables", "AllReduce",
+    "Sync", "Staged vars", "Horovod on",
+])
 _HEADER_FIELDS = ("tf_version", "model", "dataset", "mode", "batch_size_global", "batch_size", "num_batches",
                   "num_epochs", "devices", "data_format", "optimizer", "variable_update")
 _PER_DEVICE_RE = re.compile(r"(\d+(?:\.\d*)?)\s+per\s+device\b", _A)
@@ -198,6 +196,9 @@ class LogParser:
         self._oom = None
         self._flag = None
         self._error = None
+        # feed_bytes: the start of a line not complete yet
+        self._pending = b""
+        self._skipping = False
 
     # -- public ---------------------------------------------------------------------------------
 
@@ -214,7 +215,34 @@ class LogParser:
             return step
         return self._feed_one(line)
 
+    def feed_bytes(self, data: bytes, final: bool = False) -> Optional[Step]:
+        """Take raw output as it arrives, in chunks of any size; returns the last Step it completed.
+
+        Complete lines are fed (decoded with replacement, cut to MAX_LINE); the rest waits for the next
+        chunk. ``final=True`` (at end of output) also feeds a last line that has no line ending.
+        """
+        if self._skipping:  # the rest of a line already cut to MAX_LINE
+            cut = _first_break(data)
+            if cut < 0:
+                data = b""
+            else:
+                data, self._skipping = data[cut:], False
+        buf = self._pending + data if self._pending else data
+        last = max(buf.rfind(b"\n"), buf.rfind(b"\r"))
+        if last == len(buf) - 1 and buf.endswith(b"\r") and not final:
+            last = max(buf.rfind(b"\n", 0, last), buf.rfind(b"\r", 0, last))  # may be half of a CRLF
+        step = None
+        if last >= 0:
+            for raw in buf[: last + 1].splitlines():  # bytes split at LF, CR and CRLF only
+                step = self._feed_one(raw[:MAX_LINE].decode("utf-8", "replace")) or step
+        self._pending, self._skipping = _cut(buf[last + 1:], self._skipping)
+        if final and self._pending:
+            step = self._feed_one(self._pending.rstrip(b"\r").decode("utf-8", "replace")) or step
+            self._pending, self._skipping = b"", False
+        return step
+
     def result(self) -> ParsedLog:
+        """What has been read so far (a copy: feeding more lines does not change it)."""
         log = self._log
         if self._last_step_line is not None:
             log.last_step = _step_from(self._last_step_line)
@@ -224,23 +252,25 @@ class LogParser:
             if found is not None:
                 log.failure_kind, log.failure_message = kind, found[1]
                 break
-        return log
+        return replace(log)
 
     # -- one line, every concern ----------------------------------------------------------------
 
     def _feed_one(self, line):
         if len(line) > MAX_LINE:
             line = line[:MAX_LINE]
-        marked = _ANY_MARKER_RE.search(line) is not None
         step = None
-        if marked and "/sec" in line and self._progress(line):
+        if "/sec" in line and self._progress(line):
             if self._last_step_line is not None:
                 self._log.last_step = _step_from(self._last_step_line)
                 self._last_step_line = None
             step = self._log.last_step
-        if self._header_left > 0 or (marked and ("TensorFlow:" in line or "Model:" in line)):
+        if self._header_left > 0 or "TensorFlow:" in line or "Model:" in line:
             self._header_line(line)
-        if self._traceback_left > 0 or marked:
+        # FAILURE_MARKERS, spelt out: a chain of `in` is the cheapest test for a noise line
+        if (self._traceback_left > 0 or "rror" in line or "Traceback" in line or "OOM when allocating" in line
+                or "OUT_OF_MEMORY" in line or "Segmentation fault" in line or "core dumped" in line
+                or "Check failed" in line):
             self._failure_line(line)
         return step
 
@@ -279,7 +309,7 @@ class LogParser:
             if "==========" in line:
                 self._header_left = 0
             else:
-                self._in_header(_payload(line))
+                self._in_header(line if line[:1] not in _PREFIX_START else _payload(line))
         if "TensorFlow:" in line or ("Model:" in line and not self._tf_seen and self._header_left == 0):
             m = _HEADER_RE.match(_payload(line))
             if m is not None and m.group(1) in ("TensorFlow", "Model") and m.group(2):
@@ -298,7 +328,7 @@ class LogParser:
                 self._log.batch_size = int(float(m.group(1)))
                 return
         m = _HEADER_RE.match(text)
-        if m is not None:
+        if m is not None and m.group(1) in _HEADER_KEYS:
             self._header(m.group(1), m.group(2))
 
     def _header(self, key, value):
@@ -351,11 +381,7 @@ class LogParser:
         if "Traceback (most recent call last)" in line:
             self._traceback_left = TRACEBACK_LINES
         if "rror" in line or "OOM when allocating" in line or "OUT_OF_MEMORY" in line:
-            if "OOM when allocating" in line:
-                # the exception line that says it names the failure best; TF's own log line is next
-                self._note_oom(3 if "ResourceExhaustedError" in line else 2, line)
-            elif "ResourceExhaustedError" in line or "CUDA_ERROR_OUT_OF_MEMORY" in line:
-                self._note_oom(1, line)
+            self._oom_line(line)
             if self._flag is None:
                 for sig in _FLAG_SIGNATURES:
                     if sig in line:
@@ -367,7 +393,14 @@ class LogParser:
                     self._error = (1, _message(line))
                     break
 
-    def _note_oom(self, rank, line):
+    def _oom_line(self, line):
+        if "OOM when allocating" in line:
+            # the exception line that says it names the failure best; TF's own log line is next
+            rank = 3 if "ResourceExhaustedError" in line else 2
+        elif "ResourceExhaustedError" in line or "CUDA_ERROR_OUT_OF_MEMORY" in line:
+            rank = 1
+        else:
+            return
         if self._oom is None or rank > self._oom[0]:
             self._oom = (rank, _message(line))
 
@@ -400,10 +433,9 @@ class LogParser:
                     hit = n
             if hit < 0:
                 return
-            start = data.rfind(b"\n", pos, hit)
+            start = max(data.rfind(b"\n", pos, hit) + 1, pos)
             if not lf_only:
-                start = max(start, data.rfind(b"\r", pos, hit))
-            start = max(start + 1, pos)
+                start = data.rfind(b"\r", start, hit) + 1 or start
             stop, after = _line_end(data, hit, lf_only)
             handle(data[start:min(stop, start + MAX_LINE)].decode("utf-8", "replace"))
             pos = after
@@ -450,8 +482,7 @@ class LogParser:
                     lines.pop()  # may be cut short by the window
                 else:  # a line longer than the window
                     stop, after = _line_end(data, pos, False)
-                    lines = [data[pos:min(stop, pos + MAX_LINE)] + data[stop:after]]
-                    handle(lines[0][:MAX_LINE].rstrip(b"\r\n").decode("utf-8", "replace"))
+                    handle(data[pos:min(stop, pos + MAX_LINE)].decode("utf-8", "replace"))
                     pos = after
                     continue
             for raw in lines:
@@ -471,7 +502,13 @@ class LogParser:
         if not self._tf_seen:
             self._scan(data, _HEADER_BYTES[1:], self._header_line, self._in_header_block)
 
-    def _scan_failures(self, data):
+    def _scan_failures(self, data, oom_first=False):
+        # An OOM outranks every other failure and its lines carry their own markers: once one is found,
+        # the other signatures cannot change the result. oom_first pays off where OOMs are likely.
+        if oom_first:
+            self._scan(data, _OOM_BYTES, self._oom_line, _never)
+            if self._oom is not None:
+                return
         self._scan(data, _FAILURE_BYTES, self._failure_line, self._in_traceback)
 
     def _in_header_block(self):
@@ -484,6 +521,11 @@ class LogParser:
 _BLOCK_WINDOW = 4096
 _HEADER_BYTES = tuple(m.encode() for m in HEADER_MARKERS)
 _FAILURE_BYTES = tuple(m.encode() for m in FAILURE_MARKERS)
+_OOM_BYTES = (b"OOM when allocating", b"ResourceExhaustedError", b"CUDA_ERROR_OUT_OF_MEMORY")
+
+
+def _never():
+    return False
 
 
 def _line_end(data, pos, lf_only):
@@ -521,8 +563,10 @@ def parse_file(path, failures: str = "always", chunk_size: int = CHUNK_SIZE) -> 
     if whole is not None:
         parser._scan_progress(whole)
         parser._scan_header(whole, whole_file=True)
-        if failures == "always" or parser._log.total_images_per_sec is None:
+        if failures == "always":
             parser._scan_failures(whole)
+        elif parser._log.total_images_per_sec is None:
+            parser._scan_failures(whole, oom_first=True)
         return parser.result()
     scans = [parser._scan_progress, parser._scan_header]
     if failures == "always":
@@ -532,7 +576,7 @@ def parse_file(path, failures: str = "always", chunk_size: int = CHUNK_SIZE) -> 
             scan(data)
     if failures == "without_total" and parser._log.total_images_per_sec is None:
         for data in _complete_lines(path, chunk_size):
-            parser._scan_failures(data)
+            parser._scan_failures(data, oom_first=True)
     return parser.result()
 
 
@@ -559,20 +603,28 @@ def _complete_lines(path, chunk_size):
                 cut = _first_break(block)
                 if cut < 0:
                     continue
-                yield carry
-                carry, skipping = b"", False
-                block = block[cut:]
+                block, skipping = block[cut:], False  # the cut line (in carry) ends here
             data = carry + block if carry else block
             last = max(data.rfind(b"\n"), data.rfind(b"\r"))
+            if last == len(data) - 1 and data.endswith(b"\r"):  # may be half of a CRLF: wait for more
+                last = max(data.rfind(b"\n", 0, last), data.rfind(b"\r", 0, last))
             if last < 0:
                 carry = data
             else:
                 yield data[: last + 1]
                 carry = data[last + 1:]
-            if len(carry) > MAX_LINE:
-                carry, skipping = carry[:MAX_LINE], True
+            carry, skipping = _cut(carry, skipping)
     if carry:
         yield carry
+
+
+def _cut(rest, skipping):
+    """(rest, skipping) with an unfinished line cut to MAX_LINE; skipping: drop bytes up to its end."""
+    if len(rest) <= MAX_LINE:
+        return rest, skipping
+    if rest.endswith(b"\r"):  # a whole line but for a possible LF
+        return rest[:MAX_LINE] + b"\r", False
+    return rest[:MAX_LINE], True
 
 
 def _first_break(block):

@@ -11,13 +11,12 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, List, Optional
 
 from tfcnnwrap.logparse import LogParser, ParsedLog, classify
 
 READ_CHUNK = 64 * 1024
-MAX_LINE = 1024 * 1024  # longer "lines" (binary garbage) are cut for parsing; the log keeps every byte
 GRACE_S = 3.0  # between SIGTERM and SIGKILL of the process group
 
 
@@ -31,7 +30,6 @@ class RunOutcome:
     interrupted: bool = False
     log_bytes: int = 0
     pid: Optional[int] = None
-    extra: dict = field(default_factory=dict)
 
 
 def _linux_parent_death_signal():
@@ -94,9 +92,7 @@ def run_benchmark(
     env: dict,
     log_path,
     timeout_s: Optional[float] = None,
-    on_line: Optional[Callable[[str], None]] = None,
     on_step: Optional[Callable] = None,
-    on_start: Optional[Callable] = None,
 ) -> RunOutcome:
     """Run one benchmark command to the end (or the timeout, or Ctrl-C) and classify it."""
     parser = LogParser()
@@ -114,8 +110,6 @@ def run_benchmark(
         bufsize=0,
         **popen_group_kwargs(),
     )
-    if on_start is not None:
-        on_start(proc)
 
     def expire():
         state["timed_out"] = True
@@ -127,15 +121,11 @@ def run_benchmark(
         timer.daemon = True
         timer.start()
 
-    def feed(raw):
-        line = raw[:MAX_LINE].decode("utf-8", "replace")
-        step = parser.feed(line)
-        if on_line is not None:
-            on_line(line)
+    def feed(chunk, final=False):
+        step = parser.feed_bytes(chunk, final=final)
         if step is not None and on_step is not None:
             on_step(step)
 
-    pending = b""
     try:
         with open(log_path, "wb") as log:
             try:
@@ -146,16 +136,8 @@ def run_benchmark(
                     log.write(chunk)
                     log.flush()
                     log_bytes += len(chunk)
-                    pending += chunk
-                    if b"\n" in pending:
-                        *lines, pending = pending.split(b"\n")
-                        for raw in lines:
-                            feed(raw)
-                    if len(pending) > MAX_LINE:
-                        feed(pending)
-                        pending = b""
-                if pending:
-                    feed(pending)
+                    feed(chunk)
+                feed(b"", final=True)
                 proc.wait()
             except KeyboardInterrupt:
                 interrupted = True
@@ -165,6 +147,8 @@ def run_benchmark(
                 if rest:
                     log.write(rest)
                     log_bytes += len(rest)
+                    parser.feed_bytes(rest)
+                parser.feed_bytes(b"", final=True)
                 proc.wait()
     finally:
         if timer is not None:

@@ -8,7 +8,6 @@ import shlex
 import signal
 import subprocess
 import sys
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 
