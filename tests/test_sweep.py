@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_clean_error, cli_env
+from conftest import assert_clean_error, cli_env, make_vendor
 
 SEED = [("resnet50", 64), ("resnet152", 32), ("inception3", 64), ("vgg16", 64), ("alexnet", 512)]
 IPS = {
@@ -442,3 +442,45 @@ def test_retry_failed_reruns_only_failed_runs(cli, tmp_path, vendor, tf112):
     assert int((state / "all").read_text()) == 5
     rows = {r["model"]: r for r in cli("report", out, "--format", "json").json()}
     assert rows["vgg16"]["runs_ok"] == 2 and rows["vgg16"]["runs_failed"] == 0
+
+
+@POSIX
+def test_gpu_sweep_samples_telemetry_beside_each_log(cli, tmp_path, vendor, tf112):
+    """The stand-in nvidia-smi writes its samples, then opens a FIFO the stand-in benchmark waits on."""
+    fake_dir = Path(__file__).resolve().parent / "fake"
+    fifo = tmp_path / "nvsmi-ready"
+    os.mkfifo(fifo)
+    out = tmp_path / "sweep"
+    env = {
+        "PATH": str(fake_dir) + os.pathsep + os.environ["PATH"],
+        "FAKE_NVSMI_READY": fifo,
+        "FAKE_TFCNN_WAIT_FIFO": fifo,
+        "FAKE_NVSMI_SAMPLES": ";".join(["60,1800"] * 6 + ["83,1500"] * 6),
+    }
+    result = cli(*sweep_args(vendor, tf112, out, "--models", "resnet50,alexnet", "--runs", "1"), cwd=tmp_path, env=env)
+    assert result.returncode == 0, result
+    runs = read_runs(out)
+    for r in runs:
+        assert (out / "logs" / ("%s-bs%d-run1.gpu.csv" % (r["model"], r["batch_size"]))).is_file()
+        tele = r["telemetry"]
+        assert tele["samples"] == 12
+        assert tele["max_temp_c"] == 83
+        assert tele["throttled"] is True
+    meta = json.loads((out / "sweep.json").read_text())
+    assert "RTX 2070" in json.dumps(meta["environment"])
+    assert "RTX 2070" in cli("report", out).stdout
+
+
+def test_a_checkout_for_another_tensorflow_is_warned_about(cli, tmp_path, fake_tf):
+    vendor = make_vendor(tmp_path / "vendor", branch="cnn_tf_v1.12_compatible")
+    manifest_path = vendor / "tfcnnwrap-setup.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["upstream_branches"] = ["cnn_tf_v1.12_compatible", "cnn_tf_v2.1_compatible", "master"]
+    manifest_path.write_text(json.dumps(manifest))
+    args = ["sweep", "--vendor-dir", vendor, "--device", "gpu", "--dry-run", "--models", "alexnet"]
+    other = cli(*args, "--python", fake_tf("2.1.3"), cwd=tmp_path)
+    assert other.returncode == 0, other
+    assert "calls for cnn_tf_v2.1_compatible" in other.stderr
+    assert all("tf_cnn_benchmarks.py" in l or l.startswith("#") for l in other.stdout.splitlines())
+    same = cli(*args, "--python", fake_tf("1.12.0", dist="tensorflow-gpu"), cwd=tmp_path)
+    assert same.returncode == 0 and "calls for" not in same.stderr

@@ -71,6 +71,26 @@ def resolve_device(requested, probe_result):
     )
 
 
+def branch_mismatch(tf_version, manifest):
+    """A warning when the checkout was fetched for another TensorFlow than the one about to run it."""
+    from tfcnnwrap.versions import choose_branch
+
+    branches = manifest.get("upstream_branches")
+    branch = manifest.get("branch")
+    if not branches or not branch or manifest.get("branch_source") == "--branch":
+        return None
+    try:
+        wanted, _ = choose_branch(tf_version, branches)
+    except TfcnnwrapError:
+        return None
+    if wanted == branch:
+        return None
+    return (
+        "the checkout is %s but TensorFlow %s calls for %s; run `python -m tfcnnwrap setup` with the same "
+        "--python to switch" % (branch, tf_version, wanted)
+    )
+
+
 def child_env(tf_version):
     from tfcnnwrap.versions import needs_legacy_keras
 
@@ -153,6 +173,7 @@ def cmd_sweep(args):
     from tfcnnwrap import render
 
     console = render.console()
+    warn_console = render.console(stderr=True)
     python = probe.target_python(args.python)
     vendor_dir = Path(args.vendor_dir)
 
@@ -189,10 +210,13 @@ def cmd_sweep(args):
     else:
         device, warning = resolve_device(plan.device, probe_result)
         if warning:
-            console.print("[yellow]warning:[/] " + warning, highlight=False)
+            warn_console.print("[yellow]warning:[/] " + warning, highlight=False)
 
     env = child_env(tf_version)
     manifest = checkout.read_manifest(vendor_dir) or {}
+    mismatch = branch_mismatch(tf_version, manifest)
+    if mismatch:
+        warn_console.print("[yellow]warning:[/] " + mismatch, highlight=False)
 
     if args.dry_run:
         for model, bs, run in plan.run_specs():

@@ -16,6 +16,8 @@ FAKE_TFCNN_TF_VERSION  what the "TensorFlow:" header says (default 1.12)
 FAKE_TFCNN_CRLF        "1": end lines with CRLF
 FAKE_TFCNN_READY_FIFO  a named pipe: modes hang/hang_tree write "<pid> <child pid>" into it once hanging, so a
                        test can block on it instead of sleeping
+FAKE_TFCNN_WAIT_FIFO   a named pipe to read before starting (blocks until its writer, e.g. the stand-in
+                       nvidia-smi, has written), so that a test's ordering needs no sleeps
 """
 
 import os
@@ -131,6 +133,10 @@ def main(argv):
     ips = pick_ips(model, per_model)
     delay = float(os.environ.get("FAKE_TFCNN_STEP_DELAY", "0") or 0)
 
+    wait_fifo = os.environ.get("FAKE_TFCNN_WAIT_FIFO")
+    if wait_fifo:
+        with open(wait_fifo) as fh:
+            fh.read()
     noise()
     out("TensorFlow:  %s" % os.environ.get("FAKE_TFCNN_TF_VERSION", "1.12"))
     out("Model:       %s" % model)
