@@ -8,9 +8,7 @@ import argparse
 import importlib
 import os
 import sys
-import tempfile
 import time
-import traceback
 
 from tfcnnwrap import __version__
 from tfcnnwrap.errors import EXIT_INTERRUPTED, EXIT_USAGE, TfcnnwrapError
@@ -264,6 +262,9 @@ def build_parser():
 
 def _crash_report(exc):
     """Write the traceback to a file and return its path (or None if even that fails)."""
+    import tempfile
+    import traceback
+
     try:
         fd, path = tempfile.mkstemp(
             prefix="tfcnnwrap-crash-%s-" % time.strftime("%Y%m%d-%H%M%S"), suffix=".txt"
@@ -312,6 +313,8 @@ def main(argv=None):
         return 0
     except Exception as exc:  # noqa: BLE001 - last line of defence: one line, traceback to a file
         if getattr(args, "debug", False):
+            import traceback
+
             traceback.print_exc()
             return 3
         path = _crash_report(exc)
