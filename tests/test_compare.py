@@ -154,7 +154,7 @@ def test_reference_at_another_batch_size_is_marked_and_left_out_of_the_geomean(c
 
 @pytest.mark.parametrize(
     "plan, condition",
-    [({"num_gpus": 2}, "2 GPUs"), ({"use_fp16": True}, "fp16"), ({"extra_args": ["--use_fp16=True"]}, "fp16"),
+    [({"num_gpus": 2}, "2 GPUs"), ({"extra_args": ["--use_fp16=True"]}, "fp16"),
      ({"variable_update": "replicated"}, "variable_update replicated"),
      ({"extra_args": ["--data_dir", "/data/imagenet"]}, "real data")],
 )
@@ -307,10 +307,12 @@ def test_welch_unit():
 def test_sweep_conditions_read_the_plan_and_extra_flags():
     assert sweep_conditions({}, 64) == {"batch_size": 64, "precision": "fp32", "num_gpus": 1,
                                         "variable_update": "parameter_server", "data": "synthetic"}
-    plan = {"num_gpus": 1, "extra_args": ["--num_gpus=4", "--variable_update", "replicated", "--use_fp16"]}
+    # --num_gpus and --variable_update are the plan's own (sweep refuses them after --); fp16 and real
+    # data can only come through the pass-through flags.
+    plan = {"num_gpus": 4, "variable_update": "replicated", "extra_args": ["--use_fp16"]}
     assert sweep_conditions(plan, 32) == {"batch_size": 32, "precision": "fp16", "num_gpus": 4,
                                           "variable_update": "replicated", "data": "synthetic"}
-    assert sweep_conditions({"use_fp16": True, "extra_args": ["--use_fp16=false"]})["precision"] == "fp32"
+    assert sweep_conditions({"extra_args": ["--use_fp16=false"]})["precision"] == "fp32"
 
 
 # -- usage errors --------------------------------------------------------------------------------------

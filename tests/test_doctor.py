@@ -1,5 +1,6 @@
 """`doctor` against stand-in TensorFlow installs and a stand-in nvidia-smi, and the environment record."""
 
+import json
 import io
 import os
 import subprocess
@@ -145,7 +146,7 @@ def test_vendor_checkout_branch_and_commit(cli, fake_tf, tmp_path):
 
     newer = doctor_json(cli, fake_tf("2.4.0"), "--vendor-dir", tmp_path / "vendor", env=NO_SMI)
     row = check(newer, "vendor checkout")
-    assert row["status"] == "warn" and "wants master" in row["hint"]
+    assert row["status"] == "warn" and "calls for master" in row["hint"]
 
 
 @pytest.mark.parametrize("tf_keras, status", [(False, "fail"), (True, "ok")])
@@ -301,3 +302,14 @@ def test_doctor_questions_an_old_python(cli, tmp_path):
     assert report["tensorflow_version"] == "1.12.0"
     assert report["recommended_branch"] == "cnn_tf_v1.12_compatible"
     assert report["probe_complete"] is True
+
+
+def test_a_branch_chosen_with_setup_branch_is_not_second_guessed(cli, fake_tf, tmp_path):
+    vendor = make_vendor(tmp_path / "vendor", branch="cnn_tf_v1.11_compatible")
+    manifest = json.loads((vendor / "tfcnnwrap-setup.json").read_text())
+    manifest["branch_source"] = "--branch"
+    (vendor / "tfcnnwrap-setup.json").write_text(json.dumps(manifest))
+    report = doctor_json(cli, fake_tf("1.12.0", dist="tensorflow-gpu"), env=NO_SMI, cwd=tmp_path)
+    row = check(report, "vendor checkout")
+    assert row["status"] == "ok" and "--branch" in row["hint"]
+    assert report["recommended_branch"] == "cnn_tf_v1.12_compatible"

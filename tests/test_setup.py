@@ -523,3 +523,19 @@ def test_explicit_branch_needs_no_tensorflow(cli, tmp_path, fake_upstream, fake_
     assert "no TensorFlow found in" in result.stderr and "--branch used as given" in result.stderr
     manifest = manifest_of(tmp_path)
     assert manifest["branch"] == "cnn_tf_v1.10_compatible" and manifest["tf_version"] is None
+
+
+def test_a_second_setup_is_refused_while_the_first_holds_the_vendor_dir(cli, tmp_path, fake_upstream):
+    from tfcnnwrap.bootstrap import setup_lock
+
+    first = setup_cli(cli, tmp_path, "--repo-url", fake_upstream.url, "--tf-version", "1.12")
+    assert first.returncode == 0, first
+    lock = setup_lock(tmp_path / "vendor")
+    lock.acquire()  # as a setup in progress in another process would hold it
+    try:
+        second = setup_cli(cli, tmp_path, "--repo-url", fake_upstream.url, "--tf-version", "2.0")
+    finally:
+        lock.release()
+    assert_clean_error(second, 2, "in use by another `tfcnnwrap setup`")
+    third = setup_cli(cli, tmp_path, "--repo-url", fake_upstream.url, "--tf-version", "2.0")
+    assert third.returncode == 0, third

@@ -176,10 +176,10 @@ def test_auto_device_falls_back_to_cpu_with_a_warning(cli, tmp_path, vendor, fak
     "args, needles",
     [
         (["--models", "resnet50,resnet5O"], ["unknown model 'resnet5O'", "resnet50"]),
-        (["--runs", "0"], ["--runs must be at least 1"]),
-        (["--runs", "three"], ["--runs must be a whole number"]),
-        (["--batch-size", "vgg16=0"], ["positive whole number"]),
-        (["--batch-size", "vgg16=big"], ["positive whole number"]),
+        (["--runs", "0"], ["--runs must be a whole number of at least 1, got 0"]),
+        (["--runs", "three"], ["--runs must be a whole number of at least 1, got 'three'"]),
+        (["--batch-size", "vgg16=0"], ["--batch-size vgg16: the batch size must be a whole number of at least 1"]),
+        (["--batch-size", "vgg16=big"], ["--batch-size vgg16: the batch size must be a whole number of at least 1"]),
         (["--batch-size", "vgg16"], ["MODEL=N"]),
         (["--batch-size", "vgg17=32"], ["unknown model 'vgg17'"]),
         (["--timeout", "-5"], ["--timeout"]),
@@ -406,11 +406,16 @@ def test_interrupt_records_the_run_and_exits_130(cli, tmp_path, vendor, tf112, s
     fifo = tmp_path / "ready"
     os.mkfifo(fifo)
     state = tmp_path / "state"
-    env = ips_env(state, FAKE_TFCNN_FAULTS="#2=hang_tree", FAKE_TFCNN_READY_FIFO=fifo)
+    env = ips_env(state, FAKE_TFCNN_FAULTS="#2=hang_tree", FAKE_TFCNN_READY_FIFO=fifo, PYTHONFAULTHANDLER=1)
     proc = _start_sweep(sweep_args(vendor, tf112, out), tmp_path, env)
     bench_pid, child_pid = _wait_hanging(fifo)
     proc.send_signal(sig)
-    stdout, stderr = proc.communicate(timeout=60)
+    try:
+        stdout, stderr = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)  # PYTHONFAULTHANDLER: every thread's stack goes to stderr
+        stdout, stderr = proc.communicate()
+        pytest.fail("the sweep did not stop within 60 s of the signal:\n%s\n%s" % (stdout[-2000:], stderr[-2000:]))
     assert proc.returncode == 130, (stdout, stderr)
     assert b"Traceback" not in stderr
     assert b"--resume" in stdout
@@ -484,3 +489,74 @@ def test_a_checkout_for_another_tensorflow_is_warned_about(cli, tmp_path, fake_t
     assert all("tf_cnn_benchmarks.py" in l or l.startswith("#") for l in other.stdout.splitlines())
     same = cli(*args, "--python", fake_tf("1.12.0", dist="tensorflow-gpu"), cwd=tmp_path)
     assert same.returncode == 0 and "calls for" not in same.stderr
+
+
+def _pids_with_env(marker):
+    """Live processes whose environment holds ``marker`` (Linux /proc)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "environ").read_bytes() and _alive(int(entry.name)):
+                    pids.append(int(entry.name))
+            except OSError:
+                pass
+    return pids
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="parent-death signal and /proc are Linux's")
+def test_a_killed_gpu_sweep_leaves_no_benchmark_and_no_nvidia_smi(tmp_path, vendor, tf112):
+    fake_dir = Path(__file__).resolve().parent / "fake"
+    fifo = tmp_path / "ready"
+    os.mkfifo(fifo)
+    marker = "TFCNNWRAP_TEST_MARKER=%s" % tmp_path.name
+    env = ips_env(tmp_path / "state", FAKE_TFCNN_FAULTS="#2=hang", FAKE_TFCNN_READY_FIFO=fifo,
+                  TFCNNWRAP_NVIDIA_SMI=fake_dir / "nvidia-smi", TFCNNWRAP_TEST_MARKER=tmp_path.name)
+    proc = _start_sweep(sweep_args(vendor, tf112, tmp_path / "sweep"), tmp_path, env)
+    bench_pid, _ = _wait_hanging(fifo)
+    children = _pids_with_env(marker)
+    assert bench_pid in children and len(children) >= 2  # the benchmark and its nvidia-smi
+    proc.kill()
+    proc.communicate()
+    for pid in children:
+        assert _wait_gone(pid), "process %d outlived the killed sweep" % pid
+
+
+def test_device_gpu_still_records_what_tensorflow_sees(cli, tmp_path, vendor, fake_tf):
+    out = tmp_path / "sweep"
+    result = cli("sweep", "--vendor-dir", vendor, "--python", fake_tf("2.1.3"), "--device", "gpu",
+                 "--models", "alexnet", "--runs", "1", "--out", out, cwd=tmp_path,
+                 env={"FAKE_TF_GPUS": "GeForce RTX 2070", "TFCNNWRAP_NVIDIA_SMI": "none"})
+    assert result.returncode == 0, result
+    env = json.loads((out / "sweep.json").read_text())["environment"]
+    assert "GeForce RTX 2070" in json.dumps(env["gpus"])
+    assert env["cuda_version"] == "11.2" and env["cudnn_version"] == "8"
+
+
+def test_an_existing_out_is_refused_before_anything_slow(cli, tmp_path, vendor, tf112):
+    out = tmp_path / "sweep"
+    assert cli(*sweep_args(vendor, tf112, out, "--models", "alexnet", "--runs", "1"), cwd=tmp_path).returncode == 0
+    # The interpreter does not even exist: the refusal must come first.
+    result = cli("sweep", "--vendor-dir", vendor, "--python", tmp_path / "no" / "python", "--out", out)
+    assert_clean_error(result, 2, "already holds a sweep")
+
+
+def test_auto_device_honours_the_configured_nvidia_smi(cli, tmp_path, vendor, tf112):
+    fake_smi = Path(__file__).resolve().parent / "fake" / "nvidia-smi"
+    result = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--models", "alexnet", "--dry-run",
+                 cwd=tmp_path, env={"TFCNNWRAP_NVIDIA_SMI": fake_smi})
+    assert result.returncode == 0, result
+    assert "--device=cpu" not in result.stdout and "nvidia-smi is present" in result.stderr
+
+
+def test_hand_edited_sweep_files_are_refused_or_skipped_cleanly(cli, tmp_path, vendor, tf112):
+    out = tmp_path / "sweep"
+    assert cli(*sweep_args(vendor, tf112, out, "--models", "alexnet", "--runs", "1"), cwd=tmp_path).returncode == 0
+    with open(out / "runs.jsonl", "a") as fh:
+        fh.write(json.dumps({"model": "alexnet", "batch_size": "x", "run": 2, "status": "ok"}) + "\n")
+    rows = cli("report", out, "--format", "json").json()
+    assert rows[0]["runs_ok"] == 1
+    meta = json.loads((out / "sweep.json").read_text())
+    (out / "sweep.json").write_text(json.dumps(dict(meta, plan="x")))
+    assert_clean_error(cli("report", out), 2, "not a sweep description")
+    assert_clean_error(cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--resume", out), 2)

@@ -8,25 +8,25 @@ single branch) into a staging directory inside the vendor dir -> swap it into pl
 GitPython is imported inside functions: the no-op re-run needs neither git nor the network.
 """
 
-import datetime
 import os
 import re
-import shlex
 import shutil
 import stat
-import subprocess
 import sys
 import time
 import uuid
 from pathlib import Path
 
-from rich.console import Console
 from rich.text import Text
 
-from tfcnnwrap import __version__, checkout, versions
+from tfcnnwrap import __version__, checkout, render, versions
+from tfcnnwrap.clock import utc_now
 from tfcnnwrap.errors import SetupError, UsageError
+from tfcnnwrap.procs import format_command
+from tfcnnwrap.store import FileLock
 
 SAFE_SCHEMES = ("https", "http", "ssh", "git", "file")
+SETUP_LOCK_NAME = ".tfcnnwrap-setup.lock"
 STAGING_PREFIX = ".benchmarks-new-"
 RETIRED_PREFIX = ".benchmarks-old-"
 LS_REMOTE_TIMEOUT_S = 60
@@ -108,10 +108,6 @@ def choice_inputs(branch_names):
     return names
 
 
-def shell_quote(arg):
-    return subprocess.list2cmdline([arg]) if os.name == "nt" else shlex.quote(arg)
-
-
 def git_env():
     """Git must never wait for a person: no credential prompts, and stalled transfers abort."""
     return {
@@ -120,10 +116,6 @@ def git_env():
         "GIT_HTTP_LOW_SPEED_LIMIT": "1000",
         "GIT_HTTP_LOW_SPEED_TIME": "30",
     }
-
-
-def _utc_now():
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def git_message(stderr):
@@ -242,7 +234,7 @@ def import_git():
             raise SetupError("git is not installed or not on PATH: " + GIT_INSTALL_HINT) from None
         raise SetupError(
             "GitPython is missing from the interpreter running tfcnnwrap: `%s -m pip install GitPython`"
-            % shell_quote(sys.executable)
+            % format_command([sys.executable])
         ) from None
     return git
 
@@ -289,14 +281,26 @@ def list_remote_heads(url):
     return heads
 
 
-def clone_into_place(url, branch, vendor, console=None):
-    """Clone ``branch`` (depth 1, single branch) beside the checkout and swap it in; returns the commit sha."""
+def setup_lock(vendor):
+    """The vendor directory's writer lock: one setup at a time may clone, swap or clean up in it."""
+    return FileLock(
+        Path(vendor) / SETUP_LOCK_NAME, "%s is in use by another `tfcnnwrap setup`; wait for it to finish" % vendor
+    )
+
+
+def clone_into_place(url, branch, vendor, console=None, lock=None):
+    """Clone ``branch`` (depth 1, single branch) beside the checkout and swap it in; returns the commit sha.
+
+    ``lock`` (see ``setup_lock``) is taken as soon as the vendor directory exists, if not held already.
+    """
     git = import_git()
     vendor = Path(vendor)
     # Named by hand rather than tempfile.mkdtemp, whose 0700 mode would follow the checkout into place.
     staging = vendor / (STAGING_PREFIX + uuid.uuid4().hex[:8])
     try:
         vendor.mkdir(parents=True, exist_ok=True)
+        if lock is not None and not lock.held:
+            lock.acquire()
         staging.mkdir()
     except OSError as exc:
         raise SetupError(
@@ -409,7 +413,7 @@ def keras_notes(tf):
     """(row text or None, warning or None) about tf-keras for TensorFlow >= 2.16."""
     if not tf["parsed"] or not versions.needs_legacy_keras(tf["parsed"]):
         return None, None
-    install = "%s -m pip install tf-keras" % shell_quote(tf["python"])
+    install = "%s -m pip install tf-keras" % format_command([tf["python"]])
     if tf["tf_keras"] is True:
         return "tf-keras found; sweep runs tf_cnn_benchmarks with TF_USE_LEGACY_KERAS=1", None
     if tf["tf_keras"] is False:
@@ -419,7 +423,7 @@ def keras_notes(tf):
         )
     return "not checked (--tf-version)", (
         'TensorFlow %s uses Keras 3 and tf_cnn_benchmarks needs tf-keras; if `%s -c "import tf_keras"` '
-        "fails, run `%s`" % (versions.format_version(tf["parsed"]), shell_quote(tf["python"]), install)
+        "fails, run `%s`" % (versions.format_version(tf["parsed"]), format_command([tf["python"]]), install)
     )
 
 
@@ -484,7 +488,7 @@ def build_manifest(url, branch, reason, source, commit, tf, heads, fetched_at):
 NOTHING_CHANGED = "Already set up: same upstream and branch; nothing fetched, nothing changed."
 
 
-def fetch(args, url, branch_arg, vendor, tf, manifest, console):
+def fetch(args, url, branch_arg, vendor, tf, manifest, console, lock=None):
     """The networked part: list branches, choose, clone or update; returns (branch, reason, commit, headline)."""
     heads = list_remote_heads(url)
     branch, reason, source = choose(branch_arg, tf, heads, url)
@@ -499,8 +503,8 @@ def fetch(args, url, branch_arg, vendor, tf, manifest, console):
         headline = "Already at the newest commit of %s." % branch if args.update else NOTHING_CHANGED
         return branch, reason, commit, headline
 
-    commit = clone_into_place(url, branch, vendor, console=console if console.is_terminal else None)
-    checkout.write_manifest(vendor, build_manifest(url, branch, reason, source, commit, tf, heads, _utc_now()))
+    commit = clone_into_place(url, branch, vendor, console=console if console.is_terminal else None, lock=lock)
+    checkout.write_manifest(vendor, build_manifest(url, branch, reason, source, commit, tf, heads, utc_now()))
     if same:
         headline = "Updated %s: %s -> %s (depth 1)." % (branch, str(old.get("commit"))[:12], commit[:12])
     elif old is not None and old.get("url") != url:
@@ -521,19 +525,24 @@ def cmd_setup(args):
     url = normalise_repo_url(args.repo_url)
     branch_arg = validate_branch_name(args.branch) if args.branch is not None else None
     vendor = Path(args.vendor_dir)
-    out = Console(highlight=False, markup=False)
-    err = Console(stderr=True, highlight=False, markup=False)
+    out = render.console(markup=False)
+    err = render.console(stderr=True, markup=False)
 
     tf = resolve_tensorflow(args)
-    recover_interrupted(vendor)
-    manifest = checkout.read_manifest(vendor)
-
-    reused = None if args.update else offline_choice(manifest, vendor, url, branch_arg, tf)
-    if reused:
-        (branch, reason), commit = reused, manifest.get("commit")
-        headline = NOTHING_CHANGED
-    else:
-        branch, reason, commit, headline = fetch(args, url, branch_arg, vendor, tf, manifest, out)
+    lock = setup_lock(vendor)
+    if vendor.is_dir():  # a first setup creates it, and takes the lock then (clone_into_place)
+        lock.acquire()
+    try:
+        recover_interrupted(vendor)
+        manifest = checkout.read_manifest(vendor)
+        reused = None if args.update else offline_choice(manifest, vendor, url, branch_arg, tf)
+        if reused:
+            (branch, reason), commit = reused, manifest.get("commit")
+            headline = NOTHING_CHANGED
+        else:
+            branch, reason, commit, headline = fetch(args, url, branch_arg, vendor, tf, manifest, out, lock)
+    finally:
+        lock.release()
     keras_row, keras_warning = keras_notes(tf)
     rows = [
         ("TensorFlow", describe_tf(tf)),

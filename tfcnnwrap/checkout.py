@@ -11,7 +11,7 @@ Layout of a vendor directory::
 import json
 from pathlib import Path
 
-from tfcnnwrap.errors import SetupError
+from tfcnnwrap.errors import SetupError, TfcnnwrapError
 
 CHECKOUT_NAME = "benchmarks"
 MANIFEST_NAME = "tfcnnwrap-setup.json"
@@ -48,6 +48,34 @@ def write_manifest(vendor_dir, manifest):
         json.dump(manifest, fh, indent=2, sort_keys=True)
         fh.write("\n")
     tmp.replace(path)
+
+
+def branch_for(tf_version, manifest):
+    """(branch, reason) setup would choose for ``tf_version``, offline: from the branch list the manifest
+    cached when setup last asked the remote, else from the branches known to exist upstream."""
+    from tfcnnwrap import versions
+
+    names = (manifest or {}).get("upstream_branches") or versions.KNOWN_BRANCHES
+    return versions.choose_branch(tf_version, names)
+
+
+def branch_mismatch(tf_version, manifest):
+    """A warning when the checkout was fetched for another TensorFlow than ``tf_version``, else None.
+
+    A branch the user chose with ``setup --branch`` is never second-guessed.
+    """
+    if not manifest or not manifest.get("branch") or manifest.get("branch_source") == "--branch":
+        return None
+    try:
+        wanted, _ = branch_for(tf_version, manifest)
+    except TfcnnwrapError:
+        return None
+    if wanted == manifest["branch"]:
+        return None
+    return (
+        "the checkout is %s but TensorFlow %s calls for %s; run `python -m tfcnnwrap setup` with the same "
+        "--python to switch" % (manifest["branch"], tf_version, wanted)
+    )
 
 
 def require_script(vendor_dir):

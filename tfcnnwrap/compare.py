@@ -12,18 +12,11 @@ from pathlib import Path
 from tfcnnwrap import render
 from tfcnnwrap.aggregate import ok_values, summarize
 from tfcnnwrap.errors import UsageError
-from tfcnnwrap.store import load_sweep, plan_order
+from tfcnnwrap.store import gpu_names, load_sweep, plan_order
 
 MARK = "\u2020"  # dagger: a reference measured under other conditions
 ALPHA = 0.05
 GEOMEAN = "geomean"
-CONDITION_WORDS = {
-    "batch_size": "batch size",
-    "precision": "precision",
-    "num_gpus": "GPUs",
-    "variable_update": "variable_update",
-    "data": "data",
-}
 
 
 # -- reading a sweep -------------------------------------------------------------------------------------
@@ -47,16 +40,7 @@ class Sweep:
         return self.meta.get("plan") or {}
 
     def gpu_label(self):
-        env = self.meta.get("environment") or {}
-        gpus = env.get("gpus") or env.get("nvidia_smi_gpus")
-        if isinstance(gpus, list):
-            names = []
-            for g in gpus:
-                name = g.get("name") if isinstance(g, dict) else g
-                if name and str(name) not in names:
-                    names.append(str(name))
-            return ", ".join(names) or None
-        return None
+        return gpu_names(self.meta) or None
 
     def label(self):
         gpu = self.gpu_label()
@@ -101,12 +85,10 @@ def _truthy(value):
 def sweep_conditions(plan, batch_size=None):
     """The conditions a sweep measured under, in the reference CSV's terms."""
     extra = plan.get("extra_args") or []
-    fp16 = plan.get("use_fp16")
     flag = _flag_value(extra, "use_fp16")
-    if flag is not None:
-        fp16 = _truthy(flag)
-    num_gpus = _flag_value(extra, "num_gpus") or plan.get("num_gpus") or 1
-    variable_update = _flag_value(extra, "variable_update") or plan.get("variable_update") or "parameter_server"
+    fp16 = flag is not None and _truthy(flag)
+    num_gpus = plan.get("num_gpus") or 1
+    variable_update = plan.get("variable_update") or "parameter_server"
     try:
         num_gpus = int(num_gpus)
     except (TypeError, ValueError):

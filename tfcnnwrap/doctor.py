@@ -12,15 +12,9 @@ import shutil
 import sys
 
 from tfcnnwrap import __version__
-from tfcnnwrap.checkout import read_manifest, script_path
+from tfcnnwrap.checkout import branch_for, branch_mismatch, read_manifest, script_path
 from tfcnnwrap.errors import TfcnnwrapError
 from tfcnnwrap.probe import run_probe
-
-# Branches tensorflow/benchmarks has upstream; doctor works offline, so it chooses from these.
-KNOWN_BRANCHES = tuple(
-    "cnn_tf_v%s_compatible" % v
-    for v in ("1.5", "1.8", "1.9", "1.10", "1.11", "1.12", "1.13", "1.14", "1.15", "2.0", "2.1")
-) + ("master",)
 
 # CUDA and cuDNN of the official GPU pip builds (tensorflow.org "tested build configurations"), for the
 # TensorFlow versions that cannot say themselves (tf.sysconfig.get_build_info arrived in 2.3).
@@ -61,8 +55,7 @@ def git_info():
         return None, None
 
 
-def vendor_info(vendor_dir):
-    manifest = read_manifest(vendor_dir)
+def vendor_info(vendor_dir, manifest, tf_version):
     if manifest is None:
         return None
     return {
@@ -72,18 +65,17 @@ def vendor_info(vendor_dir):
         "url": manifest.get("url"),
         "tf_version": manifest.get("tf_version"),
         "script_present": script_path(vendor_dir).is_file(),
+        "branch_source": manifest.get("branch_source"),
+        "branch_warning": branch_mismatch(tf_version, manifest) if tf_version else None,
     }
 
 
-def recommend_branch(tf_version):
+def recommend_branch(tf_version, manifest=None):
     """(branch, reason) setup would choose offline, or (None, why not)."""
-    from tfcnnwrap import versions
-
     if not tf_version:
         return None, "no TensorFlow version"
-    names = getattr(versions, "KNOWN_BRANCHES", None) or KNOWN_BRANCHES
     try:
-        return versions.choose_branch(tf_version, names)
+        return branch_for(tf_version, manifest)
     except TfcnnwrapError as exc:
         return None, exc.message
 
@@ -116,7 +108,8 @@ def collect(python=None, vendor_dir="vendor", matmul=False, timeout=None):
             "no TensorFlow in %s: install it there (`%s -m pip install tensorflow`) or point --python at the "
             "interpreter of the environment that has it" % (probe.get("python"), probe.get("python"))
         )
-    branch, reason = recommend_branch(tf_version)
+    manifest = read_manifest(vendor_dir)
+    branch, reason = recommend_branch(tf_version, manifest)
     if tf_version and branch is None:
         warnings.append(reason)
     cuda, cudnn, cuda_source = _cuda_facts(probe, parsed, warnings)
@@ -150,7 +143,7 @@ def collect(python=None, vendor_dir="vendor", matmul=False, timeout=None):
         "git": git_version,
         "git_path": git_path,
         "nvidia_smi": query_gpus(),
-        "vendor": vendor_info(vendor_dir),
+        "vendor": vendor_info(vendor_dir, manifest, tf_version),
         "matmul": timings,
         "probe_complete": bool(probe.get("complete")),
         "probe_stage": probe.get("stage"),
@@ -222,18 +215,16 @@ def _keras_row(report):
 
 
 def _vendor_row(report):
-    vendor, branch = report["vendor"], report["recommended_branch"]
+    vendor = report["vendor"]
     if vendor is None:
         return _row("vendor checkout", WARN, "none", "run `python -m tfcnnwrap setup` (or pass --vendor-dir)")
     value = "%s @ %s" % (vendor["branch"], (vendor["commit"] or "?")[:10])
     if not vendor["script_present"]:
         return _row("vendor checkout", FAIL, value, "tf_cnn_benchmarks.py is missing: run setup again")
-    if branch and vendor["branch"] != branch:
-        return _row(
-            "vendor checkout", WARN, value,
-            "this TensorFlow wants %s: run `python -m tfcnnwrap setup` (or keep it if you chose it with --branch)"
-            % branch,
-        )
+    if vendor["branch_warning"]:
+        return _row("vendor checkout", WARN, value, vendor["branch_warning"])
+    if vendor["branch_source"] == "--branch":
+        return _row("vendor checkout", OK, value, "chosen with setup --branch")
     return _row("vendor checkout", OK, value, vendor["url"] or "")
 
 

@@ -4,7 +4,6 @@ GPUs, driver, CUDA/cuDNN, upstream checkout, tfcnnwrap version and the command l
 Standard library only, and nothing here raises: a fact that cannot be learned is None.
 """
 
-import datetime
 import os
 import platform
 import socket
@@ -12,6 +11,8 @@ import subprocess
 import sys
 
 from tfcnnwrap import __version__
+from tfcnnwrap.clock import utc_now
+from tfcnnwrap.procs import format_command
 
 _SUBPROCESS_TIMEOUT_S = 10.0
 
@@ -189,12 +190,7 @@ def command_line(argv=None):
     args = [str(a) for a in (sys.argv if argv is None else argv)]
     if args and os.path.basename(args[0]) == "__main__.py":
         args = [sys.executable, "-m", "tfcnnwrap"] + args[1:]
-    if os.name == "nt":
-        text = subprocess.list2cmdline(args)
-    else:
-        import shlex
-
-        text = " ".join(shlex.quote(a) for a in args)
+    text = format_command(args)
     return {"argv": args, "text": text, "cwd": _safe(os.getcwd)}
 
 
@@ -226,7 +222,7 @@ def capture_environment(python=None, probe=None, manifest=None, argv=None):
         smi = None
     manifest = manifest if isinstance(manifest, dict) else {}
     env = {
-        "captured_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "captured_at": utc_now(),
         "host": _safe(socket.gethostname),
         "os": _safe(os_info),
         "cpu_model": _safe(cpu_model),

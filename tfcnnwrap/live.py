@@ -63,9 +63,6 @@ class PlainDisplay:
             % (index, self.total, run_label(record["model"], record["batch_size"], record["run"], runs), result_text(record))
         )
 
-    def note(self, text):
-        self._write(text)
-
     def stop(self):
         pass
 
@@ -155,9 +152,6 @@ class LiveDisplay:
             highlight=False,
         )
         self.current = ""
-
-    def note(self, text):
-        self.console.print(text, highlight=False)
 
     def stop(self):
         if self.live is not None:

@@ -144,9 +144,9 @@ def _int(text, flag, minimum):
     try:
         value = int(str(text).strip())
     except ValueError:
-        raise UsageError("%s must be a whole number, got %r" % (flag, text)) from None
+        raise UsageError("%s must be a whole number of at least %d, got %r" % (flag, minimum, text)) from None
     if value < minimum:
-        raise UsageError("%s must be at least %d, got %d" % (flag, minimum, value))
+        raise UsageError("%s must be a whole number of at least %d, got %d" % (flag, minimum, value))
     return value
 
 
@@ -157,15 +157,7 @@ def parse_batch_size(item):
     if not sep or not model or not size.strip():
         raise UsageError("--batch-size takes MODEL=N (e.g. --batch-size vgg16=32), got %r" % item)
     check_model(model)
-    try:
-        value = int(size.strip())
-    except ValueError:
-        raise UsageError(
-            "--batch-size %s: the batch size must be a positive whole number, got %r" % (model, size)
-        ) from None
-    if value < 1:
-        raise UsageError("--batch-size %s: the batch size must be a positive whole number, got %d" % (model, value))
-    return model, value
+    return model, _int(size, "--batch-size %s: the batch size" % model, 1)
 
 
 def parse_models(text):

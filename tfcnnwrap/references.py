@@ -99,11 +99,6 @@ class Result:
                 differs.append(key)
         return differs
 
-    def as_dict(self):
-        row = {k: getattr(self, k) for k in COLUMNS if hasattr(self, k)}
-        row["images_per_sec"] = self.images_per_sec
-        return row
-
 
 @dataclass
 class ReferenceGPU:

@@ -101,7 +101,7 @@ def make_table(rows, columns=None, title=None, digits=2, caption=None):
 PIPE_WIDTH = 160
 
 
-def console(stderr=False):
+def console(stderr=False, **options):
     from rich.console import Console
 
     class _Console(Console):
@@ -116,7 +116,9 @@ def console(stderr=False):
                 pass
             raise SystemExit(0)
 
-    con = _Console(stderr=stderr, highlight=False, soft_wrap=False)
+    options.setdefault("highlight", False)
+    options.setdefault("soft_wrap", False)
+    con = _Console(stderr=stderr, **options)
     if not con.is_terminal and not os.environ.get("COLUMNS"):
         # Redirected to a file or a CI log: no terminal to fit, and rich's 80 columns would fold every table.
         con.width = PIPE_WIDTH

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from tfcnnwrap.aggregate import SUMMARY_COLUMNS, summarize
-from tfcnnwrap.store import load_sweep, newest_sweep, plan_order
+from tfcnnwrap.store import gpu_names, load_sweep, newest_sweep, plan_order
 
 TABLE_COLUMNS = [
     ("model", "model"),
@@ -22,15 +22,9 @@ TABLE_COLUMNS = [
 
 def describe(meta):
     """One line naming what was measured: GPU, TensorFlow, branch, device."""
-    env = meta.get("environment") or {}
-    gpus = env.get("gpus") or env.get("nvidia_smi_gpus")
-    gpu = None
-    if isinstance(gpus, list) and gpus:
-        first = gpus[0]
-        gpu = first.get("name") if isinstance(first, dict) else str(first)
     upstream = meta.get("upstream") or {}
     parts = [
-        gpu or ("CPU" if meta.get("device") == "cpu" else None),
+        gpu_names(meta) or ("CPU" if meta.get("device") == "cpu" else None),
         "TF %s" % meta.get("tensorflow_version") if meta.get("tensorflow_version") else None,
         upstream.get("branch"),
         "device %s" % meta.get("device") if meta.get("device") else None,

@@ -1,23 +1,24 @@
 """One benchmark run: a subprocess in its own process group, its output streamed to a log and a parser.
 
 No shell, no polling: the parent blocks on the pipe, writes every byte to the log as it arrives and feeds
-whole lines to the parser. A timer thread kills the process tree at the timeout; Ctrl-C (or SIGTERM, which
-the sweep turns into KeyboardInterrupt) kills it too and the run is reported as interrupted.
+it to the parser. A timer thread kills the process tree at the timeout; Ctrl-C (or SIGTERM, which the sweep
+turns into KeyboardInterrupt) kills it too and the run is reported as interrupted.
 """
 
 import os
-import signal
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass
 from typing import Callable, List, Optional
 
 from tfcnnwrap.logparse import LogParser, ParsedLog, classify
+from tfcnnwrap.procs import bind_to_our_lifetime, kill_tree, popen_group_kwargs
 
 READ_CHUNK = 64 * 1024
-GRACE_S = 3.0  # between SIGTERM and SIGKILL of the process group
+# Windows cannot interrupt a blocking pipe read with Ctrl-C: there the pipe is read by a thread and the main
+# thread waits on it in slices this long, so that Ctrl-C is seen at once.
+WINDOWS_WAIT_SLICE_S = 0.25
 
 
 @dataclass
@@ -26,64 +27,53 @@ class RunOutcome:
     exit_code: Optional[int]
     duration_s: float
     parsed: ParsedLog
-    timed_out: bool = False
     interrupted: bool = False
     log_bytes: int = 0
-    pid: Optional[int] = None
 
 
-def _linux_parent_death_signal():
-    """In the child, before exec: die with the parent even if the parent is SIGKILLed (Linux only)."""
-    try:
-        import ctypes
+class _Pump:
+    """Copies the child's output to the log and the parser until the pipe closes."""
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        PR_SET_PDEATHSIG = 1
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except Exception:  # noqa: BLE001 - best effort; the process group kill still covers normal exits
-        pass
+    def __init__(self, proc, log, parser, on_step):
+        self.proc = proc
+        self.log = log
+        self.parser = parser
+        self.on_step = on_step
+        self.log_bytes = 0
+        self.reader = None
 
+    def take(self, chunk, final=False):
+        if chunk:
+            self.log.write(chunk)
+            self.log.flush()
+            self.log_bytes += len(chunk)
+        step = self.parser.feed_bytes(chunk, final=final)
+        if step is not None and self.on_step is not None:
+            self.on_step(step)
 
-def _child_setup_posix():
-    os.setsid()
-    if sys.platform.startswith("linux"):
-        _linux_parent_death_signal()
+    def run(self):
+        while True:
+            chunk = self.proc.stdout.read(READ_CHUNK)
+            if not chunk:
+                break
+            self.take(chunk)
 
+    def run_to_end(self):
+        """Pump until the child closes its output; Ctrl-C propagates (on Windows too)."""
+        if os.name != "nt":
+            self.run()
+            return
+        self.reader = threading.Thread(target=self.run, name="tfcnnwrap-pump", daemon=True)
+        self.reader.start()
+        while self.reader.is_alive():
+            self.reader.join(WINDOWS_WAIT_SLICE_S)
 
-def popen_group_kwargs():
-    """Popen arguments that put the child in a process group of its own."""
-    if os.name == "nt":
-        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
-    return {"preexec_fn": _child_setup_posix}
-
-
-def kill_tree(proc, grace_s=GRACE_S):
-    """Stop ``proc`` and everything it started: SIGTERM to the group, SIGKILL after ``grace_s``."""
-    if os.name == "nt":
-        subprocess.run(
-            ["taskkill", "/T", "/F", "/PID", str(proc.pid)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            check=False,
-        )
-        try:
-            proc.kill()
-        except OSError:
-            pass
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        proc.wait(timeout=grace_s)
-    except subprocess.TimeoutExpired:
-        pass
-    try:
-        # Also reaps stragglers that outlived the leader (a data-loader child, say).
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    def drain(self):
+        """After the child was killed: take what it still had in the pipe, up to the end."""
+        if self.reader is not None:
+            self.reader.join()
+        else:
+            self.run()
 
 
 def run_benchmark(
@@ -96,9 +86,8 @@ def run_benchmark(
 ) -> RunOutcome:
     """Run one benchmark command to the end (or the timeout, or Ctrl-C) and classify it."""
     parser = LogParser()
-    state = {"timed_out": False}
+    timed_out = threading.Event()
     interrupted = False
-    log_bytes = 0
     started = time.monotonic()
     proc = subprocess.Popen(
         argv,
@@ -110,10 +99,12 @@ def run_benchmark(
         bufsize=0,
         **popen_group_kwargs(),
     )
+    bind_to_our_lifetime(proc)
 
     def expire():
-        state["timed_out"] = True
-        kill_tree(proc)
+        if proc.poll() is None:  # not a run that finished just as the timer fired
+            timed_out.set()
+            kill_tree(proc)
 
     timer = None
     if timeout_s:
@@ -121,35 +112,18 @@ def run_benchmark(
         timer.daemon = True
         timer.start()
 
-    def feed(chunk, final=False):
-        step = parser.feed_bytes(chunk, final=final)
-        if step is not None and on_step is not None:
-            on_step(step)
-
     try:
         with open(log_path, "wb") as log:
+            pump = _Pump(proc, log, parser, on_step)
             try:
-                while True:
-                    chunk = proc.stdout.read(READ_CHUNK)
-                    if not chunk:
-                        break
-                    log.write(chunk)
-                    log.flush()
-                    log_bytes += len(chunk)
-                    feed(chunk)
-                feed(b"", final=True)
+                pump.run_to_end()
                 proc.wait()
             except KeyboardInterrupt:
                 interrupted = True
                 kill_tree(proc)
-                # Keep what the dying process still had in the pipe.
-                rest = proc.stdout.read()
-                if rest:
-                    log.write(rest)
-                    log_bytes += len(rest)
-                    parser.feed_bytes(rest)
-                parser.feed_bytes(b"", final=True)
+                pump.drain()
                 proc.wait()
+            pump.take(b"", final=True)
     finally:
         if timer is not None:
             timer.cancel()
@@ -157,17 +131,13 @@ def run_benchmark(
             kill_tree(proc, grace_s=0.5)
             proc.wait()
         proc.stdout.close()
-    duration = time.monotonic() - started
     parsed = parser.result()
-    exit_code = proc.returncode
-    status = classify(parsed, exit_code, timed_out=state["timed_out"], interrupted=interrupted)
+    status = classify(parsed, proc.returncode, timed_out=timed_out.is_set(), interrupted=interrupted)
     return RunOutcome(
         status=status,
-        exit_code=exit_code,
-        duration_s=duration,
+        exit_code=proc.returncode,
+        duration_s=time.monotonic() - started,
         parsed=parsed,
-        timed_out=state["timed_out"],
         interrupted=interrupted,
-        log_bytes=log_bytes,
-        pid=proc.pid,
+        log_bytes=pump.log_bytes,
     )

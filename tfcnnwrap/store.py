@@ -39,12 +39,19 @@ class SweepLocked(TfcnnwrapError):
     pass
 
 
-class _Lock:
-    """An OS file lock: released by the kernel when the holder dies, so it never outlives a killed sweep."""
+class FileLock:
+    """An OS file lock: released by the kernel when the holder dies, so it never outlives a killed process."""
 
-    def __init__(self, path):
+    def __init__(self, path, busy_message=None):
         self.path = Path(path)
+        self.busy_message = busy_message or (
+            "%s is in use by another tfcnnwrap sweep; wait for it to finish or stop it first" % self.path.parent
+        )
         self.fh = None
+
+    @property
+    def held(self):
+        return self.fh is not None
 
     def acquire(self):
         fh = open(self.path, "a+b")
@@ -60,10 +67,7 @@ class _Lock:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             fh.close()
-            raise SweepLocked(
-                "%s is in use by another tfcnnwrap sweep; wait for it to finish or stop it first"
-                % self.path.parent
-            ) from None
+            raise SweepLocked(self.busy_message) from None
         self.fh = fh
         try:
             fh.seek(0)
@@ -107,6 +111,15 @@ def read_json_lines(path):
     return records
 
 
+def is_run_record(record):
+    """A record with the fields every reader relies on (a hand-edited line without them is skipped)."""
+
+    def whole(value):
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    return isinstance(record.get("model"), str) and whole(record.get("batch_size")) and whole(record.get("run"))
+
+
 def latest_runs(records):
     """One record per (model, batch_size, run): the last one written wins (a resume re-runs in place)."""
     latest = {}
@@ -118,7 +131,8 @@ def latest_runs(records):
 class SweepDir:
     def __init__(self, path):
         self.path = Path(path)
-        self._lock = _Lock(self.path / LOCK_NAME)
+        self.meta = None
+        self._lock = FileLock(self.path / LOCK_NAME)
 
     # -- paths -------------------------------------------------------------------------------------
     @property
@@ -153,8 +167,8 @@ class SweepDir:
         return candidate
 
     # -- writing -----------------------------------------------------------------------------------
-    def create(self, meta):
-        """Make a new sweep directory; refuse one that already holds a sweep."""
+    def refuse_existing(self):
+        """UsageError when this path cannot become a new sweep (checked before anything slow happens)."""
         if is_sweep(self.path):
             raise UsageError(
                 "%s already holds a sweep: continue it with `--resume %s` or choose another --out"
@@ -162,6 +176,10 @@ class SweepDir:
             )
         if self.path.exists() and not self.path.is_dir():
             raise UsageError("--out %s is a file, not a directory; choose another --out" % self.path)
+
+    def create(self, meta):
+        """Make a new sweep directory; refuse one that already holds a sweep."""
+        self.refuse_existing()
         self.path.mkdir(parents=True, exist_ok=True)
         self.logs_dir.mkdir(exist_ok=True)
         self.lock()
@@ -177,7 +195,7 @@ class SweepDir:
         tmp.replace(self.sweep_json)
 
     def lock(self):
-        if self._lock.fh is None:
+        if not self._lock.held:
             self._lock.acquire()
 
     def unlock(self):
@@ -209,12 +227,13 @@ class SweepDir:
             ) from None
         except (OSError, ValueError) as exc:
             raise UsageError("%s/%s is unreadable (%s); it is not a usable sweep" % (self.path, SWEEP_JSON, exc))
-        if not isinstance(meta, dict):
+        if not isinstance(meta, dict) or not isinstance(meta.get("plan", {}), dict):
             raise UsageError("%s/%s is not a sweep description" % (self.path, SWEEP_JSON))
+        self.meta = meta
         return meta
 
     def read_runs(self):
-        return latest_runs(read_json_lines(self.runs_jsonl))
+        return latest_runs(r for r in read_json_lines(self.runs_jsonl) if is_run_record(r))
 
 
 def open_sweep(path):
@@ -232,7 +251,7 @@ def open_sweep(path):
 def load_sweep(path):
     """(SweepDir, meta, runs) of a finished or partial sweep."""
     sweep = open_sweep(path)
-    return sweep, sweep.read_meta(), sweep.read_runs()
+    return sweep, sweep.meta, sweep.read_runs()
 
 
 def newest_sweep(results_dir="results"):
@@ -252,6 +271,19 @@ def newest_sweep(results_dir="results"):
             return ""
 
     return max(candidates, key=lambda p: (created(p), p.name))
+
+
+def gpu_names(meta):
+    """The GPU names a sweep's environment recorded (TensorFlow's view, else nvidia-smi's), or ''."""
+    env = meta.get("environment") or {}
+    gpus = env.get("gpus") or env.get("nvidia_smi_gpus")
+    names = []
+    if isinstance(gpus, list):
+        for gpu in gpus:
+            name = gpu.get("name") if isinstance(gpu, dict) else gpu
+            if name and str(name) not in names:
+                names.append(str(name))
+    return ", ".join(names)
 
 
 def plan_order(meta):

@@ -22,11 +22,10 @@ from tfcnnwrap.errors import (
     UsageError,
 )
 from tfcnnwrap.plan import Plan, build_plan, plan_flags_given
-from tfcnnwrap.store import SweepDir, open_sweep
+from tfcnnwrap.store import FORMAT_VERSION, SweepDir, open_sweep, run_key
 
 SCRIPT_NAME = "tf_cnn_benchmarks.py"
 RERUN_STATUSES = {"interrupted"}
-FAILED_STATUSES = {"oom", "timeout", "crashed", "no_result"}
 
 
 def utc_now():
@@ -57,9 +56,9 @@ def resolve_device(requested, probe_result):
     if gpus:
         return "gpu", None
     if gpus is None:
-        import shutil
+        from tfcnnwrap.telemetry import find_nvidia_smi
 
-        if shutil.which("nvidia-smi"):
+        if find_nvidia_smi():
             return "gpu", "TensorFlow could not say whether it sees a GPU; nvidia-smi is present, so using the GPU"
         return "cpu", (
             "TensorFlow could not say whether it sees a GPU and there is no nvidia-smi: running on the CPU "
@@ -68,26 +67,6 @@ def resolve_device(requested, probe_result):
     return "cpu", (
         "TensorFlow sees no GPU: running on the CPU (--device=cpu --data_format=NHWC), which is slow; "
         "check `python -m tfcnnwrap doctor`, or pass --device gpu to insist"
-    )
-
-
-def branch_mismatch(tf_version, manifest):
-    """A warning when the checkout was fetched for another TensorFlow than the one about to run it."""
-    from tfcnnwrap.versions import choose_branch
-
-    branches = manifest.get("upstream_branches")
-    branch = manifest.get("branch")
-    if not branches or not branch or manifest.get("branch_source") == "--branch":
-        return None
-    try:
-        wanted, _ = choose_branch(tf_version, branches)
-    except TfcnnwrapError:
-        return None
-    if wanted == branch:
-        return None
-    return (
-        "the checkout is %s but TensorFlow %s calls for %s; run `python -m tfcnnwrap setup` with the same "
-        "--python to switch" % (branch, tf_version, wanted)
     )
 
 
@@ -136,7 +115,7 @@ def _restore_signal_handlers(previous):
 
 def runs_to_do(plan, records, retry_failed):
     """Specs that have no record yet, or whose record is interrupted (or failed, with --retry-failed)."""
-    by_key = {(r.get("model"), r.get("batch_size"), r.get("run")): r for r in records}
+    by_key = {run_key(r): r for r in records}
     todo = []
     for spec in plan.run_specs():
         rec = by_key.get(spec)
@@ -186,11 +165,12 @@ def cmd_sweep(args):
                 "--resume continues the sweep with its own recorded plan; drop %s" % ", ".join(given)
             )
         sweep = open_sweep(args.resume)
-        meta = sweep.read_meta()
+        meta = sweep.meta
         plan = Plan.from_dict(meta.get("plan") or {})
     else:
         plan = build_plan(args)
-        sweep = None
+        sweep = SweepDir(Path(args.out) if args.out else default_out_dir())
+        sweep.refuse_existing()
         meta = None
 
     if args.dry_run:
@@ -198,7 +178,10 @@ def cmd_sweep(args):
     else:
         script = checkout.require_script(vendor_dir)
 
-    probe_result = probe.run_probe(python, full=(plan.device == "auto" and meta is None))
+    # A new sweep asks TensorFlow itself (GPUs, CUDA, cuDNN) for the record in sweep.json and for
+    # --device auto; a resumed one only needs the version.
+    full = meta is None and (plan.device == "auto" or not args.dry_run)
+    probe_result = probe.run_probe(python, full=full, partial=True)
     tf_version = probe_result.get("tensorflow_version")
     if not tf_version:
         raise SetupError(
@@ -214,7 +197,7 @@ def cmd_sweep(args):
 
     env = child_env(tf_version)
     manifest = checkout.read_manifest(vendor_dir) or {}
-    mismatch = branch_mismatch(tf_version, manifest)
+    mismatch = checkout.branch_mismatch(tf_version, manifest)
     if mismatch:
         warn_console.print("[yellow]warning:[/] " + mismatch, highlight=False)
 
@@ -228,10 +211,9 @@ def cmd_sweep(args):
         )
         return EXIT_OK
 
-    if sweep is None:
-        sweep = SweepDir(Path(args.out) if args.out else default_out_dir())
+    if meta is None:
         meta = {
-            "format": 1,
+            "format": FORMAT_VERSION,
             "tool": "tfcnnwrap",
             "tfcnnwrap_version": __version__,
             "created_at": utc_now(),

@@ -20,6 +20,8 @@ import statistics
 import subprocess
 from pathlib import Path
 
+from tfcnnwrap.procs import bind_to_our_lifetime, popen_group_kwargs
+
 ENV_NVIDIA_SMI = "TFCNNWRAP_NVIDIA_SMI"  # a path to use, or "none" to switch telemetry off
 SAMPLE_FIELDS = (
     "timestamp",
@@ -65,13 +67,6 @@ def find_nvidia_smi(explicit=None):
             if path.is_file():
                 return str(path)
     return None
-
-
-def _background_flags():
-    """Popen arguments that keep nvidia-smi out of our process group, so Ctrl-C reaches only us."""
-    if os.name == "nt":
-        return {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0x200)}
-    return {"start_new_session": True}
 
 
 def _number(text):
@@ -261,8 +256,9 @@ class Sampler:
         try:
             self.process = subprocess.Popen(
                 self.args, stdin=subprocess.DEVNULL, stdout=self._out, stderr=subprocess.STDOUT,
-                **_background_flags()
+                **popen_group_kwargs()
             )
+            bind_to_our_lifetime(self.process)
         except BaseException:
             self._out.close()
             raise

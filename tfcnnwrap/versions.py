@@ -18,6 +18,13 @@ COMPAT_TEMPLATE = "cnn_tf_v%d.%d_compatible"
 LEGACY_KERAS_FROM = (2, 16)
 
 # Leading "v", then X.Y; anything after (".Z", "rc1", ".dev20261026", "-beta1", "+nv23.03") is ignored.
+# The branches tensorflow/benchmarks has upstream (2026); used only where asking the remote is not wanted
+# (doctor works offline). setup always asks the remote and caches its answer in the manifest.
+KNOWN_BRANCHES = tuple(
+    "cnn_tf_v%s_compatible" % v
+    for v in ("1.5", "1.8", "1.9", "1.10", "1.11", "1.12", "1.13", "1.14", "1.15", "2.0", "2.1")
+) + (MASTER,)
+
 _VERSION = re.compile(r"^\s*[vV]?(\d+)\.(\d+)")
 _COMPAT = re.compile(r"^cnn_tf_v(\d+)\.(\d+)_compatible$")
 
@@ -40,12 +47,15 @@ def compat_branch_name(version):
     return COMPAT_TEMPLATE % tuple(version)
 
 
+def short_branch_name(name):
+    """``'refs/heads/master'`` -> ``'master'``; other names unchanged."""
+    name = str(name)
+    return name[len("refs/heads/") :] if name.startswith("refs/heads/") else name
+
+
 def parse_compat_branch(name):
     """``'cnn_tf_v1.12_compatible'`` (or ``refs/heads/...``) -> ``(1, 12)``; None for any other name."""
-    name = str(name)
-    if name.startswith("refs/heads/"):
-        name = name[len("refs/heads/") :]
-    match = _COMPAT.match(name)
+    match = _COMPAT.match(short_branch_name(name))
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
@@ -68,7 +78,7 @@ def choose_branch(tf_version, branch_names):
     """
     version = tuple(tf_version) if isinstance(tf_version, (tuple, list)) else parse_tf_version(tf_version)
     shown = format_version(version)
-    names = [str(n)[len("refs/heads/") :] if str(n).startswith("refs/heads/") else str(n) for n in branch_names]
+    names = [short_branch_name(n) for n in branch_names]
     compat = {}
     for name in names:
         parsed = parse_compat_branch(name)
