@@ -28,7 +28,6 @@ def describe(meta):
         "TF %s" % meta.get("tensorflow_version") if meta.get("tensorflow_version") else None,
         upstream.get("branch"),
         "device %s" % meta.get("device") if meta.get("device") else None,
-        meta.get("created_at"),
     ]
     return ", ".join(p for p in parts if p)
 
