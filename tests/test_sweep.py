@@ -560,3 +560,15 @@ def test_hand_edited_sweep_files_are_refused_or_skipped_cleanly(cli, tmp_path, v
     (out / "sweep.json").write_text(json.dumps(dict(meta, plan="x")))
     assert_clean_error(cli("report", out), 2, "not a sweep description")
     assert_clean_error(cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--resume", out), 2)
+
+
+def test_keras_3_without_tf_keras_is_refused_with_the_install_command(cli, tmp_path, vendor, fake_tf):
+    bare = fake_tf("2.21.0")
+    result = cli("sweep", "--vendor-dir", vendor, "--python", bare, "--device", "cpu", "--out", tmp_path / "s")
+    line = assert_clean_error(result, 2, "tf-keras", "-m pip install tf-keras")
+    assert str(bare) in line
+    assert not (tmp_path / "s").exists()
+    ready = fake_tf("2.21.0", tf_keras=True)
+    ok = cli("sweep", "--vendor-dir", vendor, "--python", ready, "--device", "cpu", "--models", "alexnet",
+             "--runs", "1", "--out", tmp_path / "ok")
+    assert ok.returncode == 0, ok

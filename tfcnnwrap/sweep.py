@@ -4,14 +4,13 @@ Each finished run is on disk (runs.jsonl, fsynced; summary.csv rewritten) before
 """
 
 import os
-import shlex
 import signal
-import subprocess
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
 from tfcnnwrap import __version__, checkout, probe
+from tfcnnwrap.clock import utc_now
 from tfcnnwrap.errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -22,14 +21,12 @@ from tfcnnwrap.errors import (
     UsageError,
 )
 from tfcnnwrap.plan import Plan, build_plan, plan_flags_given
+from tfcnnwrap.procs import format_command
 from tfcnnwrap.store import FORMAT_VERSION, SweepDir, open_sweep, run_key
+from tfcnnwrap.versions import needs_legacy_keras
 
 SCRIPT_NAME = "tf_cnn_benchmarks.py"
 RERUN_STATUSES = {"interrupted"}
-
-
-def utc_now():
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def default_out_dir(results_dir="results"):
@@ -40,12 +37,6 @@ def default_out_dir(results_dir="results"):
         out = Path(results_dir) / ("%s-%d" % (stamp, n))
         n += 1
     return out
-
-
-def format_command(argv):
-    if os.name == "nt":
-        return subprocess.list2cmdline(argv)
-    return shlex.join(argv)
 
 
 def resolve_device(requested, probe_result):
@@ -71,8 +62,6 @@ def resolve_device(requested, probe_result):
 
 
 def child_env(tf_version):
-    from tfcnnwrap.versions import needs_legacy_keras
-
     env = dict(os.environ)
     env["PYTHONUNBUFFERED"] = "1"
     if tf_version and needs_legacy_keras(tf_version):
@@ -187,6 +176,11 @@ def cmd_sweep(args):
         raise SetupError(
             "no TensorFlow found for %s: pass --python with the interpreter that has it "
             "(e.g. your conda env's python.exe)" % python
+        )
+    if needs_legacy_keras(tf_version) and probe_result.get("tf_keras") is False:
+        raise SetupError(
+            "TensorFlow %s ships Keras 3 and tf_cnn_benchmarks needs Keras 2 from the tf-keras package, which "
+            "%s lacks: run `%s -m pip install tf-keras`" % (tf_version, python, format_command([python]))
         )
     if meta is not None:
         device = meta.get("device") or plan.device
