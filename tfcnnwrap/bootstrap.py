@@ -22,7 +22,7 @@ from rich.text import Text
 from tfcnnwrap import __version__, checkout, render, versions
 from tfcnnwrap.clock import utc_now
 from tfcnnwrap.errors import SetupError, UsageError
-from tfcnnwrap.procs import format_command
+from tfcnnwrap.procs import format_command, pip_install_command
 from tfcnnwrap.store import FileLock
 
 SAFE_SCHEMES = ("https", "http", "ssh", "git", "file")
@@ -233,8 +233,8 @@ def import_git():
         if "git" in str(exc).lower() and "no module named" not in str(exc).lower():
             raise SetupError("git is not installed or not on PATH: " + GIT_INSTALL_HINT) from None
         raise SetupError(
-            "GitPython is missing from the interpreter running tfcnnwrap: `%s -m pip install GitPython`"
-            % format_command([sys.executable])
+            "GitPython is missing from the interpreter running tfcnnwrap: `%s`"
+            % pip_install_command(sys.executable, "GitPython")
         ) from None
     return git
 
@@ -413,7 +413,7 @@ def keras_notes(tf):
     """(row text or None, warning or None) about tf-keras for TensorFlow >= 2.16."""
     if not tf["parsed"] or not versions.needs_legacy_keras(tf["parsed"]):
         return None, None
-    install = "%s -m pip install tf-keras" % format_command([tf["python"]])
+    install = pip_install_command(tf["python"], "tf-keras")
     if tf["tf_keras"] is True:
         return "tf-keras found; sweep runs tf_cnn_benchmarks with TF_USE_LEGACY_KERAS=1", None
     if tf["tf_keras"] is False:

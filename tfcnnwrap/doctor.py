@@ -15,6 +15,7 @@ from tfcnnwrap import __version__
 from tfcnnwrap.checkout import branch_for, branch_mismatch, read_manifest, script_path
 from tfcnnwrap.errors import TfcnnwrapError
 from tfcnnwrap.probe import run_probe
+from tfcnnwrap.procs import pip_install_command
 
 # CUDA and cuDNN of the official GPU pip builds (tensorflow.org "tested build configurations"), for the
 # TensorFlow versions that cannot say themselves (tf.sysconfig.get_build_info arrived in 2.3).
@@ -105,8 +106,9 @@ def collect(python=None, vendor_dir="vendor", matmul=False, timeout=None):
     parsed = _parsed(tf_version)
     if not tf_version and probe.get("complete"):
         warnings.append(
-            "no TensorFlow in %s: install it there (`%s -m pip install tensorflow`) or point --python at the "
-            "interpreter of the environment that has it" % (probe.get("python"), probe.get("python"))
+            "no TensorFlow in %s: install it there (`%s`) or point --python at the "
+            "interpreter of the environment that has it"
+            % (probe.get("python"), pip_install_command(probe.get("python"), "tensorflow"))
         )
     manifest = read_manifest(vendor_dir)
     branch, reason = recommend_branch(tf_version, manifest)
@@ -162,7 +164,7 @@ def _row(check, status, value, hint=""):
 
 
 def _install(report, package):
-    return "`%s -m pip install %s`" % (report["python"] or "python", package)
+    return "`%s`" % pip_install_command(report["python"], package)
 
 
 def _gpu_row(report):

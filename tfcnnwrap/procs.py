@@ -150,3 +150,8 @@ def format_command(argv):
     if os.name == "nt":
         return subprocess.list2cmdline([str(a) for a in argv])
     return shlex.join(str(a) for a in argv)
+
+
+def pip_install_command(python, package):
+    """``<python> -m pip install <package>``, quoted for this system's shell (paths may hold spaces)."""
+    return format_command([python or "python", "-m", "pip", "install", package])

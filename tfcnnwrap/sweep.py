@@ -21,7 +21,7 @@ from tfcnnwrap.errors import (
     UsageError,
 )
 from tfcnnwrap.plan import Plan, build_plan, plan_flags_given
-from tfcnnwrap.procs import format_command
+from tfcnnwrap.procs import format_command, pip_install_command
 from tfcnnwrap.store import FORMAT_VERSION, SweepDir, open_sweep, run_key
 from tfcnnwrap.versions import needs_legacy_keras
 
@@ -180,7 +180,7 @@ def cmd_sweep(args):
     if needs_legacy_keras(tf_version) and probe_result.get("tf_keras") is False:
         raise SetupError(
             "TensorFlow %s ships Keras 3 and tf_cnn_benchmarks needs Keras 2 from the tf-keras package, which "
-            "%s lacks: run `%s -m pip install tf-keras`" % (tf_version, python, format_command([python]))
+            "%s lacks: run `%s`" % (tf_version, python, pip_install_command(python, "tf-keras"))
         )
     if meta is not None:
         device = meta.get("device") or plan.device
