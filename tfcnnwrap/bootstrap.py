@@ -23,7 +23,7 @@ from tfcnnwrap import __version__, checkout, render, versions
 from tfcnnwrap.clock import utc_now
 from tfcnnwrap.errors import SetupError, UsageError
 from tfcnnwrap.procs import format_command, pip_install_command
-from tfcnnwrap.store import FileLock
+from tfcnnwrap.filelock import FileLock
 
 SAFE_SCHEMES = ("https", "http", "ssh", "git", "file")
 SETUP_LOCK_NAME = ".tfcnnwrap-setup.lock"

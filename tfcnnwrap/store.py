@@ -10,7 +10,8 @@ import os
 import re
 from pathlib import Path
 
-from tfcnnwrap.errors import TfcnnwrapError, UsageError
+from tfcnnwrap.errors import UsageError
+from tfcnnwrap.filelock import FileLock, LockBusy
 
 SWEEP_JSON = "sweep.json"
 RUNS_JSONL = "runs.jsonl"
@@ -35,60 +36,8 @@ def is_sweep(path):
     return (Path(path) / SWEEP_JSON).is_file()
 
 
-class SweepLocked(TfcnnwrapError):
-    pass
-
-
-class FileLock:
-    """An OS file lock: released by the kernel when the holder dies, so it never outlives a killed process."""
-
-    def __init__(self, path, busy_message=None):
-        self.path = Path(path)
-        self.busy_message = busy_message or (
-            "%s is in use by another tfcnnwrap sweep; wait for it to finish or stop it first" % self.path.parent
-        )
-        self.fh = None
-
-    @property
-    def held(self):
-        return self.fh is not None
-
-    def acquire(self):
-        fh = open(self.path, "a+b")
-        try:
-            if os.name == "nt":
-                import msvcrt
-
-                fh.seek(0)
-                msvcrt.locking(fh.fileno(), msvcrt.LK_NBLCK, 1)
-            else:
-                import fcntl
-
-                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            fh.close()
-            raise SweepLocked(self.busy_message) from None
-        self.fh = fh
-        try:
-            fh.seek(0)
-            fh.truncate()
-            fh.write(str(os.getpid()).encode())
-            fh.flush()
-        except OSError:
-            pass
-
-    def release(self):
-        if self.fh is not None:
-            try:
-                if os.name == "nt":
-                    import msvcrt
-
-                    self.fh.seek(0)
-                    msvcrt.locking(self.fh.fileno(), msvcrt.LK_UNLCK, 1)
-            except OSError:
-                pass
-            self.fh.close()
-            self.fh = None
+# The sweep's writer lock lives in filelock (setup uses it too); the old names stay importable.
+SweepLocked = LockBusy
 
 
 def read_json_lines(path):

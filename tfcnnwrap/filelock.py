@@ -1,0 +1,107 @@
+"""An OS file lock, shared or exclusive, released by the kernel when its holder dies.
+
+Sweeps hold their sweep directory's lock exclusively and the vendor checkout's lock shared (many sweeps may
+read one checkout); `setup` holds the vendor lock exclusively, so it cannot swap a checkout under a running
+sweep. POSIX: ``flock``. Windows: ``LockFileEx`` on the first byte (shared or exclusive, fail immediately).
+The lock file is opened without following links (``safefs``).
+"""
+
+import os
+from pathlib import Path
+
+from tfcnnwrap import safefs
+from tfcnnwrap.errors import TfcnnwrapError
+
+
+class LockBusy(TfcnnwrapError):
+    """Another tfcnnwrap holds the lock: exit 2, nothing done."""
+
+
+def _lock_posix(fh, shared):
+    import fcntl
+
+    fcntl.flock(fh.fileno(), (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+
+
+def _overlapped():
+    import ctypes
+    from ctypes import wintypes
+
+    class OVERLAPPED(ctypes.Structure):
+        _fields_ = [("Internal", ctypes.c_void_p), ("InternalHigh", ctypes.c_void_p),
+                    ("Offset", wintypes.DWORD), ("OffsetHigh", wintypes.DWORD), ("hEvent", wintypes.HANDLE)]
+
+    return OVERLAPPED()
+
+
+def _lock_windows(fh, shared):
+    import ctypes
+    import msvcrt
+
+    LOCKFILE_FAIL_IMMEDIATELY, LOCKFILE_EXCLUSIVE_LOCK = 0x1, 0x2
+    flags = LOCKFILE_FAIL_IMMEDIATELY | (0 if shared else LOCKFILE_EXCLUSIVE_LOCK)
+    handle = msvcrt.get_osfhandle(fh.fileno())
+    overlapped = _overlapped()
+    if not ctypes.windll.kernel32.LockFileEx(handle, flags, 0, 1, 0, ctypes.byref(overlapped)):
+        raise OSError("LockFileEx failed")
+
+
+def _unlock_windows(fh):
+    import ctypes
+    import msvcrt
+
+    handle = msvcrt.get_osfhandle(fh.fileno())
+    ctypes.windll.kernel32.UnlockFileEx(handle, 0, 1, 0, ctypes.byref(_overlapped()))
+
+
+class FileLock:
+    """``acquire()`` raises LockBusy (exit 2, ``busy_message``) when another process holds it."""
+
+    def __init__(self, path, busy_message=None, shared=False):
+        self.path = Path(path)
+        self.shared = shared
+        self.busy_message = busy_message or (
+            "%s is in use by another tfcnnwrap sweep; wait for it to finish or stop it first" % self.path.parent
+        )
+        self.fh = None
+
+    @property
+    def held(self):
+        return self.fh is not None
+
+    def acquire(self):
+        fh = safefs.open_existing_rw(self.path)
+        try:
+            (_lock_windows if os.name == "nt" else _lock_posix)(fh, self.shared)
+        except OSError:
+            fh.close()
+            raise LockBusy(self.busy_message) from None
+        self.fh = fh
+        if not self.shared:  # who holds it, for a person looking; a shared lock has many holders
+            try:
+                fh.seek(0)
+                fh.truncate()
+                fh.write(str(os.getpid()).encode())
+                fh.flush()
+            except OSError:
+                pass
+        return self
+
+    def release(self):
+        if self.fh is None:
+            return
+        if os.name == "nt":
+            try:
+                _unlock_windows(self.fh)
+            except OSError:
+                pass
+        self.fh.close()
+        self.fh = None
+
+    def __enter__(self):
+        if not self.held:
+            self.acquire()
+        return self
+
+    def __exit__(self, *exc):
+        self.release()

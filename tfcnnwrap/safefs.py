@@ -1,0 +1,143 @@
+"""Creating and replacing files without following links.
+
+Whoever can prepare a sweep or vendor directory could plant a symbolic link where tfcnnwrap writes
+(``logs/x.log -> ~/.bashrc``). Every file tfcnnwrap writes goes through here: new files are created with
+``O_CREAT | O_EXCL`` (which never follows a link, on POSIX and on Windows, whose ``CREATE_NEW`` fails on any
+existing name) plus ``O_NOFOLLOW`` where the OS has it; replacing a file removes the name first (``unlink``
+removes a link, never its target) or renames a fresh file over it (``rename`` replaces the link itself).
+"""
+
+import os
+import tempfile
+from pathlib import Path
+
+from tfcnnwrap.errors import UsageError
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation at the OS layer
+
+
+class LinkRefused(UsageError):
+    """A planted link where tfcnnwrap writes: exit 2, the message names the path to remove."""
+
+
+def _refuse_link(path):
+    return LinkRefused("%s is a symbolic link; tfcnnwrap never writes through links: remove it" % path)
+
+
+def is_link(path):
+    try:
+        return Path(path).is_symlink()
+    except OSError:
+        return False
+
+
+def create_new(path, binary=True):
+    """Open a new file for writing; fails (FileExistsError) when anything, a link included, has the name."""
+    fd = os.open(str(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY, 0o666)
+    return os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")
+
+
+def create_replacing(path):
+    """Open ``path`` for writing from empty, replacing a file (or a planted link, never its target)."""
+    try:
+        return create_new(path)
+    except FileExistsError:
+        if Path(path).is_dir() and not is_link(path):
+            raise
+        os.unlink(str(path))
+        return create_new(path)
+
+
+def open_append(path):
+    """Open ``path`` for appending (created if missing); a link there is refused, not followed."""
+    if is_link(path):  # Windows has no O_NOFOLLOW; elsewhere this just gives the clearer message
+        raise _refuse_link(path)
+    try:
+        fd = os.open(str(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _BINARY, 0o666)
+    except OSError as exc:
+        if is_link(path):
+            raise _refuse_link(path) from None
+        raise exc
+    return os.fdopen(fd, "ab")
+
+
+def open_existing_rw(path):
+    """Open ``path`` read-write (created if missing) for locking; a link there is refused."""
+    if is_link(path):
+        raise _refuse_link(path)
+    try:
+        fd = os.open(str(path), os.O_RDWR | os.O_CREAT | _NOFOLLOW | _BINARY, 0o666)
+    except OSError:
+        if is_link(path):
+            raise _refuse_link(path) from None
+        raise
+    return os.fdopen(fd, "r+b")
+
+
+def atomic_write(path, data, fsync=True):
+    """Replace ``path`` with ``data`` (bytes or str) all at once: a reader sees the old file or the new one.
+
+    The temporary file is made by ``tempfile.mkstemp`` (``O_EXCL``, ``O_NOFOLLOW``, a random name), so no
+    planted ``*.tmp`` link can redirect the write; ``os.replace`` then renames over the name itself.
+    """
+    path = Path(path)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=str(path.parent))
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            if fsync:
+                os.fsync(fh.fileno())
+        # mkstemp makes 0600 files; give the file the mode an ordinary open() would have.
+        _umask_mode(tmp)
+        os.replace(tmp, str(path))
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+_UMASK = []
+
+
+def _umask_mode(path):
+    if os.name == "nt":
+        return
+    if not _UMASK:  # read once: os.umask can only be read by setting it
+        mask = os.umask(0o22)
+        os.umask(mask)
+        _UMASK.append(mask)
+    os.chmod(path, 0o666 & ~_UMASK[0])
+
+
+def link_leading_outside(root, names=()):
+    """The first of ``root``'s own entries ``names`` (or ``root`` itself) that is a link leading out of
+    ``root``'s real location, or None. A sweep or vendor directory with such parts is refused."""
+    root = Path(root)
+    try:
+        real_root = root.resolve()
+    except OSError:
+        return None
+    for name in names:
+        part = root / name
+        if is_link(part):
+            try:
+                part.resolve().relative_to(real_root)
+            except (ValueError, OSError):
+                return part
+    return None
+
+
+def refuse_links_outside(root, names, what):
+    """UsageError naming the link when one of ``root``'s parts ``names`` leads out of it."""
+    bad = link_leading_outside(root, names)
+    if bad is not None:
+        raise LinkRefused(
+            "%s is a symbolic link leading out of the %s %s; tfcnnwrap never writes through links: remove it"
+            % (bad, what, root)
+        )
