@@ -6,6 +6,7 @@ Layout of a vendor directory::
       benchmarks/                         the clone (depth 1, single branch)
         scripts/tf_cnn_benchmarks/tf_cnn_benchmarks.py
       tfcnnwrap-setup.json                the manifest: url, branch, commit, tf_version, ...
+      .tfcnnwrap-setup.lock               the vendor lock: setup holds it exclusively, sweeps shared
 """
 
 import json
@@ -16,6 +17,21 @@ from tfcnnwrap.errors import SetupError, TfcnnwrapError
 CHECKOUT_NAME = "benchmarks"
 MANIFEST_NAME = "tfcnnwrap-setup.json"
 SCRIPT_RELPATH = Path("scripts", "tf_cnn_benchmarks", "tf_cnn_benchmarks.py")
+VENDOR_LOCK_NAME = ".tfcnnwrap-setup.lock"
+
+
+def vendor_lock(vendor_dir, shared):
+    """The vendor directory's lock: ``setup`` takes it exclusively (it clones, swaps and cleans up there),
+    a running sweep shared, so that setup cannot swap the checkout under a sweep."""
+    from tfcnnwrap.filelock import FileLock
+
+    vendor_dir = Path(vendor_dir)
+    if shared:
+        busy = "%s is being changed by `tfcnnwrap setup`; wait for it to finish, then run the sweep" % vendor_dir
+    else:
+        busy = ("%s is in use by another `tfcnnwrap setup` or a running sweep; wait for it to finish"
+                % vendor_dir)
+    return FileLock(vendor_dir / VENDOR_LOCK_NAME, busy, shared=shared)
 
 
 def checkout_dir(vendor_dir):
