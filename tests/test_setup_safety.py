@@ -339,3 +339,25 @@ def test_swap_refuses_nothing_it_made(tmp_path):
     with pytest.raises(SetupError):
         users_benchmarks(tmp_path / "v")
         checkout.refuse_foreign_checkout(tmp_path / "v", None)
+
+
+def test_a_remembered_python_that_is_gone_says_where_it_came_from(cli, tmp_path, fake_upstream, fake_tf):
+    vendor = first_setup(cli, tmp_path, fake_upstream)
+    manifest = json.loads((vendor / "tfcnnwrap-setup.json").read_text(encoding="utf-8"))
+    manifest["settings"]["python"] = str(tmp_path / "deleted-env" / "bin" / "python")
+    checkout.write_manifest(vendor, manifest)
+    result = setup_cli(cli, tmp_path)
+    assert_clean_error(result, 2, "deleted-env", "--python", "came from the last setup")
+
+
+def test_a_vendor_dir_that_cannot_be_created_or_written(cli, tmp_path, fake_upstream):
+    (tmp_path / "file.txt").write_text("x", encoding="utf-8")
+    result = cli("setup", "--vendor-dir", tmp_path / "file.txt" / "vendor", "--repo-url", fake_upstream.url,
+                 "--tf-version", "1.12", cwd=tmp_path)
+    assert_clean_error(result, 2, "cannot write in", "--vendor-dir")
+    # root ignores a read-only folder; a lock name taken by a folder fails the same way for everyone
+    vendor = tmp_path / "vendor"
+    (vendor / ".tfcnnwrap-setup.lock").mkdir(parents=True)
+    result = setup_cli(cli, tmp_path, "--repo-url", fake_upstream.url, "--tf-version", "1.12")
+    assert_clean_error(result, 2, str(vendor), "--vendor-dir")
+    assert [p.name for p in vendor.iterdir()] == [".tfcnnwrap-setup.lock"]

@@ -66,18 +66,24 @@ def resolve_settings(args, environ=None):
     vendor = Path(vendor or DEFAULT_VENDOR_DIR)
     checkout.refuse_unsafe_vendor(vendor)  # before the manifest is read through a planted link
     last_python, last_url = checkout.remembered(vendor)
-    python = args.python
+    python, python_from = args.python, "--python" if args.python else None
     if not python and environ.get(ENV_PYTHON):
-        python = environ[ENV_PYTHON]
+        python, python_from = environ[ENV_PYTHON], ENV_PYTHON
         notes.append("python from %s" % ENV_PYTHON)
     elif not python and last_python:
-        python = last_python
+        python, python_from = last_python, "the last setup (%s)" % checkout.manifest_path(vendor)
         notes.append("python from the last setup")
     url = _flag(args, "repo_url", "--repo-url", DEFAULT_REPO_URL)
     if url is None and last_url:
         url = last_url
         notes.append("repo URL from the last setup")
-    return {"vendor": vendor, "python": python, "repo_url": url or DEFAULT_REPO_URL, "notes": notes}
+    return {
+        "vendor": vendor,
+        "python": python,
+        "python_from": python_from,
+        "repo_url": url or DEFAULT_REPO_URL,
+        "notes": notes,
+    }
 
 
 # --- TensorFlow -------------------------------------------------------------------------------------------
@@ -325,7 +331,12 @@ def cmd_setup(args):
     branch_arg = gitremote.validate_branch_name(args.branch) if args.branch is not None else None
     out = render.console(markup=False)
 
-    tf = resolve_tensorflow(args, settings["python"])
+    try:
+        tf = resolve_tensorflow(args, settings["python"])
+    except SetupError as exc:
+        if settings["python_from"] in (None, "--python"):
+            raise
+        raise SetupError("%s (that interpreter came from %s)" % (exc.message, settings["python_from"])) from None
     lock = checkout.vendor_lock(vendor, shared=False)
     if vendor.is_dir():  # a first setup creates it, and takes the lock then (clone_and_install)
         lock_vendor(vendor, lock)
