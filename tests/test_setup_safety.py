@@ -3,7 +3,6 @@ work under a running sweep, fails cleanly on environment errors, and remembers -
 
 import json
 import os
-import resource
 import shutil
 import stat
 import subprocess
@@ -16,7 +15,12 @@ from conftest import assert_clean_error, build_fake_upstream, cli_env, git, make
 from tfcnnwrap import checkout, setup as setup_verb
 from tfcnnwrap.errors import SetupError
 
-pytestmark = pytest.mark.skipif(os.name == "nt", reason="symbolic links need privileges on Windows")
+try:
+    import resource
+except ImportError:  # Windows
+    resource = None
+
+needs_symlinks = pytest.mark.skipif(os.name == "nt", reason="symbolic links need privileges on Windows")
 
 
 def setup_cli(cli, tmp_path, *args, **kw):
@@ -59,6 +63,7 @@ def tree(path):
 # --- links (issue 11 item 3) ----------------------------------------------------------------------------------
 
 
+@needs_symlinks
 def test_planted_manifest_tmp_link_is_not_written_through(cli, tmp_path, fake_upstream):
     vendor = first_setup(cli, tmp_path, fake_upstream)
     victim = victim_file(tmp_path)
@@ -73,6 +78,7 @@ def test_planted_manifest_tmp_link_is_not_written_through(cli, tmp_path, fake_up
     assert not (vendor / "tfcnnwrap-setup.json").is_symlink()
 
 
+@needs_symlinks
 @pytest.mark.parametrize("part", ["tfcnnwrap-setup.json", "benchmarks", ".tfcnnwrap-setup.lock"])
 def test_vendor_part_linking_outside_is_refused(cli, tmp_path, fake_upstream, part):
     vendor = first_setup(cli, tmp_path, fake_upstream)
@@ -88,6 +94,7 @@ def test_vendor_part_linking_outside_is_refused(cli, tmp_path, fake_upstream, pa
     assert (vendor / part).is_symlink()
 
 
+@needs_symlinks
 @pytest.mark.parametrize("name", [".benchmarks-old-deadbeef", ".benchmarks-new-0123abcd"])
 def test_leftover_link_leading_outside_is_refused(cli, tmp_path, fake_upstream, name):
     vendor = first_setup(cli, tmp_path, fake_upstream)
@@ -99,6 +106,7 @@ def test_leftover_link_leading_outside_is_refused(cli, tmp_path, fake_upstream, 
     assert state(victim) == before
 
 
+@needs_symlinks
 @pytest.mark.parametrize("name", [".benchmarks-old-deadbeef", ".benchmarks-new-0123abcd"])
 def test_leftover_link_inside_the_vendor_dir_is_unlinked_never_chmodded_through(
     cli, tmp_path, fake_upstream, name
@@ -114,6 +122,7 @@ def test_leftover_link_inside_the_vendor_dir_is_unlinked_never_chmodded_through(
     assert not (vendor / name).is_symlink()
 
 
+@needs_symlinks
 def test_remove_tree_unlinks_a_link_and_never_enters_or_chmods_its_target(tmp_path):
     victim = victim_dir(tmp_path)
     before = state(victim)
@@ -227,7 +236,7 @@ def run_with_file_size_limit(tmp_path, limit, *args):
     )
 
 
-@pytest.mark.skipif(not hasattr(resource, "RLIMIT_FSIZE"), reason="needs RLIMIT_FSIZE")
+@pytest.mark.skipif(resource is None, reason="needs RLIMIT_FSIZE (POSIX)")
 def test_disk_full_during_clone_leaves_nothing_half_made(cli, tmp_path):
     upstream = build_fake_upstream(tmp_path / "up" / "benchmarks.git", history=2, filler_kb=512)
     proc = run_with_file_size_limit(tmp_path, 128 * 1024, "--repo-url", upstream.url, "--tf-version", "1.12")
@@ -255,7 +264,7 @@ def test_git_saying_the_disk_is_full_names_the_disk_not_the_network(tmp_path):
     assert str(tmp_path / "v") in err.message and "network" not in err.message
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes in read-only folders")
+@pytest.mark.skipif(os.name == "nt" or os.geteuid() == 0, reason="POSIX modes; root writes in read-only folders")
 def test_read_only_vendor_dir(cli, tmp_path, fake_upstream):
     vendor = tmp_path / "vendor"
     vendor.mkdir()
@@ -331,14 +340,16 @@ def test_remembered_without_a_manifest(tmp_path):
     assert checkout.remembered(tmp_path / "nothing") == (None, None)
 
 
-def test_swap_refuses_nothing_it_made(tmp_path):
+def test_made_by_setup(tmp_path):
     assert checkout.made_by_setup(tmp_path / "missing", None) is False
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert checkout.made_by_setup(empty, None) is True
-    with pytest.raises(SetupError):
-        users_benchmarks(tmp_path / "v")
+    assert checkout.made_by_setup(empty, None) is True  # nothing in it to lose
+    users_benchmarks(tmp_path / "v")
+    assert checkout.made_by_setup(tmp_path / "v" / "benchmarks", {"url": "file:///x"}) is False
+    with pytest.raises(SetupError, match="not made by tfcnnwrap setup"):
         checkout.refuse_foreign_checkout(tmp_path / "v", None)
+    checkout.refuse_foreign_checkout(tmp_path / "nothing-there", None)
 
 
 def test_a_remembered_python_that_is_gone_says_where_it_came_from(cli, tmp_path, fake_upstream, fake_tf):
