@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import COMPAT_BRANCHES, assert_clean_error, git
-from tfcnnwrap import bootstrap
+from tfcnnwrap import checkout, gitremote
 from tfcnnwrap.errors import SetupError, UsageError
 
 
@@ -296,8 +296,8 @@ def test_interrupted_swap_is_recovered(cli, tmp_path, fresh_upstream):
     vendor = tmp_path / "vendor"
     # As if killed between "move the old checkout aside" and "move the new one in".
     (vendor / "benchmarks").rename(vendor / ".benchmarks-old-deadbeef")
-    (vendor / ".benchmarks-new-cafe").mkdir()
-    (vendor / ".benchmarks-new-cafe" / "partial").write_text("x", encoding="utf-8")
+    (vendor / ".benchmarks-new-cafecafe").mkdir()
+    (vendor / ".benchmarks-new-cafecafe" / "partial").write_text("x", encoding="utf-8")
     shutil.rmtree(fresh_upstream.path)
 
     result = setup_cli(cli, tmp_path, *args)
@@ -420,21 +420,21 @@ def test_upstream_asking_for_credentials_never_prompts(cli, tmp_path):
 
 def test_normalise_repo_url(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert bootstrap.normalise_repo_url("https://github.com/tensorflow/benchmarks.git").startswith("https://")
+    assert gitremote.normalise_repo_url("https://github.com/tensorflow/benchmarks.git").startswith("https://")
     assert (
-        bootstrap.normalise_repo_url("git@github.com:tensorflow/benchmarks.git")
+        gitremote.normalise_repo_url("git@github.com:tensorflow/benchmarks.git")
         == "git@github.com:tensorflow/benchmarks.git"
     )
     assert (
-        bootstrap.normalise_repo_url("mirror/benchmarks")
+        gitremote.normalise_repo_url("mirror/benchmarks")
         == (tmp_path / "mirror" / "benchmarks").resolve().as_uri()
     )
-    assert bootstrap.normalise_repo_url("./-odd").startswith("file://")
-    with_space = bootstrap.normalise_repo_url("my mirrors/benchmarks.git")
+    assert gitremote.normalise_repo_url("./-odd").startswith("file://")
+    with_space = gitremote.normalise_repo_url("my mirrors/benchmarks.git")
     assert with_space.startswith("file://") and " " not in with_space
     for bad in ["", "  ", "-x", "--upload-pack=x", "ext::sh", "transport::x", "ftp://h/r", "a\nb", " https://x"]:
         with pytest.raises(UsageError):
-            bootstrap.normalise_repo_url(bad)
+            gitremote.normalise_repo_url(bad)
 
 
 def test_local_path_with_a_space_clones(cli, tmp_path, fake_upstream):
@@ -447,7 +447,7 @@ def test_local_path_with_a_space_clones(cli, tmp_path, fake_upstream):
 
 def test_parse_ls_remote():
     text = "abc\trefs/heads/master\ndef\trefs/heads/cnn_tf_v1.5_compatible\n123\trefs/pull/1/head\n"
-    assert bootstrap.parse_ls_remote(text) == {"master": "abc", "cnn_tf_v1.5_compatible": "def"}
+    assert gitremote.parse_ls_remote(text) == {"master": "abc", "cnn_tf_v1.5_compatible": "def"}
 
 
 def test_git_message_picks_the_fatal_line():
@@ -455,8 +455,8 @@ def test_git_message_picks_the_fatal_line():
         "stderr: 'fatal: '/x' does not appear to be a git repository\n"
         "fatal: Could not read\n\nand the repository exists.'"
     )
-    assert bootstrap.git_message(stderr) == "fatal: '/x' does not appear to be a git repository"
-    assert bootstrap.git_message("") == "no message from git"
+    assert gitremote.git_message(stderr) == "fatal: '/x' does not appear to be a git repository"
+    assert gitremote.git_message("") == "no message from git"
 
 
 def test_swap_into_place_restores_the_old_checkout_when_the_move_fails(tmp_path, monkeypatch):
@@ -475,7 +475,7 @@ def test_swap_into_place_restores_the_old_checkout_when_the_move_fails(tmp_path,
 
     monkeypatch.setattr(Path, "rename", failing_rename)
     with pytest.raises(SetupError, match="previous checkout is untouched"):
-        bootstrap.swap_into_place(staging, target)
+        checkout.swap_into_place(staging, target)
     assert (target / "old.txt").read_text(encoding="utf-8") == "old"
     assert not list(tmp_path.glob(".benchmarks-old-*"))
 
@@ -489,7 +489,7 @@ def test_swap_into_place_deletes_read_only_files_of_the_old_checkout(tmp_path):
     staging = tmp_path / "staging"
     staging.mkdir()
     (staging / "new.txt").write_text("new", encoding="utf-8")
-    bootstrap.swap_into_place(staging, target)
+    checkout.swap_into_place(staging, target)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["benchmarks"]
     assert (target / "new.txt").exists()
 
@@ -510,8 +510,8 @@ def test_read_head_without_git(tmp_path, fake_upstream):
         ],
         check=True,
     )
-    assert bootstrap.read_head(clone) == ("cnn_tf_v1.8_compatible", fake_upstream.head("cnn_tf_v1.8_compatible"))
-    assert bootstrap.read_head(tmp_path / "missing") == (None, None)
+    assert checkout.read_head(clone) == ("cnn_tf_v1.8_compatible", fake_upstream.head("cnn_tf_v1.8_compatible"))
+    assert checkout.read_head(tmp_path / "missing") == (None, None)
 
 
 def test_explicit_branch_needs_no_tensorflow(cli, tmp_path, fake_upstream, fake_tf):
@@ -526,11 +526,9 @@ def test_explicit_branch_needs_no_tensorflow(cli, tmp_path, fake_upstream, fake_
 
 
 def test_a_second_setup_is_refused_while_the_first_holds_the_vendor_dir(cli, tmp_path, fake_upstream):
-    from tfcnnwrap.bootstrap import setup_lock
-
     first = setup_cli(cli, tmp_path, "--repo-url", fake_upstream.url, "--tf-version", "1.12")
     assert first.returncode == 0, first
-    lock = setup_lock(tmp_path / "vendor")
+    lock = checkout.vendor_lock(tmp_path / "vendor", shared=False)
     lock.acquire()  # as a setup in progress in another process would hold it
     try:
         second = setup_cli(cli, tmp_path, "--repo-url", fake_upstream.url, "--tf-version", "2.0")

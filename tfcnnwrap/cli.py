@@ -17,7 +17,7 @@ DEFAULT_REPO_URL = "https://github.com/tensorflow/benchmarks.git"
 
 # verb -> "module:function"; the function takes the parsed namespace and returns the exit code.
 HANDLERS = {
-    "setup": "tfcnnwrap.bootstrap:cmd_setup",
+    "setup": "tfcnnwrap.setup:cmd_setup",
     "sweep": "tfcnnwrap.sweep:cmd_sweep",
     "report": "tfcnnwrap.report:cmd_report",
     "compare": "tfcnnwrap.compare:cmd_compare",
