@@ -132,8 +132,11 @@ def test_summary_rows_read_telemetry():
     runs = [RunRecord.from_dict(dict(run_record("resnet50", 64, i, 100.0 + i).to_dict(), telemetry=t))
             for i, t in enumerate([{"max_temp_c": 80, "throttled": False}, {"max_temp_c": 86, "throttled": True},
                                    None], 1)]
-    (row,) = summarize(runs)
-    assert (row.throttled_runs, row.max_temp_c, row.runs_ok) == (1, 86.0, 3)
+    hot_failure = RunRecord.from_dict(dict(run_record("resnet50", 64, 4, "crashed").to_dict(),
+                                           telemetry={"max_temp_c": 95, "throttled": True}))
+    (row,) = summarize(runs + [hot_failure])
+    # Over the ok runs, the ones the mean is made of.
+    assert (row.throttled_runs, row.max_temp_c, row.runs_ok, row.runs_failed) == (1, 86.0, 3, 1)
     assert row.ci95_pct == pytest.approx(4.3027 * 1.0 / math.sqrt(3) / 102.0 * 100, rel=1e-4)  # t(2) = 4.3027
 
 
@@ -183,3 +186,28 @@ def test_plans_differing_in_precision_are_pointed_out(capsys, monkeypatch, tmp_p
     b = write_sweep(tmp_path / "b", seed_runs(2), extra_args=["--use_fp16"])
     out, _ = in_process(capsys, monkeypatch, tmp_path, "compare", a, b, "--format", "markdown")
     assert "the sweeps' plans differ: extra_args [] vs ['--use_fp16']" in out
+
+
+def test_live_lines_read_records_and_dicts():
+    import io
+
+    from tfcnnwrap.live import PlainDisplay
+
+    out = io.StringIO()
+    display = PlainDisplay(out)
+    display.start(2, ["header"])
+    display.run_finished(1, run_record("vgg16", 64, 1, 110.5), 3)
+    display.run_finished(2, dict(run_record("vgg16", 64, 2, "skipped").to_dict(), failure="an earlier run ran out"), 3)
+    lines = out.getvalue().splitlines()
+    assert lines[1] == "[1/2] vgg16 bs=64 run 1/3: ok  110.50 images/sec  (1m00s)"
+    assert lines[2].startswith("[2/2] vgg16 bs=64 run 2/3: SKIPPED  (1m00s)  an earlier run ran out  log: logs/")
+
+
+def test_report_json_is_strict_json(cli, tmp_path):
+    path = write_sweep(tmp_path / "s", {("resnet50", 64): [100.0]})
+    with open(path / "runs.jsonl", "a", encoding="utf-8") as fh:
+        fh.write('{"model": "resnet50", "batch_size": 64, "run": 2, "status": "ok", "images_per_sec": Infinity}\n')
+    result = cli("report", path, "--format", "json")
+    assert result.returncode == 0, result
+    rows = json.loads(result.stdout, parse_constant=lambda name: pytest.fail("non-strict JSON: %s" % name))
+    assert rows[0]["runs_ok"] == 1 and rows[0]["runs_failed"] == 1 and rows[0]["mean"] == 100.0

@@ -40,7 +40,9 @@ def ci95_pct(std, count, mean):
 
 
 def _telemetry(runs):
-    """(throttled_runs, max_temp_c) over the runs that recorded GPU telemetry; None where none did."""
+    """(throttled_runs, max_temp_c) over the ok runs (those the statistics use) that recorded GPU telemetry;
+    None where none did."""
+    runs = [r for r in runs if r.value is not None]
     flags = [r.throttled for r in runs if r.throttled is not None]
     temps = [r.max_temp_c for r in runs if r.max_temp_c is not None]
     return (sum(flags) if flags else None), (max(temps) if temps else None)
