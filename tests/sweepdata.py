@@ -10,6 +10,9 @@ Values are images/sec of ok runs; a string instead of a number records a failed 
 import json
 from pathlib import Path
 
+from tfcnnwrap.plan import Plan
+from tfcnnwrap.records import RunRecord, Status, SweepMeta, Upstream
+
 SEED_BATCH = {"resnet50": 64, "resnet152": 32, "inception3": 64, "vgg16": 64, "alexnet": 512}
 SEED_2070 = {"resnet50": 176.93, "resnet152": 62.22, "inception3": 113.24, "vgg16": 110.23, "alexnet": 2258.94}
 
@@ -21,65 +24,53 @@ def seed_runs(runs=3, values=None):
 
 
 def sweep_meta(pairs, runs=3, gpus=None, **plan):
-    meta_plan = {
-        "models": [{"model": m, "batch_size": bs} for m, bs in pairs],
-        "runs": runs,
-        "device": "gpu",
-        "num_gpus": 1,
-        "variable_update": "parameter_server",
-        "num_batches": None,
-        "num_warmup_batches": None,
-        "quick": False,
-        "timeout_s": None,
-        "extra_args": [],
-        "use_fp16": False,
-    }
-    meta_plan.update(plan)
-    return {
-        "format": 1,
-        "tfcnnwrap_version": "0.1.0",
-        "created_at": "2026-11-30T10:15:00Z",
-        "plan": meta_plan,
-        "command_template": ["python", "tf_cnn_benchmarks.py", "--model={model}", "--batch_size={batch_size}"],
-        "upstream": {
-            "url": "https://github.com/tensorflow/benchmarks.git",
-            "branch": "cnn_tf_v1.12_compatible",
-            "commit": "0" * 40,
-        },
-        "environment": {"gpus": list(gpus) if gpus is not None else ["GeForce RTX 2070"]},
-    }
+    """The SweepMeta of a sweep of ``pairs``; ``plan``: Plan fields (a field Plan lacks is a TypeError, so
+    test data cannot record a plan key the real writer never writes)."""
+    settings = dict(device="gpu")
+    settings.update(plan)
+    the_plan = Plan(models=list(pairs), runs=runs, **settings)
+    return SweepMeta(
+        tfcnnwrap_version="0.1.0",
+        created_at="2026-11-30T10:15:00Z",
+        plan=the_plan.to_dict(),
+        device="gpu",
+        upstream=Upstream("https://github.com/tensorflow/benchmarks.git", "cnn_tf_v1.12_compatible", "0" * 40),
+        environment={"gpus": list(gpus) if gpus is not None else ["GeForce RTX 2070"]},
+        extra={"command_template": ["python", "tf_cnn_benchmarks.py", "--model={model}",
+                                    "--batch_size={batch_size}"]},
+    )
 
 
 def run_record(model, batch_size, run, value):
     ok = not isinstance(value, str)
-    return {
-        "model": model,
-        "batch_size": batch_size,
-        "run": run,
-        "status": "ok" if ok else value,
-        "images_per_sec": float(value) if ok else None,
-        "exit_code": 0 if ok else 1,
-        "duration_s": 60.0,
-        "started_at": "2026-11-30T10:%02d:00Z" % (run % 60),
-        "log": "logs/%s-bs%d-run%d.log" % (model, batch_size, run),
-        "command": ["python", "tf_cnn_benchmarks.py", "--model=%s" % model, "--batch_size=%d" % batch_size],
-    }
+    return RunRecord(
+        model=model,
+        batch_size=batch_size,
+        run=run,
+        status=Status.OK if ok else Status(value),
+        images_per_sec=float(value) if ok else None,
+        exit_code=0 if ok else 1,
+        duration_s=60.0,
+        started_at="2026-11-30T10:%02d:00Z" % (run % 60),
+        log="logs/%s-bs%d-run%d.log" % (model, batch_size, run),
+        command=("python", "tf_cnn_benchmarks.py", "--model=%s" % model, "--batch_size=%d" % batch_size),
+    )
 
 
 def write_sweep(path, results, planned=None, gpus=None, **plan):
     """A sweep directory at ``path`` holding ``results`` {(model, batch_size): [value or status, ...]}.
 
     ``planned``: the plan's (model, batch_size) pairs (default: the keys of ``results``); ``plan``: other
-    plan fields (num_gpus=2, use_fp16=True, extra_args=[...]).
+    Plan fields (num_gpus=2, extra_args=["--use_fp16"], ...).
     """
     path = Path(path)
     (path / "logs").mkdir(parents=True, exist_ok=True)
     pairs = list(planned) if planned is not None else list(results)
     runs = max([len(v) for v in results.values()] + [1])
     meta = sweep_meta(pairs, runs=runs, gpus=gpus, **plan)
-    (path / "sweep.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")
+    (path / "sweep.json").write_text(json.dumps(meta.to_dict(), indent=2, allow_nan=False), encoding="utf-8")
     with open(path / "runs.jsonl", "w", encoding="utf-8") as fh:
         for (model, batch_size), values in results.items():
             for i, value in enumerate(values, 1):
-                fh.write(json.dumps(run_record(model, batch_size, i, value)) + "\n")
+                fh.write(json.dumps(run_record(model, batch_size, i, value).to_dict(), allow_nan=False) + "\n")
     return path

@@ -11,8 +11,9 @@ import pytest
 from conftest import REPO_ROOT, assert_clean_error
 from sweepdata import SEED_2070, seed_runs, write_sweep
 from tfcnnwrap import cli as cli_module
-from tfcnnwrap.compare import sweep_conditions, welch
+from tfcnnwrap.compare import welch
 from tfcnnwrap.errors import UsageError
+from tfcnnwrap.plan import Plan
 
 SEED_AGAINST = "1080-Ti,2080,2080-Ti,Vega 64,V100"
 
@@ -304,15 +305,16 @@ def test_welch_unit():
     assert 0.05 < p <= 1.0 and significant is False
 
 
-def test_sweep_conditions_read_the_plan_and_extra_flags():
-    assert sweep_conditions({}, 64) == {"batch_size": 64, "precision": "fp32", "num_gpus": 1,
-                                        "variable_update": "parameter_server", "data": "synthetic"}
+def test_plan_conditions_read_the_plan_and_extra_flags():
+    assert Plan().conditions() == {"precision": "fp32", "num_gpus": 1, "variable_update": "parameter_server",
+                                   "data": "synthetic"}
     # --num_gpus and --variable_update are the plan's own (sweep refuses them after --); fp16 and real
     # data can only come through the pass-through flags.
-    plan = {"num_gpus": 4, "variable_update": "replicated", "extra_args": ["--use_fp16"]}
-    assert sweep_conditions(plan, 32) == {"batch_size": 32, "precision": "fp16", "num_gpus": 4,
-                                          "variable_update": "replicated", "data": "synthetic"}
-    assert sweep_conditions({"extra_args": ["--use_fp16=false"]})["precision"] == "fp32"
+    plan = Plan(num_gpus=4, variable_update="replicated", extra_args=["--use_fp16"])
+    assert plan.conditions() == {"precision": "fp16", "num_gpus": 4, "variable_update": "replicated",
+                                 "data": "synthetic"}
+    assert Plan(extra_args=["--use_fp16=false"]).conditions()["precision"] == "fp32"
+    assert Plan(extra_args=["--data_dir", "/data/imagenet"]).conditions()["data"] == "real"
 
 
 # -- usage errors --------------------------------------------------------------------------------------

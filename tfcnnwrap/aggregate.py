@@ -1,97 +1,107 @@
-"""Statistics over a sweep's runs with pandas: one row per model and batch size, over ok runs."""
+"""Statistics over a sweep's runs with pandas: one SummaryRow per configuration, over ok runs."""
 
-SUMMARY_COLUMNS = [
-    "model",
-    "batch_size",
-    "runs_ok",
-    "runs_failed",
-    "mean",
-    "std",
-    "cv_pct",
-    "min",
-    "max",
-    "median",
-    "failures",
-]
+import math
+
+from tfcnnwrap.records import SUMMARY_COLUMNS, RunRecord, SummaryRow
+
+__all__ = ["SUMMARY_COLUMNS", "summarize", "ok_values", "summary_csv_text", "ci95_pct"]
+
+_FRAME_COLUMNS = ["model", "batch_size", "num_gpus", "host", "status", "images_per_sec"]
 
 
 def _failures_text(statuses):
     counts = {}
     for status in statuses:
         if status != "ok":
-            counts[status] = counts.get(status, 0) + 1
+            counts[str(status)] = counts.get(str(status), 0) + 1
     return " ".join("%s:%d" % (k, counts[k]) for k in sorted(counts))
 
 
 def runs_frame(runs):
-    """The runs as a DataFrame with the columns statistics need."""
+    """The runs as a DataFrame with the columns statistics need (images/sec of ok runs only)."""
     import pandas as pd
 
     frame = pd.DataFrame(
-        [
-            {
-                "model": r.get("model"),
-                "batch_size": r.get("batch_size"),
-                "run": r.get("run"),
-                "status": r.get("status"),
-                "images_per_sec": r.get("images_per_sec") if r.get("status") == "ok" else None,
-            }
-            for r in runs
-        ],
-        columns=["model", "batch_size", "run", "status", "images_per_sec"],
+        [[r.model, r.batch_size, r.num_gpus, r.host, str(r.status), r.value] for r in runs],
+        columns=_FRAME_COLUMNS,
     )
     frame["images_per_sec"] = pd.to_numeric(frame["images_per_sec"], errors="coerce")
     return frame
 
 
-def summarize(runs, order=None):
-    """One dict per (model, batch_size): runs_ok, runs_failed, mean, std (sample), cv_pct, min, max, median.
+def ci95_pct(std, count, mean):
+    """The 95% confidence interval's half-width (Student t) as % of the mean; None under 2 runs."""
+    if std is None or mean is None or count < 2 or not mean:
+        return None
+    from scipy.special import stdtrit
 
-    Statistics are over ok runs only; std needs two of them. Rows follow ``order`` (the plan), then any
-    other pairs in first-seen order.
+    half_width = float(stdtrit(count - 1, 0.975)) * std / math.sqrt(count)
+    return _num(half_width / mean * 100.0)
+
+
+def _telemetry(runs):
+    """(throttled_runs, max_temp_c) over the ok runs (those the statistics use) that recorded GPU telemetry;
+    None where none did."""
+    runs = [r for r in runs if r.value is not None]
+    flags = [r.throttled for r in runs if r.throttled is not None]
+    temps = [r.max_temp_c for r in runs if r.max_temp_c is not None]
+    return (sum(flags) if flags else None), (max(temps) if temps else None)
+
+
+def _row(config, stats, size, statuses, runs):
+    model, batch_size, num_gpus, host = config
+    mean, std = _num(stats["mean"]), _num(stats["std"])
+    count = int(stats["count"])
+    throttled, max_temp = _telemetry(runs)
+    return SummaryRow(
+        model=model, batch_size=int(batch_size), runs_ok=count, runs_failed=int(size - count),
+        mean=mean, std=std, cv_pct=_num(std / mean * 100.0) if std is not None and mean else None,
+        min=_num(stats["min"]), max=_num(stats["max"]), median=_num(stats["median"]),
+        failures=_failures_text(statuses), num_gpus=num_gpus, ci95_pct=ci95_pct(std, count, mean),
+        throttled_runs=throttled, max_temp_c=max_temp, host=host,
+    )
+
+
+def summarize(runs, order=None):
+    """One SummaryRow per (model, batch_size, num_gpus, host), statistics over ok runs only.
+
+    ``runs``: RunRecords (dicts are read as records). Rows follow ``order`` (the plan's (model, batch_size)
+    pairs), then any other configuration in first-seen order; std needs two ok runs.
     """
-    frame = runs_frame(runs)
-    if frame.empty:
+    runs = [RunRecord.coerce(r) for r in runs]
+    if not runs:
         return []
-    grouped = frame.groupby(["model", "batch_size"], sort=False)
+    # pandas drops NaN group keys: a record without num_gpus or host groups under a stand-in.
+    frame = runs_frame(runs).fillna({"num_gpus": -1, "host": ""})
+    grouped = frame.groupby(["model", "batch_size", "num_gpus", "host"], sort=False)
     stats = grouped["images_per_sec"].agg(["count", "mean", "std", "min", "max", "median"])
     statuses = grouped["status"].agg(list)
     sizes = grouped.size()
-    rows = {}
-    for key in stats.index:
-        s = stats.loc[key]
-        mean = s["mean"]
-        std = s["std"]
-        rows[key] = {
-            "model": key[0],
-            "batch_size": int(key[1]),
-            "runs_ok": int(s["count"]),
-            "runs_failed": int(sizes.loc[key] - s["count"]),
-            "mean": _num(mean),
-            "std": _num(std),
-            "cv_pct": _num(std / mean * 100.0) if _num(std) is not None and mean else None,
-            "min": _num(s["min"]),
-            "max": _num(s["max"]),
-            "median": _num(s["median"]),
-            "failures": _failures_text(statuses.loc[key]),
-        }
-    ordered = [rows.pop(tuple(k)) for k in (order or []) if tuple(k) in rows]
-    return ordered + list(rows.values())
+    by_config = {}
+    for r in runs:
+        by_config.setdefault(r.config, []).append(r)
+    rows = []
+    for config, members in by_config.items():
+        key = (config[0], config[1], -1 if config[2] is None else config[2], config[3] or "")
+        rows.append(_row(config, stats.loc[key], sizes.loc[key], statuses.loc[key], members))
+    rank = {tuple(pair): i for i, pair in enumerate(order or [])}
+    return sorted(rows, key=lambda row: rank.get(row.pair, len(rank)))
 
 
 def ok_values(runs):
     """{(model, batch_size): [images/sec of each ok run]} for significance tests."""
     values = {}
     for r in runs:
-        if r.get("status") == "ok" and isinstance(r.get("images_per_sec"), (int, float)):
-            values.setdefault((r.get("model"), r.get("batch_size")), []).append(float(r["images_per_sec"]))
+        r = RunRecord.coerce(r)
+        if r.value is not None:
+            values.setdefault((r.model, r.batch_size), []).append(r.value)
     return values
 
 
 def summary_csv_text(rows):
     from tfcnnwrap.render import to_csv
 
-    return to_csv(rows, SUMMARY_COLUMNS)
+    return to_csv([row.to_dict() for row in rows], SUMMARY_COLUMNS)
 
 
 def _num(value):
@@ -99,4 +109,4 @@ def _num(value):
         value = float(value)
     except (TypeError, ValueError):
         return None
-    return None if value != value else value
+    return value if math.isfinite(value) else None

@@ -7,6 +7,8 @@ updates a few fields, so a chatty benchmark costs nothing extra.
 import sys
 import time
 
+from tfcnnwrap.records import RunRecord
+
 REFRESH_PER_SECOND = 4
 
 
@@ -24,15 +26,19 @@ def run_label(model, batch_size, run, runs):
 
 
 def result_text(record):
-    if record["status"] == "ok":
-        return "ok  %.2f images/sec  (%s)" % (record["images_per_sec"], _fmt_duration(record["duration_s"]))
-    detail = record.get("failure") or ""
-    return "%s  (%s)%s  log: %s" % (
-        record["status"].upper(),
-        _fmt_duration(record["duration_s"]),
-        ("  " + detail[:160]) if detail else "",
-        record["log"],
-    )
+    """One finished run for people: its images/sec, or its status, failure and log."""
+    record = RunRecord.coerce(record)
+    took = _fmt_duration(record.duration_s or 0.0)
+    if record.value is not None:
+        return "ok  %.2f images/sec  (%s)" % (record.value, took)
+    detail = record.failure or ""
+    return "%s  (%s)%s  log: %s" % (str(record.status).upper(), took, ("  " + detail[:160]) if detail else "",
+                                     record.log)
+
+
+def finished_label(record, runs):
+    record = RunRecord.coerce(record)
+    return run_label(record.model, record.batch_size, record.run, runs)
 
 
 class PlainDisplay:
@@ -58,10 +64,7 @@ class PlainDisplay:
         pass
 
     def run_finished(self, index, record, runs):
-        self._write(
-            "[%d/%d] %s: %s"
-            % (index, self.total, run_label(record["model"], record["batch_size"], record["run"], runs), result_text(record))
-        )
+        self._write("[%d/%d] %s: %s" % (index, self.total, finished_label(record, runs), result_text(record)))
 
     def stop(self):
         pass
@@ -140,15 +143,15 @@ class LiveDisplay:
         self.ips = step.images_per_sec
 
     def run_finished(self, index, record, runs):
-        self.done += 1
-        self.finished_durations.append(record["duration_s"])
-        colour = "green" if record["status"] == "ok" else "red"
         from rich.markup import escape
 
+        record = RunRecord.coerce(record)
+        self.done += 1
+        self.finished_durations.append(record.duration_s or 0.0)
+        colour = "green" if record.ok else "red"
         self.console.print(
             "[%d/%d] %s: [%s]%s[/]"
-            % (index, self.total, escape(run_label(record["model"], record["batch_size"], record["run"], runs)), colour,
-               escape(result_text(record))),
+            % (index, self.total, escape(finished_label(record, runs)), colour, escape(result_text(record))),
             highlight=False,
         )
         self.current = ""

@@ -125,6 +125,31 @@ class Plan:
             raise UsageError("the sweep's recorded plan has runs < 1; start a new sweep")
         return plan
 
+    def conditions(self):
+        """What the plan measures under, in the reference CSV's terms: precision, num_gpus, variable_update,
+        data. fp16 and real data come from the plan's own fields where it has them, else from the
+        pass-through flags (``--use_fp16``, ``--data_dir``), the only way an older plan could ask for them."""
+
+        def flag(name):
+            args = [str(a) for a in self.extra_args or []]
+            for i, arg in enumerate(args):
+                if arg == "--" + name:
+                    return args[i + 1] if i + 1 < len(args) and not args[i + 1].startswith("--") else "true"
+                if arg.startswith("--%s=" % name):
+                    return arg.split("=", 1)[1]
+            return None
+
+        fp16_flag = flag("use_fp16")
+        fp16 = bool(getattr(self, "fp16", False)) or (
+            fp16_flag is not None and fp16_flag.strip().lower() in ("1", "true", "yes", "t", "y"))
+        num_gpus = self.num_gpus[0] if isinstance(self.num_gpus, (list, tuple)) else self.num_gpus
+        return {
+            "precision": "fp16" if fp16 else "fp32",
+            "num_gpus": int(num_gpus or 1),
+            "variable_update": str(self.variable_update or DEFAULT_VARIABLE_UPDATE),
+            "data": "real" if flag("data_dir") else "synthetic",
+        }
+
 
 def _opt_int(value):
     return None if value is None else int(value)

@@ -14,7 +14,6 @@ MEASURED_COLOR = "#d95f02"
 REFERENCE_COLOR = "#7570b3"
 BASELINE_COLOR = "#999999"
 CANDIDATE_COLOR = "#1b9e77"
-MARK = "\u2020"
 
 
 def require_matplotlib():
@@ -114,90 +113,68 @@ def _save(fig, path):
 
 
 def plot_against(comparison, path):
-    """Measured against each reference, per model, and the geometric means (compare.against_references)."""
-    sweep = comparison["sweep"]
+    """Measured against each reference, per model, and the geometric means (compare.AgainstReferences)."""
+    from tfcnnwrap.comparetext import MARK, cell_text, conditions_line, geomean_text
+
     panels = []
-    geomean = None
-    for row in comparison["rows"]:
-        if row["model"] == "geomean":
-            geomean = row
+    for row in comparison.rows:
+        if row.measured is None:
             continue
-        if row["measured"] is None:
-            continue
-        bars = [{"label": "measured", "value": row["measured"], "text": "%.2f" % row["measured"],
+        bars = [{"label": "measured", "value": row.measured, "text": "%.2f" % row.measured,
                  "color": MEASURED_COLOR}]
-        for cell in row["references"]:
-            if cell.get("images_per_sec") is None:
+        for cell in row.cells:
+            if cell.images_per_sec is None:
                 continue
-            comparable = cell.get("comparable")
-            bars.append(
-                {
-                    "label": cell["name"] + ("" if comparable else " " + MARK),
-                    "value": cell["images_per_sec"],
-                    "text": cell["text"],
-                    "color": REFERENCE_COLOR,
-                    "hatch": None if comparable else "///",
-                }
-            )
-        panels.append({"title": "%s, batch size %s" % (row["model"], row["batch_size"]), "bars": bars})
+            bars.append({"label": cell.name + ("" if cell.comparable else " " + MARK),
+                         "value": cell.images_per_sec, "text": cell_text(cell), "color": REFERENCE_COLOR,
+                         "hatch": None if cell.comparable else "///"})
+        panels.append({"title": "%s, batch size %s" % (row.model, row.batch_size), "bars": bars})
     if not panels:
         raise UsageError("nothing to plot: the sweep has no ok run yet; run or resume it first")
-    geo_bars = [
-        {"label": c["name"], "value": c["ratio_pct"], "text": c["text"], "color": MEASURED_COLOR}
-        for c in (geomean or {}).get("references", [])
-        if c.get("ratio_pct") is not None
-    ]
+    geo_bars = [{"label": g.name, "value": g.ratio_pct, "text": geomean_text(g), "color": MEASURED_COLOR}
+                for g in comparison.geomean if g.ratio_pct is not None]
     if geo_bars:
         panels.append({"title": "geometric mean over the models", "bars": geo_bars, "line": 100.0,
                        "xlabel": "measured / reference, % (dashed: 100%)"})
     footnotes = ["Bars: images/sec; labels: reference (measured / reference), as in the table."]
-    if any(c.get("comparable") is False for r in comparison["rows"] for c in r["references"]):
+    if any(c.comparable is False for r in comparison.rows for c in r.cells):
         footnotes.append("%s hatched: measured under other conditions than this sweep (see the table's notes); "
                          "not in the geometric mean." % MARK)
-    footnotes.append("This sweep: tf_cnn_benchmarks, %s." % _conditions(comparison["conditions"]))
+    footnotes.append("This sweep: tf_cnn_benchmarks, %s." % conditions_line(comparison.conditions, ", "))
+    sweep = comparison.sweep
     title = "%s (measured) against published references" % (sweep.gpu_label() or sweep.name)
     _save(_figure(panels, title, footnotes), path)
 
 
+def _change_bar(label, change_pct, significant, color):
+    return {"label": label, "value": change_pct, "color": color,
+            "text": "%+.1f%%%s" % (change_pct, "*" if significant else "")}
+
+
 def plot_ab(result, path):
-    """Baseline against candidate per model, and the change per model (compare.sweep_vs_sweep)."""
-    base, cand = result["baseline"], result["candidate"]
+    """Baseline against candidate per model, and the change per model (compare.SweepComparison)."""
+    base, cand = result.baseline, result.candidate
     panels = []
     change_bars = []
-    for row in result["rows"]:
-        is_geomean = row["model"] == "geomean"
-        if row["change_pct"] is not None:
-            sig = {True: ", significant", False: ", not significant", None: ""}[row["significant"]]
-            change_bars.append(
-                {
-                    "label": "geometric mean" if is_geomean else "%s (%s)" % (row["model"], row["batch_size"]),
-                    "value": row["change_pct"],
-                    "text": "%+.1f%%%s" % (row["change_pct"], "*" if row["significant"] else ""),
-                    "color": MEASURED_COLOR if is_geomean else CANDIDATE_COLOR,
-                }
-            )
-        if is_geomean:
-            continue
+    for row in result.rows:
         change = ""
-        if row["change_pct"] is not None:
-            change = " (%+.1f%%%s)" % (row["change_pct"], sig)
-        bars = []
-        for label, value, color in ((base.name, row["baseline"], BASELINE_COLOR),
-                                    (cand.name, row["candidate"], CANDIDATE_COLOR)):
-            bars.append({"label": label, "value": value, "color": color,
-                         "text": "%.2f" % value if value is not None else "no ok run"})
-        panels.append({"title": "%s, batch size %s%s" % (row["model"], row["batch_size"], change), "bars": bars})
+        if row.change_pct is not None:
+            change_bars.append(_change_bar("%s (%s)" % (row.model, row.batch_size), row.change_pct,
+                                           row.significant, CANDIDATE_COLOR))
+            sig = {True: ", significant", False: ", not significant", None: ""}[row.significant]
+            change = " (%+.1f%%%s)" % (row.change_pct, sig)
+        bars = [{"label": label, "value": value, "color": color,
+                 "text": "%.2f" % value if value is not None else "no ok run"}
+                for label, value, color in ((base.name, row.baseline, BASELINE_COLOR),
+                                            (cand.name, row.candidate, CANDIDATE_COLOR))]
+        panels.append({"title": "%s, batch size %s%s" % (row.model, row.batch_size, change), "bars": bars})
     if not panels:
         raise UsageError("nothing to plot: neither sweep has a model yet")
+    if result.geomean_change_pct is not None:
+        change_bars.append(_change_bar("geometric mean", result.geomean_change_pct, None, MEASURED_COLOR))
     if change_bars:
         panels.append({"title": "change, candidate against baseline", "bars": change_bars, "line": 0.0,
                        "xlabel": "change, % (* significant)"})
     title = "candidate %s against baseline %s" % (cand.label(), base.label())
     footnotes = ["Significant: Welch's t-test at 95%; needs 2 or more ok runs on each side."]
     _save(_figure(panels, title, footnotes), path)
-
-
-def _conditions(cond):
-    return "%s, %d GPU%s, %s, %s data" % (
-        cond["precision"], cond["num_gpus"], "" if cond["num_gpus"] == 1 else "s", cond["variable_update"],
-        cond["data"])

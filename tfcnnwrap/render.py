@@ -40,13 +40,13 @@ def jsonable(value):
             value = value.item()
         except (TypeError, ValueError):
             pass
-    if isinstance(value, float) and math.isnan(value):
+    if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
 
 
 def to_json(obj):
-    return json.dumps(jsonable(obj), indent=2, ensure_ascii=False)
+    return json.dumps(jsonable(obj), indent=2, ensure_ascii=False, allow_nan=False)
 
 
 def _columns(rows, columns):
@@ -132,7 +132,7 @@ def emit(rows, fmt, columns=None, title=None, digits=2, caption=None, stream=Non
         stream.write(to_json(rows) + "\n")
     elif fmt == "jsonl":
         for row in rows:
-            stream.write(json.dumps(jsonable(row), ensure_ascii=False) + "\n")
+            stream.write(json.dumps(jsonable(row), ensure_ascii=False, allow_nan=False) + "\n")
     elif fmt == "csv":
         stream.write(to_csv(rows, columns))
     elif fmt == "markdown":

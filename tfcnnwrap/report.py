@@ -3,7 +3,8 @@
 from pathlib import Path
 
 from tfcnnwrap.aggregate import SUMMARY_COLUMNS, summarize
-from tfcnnwrap.store import gpu_names, load_sweep, newest_sweep, plan_order
+from tfcnnwrap.records import RunRecord, SweepMeta
+from tfcnnwrap.store import load_sweep, newest_sweep
 
 TABLE_COLUMNS = [
     ("model", "model"),
@@ -22,45 +23,41 @@ TABLE_COLUMNS = [
 
 def describe(meta):
     """One line naming what was measured: GPU, TensorFlow, branch, device."""
-    upstream = meta.get("upstream") or {}
+    meta = SweepMeta.coerce(meta)
     parts = [
-        gpu_names(meta) or ("CPU" if meta.get("device") == "cpu" else None),
-        "TF %s" % meta.get("tensorflow_version") if meta.get("tensorflow_version") else None,
-        upstream.get("branch"),
-        "device %s" % meta.get("device") if meta.get("device") else None,
+        meta.gpu_names() or ("CPU" if meta.device == "cpu" else None),
+        "TF %s" % meta.tensorflow_version if meta.tensorflow_version else None,
+        meta.upstream.branch,
+        "device %s" % meta.device if meta.device else None,
     ]
     return ", ".join(p for p in parts if p)
 
 
 def failed_runs(runs):
-    return [r for r in runs if r.get("status") != "ok"]
+    return [r for r in runs if not r.ok]
+
+
+def _failure_line(sweep, run):
+    from rich.markup import escape
+
+    detail = (run.failure or "").strip()
+    log = sweep.inside(run.log) if run.log else None
+    return "  %s bs=%s run %s: [red]%s[/]%s  log: %s" % (
+        escape(run.model), run.batch_size, run.run, escape(str(run.status)),
+        (" - " + escape(detail[:200])) if detail else "", escape(str(log)) if log else "(none)")
 
 
 def print_summary(console, sweep, meta, rows, runs):
-    """The rich summary a sweep ends with (also `report`'s table)."""
+    """The rich summary a sweep ends with (also `report`'s table): SummaryRows, then each failed run."""
     from tfcnnwrap.render import make_table
 
-    console.print(make_table(rows, TABLE_COLUMNS, title="%s  (%s)" % (sweep.path, describe(meta))))
-    failures = failed_runs(runs)
+    title = "%s  (%s)" % (sweep.path, describe(meta))
+    console.print(make_table([row.to_dict() for row in rows], TABLE_COLUMNS, title=title))
+    failures = failed_runs([RunRecord.coerce(r) for r in runs])
     if failures:
         console.print("[red]%d run(s) did not give a result:[/]" % len(failures), highlight=False)
-        from rich.markup import escape
-
-        for r in sorted(failures, key=lambda r: (str(r.get("model")), r.get("batch_size") or 0, r.get("run") or 0)):
-            detail = (r.get("failure") or "").strip()
-            log = sweep.inside(r.get("log")) if r.get("log") else None
-            console.print(
-                "  %s bs=%s run %s: [red]%s[/]%s  log: %s"
-                % (
-                    escape(str(r.get("model"))),
-                    r.get("batch_size"),
-                    r.get("run"),
-                    escape(str(r.get("status"))),
-                    (" - " + escape(detail[:200])) if detail else "",
-                    escape(str(log)) if log else "(none)",
-                ),
-                highlight=False,
-            )
+        for run in sorted(failures, key=lambda r: (r.model, r.batch_size, r.run)):
+            console.print(_failure_line(sweep, run), highlight=False)
 
 
 def cmd_report(args):
@@ -68,9 +65,12 @@ def cmd_report(args):
 
     path = Path(args.sweep_dir) if args.sweep_dir else newest_sweep()
     sweep, meta, runs = load_sweep(path)
-    rows = summarize(runs, plan_order(meta))
+    rows = summarize(runs, meta.plan_order)
     if args.format == "table":
         print_summary(render.console(), sweep, meta, rows, runs)
-    else:
-        render.emit(rows, args.format, SUMMARY_COLUMNS, title="%s (%s)" % (sweep.path, describe(meta)))
+        return 0
+    # People read the table and Markdown; scripts read every column of the JSON and CSV.
+    columns = SUMMARY_COLUMNS if args.format in ("json", "csv") else [c for c, _ in TABLE_COLUMNS]
+    render.emit([row.to_dict() for row in rows], args.format, columns,
+                title="%s (%s)" % (sweep.path, describe(meta)))
     return 0

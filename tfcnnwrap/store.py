@@ -12,18 +12,21 @@ from pathlib import Path
 
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.filelock import FileLock, LockBusy
+from tfcnnwrap.records import FORMAT_VERSION, RunRecord, SweepMeta  # noqa: F401 - FORMAT_VERSION for the writer
 
 SWEEP_JSON = "sweep.json"
 RUNS_JSONL = "runs.jsonl"
 LOGS_DIR = "logs"
 SUMMARY_CSV = "summary.csv"
 LOCK_NAME = ".tfcnnwrap.lock"
-FORMAT_VERSION = 1
 
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.\-]+")
 
 
 def run_key(record):
+    """(model, batch_size, run) of a record or a dict, the plan's run spec (see RunRecord.key for the full key)."""
+    if isinstance(record, RunRecord):
+        return (record.model, record.batch_size, record.run)
     return (record.get("model"), record.get("batch_size"), record.get("run"))
 
 
@@ -62,18 +65,24 @@ def read_json_lines(path):
 
 def is_run_record(record):
     """A record with the fields every reader relies on (a hand-edited line without them is skipped)."""
-
-    def whole(value):
-        return isinstance(value, int) and not isinstance(value, bool)
-
-    return isinstance(record.get("model"), str) and whole(record.get("batch_size")) and whole(record.get("run"))
+    return RunRecord.is_valid(record)
 
 
-def latest_runs(records):
-    """One record per (model, batch_size, run): the last one written wins (a resume re-runs in place)."""
+def latest_runs(records, default_num_gpus=None):
+    """One RunRecord per run key: the last one written wins (a resume re-runs in place).
+
+    ``records``: RunRecords or dicts; a dict without num_gpus counts as ``default_num_gpus`` (the plan's),
+    by default the one count of the RunRecords among them (read with their plan's count), so a writer's fresh
+    dict replaces the record it re-ran.
+    """
+    records = list(records)
+    if default_num_gpus is None:
+        counts = {r.num_gpus for r in records if isinstance(r, RunRecord)}
+        default_num_gpus = counts.pop() if len(counts) == 1 else None
     latest = {}
     for rec in records:
-        latest[run_key(rec)] = rec
+        rec = RunRecord.coerce(rec, default_num_gpus)
+        latest[rec.key] = rec
     return list(latest.values())
 
 
@@ -81,6 +90,7 @@ class SweepDir:
     def __init__(self, path):
         self.path = Path(path)
         self.meta = None
+        self.info = None
         self._lock = FileLock(self.path / LOCK_NAME)
 
     # -- paths -------------------------------------------------------------------------------------
@@ -151,8 +161,10 @@ class SweepDir:
         self._lock.release()
 
     def append_run(self, record):
-        """Append one run record and make it durable before returning."""
-        line = json.dumps(record, ensure_ascii=False) + "\n"
+        """Append one run record (a RunRecord or a dict) and make it durable before returning."""
+        if isinstance(record, RunRecord):
+            record = record.to_dict()
+        line = json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n"
         with open(self.runs_jsonl, "ab") as fh:
             fh.write(line.encode("utf-8"))
             fh.flush()
@@ -166,23 +178,29 @@ class SweepDir:
 
     # -- reading -----------------------------------------------------------------------------------
     def read_meta(self):
+        """The SweepMeta of sweep.json (also kept as ``self.info``; ``self.meta`` keeps the raw object, which
+        the writer extends and rewrites on --resume). Exit 2 if it is missing, unreadable, of the wrong shape,
+        or written by a newer tfcnnwrap."""
+        where = "%s/%s" % (self.path, SWEEP_JSON)
         try:
             with open(self.sweep_json, encoding="utf-8") as fh:
-                meta = json.load(fh)
+                raw = json.load(fh)
         except FileNotFoundError:
             raise UsageError(
                 "%s is not a sweep directory (no %s); give a directory made by `tfcnnwrap sweep`"
                 % (self.path, SWEEP_JSON)
             ) from None
         except (OSError, ValueError) as exc:
-            raise UsageError("%s/%s is unreadable (%s); it is not a usable sweep" % (self.path, SWEEP_JSON, exc))
-        if not isinstance(meta, dict) or not isinstance(meta.get("plan", {}), dict):
-            raise UsageError("%s/%s is not a sweep description" % (self.path, SWEEP_JSON))
-        self.meta = meta
-        return meta
+            raise UsageError("%s is unreadable (%s); it is not a usable sweep" % (where, exc)) from None
+        self.info = SweepMeta.from_dict(raw, where)
+        self.meta = raw
+        return self.info
 
     def read_runs(self):
-        return latest_runs(r for r in read_json_lines(self.runs_jsonl) if is_run_record(r))
+        """The latest RunRecord of every run in runs.jsonl (torn and hand-broken lines skipped)."""
+        info = self.info if self.info is not None else self.read_meta()
+        valid = (r for r in read_json_lines(self.runs_jsonl) if is_run_record(r))
+        return latest_runs(valid, info.plan_num_gpus)
 
 
 def open_sweep(path):
@@ -198,9 +216,9 @@ def open_sweep(path):
 
 
 def load_sweep(path):
-    """(SweepDir, meta, runs) of a finished or partial sweep."""
+    """(SweepDir, SweepMeta, [RunRecord]) of a finished or partial sweep."""
     sweep = open_sweep(path)
-    return sweep, sweep.meta, sweep.read_runs()
+    return sweep, sweep.info, sweep.read_runs()
 
 
 def newest_sweep(results_dir="results"):
@@ -215,30 +233,19 @@ def newest_sweep(results_dir="results"):
     def created(path):
         try:
             with open(path / SWEEP_JSON, encoding="utf-8") as fh:
-                return str(json.load(fh).get("created_at") or "")
+                value = json.load(fh).get("created_at")
         except (OSError, ValueError, AttributeError):
             return ""
+        return value if isinstance(value, str) else ""
 
     return max(candidates, key=lambda p: (created(p), p.name))
 
 
 def gpu_names(meta):
     """The GPU names a sweep's environment recorded (TensorFlow's view, else nvidia-smi's), or ''."""
-    env = meta.get("environment") or {}
-    gpus = env.get("gpus") or env.get("nvidia_smi_gpus")
-    names = []
-    if isinstance(gpus, list):
-        for gpu in gpus:
-            name = gpu.get("name") if isinstance(gpu, dict) else gpu
-            if name and str(name) not in names:
-                names.append(str(name))
-    return ", ".join(names)
+    return SweepMeta.coerce(meta).gpu_names()
 
 
 def plan_order(meta):
     """(model, batch_size) pairs in the order the sweep's plan lists them."""
-    order = []
-    for item in (meta.get("plan") or {}).get("models") or []:
-        if isinstance(item, dict):
-            order.append((item.get("model"), item.get("batch_size")))
-    return order
+    return SweepMeta.coerce(meta).plan_order

@@ -1,0 +1,232 @@
+"""How a comparison reads: the seed's cells (``203.99 (86.7%)``), the dagger and its footnotes, the
+conditions line, and the table, Markdown, CSV and JSON forms of compare's results (compare.py computes)."""
+
+import sys
+
+from tfcnnwrap import render
+
+MARK = "\u2020"  # dagger: a reference measured under other conditions
+GEOMEAN = "geomean"  # the model column of the geometric-mean row in every output form
+
+
+def pct(ratio_pct):
+    return "%.1f%%" % ratio_pct
+
+
+def conditions_line(cond, sep=" · "):
+    """``fp32 · 1 GPU · parameter_server · synthetic data`` for a plan's conditions."""
+    gpus = "%d GPU%s" % (cond["num_gpus"], "" if cond["num_gpus"] == 1 else "s")
+    return sep.join([cond["precision"], gpus, cond["variable_update"], "%s data" % cond["data"]])
+
+
+def describe_condition(key, value):
+    if key == "num_gpus":
+        return "%s GPU%s" % (value, "" if value == 1 else "s")
+    if key == "batch_size":
+        return "batch size %s" % value
+    if key == "data":
+        return "%s data" % value
+    if key == "precision":
+        return str(value)
+    return "%s %s" % (key, value)
+
+
+def cell_text(cell):
+    """The seed's cell: published images/sec, (measured / reference), a dagger under other conditions."""
+    if not cell.found:
+        return "n/a"
+    text = cell.published
+    if cell.ratio_pct is not None:
+        text += " (%s)" % pct(cell.ratio_pct)
+    return text if cell.comparable else text + MARK
+
+
+def geomean_text(cell):
+    if cell.ratio_pct is None:
+        return "n/a"
+    text = pct(cell.ratio_pct)
+    return text + (" (%d of %d)" % (cell.count, cell.of) if cell.count < cell.of else "")
+
+
+def footnotes(comparison):
+    """One line per (reference, differing conditions): which models, and why they are not comparable."""
+    models = {}
+    for row in comparison.rows:
+        for cell in row.cells:
+            if cell.found and not cell.comparable:
+                why = (cell.name,
+                       ", ".join(describe_condition(k, v["reference"]) for k, v in cell.differs.items()),
+                       ", ".join(describe_condition(k, v["sweep"]) for k, v in cell.differs.items()))
+                models.setdefault(why, []).append(row.model)
+    return ["%s %s (%s): measured at %s, this sweep at %s; not in the geometric mean."
+            % (MARK, name, ", ".join(names), theirs, ours) for (name, theirs, ours), names in models.items()]
+
+
+# -- against references ----------------------------------------------------------------------------------
+
+_CELL_KEYS = ("name", "id", "gpu_name", "images_per_sec", "published", "ratio_pct", "comparable", "differs",
+              "conditions")
+
+
+def against_json(comparison):
+    out = []
+    for row in comparison.rows:
+        refs = [dict({k: getattr(c, k) for k in _CELL_KEYS}, cell=cell_text(c)) for c in row.cells]
+        out.append({"model": row.model, "batch_size": row.batch_size, "measured": row.measured,
+                    "runs_ok": row.runs_ok, "references": refs})
+    geo = [{"name": g.name, "id": g.id, "gpu_name": g.gpu_name, "ratio_pct": g.ratio_pct, "count": g.count,
+            "cell": geomean_text(g)} for g in comparison.geomean]
+    out.append({"model": GEOMEAN, "batch_size": None, "measured": None, "runs_ok": None, "references": geo})
+    return out
+
+
+def against_csv_rows(comparison):
+    columns = ["model", "batch_size", "measured"]
+    for typed, _ in comparison.columns:
+        columns += ["%s images_per_sec" % typed, "%s ratio_pct" % typed, "%s comparable" % typed]
+    rows = []
+    for row in comparison.rows:
+        flat = {"model": row.model, "batch_size": row.batch_size, "measured": row.measured}
+        for c in row.cells:
+            flat.update({"%s images_per_sec" % c.name: c.images_per_sec, "%s ratio_pct" % c.name: c.ratio_pct,
+                         "%s comparable" % c.name: c.comparable})
+        rows.append(flat)
+    geo = {"model": GEOMEAN, "batch_size": None, "measured": None}
+    for g in comparison.geomean:
+        geo.update({"%s images_per_sec" % g.name: None, "%s ratio_pct" % g.name: g.ratio_pct,
+                    "%s comparable" % g.name: None})
+    return rows + [geo], columns
+
+
+def against_text_rows(comparison, short=False):
+    columns = [("model", "model"), ("batch_size", "batch" if short else "batch size"), ("measured", "measured")]
+    columns += [("ref%d" % i, typed) for i, (typed, _) in enumerate(comparison.columns)]
+    rows = []
+    for row in comparison.rows:
+        text = {"model": row.model, "batch_size": str(row.batch_size),
+                "measured": "no ok run" if row.measured is None else "%.2f" % row.measured}
+        text.update(("ref%d" % i, cell_text(c)) for i, c in enumerate(row.cells))
+        rows.append(text)
+    geo = {"model": GEOMEAN, "batch_size": "", "measured": ""}
+    geo.update(("ref%d" % i, geomean_text(g)) for i, g in enumerate(comparison.geomean))
+    return rows + [geo], columns
+
+
+def against_notes(comparison):
+    notes = ["Cells: reference images/sec (measured / reference). This sweep: %s."
+             % conditions_line(comparison.conditions)]
+    if comparison.sweep.meta.on_cpu:
+        notes.append("This sweep ran on the CPU; the references are GPUs.")
+    notes += footnotes(comparison)
+    notes += ["Source of %s: %s" % (", ".join(names), source) for source, names in comparison.sources]
+    return notes
+
+
+def render_against(comparison, fmt, stream=None):
+    stream = stream or sys.stdout
+    if fmt == "json":
+        render.emit(against_json(comparison), "json", stream=stream)
+        return
+    if fmt == "csv":
+        rows, columns = against_csv_rows(comparison)
+        render.emit(rows, "csv", columns=columns, stream=stream)
+        return
+    title = "%s against published references (images/sec)" % comparison.sweep.label()
+    rows, columns = against_text_rows(comparison, short=(fmt != "markdown"))
+    _emit_text(rows, columns, title, against_notes(comparison), fmt, stream)
+
+
+# -- sweep against sweep ---------------------------------------------------------------------------------
+
+AB_COLUMNS = ["model", "batch_size", "baseline", "candidate", "change_pct", "significant", "p_value",
+              "baseline_runs", "candidate_runs", "baseline_std", "candidate_std"]
+
+
+def ab_json(result):
+    geo = dict({k: None for k in AB_COLUMNS}, model=GEOMEAN, change_pct=result.geomean_change_pct,
+               pairs=result.pairs)
+    return [row.to_dict() for row in result.rows] + [geo]
+
+
+def _p_text(p):
+    if p is None:
+        return ""
+    return "<0.001" if p < 0.001 else "%.3f" % p
+
+
+def _ab_text_row(row):
+    runs = "%s/%s" % ("-" if row.baseline_runs is None else row.baseline_runs,
+                      "-" if row.candidate_runs is None else row.candidate_runs)
+    return {
+        "model": row.model, "batch_size": str(row.batch_size),
+        "baseline": "" if row.baseline is None else "%.2f" % row.baseline,
+        "candidate": "" if row.candidate is None else "%.2f" % row.candidate,
+        "change": "" if row.change_pct is None else "%+.1f%%" % row.change_pct,
+        "significant": "n/a" if row.significant is None else ("yes" if row.significant else "no"),
+        "p": _p_text(row.p_value), "runs": runs,
+    }
+
+
+def ab_text_rows(result, short=False):
+    rows = [_ab_text_row(row) for row in result.rows]
+    change = "" if result.geomean_change_pct is None else "%+.1f%%" % result.geomean_change_pct
+    rows.append({"model": GEOMEAN, "batch_size": "", "baseline": "", "candidate": "", "change": change,
+                 "significant": "", "p": "", "runs": ""})
+    if short:
+        headers = ["model", "batch", "baseline", "candidate", "change", "signif", "p", "runs"]
+    else:
+        headers = ["model", "batch size", "baseline", "candidate", "change", "significant", "p-value",
+                   "ok runs (b/c)"]
+    keys = ["model", "batch_size", "baseline", "candidate", "change", "significant", "p", "runs"]
+    return rows, list(zip(keys, headers))
+
+
+def ab_notes(result):
+    notes = ["change = candidate / baseline - 1. Significant: Welch's t-test (unequal variances) at 95%, "
+             "n/a when a side has fewer than 2 ok runs."]
+    if result.differences:
+        notes.append("Note: the sweeps' plans differ: %s."
+                     % "; ".join("%s %s vs %s" % d for d in result.differences))
+    return notes
+
+
+def render_ab(result, fmt, stream=None):
+    stream = stream or sys.stdout
+    if fmt == "json":
+        render.emit(ab_json(result), "json", stream=stream)
+        return
+    if fmt == "csv":
+        render.emit(ab_json(result), "csv", columns=AB_COLUMNS + ["pairs"], stream=stream)
+        return
+    title = "candidate %s against baseline %s, images/sec" % (result.candidate.label(), result.baseline.label())
+    rows, columns = ab_text_rows(result, short=(fmt != "markdown"))
+    _emit_text(rows, columns, title, ab_notes(result), fmt, stream)
+
+
+# -- tables ----------------------------------------------------------------------------------------------
+
+
+def _emit_text(rows, columns, title, notes, fmt, stream):
+    if fmt == "markdown":
+        render.emit(rows, "markdown", columns=columns, title=title, caption="\n\n".join(notes), stream=stream)
+    else:
+        _print_table(rows, columns, title, notes)
+
+
+def _print_table(rows, columns, title, notes):
+    """A rich table in which a model name never folds (``resnet152`` split in two reads badly). When the
+    terminal is too narrow, two-part cells such as ``203.99 (86.7%)`` go on two lines. Then the notes."""
+    out = render.console()
+
+    def width(key, header):
+        return max([len(str(r.get(key) or "")) for r in rows] + [len(header)])
+
+    if sum(width(k, h) + 3 for k, h in columns) + 1 > out.width:
+        rows = [{k: (v.replace(" (", "\n(", 1) if isinstance(v, str) else v) for k, v in r.items()}
+                for r in rows]
+    table = render.make_table(rows, columns, title)
+    table.columns[0].no_wrap = True
+    table.columns[0].min_width = width(*columns[0])
+    out.print(table)
+    for line in notes:
+        out.print(line, markup=False)

@@ -1,0 +1,424 @@
+"""The data model of a sweep: small immutable records that read and write their own JSON.
+
+As pyperf's Run/Benchmark/BenchmarkSuite, each record knows its keys, its types and its file's format
+version, so every reader (store, aggregate, report, live, compare) sees the same typed fields instead of
+reading dicts with ``.get()``. Unknown keys are kept (``extra``) and written back, so a record read from a
+newer or hand-extended file loses nothing. Bottom floor: imports nothing of tfcnnwrap but errors.
+"""
+
+import math
+from dataclasses import dataclass, field, fields
+from enum import Enum
+from typing import Any, Mapping, Optional, Tuple
+
+from tfcnnwrap.errors import UsageError
+
+# The sweep.json format this tfcnnwrap writes, and the newest it reads.
+FORMAT_VERSION = 1
+
+
+class Status(str, Enum):
+    """A run's status (docs/results-format.md); a str, so it compares and serialises as its value."""
+
+    OK = "ok"
+    OOM = "oom"
+    TIMEOUT = "timeout"
+    CRASHED = "crashed"
+    NO_RESULT = "no_result"
+    INTERRUPTED = "interrupted"
+    SKIPPED = "skipped"
+
+    def __str__(self):
+        return self.value
+
+    @classmethod
+    def read(cls, value):
+        """The Status of ``value``; a status this tfcnnwrap does not know stays its text (never dropped)."""
+        try:
+            return cls(value)
+        except ValueError:
+            return str(value)
+
+
+def _whole(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value):
+    """A finite float, or None for anything else (null, text, bool, NaN): what statistics may use."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _opt_whole(value):
+    return value if _whole(value) else None
+
+
+def _opt_text(value):
+    return value if isinstance(value, str) else None
+
+
+def _opt_dict(value):
+    return dict(value) if isinstance(value, Mapping) else None
+
+
+# -- one run ---------------------------------------------------------------------------------------------
+
+# Keys every record written today carries, in the writer's order (null when not known).
+_RUN_ALWAYS = ("model", "batch_size", "run", "status", "images_per_sec", "exit_code", "duration_s", "started_at",
+               "log", "command", "failure", "steps_seen", "last_step_images_per_sec", "log_bytes",
+               "tensorflow_reported", "telemetry")
+# The contract's optional keys: written only when set, so older records stay byte-identical on a re-write.
+_RUN_OPTIONAL = ("num_gpus", "host", "cluster", "start_temp_c", "cooldown_s")
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One line of runs.jsonl."""
+
+    model: str
+    batch_size: int
+    run: int
+    status: Any  # Status, or the text of a status this version does not know
+    images_per_sec: Optional[float] = None
+    exit_code: Optional[int] = None
+    duration_s: Optional[float] = None
+    started_at: Optional[str] = None
+    log: Optional[str] = None
+    command: Tuple[str, ...] = ()
+    failure: Optional[str] = None
+    steps_seen: Optional[int] = None
+    last_step_images_per_sec: Optional[float] = None
+    log_bytes: Optional[int] = None
+    tensorflow_reported: Optional[str] = None
+    telemetry: Optional[Mapping] = None
+    num_gpus: Optional[int] = None
+    host: Optional[str] = None
+    cluster: Optional[Mapping] = None
+    start_temp_c: Optional[float] = None
+    cooldown_s: Optional[float] = None
+    extra: Mapping = field(default_factory=dict)
+
+    @staticmethod
+    def is_valid(data):
+        """A record with the fields every reader relies on (a hand-edited line without them is skipped)."""
+        return (isinstance(data, Mapping) and isinstance(data.get("model"), str) and _whole(data.get("batch_size"))
+                and _whole(data.get("run")))
+
+    @classmethod
+    def from_dict(cls, data, default_num_gpus=None):
+        """The record of a runs.jsonl object; ValueError if it lacks model, batch_size or run.
+
+        ``default_num_gpus``: the plan's GPU count, for records written before runs carried their own.
+        """
+        if not cls.is_valid(data):
+            raise ValueError("not a run record: needs a text model and whole-number batch_size and run")
+        known = {f.name for f in fields(cls)} - {"extra"}
+        command = data.get("command")
+        num_gpus = _opt_whole(data.get("num_gpus"))
+        return cls(
+            model=data["model"], batch_size=data["batch_size"], run=data["run"],
+            status=Status.read(data.get("status")),
+            images_per_sec=_number(data.get("images_per_sec")),
+            exit_code=_opt_whole(data.get("exit_code")),
+            duration_s=_number(data.get("duration_s")),
+            started_at=_opt_text(data.get("started_at")),
+            log=_opt_text(data.get("log")),
+            command=tuple(str(a) for a in command) if isinstance(command, list) else (),
+            failure=_opt_text(data.get("failure")),
+            steps_seen=_opt_whole(data.get("steps_seen")),
+            last_step_images_per_sec=_number(data.get("last_step_images_per_sec")),
+            log_bytes=_opt_whole(data.get("log_bytes")),
+            tensorflow_reported=_opt_text(data.get("tensorflow_reported")),
+            telemetry=_opt_dict(data.get("telemetry")),
+            num_gpus=num_gpus if num_gpus is not None else default_num_gpus,
+            host=_opt_text(data.get("host")),
+            cluster=_opt_dict(data.get("cluster")),
+            start_temp_c=_number(data.get("start_temp_c")),
+            cooldown_s=_number(data.get("cooldown_s")),
+            extra={k: v for k, v in data.items() if k not in known},
+        )
+
+    @classmethod
+    def coerce(cls, record, default_num_gpus=None):
+        """A RunRecord from a RunRecord or a dict (writers that still build dicts)."""
+        return record if isinstance(record, cls) else cls.from_dict(record, default_num_gpus)
+
+    def to_dict(self):
+        out = {}
+        for name in _RUN_ALWAYS:
+            value = getattr(self, name)
+            out[name] = value.value if isinstance(value, Status) else value
+        out["command"] = list(self.command)
+        out["telemetry"] = dict(self.telemetry) if self.telemetry is not None else None
+        for name in _RUN_OPTIONAL:
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = dict(value) if isinstance(value, Mapping) else value
+        out.update(self.extra)
+        return out
+
+    @property
+    def ok(self):
+        return self.status == Status.OK
+
+    @property
+    def value(self):
+        """images/sec when the run is ok and gave a finite figure, else None."""
+        return self.images_per_sec if self.ok else None
+
+    @property
+    def config(self):
+        """What the run measured: (model, batch_size, num_gpus, host)."""
+        return (self.model, self.batch_size, self.num_gpus, self.host)
+
+    @property
+    def key(self):
+        """Which run this is; a re-run of it (resume) replaces it."""
+        return self.config + (self.run,)
+
+    @property
+    def throttled(self):
+        """True/False as the run's GPU telemetry judged it; None without telemetry."""
+        flag = (self.telemetry or {}).get("throttled")
+        return flag if isinstance(flag, bool) else None
+
+    @property
+    def max_temp_c(self):
+        return _number((self.telemetry or {}).get("max_temp_c"))
+
+    def get(self, key, default=None):
+        """The JSON value of ``key``, for writers not yet moved to the fields (sweep.py); read the fields."""
+        return self.to_dict().get(key, default)
+
+
+# -- the sweep -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Upstream:
+    url: Optional[str] = None
+    branch: Optional[str] = None
+    commit: Optional[str] = None
+
+
+def _bad_meta(where, what):
+    return UsageError("%s is not a sweep description: %s; give a sweep made by `tfcnnwrap sweep`" % (where, what))
+
+
+_JSON_TYPE = {dict: "an object", list: "a list", str: "text", int: "a whole number", float: "a number",
+              bool: "true/false", type(None): "null"}
+
+
+def _json_type(value):
+    return _JSON_TYPE.get(type(value), type(value).__name__)
+
+
+def _check_plan(plan, where):
+    if not isinstance(plan, Mapping):
+        raise _bad_meta(where, "`plan` is %s, not an object" % _json_type(plan))
+    models = plan.get("models", [])
+    if not isinstance(models, list):
+        raise _bad_meta(where, "`plan.models` is %s, not a list" % _json_type(models))
+    for item in models:
+        if not (isinstance(item, Mapping) and isinstance(item.get("model"), str) and _whole(item.get("batch_size"))):
+            raise _bad_meta(where, "`plan.models` holds %r, not {model: text, batch_size: whole number}" % (item,))
+
+
+def _check_types(data, where):
+    expected = {"plan": dict, "upstream": dict, "environment": dict, "device": str, "tensorflow_version": str,
+                "created_at": str, "tfcnnwrap_version": str, "resumed": list}
+    for key, kind in expected.items():
+        value = data.get(key)
+        if value is not None and not isinstance(value, kind):
+            raise _bad_meta(where, "`%s` is %s, not %s" % (key, _json_type(value), _JSON_TYPE[kind]))
+    _check_plan(data.get("plan") or {}, where)
+
+
+def check_format(data, where):
+    """The sweep.json format number; exit 2 for one a newer tfcnnwrap wrote (or a value that is no number)."""
+    fmt = data.get("format", 1)
+    if not _whole(fmt) or fmt < 1:
+        raise _bad_meta(where, "`format` is %r, not a whole number" % (fmt,))
+    if fmt > FORMAT_VERSION:
+        raise UsageError(
+            "%s was written by tfcnnwrap %s in sweep format %d; this tfcnnwrap reads format %d at most: "
+            "upgrade tfcnnwrap to read it" % (where, data.get("tfcnnwrap_version") or "(newer)", fmt, FORMAT_VERSION)
+        )
+    return fmt
+
+
+@dataclass(frozen=True)
+class SweepMeta:
+    """sweep.json: the plan (as recorded; plan.Plan gives it meaning), device, upstream, environment."""
+
+    format: int = FORMAT_VERSION
+    plan: Mapping = field(default_factory=dict)
+    device: Optional[str] = None
+    upstream: Upstream = field(default_factory=Upstream)
+    environment: Mapping = field(default_factory=dict)
+    tensorflow_version: Optional[str] = None
+    tfcnnwrap_version: Optional[str] = None
+    created_at: Optional[str] = None
+    extra: Mapping = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data, where="sweep.json"):
+        """The meta of a sweep.json object; UsageError (exit 2, one line) for a wrong shape or a newer format."""
+        if not isinstance(data, Mapping):
+            raise _bad_meta(where, "it holds %s, not an object" % _json_type(data))
+        fmt = check_format(data, where)
+        _check_types(data, where)
+        upstream = data.get("upstream") or {}
+        known = {f.name for f in fields(cls)} - {"extra"}
+        return cls(
+            format=fmt,
+            plan=dict(data.get("plan") or {}),
+            device=data.get("device"),
+            upstream=Upstream(*(_opt_text(upstream.get(k)) for k in ("url", "branch", "commit"))),
+            environment=dict(data.get("environment") or {}),
+            tensorflow_version=data.get("tensorflow_version"),
+            tfcnnwrap_version=data.get("tfcnnwrap_version"),
+            created_at=data.get("created_at"),
+            extra={k: v for k, v in data.items() if k not in known},
+        )
+
+    @classmethod
+    def coerce(cls, meta):
+        return meta if isinstance(meta, cls) else cls.from_dict(meta)
+
+    def to_dict(self):
+        out = {"format": self.format, "tfcnnwrap_version": self.tfcnnwrap_version, "created_at": self.created_at,
+               "plan": dict(self.plan), "device": self.device,
+               "upstream": {"url": self.upstream.url, "branch": self.upstream.branch,
+                            "commit": self.upstream.commit},
+               "tensorflow_version": self.tensorflow_version, "environment": dict(self.environment)}
+        out.update(self.extra)
+        return out
+
+    @property
+    def plan_order(self):
+        """(model, batch_size) pairs in the order the plan lists them."""
+        return [(m["model"], m["batch_size"]) for m in self.plan.get("models") or []]
+
+    @property
+    def plan_num_gpus(self):
+        """The GPU count of a single-count plan (the count of records that do not carry one), else None."""
+        count = self.plan.get("num_gpus", 1)
+        if isinstance(count, list) and len(count) == 1:
+            count = count[0]
+        return count if _whole(count) else None
+
+    @property
+    def on_cpu(self):
+        return self.device == "cpu" or self.plan.get("device") == "cpu"
+
+    def gpu_names(self):
+        """The GPU names the environment recorded (TensorFlow's view, else nvidia-smi's), joined, or ''."""
+        gpus = self.environment.get("gpus") or self.environment.get("nvidia_smi_gpus")
+        names = []
+        for gpu in gpus if isinstance(gpus, list) else []:
+            name = gpu.get("name") if isinstance(gpu, Mapping) else gpu
+            if name and str(name) not in names:
+                names.append(str(name))
+        return ", ".join(names)
+
+
+# -- derived: summary rows and comparisons ---------------------------------------------------------------
+
+SUMMARY_COLUMNS = ["model", "batch_size", "runs_ok", "runs_failed", "mean", "std", "cv_pct", "min", "max",
+                   "median", "failures", "num_gpus", "ci95_pct", "throttled_runs", "max_temp_c"]
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    """One row of summary.csv and `report --format json`: statistics over a configuration's ok runs."""
+
+    model: str
+    batch_size: int
+    runs_ok: int = 0
+    runs_failed: int = 0
+    mean: Optional[float] = None
+    std: Optional[float] = None
+    cv_pct: Optional[float] = None
+    min: Optional[float] = None
+    max: Optional[float] = None
+    median: Optional[float] = None
+    failures: str = ""
+    num_gpus: Optional[int] = None
+    ci95_pct: Optional[float] = None
+    throttled_runs: Optional[int] = None
+    max_temp_c: Optional[float] = None
+    host: Optional[str] = None
+
+    @property
+    def pair(self):
+        return (self.model, self.batch_size)
+
+    def to_dict(self):
+        out = {name: getattr(self, name) for name in SUMMARY_COLUMNS}
+        if self.host is not None:
+            out["host"] = self.host
+        return out
+
+
+@dataclass(frozen=True)
+class ReferenceCell:
+    """One measured configuration against one reference GPU's closest published figure."""
+
+    name: str  # as the user typed it (the column header)
+    id: str
+    gpu_name: str
+    images_per_sec: Optional[float] = None
+    published: Optional[str] = None  # the figure as published (its own digits)
+    ratio_pct: Optional[float] = None  # measured / reference x 100
+    comparable: Optional[bool] = None  # False: measured under other conditions (see differs)
+    differs: Mapping = field(default_factory=dict)  # condition -> {"reference": ..., "sweep": ...}
+    conditions: Optional[Mapping] = None
+
+    @property
+    def found(self):
+        return self.published is not None
+
+
+@dataclass(frozen=True)
+class ReferenceRow:
+    model: str
+    batch_size: int
+    measured: Optional[float]
+    runs_ok: Optional[int]
+    cells: Tuple[ReferenceCell, ...]
+
+
+@dataclass(frozen=True)
+class GeomeanCell:
+    """The geometric mean of one reference's comparable ratios, over ``count`` of ``of`` measured rows."""
+
+    name: str
+    id: str
+    gpu_name: str
+    ratio_pct: Optional[float]
+    count: int
+    of: int
+
+
+@dataclass(frozen=True)
+class ChangeRow:
+    """One configuration in both sweeps: means, change and Welch's test."""
+
+    model: str
+    batch_size: int
+    baseline: Optional[float]
+    candidate: Optional[float]
+    change_pct: Optional[float]
+    significant: Optional[bool]
+    p_value: Optional[float]
+    baseline_runs: Optional[int]
+    candidate_runs: Optional[int]
+    baseline_std: Optional[float]
+    candidate_std: Optional[float]
+
+    def to_dict(self):
+        return {f.name: getattr(self, f.name) for f in fields(self)}
