@@ -239,6 +239,10 @@ class SweepDir:
                 "--out %s cannot be made: %s is a file, not a directory; choose another --out"
                 % (self.path, ancestor)
             )
+        if ancestor is not None and not os.access(str(ancestor), os.W_OK | os.X_OK):
+            raise UsageError(
+                "--out %s cannot be made: %s is not writable; choose another --out" % (self.path, ancestor)
+            )
 
     def refuse_links(self):
         """Refuse a sweep whose own parts are links leading out of it (exit 2, before anything is read)."""

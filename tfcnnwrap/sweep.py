@@ -260,10 +260,14 @@ def _refuse_another_tensorflow(ctx):
         )
     commit = ctx.upstream.get("commit")
     if commit and ctx.manifest.get("commit") != commit:
+        recorded_dir = meta.get("vendor_dir")
+        if recorded_dir and Path(recorded_dir) != ctx.vendor_dir.resolve():
+            fix = "resume with the sweep's own --vendor-dir (%s)" % recorded_dir
+        else:
+            fix = "the checkout changed since the sweep began (setup --update?): runs of both would be pooled"
         raise UsageError(
-            "%s ran checkout commit %s but %s holds %s; resume with the sweep's own --vendor-dir (%s), or start "
-            "a new sweep" % (ctx.sweep.path, commit, ctx.vendor_dir, ctx.manifest.get("commit") or "no checkout",
-                             meta.get("vendor_dir") or "not recorded")
+            "%s ran checkout commit %s but %s holds %s; %s, or start a new sweep"
+            % (ctx.sweep.path, commit, ctx.vendor_dir, ctx.manifest.get("commit") or "no checkout", fix)
         )
 
 
