@@ -123,6 +123,7 @@ def build_parser():
     )
     _add_python(p, "the benchmark runs under it")
     _add_vendor_dir(p)
+    p.set_defaults(vendor_dir=None)  # sweep: None = the resumed sweep's own, else ./vendor (sweep.py decides)
     p.add_argument(
         "--models",
         metavar="M1,M2,...",

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, List, Optional
 
+from tfcnnwrap import safefs
 from tfcnnwrap.logparse import LogParser, ParsedLog, classify
 from tfcnnwrap.procs import bind_to_our_lifetime, kill_tree, popen_group_kwargs
 
@@ -113,7 +114,7 @@ def run_benchmark(
         timer.start()
 
     try:
-        with open(log_path, "wb") as log:
+        with safefs.create_replacing(log_path) as log:  # a planted link is replaced, never followed
             pump = _Pump(proc, log, parser, on_step)
             try:
                 pump.run_to_end()

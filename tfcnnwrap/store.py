@@ -6,11 +6,15 @@ reader outside it.
 """
 
 import json
+import math
 import os
 import re
+import shutil
+from datetime import datetime, timezone
 from pathlib import Path
 
-from tfcnnwrap.errors import UsageError
+from tfcnnwrap import safefs
+from tfcnnwrap.errors import TfcnnwrapError, UsageError
 from tfcnnwrap.filelock import FileLock, LockBusy
 from tfcnnwrap.records import FORMAT_VERSION, RunRecord, SweepMeta  # noqa: F401 - FORMAT_VERSION for the writer
 
@@ -21,6 +25,88 @@ SUMMARY_CSV = "summary.csv"
 LOCK_NAME = ".tfcnnwrap.lock"
 
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.\-]+")
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_BINARY = getattr(os, "O_BINARY", 0)
+
+
+def json_safe(value):
+    """``value`` with what a strict JSON parser refuses made representable: a NaN or infinite number
+    becomes null (no measurement), a string holding undecodable bytes (surrogate escapes from a non-UTF-8
+    command line) gets U+FFFD in their place."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        return value
+    if isinstance(value, dict):
+        return {json_safe(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def json_text(value, **kw):
+    """The one JSON encoder of the sweep's files: strict (``allow_nan=False``) after ``json_safe``."""
+    return json.dumps(json_safe(value), ensure_ascii=False, allow_nan=False, **kw)
+
+
+def fs_error(verb, path, exc, exit_code=2):
+    """The user's file system said no (read-only, full, not a directory): one line naming the file."""
+    reason = getattr(exc, "strerror", None) or str(exc)
+    return TfcnnwrapError("cannot %s %s: %s" % (verb, path, reason), exit_code=exit_code)
+
+
+def _first_existing_ancestor(path):
+    for candidate in [Path(path)] + list(Path(path).parents):
+        if os.path.lexists(str(candidate)):
+            return candidate
+    return None
+
+
+def _first_missing(path):
+    """The outermost directory ``mkdir(parents=True)`` would make for ``path`` (None: it exists)."""
+    missing = None
+    for candidate in [Path(path)] + list(Path(path).parents):
+        if os.path.lexists(str(candidate)):
+            break
+        missing = candidate
+    return missing
+
+
+def _after_last_newline(fh, size, chunk=64 * 1024):
+    """Offset just past the last newline of the file (0 if none), read backwards in chunks."""
+    end = size
+    while end > 0:
+        start = max(0, end - chunk)
+        fh.seek(start)
+        at = fh.read(end - start).rfind(b"\n")
+        if at >= 0:
+            return start + at + 1
+        end = start
+    return 0
+
+
+def _is_record(raw):
+    try:
+        return isinstance(json.loads(raw.decode("utf-8")), dict)
+    except ValueError:
+        return False
+
+
+def _write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _truncate_quietly(fd, size):
+    try:
+        os.ftruncate(fd, size)
+    except OSError:
+        pass  # the next writer's repair cuts the fragment off instead
 
 
 def run_key(record):
@@ -127,7 +213,18 @@ class SweepDir:
 
     # -- writing -----------------------------------------------------------------------------------
     def refuse_existing(self):
-        """UsageError when this path cannot become a new sweep (checked before anything slow happens)."""
+        """UsageError when this path cannot become a new sweep (checked before anything slow happens).
+
+        Only a new or empty directory becomes a sweep: one holding a leftover runs.jsonl (or anything else)
+        would otherwise present old runs under the new sweep's metadata.
+        """
+        try:
+            str(self.path).encode("utf-8")
+        except UnicodeEncodeError:
+            raise UsageError(
+                "--out %s is not valid UTF-8 (the name is recorded in sweep.json); choose a plain name"
+                % ascii(str(self.path))
+            ) from None
         if is_sweep(self.path):
             raise UsageError(
                 "%s already holds a sweep: continue it with `--resume %s` or choose another --out"
@@ -135,46 +232,165 @@ class SweepDir:
             )
         if self.path.exists() and not self.path.is_dir():
             raise UsageError("--out %s is a file, not a directory; choose another --out" % self.path)
+        if self.path.is_dir():
+            try:
+                held = sorted(p.name for p in self.path.iterdir())
+            except OSError as exc:
+                raise fs_error("read", self.path, exc) from None
+            if held:
+                raise UsageError(
+                    "--out %s is not empty (it holds %s); a new sweep needs a new or empty directory: choose "
+                    "another --out, or continue a sweep with --resume" % (self.path, ", ".join(held[:5]))
+                )
+            return
+        ancestor = _first_existing_ancestor(self.path)
+        if ancestor is not None and not ancestor.is_dir():
+            raise UsageError(
+                "--out %s cannot be made: %s is a file, not a directory; choose another --out"
+                % (self.path, ancestor)
+            )
+        if ancestor is not None and not os.access(str(ancestor), os.W_OK | os.X_OK):
+            raise UsageError(
+                "--out %s cannot be made: %s is not writable; choose another --out" % (self.path, ancestor)
+            )
+
+    def refuse_links(self):
+        """Refuse a sweep whose own parts are links leading out of it (exit 2, before anything is read)."""
+        safefs.refuse_links_outside(
+            self.path, (SWEEP_JSON, RUNS_JSONL, LOGS_DIR, SUMMARY_CSV, LOCK_NAME), "sweep directory"
+        )
 
     def create(self, meta):
-        """Make a new sweep directory; refuse one that already holds a sweep."""
+        """Make a new sweep directory; refuse one that already holds anything. A failure leaves nothing."""
         self.refuse_existing()
-        self.path.mkdir(parents=True, exist_ok=True)
-        self.logs_dir.mkdir(exist_ok=True)
-        self.lock()
-        self.write_meta(meta)
+        made = _first_missing(self.path)
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            self.logs_dir.mkdir()
+            self.lock()
+            self.write_meta(meta)
+        except BaseException as exc:
+            self.unlock()
+            self._remove_half_made(made)
+            if isinstance(exc, OSError):
+                raise fs_error("create", getattr(exc, "filename", None) or self.path, exc) from None
+            raise
+
+    def _remove_half_made(self, made):
+        """Undo a failed create: the directories it made, or what it put in an empty --out."""
+        if made is not None:
+            shutil.rmtree(str(made), ignore_errors=True)
+            return
+        for name in (LOGS_DIR, LOCK_NAME):
+            part = self.path / name
+            if part.is_dir() and not safefs.is_link(part):
+                shutil.rmtree(str(part), ignore_errors=True)
+            elif os.path.lexists(str(part)):
+                try:
+                    part.unlink()
+                except OSError:
+                    pass
 
     def write_meta(self, meta):
-        tmp = self.sweep_json.with_name(SWEEP_JSON + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(meta, fh, indent=2, ensure_ascii=False)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        tmp.replace(self.sweep_json)
+        try:
+            safefs.atomic_write(self.sweep_json, json_text(meta, indent=2) + "\n")
+        except OSError as exc:
+            raise fs_error("write", self.sweep_json, exc) from None
 
     def lock(self):
-        if not self._lock.held:
+        if self._lock.held:
+            return
+        try:
             self._lock.acquire()
+        except OSError as exc:
+            raise fs_error("lock", self._lock.path, exc) from None
 
     def unlock(self):
         self._lock.release()
 
-    def append_run(self, record):
-        """Append one run record (a RunRecord or a dict) and make it durable before returning."""
-        if isinstance(record, RunRecord):
-            record = record.to_dict()
-        line = json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n"
-        with open(self.runs_jsonl, "ab") as fh:
-            fh.write(line.encode("utf-8"))
+    def prepare_for_appending(self):
+        """Check runs.jsonl before this writer reads or appends to it; repair a torn last line.
+
+        Called by the sweep once it holds the lock. Returns the side file the torn bytes went to, or None.
+        """
+        path = self.runs_jsonl
+        if safefs.is_link(path):
+            raise safefs.LinkRefused(
+                "%s is a symbolic link; tfcnnwrap never writes through links: remove it" % path
+            )
+        if path.exists() and not path.is_file():
+            raise UsageError("%s is not a file; move it aside (the sweep's records live in that file)" % path)
+        try:
+            return self._repair_tail()
+        except OSError as exc:
+            raise fs_error("repair", path, exc) from None
+
+    def _repair_tail(self):
+        """A last line without its newline: a whole record gets its newline; a fragment (a writer killed
+        mid-append, a full disk) moves to runs.jsonl.torn-<time>, so that the next record starts a line."""
+        try:
+            fd = os.open(str(self.runs_jsonl), os.O_RDWR | _NOFOLLOW | _BINARY)
+        except FileNotFoundError:
+            return None
+        with os.fdopen(fd, "r+b") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            if size == 0:
+                return None
+            fh.seek(size - 1)
+            if fh.read(1) == b"\n":
+                return None
+            cut = _after_last_newline(fh, size)
+            fh.seek(cut)
+            tail = fh.read()
+            if _is_record(tail):
+                fh.seek(0, os.SEEK_END)
+                fh.write(b"\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+                return None
+            side = self._save_torn(tail)
+            fh.truncate(cut)
             fh.flush()
             os.fsync(fh.fileno())
+            return side
+
+    def _save_torn(self, data):
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+        side = self.path / ("%s.torn-%s" % (RUNS_JSONL, stamp))
+        with safefs.create_new(side) as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        return side
+
+    def append_run(self, record):
+        """Append one run record on a line of its own and make it durable before returning.
+
+        A write that fails (a full disk) is cut off again, so runs.jsonl keeps whole lines only.
+        """
+        if isinstance(record, RunRecord):
+            record = record.to_dict()
+        line = (json_text(record) + "\n").encode("utf-8")
+        try:
+            self._repair_tail()
+            with safefs.open_append(self.runs_jsonl) as fh:
+                # Straight to the descriptor: a buffered file would retry the failed rest on close.
+                fd = fh.fileno()
+                start = os.lseek(fd, 0, os.SEEK_END)
+                try:
+                    _write_all(fd, line)
+                    os.fsync(fd)
+                except OSError:
+                    _truncate_quietly(fd, start)
+                    raise
+        except OSError as exc:
+            raise fs_error("append to", self.runs_jsonl, exc) from None
 
     def write_summary_csv(self, text):
-        tmp = self.summary_csv.with_name(SUMMARY_CSV + ".tmp")
-        with open(tmp, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        tmp.replace(self.summary_csv)
+        try:
+            safefs.atomic_write(self.summary_csv, text)
+        except OSError as exc:
+            raise fs_error("write", self.summary_csv, exc) from None
 
     # -- reading -----------------------------------------------------------------------------------
     def read_meta(self):

@@ -6,8 +6,10 @@ Each finished run is on disk (runs.jsonl, fsynced; summary.csv rewritten) before
 import os
 import signal
 import sys
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, Optional
 
 from tfcnnwrap import __version__, checkout, probe
 from tfcnnwrap.clock import utc_now
@@ -26,6 +28,7 @@ from tfcnnwrap.store import FORMAT_VERSION, SweepDir, open_sweep, run_key
 from tfcnnwrap.versions import needs_legacy_keras
 
 SCRIPT_NAME = "tf_cnn_benchmarks.py"
+DEFAULT_VENDOR_DIR = "vendor"
 RERUN_STATUSES = {"interrupted"}
 
 
@@ -117,60 +120,121 @@ def runs_to_do(plan, records, retry_failed):
     return todo
 
 
-def _capture_environment(python, probe_result, manifest):
-    try:
-        from tfcnnwrap.envinfo import capture_environment
+@dataclass
+class SweepContext:
+    """Everything a sweep settles before its first run, handed to each step."""
 
-        return capture_environment(python=python, probe=probe_result, manifest=manifest, argv=sys.argv)
-    except Exception as exc:  # noqa: BLE001 - the environment is a record, never a reason to fail a sweep
-        return {"error": "%s: %s" % (type(exc).__name__, exc)}
+    console: Any
+    warn_console: Any
+    sweep: SweepDir
+    meta: Optional[dict]
+    plan: Plan
+    python: str
+    vendor_dir: Path
+    script: Path
+    probe: dict
+    tf_version: str
+    manifest: dict
+    device: str = "cpu"
+    env: dict = field(default_factory=dict)
+    retry_failed: bool = False
+    records: list = field(default_factory=list)
+    telemetry: Any = None
 
-
-def _telemetry(device):
-    if device != "gpu":
-        return None
-    try:
-        from tfcnnwrap.telemetry import Telemetry
-
-        return Telemetry()
-    except Exception:  # noqa: BLE001
-        return None
+    @property
+    def upstream(self):
+        return (self.meta or {}).get("upstream") or {}
 
 
 def cmd_sweep(args):
-    from tfcnnwrap import render
-
-    console = render.console()
-    warn_console = render.console(stderr=True)
-    python = probe.target_python(args.python)
-    vendor_dir = Path(args.vendor_dir)
-
     if args.retry_failed and not args.resume:
         raise UsageError("--retry-failed works with --resume DIR; add --resume")
-    if args.resume:
-        given = plan_flags_given(args)
-        if given:
-            raise UsageError(
-                "--resume continues the sweep with its own recorded plan; drop %s" % ", ".join(given)
-            )
-        sweep = open_sweep(args.resume)
-        meta = sweep.meta
-        plan = Plan.from_dict(meta.get("plan") or {})
-    else:
-        plan = build_plan(args)
-        sweep = SweepDir(Path(args.out) if args.out else default_out_dir())
-        sweep.refuse_existing()
-        meta = None
+    sweep, meta, plan = _resume_target(args) if args.resume else _new_target(args)
+    python, vendor_dir = _where_to_run(args, meta)
+    # Held shared from before the checkout is read until the sweep ends: setup (exclusive) cannot swap it.
+    vendor_lock = None if args.dry_run else _hold_vendor(vendor_dir)
+    try:
+        ctx = _prepare(args, sweep, meta, plan, python, vendor_dir)
+        if args.dry_run:
+            return _print_dry_run(ctx)
+        _open_for_writing(ctx)
+        try:
+            return _run_sweep(ctx)
+        finally:
+            sweep.unlock()
+    finally:
+        if vendor_lock is not None:
+            vendor_lock.release()
 
-    if args.dry_run:
-        script = checkout.script_path(vendor_dir)
-    else:
-        script = checkout.require_script(vendor_dir)
 
+def _new_target(args):
+    plan = build_plan(args)
+    sweep = SweepDir(Path(args.out) if args.out else default_out_dir())
+    sweep.refuse_existing()
+    return sweep, None, plan
+
+
+def _resume_target(args):
+    given = plan_flags_given(args)
+    if given:
+        raise UsageError("--resume continues the sweep with its own recorded plan; drop %s" % ", ".join(given))
+    if Path(args.resume).is_dir():
+        SweepDir(args.resume).refuse_links()  # before anything in it is read
+    sweep = open_sweep(args.resume)
+    return sweep, sweep.meta, Plan.from_dict(sweep.meta.get("plan") or {})
+
+
+def _where_to_run(args, meta):
+    """(python, vendor_dir): the flags, else (on --resume) what the sweep recorded, else the defaults."""
+    recorded = meta or {}
+    python = probe.target_python(args.python or recorded.get("python"))
+    vendor_dir = args.vendor_dir or recorded.get("vendor_dir") or DEFAULT_VENDOR_DIR
+    return python, Path(vendor_dir)
+
+
+def _hold_vendor(vendor_dir):
+    if not Path(vendor_dir).is_dir():
+        return None  # require_script names the fix
+    lock = checkout.vendor_lock(vendor_dir, shared=True)
+    try:
+        lock.acquire()
+    except OSError:
+        return None  # a read-only shared checkout: setup cannot change it under us either
+    return lock
+
+
+def _prepare(args, sweep, meta, plan, python, vendor_dir):
+    """Probe the target, check it against a resumed sweep, settle the device: a SweepContext."""
+    from tfcnnwrap import render
+
+    script = checkout.script_path(vendor_dir) if args.dry_run else checkout.require_script(vendor_dir)
     # A new sweep asks TensorFlow itself (GPUs, CUDA, cuDNN) for the record in sweep.json and for
     # --device auto; a resumed one only needs the version.
     full = meta is None and (plan.device == "auto" or not args.dry_run)
     probe_result = probe.run_probe(python, full=full, partial=True)
+    ctx = SweepContext(
+        console=render.console(), warn_console=render.console(stderr=True), sweep=sweep, meta=meta, plan=plan,
+        python=python, vendor_dir=Path(vendor_dir), script=script, probe=probe_result,
+        tf_version=_require_tensorflow(python, probe_result),
+        manifest=checkout.read_manifest(vendor_dir) or {}, retry_failed=args.retry_failed,
+    )
+    if meta is not None:
+        _refuse_another_tensorflow(ctx)
+        ctx.device = meta.get("device") or plan.device
+    else:
+        ctx.device, warning = resolve_device(plan.device, probe_result)
+        _warn(ctx, warning)
+    ctx.env = child_env(ctx.tf_version)
+    _warn(ctx, checkout.branch_mismatch(ctx.tf_version, ctx.manifest))
+    return ctx
+
+
+def _warn(ctx, warning):
+    if warning:
+        ctx.warn_console.print("[yellow]warning:[/] " + warning, highlight=False)
+
+
+def _require_tensorflow(python, probe_result):
     tf_version = probe_result.get("tensorflow_version")
     if not tf_version:
         raise SetupError(
@@ -182,171 +246,259 @@ def cmd_sweep(args):
             "TensorFlow %s ships Keras 3 and tf_cnn_benchmarks needs Keras 2 from the tf-keras package, which "
             "%s lacks: run `%s`" % (tf_version, python, pip_install_command(python, "tf-keras"))
         )
-    if meta is not None:
-        device = meta.get("device") or plan.device
-    else:
-        device, warning = resolve_device(plan.device, probe_result)
-        if warning:
-            warn_console.print("[yellow]warning:[/] " + warning, highlight=False)
+    return tf_version
 
-    env = child_env(tf_version)
-    manifest = checkout.read_manifest(vendor_dir) or {}
-    mismatch = checkout.branch_mismatch(tf_version, manifest)
-    if mismatch:
-        warn_console.print("[yellow]warning:[/] " + mismatch, highlight=False)
 
-    if args.dry_run:
-        for model, bs, run in plan.run_specs():
-            argv = [python, "-u", SCRIPT_NAME] + plan.benchmark_flags(model, bs, device)
-            sys.stdout.write("cd %s && %s\n" % (format_command([str(script.parent)]), format_command(argv)))
-        sys.stdout.write(
-            "# %d runs; device %s; TensorFlow %s; %s\n"
-            % (len(plan.run_specs()), device, tf_version, "TF_USE_LEGACY_KERAS=1" if "TF_USE_LEGACY_KERAS" in env else "")
+def _refuse_another_tensorflow(ctx):
+    """A resume runs what the sweep ran: its runs are pooled with the earlier ones."""
+    meta = ctx.meta
+    recorded = meta.get("tensorflow_version")
+    if recorded and recorded != ctx.tf_version:
+        raise UsageError(
+            "%s ran TensorFlow %s but %s has TensorFlow %s; resume with the sweep's own --python (%s), or "
+            "start a new sweep" % (ctx.sweep.path, recorded, ctx.python, ctx.tf_version, meta.get("python"))
         )
-        return EXIT_OK
-
-    if meta is None:
-        meta = {
-            "format": FORMAT_VERSION,
-            "tool": "tfcnnwrap",
-            "tfcnnwrap_version": __version__,
-            "created_at": utc_now(),
-            "plan": plan.to_dict(),
-            "device": device,
-            "command_template": command_template(plan, device),
-            "script_dir": str(script.parent.resolve()),
-            "upstream": {k: manifest.get(k) for k in ("url", "branch", "commit")},
-            "tensorflow_version": tf_version,
-            "python": python,
-            "argv": list(sys.argv),
-            "environment": _capture_environment(python, probe_result, manifest),
-        }
-        sweep.create(meta)
-    else:
-        sweep.lock()
-        meta.setdefault("resumed", []).append(
-            {"at": utc_now(), "python": python, "tfcnnwrap_version": __version__, "argv": list(sys.argv)}
+    commit = ctx.upstream.get("commit")
+    if commit and ctx.manifest.get("commit") != commit:
+        recorded_dir = meta.get("vendor_dir")
+        if recorded_dir and Path(recorded_dir) != ctx.vendor_dir.resolve():
+            fix = "resume with the sweep's own --vendor-dir (%s)" % recorded_dir
+        else:
+            fix = "the checkout changed since the sweep began (setup --update?): runs of both would be pooled"
+        raise UsageError(
+            "%s ran checkout commit %s but %s holds %s; %s, or start a new sweep"
+            % (ctx.sweep.path, commit, ctx.vendor_dir, ctx.manifest.get("commit") or "no checkout", fix)
         )
-        sweep.write_meta(meta)
-
-    try:
-        return _run_sweep(console, sweep, meta, plan, device, python, script, env, args.retry_failed, tf_version)
-    finally:
-        sweep.unlock()
 
 
-def _run_sweep(console, sweep, meta, plan, device, python, script, env, retry_failed, tf_version):
-    from tfcnnwrap.aggregate import summarize, summary_csv_text
+def _print_dry_run(ctx):
+    plan = ctx.plan
+    for model, bs, run in plan.run_specs():
+        argv = [ctx.python, "-u", SCRIPT_NAME] + plan.benchmark_flags(model, bs, ctx.device)
+        sys.stdout.write("cd %s && %s\n" % (format_command([str(ctx.script.parent)]), format_command(argv)))
+    sys.stdout.write(
+        "# %d runs; device %s; TensorFlow %s; %s\n"
+        % (len(plan.run_specs()), ctx.device, ctx.tf_version,
+           "TF_USE_LEGACY_KERAS=1" if "TF_USE_LEGACY_KERAS" in ctx.env else "")
+    )
+    return EXIT_OK
+
+
+def _new_meta(ctx):
+    from tfcnnwrap.envinfo import capture_environment
+
+    return {
+        "format": FORMAT_VERSION,
+        "tool": "tfcnnwrap",
+        "tfcnnwrap_version": __version__,
+        "created_at": utc_now(),
+        "plan": ctx.plan.to_dict(),
+        "device": ctx.device,
+        "command_template": command_template(ctx.plan, ctx.device),
+        "script_dir": str(ctx.script.parent.resolve()),
+        "upstream": {k: ctx.manifest.get(k) for k in ("url", "branch", "commit")},
+        "tensorflow_version": ctx.tf_version,
+        "python": ctx.python,
+        "vendor_dir": str(ctx.vendor_dir.resolve()),
+        "argv": list(sys.argv),
+        "environment": capture_environment(python=ctx.python, probe=ctx.probe, manifest=ctx.manifest,
+                                           argv=sys.argv),
+    }
+
+
+def _open_for_writing(ctx):
+    """Create the sweep, or lock the resumed one, check its runs.jsonl and read what it holds."""
+    if ctx.meta is None:
+        ctx.meta = _new_meta(ctx)
+        ctx.sweep.create(ctx.meta)
+        ctx.sweep.prepare_for_appending()
+    else:
+        ctx.sweep.lock()
+        ctx.sweep.prepare_for_appending()
+        ctx.meta.setdefault("resumed", []).append({
+            "at": utc_now(), "python": ctx.python, "vendor_dir": str(ctx.vendor_dir.resolve()),
+            "tfcnnwrap_version": __version__, "argv": list(sys.argv),
+        })
+        ctx.sweep.write_meta(ctx.meta)
+    ctx.records = ctx.sweep.read_runs()
+
+
+def _run_sweep(ctx):
     from tfcnnwrap.live import make_display
-    from tfcnnwrap.store import plan_order
 
-    records = sweep.read_runs()
-    todo = runs_to_do(plan, records, retry_failed)
-    order = plan_order(meta)
-    upstream = meta.get("upstream") or {}
-    header = [
-        "tfcnnwrap sweep -> %s" % sweep.path,
+    todo = runs_to_do(ctx.plan, ctx.records, ctx.retry_failed)
+    header = _header(ctx, todo)
+    ctx.telemetry = _telemetry(ctx.device, header)
+    display = make_display(ctx.console)
+    previous_handlers = _install_signal_handlers()
+    stop, failure = None, None
+    display.start(len(todo), header)
+    try:
+        for index, spec in enumerate(todo, 1):
+            outcome, record = _run_one(ctx, display, index, spec)
+            _record(ctx, record)
+            display.run_finished(index, record, ctx.plan.runs)
+            stop = _stop_reason(index, outcome)
+            if stop:
+                break
+    except KeyboardInterrupt:
+        stop = "interrupted"
+    except TfcnnwrapError as exc:
+        failure = exc
+    finally:
+        display.stop()
+        _restore_signal_handlers(previous_handlers)
+    return _finish(ctx, todo, stop, failure)
+
+
+def _header(ctx, todo):
+    plan, upstream = ctx.plan, ctx.upstream
+    return [
+        "tfcnnwrap sweep -> %s" % ctx.sweep.path,
         "  %d of %d runs to do (%d models x %d runs), device %s, TensorFlow %s, branch %s%s"
         % (
             len(todo),
             len(plan.run_specs()),
             len(plan.models),
             plan.runs,
-            device,
-            tf_version,
+            ctx.device,
+            ctx.tf_version,
             upstream.get("branch") or "?",
             (" @ " + upstream["commit"][:10]) if upstream.get("commit") else "",
         ),
     ]
-    telemetry = _telemetry(device)
-    if telemetry is not None and not getattr(telemetry, "available", False):
-        header.append("  " + (getattr(telemetry, "note", "") or "no GPU telemetry"))
-        telemetry = None
-    display = make_display(console)
-    previous_handlers = _install_signal_handlers()
-    interrupted = False
-    flag_error = None
-    display.start(len(todo), header)
+
+
+def _telemetry(device, header):
+    """A Telemetry for GPU runs (its start and stop never raise), or None; the header says why not."""
+    if device != "gpu":
+        return None
+    from tfcnnwrap.telemetry import Telemetry
+
+    telemetry = Telemetry()
+    if not telemetry.available:
+        header.append("  " + (telemetry.note or "no GPU telemetry"))
+        return None
+    return telemetry
+
+
+def _run_one(ctx, display, index, spec):
+    """Run one benchmark (with its telemetry): (outcome, record)."""
+    from tfcnnwrap.runner import run_benchmark
+
+    model, bs, run = spec
+    plan, sweep = ctx.plan, ctx.sweep
+    rel_log = sweep.log_relpath(model, bs, run)
+    argv = [ctx.python, "-u", SCRIPT_NAME] + plan.benchmark_flags(model, bs, ctx.device)
+    display.run_started(index, model, bs, run, plan.runs, plan.num_batches or 100)
+    started_at = utc_now()
+    sampler = None
+    if ctx.telemetry is not None:
+        sampler = ctx.telemetry.start(sweep.path / sweep.log_relpath(model, bs, run, ".gpu.csv"))
     try:
-        for index, (model, bs, run) in enumerate(todo, 1):
-            rel_log = sweep.log_relpath(model, bs, run)
-            log_path = sweep.path / rel_log
-            argv = [python, "-u", SCRIPT_NAME] + plan.benchmark_flags(model, bs, device)
-            display.run_started(index, model, bs, run, plan.runs, plan.num_batches or 100)
-            started_at = utc_now()
-            sampler = None
-            if telemetry is not None:
-                try:
-                    sampler = telemetry.start(sweep.path / sweep.log_relpath(model, bs, run, ".gpu.csv"))
-                except Exception:  # noqa: BLE001 - telemetry must never break a run
-                    sampler = None
-            from tfcnnwrap.runner import run_benchmark
-
-            try:
-                outcome = run_benchmark(
-                    argv, script.parent, env, log_path, timeout_s=plan.timeout_s, on_step=display.step
-                )
-            finally:
-                telemetry_summary = None
-                if sampler is not None:
-                    try:
-                        telemetry_summary = sampler.stop()
-                    except Exception as exc:  # noqa: BLE001
-                        telemetry_summary = {"error": str(exc)}
-            parsed = outcome.parsed
-            record = {
-                "model": model,
-                "batch_size": bs,
-                "run": run,
-                "status": outcome.status,
-                "images_per_sec": parsed.total_images_per_sec if outcome.status == "ok" else None,
-                "exit_code": outcome.exit_code,
-                "duration_s": round(outcome.duration_s, 3),
-                "started_at": started_at,
-                "log": rel_log,
-                "command": argv,
-                "failure": parsed.failure_message if outcome.status != "ok" else None,
-                "steps_seen": parsed.steps_seen,
-                "last_step_images_per_sec": parsed.last_step.images_per_sec if parsed.last_step else None,
-                "log_bytes": outcome.log_bytes,
-                "tensorflow_reported": parsed.tf_version,
-                "telemetry": telemetry_summary,
-            }
-            if outcome.status == "timeout" and not record["failure"]:
-                record["failure"] = "killed after %.0f s (--timeout)" % plan.timeout_s
-            sweep.append_run(record)
-            records.append(record)
-            rows = summarize(_latest(records), order)
-            sweep.write_summary_csv(summary_csv_text(rows))
-            display.run_finished(index, record, plan.runs)
-            if outcome.interrupted:
-                interrupted = True
-                break
-            if index == 1 and parsed.failure_kind == "flag_error":
-                flag_error = parsed.failure_message or "tf_cnn_benchmarks rejected a flag"
-                break
-    except KeyboardInterrupt:
-        interrupted = True
+        outcome = run_benchmark(argv, ctx.script.parent, ctx.env, sweep.path / rel_log, timeout_s=plan.timeout_s,
+                                on_step=display.step)
+    except OSError as exc:
+        raise _run_failed(ctx, spec, exc) from None
     finally:
-        display.stop()
-        _restore_signal_handlers(previous_handlers)
+        telemetry_summary = sampler.stop() if sampler is not None else None
+    return outcome, _run_record(ctx, spec, outcome, argv, started_at, rel_log, telemetry_summary)
 
-    final = _latest(records)
-    rows = summarize(final, order)
-    sweep.write_summary_csv(summary_csv_text(rows))
-    _print_summary(console, sweep, meta, rows, final)
 
-    if flag_error:
+def _run_failed(ctx, spec, exc):
+    """A run that could not start or could not be logged: the user's environment, not the benchmark's."""
+    model, bs, run = spec
+    if not ctx.script.is_file():
+        reason = "the checkout %s is gone (run `python -m tfcnnwrap setup`)" % ctx.script.parent
+    else:
+        reason = "%s%s" % (getattr(exc, "strerror", None) or exc,
+                           ": %s" % exc.filename if getattr(exc, "filename", None) else "")
+    return TfcnnwrapError("%s bs%d run %d could not run: %s" % (model, bs, run, reason))
+
+
+def _run_record(ctx, spec, outcome, argv, started_at, rel_log, telemetry_summary):
+    model, bs, run = spec
+    parsed = outcome.parsed
+    ok = outcome.status == "ok"
+    record = {
+        "model": model,
+        "batch_size": bs,
+        "run": run,
+        "status": outcome.status,
+        "images_per_sec": parsed.total_images_per_sec if ok else None,
+        "exit_code": outcome.exit_code,
+        "duration_s": round(outcome.duration_s, 3),
+        "started_at": started_at,
+        "log": rel_log,
+        "command": argv,
+        "failure": parsed.failure_message if not ok else None,
+        "steps_seen": parsed.steps_seen,
+        "last_step_images_per_sec": parsed.last_step.images_per_sec if parsed.last_step else None,
+        "log_bytes": outcome.log_bytes,
+        "tensorflow_reported": parsed.tf_version,
+        "telemetry": telemetry_summary,
+    }
+    if outcome.status == "timeout" and not record["failure"]:
+        record["failure"] = "killed after %.0f s (--timeout)" % ctx.plan.timeout_s
+    return record
+
+
+def _record(ctx, record):
+    """On disk before the next run starts: the record (fsynced), then the summary over every run so far."""
+    ctx.sweep.append_run(record)
+    ctx.records.append(record)
+    _write_summary(ctx)
+
+
+def _write_summary(ctx):
+    from tfcnnwrap.aggregate import summarize, summary_csv_text
+    from tfcnnwrap.store import plan_order
+
+    rows = summarize(_latest(ctx.records), plan_order(ctx.meta))
+    ctx.sweep.write_summary_csv(summary_csv_text(rows))
+    return rows
+
+
+def _stop_reason(index, outcome):
+    if outcome.interrupted:
+        return "interrupted"
+    if index == 1 and outcome.parsed.failure_kind == "flag_error":
+        return "flag_error"
+    return None
+
+
+def _finish(ctx, todo, stop, failure):
+    """The summary on screen and on disk, and the exit code (or the error that ended the sweep)."""
+    try:
+        rows = _write_summary(ctx)
+    except TfcnnwrapError as exc:
+        failure = failure or exc
+        from tfcnnwrap.aggregate import summarize
+        from tfcnnwrap.store import plan_order
+
+        rows = summarize(_latest(ctx.records), plan_order(ctx.meta))
+    final = _latest(ctx.records)
+    _print_summary(ctx.console, ctx.sweep, ctx.meta, rows, final)
+    if failure is not None:
+        kept = len(final)
+        raise TfcnnwrapError(
+            "%s; %d finished run%s kept: fix that, then continue with `python -m tfcnnwrap sweep --resume %s`"
+            % (failure.message, kept, " is" if kept == 1 else "s are", ctx.sweep.path),
+            exit_code=EXIT_RUNS_FAILED if kept else EXIT_USAGE,
+        )
+    if stop == "flag_error":
+        first = todo[0]
+        flag_error = ctx.records[-1].get("failure") or "tf_cnn_benchmarks rejected a flag"
         raise TfcnnwrapError(
             "tf_cnn_benchmarks rejected its flags on the first run: %s -- the checked-out branch %s may not "
             "know a flag you passed after --; drop it, or run `python -m tfcnnwrap setup` for a newer branch "
-            "(log: %s)" % (flag_error, upstream.get("branch") or "?", sweep.path / sweep.log_relpath(*todo[0])),
+            "(log: %s)" % (flag_error, ctx.upstream.get("branch") or "?", ctx.sweep.path / ctx.sweep.log_relpath(*first)),
             exit_code=EXIT_USAGE,
         )
-    if interrupted:
-        console.print(
+    if stop == "interrupted":
+        ctx.console.print(
             "[yellow]interrupted[/]: finished runs are kept; continue with "
-            "`python -m tfcnnwrap sweep --resume %s`" % sweep.path,
+            "`python -m tfcnnwrap sweep --resume %s`" % ctx.sweep.path,
             highlight=False,
         )
         return EXIT_INTERRUPTED

@@ -20,6 +20,7 @@ import statistics
 import subprocess
 from pathlib import Path
 
+from tfcnnwrap import safefs
 from tfcnnwrap.procs import bind_to_our_lifetime, popen_group_kwargs
 
 ENV_NVIDIA_SMI = "TFCNNWRAP_NVIDIA_SMI"  # a path to use, or "none" to switch telemetry off
@@ -252,7 +253,7 @@ class Sampler:
             str(int(interval_ms)),
         ]
         self._summary = None
-        self._out = open(self.samples_path, "wb")
+        self._out = safefs.create_replacing(self.samples_path)  # a planted link is replaced, not followed
         try:
             self.process = subprocess.Popen(
                 self.args, stdin=subprocess.DEVNULL, stdout=self._out, stderr=subprocess.STDOUT,
