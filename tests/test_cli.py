@@ -163,3 +163,20 @@ def test_no_builder_function_is_over_80_lines():
         for node in ast.walk(ast.parse(inspect.getsource(module))):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 assert node.end_lineno - node.lineno + 1 <= 80, (module.__name__, node.name)
+
+
+def test_every_string_argument_of_every_verb_refuses_empty():
+    # item 11 is done once, in cli.py: a new string flag without the check fails here
+    import argparse
+
+    from tfcnnwrap import cli
+
+    parser = cli.build_parser()
+    verbs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, sub in verbs.choices.items():
+        for action in sub._actions:
+            if action.nargs == 0 or action.choices or action.nargs == argparse.REMAINDER:
+                continue  # switches, --format and the like, the pass-through flags
+            assert action.type is not None, (name, action.dest)
+            with pytest.raises(argparse.ArgumentTypeError):
+                action.type("")

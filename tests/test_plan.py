@@ -79,3 +79,8 @@ def test_a_recorded_plan_out_of_bounds_is_refused(field, value):
 def test_a_recorded_plan_round_trips():
     built = plan.build_plan(sweep_args(runs="5", timeout="90", num_batches=20))
     assert plan.Plan.from_dict(built.to_dict()) == built
+
+
+def test_a_plan_flag_given_as_zero_counts_as_given():
+    assert plan.plan_flags_given(sweep_args(num_warmup_batches=0)) == ["--num-warmup-batches"]
+    assert plan.plan_flags_given(sweep_args()) == []

@@ -302,6 +302,7 @@ def plan_flags_given(args):
     given = []
     for attr, flag in PLAN_FLAGS:
         value = getattr(args, attr, None)
-        if value not in (None, False, [], ""):
+        # identity, not equality: --num-warmup-batches 0 is given (0 == False)
+        if not (value is None or value is False or value == []):
             given.append(flag)
     return given
