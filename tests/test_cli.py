@@ -180,3 +180,10 @@ def test_every_string_argument_of_every_verb_refuses_empty():
             assert action.type is not None, (name, action.dest)
             with pytest.raises(argparse.ArgumentTypeError):
                 action.type("")
+
+
+@pytest.mark.parametrize("extra", [["-model=vgg16"], ["--nomodel"], ["-batch_size", "8"], ["--flagfile=f"]])
+def test_pass_through_flags_cannot_relabel_a_run(cli, tmp_path, extra):
+    result = cli("sweep", "--models", "resnet50", "--dry-run", "--out", tmp_path / "s", "--", *extra, timeout=20)
+    assert_clean_error(result, 2, extra[0].split("=")[0])
+    assert not (tmp_path / "s").exists()
