@@ -106,14 +106,15 @@ def _add_format(p, formats):
 
 
 def _add_verb(verbs, parent, name, help, description, examples):
+    """The verb's parser; ``examples`` are its arguments in the help's examples ("" for none)."""
+    lines = ("  python -m tfcnnwrap %s\n" % " ".join(filter(None, (name, e))) for e in examples)
     return verbs.add_parser(
         name,
         parents=[parent],
         help=help,
         formatter_class=_Formatter,
         description=description,
-        epilog="examples:\n" + "".join("  python -m tfcnnwrap %s %s\n" % (name, e) if e else
-                                       "  python -m tfcnnwrap %s\n" % name for e in examples),
+        epilog="examples:\n" + "".join(lines),
     )
 
 
