@@ -337,6 +337,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 def test_plot_against_references_writes_a_png(cli, seed_sweep, tmp_path):
     png = tmp_path / "plots" / "seed.png"
+    png.parent.mkdir()  # --plot creates no directories (issue 11, item 15)
     result = cli("compare", seed_sweep, "--against", SEED_AGAINST + ",P100", "--plot", png)
     assert result.returncode == 0, result
     assert png.read_bytes()[:8] == PNG_MAGIC and png.stat().st_size > 20000
@@ -394,3 +395,21 @@ def test_welch_matches_scipy_stats(baseline, candidate):
     p, significant = welch(baseline, candidate)
     assert p == pytest.approx(expected, rel=1e-9)
     assert significant is bool(expected < 0.05)
+
+
+def test_plot_refuses_what_the_cli_refuses_and_writes_svg_by_suffix(tmp_path):
+    # issue 11, item 15: `--plot /tmp` wrote /tmp.png; a missing directory was created silently
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    from tfcnnwrap.errors import UsageError
+    from tfcnnwrap.plot import _save
+
+    fig = Figure()
+    fig.add_subplot().plot([1, 2])
+    for bad in (tmp_path, tmp_path / "noext", tmp_path / "missing" / "p.png"):
+        with pytest.raises(UsageError):
+            _save(fig, bad)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    _save(fig, tmp_path / "p.svg")
+    assert b"<svg" in (tmp_path / "p.svg").read_bytes()[:500]

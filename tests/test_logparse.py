@@ -602,3 +602,39 @@ def test_parse_file_is_streaming_and_flat_in_memory(tmp_path):
     assert (log.model, log.steps_seen, log.total_images_per_sec) == ("resnet50", 4, 176.93)
     assert peak < 8 * 1024 * 1024, "peak %.1f MB" % (peak / 1e6)
     assert time.perf_counter() - started < 3
+
+
+# -- issue 11, item 10: a total that is no finite, positive number is no result --------------------------
+
+
+@pytest.mark.parametrize("total", ["nan", "inf", "-inf", "-5", "0", "0.0", "-0.5"])
+def test_a_bad_total_is_no_result_with_the_reason(tmp_path, total):
+    log = both(HEADER_1_12 + STEPS + "total images/sec: %s\n" % total, tmp_path)
+    assert log.totals_seen == 1
+    assert log.failure_kind == "bad_total" and total in log.failure_message
+    assert "no finite, positive number" in log.failure_message
+    assert classify(log, 0) == "no_result" and classify(log, None) == "no_result"
+    assert classify(log, 1) == "crashed"
+    quick = parse_file(tmp_path / "run.log", failures="without_total")
+    assert quick.failure_kind == "bad_total" and classify(quick, None) == "no_result"
+
+
+def test_a_bad_total_does_not_hide_a_real_failure(tmp_path):
+    log = both(HEADER_1_12 + "total images/sec: nan\n" + OOM_TAIL, tmp_path)
+    assert log.failure_kind == "oom" and classify(log, None) == "oom"
+    path = tmp_path / "run.log"
+    assert parse_file(path, failures="without_total").failure_kind == "oom"  # failures looked for
+
+
+def test_good_total():
+    assert logparse.good_total(0.01) and not logparse.good_total(None)
+    assert not any(logparse.good_total(v) for v in (0.0, -1.0, float("nan"), float("inf")))
+
+
+def test_every_signature_holds_its_concern_marker():
+    # the markers are defined once; every signature the failure handlers look for must reach them
+    for sig in logparse.OOM_SIGNATURES + logparse.CRASH_SIGNATURES + (logparse.TRACEBACK_START,):
+        assert any(m in sig for m in logparse.FAILURE_MARKERS), sig
+    for sig in logparse.OOM_SIGNATURES + logparse.FLAG_SIGNATURES:
+        if sig != "Received unknown positional arguments":  # only ever inside a "ValueError: ..." line
+            assert any(m in sig for m in logparse.OOM_MARKERS), sig

@@ -150,3 +150,120 @@ def test_no_result_log(cli, tmp_path):
     assert result.returncode == SOME_FAILED, result
     (row,) = result.json()
     assert row["status"] == "no_result" and row["steps_seen"] == 11 and row["images_per_sec"] is None
+
+
+# -- issue 11, item 10: strict JSON, no NaN anywhere ------------------------------------------------------
+
+
+def strict_json(text):
+    def refuse(name):
+        raise ValueError("non-strict JSON constant %s" % name)
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("total", ["nan", "inf", "-5", "0"])
+def test_a_bad_total_is_no_result_and_every_format_is_strict_json(cli, tmp_path, total):
+    good = fake_log(tmp_path / "good.log", "--model=resnet50")
+    text = good.read_text(encoding="utf-8").replace("total images/sec: 176.93", "total images/sec: %s" % total)
+    text = text.replace("images/sec: 176.9", "images/sec: %s" % total)  # step lines too
+    bad = tmp_path / "bad.log"
+    bad.write_text(text, encoding="utf-8")
+    result = cli("parse", bad, "--format", "json")
+    assert result.returncode == SOME_FAILED, result
+    (row,) = strict_json(result.stdout)
+    assert row["status"] == "no_result" and row["images_per_sec"] is None
+    assert row["failure_kind"] == "bad_total" and total in row["failure_message"]
+    lines = cli("parse", bad, "--format", "jsonl").stdout.splitlines()
+    assert [strict_json(line)["status"] for line in lines] == ["no_result"]
+
+
+def test_render_writes_strict_json_only():
+    from tfcnnwrap import render
+
+    rows = [{"a": float("nan"), "b": float("inf"), "c": [float("-inf"), 1.5], "d": {"e": float("nan")}}]
+    assert strict_json(render.to_json(rows)) == [{"a": None, "b": None, "c": [None, 1.5], "d": {"e": None}}]
+    out = io.StringIO()
+    render.emit(rows, "jsonl", stream=out)
+    assert strict_json(out.getvalue())["b"] is None
+    out = io.StringIO()
+    render.emit(rows, "csv", stream=out)
+    assert "NaN" not in out.getvalue() and "Infinity" not in out.getvalue()
+
+
+# -- issue 11, item 14: only regular files; nothing skipped silently; logs that died before the header -----
+
+
+def test_a_device_or_fifo_is_refused_not_read_forever(cli, tmp_path):
+    if not os.path.exists("/dev/zero") or not hasattr(os, "mkfifo"):
+        pytest.skip("POSIX only")
+    assert_clean_error(cli("parse", "/dev/zero", timeout=20), USAGE, "not a regular file", "/dev/zero")
+    fifo = tmp_path / "run.log"
+    os.mkfifo(fifo)
+    result = cli("parse", fifo, timeout=20)
+    assert_clean_error(result, USAGE, "not a regular file", str(fifo))
+
+
+def test_a_fifo_in_a_directory_is_named_and_skipped(cli, tmp_path):
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("POSIX only")
+    fake_log(tmp_path / "ok.log", "--model=resnet50")
+    os.mkfifo(tmp_path / "stuck.log")
+    result = cli("parse", tmp_path, "--format", "jsonl", timeout=20)
+    assert result.returncode == ALL_OK, result
+    assert len(result.stdout.splitlines()) == 1
+    assert "stuck.log is not a regular file" in result.stderr
+
+
+def test_an_unreadable_directory_is_named_on_stderr(tmp_path, monkeypatch, capsys):
+    from tfcnnwrap import parse
+
+    fake_log(tmp_path / "a" / "ok.log", "--model=resnet50")
+    fake_log(tmp_path / "b" / "hidden-from-us.log", "--model=resnet50")
+    real_scandir = os.scandir
+
+    def scandir(path):
+        if Path(path).name == "b":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    found = list(parse.find_logs([str(tmp_path)]))
+    assert [Path(f).name for f in found] == ["ok.log"]
+    err = capsys.readouterr().err
+    assert "cannot read the directory" in err and str(tmp_path / "b") in err and "Permission denied" in err
+
+
+CRASH_AT_IMPORT = """\
+Traceback (most recent call last):
+  File "tf_cnn_benchmarks.py", line 29, in <module>
+    import benchmark_cnn
+  File "/opt/tfb/scripts/tf_cnn_benchmarks/benchmark_cnn.py", line 37, in <module>
+    import tensorflow as tf
+  File "/usr/lib/python3.6/site-packages/tensorflow/__init__.py", line 24, in <module>
+    from tensorflow.python import pywrap_tensorflow  # pylint: disable=unused-import
+ImportError: libcudart.so.10.0: cannot open shared object file: No such file or directory
+
+Failed to load the native TensorFlow runtime.
+"""
+
+TF2_CPP_ONLY = """\
+I0000 00:00:1796038267.832496    6740 port.cc:153] oneDNN custom operations are on. To turn them off, set the \
+environment variable `TF_ENABLE_ONEDNN_OPTS=0`.
+F0000 00:00:1796038268.114580    6740 gpu_device.cc:2020] Check failed: device_count > 0
+"""
+
+
+def test_a_log_of_a_run_that_died_before_its_header_is_found(cli, tmp_path):
+    (tmp_path / "slurm-99.out").write_text(CRASH_AT_IMPORT, encoding="utf-8")
+    (tmp_path / "run.txt").write_text(TF2_CPP_ONLY, encoding="utf-8")
+    (tmp_path / "other-tool.txt").write_text(  # someone else's traceback and glog lines: not a log
+        "I1130 10:00:00.000000 1234 server.cc:42] listening\nTraceback (most recent call last):\n"
+        '  File "x.py", line 1, in <module>\nKeyError: 1\n', encoding="utf-8")
+    result = cli("parse", tmp_path, "--format", "json")
+    assert result.returncode == SOME_FAILED, result
+    rows = rows_by_name(result)
+    assert sorted(rows) == ["run.txt", "slurm-99.out"]
+    assert rows["slurm-99.out"]["status"] == "crashed"
+    assert "ImportError: libcudart.so.10.0" in rows["slurm-99.out"]["failure_message"]
+    assert rows["run.txt"]["status"] == "crashed" and "Check failed" in rows["run.txt"]["failure_message"]

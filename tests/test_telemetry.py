@@ -291,3 +291,20 @@ def test_query_gpus_when_the_driver_is_not_loaded(fake_nvsmi_on_path):
     info = telemetry.query_gpus()
     assert info["gpus"] == []
     assert "couldn't communicate" in info["error"] and "exit 9" in info["error"]
+
+
+# --- issue 11, item 15: one bad sample must not drop the whole summary ------------------------------------
+
+
+@pytest.mark.parametrize("bad", ["nan", "NaN", "inf", "-inf", "", "[N/A]", "[Unknown Error]"])
+def test_a_bad_value_is_skipped_for_its_field_only(bad):
+    lines = [sample(temp=60 + i) for i in range(12)]
+    lines.append(sample(temp=bad, clock=bad, power=bad, util=bad, memory=bad))
+    lines.append(sample(gpu=bad))  # no GPU index: the line is no sample
+    summary = summarize_samples(lines)
+    assert summary["samples"] == 13 and summary["skipped_lines"] == 1
+    assert summary["max_temp_c"] == 71 and summary["max_power_w"] == 180.5
+    assert summary["mean_sm_clock_mhz"] == 1800 and summary["mean_util_pct"] == 98
+    import json
+
+    json.dumps(summary, allow_nan=False)  # strict JSON: no NaN or Infinity anywhere

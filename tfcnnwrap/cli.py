@@ -9,11 +9,14 @@ import importlib
 import os
 import sys
 import time
+from pathlib import Path
 
-from tfcnnwrap import __version__
+from tfcnnwrap import __version__, bounds
 from tfcnnwrap.errors import EXIT_INTERRUPTED, EXIT_USAGE, TfcnnwrapError
 
 DEFAULT_REPO_URL = "https://github.com/tensorflow/benchmarks.git"
+# What matplotlib's Agg canvas writes, by file suffix (checked without importing matplotlib).
+PLOT_FORMATS = ("png", "svg", "svgz", "pdf", "ps", "eps", "jpg", "jpeg", "tif", "tiff", "webp", "pgf", "raw", "rgba")
 
 # verb -> "module:function"; the function takes the parsed namespace and returns the exit code.
 HANDLERS = {
@@ -22,7 +25,7 @@ HANDLERS = {
     "report": "tfcnnwrap.report:cmd_report",
     "compare": "tfcnnwrap.compare:cmd_compare",
     "references": "tfcnnwrap.references:cmd_references",
-    "parse": "tfcnnwrap.parsecmd:cmd_parse",
+    "parse": "tfcnnwrap.parse:cmd_parse",
     "doctor": "tfcnnwrap.doctor:cmd_doctor",
 }
 
@@ -38,10 +41,51 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, "%s: error: %s (see `%s --help`)\n" % (self.prog, message, self.prog))
 
 
+def _text(value):
+    """argparse type of every string and path argument: an empty one is a usage error, never "not given"
+    (``--models ''`` used to run the default sweep, ``--vendor-dir ''`` to clone into the current
+    directory)."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("must not be empty; leave the argument out for its default")
+    return value
+
+
+def _number(bound, as_list=False):
+    """argparse type for a number within ``bound`` (tfcnnwrap.bounds)."""
+
+    def parse(value):
+        try:
+            return bound.parse_list(value) if as_list else bound.parse(value)
+        except bounds.OutOfBounds as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    parse.__name__ = bound.flag.lstrip("-").replace("-", "_")
+    return parse
+
+
+def _plot_path(value):
+    """``--plot FILE``: checked before anything runs; matplotlib would add ``.png`` to a name without a
+    suffix (``--plot /tmp`` wrote /tmp.png) and the old code created missing directories."""
+    _text(value)
+    path = Path(value)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError("%s is a directory; give a file such as %s" % (value, path / "compare.png"))
+    suffix = path.suffix.lower().lstrip(".")
+    if suffix not in PLOT_FORMATS:
+        raise argparse.ArgumentTypeError(
+            "%s: the file name must end in one of .%s (the suffix picks the format)" % (value, ", .".join(PLOT_FORMATS))
+        )
+    parent = path.parent
+    if not parent.is_dir():
+        raise argparse.ArgumentTypeError("%s: the directory %s does not exist; create it first" % (value, parent))
+    return value
+
+
 def _add_python(p, what):
     p.add_argument(
         "--python",
         metavar="PY",
+        type=_text,
         help="interpreter that has TensorFlow, e.g. C:\\Anaconda3\\envs\\tf112\\python.exe "
         "(default: the one running tfcnnwrap); %s" % what,
     )
@@ -52,8 +96,176 @@ def _add_vendor_dir(p):
         "--vendor-dir",
         metavar="DIR",
         default="vendor",
+        type=_text,
         help="where setup keeps the tensorflow/benchmarks checkout (default: ./vendor)",
     )
+
+
+def _add_format(p, formats):
+    p.add_argument("--format", choices=formats, default=formats[0])
+
+
+def _add_verb(verbs, parent, name, help, description, examples):
+    """The verb's parser; ``examples`` are its arguments in the help's examples ("" for none)."""
+    lines = ("  python -m tfcnnwrap %s\n" % " ".join(filter(None, (name, e))) for e in examples)
+    return verbs.add_parser(
+        name,
+        parents=[parent],
+        help=help,
+        formatter_class=_Formatter,
+        description=description,
+        epilog="examples:\n" + "".join(lines),
+    )
+
+
+def _add_setup(verbs, parent):
+    p = _add_verb(
+        verbs, parent, "setup",
+        help="fetch the tensorflow/benchmarks branch that matches your TensorFlow into vendor/",
+        description="Probe TensorFlow's version, choose the matching cnn_tf_vX.Y_compatible branch and "
+        "clone it (depth 1, single branch) into the vendor directory.",
+        examples=["", "--python C:\\Anaconda3\\envs\\tf112\\python.exe",
+                  "--tf-version 1.12 --repo-url D:\\mirrors\\benchmarks"],
+    )
+    _add_python(p, "its TensorFlow version picks the branch")
+    p.add_argument("--tf-version", metavar="X.Y[.Z]", type=_text, help="skip probing; use this TensorFlow version")
+    p.add_argument("--branch", metavar="NAME", type=_text, help="skip choosing; check out this branch")
+    p.add_argument(
+        "--repo-url",
+        metavar="URL",
+        default=DEFAULT_REPO_URL,
+        type=_text,
+        help="upstream repository: URL, local path or file:// URL of a mirror (default: %(default)s)",
+    )
+    _add_vendor_dir(p)
+    p.add_argument("--update", action="store_true", help="fetch the branch's newest commit")
+
+
+def _add_sweep(verbs, parent):
+    p = _add_verb(
+        verbs, parent, "sweep",
+        help="run every model N times, each in its own process, and summarise",
+        description="Run tf_cnn_benchmarks for each model and batch size, --runs times each, on synthetic "
+        "data; keep every log and record each run as it ends.",
+        examples=["", "--models resnet50,vgg16 --batch-size vgg16=32 --runs 5", "--device cpu --quick",
+                  "--resume results/20261130-101500", "--models resnet50 -- --use_fp16=True"],
+    )
+    _add_python(p, "the benchmark runs under it")
+    _add_vendor_dir(p)
+    p.set_defaults(vendor_dir=None)  # None: the resumed sweep's own, else ./vendor (sweep.py decides)
+    _add_sweep_plan(p)
+    p.add_argument("--out", metavar="DIR", type=_text,
+                   help="the sweep directory (default: results/<UTC yyyymmdd-HHMMSS>)")
+    p.add_argument("--resume", metavar="DIR", type=_text, help="continue this sweep with its own recorded plan")
+    p.add_argument("--retry-failed", action="store_true", help="with --resume: also re-run failed runs")
+    p.add_argument("--dry-run", action="store_true", help="print every command and run nothing")
+    p.add_argument(
+        "extra",
+        nargs=argparse.REMAINDER,
+        metavar="-- EXTRA",
+        help="flags after -- go to tf_cnn_benchmarks unchanged (not the ones tfcnnwrap sets itself)",
+    )
+
+
+def _add_sweep_plan(p):
+    """The flags a sweep records in its plan (refused with --resume)."""
+    p.add_argument("--models", metavar="M1,M2,...", type=_text,
+                   help="models to run (default: resnet50,resnet152,inception3,vgg16,alexnet)")
+    p.add_argument("--batch-size", metavar="MODEL=N", action="append", default=[], type=_text,
+                   help="per-device batch size for MODEL (1 to %d); repeat for several models"
+                   % bounds.BATCH_SIZE.high)
+    p.add_argument("--runs", metavar="N", type=_number(bounds.RUNS),
+                   help="runs per model, 1 to %d (default: 3)" % bounds.RUNS.high)
+    p.add_argument("--device", choices=["auto", "gpu", "cpu"], default=None,
+                   help="auto (default): the GPU when TensorFlow sees one, else the CPU with a warning")
+    p.add_argument("--num-gpus", metavar="N", type=_number(bounds.NUM_GPUS),
+                   help="--num_gpus for tf_cnn_benchmarks, 1 to %d (default: 1)" % bounds.NUM_GPUS.high)
+    p.add_argument("--variable-update", metavar="NAME", type=_text,
+                   help="--variable_update for tf_cnn_benchmarks (default: parameter_server)")
+    p.add_argument("--num-batches", metavar="N", type=_number(bounds.NUM_BATCHES),
+                   help="--num_batches (default: upstream's, 100)")
+    p.add_argument("--num-warmup-batches", metavar="N", type=_number(bounds.NUM_WARMUP_BATCHES),
+                   help="--num_warmup_batches (default: upstream's)")
+    p.add_argument("--quick", action="store_true",
+                   help="a smoke test: 1 run, batch sizes / 8, 10 batches, 2 warm-up batches (explicit flags win)")
+    p.add_argument("--timeout", metavar="SEC", type=_number(bounds.TIMEOUT),
+                   help="kill a run after SEC seconds, at most %d (7 days) (default: none)" % bounds.TIMEOUT.high)
+
+
+def _add_report(verbs, parent):
+    p = _add_verb(
+        verbs, parent, "report",
+        help="summarise a sweep: mean, std, CV, min, max, median per model",
+        description="Aggregate a sweep's ok runs per model and batch size.",
+        examples=["", "results/20261130-101500 --format markdown"],
+    )
+    p.add_argument("sweep_dir", nargs="?", metavar="SWEEP_DIR", type=_text,
+                   help="default: the newest sweep under results/")
+    _add_format(p, ["table", "markdown", "csv", "json"])
+
+
+def _add_compare(verbs, parent):
+    p = _add_verb(
+        verbs, parent, "compare",
+        help="a sweep against published GPUs, or one sweep against another",
+        description="With --against: each reference cell reads `203.99 (86.7%)`, the reference's images/sec "
+        "and measured/reference. With two sweeps: change per model and whether it is significant.",
+        examples=['results/20261130-101500 --against "1080-Ti,2080,2080-Ti,Vega 64,V100" --format markdown',
+                  "results/20261130-101500 --against V100 --plot compare.svg",
+                  "results/egpu-F1.0 results/egpu-H2D"],
+    )
+    p.add_argument("dirs", nargs="+", metavar="SWEEP_DIR", type=_text,
+                   help="one sweep (with --against) or two sweeps")
+    p.add_argument("--against", metavar="NAME[,NAME...]", type=_text, help="reference GPUs (see `references`)")
+    p.add_argument("--references", metavar="FILE.csv", type=_text, help="add your own references (same columns)")
+    _add_format(p, ["table", "markdown", "csv", "json"])
+    p.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        type=_plot_path,
+        help="also draw the comparison: one horizontal-bar panel per model (measured against each reference, "
+        "or baseline against candidate), plus a geometric-mean (or change) panel; the suffix picks the "
+        "format (.png, .svg, .pdf, ...); the directory must exist (needs the plot extra: matplotlib)",
+    )
+
+
+def _add_references(verbs, parent):
+    p = _add_verb(
+        verbs, parent, "references",
+        help="list the built-in reference GPUs",
+        description="The published tf_cnn_benchmarks results tfcnnwrap ships, with conditions and sources.",
+        examples=["", "--format json"],
+    )
+    p.add_argument("--references", metavar="FILE.csv", type=_text, help="also list your own references")
+    _add_format(p, ["table", "markdown", "csv", "json"])
+
+
+def _add_parse(verbs, parent):
+    p = _add_verb(
+        verbs, parent, "parse",
+        help="read tf_cnn_benchmarks logs (any, ours or not)",
+        description="One record per log file: status, total images/sec, model, batch size and the header.",
+        examples=["resnet50.log", "old-logs/ --format csv"],
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", type=_text, help="log files or directories (recursive)")
+    _add_format(p, ["table", "json", "jsonl", "csv"])
+
+
+def _add_doctor(verbs, parent):
+    p = _add_verb(
+        verbs, parent, "doctor",
+        help="check TensorFlow, the GPU, CUDA, git, nvidia-smi and the checkout",
+        description="What a careful person checks before trusting a benchmark.",
+        examples=["", "--python C:\\Anaconda3\\envs\\tf112\\python.exe --matmul"],
+    )
+    _add_python(p, "the one to question")
+    _add_vendor_dir(p)
+    p.add_argument("--matmul", action="store_true",
+                   help="time a [10000x1000]x[1000x2000] float32 product on /cpu:0 and /gpu:0")
+    _add_format(p, ["table", "json"])
+
+
+VERB_BUILDERS = (_add_setup, _add_sweep, _add_report, _add_compare, _add_references, _add_parse, _add_doctor)
 
 
 def build_parser():
@@ -76,188 +288,8 @@ def build_parser():
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
     debug_parent = _Parser(add_help=False)
     debug_parent.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-
-    # setup ---------------------------------------------------------------------------------------
-    p = verbs.add_parser(
-        "setup",
-        parents=[debug_parent],
-        help="fetch the tensorflow/benchmarks branch that matches your TensorFlow into vendor/",
-        formatter_class=_Formatter,
-        description="Probe TensorFlow's version, choose the matching cnn_tf_vX.Y_compatible branch and "
-        "clone it (depth 1, single branch) into the vendor directory.",
-        epilog=(
-            "examples:\n"
-            "  python -m tfcnnwrap setup\n"
-            "  python -m tfcnnwrap setup --python C:\\Anaconda3\\envs\\tf112\\python.exe\n"
-            "  python -m tfcnnwrap setup --tf-version 1.12 --repo-url D:\\mirrors\\benchmarks\n"
-        ),
-    )
-    _add_python(p, "its TensorFlow version picks the branch")
-    p.add_argument("--tf-version", metavar="X.Y[.Z]", help="skip probing; use this TensorFlow version")
-    p.add_argument("--branch", metavar="NAME", help="skip choosing; check out this branch")
-    p.add_argument(
-        "--repo-url",
-        metavar="URL",
-        default=DEFAULT_REPO_URL,
-        help="upstream repository: URL, local path or file:// URL of a mirror (default: %(default)s)",
-    )
-    _add_vendor_dir(p)
-    p.add_argument("--update", action="store_true", help="fetch the branch's newest commit")
-
-    # sweep ---------------------------------------------------------------------------------------
-    p = verbs.add_parser(
-        "sweep",
-        parents=[debug_parent],
-        help="run every model N times, each in its own process, and summarise",
-        formatter_class=_Formatter,
-        description="Run tf_cnn_benchmarks for each model and batch size, --runs times each, on synthetic "
-        "data; keep every log and record each run as it ends.",
-        epilog=(
-            "examples:\n"
-            "  python -m tfcnnwrap sweep\n"
-            "  python -m tfcnnwrap sweep --models resnet50,vgg16 --batch-size vgg16=32 --runs 5\n"
-            "  python -m tfcnnwrap sweep --device cpu --quick\n"
-            "  python -m tfcnnwrap sweep --resume results/20261130-101500\n"
-            "  python -m tfcnnwrap sweep --models resnet50 -- --use_fp16=True\n"
-        ),
-    )
-    _add_python(p, "the benchmark runs under it")
-    _add_vendor_dir(p)
-    p.set_defaults(vendor_dir=None)  # sweep: None = the resumed sweep's own, else ./vendor (sweep.py decides)
-    p.add_argument(
-        "--models",
-        metavar="M1,M2,...",
-        help="models to run (default: resnet50,resnet152,inception3,vgg16,alexnet)",
-    )
-    p.add_argument(
-        "--batch-size",
-        metavar="MODEL=N",
-        action="append",
-        default=[],
-        help="per-device batch size for MODEL; repeat for several models",
-    )
-    p.add_argument("--runs", metavar="N", help="runs per model (default: 3)")
-    p.add_argument(
-        "--device",
-        choices=["auto", "gpu", "cpu"],
-        default=None,
-        help="auto (default): the GPU when TensorFlow sees one, else the CPU with a warning",
-    )
-    p.add_argument("--num-gpus", metavar="N", help="--num_gpus for tf_cnn_benchmarks (default: 1)")
-    p.add_argument(
-        "--variable-update",
-        metavar="NAME",
-        help="--variable_update for tf_cnn_benchmarks (default: parameter_server)",
-    )
-    p.add_argument("--num-batches", metavar="N", help="--num_batches (default: upstream's, 100)")
-    p.add_argument("--num-warmup-batches", metavar="N", help="--num_warmup_batches (default: upstream's)")
-    p.add_argument(
-        "--quick",
-        action="store_true",
-        help="a smoke test: 1 run, batch sizes / 8, 10 batches, 2 warm-up batches (explicit flags win)",
-    )
-    p.add_argument("--timeout", metavar="SEC", help="kill a run after SEC seconds (default: none)")
-    p.add_argument(
-        "--out", metavar="DIR", help="the sweep directory (default: results/<UTC yyyymmdd-HHMMSS>)"
-    )
-    p.add_argument("--resume", metavar="DIR", help="continue this sweep with its own recorded plan")
-    p.add_argument(
-        "--retry-failed", action="store_true", help="with --resume: also re-run failed runs"
-    )
-    p.add_argument("--dry-run", action="store_true", help="print every command and run nothing")
-    p.add_argument(
-        "extra",
-        nargs=argparse.REMAINDER,
-        metavar="-- EXTRA",
-        help="flags after -- go to tf_cnn_benchmarks unchanged",
-    )
-
-    # report --------------------------------------------------------------------------------------
-    p = verbs.add_parser(
-        "report",
-        parents=[debug_parent],
-        help="summarise a sweep: mean, std, CV, min, max, median per model",
-        formatter_class=_Formatter,
-        description="Aggregate a sweep's ok runs per model and batch size.",
-        epilog=(
-            "examples:\n"
-            "  python -m tfcnnwrap report\n"
-            "  python -m tfcnnwrap report results/20261130-101500 --format markdown\n"
-        ),
-    )
-    p.add_argument("sweep_dir", nargs="?", metavar="SWEEP_DIR", help="default: the newest sweep under results/")
-    p.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
-
-    # compare -------------------------------------------------------------------------------------
-    p = verbs.add_parser(
-        "compare",
-        parents=[debug_parent],
-        help="a sweep against published GPUs, or one sweep against another",
-        formatter_class=_Formatter,
-        description="With --against: each reference cell reads `203.99 (86.7%%)`, the reference's images/sec "
-        "and measured/reference. With two sweeps: change per model and whether it is significant.",
-        epilog=(
-            "examples:\n"
-            '  python -m tfcnnwrap compare results/20261130-101500 --against "1080-Ti,2080,2080-Ti,Vega 64,V100" '
-            "--format markdown\n"
-            "  python -m tfcnnwrap compare results/egpu-F1.0 results/egpu-H2D\n"
-        ),
-    )
-    p.add_argument("dirs", nargs="+", metavar="SWEEP_DIR", help="one sweep (with --against) or two sweeps")
-    p.add_argument("--against", metavar="NAME[,NAME...]", help="reference GPUs (see `references`)")
-    p.add_argument("--references", metavar="FILE.csv", help="add your own references (same columns)")
-    p.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
-    p.add_argument("--plot", metavar="FILE.png", help="grouped bar chart (needs the plot extra)")
-
-    # references ----------------------------------------------------------------------------------
-    p = verbs.add_parser(
-        "references",
-        parents=[debug_parent],
-        help="list the built-in reference GPUs",
-        formatter_class=_Formatter,
-        description="The published tf_cnn_benchmarks results tfcnnwrap ships, with conditions and sources.",
-        epilog="examples:\n  python -m tfcnnwrap references\n  python -m tfcnnwrap references --format json\n",
-    )
-    p.add_argument("--references", metavar="FILE.csv", help="also list your own references")
-    p.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
-
-    # parse ---------------------------------------------------------------------------------------
-    p = verbs.add_parser(
-        "parse",
-        parents=[debug_parent],
-        help="read tf_cnn_benchmarks logs (any, ours or not)",
-        formatter_class=_Formatter,
-        description="One record per log file: status, total images/sec, model, batch size and the header.",
-        epilog=(
-            "examples:\n"
-            "  python -m tfcnnwrap parse resnet50.log\n"
-            "  python -m tfcnnwrap parse old-logs/ --format csv\n"
-        ),
-    )
-    p.add_argument("paths", nargs="+", metavar="PATH", help="log files or directories (recursive)")
-    p.add_argument("--format", choices=["table", "json", "jsonl", "csv"], default="table")
-
-    # doctor --------------------------------------------------------------------------------------
-    p = verbs.add_parser(
-        "doctor",
-        parents=[debug_parent],
-        help="check TensorFlow, the GPU, CUDA, git, nvidia-smi and the checkout",
-        formatter_class=_Formatter,
-        description="What a careful person checks before trusting a benchmark.",
-        epilog=(
-            "examples:\n"
-            "  python -m tfcnnwrap doctor\n"
-            "  python -m tfcnnwrap doctor --python C:\\Anaconda3\\envs\\tf112\\python.exe --matmul\n"
-        ),
-    )
-    _add_python(p, "the one to question")
-    _add_vendor_dir(p)
-    p.add_argument(
-        "--matmul",
-        action="store_true",
-        help="time a [10000x1000]x[1000x2000] float32 product on /cpu:0 and /gpu:0",
-    )
-    p.add_argument("--format", choices=["table", "json"], default="table")
+    for add in VERB_BUILDERS:
+        add(verbs, debug_parent)
     return parser
 
 

@@ -1,9 +1,18 @@
 """Reads tf_cnn_benchmarks output: the header block, step lines, the total and failure signatures.
 
-Pure and single-pass. The sweep runner feeds each line to a ``LogParser`` as it arrives; ``parse`` reads
-whole files with ``parse_file``, which reads bytes in chunks and jumps from marker to marker with
-``bytes.find`` instead of looking at every line (most lines of a TensorFlow log are noise). Both give the
-same ``ParsedLog`` for the same text.
+Pure and single-pass, with two engines over one set of line handlers:
+
+- the *streaming engine* (``LogParser.feed`` / ``feed_bytes``): the sweep runner feeds each line as it
+  arrives; every line is tested for the markers of each concern and handed to that concern's handler;
+- the *whole-file scanner* (``_FileScanner``, used by ``parse_file`` for the ``parse`` verb): reads bytes in
+  chunks and jumps from marker to marker with ``bytes.find`` instead of looking at every line (most lines
+  of a TensorFlow log are noise), handing the lines it finds to the same handlers.
+
+The boundary is the handler interface of ``LogParser`` (``_progress``, ``_header_line``, ``_failure_line``,
+``_oom_line``, ``_add_steps``, ``_in_header_block``, ``_in_traceback``): the scanner touches nothing else of
+the parser. Each concern's markers (``PROGRESS_MARKERS``, ``HEADER_MARKERS``, ``FAILURE_MARKERS``) are
+defined once, below, and both engines look for exactly those, so both give the same ``ParsedLog`` for the
+same text (tests/test_logparse.py feeds fuzzed logs to both).
 
 What a line may carry before the text tf_cnn_benchmarks printed (stripped before matching; at most two
 such prefixes, e.g. a timestamp then a logger):
@@ -26,36 +35,66 @@ Each block replaces the previous one, so a log holding several runs yields the l
 total and the last step.
 """
 
+import math
 import os
 import re
 from dataclasses import asdict, dataclass, replace
 from typing import Iterable, Optional
 
 MAX_LINE = 1 << 20  # longer lines are cut to this many characters for parsing
-CHUNK_SIZE = 1 << 20
-
-OOM = "oom"
-FLAG_ERROR = "flag_error"
-ERROR = "error"
+CHUNK_SIZE = 1 << 20  # parse_file reads files in blocks of this size; smaller files are read whole
+_BLOCK_WINDOW = 4096  # the scanner splits a header block or traceback into lines this many bytes at a time
 
 HEADER_BLOCK_LINES = 48
 TRACEBACK_LINES = 2000
 MESSAGE_CHARS = 500
 
-# Every line the parser acts on holds one of these (header lines only inside the header block, exception
-# lines only after a Traceback line). Checked with substring tests before any regex; LogParser._feed_one
-# spells them out.
+# failure kinds, best first (result() reports the best one found)
+OOM = "oom"
+FLAG_ERROR = "flag_error"
+ERROR = "error"
+BAD_TOTAL = "bad_total"  # a total that is no finite, positive number: nan, inf, 0, -5
+
+# -- failure signatures: each is looked for anywhere in a line -------------------------------------------
+TRACEBACK_START = "Traceback (most recent call last)"
+OOM_SIGNATURES = ("OOM when allocating", "ResourceExhaustedError", "CUDA_ERROR_OUT_OF_MEMORY")
+FLAG_SIGNATURES = (
+    "FATAL Flags parsing error",
+    "Received unknown positional arguments",  # tf_cnn_benchmarks raises it as a ValueError
+    "UnrecognizedFlagError",
+    "IllegalFlagValueError",
+    "error: unrecognized arguments",
+)
+FLAG_EXCEPTIONS = ("UnrecognizedFlagError", "IllegalFlagValueError")
+CRASH_SIGNATURES = ("Segmentation fault", "core dumped", "Fatal Python error", "Check failed")
+
+# -- markers: every line the parser acts on holds one of its concern's markers (header lines only inside
+# the header block, exception lines only after a Traceback line). Both engines test exactly these, with
+# substring tests before any regex. "rror" stands for every ...Error signature, "OUT_OF_MEMORY" for
+# CUDA_ERROR_OUT_OF_MEMORY (upper case).
 PROGRESS_MARKERS = ("/sec",)  # step lines (images/sec, examples/sec) and the total
 HEADER_MARKERS = ("TensorFlow:", "Model:")
-FAILURE_MARKERS = (
-    "Traceback",
-    "rror",  # ...Error:, FATAL Flags parsing error, Fatal Python error, error: unrecognized arguments
-    "OOM when allocating",
-    "OUT_OF_MEMORY",
-    "Segmentation fault",
-    "core dumped",
-    "Check failed",
-)
+OOM_MARKERS = ("rror", "OOM when allocating", "OUT_OF_MEMORY")  # what an OOM or flag-error line holds
+FAILURE_MARKERS = ("Traceback",) + OOM_MARKERS + ("Segmentation fault", "core dumped", "Check failed")
+_PROGRESS_MARKER = PROGRESS_MARKERS[0]
+_PROGRESS_BYTES = _PROGRESS_MARKER.encode()
+_HEADER_BYTES = tuple(m.encode() for m in HEADER_MARKERS)
+_FAILURE_BYTES = tuple(m.encode() for m in FAILURE_MARKERS)
+_OOM_BYTES = tuple(m.encode() for m in OOM_SIGNATURES)
+
+
+def good_total(value) -> bool:
+    """A total worth recording: a finite number above zero (a log may say nan, inf, 0 or -5)."""
+    return value is not None and math.isfinite(value) and value > 0
+
+
+def _holds_any(line, markers):
+    for marker in markers:
+        if marker in line:
+            return True
+    return False
+
+
 _A = re.ASCII  # \d, \s and \w mean what they mean in bytes patterns
 
 _PREFIX_RE = re.compile(
@@ -97,15 +136,6 @@ _DEVICE_RE = re.compile(r"""['"]([^'"]+)['"]""")
 _EXCEPTION_RE = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Z]\w*[a-z]\w*)(?::\s*(.*?))?\s*$", _A)
 _LINE_SPLIT_RE = re.compile(r"\r\n|\r|\n")
 
-_FLAG_SIGNATURES = (
-    "FATAL Flags parsing error",
-    "Received unknown positional arguments",
-    "UnrecognizedFlagError",
-    "IllegalFlagValueError",
-    "error: unrecognized arguments",
-)
-_CRASH_SIGNATURES = ("Segmentation fault", "core dumped", "Fatal Python error", "Check failed")
-
 
 @dataclass
 class Step:
@@ -135,7 +165,7 @@ class ParsedLog:
     steps_seen: int = 0
     last_step: Optional[Step] = None
     total_images_per_sec: Optional[float] = None
-    failure_kind: Optional[str] = None  # 'oom' | 'flag_error' | 'error' | None
+    failure_kind: Optional[str] = None  # 'oom' | 'flag_error' | 'error' | 'bad_total' | None
     failure_message: Optional[str] = None  # the most telling line
     totals_seen: int = 0
 
@@ -252,27 +282,42 @@ class LogParser:
             if found is not None:
                 log.failure_kind, log.failure_message = kind, found[1]
                 break
+        total = log.total_images_per_sec
+        if log.failure_kind is None and total is not None and not good_total(total):
+            log.failure_kind = BAD_TOTAL
+            log.failure_message = "total images/sec: %s is no finite, positive number" % total
         return replace(log)
 
     # -- one line, every concern ----------------------------------------------------------------
 
     def _feed_one(self, line):
+        """The streaming engine: one line to every concern whose markers it holds."""
         if len(line) > MAX_LINE:
             line = line[:MAX_LINE]
         step = None
-        if "/sec" in line and self._progress(line):
+        if _PROGRESS_MARKER in line and self._progress(line):
             if self._last_step_line is not None:
                 self._log.last_step = _step_from(self._last_step_line)
                 self._last_step_line = None
             step = self._log.last_step
-        if self._header_left > 0 or "TensorFlow:" in line or "Model:" in line:
+        if self._header_left > 0 or _holds_any(line, HEADER_MARKERS):
             self._header_line(line)
-        # FAILURE_MARKERS, spelt out: a chain of `in` is the cheapest test for a noise line
-        if (self._traceback_left > 0 or "rror" in line or "Traceback" in line or "OOM when allocating" in line
-                or "OUT_OF_MEMORY" in line or "Segmentation fault" in line or "core dumped" in line
-                or "Check failed" in line):
+        if self._traceback_left > 0 or _holds_any(line, FAILURE_MARKERS):
             self._failure_line(line)
         return step
+
+    # -- the line handlers: both engines hand them the lines that hold their concern's markers ----------
+
+    def _add_steps(self, count, last_line):
+        """``count`` plain step lines the scanner counted without decoding; ``last_line`` the last one."""
+        self._log.steps_seen += count
+        self._last_step_line = last_line
+
+    def _in_header_block(self):
+        return self._header_left > 0
+
+    def _in_traceback(self):
+        return self._traceback_left > 0
 
     # -- progress -------------------------------------------------------------------------------
 
@@ -378,26 +423,21 @@ class LogParser:
                 if m is not None:
                     self._traceback_left = 0
                     self._exception_line(m.group(1), text)
-        if "Traceback (most recent call last)" in line:
+        if TRACEBACK_START in line:
             self._traceback_left = TRACEBACK_LINES
-        if "rror" in line or "OOM when allocating" in line or "OUT_OF_MEMORY" in line:
+        if _holds_any(line, OOM_MARKERS):
             self._oom_line(line)
-            if self._flag is None:
-                for sig in _FLAG_SIGNATURES:
-                    if sig in line:
-                        self._flag = (1, _message(line))
-                        break
-        if self._error is None:
-            for sig in _CRASH_SIGNATURES:
-                if sig in line:
-                    self._error = (1, _message(line))
-                    break
+            if self._flag is None and _holds_any(line, FLAG_SIGNATURES):
+                self._flag = (1, _message(line))
+        if self._error is None and _holds_any(line, CRASH_SIGNATURES):
+            self._error = (1, _message(line))
 
     def _oom_line(self, line):
-        if "OOM when allocating" in line:
+        oom_when, exhausted, cuda_oom = OOM_SIGNATURES
+        if oom_when in line:
             # the exception line that says it names the failure best; TF's own log line is next
-            rank = 3 if "ResourceExhaustedError" in line else 2
-        elif "ResourceExhaustedError" in line or "CUDA_ERROR_OUT_OF_MEMORY" in line:
+            rank = 3 if exhausted in line else 2
+        elif exhausted in line or cuda_oom in line:
             rank = 1
         else:
             return
@@ -405,16 +445,25 @@ class LogParser:
             self._oom = (rank, _message(line))
 
     def _exception_line(self, name, text):
-        if name.endswith(("UnrecognizedFlagError", "IllegalFlagValueError")) or (
-            "Received unknown positional arguments" in text
-        ):
+        if name.endswith(FLAG_EXCEPTIONS) or "Received unknown positional arguments" in text:
             self._flag = (2, _message(text))
         # the last exception of a log is the one that ended it; it outranks the other crash signs
         self._error = (2, _message(text))
 
-    # -- bytes (parse_file) ---------------------------------------------------------------------
 
-    def _scan(self, data, markers, handle, in_block):
+class _FileScanner:
+    """The whole-file engine: finds the lines that hold each concern's markers with ``bytes.find`` and
+    hands them to ``parser``'s line handlers (the only part of LogParser it uses), one concern at a time.
+
+    Feeding every line to the streaming engine gives the same result; what makes that true is that a
+    concern's handler sees exactly the lines holding its markers, plus every line of a block (header,
+    traceback) while the handler says it is inside one.
+    """
+
+    def __init__(self, parser):
+        self.parser = parser
+
+    def scan(self, data, markers, handle, in_block):
         """Hand ``handle`` every line of ``data`` (bytes, complete lines) holding one of ``markers``
         (bytes), and every line while ``in_block()``; jumps from marker to marker with bytes.find."""
         end = len(data)
@@ -423,7 +472,7 @@ class LogParser:
         pos = 0
         while pos < end:
             if in_block():
-                pos = self._scan_block(data, pos, handle, in_block)
+                pos = self.block(data, pos, handle, in_block)
                 continue
             hit = -1
             for i, n in enumerate(nexts):
@@ -440,14 +489,14 @@ class LogParser:
             handle(data[start:min(stop, start + MAX_LINE)].decode("utf-8", "replace"))
             pos = after
 
-    def _scan_progress(self, data):
-        """_scan for the progress marker, with plain step lines counted without decoding them."""
+    def progress(self, data):
+        """scan for the progress marker, with plain step lines counted without decoding them."""
         find, rfind, match = data.find, data.rfind, _STEP_BYTES_RE.match
         lf_only = b"\r" not in data
         end = len(data)
-        log = self._log
-        last = None
-        pos = find(b"/sec")
+        parser = self.parser
+        count, last = 0, None
+        pos = find(_PROGRESS_BYTES)
         while pos >= 0:
             start = rfind(b"\n", 0, pos) + 1
             stop = find(b"\n", pos)
@@ -460,18 +509,18 @@ class LogParser:
                     stop = cr
             cut = min(stop, start + MAX_LINE)
             if match(data, start, cut) is not None:
-                log.steps_seen += 1
+                count += 1
                 last = (start, cut)
             else:
-                if last is not None:
-                    self._last_step_line = data[last[0]:last[1]].decode("utf-8", "replace")
-                    last = None
-                self._progress(data[start:cut].decode("utf-8", "replace"))
-            pos = find(b"/sec", stop)
+                if last is not None:  # the steps before this line come first
+                    parser._add_steps(count, data[last[0]:last[1]].decode("utf-8", "replace"))
+                    count, last = 0, None
+                parser._progress(data[start:cut].decode("utf-8", "replace"))
+            pos = find(_PROGRESS_BYTES, stop)
         if last is not None:
-            self._last_step_line = data[last[0]:last[1]].decode("utf-8", "replace")
+            parser._add_steps(count, data[last[0]:last[1]].decode("utf-8", "replace"))
 
-    def _scan_block(self, data, pos, handle, in_block):
+    def block(self, data, pos, handle, in_block):
         """Hand ``handle`` the lines from ``pos`` on while ``in_block()``; returns where it stopped."""
         end = len(data)
         while pos < end and in_block():
@@ -492,36 +541,26 @@ class LogParser:
                     break
         return pos
 
-    def _scan_header(self, data, whole_file=False):
+    def header(self, data, whole_file=False):
+        parser = self.parser
         if not whole_file:
-            self._scan(data, _HEADER_BYTES, self._header_line, self._in_header_block)
+            self.scan(data, _HEADER_BYTES, parser._header_line, parser._in_header_block)
             return
         # The header blocks of a whole text: those at TensorFlow: lines, or, when it has none, at
         # Model: lines -- what feeding every line gives, one marker search at a time.
-        self._scan(data, _HEADER_BYTES[:1], self._header_line, self._in_header_block)
-        if not self._tf_seen:
-            self._scan(data, _HEADER_BYTES[1:], self._header_line, self._in_header_block)
+        self.scan(data, _HEADER_BYTES[:1], parser._header_line, parser._in_header_block)
+        if not parser._tf_seen:
+            self.scan(data, _HEADER_BYTES[1:], parser._header_line, parser._in_header_block)
 
-    def _scan_failures(self, data, oom_first=False):
+    def failures(self, data, oom_first=False):
         # An OOM outranks every other failure and its lines carry their own markers: once one is found,
         # the other signatures cannot change the result. oom_first pays off where OOMs are likely.
+        parser = self.parser
         if oom_first:
-            self._scan(data, _OOM_BYTES, self._oom_line, _never)
-            if self._oom is not None:
+            self.scan(data, _OOM_BYTES, parser._oom_line, _never)
+            if parser._oom is not None:
                 return
-        self._scan(data, _FAILURE_BYTES, self._failure_line, self._in_traceback)
-
-    def _in_header_block(self):
-        return self._header_left > 0
-
-    def _in_traceback(self):
-        return self._traceback_left > 0
-
-
-_BLOCK_WINDOW = 4096
-_HEADER_BYTES = tuple(m.encode() for m in HEADER_MARKERS)
-_FAILURE_BYTES = tuple(m.encode() for m in FAILURE_MARKERS)
-_OOM_BYTES = (b"OOM when allocating", b"ResourceExhaustedError", b"CUDA_ERROR_OUT_OF_MEMORY")
+        self.scan(data, _FAILURE_BYTES, parser._failure_line, parser._in_traceback)
 
 
 def _never():
@@ -552,31 +591,32 @@ def parse_file(path, failures: str = "always", chunk_size: int = CHUNK_SIZE) -> 
     """Parse a log file of any size in flat memory: bytes in chunks, lines decoded with replacement.
 
     ``failures="always"`` gives exactly what ``parse_lines`` gives for the file's lines.
-    ``failures="without_total"`` looks for failure signatures only when the log holds no total (then
-    ``failure_kind``/``failure_message`` are None for a log with a total), which is all ``classify`` needs
+    ``failures="without_total"`` looks for failure signatures only when the log holds no good total (then
+    ``failure_kind``/``failure_message`` are None for a log with one), which is all ``classify`` needs
     for a log whose exit code is unknown, and much faster for big logs.
     """
     if failures not in ("always", "without_total"):
         raise ValueError("failures must be 'always' or 'without_total', not %r" % (failures,))
     parser = LogParser()
+    scanner = _FileScanner(parser)
     whole = _read_whole(path, chunk_size)
     if whole is not None:
-        parser._scan_progress(whole)
-        parser._scan_header(whole, whole_file=True)
+        scanner.progress(whole)
+        scanner.header(whole, whole_file=True)
         if failures == "always":
-            parser._scan_failures(whole)
-        elif parser._log.total_images_per_sec is None:
-            parser._scan_failures(whole, oom_first=True)
+            scanner.failures(whole)
+        elif not good_total(parser._log.total_images_per_sec):
+            scanner.failures(whole, oom_first=True)
         return parser.result()
-    scans = [parser._scan_progress, parser._scan_header]
+    scans = [scanner.progress, scanner.header]
     if failures == "always":
-        scans.append(parser._scan_failures)
+        scans.append(scanner.failures)
     for data in _complete_lines(path, chunk_size):
         for scan in scans:
             scan(data)
-    if failures == "without_total" and parser._log.total_images_per_sec is None:
+    if failures == "without_total" and not good_total(parser._log.total_images_per_sec):
         for data in _complete_lines(path, chunk_size):
-            parser._scan_failures(data, oom_first=True)
+            scanner.failures(data, oom_first=True)
     return parser.result()
 
 
@@ -643,7 +683,7 @@ def classify(parsed: ParsedLog, exit_code: Optional[int], timed_out=False, inter
         return "interrupted"
     if timed_out:
         return "timeout"
-    if parsed.total_images_per_sec is not None and exit_code in (0, None):
+    if good_total(parsed.total_images_per_sec) and exit_code in (0, None):
         return "ok"
     if parsed.failure_kind == OOM:
         return "oom"

@@ -3,9 +3,12 @@
 Pure: no subprocesses, no I/O. The plan is stored in sweep.json and a resumed sweep rebuilds it from there.
 """
 
+import difflib
 from dataclasses import asdict, dataclass, field
 from typing import List, Optional, Tuple
 
+from tfcnnwrap import bounds
+from tfcnnwrap.bounds import OutOfBounds
 from tfcnnwrap.errors import UsageError
 
 # The seed's sweep: model and per-device batch size.
@@ -59,6 +62,8 @@ MANAGED_FLAGS = {
     "num_warmup_batches": "--num-warmup-batches",
     "device": "--device",
 }
+# absl flags that read more flags from elsewhere, where the check above cannot see them.
+UNCHECKABLE_FLAGS = frozenset(["flagfile"])
 
 
 @dataclass
@@ -101,28 +106,25 @@ class Plan:
 
     @classmethod
     def from_dict(cls, data):
+        """The plan recorded in sweep.json, held to the same bounds as the flags (a hand-edited plan with
+        ``runs: 1e9`` must not exhaust memory on --resume)."""
         try:
-            models = [(str(m["model"]), int(m["batch_size"])) for m in data["models"]]
+            models = [(check_model(str(m["model"])), bounds.BATCH_SIZE.parse(m["batch_size"]))
+                      for m in data["models"]]
             plan = cls(
                 models=models,
-                runs=int(data["runs"]),
+                runs=bounds.RUNS.parse(data["runs"]),
                 device=str(data.get("device", "auto")),
-                num_gpus=int(data.get("num_gpus", DEFAULT_NUM_GPUS)),
+                num_gpus=bounds.NUM_GPUS.parse(data.get("num_gpus", DEFAULT_NUM_GPUS)),
                 variable_update=str(data.get("variable_update", DEFAULT_VARIABLE_UPDATE)),
-                num_batches=_opt_int(data.get("num_batches")),
-                num_warmup_batches=_opt_int(data.get("num_warmup_batches")),
+                num_batches=_recorded(data.get("num_batches"), bounds.NUM_BATCHES),
+                num_warmup_batches=_recorded(data.get("num_warmup_batches"), bounds.NUM_WARMUP_BATCHES),
                 quick=bool(data.get("quick", False)),
-                timeout_s=None if data.get("timeout_s") is None else float(data["timeout_s"]),
+                timeout_s=_recorded(data.get("timeout_s"), bounds.TIMEOUT),
                 extra_args=[str(a) for a in data.get("extra_args") or []],
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise UsageError("the sweep's recorded plan is unreadable (%s); start a new sweep" % exc) from None
-        for model, bs in plan.models:
-            check_model(model)
-            if bs < 1:
-                raise UsageError("the sweep's recorded plan has batch size %d for %s; start a new sweep" % (bs, model))
-        if plan.runs < 1:
-            raise UsageError("the sweep's recorded plan has runs < 1; start a new sweep")
         return plan
 
     def conditions(self):
@@ -151,28 +153,32 @@ class Plan:
         }
 
 
-def _opt_int(value):
-    return None if value is None else int(value)
+def _recorded(value, bound):
+    return None if value is None else bound.parse(value)
 
 
 def check_model(name):
-    if name not in KNOWN_MODELS:
-        close = sorted(m for m in KNOWN_MODELS if m.startswith(name[:3]))[:8]
-        hint = " (did you mean %s?)" % ", ".join(close) if close else ""
-        raise UsageError(
-            "unknown model %r%s; tf_cnn_benchmarks knows: %s" % (name, hint, ", ".join(sorted(KNOWN_MODELS)))
-        )
-    return name
+    """The model's name as tf_cnn_benchmarks spells it (``ResNet50`` -> ``resnet50``), or UsageError with the
+    closest known names."""
+    canonical = str(name).strip().lower()
+    if canonical in KNOWN_MODELS:
+        return canonical
+    close = difflib.get_close_matches(canonical, sorted(KNOWN_MODELS), n=4, cutoff=0.6)
+    # resnet5 is as close to resnet56 as to resnet50; the seed's models are the likelier meaning
+    defaults = [m for m, _ in DEFAULT_MODELS]
+    close.sort(key=lambda m: m not in defaults)
+    hint = " (did you mean %s?)" % " or ".join(close) if close else ""
+    raise UsageError(
+        "unknown model %r%s; tf_cnn_benchmarks knows: %s" % (name, hint, ", ".join(sorted(KNOWN_MODELS)))
+    )
 
 
-def _int(text, flag, minimum):
+def _int(value, bound, flag=None):
+    """``value`` within ``bound`` (tfcnnwrap.bounds), or UsageError naming ``flag``."""
     try:
-        value = int(str(text).strip())
-    except ValueError:
-        raise UsageError("%s must be a whole number of at least %d, got %r" % (flag, minimum, text)) from None
-    if value < minimum:
-        raise UsageError("%s must be a whole number of at least %d, got %d" % (flag, minimum, value))
-    return value
+        return bound.parse(value)
+    except OutOfBounds as exc:
+        raise UsageError("%s %s" % (flag or bound.flag, exc)) from None
 
 
 def parse_batch_size(item):
@@ -181,8 +187,8 @@ def parse_batch_size(item):
     model = model.strip()
     if not sep or not model or not size.strip():
         raise UsageError("--batch-size takes MODEL=N (e.g. --batch-size vgg16=32), got %r" % item)
-    check_model(model)
-    return model, _int(size, "--batch-size %s: the batch size" % model, 1)
+    model = check_model(model)
+    return model, _int(size, bounds.BATCH_SIZE, "--batch-size %s: the batch size" % model)
 
 
 def parse_models(text):
@@ -191,7 +197,7 @@ def parse_models(text):
         name = part.strip()
         if not name:
             continue
-        check_model(name)
+        name = check_model(name)
         if name not in names:
             names.append(name)
     if not names:
@@ -199,18 +205,39 @@ def parse_models(text):
     return names
 
 
+def flag_name(arg):
+    """The absl flag a pass-through argument sets, or None for a value.
+
+    absl reads ``--flag=v``, ``-flag=v``, ``--flag v``, ``-flag v``, ``--flag`` and ``--noflag``, so all
+    of them are normalised before the plan's own flags are looked for: ``-model=vgg16`` or ``--nomodel``
+    would otherwise relabel a run. ``--noX`` comes back as ``X`` when X is a managed flag.
+    """
+    if not arg.startswith("-") or arg in ("-", "--"):
+        return None
+    name = arg[2:] if arg.startswith("--") else arg[1:]
+    name = name.split("=", 1)[0].strip()
+    if name.startswith("no") and name[2:] in MANAGED_FLAGS:
+        return name[2:]
+    return name
+
+
 def check_extra_args(extra):
-    """Pass-through flags after `--`: refuse those that would contradict the plan."""
+    """Pass-through flags after `--`: refuse those that would contradict the plan, in any spelling."""
     args = list(extra or [])
     if args and args[0] == "--":
         args = args[1:]
     for arg in args:
-        if arg.startswith("--"):
-            name = arg[2:].split("=", 1)[0]
-            if name in MANAGED_FLAGS:
-                raise UsageError(
-                    "pass %s through tfcnnwrap's own flag %s, not after --" % (arg.split("=", 1)[0], MANAGED_FLAGS[name])
-                )
+        name = flag_name(arg)
+        if name in MANAGED_FLAGS:
+            raise UsageError(
+                "pass %s through tfcnnwrap's own flag %s, not after -- (it sets --%s itself)"
+                % (arg.split("=", 1)[0], MANAGED_FLAGS[name], name)
+            )
+        if name in UNCHECKABLE_FLAGS:
+            raise UsageError(
+                "%s cannot be passed after --: the flags it holds could contradict the plan; "
+                "pass them one by one" % arg.split("=", 1)[0]
+            )
     return args
 
 
@@ -247,8 +274,8 @@ def build_plan(args):
             )
         models.append((name, size))
 
-    runs = _int(args.runs, "--runs", 1) if args.runs is not None else (QUICK_RUNS if quick else DEFAULT_RUNS)
-    num_gpus = _int(args.num_gpus, "--num-gpus", 1) if args.num_gpus is not None else DEFAULT_NUM_GPUS
+    runs = _int(args.runs, bounds.RUNS) if args.runs is not None else (QUICK_RUNS if quick else DEFAULT_RUNS)
+    num_gpus = _int(args.num_gpus, bounds.NUM_GPUS) if args.num_gpus is not None else DEFAULT_NUM_GPUS
     variable_update = args.variable_update or DEFAULT_VARIABLE_UPDATE
     if variable_update not in VARIABLE_UPDATES:
         raise UsageError(
@@ -256,21 +283,14 @@ def build_plan(args):
             % (variable_update, ", ".join(VARIABLE_UPDATES))
         )
     if args.num_batches is not None:
-        num_batches = _int(args.num_batches, "--num-batches", 1)
+        num_batches = _int(args.num_batches, bounds.NUM_BATCHES)
     else:
         num_batches = QUICK_NUM_BATCHES if quick else None
     if args.num_warmup_batches is not None:
-        num_warmup = _int(args.num_warmup_batches, "--num-warmup-batches", 0)
+        num_warmup = _int(args.num_warmup_batches, bounds.NUM_WARMUP_BATCHES)
     else:
         num_warmup = QUICK_NUM_WARMUP_BATCHES if quick else None
-    timeout = None
-    if args.timeout is not None:
-        try:
-            timeout = float(args.timeout)
-        except ValueError:
-            raise UsageError("--timeout must be a number of seconds, got %r" % args.timeout) from None
-        if not timeout > 0:
-            raise UsageError("--timeout must be more than 0 seconds, got %r" % args.timeout)
+    timeout = None if args.timeout is None else float(_int(args.timeout, bounds.TIMEOUT))
 
     return Plan(
         models=models,
@@ -307,6 +327,7 @@ def plan_flags_given(args):
     given = []
     for attr, flag in PLAN_FLAGS:
         value = getattr(args, attr, None)
-        if value not in (None, False, [], ""):
+        # identity, not equality: --num-warmup-batches 0 is given (0 == False)
+        if not (value is None or value is False or value == []):
             given.append(flag)
     return given

@@ -102,12 +102,29 @@ def _figure(panels, title, footnotes=()):
 
 
 def _save(fig, path):
+    """Render ``fig`` in the format its suffix names and put it at ``path`` at once, never through a link.
+
+    The CLI checks the path first (cli._plot_path); this refuses the same cases for other callers, because
+    matplotlib would add ``.png`` to a name without a suffix and the old code created missing directories.
+    """
+    import io
+
+    from tfcnnwrap.safefs import atomic_write
+
     path = Path(path)
+    fmt = path.suffix.lower().lstrip(".")
+    if path.is_dir() or not fmt:
+        raise UsageError("cannot write the plot %s: give a file name such as compare.png or compare.svg" % path)
+    if not path.parent.is_dir():
+        raise UsageError("cannot write the plot %s: the directory %s does not exist; create it first"
+                         % (path, path.parent))
+    buf = io.BytesIO()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(str(path))
+        fig.savefig(buf, format=fmt)
     except ValueError as exc:
-        raise UsageError("cannot write the plot %s (%s); give a FILE.png" % (path, exc)) from None
+        raise UsageError("cannot write the plot %s (%s); give a FILE.png or FILE.svg" % (path, exc)) from None
+    try:
+        atomic_write(path, buf.getvalue(), fsync=False)
     except OSError as exc:
         raise UsageError("cannot write the plot %s (%s); choose another path" % (path, exc.strerror)) from None
 

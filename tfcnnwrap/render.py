@@ -13,7 +13,7 @@ import sys
 
 
 def _is_missing(value):
-    return value is None or (isinstance(value, float) and math.isnan(value))
+    return value is None or (isinstance(value, float) and not math.isfinite(value))
 
 
 def human(value, digits=2):
@@ -30,7 +30,7 @@ def human(value, digits=2):
 
 
 def jsonable(value):
-    """NaN and numpy scalars become plain JSON values."""
+    """Plain JSON values: numpy scalars become Python ones, NaN and infinity None (strict JSON has neither)."""
     if isinstance(value, dict):
         return {k: jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -45,8 +45,14 @@ def jsonable(value):
     return value
 
 
+def dumps(obj, **options):
+    """``obj`` as strict JSON (``allow_nan=False``), non-finite numbers written as null: every JSON and JSON
+    lines text tfcnnwrap writes goes through here, so a strict parser reads all of it."""
+    return json.dumps(jsonable(obj), allow_nan=False, ensure_ascii=False, **options)
+
+
 def to_json(obj):
-    return json.dumps(jsonable(obj), indent=2, ensure_ascii=False, allow_nan=False)
+    return dumps(obj, indent=2)
 
 
 def _columns(rows, columns):
@@ -79,7 +85,7 @@ def to_csv(rows, columns=None):
         for k, _ in cols:
             v = jsonable(row.get(k))
             if isinstance(v, (list, dict)):
-                v = json.dumps(v)
+                v = dumps(v)
             cells.append("" if v is None else v)
         writer.writerow(cells)
     return buf.getvalue()
@@ -132,7 +138,7 @@ def emit(rows, fmt, columns=None, title=None, digits=2, caption=None, stream=Non
         stream.write(to_json(rows) + "\n")
     elif fmt == "jsonl":
         for row in rows:
-            stream.write(json.dumps(jsonable(row), ensure_ascii=False, allow_nan=False) + "\n")
+            stream.write(dumps(row) + "\n")
     elif fmt == "csv":
         stream.write(to_csv(rows, columns))
     elif fmt == "markdown":

@@ -78,6 +78,8 @@ def _number(text):
         value = float(text)
     except ValueError:
         return None
+    if not math.isfinite(value):  # "nan" from a GPU that cannot tell: skipped for this field only
+        return None
     return int(value) if value.is_integer() else value
 
 

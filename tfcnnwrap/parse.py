@@ -1,13 +1,16 @@
 """The ``parse`` verb: one record per tf_cnn_benchmarks log file, ours or anyone's.
 
-Which files: every path given as a file is parsed whatever its name. Inside a directory (recursively,
-hidden directories skipped, symlinked directories not followed), a file is taken when its name ends in
-``.log``, or when its first 64 KiB look like tf_cnn_benchmarks output (they hold ``TensorFlow:  ``,
-``images/sec:`` or ``Flags parsing error``) -- so ``slurm-123.out`` or ``run.txt`` logs are found and a
-README, a CSV or a sweep's ``runs.jsonl`` are not.
+Which files: every path given as a file is parsed whatever its name, if it is a regular file (a device
+such as /dev/zero or a FIFO would never end: refused). Inside a directory (recursively, hidden directories
+skipped, symlinked directories not followed, only regular files), a file is taken when its name ends in
+``.log``, or when its first 64 KiB look like tf_cnn_benchmarks output: they hold ``TensorFlow:  ``,
+``images/sec:`` or ``Flags parsing error``, or -- a run that died before its header, say on a missing
+shared library at import -- TensorFlow's own C++ log lines or a Python traceback, next to the word
+TensorFlow. So ``slurm-123.out`` or ``run.txt`` logs are found and a README, a CSV or a sweep's
+``runs.jsonl`` are not. What cannot be read (a directory, a file) is named on stderr, not skipped silently.
 
-Exit: 0 every log is ok; 1 some log holds a failure (any status but ok); 2 a path does not exist or
-no log was found, reported before anything is printed.
+Exit: 0 every log is ok; 1 some log holds a failure (any status but ok); 2 a path does not exist, is not
+a regular file or directory, or no log was found, reported before anything is printed.
 
 Logs are read by a few worker processes when there are many of them (Linux only, where forking is cheap
 and safe; TFCNNWRAP_PARSE_JOBS=N sets how many, 1 for none). Records come out in the same order either way.
@@ -15,13 +18,24 @@ and safe; TFCNNWRAP_PARSE_JOBS=N sets how many, 1 for none). Records come out in
 
 import math
 import os
+import re
+import stat
 import sys
 
 from tfcnnwrap.errors import EXIT_OK, EXIT_RUNS_FAILED, UsageError
-from tfcnnwrap.logparse import classify, parse_file
+from tfcnnwrap.logparse import TRACEBACK_START, classify, parse_file
 
 SNIFF_BYTES = 64 * 1024
 SNIFF_MARKERS = (b"TensorFlow:  ", b"images/sec:", b"Flags parsing error")
+# A run that died before tf_cnn_benchmarks printed anything: TensorFlow's C++ log lines (TF 1.x
+# "2026-11-30 10:00:00.000000: I tensorflow/...cc:141]", TF 2.x "I0000 00:00:1796016972.504125 6565
+# port.cc:153]") or a Python traceback -- either only next to TensorFlow's name, so that another program's
+# glog output or traceback is not taken for a benchmark log.
+_CPP_LOG_LINE_RE = re.compile(
+    rb"(?m)^(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] |[IWEF]\d{4} \d\d:\d\d:[\d.]+\s+\d+ )\S+\.cc:\d+\]"
+)
+_TF_NAME_RE = re.compile(rb"(?i)tensorflow|TF_ENABLE_ONEDNN_OPTS")
+_TRACEBACK_BYTES = TRACEBACK_START.encode()
 LOG_SUFFIX = ".log"
 PARALLEL_MIN_FILES = 200
 MAX_JOBS = 8
@@ -37,20 +51,35 @@ TABLE_COLUMNS = [
 ]
 
 
+def _warn(message):
+    sys.stderr.write("tfcnnwrap parse: warning: %s\n" % message)
+
+
 def looks_like_log(path):
     try:
         with open(path, "rb") as fh:
             head = fh.read(SNIFF_BYTES)
-    except OSError:
+    except OSError as exc:
+        _warn("cannot read %s (%s); skipped" % (path, exc.strerror or exc))
         return False
-    return any(marker in head for marker in SNIFF_MARKERS)
+    return sniff(head)
+
+
+def sniff(head):
+    """Whether the first bytes of a file look like a tf_cnn_benchmarks log (see the module docstring)."""
+    if any(marker in head for marker in SNIFF_MARKERS):
+        return True
+    if _TRACEBACK_BYTES in head or _CPP_LOG_LINE_RE.search(head) is not None:
+        return _TF_NAME_RE.search(head) is not None
+    return False
 
 
 def _walk(directory):
     """Log files under ``directory``: by name, a folder's files before its sub-folders."""
     try:
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
-    except OSError:
+    except OSError as exc:
+        _warn("cannot read the directory %s (%s); its logs are skipped" % (directory, exc.strerror or exc))
         return
     subdirs = []
     for entry in entries:
@@ -58,24 +87,40 @@ def _walk(directory):
             if entry.is_dir(follow_symlinks=False):
                 if not entry.name.startswith("."):
                     subdirs.append(entry.path)
-            elif entry.is_file():
+            elif entry.is_file():  # a regular file, or a link to one
                 if entry.name.lower().endswith(LOG_SUFFIX) or looks_like_log(entry.path):
                     yield entry.path
-        except OSError:
-            continue
+            elif entry.name.lower().endswith(LOG_SUFFIX):
+                _warn("%s is not a regular file (a FIFO, device or socket); skipped" % entry.path)
+        except OSError as exc:
+            _warn("cannot read %s (%s); skipped" % (entry.path, exc.strerror or exc))
     for sub in subdirs:
         yield from _walk(sub)
 
 
+def _check_path(path):
+    """UsageError unless ``path`` is a directory or a regular file (a FIFO or /dev/zero would never end)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise UsageError(
+            "no such file or directory: %s (give tf_cnn_benchmarks log files or directories of them)" % path
+        ) from None
+    except OSError as exc:
+        raise UsageError("cannot read %s (%s)" % (path, exc.strerror or exc)) from None
+    if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+        raise UsageError(
+            "not a regular file: %s (a FIFO, device or socket is never read; give log files or directories)"
+            % path
+        )
+    return stat.S_ISDIR(mode)
+
+
 def find_logs(paths):
     """Every log file the user meant, in order; raises UsageError naming a path that does not exist."""
-    for path in paths:
-        if not os.path.exists(path):
-            raise UsageError(
-                "no such file or directory: %s (give tf_cnn_benchmarks log files or directories of them)" % path
-            )
-    for path in paths:
-        if os.path.isdir(path):
+    is_dir = [_check_path(path) for path in paths]
+    for path, directory in zip(paths, is_dir):
+        if directory:
             yield from _walk(path)
         else:
             yield path
@@ -96,10 +141,11 @@ def record(path):
             failure_message="cannot read the file: %s" % (exc.strerror or exc),
         )
     last = parsed.last_step
+    status = classify(parsed, None)
     return {
         "path": path,
-        "status": classify(parsed, None),
-        "images_per_sec": _plain(parsed.total_images_per_sec),
+        "status": status,
+        "images_per_sec": parsed.total_images_per_sec if status == "ok" else None,
         "model": parsed.model,
         "batch_size": parsed.batch_size,
         "batch_size_global": parsed.batch_size_global,
@@ -161,14 +207,14 @@ def cmd_parse(args):
         )
     all_ok = True
     if fmt == "jsonl":
-        # streamed: a line per log as soon as it is read (records hold plain JSON values only, so this
-        # is what render.emit(rows, "jsonl") writes, without its per-value conversion)
+        # streamed: a line per log as soon as it is read. Strict JSON like render.emit(rows, "jsonl"), without
+        # its per-value conversion: record() already made every number finite or None.
         import json
 
         write = sys.stdout.write
         for row in records(files):
             all_ok = all_ok and row["status"] == "ok"
-            write(json.dumps(row, ensure_ascii=False) + "\n")
+            write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
     else:
         from tfcnnwrap.render import emit
 

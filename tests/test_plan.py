@@ -1,0 +1,86 @@
+"""plan.py: pass-through flags, model names, bounds on a recorded plan (pure, no subprocess)."""
+
+import argparse
+
+import pytest
+
+from tfcnnwrap import plan
+from tfcnnwrap.errors import UsageError
+
+
+def sweep_args(**kw):
+    base = dict(models=None, batch_size=[], runs=None, device=None, num_gpus=None, variable_update=None,
+                num_batches=None, num_warmup_batches=None, quick=False, timeout=None, extra=[])
+    base.update(kw)
+    return argparse.Namespace(**base)
+
+
+@pytest.mark.parametrize("extra", [
+    ["--", "--model=vgg16"], ["--", "-model=vgg16"], ["--", "-model", "vgg16"], ["--", "--model", "vgg16"],
+    ["--", "--nomodel"], ["--", "-nomodel"], ["--", "--batch_size=8"], ["--", "-batch_size", "8"],
+    ["--", "--num_gpus=2"], ["--", "-num_gpus=2"], ["--", "--device=gpu"], ["--", "--nodevice"],
+    ["--", "--use_fp16", "-variable_update=replicated"], ["--", "--num_batches", "5"],
+    ["--", "-num_warmup_batches=0"], ["--", "--", "-model=vgg16"],
+])
+def test_every_absl_spelling_of_a_managed_flag_is_refused(extra):
+    with pytest.raises(UsageError, match="tfcnnwrap's own flag"):
+        plan.check_extra_args(extra)
+
+
+def test_flagfile_is_refused_and_other_flags_pass():
+    with pytest.raises(UsageError, match="flagfile"):
+        plan.check_extra_args(["--", "--flagfile=f.txt"])
+    ok = ["--use_fp16=True", "-xla", "--nodistortions", "--data_name", "imagenet", "--optimizer=momentum",
+          "--models_dir=x", "--noise"]
+    assert plan.check_extra_args(["--"] + ok) == ok
+
+
+@pytest.mark.parametrize("spelling, name", [
+    ("--model=x", "model"), ("-model=x", "model"), ("--nomodel", "model"), ("-nodevice", "device"),
+    ("--nodistortions", "nodistortions"), ("--use_fp16", "use_fp16"), ("vgg16", None), ("-", None),
+    ("--", None),
+])
+def test_flag_name(spelling, name):
+    assert plan.flag_name(spelling) == name
+
+
+def test_model_names_ignore_case_and_suggest_close_ones():
+    assert plan.check_model("ResNet50") == "resnet50"
+    assert plan.parse_models("ResNet50, VGG16,resnet50") == ["resnet50", "vgg16"]
+    assert plan.parse_batch_size("VGG16=32") == ("vgg16", 32)
+    with pytest.raises(UsageError, match=r"did you mean resnet50\b"):
+        plan.check_model("resnet5")
+    with pytest.raises(UsageError, match="did you mean inception3"):
+        plan.check_model("incepton3")
+    built = plan.build_plan(sweep_args(models="ResNet50", batch_size=["RESNET50=16"]))
+    assert built.models == [("resnet50", 16)]
+
+
+@pytest.mark.parametrize("kw", [
+    dict(runs="1e9"), dict(runs=10 ** 20), dict(timeout="inf"), dict(timeout=float("nan")),
+    dict(num_batches="0"), dict(num_warmup_batches=-1), dict(num_gpus=65),
+    dict(batch_size=["vgg16=99999999999999999999"]),
+])
+def test_build_plan_bounds_numbers_given_as_text_or_numbers(kw):
+    with pytest.raises(UsageError, match="must be"):
+        plan.build_plan(sweep_args(**kw))
+
+
+@pytest.mark.parametrize("field, value", [
+    ("runs", 10 ** 9), ("runs", 0), ("timeout_s", 1e300), ("num_batches", -1), ("num_gpus", 0),
+])
+def test_a_recorded_plan_out_of_bounds_is_refused(field, value):
+    data = plan.Plan().to_dict()
+    data[field] = value
+    with pytest.raises(UsageError, match="recorded plan"):
+        plan.Plan.from_dict(data)
+
+
+def test_a_recorded_plan_round_trips():
+    built = plan.build_plan(sweep_args(runs="5", timeout="90", num_batches=20))
+    assert plan.Plan.from_dict(built.to_dict()) == built
+
+
+def test_a_plan_flag_given_as_zero_counts_as_given():
+    assert plan.plan_flags_given(sweep_args(num_warmup_batches=0)) == ["--num-warmup-batches"]
+    assert plan.plan_flags_given(sweep_args()) == []
