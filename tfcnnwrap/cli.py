@@ -218,6 +218,8 @@ def build_parser():
         epilog="examples:\n  python -m tfcnnwrap references\n  python -m tfcnnwrap references --format json\n",
     )
     p.add_argument("--references", metavar="FILE.csv", help="also list your own references")
+    p.add_argument("--gpu", metavar="NAME", help="only this reference GPU, every figure with its source")
+    p.add_argument("--model", metavar="M", help="only this model (resnet50, vgg16, ...)")
     p.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
 
     # parse ---------------------------------------------------------------------------------------
