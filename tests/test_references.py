@@ -65,7 +65,7 @@ def test_every_builtin_row_names_its_source_and_conditions(refs):
 def test_builtin_data_has_rows_under_other_conditions(refs):
     """Figures at other batch sizes and GPU counts exist, so the 'shown apart' rule is exercised."""
     p100 = refs.gpus["p100-dgx1"]
-    assert {r.num_gpus for r in p100.results} == {1, 8}
+    assert {r.num_gpus for r in p100.results} == {1, 2, 4, 8}
     assert {r.batch_size for r in p100.results if r.model == "resnet152"} == {32, 64}
     assert {r.variable_update for r in p100.results} == {"parameter_server", "replicated"}
 
@@ -113,7 +113,7 @@ def test_each_seed_header_names_exactly_one_gpu(refs, typed, gpu_id):
 @pytest.mark.parametrize(
     "typed, gpu_id",
     [("2080", "rtx2080"), ("RTX 2080", "rtx2080"), ("geforce rtx 2080 ti", "rtx2080ti"),
-     ("gtx1080ti", "gtx1080ti"), ("Vega", "vega64"), ("nvidia tesla v100", "v100"), ("P100", "p100-dgx1"),
+     ("gtx1080ti", "gtx1080ti"), ("Vega 56", "vega56"), ("nvidia tesla v100", "v100"), ("P100", "p100-dgx1"),
      ("k80", "k80-gce"), ("seed", "rtx2070-egpu-seed"), ("2070", "rtx2070-egpu-seed")],
 )
 def test_exact_match_wins_and_a_unique_partial_match_is_taken(refs, typed, gpu_id):
@@ -121,7 +121,8 @@ def test_exact_match_wins_and_a_unique_partial_match_is_taken(refs, typed, gpu_i
 
 
 @pytest.mark.parametrize("typed, candidates", [("Ti", ["gtx1080ti", "rtx2080ti"]),
-                                               ("A100", ["a100-pcie-40gb", "a100-sxm4-40gb"])])
+                                               ("A100", ["a100-pcie-40gb", "a100-sxm4-40gb"]),
+                                               ("Vega", ["vega64", "vega56"])])
 def test_an_ambiguous_name_lists_the_candidates(refs, typed, candidates):
     with pytest.raises(UsageError) as err:
         refs.resolve(typed)

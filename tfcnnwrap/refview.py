@@ -47,14 +47,17 @@ def summary_rows(selected):
     """One row per GPU: how many figures, which models, precisions and GPU counts, price and power."""
     rows = []
     for gpu, results in selected:
-        counts = sorted(_distinct(r.num_gpus for r in results))
+        counts = ",".join(map(str, sorted(_distinct(r.num_gpus for r in results))))
+        if len(counts) > 9:  # 1,2,4,8,16,32,64 would not fit 80 columns
+            numbers = [int(n) for n in counts.split(",")]
+            counts = "%d-%d" % (numbers[0], numbers[-1])
         rows.append({
             "id": gpu.id,
             "name": gpu.name,
             "rows": len(results),
             "models": len(_distinct(r.model for r in results)),
             "precision": "/".join(sorted(_distinct(r.precision for r in results), reverse=True)),
-            "gpus": ",".join(map(str, counts)),
+            "gpus": counts,
             "price": _fact_text(gpu.facts.price_usd, "$"),
             "power": _fact_text(gpu.facts.power_w, "W"),
         })
