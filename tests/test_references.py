@@ -225,6 +225,15 @@ def test_references_table_is_a_summary_per_gpu_that_fits_80_columns(cli):
     assert "--gpu NAME" in result.stdout and "--format csv" in result.stdout
 
 
+def test_the_widest_gpu_view_fits_80_columns_unwrapped(cli):
+    result = cli("references", "--gpu", "2080-Ti", env={"COLUMNS": "80"})
+    assert result.returncode == 0, result
+    table = [line for line in result.stdout.splitlines() if line.startswith("\u2502")]
+    assert len(table) > 600 and max(len(line) for line in table) <= 80
+    assert all(line.split("\u2502")[1].strip() for line in table)  # no row wrapped onto a second line
+    assert "(TF 1.15)" in result.stdout and "https://github.com/lambdal/" in result.stdout
+
+
 def test_references_gpu_lists_its_figures_with_numbered_sources(cli):
     result = cli("references", "--gpu", "2080", "--model", "vgg16", env={"COLUMNS": "80"})
     assert result.returncode == 0, result

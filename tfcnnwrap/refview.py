@@ -67,24 +67,26 @@ def summary_rows(selected):
 # No name column: the names would not fit 80 columns; `--gpu`, markdown-free JSON and CSV carry them.
 SUMMARY_COLUMNS = [("id", "id"), ("rows", "rows"), ("precision", "precision"),
                    ("gpus", "GPU counts"), ("price", "launch"), ("power", "power")]
+# No TF column: it would not fit 80 columns; each numbered source line says its TensorFlow version.
 DETAIL_COLUMNS = [("model", "model"), ("batch_size", "batch"), ("images_per_sec", "img/s"),
                   ("precision", "prec"), ("num_gpus", "GPUs"), ("update", "update"), ("data", "data"),
-                  ("xla", "XLA"), ("tf", "TF"), ("source", "src")]
+                  ("xla", "XLA"), ("source", "src")]
 
 
 def detail_rows(selected):
-    """Every figure of the selection, its source as a number into the list printed under the table."""
+    """Every figure of the selection, with a number into the source lines printed under the table."""
     rows, sources = [], []
     for _, results in selected:
         for r in results:
-            if r.source not in sources:
-                sources.append(r.source)
+            line = "(TF %s) %s" % (r.tf_version, r.source) if r.tf_version else r.source
+            if line not in sources:
+                sources.append(line)
             rows.append({
                 "model": r.model, "batch_size": r.batch_size, "images_per_sec": r.display,
                 "precision": r.precision, "num_gpus": r.num_gpus,
                 "update": SHORT_UPDATE.get(r.variable_update, r.variable_update) or "-",
                 "data": {"synthetic": "syn"}.get(r.data, r.data) or "-", "xla": r.xla or "-",
-                "tf": r.tf_version or "-", "source": "[%d]" % (sources.index(r.source) + 1),
+                "source": "[%d]" % (sources.index(line) + 1),
             })
     return rows, sources
 
