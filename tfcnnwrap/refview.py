@@ -157,8 +157,8 @@ def cmd_references(args):
         notes = [
             "%d figures on %d GPUs. launch: the maker's announced price; power: board power; '-': not "
             "verified yet." % (total, len(rows)),
-            "`--gpu NAME` lists a GPU's figures and sources; `--format json` names every GPU; `--format csv` "
-            "gives every row (a template for --references FILE).",
+            ("`--gpu NAME` lists a GPU's figures and sources; `--format json` names every GPU; `--format csv` "
+             "gives every row (a template for --references FILE)."),
             "Compare: tfcnnwrap compare SWEEP_DIR --against NAME[,NAME...]",
         ]
         _print_lines(fmt, rows, SUMMARY_COLUMNS, "Reference GPUs (tf_cnn_benchmarks)", notes)
