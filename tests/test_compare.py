@@ -130,7 +130,8 @@ def test_ambiguous_and_unknown_reference_names_exit_2_listing_candidates(cli, se
     line = assert_clean_error(cli("compare", seed_sweep, "--against", "Ti"), 2, "ambiguous", "gtx1080ti",
                               "rtx2080ti")
     assert "v100" not in line
-    assert_clean_error(cli("compare", seed_sweep, "--against", "20"), 2, "ambiguous", "rtx2080 ", "rtx2070")
+    # Whole words only: "1080" is not the 1080 Ti (issue 13); the message names the near misses.
+    assert_clean_error(cli("compare", seed_sweep, "--against", "1080"), 2, "'1080'", "gtx1080ti")
     assert_clean_error(cli("compare", seed_sweep, "--against", "V100,Titan Z"), 2, "'Titan Z'", "v100 (Tesla V100)")
 
 
@@ -162,7 +163,7 @@ def test_reference_at_another_batch_size_is_marked_and_left_out_of_the_geomean(c
 def test_sweeps_under_other_conditions_are_never_silently_compared(capsys, monkeypatch, tmp_path, plan,
                                                                    condition):
     sweep = write_sweep(tmp_path / "s", seed_runs(2), **plan)
-    code, out, _ = in_process(capsys, monkeypatch, "compare", sweep, "--against", "1080-Ti", "--format", "markdown")
+    code, out, _ = in_process(capsys, monkeypatch, "compare", sweep, "--against", "2080", "--format", "markdown")
     assert code == 0
     table = markdown_table(out)
     assert all(row[3].endswith("\u2020") for row in table[1:-1])

@@ -65,7 +65,7 @@ def test_every_builtin_row_names_its_source_and_conditions(refs):
 def test_builtin_data_has_rows_under_other_conditions(refs):
     """Figures at other batch sizes and GPU counts exist, so the 'shown apart' rule is exercised."""
     p100 = refs.gpus["p100-dgx1"]
-    assert {r.num_gpus for r in p100.results} == {1, 8}
+    assert {r.num_gpus for r in p100.results} == {1, 2, 4, 8}
     assert {r.batch_size for r in p100.results if r.model == "resnet152"} == {32, 64}
     assert {r.variable_update for r in p100.results} == {"parameter_server", "replicated"}
 
@@ -113,7 +113,7 @@ def test_each_seed_header_names_exactly_one_gpu(refs, typed, gpu_id):
 @pytest.mark.parametrize(
     "typed, gpu_id",
     [("2080", "rtx2080"), ("RTX 2080", "rtx2080"), ("geforce rtx 2080 ti", "rtx2080ti"),
-     ("gtx1080ti", "gtx1080ti"), ("Vega", "vega64"), ("nvidia tesla v100", "v100"), ("P100", "p100-dgx1"),
+     ("gtx1080ti", "gtx1080ti"), ("Vega 56", "vega56"), ("nvidia tesla v100", "v100"), ("P100", "p100-dgx1"),
      ("k80", "k80-gce"), ("seed", "rtx2070-egpu-seed"), ("2070", "rtx2070-egpu-seed")],
 )
 def test_exact_match_wins_and_a_unique_partial_match_is_taken(refs, typed, gpu_id):
@@ -121,7 +121,8 @@ def test_exact_match_wins_and_a_unique_partial_match_is_taken(refs, typed, gpu_i
 
 
 @pytest.mark.parametrize("typed, candidates", [("Ti", ["gtx1080ti", "rtx2080ti"]),
-                                               ("20", ["rtx2080", "rtx2080ti", "rtx2070-egpu-seed"])])
+                                               ("A100", ["a100-pcie-40gb", "a100-sxm4-40gb"]),
+                                               ("Vega", ["vega64", "vega56"])])
 def test_an_ambiguous_name_lists_the_candidates(refs, typed, candidates):
     with pytest.raises(UsageError) as err:
         refs.resolve(typed)
@@ -161,7 +162,8 @@ def write_user_csv(path, rows, header=USER_HEADER):
     return path
 
 
-GOOD_ROW = "my-2070,My RTX 2070 (internal),my 2070;desk,NVIDIA,resnet50,64,180.5,fp32,1,parameter_server,synthetic,1.12,my own run,"
+GOOD_ROW = ("my-2070,My RTX 2070 (internal),my 2070;desk,NVIDIA,resnet50,64,180.5,fp32,1,parameter_server,synthetic,"
+            "no,1.12,my own run,")
 
 
 def test_user_csv_adds_gpus_after_the_builtin_ones(tmp_path):
@@ -195,6 +197,7 @@ def test_user_csv_with_only_the_required_columns_and_a_bom(tmp_path):
         (USER_HEADER, [GOOD_ROW.replace("fp32", "int8")], "precision 'int8'"),
         (USER_HEADER, [GOOD_ROW.replace("synthetic", "imagenet")], "data 'imagenet'"),
         (USER_HEADER, [GOOD_ROW.replace("my-2070", "v100")], "gpu_id 'v100' is already a built-in"),
+        (USER_HEADER, [GOOD_ROW.replace(",no,", ",maybe,")], "xla 'maybe'"),
         (USER_HEADER, [GOOD_ROW, GOOD_ROW], "line 3: repeats my-2070 resnet50"),
         (USER_HEADER, [GOOD_ROW.replace(",resnet50,", ",,")], "line 2: model is empty"),
         (USER_HEADER, [], "holds no reference rows"),
@@ -213,13 +216,71 @@ def test_bad_user_csv_is_refused_naming_the_problem(tmp_path, header, rows, need
 # -- the verb, as a user runs it -----------------------------------------------------------------------
 
 
-def test_references_table_lists_every_gpu_with_conditions_and_sources(cli):
-    result = cli("references")
+def test_references_table_is_a_summary_per_gpu_that_fits_80_columns(cli):
+    result = cli("references", env={"COLUMNS": "80"})
     assert result.returncode == 0, result
-    for gpu_id in list(SEED_TABLE) + ["p100-dgx1", "k80-gce"]:
+    for gpu_id in list(SEED_TABLE) + ["p100-dgx1", "k80-gce", "rtx3090", "a100-sxm4-40gb"]:
         assert gpu_id in result.stdout
-    assert "fp32 · 1 GPU · parameter_server · synthetic" in result.stdout
-    assert "lambdalabs.com" in result.stdout and "[1]" in result.stdout
+    assert max(len(line) for line in result.stdout.splitlines()) <= 80
+    assert "--gpu NAME" in result.stdout and "--format csv" in result.stdout
+
+
+def test_the_widest_gpu_view_fits_80_columns_unwrapped(cli):
+    result = cli("references", "--gpu", "2080-Ti", env={"COLUMNS": "80"})
+    assert result.returncode == 0, result
+    table = [line for line in result.stdout.splitlines() if line.startswith("\u2502")]
+    assert len(table) > 600 and max(len(line) for line in table) <= 80
+    assert all(line.split("\u2502")[1].strip() for line in table)  # no row wrapped onto a second line
+    assert "(TF 1.15)" in result.stdout and "https://github.com/lambdal/" in result.stdout
+
+
+def test_references_gpu_lists_its_figures_with_numbered_sources(cli):
+    result = cli("references", "--gpu", "2080", "--model", "vgg16", env={"COLUMNS": "80"})
+    assert result.returncode == 0, result
+    assert "rtx2080: GeForce RTX 2080" in result.stdout
+    assert "123.01" in result.stdout and "[1] Lambda Labs" in result.stdout
+    assert "resnet50" not in result.stdout
+    table = [line for line in result.stdout.splitlines() if line.startswith(("\u2502", "\u2503", "\u250f"))]
+    assert table and max(len(line) for line in table) <= 80
+
+
+def test_references_filters_by_model_in_every_format(cli):
+    rows = list(csv.DictReader(io.StringIO(cli("references", "--model", "alexnet", "--format", "csv").stdout)))
+    assert rows and {r["model"] for r in rows} == {"alexnet"}
+    assert len({r["gpu_id"] for r in rows}) >= 20
+    data = cli("references", "--gpu", "V100", "--format", "json").json()
+    assert [g["id"] for g in data] == ["v100"]
+
+
+@pytest.mark.parametrize("args, needle", [(["--gpu", "1080"], "similar: gtx1080ti"),
+                                          (["--gpu", "A100"], "ambiguous"),
+                                          (["--gpu", "2080", "--model", "nasnet"], "no reference row for model")])
+def test_references_filters_refuse_unknown_names_cleanly(cli, args, needle):
+    assert_clean_error(cli("references", *args), 2, needle)
+
+
+def test_references_csv_reads_back_as_a_user_file(cli, tmp_path):
+    """The template round trip: built-in rows read back are the same rows, not 'already built-in' errors."""
+    out = cli("references", "--gpu", "2080-Ti", "--format", "csv")
+    assert out.returncode == 0, out
+    template = tmp_path / "template.csv"
+    template.write_text(out.stdout, encoding="utf-8")
+    again = cli("references", "--references", template, "--gpu", "2080-Ti", "--format", "csv")
+    assert again.returncode == 0, again
+    assert again.stdout == out.stdout
+    # An edited template: a new row of one's own for a built-in GPU joins it, a new GPU becomes a reference.
+    lines = out.stdout.splitlines()
+    mine = lines[1].split(",")
+    mine[COLUMNS.index("images_per_sec")] = "300"
+    mine[COLUMNS.index("source")] = "my run"
+    mine[COLUMNS.index("notes")] = "desk"
+    template.write_text("\n".join(lines + [",".join(mine)]) + "\n", encoding="utf-8")
+    data = cli("references", "--references", template, "--gpu", "2080-Ti", "--format", "json").json()
+    assert [r["source"] for r in data[0]["results"]].count("my run") == 1
+    changed = lines[1].split(",")
+    changed[COLUMNS.index("images_per_sec")] = "1.5"
+    template.write_text("\n".join([lines[0], ",".join(changed)]) + "\n", encoding="utf-8")
+    assert_clean_error(cli("references", "--references", template), 2, "changes the built-in figure")
 
 
 def test_references_json_has_every_figure_with_its_conditions(cli):
@@ -244,11 +305,11 @@ def test_references_csv_is_a_template_in_the_data_columns(cli):
         "images_per_sec"] == "130.2"
 
 
-def test_references_markdown_lists_the_sources(cli):
+def test_references_markdown_is_the_summary(cli):
     result = cli("references", "--format", "markdown")
     assert result.returncode == 0, result
-    assert "| id | name | aliases | models and batch sizes | conditions | source |" in result.stdout
-    assert "| v100 | Tesla V100 |" in result.stdout
+    assert "| id | rows | precision | GPU counts | launch | power |" in result.stdout
+    assert "| v100 | 5 | fp32 | 1 | unpublished | - |" in result.stdout
 
 
 def test_references_with_a_user_file(cli, tmp_path):

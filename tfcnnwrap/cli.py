@@ -234,8 +234,11 @@ def _add_references(verbs, parent):
         verbs, parent, "references",
         help="list the built-in reference GPUs",
         description="The published tf_cnn_benchmarks results tfcnnwrap ships, with conditions and sources.",
-        examples=["", "--format json"],
+        examples=["", "--gpu 2080-Ti", "--model resnet50 --format csv", "--format json"],
     )
+    p.add_argument("--gpu", metavar="NAME", type=_text,
+                   help="only this reference GPU, every figure with its source")
+    p.add_argument("--model", metavar="M", type=_text, help="only this model (resnet50, vgg16, ...)")
     p.add_argument("--references", metavar="FILE.csv", type=_text, help="also list your own references")
     _add_format(p, ["table", "markdown", "csv", "json"])
 

@@ -1,12 +1,13 @@
 """Published tf_cnn_benchmarks results to compare a sweep with: the packaged CSV plus the user's own.
 
 One CSV row is one GPU x model x batch size under stated conditions (precision, GPU count, variable update,
-data) with its source. Images/sec are kept as written in the source so that ``233`` and ``130.2`` print back
-exactly as published.
+data, XLA) with its source. Images/sec are kept as written in the source so that ``233`` and ``130.2`` print
+back exactly as published. ``data/gpus.csv`` holds each GPU's launch price and board power with their sources.
 
 Names are matched the way people write GPUs in table headers: case, spaces, hyphens, underscores and vendor
-words (NVIDIA, GeForce, RTX, Radeon, RX, ...) do not count. An exact match wins over partial ones, so ``2080``
-is the RTX 2080 and not the 2080 Ti; a partial match is taken only when it is unique.
+words (NVIDIA, GeForce, RTX, Radeon, RX, ...) do not count. A name matches a GPU exactly, or by whole words;
+a card whose name adds a variant word (Ti, Super, XT, Max-Q, Pro, ...) is another card, so ``1080`` never
+means the 1080 Ti. A partial match is taken only when it is unique.
 """
 
 import csv
@@ -17,7 +18,9 @@ from typing import Dict, List, Tuple
 
 from tfcnnwrap.errors import UsageError
 
-DATA_FILE = Path(__file__).resolve().parent / "data" / "references.csv"
+DATA_DIR = Path(__file__).resolve().parent / "data"
+DATA_FILE = DATA_DIR / "references.csv"
+FACTS_FILE = DATA_DIR / "gpus.csv"
 
 COLUMNS = [
     "gpu_id",
@@ -31,6 +34,7 @@ COLUMNS = [
     "num_gpus",
     "variable_update",
     "data",
+    "xla",
     "tf_version",
     "source",
     "notes",
@@ -38,23 +42,42 @@ COLUMNS = [
 REQUIRED_COLUMNS = ["gpu_id", "gpu_name", "model", "batch_size", "images_per_sec", "precision", "num_gpus"]
 
 # The conditions that make two images/sec figures comparable; a blank value means "not recorded".
-CONDITIONS = ["batch_size", "precision", "num_gpus", "variable_update", "data"]
+CONDITIONS = ["batch_size", "precision", "num_gpus", "variable_update", "data", "xla"]
 
 VENDOR_WORDS = frozenset(
     ["nvidia", "geforce", "gtx", "rtx", "tesla", "quadro", "amd", "radeon", "rx", "ati", "graphics", "gpu"]
 )
+# Words that make another card of the same number: a 1080 Ti is not a 1080.
+VARIANT_WORDS = frozenset(["ti", "super", "xt", "xtx", "max", "q", "maxq", "mobile", "laptop", "pro", "le",
+                           "gre", "ultra", "boost"])
 PRECISIONS = {"fp32": "fp32", "float32": "fp32", "fp16": "fp16", "float16": "fp16", "bf16": "bf16",
               "bfloat16": "bf16"}
 DATA_KINDS = {"synthetic", "real"}
+XLA_VALUES = {"yes": "yes", "true": "yes", "1": "yes", "on": "yes", "xla": "yes", "no": "no", "false": "no",
+              "0": "no", "off": "no"}
 
-_TOKEN = re.compile(r"[a-z]+|[0-9]+")
+_CHUNK = re.compile(r"[a-z]*[0-9]+|[a-z]+")
+_VENDOR_PREFIX = re.compile(r"^(%s)([0-9].*)$" % "|".join(sorted(VENDOR_WORDS, key=len, reverse=True)))
 _PLAIN_NUMBER = re.compile(r"^[0-9]+(\.[0-9]+)?$")
+
+
+def name_words(text):
+    """``'GeForce RTX2080Ti'`` -> ``['2080', 'ti']``: the words of a GPU name once the noise is gone.
+
+    A word is letters, or letters followed by digits (``a100``, ``sxm4``), so ``2080Ti`` is two words and
+    ``A100`` one; a vendor word glued to a number (``RTX3090``) comes off it.
+    """
+    words = []
+    for chunk in re.split(r"[^a-z0-9]+", str(text).lower()):
+        for word in _CHUNK.findall(chunk):
+            m = _VENDOR_PREFIX.match(word)
+            words.extend([m.group(2)] if m else [word])
+    return [w for w in words if w not in VENDOR_WORDS]
 
 
 def name_key(text):
     """``'GeForce RTX 2080-Ti'`` -> ``'2080ti'``: what is left of a GPU name once the noise is gone."""
-    tokens = _TOKEN.findall(str(text).lower())
-    return "".join(t for t in tokens if t not in VENDOR_WORDS)
+    return "".join(name_words(text))
 
 
 def format_published(text, value):
@@ -80,6 +103,7 @@ class Result:
     source: str
     notes: str
     origin: str
+    xla: str = ""
 
     @property
     def display(self):
@@ -87,6 +111,11 @@ class Result:
 
     def conditions(self):
         return {k: getattr(self, k) for k in CONDITIONS}
+
+    def key(self):
+        """What makes a row a repeat: the same figure's conditions from the same source."""
+        return (self.gpu_id, self.model) + tuple(self.conditions().values()) + (self.tf_version, self.source,
+                                                                                 self.notes)
 
     def differences(self, wanted):
         """Names of the conditions in which this result differs from ``wanted`` (blanks never differ)."""
@@ -101,6 +130,21 @@ class Result:
 
 
 @dataclass
+class Facts:
+    """A GPU's launch price and board power: a number with its source, or why there is none."""
+
+    price_usd: object = None  # float, or the text "unpublished" / "unverified"
+    price_source: str = ""
+    power_w: object = None
+    power_source: str = ""
+    notes: str = ""
+
+    @staticmethod
+    def number(value):
+        return value if isinstance(value, float) else None
+
+
+@dataclass
 class ReferenceGPU:
     id: str
     name: str
@@ -108,12 +152,29 @@ class ReferenceGPU:
     vendor: str
     origin: str
     results: List[Result] = field(default_factory=list)
+    facts: Facts = field(default_factory=Facts)
+
+    def names(self):
+        return [n for n in (self.id, self.name, *self.aliases) if name_key(n)]
 
     def keys(self):
-        return {k for k in (name_key(self.id), name_key(self.name), *map(name_key, self.aliases)) if k}
+        return {name_key(n) for n in self.names()}
 
     def label(self):
         return "%s (%s)" % (self.id, self.name)
+
+    @property
+    def full_name(self):
+        """The name to print beside what the user typed (``1080-Ti`` -> ``GeForce GTX 1080 Ti``)."""
+        return self.name or self.id
+
+    @property
+    def price_usd(self):
+        return Facts.number(self.facts.price_usd)
+
+    @property
+    def power_w(self):
+        return Facts.number(self.facts.power_w)
 
     def sources(self):
         seen = []
@@ -122,19 +183,43 @@ class ReferenceGPU:
                 seen.append(r.source)
         return seen
 
-    def best_result(self, model, wanted):
-        """(result, differing condition names) of the row for ``model`` closest to ``wanted``; (None, [])."""
-        candidates = [r for r in self.results if r.model == model]
+    def best_result(self, model, wanted, strict=False):
+        """(result, differing condition names) of the row for ``model`` closest to ``wanted``; (None, []).
+
+        Closest: fewest differing conditions, then precision and GPU count before the rest, then the nearest
+        batch size, then XLA off when ``wanted`` does not say, then the CSV's order (so a source's own first
+        row wins a tie). ``strict``: only a row that differs in nothing, else (None, []).
+        """
+        candidates = [(i, r) for i, r in enumerate(self.results) if r.model == model]
         if not candidates:
             return None, []
 
-        def distance(r):
+        def distance(item):
+            order, r = item
             differs = r.differences(wanted)
             bs = wanted.get("batch_size") or r.batch_size
-            return (len(differs), abs(r.batch_size - bs), r.num_gpus)
+            xla_guess = 1 if not wanted.get("xla") and r.xla == "yes" else 0
+            return (len(differs), "precision" in differs, "num_gpus" in differs, abs(r.batch_size - bs),
+                    xla_guess, r.num_gpus, order)
 
-        best = min(candidates, key=distance)
-        return best, best.differences(wanted)
+        best = min(candidates, key=distance)[1]
+        differs = best.differences(wanted)
+        if strict and differs:
+            return None, []
+        return best, differs
+
+
+def _join(gpus):
+    return ", ".join(g.label() for g in gpus)
+
+
+def _matches_by_words(typed_words, gpu):
+    """Every typed word is a word of one of the GPU's names, and what that name adds is no variant word."""
+    for name in gpu.names():
+        words = name_words(name)
+        if set(typed_words) <= set(words) and not (set(words) - set(typed_words)) & VARIANT_WORDS:
+            return True
+    return False
 
 
 class ReferenceSet:
@@ -147,33 +232,38 @@ class ReferenceSet:
     def __len__(self):
         return len(self.gpus)
 
+    def candidates(self, typed):
+        """The GPUs ``typed`` names: an exact name first, else every whole-word match."""
+        key = name_key(typed)
+        exact = [g for g in self if key in g.keys()]
+        if exact:
+            return exact
+        words = name_words(typed)
+        return [g for g in self if _matches_by_words(words, g)]
+
     def resolve(self, typed):
         """The one GPU ``typed`` names; UsageError listing the candidates when none or several do."""
-        key = name_key(typed)
-        if not key:
+        if not name_key(typed):
             raise UsageError(
                 "%r names no GPU; give a reference such as %s (see `tfcnnwrap references`)"
                 % (typed, ", ".join(g.id for g in list(self)[:4]))
             )
-        exact = [g for g in self if key in g.keys()]
-        if len(exact) == 1:
-            return exact[0]
-        if len(exact) > 1:
+        found = self.candidates(typed)
+        if len(found) == 1:
+            return found[0]
+        if found:
+            raise UsageError("reference name %r is ambiguous: it matches %s; give one of those ids"
+                             % (typed, _join(found)))
+        key = name_key(typed)
+        similar = [g for g in self if any(key in k or k in key for k in g.keys())]
+        if similar:
             raise UsageError(
-                "reference name %r is ambiguous: it matches %s; give one of those ids"
-                % (typed, ", ".join(g.label() for g in exact))
-            )
-        partial = [g for g in self if any(key in k for k in g.keys())]
-        if len(partial) == 1:
-            return partial[0]
-        if partial:
-            raise UsageError(
-                "reference name %r is ambiguous: it matches %s; give one of those ids"
-                % (typed, ", ".join(g.label() for g in partial))
+                "no reference GPU matches %r (a Ti, Super, XT or Max-Q is another card); similar: %s; "
+                "give one of those ids" % (typed, _join(similar))
             )
         raise UsageError(
-            "no reference GPU matches %r; known: %s (or add your own with --references FILE.csv)"
-            % (typed, ", ".join(g.label() for g in self))
+            "no reference GPU matches %r; known: %s (see `tfcnnwrap references`, or add your own with "
+            "--references FILE.csv)" % (typed, _join(self))
         )
 
     def resolve_list(self, text):
@@ -185,6 +275,15 @@ class ReferenceSet:
                 "(see `tfcnnwrap references`)"
             )
         return [(n, self.resolve(n)) for n in names]
+
+    def best(self, model, wanted, strict=False):
+        """[(gpu, result, differing conditions)] of every GPU with a row for ``model``, closest row each."""
+        out = []
+        for gpu in self:
+            result, differs = gpu.best_result(model, wanted, strict=strict)
+            if result is not None:
+                out.append((gpu, result, differs))
+        return out
 
 
 # -- loading ---------------------------------------------------------------------------------------------
@@ -214,6 +313,15 @@ def _positive_float(value, column, where):
     return number
 
 
+def _xla(value, where):
+    if not value:
+        return ""
+    xla = XLA_VALUES.get(value.lower())
+    if xla is None:
+        raise _bad(where, "xla %r is not yes or no (or blank); fix that row" % value)
+    return xla
+
+
 def _result_from_row(row, where, origin):
     def text(column):
         return (row.get(column) or "").strip()
@@ -237,6 +345,7 @@ def _result_from_row(row, where, origin):
         num_gpus=_positive_int(text("num_gpus"), "num_gpus", where),
         variable_update=text("variable_update"),
         data=data,
+        xla=_xla(text("xla"), where),
         tf_version=text("tf_version"),
         source=text("source"),
         notes=text("notes"),
@@ -244,56 +353,15 @@ def _result_from_row(row, where, origin):
     )
 
 
-def parse_csv(path, origin, taken_ids=()):
-    """{gpu_id: ReferenceGPU} from one reference CSV; UsageError naming the file, line and fix."""
-    path = Path(path)
+def _read_rows(path):
+    """(DictReader rows with stripped headers) of a CSV, or UsageError naming the fix."""
     shown = str(path)
     try:
         with open(path, encoding="utf-8-sig", newline="") as fh:
             reader = csv.DictReader(fh)
             header = [h.strip() for h in (reader.fieldnames or [])]
             reader.fieldnames = header
-            missing = [c for c in REQUIRED_COLUMNS if c not in header]
-            if missing:
-                raise UsageError(
-                    "%s: missing column%s %s; a reference CSV has the columns %s "
-                    "(`tfcnnwrap references --format csv` prints a template)"
-                    % (shown, "s" if len(missing) > 1 else "", ", ".join(missing), ",".join(COLUMNS))
-                )
-            gpus = {}
-            seen = {}
-            for row in reader:
-                where = "%s line %d" % (shown, reader.line_num)
-                if not any((v or "").strip() for v in row.values() if isinstance(v, str)):
-                    continue
-                result = _result_from_row(row, where, origin)
-                if result.gpu_id in taken_ids:
-                    raise _bad(
-                        where,
-                        "gpu_id %r is already a built-in reference; choose another gpu_id" % result.gpu_id,
-                    )
-                gpu = gpus.get(result.gpu_id)
-                name = (row.get("gpu_name") or "").strip()
-                if gpu is None:
-                    aliases = tuple(a.strip() for a in (row.get("aliases") or "").split(";") if a.strip())
-                    gpu = gpus[result.gpu_id] = ReferenceGPU(
-                        result.gpu_id, name, aliases, (row.get("vendor") or "").strip(), origin
-                    )
-                elif name != gpu.name:
-                    raise _bad(
-                        where,
-                        "gpu_id %r is named %r here but %r above; use one gpu_name per gpu_id"
-                        % (result.gpu_id, name, gpu.name),
-                    )
-                key = (result.gpu_id, result.model) + tuple(result.conditions().values())
-                if key in seen:
-                    raise _bad(
-                        where,
-                        "repeats %s %s at batch size %d under the same conditions as line %d; keep one"
-                        % (result.gpu_id, result.model, result.batch_size, seen[key]),
-                    )
-                seen[key] = reader.line_num
-                gpu.results.append(result)
+            return header, [(reader.line_num, row) for row in reader]
     except FileNotFoundError:
         raise UsageError("%s does not exist; give the path of a reference CSV" % shown) from None
     except IsADirectoryError:
@@ -302,20 +370,112 @@ def parse_csv(path, origin, taken_ids=()):
         raise UsageError("%s is not UTF-8 text; save it as CSV (UTF-8)" % shown) from None
     except csv.Error as exc:
         raise UsageError("%s is not a readable CSV (%s); fix the file" % (shown, exc)) from None
-    if not gpus:
+
+
+def _gpu_for(row, result, gpus, builtin, where, origin):
+    """The GPU a row belongs to: one of this file's, or a built-in one when the row names it the same way."""
+    name = (row.get("gpu_name") or "").strip()
+    known = builtin.get(result.gpu_id)
+    if known is not None:
+        if name != known.name:
+            raise _bad(where, "gpu_id %r is already a built-in reference (%s); choose another gpu_id for %r"
+                       % (result.gpu_id, known.name, name))
+        return known
+    gpu = gpus.get(result.gpu_id)
+    if gpu is None:
+        aliases = tuple(a.strip() for a in (row.get("aliases") or "").split(";") if a.strip())
+        gpu = gpus[result.gpu_id] = ReferenceGPU(result.gpu_id, name, aliases, (row.get("vendor") or "").strip(),
+                                                 origin)
+    elif name != gpu.name:
+        raise _bad(where, "gpu_id %r is named %r here but %r above; use one gpu_name per gpu_id"
+                   % (result.gpu_id, name, gpu.name))
+    return gpu
+
+
+def parse_csv(path, origin, builtin=None):
+    """{gpu_id: ReferenceGPU} of the new GPUs in one reference CSV; UsageError naming the file, line and fix.
+
+    A row for a built-in GPU (same gpu_id and gpu_name) joins that GPU, and a row the built-in data already
+    holds is skipped, so `references --format csv` output, edited or not, reads back.
+    """
+    builtin = builtin or {}
+    shown = str(path)
+    header, rows = _read_rows(path)
+    missing = [c for c in REQUIRED_COLUMNS if c not in header]
+    if missing:
+        raise UsageError(
+            "%s: missing column%s %s; a reference CSV has the columns %s "
+            "(`tfcnnwrap references --format csv` prints a template)"
+            % (shown, "s" if len(missing) > 1 else "", ", ".join(missing), ",".join(COLUMNS))
+        )
+    gpus = {}
+    seen = {r.key(): ("built-in", r.images_per_sec) for g in builtin.values() for r in g.results}
+    added = 0
+    for line, row in rows:
+        where = "%s line %d" % (shown, line)
+        if not any((v or "").strip() for v in row.values() if isinstance(v, str)):
+            continue
+        result = _result_from_row(row, where, origin)
+        gpu = _gpu_for(row, result, gpus, builtin, where, origin)
+        previous = seen.get(result.key())
+        if previous == ("built-in", result.images_per_sec):
+            continue
+        if isinstance(previous, tuple):
+            raise _bad(where, "changes the built-in figure of %s %s at batch size %d (same conditions and "
+                       "source); give your own figure its own source or notes" % (result.gpu_id, result.model,
+                                                                                  result.batch_size))
+        if previous is not None:
+            raise _bad(where, "repeats %s %s at batch size %d under the same conditions and source as line %d;"
+                       " keep one" % (result.gpu_id, result.model, result.batch_size, previous))
+        seen[result.key()] = line
+        gpu.results.append(result)
+        added += 1
+    if not rows or (not added and not builtin):
         raise UsageError("%s holds no reference rows; add rows under the header %s" % (shown, ",".join(COLUMNS)))
     return gpus
 
 
+def _fact(value, source, what, gpu_id):
+    text = (value or "").strip()
+    if text.lower() in ("unpublished", "unverified"):
+        return text.lower()
+    try:
+        number = float(text)
+    except ValueError:
+        number = 0.0
+    if not number > 0 or not (source or "").strip():
+        raise UsageError("%s: %s %r of %s needs a positive number with its source, or 'unpublished'"
+                         % (FACTS_FILE, what, value, gpu_id))
+    return number
+
+
+def load_facts(gpus, path=FACTS_FILE):
+    """Fill each built-in GPU's Facts from gpus.csv (launch price in USD, board power in W, with sources)."""
+    _, rows = _read_rows(path)
+    for _, row in rows:
+        gpu = gpus.get((row.get("gpu_id") or "").strip())
+        if gpu is None:
+            continue
+        gpu.facts = Facts(
+            price_usd=_fact(row.get("launch_price_usd"), row.get("price_source"), "launch_price_usd", gpu.id),
+            price_source=(row.get("price_source") or "").strip(),
+            power_w=_fact(row.get("board_power_w"), row.get("power_source"), "board_power_w", gpu.id),
+            power_source=(row.get("power_source") or "").strip(),
+            notes=(row.get("notes") or "").strip(),
+        )
+
+
 def builtin_gpus():
-    return parse_csv(DATA_FILE, "built-in")
+    gpus = parse_csv(DATA_FILE, "built-in")
+    load_facts(gpus)
+    return gpus
 
 
 def load_references(user_csv=None):
     """The built-in references, plus those of ``user_csv`` (after them) when given."""
     gpus = builtin_gpus()
     if user_csv:
-        extra = parse_csv(user_csv, str(user_csv), taken_ids=set(gpus))
+        extra = parse_csv(user_csv, str(user_csv), builtin=gpus)
         gpus.update(extra)
     _check_names(gpus)
     return ReferenceSet(gpus)
@@ -334,148 +494,7 @@ def _check_names(gpus):
                 )
 
 
-# -- the `references` verb -------------------------------------------------------------------------------
-
-
-def _distinct(values):
-    out = []
-    for v in values:
-        if v not in ("", None) and v not in out:
-            out.append(v)
-    return out
-
-
-def conditions_text(results):
-    """``fp32 · 1 GPU · parameter_server · synthetic · TF 1.12``, with ``a/b`` where rows differ."""
-    parts = ["/".join(_distinct(r.precision for r in results))]
-    gpus = _distinct(r.num_gpus for r in results)
-    parts.append("%s GPU%s" % ("/".join(map(str, gpus)), "" if gpus == [1] else "s"))
-    for key in ("variable_update", "data"):
-        values = _distinct(getattr(r, key) for r in results)
-        if values:
-            parts.append("/".join(values))
-    tf = _distinct(r.tf_version for r in results)
-    if tf:
-        parts.append("TF " + "/".join(tf))
-    return " · ".join(p for p in parts if p)
-
-
-def models_text(results):
-    """``resnet50 64, resnet152 32/64``: each model with its batch sizes."""
-    order = []
-    sizes = {}
-    for r in results:
-        if r.model not in sizes:
-            order.append(r.model)
-            sizes[r.model] = []
-        if r.batch_size not in sizes[r.model]:
-            sizes[r.model].append(r.batch_size)
-    return ", ".join("%s %s" % (m, "/".join(str(b) for b in sizes[m])) for m in order)
-
-
-def summary_rows(references):
-    """(one row per GPU, the numbered sources its ``source`` column points to)."""
-    rows = []
-    sources = []
-    for gpu in references:
-        marks = []
-        for source in gpu.sources():
-            if source not in sources:
-                sources.append(source)
-            marks.append("[%d]" % (sources.index(source) + 1))
-        if not marks:
-            marks.append(gpu.origin)
-        rows.append(
-            {
-                "id": gpu.id,
-                "name": gpu.name,
-                "aliases": "; ".join(gpu.aliases),
-                "models": models_text(gpu.results),
-                "conditions": conditions_text(gpu.results),
-                "source": " ".join(marks),
-                "origin": gpu.origin,
-            }
-        )
-    return rows, ["[%d] %s" % (i + 1, s) for i, s in enumerate(sources)]
-
-
-def detail_json(references):
-    out = []
-    for gpu in references:
-        out.append(
-            {
-                "id": gpu.id,
-                "name": gpu.name,
-                "aliases": list(gpu.aliases),
-                "vendor": gpu.vendor,
-                "origin": gpu.origin,
-                "sources": gpu.sources(),
-                "results": [
-                    {
-                        "model": r.model,
-                        "batch_size": r.batch_size,
-                        "images_per_sec": r.images_per_sec,
-                        "precision": r.precision,
-                        "num_gpus": r.num_gpus,
-                        "variable_update": r.variable_update or None,
-                        "data": r.data or None,
-                        "tf_version": r.tf_version or None,
-                        "source": r.source,
-                        "notes": r.notes or None,
-                    }
-                    for r in gpu.results
-                ],
-            }
-        )
-    return out
-
-
-def flat_rows(references):
-    """Every row, in the CSV's own columns (a template for --references)."""
-    rows = []
-    for gpu in references:
-        for r in gpu.results:
-            row = {
-                "gpu_id": gpu.id,
-                "gpu_name": gpu.name,
-                "aliases": ";".join(gpu.aliases),
-                "vendor": gpu.vendor,
-            }
-            row.update({k: getattr(r, k) for k in COLUMNS[4:]})
-            row["images_per_sec"] = r.display
-            rows.append(row)
-    return rows
-
-
 def cmd_references(args):
-    from tfcnnwrap import render
+    from tfcnnwrap.refview import cmd_references as run
 
-    references = load_references(getattr(args, "references", None))
-    fmt = getattr(args, "format", "table") or "table"
-    if fmt == "json":
-        render.emit(detail_json(references), "json")
-    elif fmt == "csv":
-        render.emit(flat_rows(references), "csv", columns=COLUMNS)
-    else:
-        columns = [
-            ("id", "id"),
-            ("name", "name"),
-            ("aliases", "aliases"),
-            ("models", "models and batch sizes"),
-            ("conditions", "conditions"),
-            ("source", "source"),
-        ]
-        rows, sources = summary_rows(references)
-        hint = (
-            "Use: tfcnnwrap compare SWEEP_DIR --against NAME[,NAME...]; "
-            "`--format json` lists every figure with its conditions."
-        )
-        if fmt == "markdown":
-            render.emit(rows, fmt, columns=columns, title="Reference GPUs (tf_cnn_benchmarks, images/sec)",
-                        caption="\n\n".join(sources + [hint]))
-        else:
-            render.emit(rows, fmt, columns=columns, title="Reference GPUs (tf_cnn_benchmarks, images/sec)")
-            out = render.console()
-            for line in sources + [hint]:
-                out.print(line, markup=False)
-    return 0
+    return run(args)
