@@ -101,17 +101,20 @@ def reference_cell(typed, gpu, model, mean, wanted):
         published=result.display, ratio_pct=mean / result.images_per_sec * 100.0 if mean is not None else None,
         comparable=not differs,
         differs={k: {"reference": getattr(result, k), "sweep": wanted[k]} for k in differs},
-        conditions=result.conditions(),
+        conditions=result.conditions(), source=result.source or gpu.origin,
     )
 
 
-def _sources(columns):
+def _sources(columns, rows):
+    """The sources of the figures the table shows (a GPU's library may cite hundreds), in column order."""
     cited = {}
-    for typed, gpu in columns:
-        for source in gpu.sources() or [gpu.origin]:
-            names = cited.setdefault(source, [])
-            if typed not in names:
-                names.append(typed)
+    for i, (typed, _gpu) in enumerate(columns):
+        for row in rows:
+            source = row.cells[i].source
+            if source:
+                names = cited.setdefault(source, [])
+                if typed not in names:
+                    names.append(typed)
     return tuple((source, tuple(names)) for source, names in cited.items())
 
 
@@ -136,7 +139,7 @@ def against_references(sweep_path, against, references_csv=None):
         geomean.append(GeomeanCell(name=typed, id=gpu.id, gpu_name=gpu.name,
                                    ratio_pct=g * 100.0 if g is not None else None, count=len(ratios), of=of))
     return AgainstReferences(sweep=sweep, columns=columns, rows=tuple(rows), geomean=tuple(geomean),
-                             conditions=sweep.plan.conditions(), sources=_sources(columns))
+                             conditions=sweep.plan.conditions(), sources=_sources(columns, rows))
 
 
 # -- sweep against sweep ---------------------------------------------------------------------------------

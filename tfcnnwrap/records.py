@@ -377,6 +377,7 @@ class ReferenceCell:
     comparable: Optional[bool] = None  # False: measured under other conditions (see differs)
     differs: Mapping = field(default_factory=dict)  # condition -> {"reference": ..., "sweep": ...}
     conditions: Optional[Mapping] = None
+    source: Optional[str] = None  # where the published figure comes from
 
     @property
     def found(self):
