@@ -83,12 +83,12 @@ def recommend_branch(tf_version, manifest=None):
 
 def _cuda_facts(probe, parsed, warnings):
     """(cuda, cudnn, source): from the build info, else the official build's for old GPU builds."""
-    cuda, cudnn = probe.get("cuda_version"), probe.get("cudnn_version")
+    cuda, cudnn = probe.cuda_version, probe.cudnn_version
     if cuda or cudnn:
         return cuda, cudnn, "tensorflow build info"
-    dist = probe.get("tensorflow_distribution") or ""
+    dist = probe.distribution or ""
     gpu_build = "gpu" in dist or (dist == "tensorflow" and parsed is not None and parsed >= (2, 1))
-    if parsed in OFFICIAL_CUDA and gpu_build and probe.get("is_cuda_build") is not False:
+    if parsed in OFFICIAL_CUDA and gpu_build and probe.is_cuda_build is not False:
         cuda, cudnn = OFFICIAL_CUDA[parsed]
         warnings[:] = [w for w in warnings if "does not say which CUDA" not in w]
         return cuda, cudnn, "official %s %d.%d build (TensorFlow does not report it)" % ((dist,) + parsed)
@@ -99,46 +99,44 @@ def collect(python=None, vendor_dir="vendor", matmul=False, timeout=None):
     """Everything doctor reports, as the JSON dict. Raises SetupError only when the interpreter cannot be
     started or answers nothing at all."""
     probe = run_probe(python, full=True, matmul=matmul, timeout=timeout, partial=True)
-    warnings = list(probe.get("warnings") or [])
+    warnings = list(probe.warnings)
     from tfcnnwrap import versions
 
-    tf_version = probe.get("tensorflow_version")
+    tf_version = probe.tf_version
     parsed = _parsed(tf_version)
-    if not tf_version and probe.get("complete"):
+    if not tf_version and probe.complete:
         warnings.append(
             "no TensorFlow in %s: install it there (`%s`) or point --python at the "
             "interpreter of the environment that has it"
-            % (probe.get("python"), pip_install_command(probe.get("python"), "tensorflow"))
+            % (probe.python, pip_install_command(probe.python, "tensorflow"))
         )
     manifest = read_manifest(vendor_dir)
     branch, reason = recommend_branch(tf_version, manifest)
     if tf_version and branch is None:
         warnings.append(reason)
     cuda, cudnn, cuda_source = _cuda_facts(probe, parsed, warnings)
-    timings = probe.get("matmul") if matmul else None
-    if timings is not None:
-        timings = dict(timings)
-        cpu, gpu = timings.get("cpu_gflops"), timings.get("gpu_gflops")
-        timings["speedup"] = round(gpu / cpu, 1) if cpu and gpu else None
-    elif matmul:
-        timings = {"cpu_gflops": None, "gpu_gflops": None, "speedup": None}
+    timings = None
+    if matmul:
+        cpu = probe.matmul.cpu_gflops if probe.matmul else None
+        gpu = probe.matmul.gpu_gflops if probe.matmul else None
+        timings = {"cpu_gflops": cpu, "gpu_gflops": gpu, "speedup": round(gpu / cpu, 1) if cpu and gpu else None}
     git_version, git_path = git_info()
     from tfcnnwrap.telemetry import query_gpus
 
     report = {
-        "python": probe.get("python"),
-        "python_version": probe.get("python_version"),
+        "python": probe.python,
+        "python_version": probe.python_version,
         "tensorflow_version": tf_version,
-        "tensorflow_distribution": probe.get("tensorflow_distribution"),
-        "tensorflow_location": probe.get("tensorflow_location"),
-        "tensorflow_importable": probe.get("tensorflow_importable"),
-        "version_source": probe.get("version_source"),
-        "gpus": probe.get("gpus"),
+        "tensorflow_distribution": probe.distribution,
+        "tensorflow_location": probe.location,
+        "tensorflow_importable": probe.importable,
+        "version_source": probe.version_source,
+        "gpus": probe.gpu_list(),
         "cuda_version": cuda,
         "cudnn_version": cudnn,
         "cuda_source": cuda_source,
-        "is_cuda_build": probe.get("is_cuda_build"),
-        "tf_keras": probe.get("tf_keras"),
+        "is_cuda_build": probe.is_cuda_build,
+        "tf_keras": probe.tf_keras,
         "legacy_keras_needed": versions.needs_legacy_keras(parsed) if parsed else None,
         "recommended_branch": branch,
         "branch_reason": reason,
@@ -147,8 +145,8 @@ def collect(python=None, vendor_dir="vendor", matmul=False, timeout=None):
         "nvidia_smi": query_gpus(),
         "vendor": vendor_info(vendor_dir, manifest, tf_version),
         "matmul": timings,
-        "probe_complete": bool(probe.get("complete")),
-        "probe_stage": probe.get("stage"),
+        "probe_complete": probe.complete,
+        "probe_stage": probe.stage,
         "tfcnnwrap_version": __version__,
         "warnings": warnings,
     }

@@ -4,7 +4,6 @@ Each finished run is on disk (runs.jsonl, fsynced; summary.csv rewritten) before
 """
 
 import os
-import signal
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -43,7 +42,7 @@ def resolve_device(requested, probe_result):
     """(device, warning or None) for --device auto|gpu|cpu."""
     if requested in ("gpu", "cpu"):
         return requested, None
-    gpus = probe_result.get("gpus")
+    gpus = probe_result.gpus
     if gpus:
         return "gpu", None
     if gpus is None:
@@ -74,32 +73,16 @@ def command_template(plan, device):
     return ["{python}", "-u", SCRIPT_NAME, "--model={model}", "--batch_size={batch_size}"] + flags[2:]
 
 
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM, handled like Ctrl-C: stop the benchmark, record it as interrupted, exit 130."""
-
-
 def _install_signal_handlers():
-    previous = {}
+    """SIGINT, SIGTERM (SIGBREAK, SIGHUP) become a stop request: the running benchmark's tree is stopped
+    and the loop ends; the handler itself never raises (see ``stopping``)."""
+    from tfcnnwrap.stopping import StopRequests
 
-    def on_term(signum, frame):
-        raise _Terminated()
-
-    for name in ("SIGTERM", "SIGBREAK", "SIGHUP"):
-        sig = getattr(signal, name, None)
-        if sig is not None:
-            try:
-                previous[sig] = signal.signal(sig, on_term)
-            except (ValueError, OSError):
-                pass
-    return previous
+    return StopRequests().install()
 
 
-def _restore_signal_handlers(previous):
-    for sig, handler in previous.items():
-        try:
-            signal.signal(sig, handler)
-        except (ValueError, OSError):
-            pass
+def _restore_signal_handlers(stops):
+    stops.restore()
 
 
 def runs_to_do(plan, records, retry_failed):
@@ -171,13 +154,13 @@ def cmd_sweep(args):
     # --device auto; a resumed one only needs the version.
     full = meta is None and (plan.device == "auto" or not args.dry_run)
     probe_result = probe.run_probe(python, full=full, partial=True)
-    tf_version = probe_result.get("tensorflow_version")
+    tf_version = probe_result.tf_version
     if not tf_version:
         raise SetupError(
             "no TensorFlow found for %s: pass --python with the interpreter that has it "
             "(e.g. your conda env's python.exe)" % python
         )
-    if needs_legacy_keras(tf_version) and probe_result.get("tf_keras") is False:
+    if needs_legacy_keras(tf_version) and probe_result.tf_keras is False:
         raise SetupError(
             "TensorFlow %s ships Keras 3 and tf_cnn_benchmarks needs Keras 2 from the tf-keras package, which "
             "%s lacks: run `%s`" % (tf_version, python, pip_install_command(python, "tf-keras"))
@@ -263,12 +246,15 @@ def _run_sweep(console, sweep, meta, plan, device, python, script, env, retry_fa
         header.append("  " + (getattr(telemetry, "note", "") or "no GPU telemetry"))
         telemetry = None
     display = make_display(console)
-    previous_handlers = _install_signal_handlers()
+    stops = _install_signal_handlers()
     interrupted = False
     flag_error = None
     display.start(len(todo), header)
     try:
         for index, (model, bs, run) in enumerate(todo, 1):
+            if stops.requested:
+                interrupted = True
+                break
             rel_log = sweep.log_relpath(model, bs, run)
             log_path = sweep.path / rel_log
             argv = [python, "-u", SCRIPT_NAME] + plan.benchmark_flags(model, bs, device)
@@ -284,7 +270,8 @@ def _run_sweep(console, sweep, meta, plan, device, python, script, env, retry_fa
 
             try:
                 outcome = run_benchmark(
-                    argv, script.parent, env, log_path, timeout_s=plan.timeout_s, on_step=display.step
+                    argv, script.parent, env, log_path, timeout_s=plan.timeout_s, on_step=display.step,
+                    stops=stops,
                 )
             finally:
                 telemetry_summary = None
@@ -319,7 +306,7 @@ def _run_sweep(console, sweep, meta, plan, device, python, script, env, retry_fa
             rows = summarize(_latest(records), order)
             sweep.write_summary_csv(summary_csv_text(rows))
             display.run_finished(index, record, plan.runs)
-            if outcome.interrupted:
+            if outcome.interrupted or stops.requested:
                 interrupted = True
                 break
             if index == 1 and parsed.failure_kind == "flag_error":
@@ -329,7 +316,8 @@ def _run_sweep(console, sweep, meta, plan, device, python, script, env, retry_fa
         interrupted = True
     finally:
         display.stop()
-        _restore_signal_handlers(previous_handlers)
+        interrupted = interrupted or stops.requested
+        _restore_signal_handlers(stops)
 
     final = _latest(records)
     rows = summarize(final, order)
