@@ -139,7 +139,9 @@ def test_sigkill_of_the_sweep_takes_the_benchmarks_children_too(tmp_path, vendor
 
 # -- 7. signals always stop the sweep --------------------------------------------------------------------
 
-STRESS_TRIES = int(os.environ.get("TFCNNWRAP_STRESS_TRIES", "200"))
+# 200 tries (TFCNNWRAP_STRESS_TRIES=200) take ~2 min on 2 cores, as each sweep imports pandas for its summary;
+# the suite runs fewer so that it stays quick.
+STRESS_TRIES = int(os.environ.get("TFCNNWRAP_STRESS_TRIES", "60"))
 STRESS_PARALLEL = 6
 
 
@@ -252,3 +254,33 @@ def test_a_probe_answer_that_is_not_an_object_is_a_setup_error(cli, tmp_path, ve
     else:
         result = cli(*sweep_args(vendor, python, tmp_path / "sweep"), cwd=tmp_path)
     assert_clean_error(result, 2, "not a JSON object")
+
+
+# -- ProbeAnswer: the probe's JSON read once, typed --------------------------------------------------------
+
+def test_probe_answer_keeps_the_gpu_tri_state_and_drops_wrong_types():
+    from tfcnnwrap.probe import ProbeAnswer
+
+    seen = ProbeAnswer.from_json({"gpus": ["Tesla V100", {"name": "RTX 2070"}], "tensorflow_version": "2.4.0",
+                                  "complete": True, "matmul": {"cpu_gflops": 12, "gpu_gflops": "fast"}})
+    assert seen.gpus == ("Tesla V100", "RTX 2070") and seen.gpu_list() == ["Tesla V100", "RTX 2070"]
+    assert seen.tf_version == "2.4.0" and seen.complete is True
+    assert (seen.matmul.cpu_gflops, seen.matmul.gpu_gflops) == (12.0, None)
+    assert ProbeAnswer.from_json({"gpus": []}).gpus == ()
+    unknown = ProbeAnswer.from_json({"gpus": "yes", "tf_keras": "no", "warnings": "w", "complete": False})
+    assert unknown.gpus is None and unknown.tf_keras is None and unknown.warnings == ()
+    assert unknown.complete is False and unknown.matmul is None
+    assert ProbeAnswer.from_json([1, 2]) is None
+    with pytest.raises(Exception):
+        seen.tf_version = "1.0"  # frozen
+    assert seen.with_warning("w").warnings == ("w",) and seen.warnings == ()
+
+
+def test_doctor_reports_the_machine_from_the_sweeps_environment_snapshot(cli, tmp_path, fake_tf):
+    result = cli("doctor", "--python", fake_tf("2.4.0"), "--format", "json", "--vendor-dir", tmp_path,
+                 env={"FAKE_TF_GPUS": "Tesla V100", "TFCNNWRAP_NVIDIA_SMI": "none"})
+    assert result.returncode == 0, result
+    report = result.json()
+    assert report["gpus"] == ["Tesla V100"] and report["tensorflow_version"] == "2.4.0"
+    assert report["machine"]["host"] and report["machine"]["cpu_logical_cores"] >= 1
+    assert report["nvidia_smi"] is None and report["machine"]["nvidia_driver"] is None

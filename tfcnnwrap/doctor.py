@@ -97,61 +97,73 @@ def _cuda_facts(probe, parsed, warnings):
 
 def collect(python=None, vendor_dir="vendor", matmul=False, timeout=None):
     """Everything doctor reports, as the JSON dict. Raises SetupError only when the interpreter cannot be
-    started or answers nothing at all."""
-    probe = run_probe(python, full=True, matmul=matmul, timeout=timeout, partial=True)
-    warnings = list(probe.warnings)
-    from tfcnnwrap import versions
+    started or answers nothing at all. The facts come from ``envinfo``, the same snapshot a sweep records."""
+    from tfcnnwrap.envinfo import capture_environment
+    from tfcnnwrap.telemetry import query_gpus
 
-    tf_version = probe.tf_version
+    probe = run_probe(python, full=True, matmul=matmul, timeout=timeout, partial=True)
+    manifest = read_manifest(vendor_dir)
+    smi = query_gpus()
+    env = capture_environment(python, probe=probe, manifest=manifest, smi=smi)
+    warnings = list(probe.warnings)
+    tf_version = env["tensorflow_version"]
     parsed = _parsed(tf_version)
+    target = env["target_python"]["path"]
     if not tf_version and probe.complete:
         warnings.append(
             "no TensorFlow in %s: install it there (`%s`) or point --python at the "
-            "interpreter of the environment that has it"
-            % (probe.python, pip_install_command(probe.python, "tensorflow"))
+            "interpreter of the environment that has it" % (target, pip_install_command(target, "tensorflow"))
         )
-    manifest = read_manifest(vendor_dir)
     branch, reason = recommend_branch(tf_version, manifest)
     if tf_version and branch is None:
         warnings.append(reason)
     cuda, cudnn, cuda_source = _cuda_facts(probe, parsed, warnings)
-    timings = None
-    if matmul:
-        cpu = probe.matmul.cpu_gflops if probe.matmul else None
-        gpu = probe.matmul.gpu_gflops if probe.matmul else None
-        timings = {"cpu_gflops": cpu, "gpu_gflops": gpu, "speedup": round(gpu / cpu, 1) if cpu and gpu else None}
-    git_version, git_path = git_info()
-    from tfcnnwrap.telemetry import query_gpus
-
     report = {
-        "python": probe.python,
-        "python_version": probe.python_version,
+        "python": target,
+        "python_version": env["target_python"]["version"],
         "tensorflow_version": tf_version,
-        "tensorflow_distribution": probe.distribution,
+        "tensorflow_distribution": env["tensorflow_distribution"],
         "tensorflow_location": probe.location,
         "tensorflow_importable": probe.importable,
         "version_source": probe.version_source,
-        "gpus": probe.gpu_list(),
+        "gpus": env["gpus"],
         "cuda_version": cuda,
         "cudnn_version": cudnn,
         "cuda_source": cuda_source,
         "is_cuda_build": probe.is_cuda_build,
-        "tf_keras": probe.tf_keras,
-        "legacy_keras_needed": versions.needs_legacy_keras(parsed) if parsed else None,
+        "tf_keras": env["tf_keras"],
+        "legacy_keras_needed": _needs_legacy_keras(parsed),
         "recommended_branch": branch,
         "branch_reason": reason,
-        "git": git_version,
-        "git_path": git_path,
-        "nvidia_smi": query_gpus(),
+        "nvidia_smi": smi,
         "vendor": vendor_info(vendor_dir, manifest, tf_version),
-        "matmul": timings,
+        "matmul": _matmul_timings(probe) if matmul else None,
         "probe_complete": probe.complete,
         "probe_stage": probe.stage,
         "tfcnnwrap_version": __version__,
         "warnings": warnings,
     }
+    report["git"], report["git_path"] = git_info()
+    report["machine"] = {key: env[key] for key in MACHINE_KEYS}
     report["checks"] = checks(report)
     return report
+
+
+# What doctor shows of the machine, from the environment snapshot a sweep records.
+MACHINE_KEYS = ("host", "os", "cpu_model", "cpu_logical_cores", "cpu_physical_cores", "ram_bytes",
+                "tfcnnwrap_python", "nvidia_driver")
+
+
+def _needs_legacy_keras(parsed):
+    from tfcnnwrap import versions
+
+    return versions.needs_legacy_keras(parsed) if parsed else None
+
+
+def _matmul_timings(probe):
+    cpu = probe.matmul.cpu_gflops if probe.matmul else None
+    gpu = probe.matmul.gpu_gflops if probe.matmul else None
+    return {"cpu_gflops": cpu, "gpu_gflops": gpu, "speedup": round(gpu / cpu, 1) if cpu and gpu else None}
 
 
 # --- verdicts -------------------------------------------------------------------------------------------

@@ -206,25 +206,30 @@ def _probe_facts(python, probe):
     return probe, None
 
 
-def capture_environment(python=None, probe=None, manifest=None, argv=None):
-    """A dict of environment facts for sweep.json; never raises, missing facts are None.
+_ASK = object()
+
+
+def _query_smi():
+    from tfcnnwrap.telemetry import query_gpus
+
+    return query_gpus()
+
+
+def capture_environment(python=None, probe=None, manifest=None, argv=None, smi=_ASK):
+    """A dict of environment facts for sweep.json (and the base of `doctor`); never raises, missing facts
+    are None.
 
     ``probe``: the ``ProbeAnswer`` of the target interpreter (asked in version mode when not given).
     ``manifest``: the vendor checkout's manifest (``checkout.read_manifest``). ``argv``: the command line
-    (default: ``sys.argv``).
+    (default: ``sys.argv``). ``smi``: what ``telemetry.query_gpus`` answered, when the caller already asked.
     """
     facts, probe_error = _safe(_probe_facts, python, probe) or (None, "the probe could not be run")
     if facts is None:
         from tfcnnwrap.probe import ProbeAnswer
 
         facts = ProbeAnswer()
-    smi = None
-    try:
-        from tfcnnwrap.telemetry import query_gpus
-
-        smi = query_gpus()
-    except Exception:  # noqa: BLE001
-        smi = None
+    if smi is _ASK:
+        smi = _safe(_query_smi)
     manifest = manifest if isinstance(manifest, dict) else {}
     env = {
         "captured_at": utc_now(),
