@@ -233,7 +233,9 @@ def test_capture_environment_holds_the_listed_facts(fake_tf, monkeypatch):
     manifest = {"url": "https://github.com/tensorflow/benchmarks.git", "branch": "cnn_tf_v1.12_compatible",
                 "commit": "a" * 40, "tf_version": "1.12.0"}
     argv = ["tfcnnwrap", "sweep", "--models", "resnet50", "--", "--use_fp16=True"]
-    env = envinfo.capture_environment(probe=probe, manifest=manifest, argv=argv)
+    from tfcnnwrap.probe import ProbeAnswer
+
+    env = envinfo.capture_environment(probe=ProbeAnswer.from_json(probe), manifest=manifest, argv=argv)
     assert env["host"]
     assert env["os"]["system"] and env["os"]["platform"]
     assert env["cpu_model"]

@@ -26,45 +26,45 @@ def stand_in_tf(env_dir, version, body, dist="tensorflow"):
 
 def test_version_mode_reads_metadata_without_importing(fake_tf):
     answer = probe.run_probe(fake_tf("1.12.0", dist="tensorflow-gpu"))
-    assert answer["tensorflow_version"] == "1.12.0"
-    assert answer["tensorflow_distribution"] == "tensorflow-gpu"
-    assert answer["version_source"] == "metadata"
-    assert answer["tensorflow_importable"] is None  # never imported
-    assert answer["complete"] is True and answer["stage"] == "done"
-    assert answer["warnings"] == []
+    assert answer.tf_version == "1.12.0"
+    assert answer.distribution == "tensorflow-gpu"
+    assert answer.version_source == "metadata"
+    assert answer.importable is None  # never imported
+    assert answer.complete is True and answer.stage == "done"
+    assert answer.warnings == ()
 
 
 def test_version_comes_from_import_when_metadata_is_missing(fake_tf):
     answer = probe.run_probe(fake_tf("1.9.0", with_metadata=False))
-    assert answer["tensorflow_version"] == "1.9.0"
-    assert answer["version_source"] == "import"
-    assert answer["tensorflow_importable"] is True
+    assert answer.tf_version == "1.9.0"
+    assert answer.version_source == "import"
+    assert answer.importable is True
 
 
 def test_full_mode_lists_gpus_and_build_info(fake_tf):
     python = fake_tf("2.4.0")
     answer = probe.run_probe(python, full=True, env={"FAKE_TF_GPUS": "GeForce RTX 2070,Tesla V100"})
-    assert answer["gpus"] == ["GeForce RTX 2070", "Tesla V100"]
-    assert (answer["cuda_version"], answer["cudnn_version"], answer["is_cuda_build"]) == ("11.2", "8", True)
+    assert answer.gpus == ("GeForce RTX 2070", "Tesla V100")
+    assert (answer.cuda_version, answer.cudnn_version, answer.is_cuda_build) == ("11.2", "8", True)
     none = probe.run_probe(python, full=True, env={"FAKE_TF_GPUS": ""})
-    assert none["gpus"] == []
+    assert none.gpus == ()
 
 
 def test_tf1_without_device_lib_cannot_tell_its_gpus(fake_tf):
     answer = probe.run_probe(fake_tf("1.12.0", dist="tensorflow-gpu"), full=True)
-    assert answer["tensorflow_version"] == "1.12.0"
-    assert answer["gpus"] is None
-    assert any("device_lib" in w for w in answer["warnings"])
-    assert answer["complete"] is True
+    assert answer.tf_version == "1.12.0"
+    assert answer.gpus is None
+    assert any("device_lib" in w for w in answer.warnings)
+    assert answer.complete is True
 
 
 def test_import_error_is_a_warning_not_a_failure(fake_tf):
     answer = probe.run_probe(
         fake_tf("2.4.0"), full=True, env={"FAKE_TF_IMPORT_ERROR": "DLL load failed: cudart64_110.dll"}
     )
-    assert answer["tensorflow_version"] == "2.4.0"
-    assert answer["tensorflow_importable"] is False
-    assert any("DLL load failed" in w for w in answer["warnings"])
+    assert answer.tf_version == "2.4.0"
+    assert answer.importable is False
+    assert any("DLL load failed" in w for w in answer.warnings)
 
 
 def test_probe_prints_a_snapshot_after_every_stage(fake_tf):
@@ -88,9 +88,9 @@ def test_a_crash_keeps_what_earlier_stages_learned(tmp_path):
         tmp_path / "env", "2.4.0", "import os, signal\nos.kill(os.getpid(), signal.SIGILL)\n"
     )
     answer = probe.run_probe(python, full=True, partial=True)
-    assert answer["complete"] is False and answer["stage"] == "metadata"
-    assert answer["tensorflow_version"] == "2.4.0"
-    warning = answer["warnings"][-1]
+    assert answer.complete is False and answer.stage == "metadata"
+    assert answer.tf_version == "2.4.0"
+    warning = answer.warnings[-1]
     assert "SIGILL" in warning and "importing tensorflow" in warning and "AVX" in warning
 
     with pytest.raises(probe.ProbeFailed) as info:
@@ -102,9 +102,9 @@ def test_a_crash_keeps_what_earlier_stages_learned(tmp_path):
 def test_a_hang_keeps_what_earlier_stages_learned(tmp_path):
     python = stand_in_tf(tmp_path / "env", "1.12.0", "import threading\nthreading.Event().wait()\n")
     answer = probe.run_probe(python, full=True, partial=True, timeout=3)
-    assert answer["complete"] is False
-    assert answer["tensorflow_version"] == "1.12.0"
-    assert "no answer within 3 s while importing tensorflow" in answer["warnings"][-1]
+    assert answer.complete is False
+    assert answer.tf_version == "1.12.0"
+    assert "no answer within 3 s while importing tensorflow" in answer.warnings[-1]
 
     with pytest.raises(probe.ProbeTimeout) as info:
         probe.run_probe(python, full=True, timeout=0.5)

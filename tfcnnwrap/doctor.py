@@ -83,12 +83,12 @@ def recommend_branch(tf_version, manifest=None):
 
 def _cuda_facts(probe, parsed, warnings):
     """(cuda, cudnn, source): from the build info, else the official build's for old GPU builds."""
-    cuda, cudnn = probe.get("cuda_version"), probe.get("cudnn_version")
+    cuda, cudnn = probe.cuda_version, probe.cudnn_version
     if cuda or cudnn:
         return cuda, cudnn, "tensorflow build info"
-    dist = probe.get("tensorflow_distribution") or ""
+    dist = probe.distribution or ""
     gpu_build = "gpu" in dist or (dist == "tensorflow" and parsed is not None and parsed >= (2, 1))
-    if parsed in OFFICIAL_CUDA and gpu_build and probe.get("is_cuda_build") is not False:
+    if parsed in OFFICIAL_CUDA and gpu_build and probe.is_cuda_build is not False:
         cuda, cudnn = OFFICIAL_CUDA[parsed]
         warnings[:] = [w for w in warnings if "does not say which CUDA" not in w]
         return cuda, cudnn, "official %s %d.%d build (TensorFlow does not report it)" % ((dist,) + parsed)
@@ -97,63 +97,73 @@ def _cuda_facts(probe, parsed, warnings):
 
 def collect(python=None, vendor_dir="vendor", matmul=False, timeout=None):
     """Everything doctor reports, as the JSON dict. Raises SetupError only when the interpreter cannot be
-    started or answers nothing at all."""
-    probe = run_probe(python, full=True, matmul=matmul, timeout=timeout, partial=True)
-    warnings = list(probe.get("warnings") or [])
-    from tfcnnwrap import versions
+    started or answers nothing at all. The facts come from ``envinfo``, the same snapshot a sweep records."""
+    from tfcnnwrap.envinfo import capture_environment
+    from tfcnnwrap.telemetry import query_gpus
 
-    tf_version = probe.get("tensorflow_version")
+    probe = run_probe(python, full=True, matmul=matmul, timeout=timeout, partial=True)
+    manifest = read_manifest(vendor_dir)
+    smi = query_gpus()
+    env = capture_environment(python, probe=probe, manifest=manifest, smi=smi)
+    warnings = list(probe.warnings)
+    tf_version = env["tensorflow_version"]
     parsed = _parsed(tf_version)
-    if not tf_version and probe.get("complete"):
+    target = env["target_python"]["path"]
+    if not tf_version and probe.complete:
         warnings.append(
             "no TensorFlow in %s: install it there (`%s`) or point --python at the "
-            "interpreter of the environment that has it"
-            % (probe.get("python"), pip_install_command(probe.get("python"), "tensorflow"))
+            "interpreter of the environment that has it" % (target, pip_install_command(target, "tensorflow"))
         )
-    manifest = read_manifest(vendor_dir)
     branch, reason = recommend_branch(tf_version, manifest)
     if tf_version and branch is None:
         warnings.append(reason)
     cuda, cudnn, cuda_source = _cuda_facts(probe, parsed, warnings)
-    timings = probe.get("matmul") if matmul else None
-    if timings is not None:
-        timings = dict(timings)
-        cpu, gpu = timings.get("cpu_gflops"), timings.get("gpu_gflops")
-        timings["speedup"] = round(gpu / cpu, 1) if cpu and gpu else None
-    elif matmul:
-        timings = {"cpu_gflops": None, "gpu_gflops": None, "speedup": None}
-    git_version, git_path = git_info()
-    from tfcnnwrap.telemetry import query_gpus
-
     report = {
-        "python": probe.get("python"),
-        "python_version": probe.get("python_version"),
+        "python": target,
+        "python_version": env["target_python"]["version"],
         "tensorflow_version": tf_version,
-        "tensorflow_distribution": probe.get("tensorflow_distribution"),
-        "tensorflow_location": probe.get("tensorflow_location"),
-        "tensorflow_importable": probe.get("tensorflow_importable"),
-        "version_source": probe.get("version_source"),
-        "gpus": probe.get("gpus"),
+        "tensorflow_distribution": env["tensorflow_distribution"],
+        "tensorflow_location": probe.location,
+        "tensorflow_importable": probe.importable,
+        "version_source": probe.version_source,
+        "gpus": env["gpus"],
         "cuda_version": cuda,
         "cudnn_version": cudnn,
         "cuda_source": cuda_source,
-        "is_cuda_build": probe.get("is_cuda_build"),
-        "tf_keras": probe.get("tf_keras"),
-        "legacy_keras_needed": versions.needs_legacy_keras(parsed) if parsed else None,
+        "is_cuda_build": probe.is_cuda_build,
+        "tf_keras": env["tf_keras"],
+        "legacy_keras_needed": _needs_legacy_keras(parsed),
         "recommended_branch": branch,
         "branch_reason": reason,
-        "git": git_version,
-        "git_path": git_path,
-        "nvidia_smi": query_gpus(),
+        "nvidia_smi": smi,
         "vendor": vendor_info(vendor_dir, manifest, tf_version),
-        "matmul": timings,
-        "probe_complete": bool(probe.get("complete")),
-        "probe_stage": probe.get("stage"),
+        "matmul": _matmul_timings(probe) if matmul else None,
+        "probe_complete": probe.complete,
+        "probe_stage": probe.stage,
         "tfcnnwrap_version": __version__,
         "warnings": warnings,
     }
+    report["git"], report["git_path"] = git_info()
+    report["machine"] = {key: env[key] for key in MACHINE_KEYS}
     report["checks"] = checks(report)
     return report
+
+
+# What doctor shows of the machine, from the environment snapshot a sweep records.
+MACHINE_KEYS = ("host", "os", "cpu_model", "cpu_logical_cores", "cpu_physical_cores", "ram_bytes",
+                "tfcnnwrap_python", "nvidia_driver")
+
+
+def _needs_legacy_keras(parsed):
+    from tfcnnwrap import versions
+
+    return versions.needs_legacy_keras(parsed) if parsed else None
+
+
+def _matmul_timings(probe):
+    cpu = probe.matmul.cpu_gflops if probe.matmul else None
+    gpu = probe.matmul.gpu_gflops if probe.matmul else None
+    return {"cpu_gflops": cpu, "gpu_gflops": gpu, "speedup": round(gpu / cpu, 1) if cpu and gpu else None}
 
 
 # --- verdicts -------------------------------------------------------------------------------------------

@@ -195,31 +195,41 @@ def command_line(argv=None):
 
 
 def _probe_facts(python, probe):
+    """(ProbeAnswer, error text or None): the answer given, else one asked for in version mode."""
+    from tfcnnwrap.probe import ProbeAnswer, run_probe
+
     if probe is None:
         try:
-            from tfcnnwrap.probe import run_probe
-
             probe = run_probe(python)
         except Exception as exc:  # noqa: BLE001
-            return {"probe_error": getattr(exc, "message", None) or str(exc)}
-    return probe or {}
+            return ProbeAnswer(), getattr(exc, "message", None) or str(exc)
+    return probe, None
 
 
-def capture_environment(python=None, probe=None, manifest=None, argv=None):
-    """A dict of environment facts for sweep.json; never raises, missing facts are None.
+_ASK = object()
 
-    ``probe``: what ``run_probe`` answered for the target interpreter (asked in version mode when not given).
+
+def _query_smi():
+    from tfcnnwrap.telemetry import query_gpus
+
+    return query_gpus()
+
+
+def capture_environment(python=None, probe=None, manifest=None, argv=None, smi=_ASK):
+    """A dict of environment facts for sweep.json (and the base of `doctor`); never raises, missing facts
+    are None.
+
+    ``probe``: the ``ProbeAnswer`` of the target interpreter (asked in version mode when not given).
     ``manifest``: the vendor checkout's manifest (``checkout.read_manifest``). ``argv``: the command line
-    (default: ``sys.argv``).
+    (default: ``sys.argv``). ``smi``: what ``telemetry.query_gpus`` answered, when the caller already asked.
     """
-    facts = _safe(_probe_facts, python, probe) or {}
-    smi = None
-    try:
-        from tfcnnwrap.telemetry import query_gpus
+    facts, probe_error = _safe(_probe_facts, python, probe) or (None, "the probe could not be run")
+    if facts is None:
+        from tfcnnwrap.probe import ProbeAnswer
 
-        smi = query_gpus()
-    except Exception:  # noqa: BLE001
-        smi = None
+        facts = ProbeAnswer()
+    if smi is _ASK:
+        smi = _safe(_query_smi)
     manifest = manifest if isinstance(manifest, dict) else {}
     env = {
         "captured_at": utc_now(),
@@ -232,15 +242,15 @@ def capture_environment(python=None, probe=None, manifest=None, argv=None):
         "tfcnnwrap_version": __version__,
         "tfcnnwrap_python": {"path": sys.executable, "version": platform.python_version()},
         "target_python": {
-            "path": facts.get("python") or (str(python) if python else sys.executable),
-            "version": facts.get("python_version"),
+            "path": facts.python or (str(python) if python else sys.executable),
+            "version": facts.python_version,
         },
-        "tensorflow_version": facts.get("tensorflow_version"),
-        "tensorflow_distribution": facts.get("tensorflow_distribution"),
-        "tf_keras": facts.get("tf_keras"),
-        "gpus": facts.get("gpus"),
-        "cuda_version": facts.get("cuda_version"),
-        "cudnn_version": facts.get("cudnn_version"),
+        "tensorflow_version": facts.tf_version,
+        "tensorflow_distribution": facts.distribution,
+        "tf_keras": facts.tf_keras,
+        "gpus": facts.gpu_list(),
+        "cuda_version": facts.cuda_version,
+        "cudnn_version": facts.cudnn_version,
         "nvidia_driver": (smi or {}).get("driver_version"),
         "nvidia_smi_gpus": (smi or {}).get("gpus") if smi else None,
         "upstream": {
@@ -250,6 +260,6 @@ def capture_environment(python=None, probe=None, manifest=None, argv=None):
         },
         "command_line": _safe(command_line, argv),
     }
-    if facts.get("probe_error"):
-        env["probe_error"] = facts["probe_error"]
+    if probe_error:
+        env["probe_error"] = probe_error
     return env

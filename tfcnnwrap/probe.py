@@ -8,9 +8,10 @@ Python 3.5 with TF 1.x) and answers with JSON lines: a snapshot after each stage
 import json
 import os
 import signal
-import subprocess
 import sys
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Optional, Tuple
 
 from tfcnnwrap.errors import SetupError
 
@@ -71,7 +72,7 @@ def quiet_tf_env(extra=None):
 
 
 def parse_answer(stdout_text):
-    """The last snapshot the probe printed, or None."""
+    """The last snapshot the probe printed (as JSON decoded it: not necessarily an object), or None."""
     for line in reversed(stdout_text.splitlines()):
         if line.startswith(MARKER):
             try:
@@ -79,6 +80,113 @@ def parse_answer(stdout_text):
             except ValueError:
                 continue  # a line cut short by a crash
     return None
+
+
+def _text(value):
+    return value if isinstance(value, str) and value else None
+
+
+def _flag(value):
+    return value if isinstance(value, bool) else None
+
+
+def _gflops(value):
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+@dataclass(frozen=True)
+class Matmul:
+    cpu_gflops: Optional[float] = None
+    gpu_gflops: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class ProbeAnswer:
+    """What the target interpreter said about its TensorFlow, read once from the probe's JSON.
+
+    ``gpus``: the names TensorFlow sees, ``()`` when it sees none, ``None`` when it cannot tell (not asked, or
+    TensorFlow could not list its devices). ``matmul`` is None unless it was asked for.
+    """
+
+    python: Optional[str] = None
+    python_version: Optional[str] = None
+    tf_version: Optional[str] = None
+    distribution: Optional[str] = None
+    location: Optional[str] = None
+    version_source: Optional[str] = None
+    tf_keras: Optional[bool] = None
+    importable: Optional[bool] = None
+    gpus: Optional[Tuple[str, ...]] = None
+    cuda_version: Optional[str] = None
+    cudnn_version: Optional[str] = None
+    is_cuda_build: Optional[bool] = None
+    matmul: Optional[Matmul] = None
+    warnings: Tuple[str, ...] = ()
+    stage: Optional[str] = None
+    complete: bool = False
+
+    @classmethod
+    def from_json(cls, data):
+        """From one decoded snapshot; None when it is not a JSON object (a wrong probe, or a wrong python)."""
+        if not isinstance(data, dict):
+            return None
+        gpus = data.get("gpus")
+        if isinstance(gpus, list):
+            gpus = tuple(str(g.get("name") if isinstance(g, dict) else g) for g in gpus)
+        else:
+            gpus = None
+        matmul = data.get("matmul")
+        if isinstance(matmul, dict):
+            matmul = Matmul(_gflops(matmul.get("cpu_gflops")), _gflops(matmul.get("gpu_gflops")))
+        else:
+            matmul = None
+        warnings = data.get("warnings")
+        version = data.get("tensorflow_version")
+        return cls(
+            python=_text(data.get("python")),
+            python_version=_text(data.get("python_version")),
+            tf_version=str(version) if isinstance(version, (str, int, float)) and str(version) else None,
+            distribution=_text(data.get("tensorflow_distribution")),
+            location=_text(data.get("tensorflow_location")),
+            version_source=_text(data.get("version_source")),
+            tf_keras=_flag(data.get("tf_keras")),
+            importable=_flag(data.get("tensorflow_importable")),
+            gpus=gpus,
+            cuda_version=_version_text(data.get("cuda_version")),
+            cudnn_version=_version_text(data.get("cudnn_version")),
+            is_cuda_build=_flag(data.get("is_cuda_build")),
+            matmul=matmul,
+            warnings=tuple(str(w) for w in warnings) if isinstance(warnings, list) else (),
+            stage=_text(data.get("stage")),
+            complete=data.get("complete", True) is True,
+        )
+
+    def with_warning(self, text):
+        return replace(self, warnings=self.warnings + (text,))
+
+    def gpu_list(self):
+        """``gpus`` as JSON wants it: a list, or None."""
+        return None if self.gpus is None else list(self.gpus)
+
+    # The probe's own JSON keys, for callers that still read the answer like a dict (bootstrap).
+    _LEGACY_KEYS = {
+        "tensorflow_version": "tf_version",
+        "tensorflow_distribution": "distribution",
+        "tensorflow_location": "location",
+        "tensorflow_importable": "importable",
+    }
+
+    def get(self, key, default=None):
+        value = getattr(self, self._LEGACY_KEYS.get(key, key), default)
+        if isinstance(value, tuple):
+            return list(value)
+        return value
+
+
+def _version_text(value):
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return _text(value)
 
 
 def describe_exit(returncode):
@@ -113,13 +221,16 @@ def _last_line(data):
 
 
 def run_probe(python=None, full=False, matmul=False, timeout=None, env=None, partial=False):
-    """Run the probe and return its answer as a dict (see ``_probe.main`` for the keys).
+    """Run the probe and return its ``ProbeAnswer``.
 
     Raises SetupError (``InterpreterNotFound``) when the interpreter cannot be started. When the probe
     crashes or times out, raises ``ProbeFailed`` / ``ProbeTimeout`` (both SetupError) -- unless ``partial``
-    is true and some stage answered: then that snapshot comes back with ``"complete": false`` and a warning
-    saying where and why the probe stopped.
+    is true and some stage answered: then that snapshot comes back with ``complete`` false and a warning
+    saying where and why the probe stopped. The probe runs in a process group of its own; whatever it
+    started is killed with it, and children holding its output get a short grace once it has exited.
     """
+    from tfcnnwrap.procs import run_captured
+
     exe = target_python(python)
     args = [exe, str(PROBE_SCRIPT)]
     if full:
@@ -129,14 +240,7 @@ def run_probe(python=None, full=False, matmul=False, timeout=None, env=None, par
     if timeout is None:
         timeout = MATMUL_TIMEOUT_S if matmul else FULL_TIMEOUT_S if full else VERSION_TIMEOUT_S
     try:
-        proc = subprocess.run(
-            args,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            timeout=timeout,
-            env=quiet_tf_env(env),
-        )
+        returncode, stdout, stderr = run_captured(args, timeout, env=quiet_tf_env(env))
     except FileNotFoundError:
         raise InterpreterNotFound(
             "cannot start the Python interpreter %r: give the full path of the python that has TensorFlow "
@@ -146,31 +250,41 @@ def run_probe(python=None, full=False, matmul=False, timeout=None, env=None, par
         raise InterpreterNotFound("%r is not an executable Python interpreter; check --python" % exe) from None
     except OSError as exc:  # e.g. ENOEXEC: a file that is not a program
         raise InterpreterNotFound("cannot run %r (%s); check --python" % (exe, exc.strerror or exc)) from None
-    except subprocess.TimeoutExpired as exc:
-        answer = parse_answer((exc.stdout or b"").decode("utf-8", "replace"))
+    answer = _answer(exe, stdout)
+    if returncode is None:
         if partial and answer is not None:
-            answer.setdefault("warnings", []).append(
+            return answer.with_warning(
                 "the probe gave no answer within %.0f s while %s; what it learned before is shown"
-                % (timeout, NEXT_STEP.get(answer.get("stage"), "running"))
+                % (timeout, NEXT_STEP.get(answer.stage, "running"))
             )
-            return answer
         raise ProbeTimeout(
             "the TensorFlow probe in %s did not answer within %.0f s; check that `%s -c \"import tensorflow\"` "
             "works, or skip probing with --tf-version" % (exe, timeout, exe)
-        ) from None
-    answer = parse_answer(proc.stdout.decode("utf-8", "replace"))
-    if answer is not None and answer.get("complete", True):
-        return answer
-    how = describe_exit(proc.returncode)
-    err = _last_line(proc.stderr)
-    if partial and answer is not None:
-        answer.setdefault("warnings", []).append(
-            "the probe stopped (%s) while %s%s%s; what it learned before is shown"
-            % (how, NEXT_STEP.get(answer.get("stage"), "running"), ": " + err if err else "",
-               crash_hint(proc.returncode))
         )
+    if answer is not None and answer.complete:
         return answer
+    how = describe_exit(returncode)
+    err = _last_line(stderr)
+    if partial and answer is not None:
+        return answer.with_warning(
+            "the probe stopped (%s) while %s%s%s; what it learned before is shown"
+            % (how, NEXT_STEP.get(answer.stage, "running"), ": " + err if err else "", crash_hint(returncode))
+        )
     raise ProbeFailed(
         "%s did not run the TensorFlow probe (%s: %s)%s; check --python"
-        % (exe, how, err or "no output", crash_hint(proc.returncode))
+        % (exe, how, err or "no output", crash_hint(returncode))
     )
+
+
+def _answer(exe, stdout):
+    """The last snapshot as a ProbeAnswer; None when there is none; ProbeFailed when it is not an object."""
+    data = parse_answer((stdout or b"").decode("utf-8", "replace"))
+    if data is None:
+        return None
+    answer = ProbeAnswer.from_json(data)
+    if answer is None:
+        raise ProbeFailed(
+            "%s answered the TensorFlow probe with a JSON %s, not a JSON object: is --python the interpreter "
+            "that has TensorFlow, and is tfcnnwrap's _probe.py unmodified?" % (exe, type(data).__name__)
+        )
+    return answer

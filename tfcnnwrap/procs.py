@@ -1,12 +1,67 @@
-"""Child processes in a process group of their own, stopped as a whole tree, on POSIX and Windows alike."""
+"""Child processes in a process group of their own, stopped as a whole tree, on POSIX and Windows alike.
+
+``ProcessGroup`` runs a command whose whole tree must end with it (benchmarks, probes). On POSIX the command
+is started by a tiny supervisor (``_SUPERVISOR``, standard library only) that leads a new session and process
+group: it forks and execs the command inside its group, reports the command's exit status on a pipe, and
+kills the whole group with SIGKILL as soon as its stdin reaches end-of-file. tfcnnwrap holds the other end
+of that stdin, so the group dies when tfcnnwrap finishes the run *or dies in any way*, SIGKILL included (the
+kernel closes its descriptors); a parent-death signal would only cover the direct child. On Windows the
+command goes into a kill-on-close job object of its own, which covers the tree the same way.
+"""
 
 import os
 import shlex
 import signal
 import subprocess
 import sys
+import threading
 
 GRACE_S = 3.0  # between SIGTERM and SIGKILL of a process group
+# Once a command has exited, how long what it started may keep its output open before the group is killed.
+OUTPUT_GRACE_S = 2.0
+
+# Runs as ``python -I -S -c _SUPERVISOR STATUS_FD COMMAND...`` in the new session. Protocol on STATUS_FD:
+# "started\n" or "exec <errno>\n" (the command could not be executed), then "<returncode>\n" when it
+# exits (negative: killed by that signal). SIGTERM is caught (so that a SIGTERM to the group stops the
+# command but leaves the supervisor to report it); exec restores the default for the command.
+_SUPERVISOR = r"""
+import os, signal, sys, _thread
+status_fd, argv = int(sys.argv[1]), sys.argv[2:]
+signal.signal(signal.SIGTERM, lambda signum, frame: None)
+os.set_inheritable(status_fd, False)
+null = os.open(os.devnull, os.O_RDWR)
+err_r, err_w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.dup2(null, 0)
+    try:
+        os.execvp(argv[0], argv)
+    except OSError as exc:
+        os.write(err_w, str(exc.errno or 0).encode())
+    os._exit(127)
+os.close(err_w)
+failed = os.read(err_r, 32)
+if failed:
+    os.waitpid(pid, 0)
+    os.write(status_fd, b"exec " + failed + b"\n")
+    os._exit(0)
+os.write(status_fd, b"started\n")
+os.dup2(null, 1)
+os.dup2(null, 2)
+
+
+def reap():
+    status = os.waitpid(pid, 0)[1]
+    code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+    os.write(status_fd, b"%d\n" % code)
+    os.close(status_fd)
+
+
+_thread.start_new_thread(reap, ())
+while os.read(0, 4096):
+    pass
+os.killpg(0, signal.SIGKILL)
+"""
 
 
 def _parent_death_signal():
@@ -46,11 +101,16 @@ _WINDOWS_JOB = None
 
 
 def _windows_kill_on_close_job():
+    """The job object shared by ``bind_to_our_lifetime``'s processes (see ``_new_windows_job``)."""
+    global _WINDOWS_JOB
+    if _WINDOWS_JOB is None:
+        _WINDOWS_JOB = _new_windows_job()
+    return _WINDOWS_JOB
+
+
+def _new_windows_job():
     """A Windows job object whose processes are all killed when its last handle closes, which happens when
     tfcnnwrap exits or is killed: Windows' counterpart of the Linux parent-death signal. None if unavailable."""
-    global _WINDOWS_JOB
-    if _WINDOWS_JOB is not None:
-        return _WINDOWS_JOB
     import ctypes
     from ctypes import wintypes
 
@@ -85,6 +145,10 @@ def _windows_kill_on_close_job():
 
     kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
     kernel32.CreateJobObjectW.restype = wintypes.HANDLE
+    # Handles are pointer-sized: without argtypes ctypes would pass them as C ints.
+    kernel32.AssignProcessToJobObject.argtypes = [wintypes.HANDLE, wintypes.HANDLE]
+    kernel32.TerminateJobObject.argtypes = [wintypes.HANDLE, wintypes.UINT]
+    kernel32.CloseHandle.argtypes = [wintypes.HANDLE]
     job = kernel32.CreateJobObjectW(None, None)
     if not job:
         return None
@@ -96,8 +160,7 @@ def _windows_kill_on_close_job():
     ):
         kernel32.CloseHandle(job)
         return None
-    _WINDOWS_JOB = (kernel32, job)
-    return _WINDOWS_JOB
+    return kernel32, job
 
 
 def bind_to_our_lifetime(proc):
@@ -143,6 +206,179 @@ def kill_tree(proc, grace_s=GRACE_S):
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+class ProcessGroup:
+    """``argv`` running in a process group of its own, with every process it starts.
+
+    ``returncode`` is the command's own (not the supervisor's); ``exited`` is set once it is known.
+    ``terminate`` stops the tree gently, ``kill`` at once, ``close`` ends whatever is left and must be called
+    (use it as a context manager). Raises OSError like ``Popen`` when the command cannot be executed.
+    """
+
+    def __init__(self, argv, cwd=None, env=None, stdout=None, stderr=None):
+        self.argv = [str(a) for a in argv]
+        self.exited = threading.Event()
+        self.returncode = None
+        self._job = None
+        if os.name == "nt":
+            self._start_windows(cwd, env, stdout, stderr)
+        else:
+            self._start_posix(cwd, env, stdout, stderr)
+        self.pid = self.popen.pid
+        self.stdout = self.popen.stdout
+        self.stderr = self.popen.stderr
+
+    def _start_posix(self, cwd, env, stdout, stderr):
+        status_r, status_w = os.pipe()
+        try:
+            self.popen = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _SUPERVISOR, str(status_w)] + self.argv,
+                cwd=None if cwd is None else str(cwd), env=env, stdin=subprocess.PIPE, stdout=stdout,
+                stderr=stderr, bufsize=0, start_new_session=True, pass_fds=(status_w,),
+            )
+        except BaseException:
+            os.close(status_r)
+            raise
+        finally:
+            os.close(status_w)
+        self._status = os.fdopen(status_r, "rb", buffering=0)
+        first = self._status.readline().split()
+        if first[:1] != [b"started"]:
+            self._status.close()
+            self.popen.stdin.close()
+            self.popen.wait()
+            for stream in (self.popen.stdout, self.popen.stderr):
+                if stream is not None:
+                    stream.close()
+            errno_ = int(first[1]) if first[:1] == [b"exec"] and first[1:2] and first[1].isdigit() else 0
+            raise OSError(errno_, os.strerror(errno_) if errno_ else "the supervisor did not start", self.argv[0])
+        threading.Thread(target=self._reap_posix, name="tfcnnwrap-reap", daemon=True).start()
+
+    def _reap_posix(self):
+        data = self._status.read()
+        self._status.close()
+        try:
+            self.returncode = int(data.split()[0])
+        except (ValueError, IndexError):  # the supervisor died first: its own status is the best we know
+            self.returncode = self.popen.wait()
+        self.exited.set()
+
+    def _start_windows(self, cwd, env, stdout, stderr):
+        self.popen = subprocess.Popen(
+            self.argv, cwd=None if cwd is None else str(cwd), env=env, stdin=subprocess.DEVNULL, stdout=stdout,
+            stderr=stderr, bufsize=0, creationflags=subprocess.CREATE_NEW_PROCESS_GROUP,
+        )
+        try:
+            self._job = _new_windows_job()
+            if self._job is not None:
+                kernel32, job = self._job
+                kernel32.AssignProcessToJobObject(job, int(self.popen._handle))
+        except Exception:  # noqa: BLE001 - taskkill /T still stops the tree while its leader lives
+            self._job = None
+        threading.Thread(target=self._reap_windows, name="tfcnnwrap-reap", daemon=True).start()
+
+    def _reap_windows(self):
+        self.returncode = self.popen.wait()
+        self.exited.set()
+
+    def wait(self, timeout=None):
+        """The command's exit code, or None if it is still running after ``timeout`` seconds."""
+        self.exited.wait(timeout)
+        return self.returncode
+
+    def _signal_group(self, sig):
+        try:
+            os.killpg(self.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def kill(self):
+        """Every process of the tree, at once."""
+        if os.name != "nt":
+            self._signal_group(signal.SIGKILL)
+            return
+        if self._job is not None:
+            kernel32, job = self._job
+            kernel32.TerminateJobObject(job, 1)
+        else:
+            subprocess.run(["taskkill", "/T", "/F", "/PID", str(self.pid)], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, check=False)
+        try:
+            self.popen.kill()
+        except OSError:
+            pass
+
+    def terminate(self, grace_s=GRACE_S):
+        """SIGTERM to the group, SIGKILL once the command has exited or after ``grace_s`` (Windows: kill)."""
+        if os.name != "nt":
+            self._signal_group(signal.SIGTERM)
+            self.exited.wait(grace_s)
+        self.kill()
+
+    def close(self):
+        """End what is left of the tree and reap it."""
+        if os.name != "nt":
+            try:
+                self.popen.stdin.close()  # the supervisor kills its group at end-of-file
+            except OSError:
+                pass
+        else:
+            self.kill()
+            if self._job is not None:
+                self._job[0].CloseHandle(self._job[1])
+                self._job = None
+        self.popen.wait()
+        self.exited.wait()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def run_captured(argv, timeout, env=None, cwd=None):
+    """Run ``argv`` in a ``ProcessGroup``, collecting stdout and stderr apart.
+
+    Returns (returncode or None when it timed out, stdout bytes, stderr bytes). A command that outlives
+    ``timeout`` is killed with its whole tree; one that exits but leaves children holding its output gets
+    ``OUTPUT_GRACE_S`` for them to finish, then they are killed.
+    """
+    with ProcessGroup(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as group:
+        readers = [_Collector(group.stdout), _Collector(group.stderr)]
+        returncode = group.wait(timeout)
+        if returncode is None:
+            group.kill()
+        elif not all(r.done.wait(OUTPUT_GRACE_S) for r in readers):
+            group.kill()
+    for reader in readers:
+        # Bounded: a process that left the group (setsid) may hold the pipe for ever; its reader is let go.
+        if reader.done.wait(OUTPUT_GRACE_S):
+            reader.stream.close()
+    return returncode, b"".join(readers[0].chunks), b"".join(readers[1].chunks)
+
+
+class _Collector:
+    """Reads a stream to its end in a thread of its own."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.chunks = []
+        self.done = threading.Event()
+        threading.Thread(target=self._run, name="tfcnnwrap-collect", daemon=True).start()
+
+    def _run(self):
+        try:
+            while True:
+                chunk = self.stream.read(65536)
+                if not chunk:
+                    break
+                self.chunks.append(chunk)
+        except (OSError, ValueError):
+            pass
+        finally:
+            self.done.set()
 
 
 def format_command(argv):

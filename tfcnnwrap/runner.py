@@ -1,10 +1,14 @@
 """One benchmark run: a subprocess in its own process group, its output streamed to a log and a parser.
 
 No shell, no polling: the parent blocks on the pipe, writes every byte to the log as it arrives and feeds
-it to the parser. A timer thread kills the process tree at the timeout; Ctrl-C (or SIGTERM, which the sweep
-turns into KeyboardInterrupt) kills it too and the run is reported as interrupted.
+it to the parser. A run ends when its output ends; the pipe can outlive the benchmark (a child it started
+keeps stdout open), so once the benchmark has exited its output gets ``OUTPUT_GRACE_S`` and then the whole
+group is killed. A timer kills the tree at the timeout, whatever the tree does. A stop request (Ctrl-C,
+SIGTERM: ``stopping.StopRequests``) terminates the tree; the run counts as interrupted unless the benchmark
+had already finished on its own with a result.
 """
 
+import contextlib
 import os
 import subprocess
 import threading
@@ -14,7 +18,7 @@ from typing import Callable, List, Optional
 
 from tfcnnwrap import safefs
 from tfcnnwrap.logparse import LogParser, ParsedLog, classify
-from tfcnnwrap.procs import bind_to_our_lifetime, kill_tree, popen_group_kwargs
+from tfcnnwrap.procs import OUTPUT_GRACE_S, ProcessGroup
 
 READ_CHUNK = 64 * 1024
 # Windows cannot interrupt a blocking pipe read with Ctrl-C: there the pipe is read by a thread and the main
@@ -35,8 +39,8 @@ class RunOutcome:
 class _Pump:
     """Copies the child's output to the log and the parser until the pipe closes."""
 
-    def __init__(self, proc, log, parser, on_step):
-        self.proc = proc
+    def __init__(self, stream, log, parser, on_step):
+        self.stream = stream
         self.log = log
         self.parser = parser
         self.on_step = on_step
@@ -54,13 +58,13 @@ class _Pump:
 
     def run(self):
         while True:
-            chunk = self.proc.stdout.read(READ_CHUNK)
+            chunk = self.stream.read(READ_CHUNK)
             if not chunk:
                 break
             self.take(chunk)
 
     def run_to_end(self):
-        """Pump until the child closes its output; Ctrl-C propagates (on Windows too)."""
+        """Pump until the output ends; a KeyboardInterrupt still propagates (on Windows too)."""
         if os.name != "nt":
             self.run()
             return
@@ -68,13 +72,6 @@ class _Pump:
         self.reader.start()
         while self.reader.is_alive():
             self.reader.join(WINDOWS_WAIT_SLICE_S)
-
-    def drain(self):
-        """After the child was killed: take what it still had in the pipe, up to the end."""
-        if self.reader is not None:
-            self.reader.join()
-        else:
-            self.run()
 
 
 def run_benchmark(
@@ -84,61 +81,65 @@ def run_benchmark(
     log_path,
     timeout_s: Optional[float] = None,
     on_step: Optional[Callable] = None,
+    stops=None,
 ) -> RunOutcome:
-    """Run one benchmark command to the end (or the timeout, or Ctrl-C) and classify it."""
+    """Run one benchmark command to the end (or the timeout, or a stop request) and classify it."""
     parser = LogParser()
     timed_out = threading.Event()
-    interrupted = False
     started = time.monotonic()
-    proc = subprocess.Popen(
-        argv,
-        cwd=str(cwd),
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        bufsize=0,
-        **popen_group_kwargs(),
-    )
-    bind_to_our_lifetime(proc)
-
-    def expire():
-        if proc.poll() is None:  # not a run that finished just as the timer fired
-            timed_out.set()
-            kill_tree(proc)
-
-    timer = None
-    if timeout_s:
-        timer = threading.Timer(timeout_s, expire)
-        timer.daemon = True
-        timer.start()
-
-    try:
-        with safefs.create_replacing(log_path) as log:  # a planted link is replaced, never followed
-            pump = _Pump(proc, log, parser, on_step)
-            try:
-                pump.run_to_end()
-                proc.wait()
-            except KeyboardInterrupt:
-                interrupted = True
-                kill_tree(proc)
-                pump.drain()
-                proc.wait()
-            pump.take(b"", final=True)
-    finally:
-        if timer is not None:
-            timer.cancel()
-        if proc.poll() is None:
-            kill_tree(proc, grace_s=0.5)
-            proc.wait()
-        proc.stdout.close()
+    with safefs.create_replacing(log_path) as log, ProcessGroup(  # a planted link is replaced, never followed
+        argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    ) as group:
+        pump = _Pump(group.stdout, log, parser, on_step)
+        output_ended = threading.Event()
+        timer = _start_timer(group, timeout_s, timed_out)
+        threading.Thread(target=_end_lingering_output, args=(group, output_ended), daemon=True).start()
+        guard = stops.guard(group) if stops is not None else contextlib.nullcontext()
+        try:
+            with guard:
+                try:
+                    pump.run_to_end()
+                finally:
+                    output_ended.set()
+                group.wait()
+        finally:
+            if timer is not None:
+                timer.cancel()
+        pump.take(b"", final=True)
+    group.stdout.close()
     parsed = parser.result()
-    status = classify(parsed, proc.returncode, timed_out=timed_out.is_set(), interrupted=interrupted)
+    # A benchmark that exited 0 with a total had finished before the stop reached it.
+    finished = group.returncode == 0 and parsed.total_images_per_sec is not None
+    interrupted = bool(getattr(guard, "fired", False)) and guard.leader_was_running and not finished
+    status = classify(parsed, group.returncode, timed_out=timed_out.is_set(), interrupted=interrupted)
     return RunOutcome(
         status=status,
-        exit_code=proc.returncode,
+        exit_code=group.returncode,
         duration_s=time.monotonic() - started,
         parsed=parsed,
         interrupted=interrupted,
         log_bytes=pump.log_bytes,
     )
+
+
+def _start_timer(group, timeout_s, timed_out):
+    """At the timeout: a benchmark still running has timed out; the tree ends either way."""
+    if not timeout_s:
+        return None
+
+    def expire():
+        if not group.exited.is_set():
+            timed_out.set()
+        group.terminate()
+
+    timer = threading.Timer(timeout_s, expire)
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+def _end_lingering_output(group, output_ended):
+    """Once the benchmark has exited, what it left behind has OUTPUT_GRACE_S to close the output."""
+    group.exited.wait()
+    if not output_ended.wait(OUTPUT_GRACE_S):
+        group.kill()

@@ -4,7 +4,6 @@ Each finished run is on disk (runs.jsonl, fsynced; summary.csv rewritten) before
 """
 
 import os
-import signal
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -46,7 +45,7 @@ def resolve_device(requested, probe_result):
     """(device, warning or None) for --device auto|gpu|cpu."""
     if requested in ("gpu", "cpu"):
         return requested, None
-    gpus = probe_result.get("gpus")
+    gpus = probe_result.gpus
     if gpus:
         return "gpu", None
     if gpus is None:
@@ -77,32 +76,16 @@ def command_template(plan, device):
     return ["{python}", "-u", SCRIPT_NAME, "--model={model}", "--batch_size={batch_size}"] + flags[2:]
 
 
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM, handled like Ctrl-C: stop the benchmark, record it as interrupted, exit 130."""
-
-
 def _install_signal_handlers():
-    previous = {}
+    """SIGINT, SIGTERM (SIGBREAK, SIGHUP) become a stop request: the running benchmark's tree is stopped
+    and the loop ends; the handler itself never raises (see ``stopping``)."""
+    from tfcnnwrap.stopping import StopRequests
 
-    def on_term(signum, frame):
-        raise _Terminated()
-
-    for name in ("SIGTERM", "SIGBREAK", "SIGHUP"):
-        sig = getattr(signal, name, None)
-        if sig is not None:
-            try:
-                previous[sig] = signal.signal(sig, on_term)
-            except (ValueError, OSError):
-                pass
-    return previous
+    return StopRequests().install()
 
 
-def _restore_signal_handlers(previous):
-    for sig, handler in previous.items():
-        try:
-            signal.signal(sig, handler)
-        except (ValueError, OSError):
-            pass
+def _restore_signal_handlers(stops):
+    stops.restore()
 
 
 def runs_to_do(plan, records, retry_failed):
@@ -132,7 +115,7 @@ class SweepContext:
     python: str
     vendor_dir: Path
     script: Path
-    probe: dict
+    probe: Any  # probe.ProbeAnswer
     tf_version: str
     manifest: dict
     device: str = "cpu"
@@ -140,6 +123,7 @@ class SweepContext:
     retry_failed: bool = False
     records: list = field(default_factory=list)
     telemetry: Any = None
+    stops: Any = None  # stopping.StopRequests while the runs go
 
     @property
     def upstream(self):
@@ -235,13 +219,13 @@ def _warn(ctx, warning):
 
 
 def _require_tensorflow(python, probe_result):
-    tf_version = probe_result.get("tensorflow_version")
+    tf_version = probe_result.tf_version
     if not tf_version:
         raise SetupError(
             "no TensorFlow found for %s: pass --python with the interpreter that has it "
             "(e.g. your conda env's python.exe)" % python
         )
-    if needs_legacy_keras(tf_version) and probe_result.get("tf_keras") is False:
+    if needs_legacy_keras(tf_version) and probe_result.tf_keras is False:
         raise SetupError(
             "TensorFlow %s ships Keras 3 and tf_cnn_benchmarks needs Keras 2 from the tf-keras package, which "
             "%s lacks: run `%s`" % (tf_version, python, pip_install_command(python, "tf-keras"))
@@ -330,15 +314,18 @@ def _run_sweep(ctx):
     header = _header(ctx, todo)
     ctx.telemetry = _telemetry(ctx.device, header)
     display = make_display(ctx.console)
-    previous_handlers = _install_signal_handlers()
+    ctx.stops = _install_signal_handlers()
     stop, failure = None, None
     display.start(len(todo), header)
     try:
         for index, spec in enumerate(todo, 1):
+            if ctx.stops.requested:
+                stop = "interrupted"
+                break
             outcome, record = _run_one(ctx, display, index, spec)
             _record(ctx, record)
             display.run_finished(index, record, ctx.plan.runs)
-            stop = _stop_reason(index, outcome)
+            stop = _stop_reason(index, outcome, ctx.stops)
             if stop:
                 break
     except KeyboardInterrupt:
@@ -347,7 +334,9 @@ def _run_sweep(ctx):
         failure = exc
     finally:
         display.stop()
-        _restore_signal_handlers(previous_handlers)
+        if ctx.stops.requested and stop is None and failure is None:
+            stop = "interrupted"
+        _restore_signal_handlers(ctx.stops)
     return _finish(ctx, todo, stop, failure)
 
 
@@ -397,7 +386,7 @@ def _run_one(ctx, display, index, spec):
         sampler = ctx.telemetry.start(sweep.path / sweep.log_relpath(model, bs, run, ".gpu.csv"))
     try:
         outcome = run_benchmark(argv, ctx.script.parent, ctx.env, sweep.path / rel_log, timeout_s=plan.timeout_s,
-                                on_step=display.step)
+                                on_step=display.step, stops=ctx.stops)
     except OSError as exc:
         raise _run_failed(ctx, spec, exc) from None
     finally:
@@ -459,8 +448,8 @@ def _write_summary(ctx):
     return rows
 
 
-def _stop_reason(index, outcome):
-    if outcome.interrupted:
+def _stop_reason(index, outcome, stops):
+    if outcome.interrupted or stops.requested:
         return "interrupted"
     if index == 1 and outcome.parsed.failure_kind == "flag_error":
         return "flag_error"

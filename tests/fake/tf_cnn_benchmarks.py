@@ -18,6 +18,9 @@ FAKE_TFCNN_READY_FIFO  a named pipe: modes hang/hang_tree write "<pid> <child pi
                        test can block on it instead of sleeping
 FAKE_TFCNN_WAIT_FIFO   a named pipe to read before starting (blocks until its writer, e.g. the stand-in
                        nvidia-smi, has written), so that a test's ordering needs no sleeps
+mode leave_child       a normal run that, before exiting, starts a child which keeps stdout open and sleeps; once
+                       the benchmark has exited the child writes "<benchmark pid> <child pid>" into
+                       FAKE_TFCNN_READY_FIFO (if set)
 """
 
 import os
@@ -219,7 +222,27 @@ def main(argv):
     out("-" * 64)
     out("total images/sec: %.2f" % ips)
     out("-" * 64)
+    if fault == "leave_child":
+        leave_child()
     return 0
+
+
+# The child learns that the benchmark has exited when its stdin (a pipe from the benchmark) reaches its end.
+LEFT_CHILD = (
+    "import os, sys, time\n"
+    "sys.stdin.read()\n"
+    "fifo = os.environ.get('FAKE_TFCNN_READY_FIFO')\n"
+    "if fifo:\n"
+    "    with open(fifo, 'w') as fh:\n"
+    "        fh.write('%s %d\\n' % (sys.argv[1], os.getpid()))\n"
+    "time.sleep(3600)\n"
+)
+
+
+def leave_child():
+    """A child that outlives the benchmark and keeps its stdout (the caller's pipe) open."""
+    child = subprocess.Popen([sys.executable, "-c", LEFT_CHILD, str(os.getpid())], stdin=subprocess.PIPE)
+    out("child pid: %d" % child.pid)
 
 
 if __name__ == "__main__":
