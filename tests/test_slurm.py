@@ -13,7 +13,7 @@ import pytest
 
 from conftest import cli_env
 from tfcnnwrap import slurm as slurm_mod
-from tfcnnwrap.errors import EXIT_USAGE, UsageError
+from tfcnnwrap.errors import EXIT_USAGE, SetupError, UsageError
 
 # A stand-in task: says who it is (stdout and stderr), then exits, or reports "<task> <pid>" on a FIFO and
 # blocks until a signal ends it.
@@ -119,6 +119,34 @@ def test_allocation_outside_one_is_a_usage_error_naming_salloc_and_sbatch():
         slurm_mod.allocation({"PATH": os.environ.get("PATH", "")})
     assert info.value.exit_code == EXIT_USAGE
     assert "salloc -N 2" in info.value.message and "sbatch" in info.value.message
+
+
+def test_allocation_without_a_nodelist_or_scontrol_says_what_to_do(monkeypatch, tmp_path):
+    with pytest.raises(UsageError) as info:
+        slurm_mod.allocation({"SLURM_JOB_ID": "7"})
+    assert "SLURM_JOB_NODELIST" in info.value.message
+    monkeypatch.setenv("PATH", str(tmp_path))  # no scontrol there
+    with pytest.raises(SetupError) as info:
+        slurm_mod.allocation({"SLURM_JOB_ID": "7", "SLURM_JOB_NODELIST": "n[1-2]"})
+    assert info.value.exit_code == EXIT_USAGE and "scontrol not found" in info.value.message
+
+
+def test_record_host_writes_where_the_task_ran_then_becomes_the_command(tmp_path):
+    """The fleet wrapper, without a cluster: srun's variables stand in for a real task's."""
+    env = cli_env({"SLURM_PROCID": "2", "SLURMD_NODENAME": "gpu07", "SLURM_JOB_ID": "99", "SLURM_STEP_ID": "3"})
+    proc = subprocess.Popen([sys.executable, "-m", "tfcnnwrap.slurm", "record-host", str(tmp_path), "--",
+                             sys.executable, "-c", "import os; print('pid', os.getpid())"],
+                            env=env, stdout=subprocess.PIPE, universal_newlines=True)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0
+    assert out.split() == ["pid", str(proc.pid)]  # exec'd: Slurm's signals reach the task, not a wrapper
+    record = json.loads(read(tmp_path / "task-2.json"))
+    assert record["task"] == 2 and record["node"] == "gpu07" and record["hostname"]
+    assert (record["job_id"], record["step_id"]) == ("99", "3")
+    assert slurm_mod.fleet_hosts(tmp_path) == [record]
+    bad = subprocess.run([sys.executable, "-m", "tfcnnwrap.slurm", "record-host", str(tmp_path)], env=env,
+                         stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
+    assert bad.returncode == 2 and "usage" in bad.stderr
 
 
 def test_srun_command_kills_the_step_on_a_bad_exit_and_keeps_argv_apart():
