@@ -81,6 +81,10 @@ DRIVER = textwrap.dedent('''
         result["cancelled"] = slurm.cancel_step(alloc.job_id, step_id)
         result["rc"] = wait_bounded(step)
         result["alive"] = [t for t, pid in pids.items() if alive(pid)]
+    elif mode == "stop":
+        step, pids = blocking_step(2)
+        result["rc"] = step.cancel()
+        result["alive"] = [t for t, pid in pids.items() if alive(pid)]
     elif mode == "fleet":
         step = slurm.fleet([py, task, "ok"], out / "hosts", output_pattern=str(out / "fleet-%t.log"))
         result["rc"] = step.wait()
@@ -203,6 +207,15 @@ def test_cancel_step_ends_a_running_step(slurm, scripts):
     tmp_path, out = scripts
     result = in_salloc(slurm, tmp_path, out, "cancel", 2)
     assert result["step_id"] is not None and result["cancelled"] is True
+    assert result["rc"] not in (0, None) and result["alive"] == []
+    assert result["released"] is True and result["steps_after"] == []
+    assert "CANCELLED" in read(out / "srun.log") or "CANCELLED" in read(out / "task-0.log")
+
+
+def test_step_cancel_stops_a_running_step_through_slurm(slurm, scripts):
+    """What a sweep does on Ctrl-C or --timeout: Step.cancel finds the step by name and scancels it."""
+    tmp_path, out = scripts
+    result = in_salloc(slurm, tmp_path, out, "stop", 2)
     assert result["rc"] not in (0, None) and result["alive"] == []
     assert result["released"] is True and result["steps_after"] == []
     assert "CANCELLED" in read(out / "srun.log") or "CANCELLED" in read(out / "task-0.log")
