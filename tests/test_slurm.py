@@ -164,6 +164,17 @@ def test_srun_command_kills_the_step_on_a_bad_exit_and_keeps_argv_apart():
         slurm_mod.srun_command(["true"], 0, "x")
 
 
+def test_launch_step_refuses_a_link_planted_where_a_task_writes(tmp_path):
+    target = tmp_path / "precious"
+    target.write_text("keep\n", encoding="utf-8")
+    (tmp_path / "task-1.log").symlink_to(target)
+    with pytest.raises(UsageError) as info:
+        slurm_mod.launch_step(["true"], 2, output_pattern=str(tmp_path / "task-%t.log"),
+                              alloc=slurm_mod.Allocation("1", ("n1",)))
+    assert "task-1.log is a symbolic link" in info.value.message and info.value.exit_code == EXIT_USAGE
+    assert read(target) == "keep\n"
+
+
 def test_allocation_expands_the_nodelist_with_scontrol(slurm, monkeypatch):
     monkeypatch.setenv("SLURM_CONF", slurm.conf)
     alloc = slurm_mod.allocation({"SLURM_JOB_ID": "7", "SLURM_JOB_NODELIST": "gpu[01-03],big-node"})

@@ -190,6 +190,19 @@ class Step:
         return self.proc.wait()
 
 
+def _refuse_planted_links(output_pattern, ntasks):
+    """slurmstepd opens ``--output`` files following links, which tfcnnwrap never does (see safefs): refuse a
+    link planted where a task's file will be. Checked for ``%t`` patterns, the ones whose names are known."""
+    from tfcnnwrap import safefs
+
+    if "%" not in output_pattern.replace("%t", ""):
+        for task in range(ntasks):
+            path = output_pattern.replace("%t", str(task))
+            if safefs.is_link(path):
+                raise safefs.LinkRefused("%s is a symbolic link; tfcnnwrap never writes through links: remove it"
+                                         % path)
+
+
 def launch_step(argv: Sequence, ntasks: int, nodes=None, ntasks_per_node=None, output_pattern=None, env=None,
                 job_name=None, srun_log=None, alloc=None) -> Step:
     """Start ``argv`` as one Slurm job step of ``ntasks`` tasks in the current allocation; returns at once.
@@ -202,6 +215,10 @@ def launch_step(argv: Sequence, ntasks: int, nodes=None, ntasks_per_node=None, o
     from tfcnnwrap import procs, safefs
 
     alloc = alloc or allocation()
+    if output_pattern is not None:
+        # slurmstepd opens the files on each node, in the step's working directory: make it unambiguous.
+        output_pattern = str(Path(output_pattern).absolute())
+        _refuse_planted_links(output_pattern, ntasks)
     name = job_name or unique_step_name()
     command = srun_command(argv, ntasks, name, alloc.job_id, nodes, ntasks_per_node, output_pattern)
     child_env = dict(os.environ)
