@@ -55,7 +55,9 @@ def _slurm(argv, what, check=True):
             "%s not found on PATH: run tfcnnwrap on a node of the Slurm cluster (or `module load slurm`)" % argv[0]
         ) from None
     except subprocess.TimeoutExpired:
-        raise SetupError("%s did not answer within %d s: is slurmctld up? (`sinfo`)" % (what, QUERY_TIMEOUT_S)) from None
+        raise SetupError(
+            "%s did not answer within %d s: is slurmctld up? (`sinfo`)" % (what, QUERY_TIMEOUT_S)
+        ) from None
     if check and done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["exit status %d" % done.returncode])[-1]
         raise SetupError("%s failed: %s" % (what, last))
