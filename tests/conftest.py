@@ -274,3 +274,40 @@ def assert_clean_error(result, code=2, *needles):
     for needle in needles:
         assert needle in lines[0], (needle, result)
     return lines[0]
+
+
+# --- Slurm (docs/slurm.md) ---------------------------------------------------------------------------------
+
+SLURM_NOT_UP = (
+    "Slurm is not up: bring up the one-node test cluster with `.ci/slurm-up DIR` (root; installs slurm-wlm "
+    "and munge if missing), then export SLURM_CONF=DIR/slurm.conf TFCNNWRAP_SLURM=1 (.ci/run does all this)"
+)
+
+
+class SlurmCluster:
+    """The test cluster the environment promises: its config, its node, the environment for its clients."""
+
+    def __init__(self, conf, node):
+        self.conf = conf
+        self.node = node
+        self.env = {"SLURM_CONF": conf}
+
+
+@pytest.fixture(scope="session")
+def slurm():
+    """A running Slurm cluster. Skips (naming why) unless TFCNNWRAP_SLURM=1; when that promises a cluster
+    that does not answer, fails: CI would otherwise pass without running a single Slurm test."""
+    if os.environ.get("TFCNNWRAP_SLURM") != "1":
+        pytest.skip(SLURM_NOT_UP)
+    conf = os.environ.get("SLURM_CONF")
+    if not conf or not Path(conf).is_file():
+        pytest.fail("TFCNNWRAP_SLURM=1 but SLURM_CONF (%r) names no file; %s" % (conf, SLURM_NOT_UP))
+    if shutil.which("sinfo") is None:
+        pytest.fail("TFCNNWRAP_SLURM=1 but sinfo is not on PATH; " + SLURM_NOT_UP)
+    done = subprocess.run(["sinfo", "--noheader", "--format=%n %T"], env=dict(os.environ, SLURM_CONF=conf),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
+    nodes = [line.split() for line in done.stdout.splitlines() if line.strip()]
+    ready = [n for n, state in nodes if state.rstrip("*") in ("idle", "mixed", "allocated")]
+    if done.returncode != 0 or not ready:
+        pytest.fail("TFCNNWRAP_SLURM=1 but sinfo says %r %r; %s" % (done.stdout, done.stderr, SLURM_NOT_UP))
+    return SlurmCluster(conf, ready[0])
