@@ -84,3 +84,26 @@ def test_a_recorded_plan_round_trips():
 def test_a_plan_flag_given_as_zero_counts_as_given():
     assert plan.plan_flags_given(sweep_args(num_warmup_batches=0)) == ["--num-warmup-batches"]
     assert plan.plan_flags_given(sweep_args()) == []
+
+
+def test_run_specs_carry_the_gpu_count_and_a_scaling_plan_runs_every_count():
+    from tfcnnwrap.plan import Plan, RunSpec
+
+    plan = Plan(models=[("resnet50", 64)], runs=2)
+    assert plan.run_specs() == [RunSpec("resnet50", 64, 1, 1), RunSpec("resnet50", 64, 1, 2)]
+    assert not plan.scaling
+    plan = Plan(models=[("resnet50", 64), ("vgg16", 32)], runs=1, gpu_counts=[1, 2])
+    assert [tuple(s) for s in plan.run_specs()] == [
+        ("resnet50", 64, 1, 1), ("resnet50", 64, 2, 1), ("vgg16", 32, 1, 1), ("vgg16", 32, 2, 1)]
+    assert plan.benchmark_flags("vgg16", 32, "cpu", 2)[2] == "--num_gpus=2"
+    assert Plan.from_dict(plan.to_dict()).counts == [1, 2]
+
+
+def test_logs_of_a_scaling_sweep_are_named_with_their_gpu_count(tmp_path):
+    from tfcnnwrap.plan import Plan, RunSpec
+    from tfcnnwrap.store import SweepDir
+
+    sweep = SweepDir(tmp_path)
+    spec = RunSpec("resnet50", 64, 2, 1)
+    assert sweep.spec_log(spec, Plan(gpu_counts=[1, 2])) == "logs/resnet50-bs64-g2-run1.log"
+    assert sweep.spec_log(spec, Plan(num_gpus=2)) == "logs/resnet50-bs64-run1.log"

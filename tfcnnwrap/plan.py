@@ -5,7 +5,7 @@ Pure: no subprocesses, no I/O. The plan is stored in sweep.json and a resumed sw
 
 import difflib
 from dataclasses import asdict, dataclass, field
-from typing import List, Optional, Tuple
+from typing import List, NamedTuple, Optional, Tuple
 
 from tfcnnwrap import bounds
 from tfcnnwrap.bounds import OutOfBounds
@@ -66,6 +66,20 @@ MANAGED_FLAGS = {
 UNCHECKABLE_FLAGS = frozenset(["flagfile"])
 
 
+class RunSpec(NamedTuple):
+    """One run the plan asks for; (model, batch_size, num_gpus, run) is its record's key (host aside)."""
+
+    model: str
+    batch_size: int
+    num_gpus: int
+    run: int
+
+    @property
+    def config(self):
+        """The configuration the run measures; its runs are pooled in the summary."""
+        return (self.model, self.batch_size, self.num_gpus)
+
+
 @dataclass
 class Plan:
     models: List[Tuple[str, int]] = field(default_factory=lambda: list(DEFAULT_MODELS))
@@ -78,13 +92,24 @@ class Plan:
     quick: bool = False
     timeout_s: Optional[float] = None
     extra_args: List[str] = field(default_factory=list)
+    # Several GPU counts (`--num-gpus 1,2,4`): one configuration per count; None = just ``num_gpus``.
+    gpu_counts: Optional[List[int]] = None
 
-    def benchmark_flags(self, model, batch_size, device):
+    @property
+    def counts(self):
+        """The GPU counts the plan runs, in order (weak scaling: the batch size stays per device)."""
+        return list(self.gpu_counts) if self.gpu_counts else [self.num_gpus]
+
+    @property
+    def scaling(self):
+        return len(self.counts) > 1
+
+    def benchmark_flags(self, model, batch_size, device, num_gpus=None):
         """tf_cnn_benchmarks flags for one run; ``device`` is the resolved device (gpu or cpu)."""
         flags = [
             "--model=%s" % model,
             "--batch_size=%d" % batch_size,
-            "--num_gpus=%d" % self.num_gpus,
+            "--num_gpus=%d" % (num_gpus if num_gpus is not None else self.num_gpus),
             "--variable_update=%s" % self.variable_update,
         ]
         if self.num_batches is not None:
@@ -96,8 +121,12 @@ class Plan:
         return flags + list(self.extra_args)
 
     def run_specs(self):
-        """(model, batch_size, run) in execution order: each model's runs back to back, as the seed ran them."""
-        return [(m, bs, k) for m, bs in self.models for k in range(1, self.runs + 1)]
+        """RunSpecs in execution order: each configuration's runs back to back, as the seed ran them."""
+        return [RunSpec(m, bs, g, k) for m, bs in self.models for g in self.counts for k in range(1, self.runs + 1)]
+
+    def configs(self):
+        """(model, batch_size, num_gpus) in plan order."""
+        return [(m, bs, g) for m, bs in self.models for g in self.counts]
 
     def to_dict(self):
         data = asdict(self)
@@ -122,6 +151,7 @@ class Plan:
                 quick=bool(data.get("quick", False)),
                 timeout_s=_recorded(data.get("timeout_s"), bounds.TIMEOUT),
                 extra_args=[str(a) for a in data.get("extra_args") or []],
+                gpu_counts=_recorded_counts(data.get("gpu_counts")),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise UsageError("the sweep's recorded plan is unreadable (%s); start a new sweep" % exc) from None
@@ -155,6 +185,14 @@ class Plan:
 
 def _recorded(value, bound):
     return None if value is None else bound.parse(value)
+
+
+def _recorded_counts(value):
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise TypeError("gpu_counts is not a list")
+    return [bounds.NUM_GPUS.parse(v) for v in value] or None
 
 
 def check_model(name):

@@ -116,9 +116,11 @@ def run_key(record):
     return (record.get("model"), record.get("batch_size"), record.get("run"))
 
 
-def log_name(model, batch_size, run, suffix=".log"):
+def log_name(model, batch_size, run, suffix=".log", num_gpus=None):
+    """``resnet50-bs64-run1.log``; ``resnet50-bs64-g2-run1.log`` when a sweep runs several GPU counts."""
     safe_model = _UNSAFE_NAME.sub("_", str(model)).strip(".") or "model"
-    return "%s-bs%d-run%d%s" % (safe_model, int(batch_size), int(run), suffix)
+    gpus = "-g%d" % int(num_gpus) if num_gpus is not None else ""
+    return "%s-bs%d%s-run%d%s" % (safe_model, int(batch_size), gpus, int(run), suffix)
 
 
 def is_sweep(path):
@@ -196,8 +198,13 @@ class SweepDir:
     def summary_csv(self):
         return self.path / SUMMARY_CSV
 
-    def log_relpath(self, model, batch_size, run, suffix=".log"):
-        return "%s/%s" % (LOGS_DIR, log_name(model, batch_size, run, suffix))
+    def log_relpath(self, model, batch_size, run, suffix=".log", num_gpus=None):
+        return "%s/%s" % (LOGS_DIR, log_name(model, batch_size, run, suffix, num_gpus))
+
+    def spec_log(self, spec, plan, suffix=".log"):
+        """The log of a plan's RunSpec (named with its GPU count in a sweep of several counts)."""
+        return self.log_relpath(spec.model, spec.batch_size, spec.run, suffix,
+                                spec.num_gpus if plan.scaling else None)
 
     def inside(self, relpath):
         """The absolute path of ``relpath`` if it stays inside the sweep directory, else None."""

@@ -23,7 +23,8 @@ from tfcnnwrap.errors import (
 )
 from tfcnnwrap.plan import Plan, build_plan, plan_flags_given
 from tfcnnwrap.procs import format_command, pip_install_command
-from tfcnnwrap.store import FORMAT_VERSION, SweepDir, open_sweep, run_key
+from tfcnnwrap.records import RunRecord
+from tfcnnwrap.store import FORMAT_VERSION, SweepDir, latest_runs, open_sweep
 from tfcnnwrap.versions import needs_legacy_keras
 
 SCRIPT_NAME = "tf_cnn_benchmarks.py"
@@ -90,17 +91,22 @@ def _restore_signal_handlers(stops):
 
 def runs_to_do(plan, records, retry_failed):
     """Specs that have no record yet, or whose record is interrupted (or failed, with --retry-failed)."""
-    by_key = {run_key(r): r for r in records}
+    by_key = {spec_key(r): r for r in latest_runs(records, plan.num_gpus)}
     todo = []
     for spec in plan.run_specs():
-        rec = by_key.get(spec)
+        rec = by_key.get(tuple(spec))
         if rec is None:
             todo.append(spec)
-        elif rec.get("status") in RERUN_STATUSES:
+        elif rec.status in RERUN_STATUSES:
             todo.append(spec)
-        elif retry_failed and rec.get("status") != "ok":
+        elif retry_failed and rec.status != "ok":
             todo.append(spec)
     return todo
+
+
+def spec_key(record):
+    """A RunRecord's (model, batch_size, num_gpus, run): the RunSpec it fulfils."""
+    return (record.model, record.batch_size, record.num_gpus, record.run)
 
 
 @dataclass
@@ -257,8 +263,8 @@ def _refuse_another_tensorflow(ctx):
 
 def _print_dry_run(ctx):
     plan = ctx.plan
-    for model, bs, run in plan.run_specs():
-        argv = [ctx.python, "-u", SCRIPT_NAME] + plan.benchmark_flags(model, bs, ctx.device)
+    for spec in plan.run_specs():
+        argv = _argv(ctx, spec)
         sys.stdout.write("cd %s && %s\n" % (format_command([str(ctx.script.parent)]), format_command(argv)))
     sys.stdout.write(
         "# %d runs; device %s; TensorFlow %s; %s\n"
@@ -375,15 +381,14 @@ def _run_one(ctx, display, index, spec):
     """Run one benchmark (with its telemetry): (outcome, record)."""
     from tfcnnwrap.runner import run_benchmark
 
-    model, bs, run = spec
     plan, sweep = ctx.plan, ctx.sweep
-    rel_log = sweep.log_relpath(model, bs, run)
-    argv = [ctx.python, "-u", SCRIPT_NAME] + plan.benchmark_flags(model, bs, ctx.device)
-    display.run_started(index, model, bs, run, plan.runs, plan.num_batches or 100)
+    rel_log = sweep.spec_log(spec, plan)
+    argv = _argv(ctx, spec)
+    display.run_started(index, spec.model, spec.batch_size, spec.run, plan.runs, plan.num_batches or 100)
     started_at = utc_now()
     sampler = None
     if ctx.telemetry is not None:
-        sampler = ctx.telemetry.start(sweep.path / sweep.log_relpath(model, bs, run, ".gpu.csv"))
+        sampler = ctx.telemetry.start(sweep.path / sweep.spec_log(spec, plan, ".gpu.csv"))
     try:
         outcome = run_benchmark(argv, ctx.script.parent, ctx.env, sweep.path / rel_log, timeout_s=plan.timeout_s,
                                 on_step=display.step, stops=ctx.stops)
@@ -394,9 +399,14 @@ def _run_one(ctx, display, index, spec):
     return outcome, _run_record(ctx, spec, outcome, argv, started_at, rel_log, telemetry_summary)
 
 
+def _argv(ctx, spec):
+    flags = ctx.plan.benchmark_flags(spec.model, spec.batch_size, ctx.device, spec.num_gpus)
+    return [ctx.python, "-u", SCRIPT_NAME] + flags
+
+
 def _run_failed(ctx, spec, exc):
     """A run that could not start or could not be logged: the user's environment, not the benchmark's."""
-    model, bs, run = spec
+    model, bs, run = spec.model, spec.batch_size, spec.run
     if not ctx.script.is_file():
         reason = "the checkout %s is gone (run `python -m tfcnnwrap setup`)" % ctx.script.parent
     else:
@@ -406,13 +416,13 @@ def _run_failed(ctx, spec, exc):
 
 
 def _run_record(ctx, spec, outcome, argv, started_at, rel_log, telemetry_summary):
-    model, bs, run = spec
     parsed = outcome.parsed
     ok = outcome.status == "ok"
     record = {
-        "model": model,
-        "batch_size": bs,
-        "run": run,
+        "model": spec.model,
+        "batch_size": spec.batch_size,
+        "num_gpus": spec.num_gpus,
+        "run": spec.run,
         "status": outcome.status,
         "images_per_sec": parsed.total_images_per_sec if ok else None,
         "exit_code": outcome.exit_code,
@@ -435,7 +445,7 @@ def _run_record(ctx, spec, outcome, argv, started_at, rel_log, telemetry_summary
 def _record(ctx, record):
     """On disk before the next run starts: the record (fsynced), then the summary over every run so far."""
     ctx.sweep.append_run(record)
-    ctx.records.append(record)
+    ctx.records.append(RunRecord.from_dict(record))
     _write_summary(ctx)
 
 
@@ -443,7 +453,7 @@ def _write_summary(ctx):
     from tfcnnwrap.aggregate import summarize, summary_csv_text
     from tfcnnwrap.store import plan_order
 
-    rows = summarize(_latest(ctx.records), plan_order(ctx.meta))
+    rows = summarize(_latest(ctx), plan_order(ctx.meta))
     ctx.sweep.write_summary_csv(summary_csv_text(rows))
     return rows
 
@@ -465,8 +475,8 @@ def _finish(ctx, todo, stop, failure):
         from tfcnnwrap.aggregate import summarize
         from tfcnnwrap.store import plan_order
 
-        rows = summarize(_latest(ctx.records), plan_order(ctx.meta))
-    final = _latest(ctx.records)
+        rows = summarize(_latest(ctx), plan_order(ctx.meta))
+    final = _latest(ctx)
     _print_summary(ctx.console, ctx.sweep, ctx.meta, rows, final)
     if failure is not None:
         kept = len(final)
@@ -481,7 +491,7 @@ def _finish(ctx, todo, stop, failure):
         raise TfcnnwrapError(
             "tf_cnn_benchmarks rejected its flags on the first run: %s -- the checked-out branch %s may not "
             "know a flag you passed after --; drop it, or run `python -m tfcnnwrap setup` for a newer branch "
-            "(log: %s)" % (flag_error, ctx.upstream.get("branch") or "?", ctx.sweep.path / ctx.sweep.log_relpath(*first)),
+            "(log: %s)" % (flag_error, ctx.upstream.get("branch") or "?", ctx.sweep.path / ctx.sweep.spec_log(first, ctx.plan)),
             exit_code=EXIT_USAGE,
         )
     if stop == "interrupted":
@@ -491,15 +501,13 @@ def _finish(ctx, todo, stop, failure):
             highlight=False,
         )
         return EXIT_INTERRUPTED
-    if any(r.get("status") != "ok" for r in final):
+    if any(r.status != "ok" for r in final):
         return EXIT_RUNS_FAILED
     return EXIT_OK
 
 
-def _latest(records):
-    from tfcnnwrap.store import latest_runs
-
-    return latest_runs(records)
+def _latest(ctx):
+    return latest_runs(ctx.records, ctx.plan.num_gpus)
 
 
 def _print_summary(console, sweep, meta, rows, runs):
