@@ -160,6 +160,7 @@ class _TaskRun:
         self.log = None
         self.log_bytes = 0
         self.stopped = False
+        self.ended = False  # its end has been taken from the queue
         self.thread = None
 
     def start(self, argv, cwd, env):
@@ -254,6 +255,7 @@ class _Job:
             return "interrupted"
 
     def _ended(self, run: _TaskRun, reporters) -> Optional[str]:
+        run.ended = True
         if run.task.reports:
             reporters.discard(id(run))
             if run.exit_code != 0:
@@ -263,7 +265,8 @@ class _Job:
             return "failed"
         if reporters:
             return None
-        finishing = [r for r in self.runs if r.running and not r.task.stop_at_end]
+        # Not ``running``: a task that has exited but whose end is still queued may have failed.
+        finishing = [r for r in self.runs if not r.ended and not r.task.stop_at_end]
         if not finishing:
             return "done"
         if self.grace_timer is None:
@@ -349,7 +352,7 @@ def _cluster_field(job: _Job, relative_to) -> dict:
         parsed = run.parsed or ParsedLog()
         tasks.append({
             "role": run.task.role, "index": run.task.index, "host": run.task.host, "port": run.task.port,
-            "reports": run.task.reports, "exit_code": run.exit_code, "stopped": run.stopped,
+            "reports": run.task.reports, "pid": run.proc.pid if run.proc else None, "exit_code": run.exit_code, "stopped": run.stopped,
             "status": "stopped" if run.stopped else run.status(), "log": log.as_posix(),
             "images_per_sec": parsed.total_images_per_sec,
         })

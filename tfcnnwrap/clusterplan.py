@@ -239,7 +239,7 @@ def validate(mode: str, workers: int, ps: Optional[int], branch: Optional[str] =
         raise UsageError("%s needs a tf_cnn_benchmarks checkout of cnn_tf_v1.9_compatible or newer (this one is "
                          "%s): run `tfcnnwrap setup --branch master`, or use parameter_server" % (mode, branch))
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise UsageError("--workers must be 1 or more, not %r" % (workers,))
+        raise UsageError("a cluster job needs at least one worker, not %r: pass --workers 1 or more" % (workers,))
     if mode in PS_MODES:
         ps = 1 if ps is None else ps
         if isinstance(ps, bool) or not isinstance(ps, int) or ps < 1:
@@ -277,7 +277,7 @@ def build_plan(mode: str, workers: int, ps: Optional[int] = None, hosts: Sequenc
     ps, spec = validate(mode, workers, ps, branch, all_reduce_spec)
     hosts = [_checked_host(h) for h in hosts]
     if not hosts:
-        raise UsageError("a cluster plan needs at least one host")
+        raise UsageError("a cluster plan needs hosts: give at least one host name")
     roles = [("ps", i, hosts[i % len(hosts)]) for i in range(ps)]
     roles += [("worker", i, hosts[i % len(hosts)]) for i in range(workers)]
     if mode == "distributed_all_reduce":
@@ -305,7 +305,8 @@ def _ports(roles, ports, base_port):
     if ports is not None:
         ports = list(ports)
         if len(ports) != len(roles):
-            raise UsageError("the cluster plan needs %d ports, one per task, not %d" % (len(roles), len(ports)))
+            raise UsageError("the cluster plan has %d tasks but %d ports: give one port per task"
+                             % (len(roles), len(ports)))
         if len(set(zip((r[2] for r in roles), ports))) != len(ports):
             raise UsageError("two tasks of the cluster plan share a host and port: give each its own port")
         return ports

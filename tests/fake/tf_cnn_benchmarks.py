@@ -309,8 +309,10 @@ def distributed_task(flags, fault):
     job, index = flags["job_name"], flags.get("task_index", "0")
     pid_dir = os.environ.get("FAKE_TFCNN_PID_DIR")
     if pid_dir:
-        with open(os.path.join(pid_dir, "%s%s.pid" % (job, index)), "w") as fh:
+        path = os.path.join(pid_dir, "%s%s.pid" % (job, index))
+        with open(path + ".tmp", "w") as fh:
             fh.write(str(os.getpid()))
+        os.replace(path + ".tmp", path)  # a task killed while writing leaves no empty pid file
     address = own_address(flags)
     if address is not None:
         server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -318,6 +320,8 @@ def distributed_task(flags, fault):
             server.bind(("", address[1]))
         except OSError as exc:
             sys.stderr.write("E0000 grpc_server_lib.cc:618] UNKNOWN: Could not start gRPC server" + NL
+                             + "Traceback (most recent call last):" + NL
+                             + '  File "cnn_util.py", line 239, in __init__' + NL
                              + "tensorflow.python.framework.errors_impl.UnknownError: Could not start gRPC "
                              "server (%s)" % exc + NL)
             return 1
