@@ -307,3 +307,21 @@ def test_task_entry_point_errors_are_one_line(tmp_path):
         assert result.returncode == 2, (args, result.stderr)
         assert needle in result.stderr and "Traceback" not in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_logs_replace_planted_links_and_record_each_tasks_command(tmp_path):
+    (tmp_path / "logs").mkdir()
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me", encoding="utf-8")
+    planted = tmp_path / "logs" / "trivial.bs8.run1.worker0.log"
+    try:
+        planted.symlink_to(target)
+    except (OSError, NotImplementedError):
+        pytest.skip("no symbolic links here")
+    outcome = job(tmp_path, fake_env(tmp_path), workers=1, ps=1)
+    assert outcome.status == "ok"
+    assert target.read_text(encoding="utf-8") == "keep me"
+    assert not planted.is_symlink() and b"total images/sec" in planted.read_bytes()
+    tasks = by_name(outcome)
+    assert "--job_name=ps" in tasks["ps0"]["command"] and "--task_index=0" in tasks["worker0"]["command"]
+    assert tasks["worker0"]["command"][:3] == BASE[:3]

@@ -157,14 +157,18 @@ class _TaskRun:
         self.parser = LogParser()
         self.parsed: Optional[ParsedLog] = None
         self.proc = None
+        self.argv = None
         self.log = None
         self.log_bytes = 0
         self.stopped = False
         self.ended = False  # its end has been taken from the queue
         self.thread = None
 
-    def start(self, argv, cwd, env):
+    def open_log(self):
         self.log = safefs.create_replacing(self.log_path)
+
+    def start(self, argv, cwd, env):
+        self.argv = list(argv)
         self.proc = subprocess.Popen(
             argv, cwd=str(cwd), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, bufsize=0, **popen_group_kwargs())
@@ -216,6 +220,8 @@ class _Job:
         self.grace_timer = None
 
     def start(self, base_argv, cwd, env):
+        for run in self.runs:  # every log first: a refused log path starts no process at all
+            run.open_log()
         for run in self.runs:
             task_env = dict(env)
             task_env["PYTHONUNBUFFERED"] = "1"
@@ -354,7 +360,8 @@ def _cluster_field(job: _Job, relative_to) -> dict:
             "role": run.task.role, "index": run.task.index, "host": run.task.host, "port": run.task.port,
             "reports": run.task.reports, "pid": run.proc.pid if run.proc else None, "exit_code": run.exit_code, "stopped": run.stopped,
             "status": "stopped" if run.stopped else run.status(), "log": log.as_posix(),
-            "images_per_sec": parsed.total_images_per_sec,
+            "images_per_sec": parsed.total_images_per_sec, "command": [str(a) for a in run.argv or ()],
+            "env": dict(run.task.env),
         })
     return {"backend": "local", "mode": job.plan.mode, "all_reduce_spec": job.plan.all_reduce_spec,
             "workers": job.plan.workers, "ps": len(job.plan.by_role("ps")), "tasks": tasks}
