@@ -325,3 +325,24 @@ def test_logs_replace_planted_links_and_record_each_tasks_command(tmp_path):
     tasks = by_name(outcome)
     assert "--job_name=ps" in tasks["ps0"]["command"] and "--task_index=0" in tasks["worker0"]["command"]
     assert tasks["worker0"]["command"][:3] == BASE[:3]
+
+
+REAL_TF_PYTHON = os.environ.get("TFCNNWRAP_REAL_TF_PYTHON")
+REAL_TF_CHECKOUT = os.environ.get("TFCNNWRAP_REAL_TF_CHECKOUT")  # a tensorflow/benchmarks checkout (master)
+
+
+@pytest.mark.skipif(not (REAL_TF_PYTHON and REAL_TF_CHECKOUT),
+                    reason="set TFCNNWRAP_REAL_TF_PYTHON and TFCNNWRAP_REAL_TF_CHECKOUT for real TensorFlow")
+def test_real_tensorflow_one_worker_one_ps(tmp_path):
+    """About 10 s on 2 CPU cores: a second worker would add TensorFlow's fixed 30 s non-chief wait."""
+    cwd = Path(REAL_TF_CHECKOUT) / "scripts" / "tf_cnn_benchmarks"
+    argv = [REAL_TF_PYTHON, "-u", "tf_cnn_benchmarks.py", "--model=trivial", "--batch_size=8", "--num_batches=10",
+            "--num_warmup_batches=2", "--device=cpu", "--data_format=NHWC"]
+    env = dict(os.environ, TF_USE_LEGACY_KERAS="1", CUDA_VISIBLE_DEVICES="")
+    (tmp_path / "logs").mkdir()
+    outcome = cluster.run_job(argv, cwd, env, tmp_path / "logs", "real", workers=1, ps=1, timeout_s=300)
+    assert outcome.status == "ok", outcome.failure
+    tasks = by_name(outcome)
+    assert outcome.images_per_sec == total_in(tasks["worker0"]["log"]) > 0
+    assert tasks["ps0"]["stopped"]
+    assert_nothing_left(outcome, tmp_path)
