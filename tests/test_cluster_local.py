@@ -158,7 +158,8 @@ def test_a_ps_that_dies_fails_the_run_instead_of_leaving_workers_hanging(tmp_pat
 
 def test_oom_in_the_reporting_task_is_oom(tmp_path):
     outcome = job(tmp_path, fake_env(tmp_path, FAKE_TFCNN_TASK_FAULTS="worker0=oom"), workers=1, ps=1)
-    assert outcome.status == "oom" and outcome.failed_task is None
+    assert outcome.status == "oom" and outcome.failed_task == "worker0"
+    assert "OOM when allocating" in outcome.failure
     assert_nothing_left(outcome, tmp_path)
 
 
@@ -345,4 +346,17 @@ def test_real_tensorflow_one_worker_one_ps(tmp_path):
     tasks = by_name(outcome)
     assert outcome.images_per_sec == total_in(tasks["worker0"]["log"]) > 0
     assert tasks["ps0"]["stopped"]
+    assert_nothing_left(outcome, tmp_path)
+
+
+def test_upstreams_own_refusal_fails_the_run_with_its_reason(tmp_path):
+    """A plan made by hand (not by build_plan, which refuses it) meets upstream's ValueError."""
+    import dataclasses
+
+    plan = dataclasses.replace(cluster.local_plan("parameter_server", workers=1, ps=1), mode="replicated")
+    (tmp_path / "logs").mkdir()
+    env = fake_env(tmp_path, FAKE_TFCNN_TASK_FAULTS="worker0=hang")
+    outcome = cluster.run_plan(plan, BASE, tmp_path, env, tmp_path / "logs", "r", timeout_s=60)
+    assert outcome.status == "crashed" and outcome.failed_task in ("ps0", "worker0")
+    assert "Invalid variable_update in distributed mode: replicated" in outcome.failure
     assert_nothing_left(outcome, tmp_path)

@@ -265,7 +265,8 @@ class _Job:
         if run.task.reports:
             reporters.discard(id(run))
             if run.exit_code != 0:
-                return "done"  # decided: the reporting task failed; the others need no grace
+                self.failed = run  # decided: the reporting task failed; the others need no grace
+                return "failed"
         elif run.task.stop_at_end or run.exit_code != 0:
             self.failed = run  # a ps never ends by itself; a worker ending badly stalls the others
             return "failed"
