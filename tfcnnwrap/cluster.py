@@ -37,34 +37,30 @@ BIND_FAILURES = (b"Could not start gRPC server", b"Address already in use", b"Fa
 BIND_SCAN_BYTES = 1 << 20
 
 
-class StopSignal:
-    """An interrupt for running jobs: ``set()`` (from any thread or a signal handler) stops every task of
-    the jobs waiting on it at once, without any of them polling."""
+class StopSignal(threading.Event):
+    """An interrupt event for running jobs: a ``threading.Event`` whose ``set()`` (from any thread) also
+    wakes every job waiting on it at once, so that no job has to poll it; every task of those jobs stops."""
 
     def __init__(self):
-        self._lock = threading.Lock()
-        self._set = False
+        super().__init__()
+        self._listeners_lock = threading.Lock()
         self._listeners = []
 
     def set(self):
-        with self._lock:
-            self._set = True
+        super().set()
+        with self._listeners_lock:
             listeners = list(self._listeners)
         for listener in listeners:
             listener()
 
-    def is_set(self):
-        return self._set
-
     def _listen(self, listener):
-        with self._lock:
+        with self._listeners_lock:
             self._listeners.append(listener)
-            already = self._set
-        if already:
+        if self.is_set():
             listener()
 
     def _forget(self, listener):
-        with self._lock:
+        with self._listeners_lock:
             if listener in self._listeners:
                 self._listeners.remove(listener)
 
