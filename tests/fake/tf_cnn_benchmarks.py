@@ -282,7 +282,7 @@ def distributed_refusal(flags):
 def own_address(flags):
     job, index = flags["job_name"], int(flags.get("task_index", "0"))
     if job == "controller":
-        return None  # upstream's controller only connects to worker 0
+        return None  # upstream's controller runs no server
     hosts = flags.get("%s_hosts" % job, "").split(",")
     host, _, port = hosts[index].rpartition(":")
     return host, int(port)
@@ -325,8 +325,7 @@ def distributed_task(flags, fault):
                              + "tensorflow.python.framework.errors_impl.UnknownError: Could not start gRPC "
                              "server (%s)" % exc + NL)
             return 1
-        server.listen(64)
-        SERVERS.append(server)
+        SERVERS.append(server)  # listens once the task is up (distributed_join): peers wait until then
     return None
 
 
@@ -340,6 +339,9 @@ def distributed_join(flags, fault):
     blocks = job == "ps" or (job == "worker" and flags.get("variable_update") == "distributed_all_reduce")
     if blocks:
         out("Running parameter server %s" % index if job == "ps" else "Starting worker %s" % index)
+    for server in SERVERS:
+        server.listen(64)
+    if blocks:
         if fault == "oom":
             sys.stderr.write("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating "
                              "tensor on /job:%s/replica:0/task:%s" % (job, index) + NL)
@@ -353,8 +355,9 @@ def distributed_join(flags, fault):
     if job == "worker":
         for ps_address in filter(None, flags.get("ps_hosts", "").split(",")):
             wait_for(ps_address)
-    elif job == "controller":
-        wait_for(flags["worker_hosts"].split(",")[0])
+    elif job == "controller":  # its single session spans every worker
+        for worker_address in flags["worker_hosts"].split(","):
+            wait_for(worker_address)
     return None
 
 
