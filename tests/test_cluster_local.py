@@ -153,6 +153,7 @@ def test_a_ps_that_dies_fails_the_run_instead_of_leaving_workers_hanging(tmp_pat
     assert "Simulated crash in ps0" in outcome.failure
     outcome = job(tmp_path, fake_env(tmp_path, FAKE_TFCNN_TASK_FAULTS="ps0=exit0,worker0=hang"), workers=1, ps=1)
     assert outcome.status == "crashed" and outcome.failed_task == "ps0" and outcome.exit_code == 0
+    assert outcome.failure == "ps0: Running parameter server 0"  # no failure signature: its last line
     assert_nothing_left(outcome, tmp_path)
 
 

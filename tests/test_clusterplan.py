@@ -178,4 +178,5 @@ def test_flag_helpers():
     assert flag_value(argv, "variable_update") == "parameter_server"
     assert flag_value(argv, "all_reduce_spec") == "xring"
     assert flag_value(argv, "model") is None
-    assert drop_flags(argv, ["all_reduce_spec"]) == ["--variable_update=replicated", "--variable_update=parameter_server"]
+    assert drop_flags(argv, ["all_reduce_spec"]) == [
+        "--variable_update=replicated", "--variable_update=parameter_server"]

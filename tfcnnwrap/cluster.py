@@ -335,7 +335,8 @@ def _outcome(job: _Job, verdict: str, duration_s: float, relative_to) -> JobOutc
             status = "crashed"  # a ps (or a blocked worker) that ends by itself has broken the job
     failure = None
     if job.failed is not None:
-        reason = job.failed.parsed.failure_message or "exited with code %s" % job.failed.exit_code
+        reason = job.failed.parsed.failure_message or _last_line(job.failed.log_path) or (
+            "exited with code %s" % job.failed.exit_code)
         failure = "%s: %s" % (job.failed.task.name, reason)
     return JobOutcome(
         status=status, exit_code=decider.exit_code, duration_s=duration_s, parsed=decider.parsed,
@@ -344,6 +345,20 @@ def _outcome(job: _Job, verdict: str, duration_s: float, relative_to) -> JobOutc
         failed_task=job.failed.task.name if job.failed else None, failure=failure,
         report_parsed=reporter.parsed,
     )
+
+
+def _last_line(log_path, tail_bytes=4096):
+    """The log's last non-blank line: the reason when the parser found no failure signature (a ps that
+    exits quietly, a TensorFlow C++ error line)."""
+    try:
+        with open(str(log_path), "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - tail_bytes))
+            lines = [line.strip() for line in fh.read().decode("utf-8", "replace").splitlines()]
+    except OSError:
+        return None
+    lines = [line for line in lines if line]
+    return lines[-1][:500] if lines else None
 
 
 def _cluster_field(job: _Job, relative_to) -> dict:
@@ -355,7 +370,8 @@ def _cluster_field(job: _Job, relative_to) -> dict:
         parsed = run.parsed or ParsedLog()
         tasks.append({
             "role": run.task.role, "index": run.task.index, "host": run.task.host, "port": run.task.port,
-            "reports": run.task.reports, "pid": run.proc.pid if run.proc else None, "exit_code": run.exit_code, "stopped": run.stopped,
+            "reports": run.task.reports, "pid": run.proc.pid if run.proc else None,
+            "exit_code": run.exit_code, "stopped": run.stopped,
             "status": "stopped" if run.stopped else run.status(), "log": log.as_posix(),
             "images_per_sec": parsed.total_images_per_sec, "command": [str(a) for a in run.argv or ()],
             "env": dict(run.task.env),
