@@ -180,3 +180,11 @@ def test_flag_helpers():
     assert flag_value(argv, "model") is None
     assert drop_flags(argv, ["all_reduce_spec"]) == [
         "--variable_update=replicated", "--variable_update=parameter_server"]
+
+
+def test_startup_wait_of_non_chief_workers():
+    assert build_plan("parameter_server", 2).startup_wait_s == 30.0
+    assert build_plan("distributed_replicated", 3).startup_wait_s == 30.0
+    assert build_plan("parameter_server", 1).startup_wait_s == 0.0
+    assert build_plan("collective_all_reduce", 2).startup_wait_s == 0.0
+    assert build_plan("distributed_all_reduce", 2).startup_wait_s == 0.0

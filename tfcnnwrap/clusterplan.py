@@ -36,6 +36,7 @@ DEFAULT_DAR_SPEC = "pscpu"  # an all_reduce_spec that works across workers on CP
 PLAN_FLAGS = ("job_name", "task_index", "ps_hosts", "worker_hosts", "controller_host", "variable_update")
 # Upstream's own distributed test gives workers that share a machine 0.7 of its GPU memory between them.
 SHARED_GPU_MEMORY = 0.7
+SUPERVISOR_RECOVERY_WAIT_S = 30  # tf.train.Supervisor's default, which benchmark_cnn keeps
 # Branches older than the first one with collective_all_reduce (cnn_tf_v1.9_compatible).
 _NO_COLLECTIVE = ("cnn_tf_v1.5_compatible", "cnn_tf_v1.8_compatible")
 _BRANCH_RE = re.compile(r"cnn_tf_v(\d+)\.(\d+)_compatible$")
@@ -92,6 +93,15 @@ class ClusterPlan:
     @property
     def workers(self) -> int:
         return len(self.by_role("worker"))
+
+    @property
+    def startup_wait_s(self) -> float:
+        """Seconds a job waits before its first step beyond a single run's start-up: with a ps and several
+        workers, TensorFlow's Supervisor has each non-chief worker look every 30 s (``recovery_wait_secs``)
+        whether worker 0 has initialised the model, and worker 0's synchronous steps wait for them. Worth
+        counting in a timeout or an estimate; all-reduce jobs run in one session or without the Supervisor
+        wait (measured: 2-worker collective job 5 s, 2-worker ps job 38 s, trivial model)."""
+        return float(SUPERVISOR_RECOVERY_WAIT_S) if self.mode in PS_MODES and self.workers > 1 else 0.0
 
     def reporting(self) -> List[Task]:
         return [t for t in self.tasks if t.reports]
