@@ -138,7 +138,9 @@ def test_gpu_placement():
     assert not any("gpu_memory" in f for f in shared.flags_for(shared.task("ps", 0)))
     two_each = build_plan("collective_all_reduce", 2, gpus_per_host=4, gpus_per_worker=2)
     assert dict(two_each.task("worker", 1).env) == {"CUDA_VISIBLE_DEVICES": "2,3"}
-    assert build_plan("parameter_server", 2).tasks[0].env == ()  # unknown GPUs (Slurm): left alone
+    unknown = build_plan("parameter_server", 2)  # under Slurm: the workers' GPUs are left alone
+    assert [dict(t.env) for t in unknown.tasks] == [{"CUDA_VISIBLE_DEVICES": ""}, {}, {}]
+    assert not any("gpu_memory" in f for t in unknown.tasks for f in unknown.flags_for(t))
 
 
 @pytest.mark.parametrize("mode", clusterplan.DISTRIBUTED_MODES)

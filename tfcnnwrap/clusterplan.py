@@ -282,8 +282,9 @@ def build_plan(mode: str, workers: int, ps: Optional[int] = None, hosts: Sequenc
     """The job's tasks: ps first, then workers, then the controller (that order is also the Slurm
     ``SLURM_PROCID`` order). Workers go round-robin over ``hosts``, ps tasks too, the controller on the
     first host. ``ports``: one per task in that order (the local backend's free ports); otherwise each host
-    counts up from ``base_port``. ``gpus_per_host`` (None: leave the GPUs alone, as under Slurm): ps and
-    controller get no GPU, workers their own GPUs when they fit, else a share of every GPU's memory."""
+    counts up from ``base_port``. ps and controller get no GPU; with ``gpus_per_host`` known (None: leave
+    the workers' GPUs alone, as under Slurm) workers get GPUs of their own when they fit, else a share of
+    every GPU's memory."""
     ps, spec = validate(mode, workers, ps, branch, all_reduce_spec)
     hosts = [_checked_host(h) for h in hosts]
     if not hosts:
@@ -330,17 +331,17 @@ def _ports(roles, ports, base_port):
 
 
 def _gpu_placement(roles, gpus_per_host, gpus_per_worker):
-    """({(role, index): env pairs}, extra worker flags) for ``gpus_per_host`` GPUs on each host."""
-    if gpus_per_host is None:
-        return {}, ()
+    """({(role, index): env pairs}, extra worker flags) for ``gpus_per_host`` GPUs on each host. A ps or a
+    controller never sees a GPU (as in upstream's own distributed test): a TensorFlow server that sees one
+    takes its memory from the worker beside it."""
     env = {}
     per_host = {}
     for role, index, host in roles:
         if role == "worker":
             per_host.setdefault(host, []).append(index)
         else:
-            env[(role, index)] = (("CUDA_VISIBLE_DEVICES", ""),)  # as upstream's own distributed test does
-    if not gpus_per_host:
+            env[(role, index)] = (("CUDA_VISIBLE_DEVICES", ""),)
+    if not gpus_per_host:  # None: unknown (Slurm sets each task's GPUs); 0: none to share
         return env, ()
     crowded = max(len(v) for v in per_host.values())
     if crowded * gpus_per_worker <= gpus_per_host:
