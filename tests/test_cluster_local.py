@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FAKE_SCRIPT
+from conftest import FAKE_SCRIPT, cli_env
 from tfcnnwrap import cluster
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.logparse import LogParser
@@ -21,7 +21,7 @@ BASE = [sys.executable, "-u", str(FAKE_SCRIPT), "--model=trivial", "--batch_size
 
 
 def fake_env(tmp_path, **extra):
-    env = dict(os.environ)
+    env = cli_env()  # this checkout first on PYTHONPATH, for `python -m tfcnnwrap.task` from any directory
     for key in [k for k in env if k.startswith("FAKE_TFCNN_")]:
         del env[key]
     env["FAKE_TFCNN_IPS"] = "trivial=50.0"
@@ -294,7 +294,7 @@ def test_task_entry_point_runs_each_task_of_a_plan_file(tmp_path):
 def test_task_entry_point_errors_are_one_line(tmp_path):
     plan_file = tmp_path / "plan.json"
     plan_file.write_text(cluster.local_plan("collective_all_reduce", workers=1).to_json(), encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if k != "SLURM_PROCID"}
+    env = {k: v for k, v in cli_env().items() if k != "SLURM_PROCID"}
     cases = [
         (["--plan", str(plan_file), "--script", str(FAKE_SCRIPT)], "SLURM_PROCID"),
         (["--plan", str(plan_file), "--script", str(FAKE_SCRIPT), "--index", "3"], "--ntasks=1"),
@@ -360,4 +360,44 @@ def test_upstreams_own_refusal_fails_the_run_with_its_reason(tmp_path):
     outcome = cluster.run_plan(plan, BASE, tmp_path, env, tmp_path / "logs", "r", timeout_s=60)
     assert outcome.status == "crashed" and outcome.failed_task in ("ps0", "worker0")
     assert "Invalid variable_update in distributed mode: replicated" in outcome.failure
+    assert_nothing_left(outcome, tmp_path)
+
+
+SRUN_LIKE = "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"  # stays the task's parent
+
+
+def test_a_launcher_runs_tasks_through_another_program_and_stops_them_too(tmp_path):
+    """The hook a Slurm backend needs (srun per task): output, figure and stopping work through it."""
+    plan = cluster.local_plan("parameter_server", workers=1, ps=1)
+    (tmp_path / "logs").mkdir()
+    launched = []
+
+    def launcher(task, argv):
+        launched.append(task.name)
+        return [sys.executable, "-c", SRUN_LIKE, *argv]
+
+    outcome = cluster.run_plan(plan, BASE, tmp_path, fake_env(tmp_path), tmp_path / "logs", "r", timeout_s=60,
+                               launcher=launcher, backend="slurm")
+    assert outcome.status == "ok" and outcome.images_per_sec == 50.0 and launched == ["ps0", "worker0"]
+    assert outcome.cluster["backend"] == "slurm"
+    assert by_name(outcome)["ps0"]["stopped"] and by_name(outcome)["ps0"]["command"][1] == "-c"
+    assert_nothing_left(outcome, tmp_path)  # the ps behind its launcher too
+
+
+def test_task_entry_point_as_the_launcher(tmp_path):
+    """srun's view: every task runs `python -m tfcnnwrap.task --plan F --index i -- base flags`."""
+    plan = cluster.local_plan("distributed_all_reduce", workers=2)
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(plan.to_json(), encoding="utf-8")
+    (tmp_path / "logs").mkdir()
+
+    def launcher(task, argv):
+        return [sys.executable, "-m", "tfcnnwrap.task", "--plan", str(plan_file), "--index",
+                str(plan.tasks.index(task)), "--script", str(FAKE_SCRIPT), "--python", sys.executable, "--",
+                *BASE[3:]]
+
+    outcome = cluster.run_plan(plan, BASE, tmp_path, fake_env(tmp_path), tmp_path / "logs", "r", timeout_s=60,
+                               launcher=launcher)
+    assert outcome.status == "ok" and by_name(outcome)["controller0"]["reports"], outcome.failure
+    assert outcome.images_per_sec == 50.0
     assert_nothing_left(outcome, tmp_path)

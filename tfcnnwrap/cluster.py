@@ -205,8 +205,10 @@ class _TaskRun:
 
 
 class _Job:
-    def __init__(self, plan: ClusterPlan, log_dir, run_name, on_step):
+    def __init__(self, plan: ClusterPlan, log_dir, run_name, on_step, launcher=None, backend="local"):
         self.plan = plan
+        self.launcher = launcher
+        self.backend = backend
         # SimpleQueue: put() is reentrant, so a StopSignal may be set from a signal handler.
         self.events = queue.SimpleQueue()
         self.on_step = on_step
@@ -222,7 +224,10 @@ class _Job:
             task_env = dict(env)
             task_env["PYTHONUNBUFFERED"] = "1"
             task_env.update(run.task.env)
-            run.start(self.plan.argv_for(run.task, base_argv), cwd, task_env)
+            argv = self.plan.argv_for(run.task, base_argv)
+            if self.launcher is not None:
+                argv = list(self.launcher(run.task, argv))
+            run.start(argv, cwd, task_env)
 
     def post(self, kind):
         self.events.put((kind, None))
@@ -299,9 +304,14 @@ class _Job:
 
 
 def run_plan(plan: ClusterPlan, base_argv, cwd, env, log_dir, run_name, timeout_s=None,
-             on_step: Optional[Callable] = None, stop: Optional[StopSignal] = None, relative_to=None) -> JobOutcome:
-    """Run every task of ``plan`` (its ports fixed) once; see run_job."""
-    job = _Job(plan, log_dir, run_name, on_step)
+             on_step: Optional[Callable] = None, stop: Optional[StopSignal] = None, relative_to=None,
+             launcher: Optional[Callable] = None, backend: str = "local") -> JobOutcome:
+    """Run every task of ``plan`` (its ports fixed) once; see run_job.
+
+    ``launcher(task, argv) -> argv`` starts a task some other way, e.g. ``["srun", "--nodes=1", "--ntasks=1",
+    "-w", task.host, *argv]`` for a task on another node: its output still comes back through the pipe and
+    stopping the launcher's process group stops the task. ``backend`` names it in the ``cluster`` field."""
+    job = _Job(plan, log_dir, run_name, on_step, launcher, backend)
     started = time.monotonic()
     timer = None
     listener = lambda: job.post("interrupted")  # noqa: E731 - identity needed to unregister it
@@ -376,5 +386,5 @@ def _cluster_field(job: _Job, relative_to) -> dict:
             "images_per_sec": parsed.total_images_per_sec, "command": [str(a) for a in run.argv or ()],
             "env": dict(run.task.env),
         })
-    return {"backend": "local", "mode": job.plan.mode, "all_reduce_spec": job.plan.all_reduce_spec,
+    return {"backend": job.backend, "mode": job.plan.mode, "all_reduce_spec": job.plan.all_reduce_spec,
             "workers": job.plan.workers, "ps": len(job.plan.by_role("ps")), "tasks": tasks}
