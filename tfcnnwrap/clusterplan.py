@@ -96,11 +96,12 @@ class ClusterPlan:
 
     @property
     def startup_wait_s(self) -> float:
-        """Seconds a job waits before its first step beyond a single run's start-up: with a ps and several
+        """Seconds a job may wait before its first step beyond a single run's start-up: with a ps and several
         workers, TensorFlow's Supervisor has each non-chief worker look every 30 s (``recovery_wait_secs``)
         whether worker 0 has initialised the model, and worker 0's synchronous steps wait for them. Worth
         counting in a timeout or an estimate; all-reduce jobs run in one session or without the Supervisor
-        wait (measured: 2-worker collective job 5 s, 2-worker ps job 38 s, trivial model)."""
+        wait (measured on 2 CPU cores, trivial model: 2-worker collective job 5-8 s; 2-worker ps job 18-38 s,
+        depending on whether worker 0 was ready at the non-chief's first look)."""
         return float(SUPERVISOR_RECOVERY_WAIT_S) if self.mode in PS_MODES and self.workers > 1 else 0.0
 
     def reporting(self) -> List[Task]:
