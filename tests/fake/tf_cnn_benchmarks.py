@@ -21,8 +21,8 @@ FAKE_TFCNN_WAIT_FIFO   a named pipe to read before starting (blocks until its wr
 
 Distributed mode (--job_name=ps|worker|controller, as upstream): each task binds its own port from
 --ps_hosts/--worker_hosts/--controller_host (a taken port fails like TensorFlow: "Could not start gRPC
-server"); a worker waits until every ps accepts connections (a missing ps: it hangs silently), a controller
-until worker 0 does. A ps prints "Running parameter server N" and never exits; under distributed_all_reduce a
+server") and listens once it is up; a worker waits until every ps accepts connections (a missing ps: it
+hangs silently), a controller until every worker does. A ps prints "Running parameter server N" and never exits; under distributed_all_reduce a
 worker prints "Starting worker N" and never exits while the controller reports. A worker's step lines show
 its own rate (the FAKE_TFCNN_IPS figure) and its total is workers x that rate, the cluster's total.
 Upstream's refusals are copied: replicated/independent/horovod with --job_name, distributed_replicated
@@ -252,7 +252,8 @@ def main(argv):
 
 
 def task_fault(flags):
-    faults = dict(item.split("=", 1) for item in os.environ.get("FAKE_TFCNN_TASK_FAULTS", "").split(",") if "=" in item)
+    items = os.environ.get("FAKE_TFCNN_TASK_FAULTS", "").split(",")
+    faults = dict(item.split("=", 1) for item in items if "=" in item)
     return faults.get("%s%s" % (flags.get("job_name"), flags.get("task_index", "0")))
 
 
