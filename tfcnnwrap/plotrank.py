@@ -30,5 +30,9 @@ def plot_rank(ranking, path):
     if unranked:
         footnotes.append("Not ranked (no published %s): %s" % ("power" if ranking.per == "watt" else "price",
                                                                ", ".join(unranked)))
+    import textwrap
+
     title = "%s among published references" % ranking.measured_row.gpu
-    _save(_figure([panel], title, footnotes), path)
+    # _figure gives each footnote one line of height: wrap them to the figure's width first.
+    lines = [part for note in footnotes for part in textwrap.wrap(note, 95)]
+    _save(_figure([panel], title, lines), path)
