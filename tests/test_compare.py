@@ -295,7 +295,7 @@ def test_plans_that_differ_are_pointed_out(capsys, monkeypatch, tmp_path):
     b = write_sweep(tmp_path / "b", seed_runs(2), variable_update="replicated")
     code, out, _ = in_process(capsys, monkeypatch, "compare", a, b, "--format", "markdown")
     assert code == 0
-    assert "the sweeps' plans differ: variable_update parameter_server vs replicated" in out
+    assert "plan variable_update: parameter_server -> replicated" in out
 
 
 def test_welch_unit():

@@ -83,12 +83,10 @@ def ab_text_rows(comparison, short=False):
 
 
 def ab_notes(comparison):
+    """What the columns mean (what differs between the sweeps, their plans included, is listed above)."""
     notes = ["change = candidate / baseline - 1. Significant: Welch's t-test (unequal variances) at 95%; "
              "95% CI: Fieller's interval of the ratio of the means (Welch-Satterthwaite degrees of freedom), "
              "so it excludes 0% exactly when the change is significant; n/a under 2 ok runs a side."]
-    if comparison.differences:
-        notes.append("Note: the sweeps' plans differ: %s."
-                     % "; ".join("%s %s vs %s" % d for d in comparison.differences))
     return notes
 
 
