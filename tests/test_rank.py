@@ -192,3 +192,18 @@ def test_tensorflow_versions_are_noted_and_strict_leaves_other_ones_out(capsys, 
     assert json.loads(out)[0]["references"][0]["published"] is None
     code, out, _ = in_process(capsys, monkeypatch, "compare", sweep, "--rank", "--strict", "--format", "json")
     assert "gtx1080ti" not in {r["gpu_id"] for r in json.loads(out)}
+
+
+@pytest.mark.skipif(__import__("os").name != "posix", reason="a pseudo-terminal")
+@pytest.mark.parametrize("columns", [60, 80, 120])
+def test_rank_and_ab_fit_the_terminal(seed_sweep, tmp_path, columns):
+    from ptyscreen import run_in_pty
+
+    screen = run_in_pty(["compare", str(seed_sweep), "--rank", "--per", "watt", "--watts", "175"], columns)
+    assert screen.returncode == 0, screen
+    assert screen.widest() <= columns, screen
+    assert "Your GeForce RTX 2070: 2 of 4 by images/sec per watt" in " ".join(screen.text.split())
+    other = write_sweep(tmp_path / "other", seed_runs(3, {m: v * 0.9 for m, v in SEED_2070.items()}))
+    screen = run_in_pty(["compare", str(seed_sweep), str(other)], columns)
+    assert screen.returncode == 0 and screen.widest() <= columns, screen
+    assert "resnet50" in screen.text and "Same environment" in screen.text

@@ -19,7 +19,7 @@ def _shown(value):
 def environment_lines(comparison):
     """The short list above the table: each difference as ``driver: 410.79 -> 418.56``."""
     if not comparison.environment:
-        return ["Same environment: GPU, driver, TensorFlow, CUDA, cuDNN, branch, commit, host, precision and "
+        return ["Same environment: GPU, driver, TensorFlow, CUDA, cuDNN, branch, commit, host, precision, XLA and "
                 "plan match (as recorded)."]
     lines = ["What differs (baseline -> candidate):"]
     lines += ["  %s: %s -> %s" % (what, _shown(b), _shown(c)) for what, b, c in comparison.environment]

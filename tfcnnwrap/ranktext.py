@@ -51,22 +51,23 @@ def _figure(row, per):
 
 
 def rank_text_rows(ranking, short=False):
+    """Rows and columns of the ranked table; short headers for a terminal (the title says what is
+    scored, a note why a GPU is not ranked)."""
     rows = []
     for row in ranking.rows:
-        text = {"rank": "" if row.rank is None else str(row.rank),
-                "gpu": ("> %s (measured)" % row.gpu) if row.measured else row.gpu,
-                "geomean": _pct(row.geomean_pct) if row.geomean_pct is not None else row.why_not_ranked or "",
-                "relative": "" if row.relative_pct is None else "%.2fx" % (row.relative_pct / 100.0),
-                "configs": "%d of %d" % (row.configurations, ranking.of),
-                "speed": "" if row.speed_geomean_pct is None else _pct(row.speed_geomean_pct),
-                "figure": _figure(row, ranking.per)}
-        rows.append(text)
-    what = "per W" if ranking.per == "watt" else "per $" if ranking.per == "dollar" else ""
+        rows.append({"rank": "" if row.rank is None else str(row.rank),
+                     "gpu": ("> %s (yours)" % row.gpu) if row.measured else row.gpu,
+                     "geomean": _pct(row.geomean_pct) if row.geomean_pct is not None else "n/a",
+                     "relative": "" if row.relative_pct is None else "%.2fx" % (row.relative_pct / 100.0),
+                     "configs": "%d of %d" % (row.configurations, ranking.of),
+                     "speed": "" if row.speed_geomean_pct is None else _pct(row.speed_geomean_pct),
+                     "figure": _figure(row, ranking.per)})
+    what = {None: "", "watt": " per W", "dollar": " per $"}[ranking.per]
     columns = [("rank", "#"), ("gpu", "GPU"),
-               ("geomean", ("yours / it %s" % what).strip() if short else ("measured / reference %s" % what).strip()),
-               ("relative", "it / yours" if short else "reference / measured")]
+               ("geomean", "yours/it" if short else "measured / reference" + what),
+               ("relative", "it/yours" if short else "reference / measured" + what)]
     if ranking.per:
-        columns += [("speed", "img/s yours/it" if short else "images/sec measured / reference"),
+        columns += [("speed", "img/s" if short else "images/sec measured / reference"),
                     ("figure", "power" if ranking.per == "watt" else "price")]
     columns.append(("configs", "configs" if short else "configurations"))
     return rows, columns
