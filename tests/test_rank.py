@@ -207,3 +207,14 @@ def test_rank_and_ab_fit_the_terminal(seed_sweep, tmp_path, columns):
     screen = run_in_pty(["compare", str(seed_sweep), str(other)], columns)
     assert screen.returncode == 0 and screen.widest() <= columns, screen
     assert "resnet50" in screen.text and "Same environment" in screen.text
+
+
+def test_rank_with_no_reference_under_the_sweeps_conditions(cli, tmp_path):
+    quick = write_sweep(tmp_path / "quick", {("resnet50", 8): [20.0]}, device="cpu")
+    result = cli("compare", quick, "--rank")
+    assert result.returncode == 0, result
+    assert "no reference GPU published a figure under this sweep's conditions" in " ".join(result.stdout.split())
+    rows = cli("compare", quick, "--rank", "--format", "json").json()
+    assert len(rows) == 1 and rows[0]["measured"] is True and rows[0]["rank"] == 1
+    png = tmp_path / "rank.png"
+    assert_clean_error(cli("compare", quick, "--rank", "--plot", png), 2, "nothing to plot")

@@ -76,7 +76,7 @@ class Ranking:
 
 
 def measured_name(sweep):
-    return sweep.gpu_label() or ("the CPU" if sweep.meta.on_cpu else "the measured GPU")
+    return sweep.gpu_label() or ("CPU" if sweep.meta.on_cpu else "GPU (name not recorded)")
 
 
 def _shared(gpu, sweep, strict):

@@ -21,6 +21,9 @@ def placement(ranking):
     me = ranking.measured_row
     faster, level, slower = ranking.neighbours()
     total = sum(1 for r in ranking.rows if r.rank is not None)
+    if total == 1 and len(ranking.rows) == 1:
+        return ("Your %s: no reference GPU published a figure under this sweep's conditions at its batch sizes;"
+                " `compare --against NAME` shows each one's closest figures (marked \u2020)." % me.gpu)
     text = "Your %s: %d of %d by %s" % (me.gpu, me.rank, total, _WHAT[ranking.per])
 
     def near(row):
