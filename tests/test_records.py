@@ -185,7 +185,7 @@ def test_plans_differing_in_precision_are_pointed_out(capsys, monkeypatch, tmp_p
     a = write_sweep(tmp_path / "a", seed_runs(2))
     b = write_sweep(tmp_path / "b", seed_runs(2), extra_args=["--use_fp16"])
     out, _ = in_process(capsys, monkeypatch, tmp_path, "compare", a, b, "--format", "markdown")
-    assert "the sweeps' plans differ: extra_args [] vs ['--use_fp16']" in out
+    assert "- precision: fp32 -> fp16" in out and "- plan extra_args: [] -> ['--use_fp16']" in out
 
 
 def test_live_lines_read_records_and_dicts():

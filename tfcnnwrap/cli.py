@@ -207,25 +207,49 @@ def _add_report(verbs, parent):
 def _add_compare(verbs, parent):
     p = _add_verb(
         verbs, parent, "compare",
-        help="a sweep against published GPUs, or one sweep against another",
+        help="a sweep against published GPUs, ranked among them, or sweeps against a baseline",
         description="With --against: each reference cell reads `203.99 (86.7%)`, the reference's images/sec "
-        "and measured/reference. With two sweeps: change per model and whether it is significant.",
+        "and measured/reference. With --rank: the measured GPU placed among every reference GPU with the "
+        "sweep's conditions. With two or more sweeps: the first is the baseline; per configuration the "
+        "change, its 95% interval and whether it is significant, and what differs between the sweeps. "
+        "No SWEEP_DIR: the newest sweep(s) under results/ ($TFCNNWRAP_RESULTS).",
         examples=['results/20261130-101500 --against "1080-Ti,2080,2080-Ti,Vega 64,V100" --format markdown',
                   "results/20261130-101500 --against V100 --plot compare.svg",
-                  "results/egpu-F1.0 results/egpu-H2D"],
+                  "results/egpu-F1.0 results/egpu-H2D results/egpu-H3 --fail-on-regression 3",
+                  "results/20261130-101500 --rank --per watt --plot rank.png",
+                  "results/20261130-101500 --rank --per dollar --price 499",
+                  ""],
     )
-    p.add_argument("dirs", nargs="+", metavar="SWEEP_DIR", type=_text,
-                   help="one sweep (with --against) or two sweeps")
+    p.add_argument("dirs", nargs="*", metavar="SWEEP_DIR", type=_text,
+                   help="one sweep (with --against or --rank), or a baseline and one or more candidates")
     p.add_argument("--against", metavar="NAME[,NAME...]", type=_text, help="reference GPUs (see `references`)")
     p.add_argument("--references", metavar="FILE.csv", type=_text, help="add your own references (same columns)")
+    p.add_argument("--strict", action="store_true",
+                   help="with --against or --rank: only references under exactly the sweep's conditions "
+                   "(batch size included) and its TensorFlow X.Y; no closest-row stand-ins (\u2020)")
+    p.add_argument("--rank", action="store_true",
+                   help="place the measured GPU among every reference GPU with the sweep's conditions, by the "
+                   "geometric mean of measured / reference over the configurations they share")
+    p.add_argument("--per", choices=["watt", "dollar"],
+                   help="with --rank: rank by images/sec per watt (telemetry's mean power or --watts) or per "
+                   "dollar (--price) against the references' board power or launch price")
+    p.add_argument("--price", metavar="USD", type=_number(bounds.PRICE), help="with --per dollar: your GPU's price")
+    p.add_argument("--watts", metavar="W", type=_number(bounds.WATTS),
+                   help="with --per watt: your GPU's power (default: the sweep's telemetry, mean power draw)")
+    p.add_argument("--fail-on-regression", metavar="PCT", type=_number(bounds.FAIL_ON_REGRESSION),
+                   help="sweep against sweep: exit 1 when a configuration's candidate is significantly slower "
+                   "(Welch, 95%%) than the baseline by more than PCT%%, naming it")
+    p.add_argument("--host", metavar="NAME", type=_text,
+                   help="a fleet sweep: this host's runs only (default: every host's runs pooled)")
     _add_format(p, ["table", "markdown", "csv", "json"])
     p.add_argument(
         "--plot",
         metavar="FILE.png",
         type=_plot_path,
         help="also draw the comparison: one horizontal-bar panel per model (measured against each reference, "
-        "or baseline against candidate), plus a geometric-mean (or change) panel; the suffix picks the "
-        "format (.png, .svg, .pdf, ...); the directory must exist (needs the plot extra: matplotlib)",
+        "or baseline against candidate), plus a geometric-mean (or change) panel, or the ranking; the "
+        "suffix picks the format (.png, .svg, .pdf, ...); the directory must exist (needs the plot extra: "
+        "matplotlib)",
     )
 
 

@@ -16,7 +16,8 @@ def pct(ratio_pct):
 def conditions_line(cond, sep=" · "):
     """``fp32 · 1 GPU · parameter_server · synthetic data`` for a plan's conditions."""
     gpus = "%d GPU%s" % (cond["num_gpus"], "" if cond["num_gpus"] == 1 else "s")
-    return sep.join([cond["precision"], gpus, cond["variable_update"], "%s data" % cond["data"]])
+    parts = [cond["precision"], gpus, cond["variable_update"], "%s data" % cond["data"]]
+    return sep.join(parts + (["XLA"] if cond.get("xla") == "yes" else []))
 
 
 def describe_condition(key, value):
@@ -28,6 +29,8 @@ def describe_condition(key, value):
         return "%s data" % value
     if key == "precision":
         return str(value)
+    if key == "xla":
+        return "XLA %s" % ("on" if value == "yes" else "off")
     return "%s %s" % (key, value)
 
 
@@ -65,18 +68,19 @@ def footnotes(comparison):
 # -- against references ----------------------------------------------------------------------------------
 
 _CELL_KEYS = ("name", "id", "gpu_name", "images_per_sec", "published", "ratio_pct", "comparable", "differs",
-              "conditions")
+              "conditions", "tf_version")
 
 
 def against_json(comparison):
     out = []
     for row in comparison.rows:
         refs = [dict({k: getattr(c, k) for k in _CELL_KEYS}, cell=cell_text(c)) for c in row.cells]
-        out.append({"model": row.model, "batch_size": row.batch_size, "measured": row.measured,
-                    "runs_ok": row.runs_ok, "references": refs})
+        out.append({"model": row.model, "batch_size": row.batch_size, "num_gpus": row.num_gpus,
+                    "measured": row.measured, "runs_ok": row.runs_ok, "references": refs})
     geo = [{"name": g.name, "id": g.id, "gpu_name": g.gpu_name, "ratio_pct": g.ratio_pct, "count": g.count,
             "cell": geomean_text(g)} for g in comparison.geomean]
-    out.append({"model": GEOMEAN, "batch_size": None, "measured": None, "runs_ok": None, "references": geo})
+    out.append({"model": GEOMEAN, "batch_size": None, "num_gpus": None, "measured": None, "runs_ok": None,
+                "references": geo})
     return out
 
 
@@ -99,15 +103,16 @@ def against_csv_rows(comparison):
 
 
 def against_text_rows(comparison, short=False):
-    columns = [("model", "model"), ("batch_size", "batch" if short else "batch size"), ("measured", "measured")]
-    columns += [("ref%d" % i, typed) for i, (typed, _) in enumerate(comparison.columns)]
+    columns = [("model", "model"), ("batch_size", "batch" if short else "batch size")]
+    columns += [("num_gpus", "GPUs")] if comparison.sweep.several_counts else []
+    columns += [("measured", "measured")] + [("ref%d" % i, typed) for i, (typed, _) in enumerate(comparison.columns)]
     rows = []
     for row in comparison.rows:
-        text = {"model": row.model, "batch_size": str(row.batch_size),
+        text = {"model": row.model, "batch_size": str(row.batch_size), "num_gpus": str(row.num_gpus),
                 "measured": "no ok run" if row.measured is None else "%.2f" % row.measured}
         text.update(("ref%d" % i, cell_text(c)) for i, c in enumerate(row.cells))
         rows.append(text)
-    geo = {"model": GEOMEAN, "batch_size": "", "measured": ""}
+    geo = {"model": GEOMEAN, "batch_size": "", "num_gpus": "", "measured": ""}
     geo.update(("ref%d" % i, geomean_text(g)) for i, g in enumerate(comparison.geomean))
     return rows + [geo], columns
 
@@ -118,8 +123,36 @@ def against_notes(comparison):
     if comparison.sweep.meta.on_cpu:
         notes.append("This sweep ran on the CPU; the references are GPUs.")
     notes += footnotes(comparison)
+    notes += closest_notes(comparison) + tf_notes(comparison)
     notes += ["Source of %s: %s" % (", ".join(names), source) for source, names in comparison.sources]
     return notes
+
+
+def closest_notes(comparison):
+    """How a † figure was chosen, or what --strict left out."""
+    if comparison.strict:
+        return ["--strict: only figures under exactly this sweep's conditions (and its TensorFlow X.Y, where "
+                "both are known); n/a where a reference has none."]
+    if any(c.found and not c.comparable for r in comparison.rows for c in r.cells):
+        return ["%s: no published figure under exactly this sweep's conditions; the closest is shown (fewest "
+                "differing conditions, precision and GPU count first, then the nearest batch size); --strict "
+                "leaves such figures out." % MARK]
+    return []
+
+
+def tf_notes(comparison):
+    """Which references' figures were measured with another TensorFlow X.Y than the sweep (kept: a version
+    changes figures less than a condition does, and most sources give none)."""
+    from tfcnnwrap.compare import tf_differs
+
+    ours = comparison.sweep.meta.tensorflow_version
+    seen = {}
+    for row in comparison.rows:
+        for cell in row.cells:
+            if cell.found and tf_differs(cell.tf_version, ours):
+                seen.setdefault((cell.name, cell.tf_version), []).append(row.model)
+    return ["TensorFlow: %s (%s) measured with TF %s, this sweep with TF %s; --strict leaves them out."
+            % (name, ", ".join(models), version, ours) for (name, version), models in seen.items()]
 
 
 def render_against(comparison, fmt, stream=None):
@@ -136,87 +169,29 @@ def render_against(comparison, fmt, stream=None):
     _emit_text(rows, columns, title, against_notes(comparison), fmt, stream)
 
 
-# -- sweep against sweep ---------------------------------------------------------------------------------
-
-AB_COLUMNS = ["model", "batch_size", "baseline", "candidate", "change_pct", "significant", "p_value",
-              "baseline_runs", "candidate_runs", "baseline_std", "candidate_std"]
-
-
-def ab_json(result):
-    geo = dict({k: None for k in AB_COLUMNS}, model=GEOMEAN, change_pct=result.geomean_change_pct,
-               pairs=result.pairs)
-    return [row.to_dict() for row in result.rows] + [geo]
-
-
-def _p_text(p):
-    if p is None:
-        return ""
-    return "<0.001" if p < 0.001 else "%.3f" % p
-
-
-def _ab_text_row(row):
-    runs = "%s/%s" % ("-" if row.baseline_runs is None else row.baseline_runs,
-                      "-" if row.candidate_runs is None else row.candidate_runs)
-    return {
-        "model": row.model, "batch_size": str(row.batch_size),
-        "baseline": "" if row.baseline is None else "%.2f" % row.baseline,
-        "candidate": "" if row.candidate is None else "%.2f" % row.candidate,
-        "change": "" if row.change_pct is None else "%+.1f%%" % row.change_pct,
-        "significant": "n/a" if row.significant is None else ("yes" if row.significant else "no"),
-        "p": _p_text(row.p_value), "runs": runs,
-    }
-
-
-def ab_text_rows(result, short=False):
-    rows = [_ab_text_row(row) for row in result.rows]
-    change = "" if result.geomean_change_pct is None else "%+.1f%%" % result.geomean_change_pct
-    rows.append({"model": GEOMEAN, "batch_size": "", "baseline": "", "candidate": "", "change": change,
-                 "significant": "", "p": "", "runs": ""})
-    if short:
-        headers = ["model", "batch", "baseline", "candidate", "change", "signif", "p", "runs"]
-    else:
-        headers = ["model", "batch size", "baseline", "candidate", "change", "significant", "p-value",
-                   "ok runs (b/c)"]
-    keys = ["model", "batch_size", "baseline", "candidate", "change", "significant", "p", "runs"]
-    return rows, list(zip(keys, headers))
-
-
-def ab_notes(result):
-    notes = ["change = candidate / baseline - 1. Significant: Welch's t-test (unequal variances) at 95%, "
-             "n/a when a side has fewer than 2 ok runs."]
-    if result.differences:
-        notes.append("Note: the sweeps' plans differ: %s."
-                     % "; ".join("%s %s vs %s" % d for d in result.differences))
-    return notes
-
-
-def render_ab(result, fmt, stream=None):
-    stream = stream or sys.stdout
-    if fmt == "json":
-        render.emit(ab_json(result), "json", stream=stream)
-        return
-    if fmt == "csv":
-        render.emit(ab_json(result), "csv", columns=AB_COLUMNS + ["pairs"], stream=stream)
-        return
-    title = "candidate %s against baseline %s, images/sec" % (result.candidate.label(), result.baseline.label())
-    rows, columns = ab_text_rows(result, short=(fmt != "markdown"))
-    _emit_text(rows, columns, title, ab_notes(result), fmt, stream)
-
-
 # -- tables ----------------------------------------------------------------------------------------------
 
 
-def _emit_text(rows, columns, title, notes, fmt, stream):
+def _emit_text(rows, columns, title, notes, fmt, stream, before=()):
+    """The title, the ``before`` lines (a short list: a line indented by two spaces is an item), the table,
+    then the notes."""
     if fmt == "markdown":
+        if before:
+            stream.write("### %s\n\n" % title)
+            stream.write("".join("- %s\n" % line.strip() if line.startswith("  ") else "%s\n\n" % line
+                                 for line in before) + "\n")
+            title = None
         render.emit(rows, "markdown", columns=columns, title=title, caption="\n\n".join(notes), stream=stream)
     else:
-        _print_table(rows, columns, title, notes)
+        _print_table(rows, columns, title, notes, before)
 
 
-def _print_table(rows, columns, title, notes):
+def _print_table(rows, columns, title, notes, before=()):
     """A rich table in which a model name never folds (``resnet152`` split in two reads badly). When the
     terminal is too narrow, two-part cells such as ``203.99 (86.7%)`` go on two lines. Then the notes."""
     out = render.console()
+    for line in before:
+        out.print(line, markup=False)
 
     def width(key, header):
         return max([len(str(r.get(key) or "")) for r in rows] + [len(header)])

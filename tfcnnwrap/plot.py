@@ -168,30 +168,48 @@ def _change_bar(label, change_pct, significant, color):
             "text": "%+.1f%%%s" % (change_pct, "*" if significant else "")}
 
 
+CANDIDATE_COLORS = (CANDIDATE_COLOR, "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#1f78b4")
+
+
+def _config_label(row, several_counts):
+    gpus = ", %d GPUs" % row.num_gpus if several_counts else ""
+    return "%s, batch size %s%s" % (row.model, row.batch_size, gpus)
+
+
 def plot_ab(result, path):
-    """Baseline against candidate per model, and the change per model (compare.SweepComparison)."""
-    base, cand = result.baseline, result.candidate
-    panels = []
-    change_bars = []
-    for row in result.rows:
-        change = ""
-        if row.change_pct is not None:
-            change_bars.append(_change_bar("%s (%s)" % (row.model, row.batch_size), row.change_pct,
-                                           row.significant, CANDIDATE_COLOR))
-            sig = {True: ", significant", False: ", not significant", None: ""}[row.significant]
-            change = " (%+.1f%%%s)" % (row.change_pct, sig)
-        bars = [{"label": label, "value": value, "color": color,
-                 "text": "%.2f" % value if value is not None else "no ok run"}
-                for label, value, color in ((base.name, row.baseline, BASELINE_COLOR),
-                                            (cand.name, row.candidate, CANDIDATE_COLOR))]
-        panels.append({"title": "%s, batch size %s%s" % (row.model, row.batch_size, change), "bars": bars})
+    """Baseline against each candidate per configuration, and each change (compareab.ABResult; a single
+    compareab.SweepComparison is read as one candidate)."""
+    comparisons = getattr(result, "comparisons", None) or (result,)
+    base = comparisons[0].baseline
+    several = len(comparisons) > 1
+    several_counts = len({r.num_gpus for c in comparisons for r in c.rows}) > 1
+    panels, change_bars, by_config = [], [], {}
+    for index, comparison in enumerate(comparisons):
+        color = CANDIDATE_COLORS[index % len(CANDIDATE_COLORS)]
+        for row in comparison.rows:
+            key = (row.model, row.batch_size, row.num_gpus)
+            bars = by_config.setdefault(key, [{"label": base.name, "value": row.baseline, "color": BASELINE_COLOR,
+                                               "text": "%.2f" % row.baseline if row.baseline is not None
+                                               else "no ok run"}])
+            change = ""
+            if row.change_pct is not None:
+                label = _config_label(row, several_counts) + (" " + comparison.candidate.name if several else "")
+                change_bars.append(_change_bar(label, row.change_pct, row.significant, color))
+                change = " (%+.1f%%%s)" % (row.change_pct, "*" if row.significant else "")
+            bars.append({"label": comparison.candidate.name, "value": row.candidate, "color": color,
+                         "text": ("%.2f" % row.candidate if row.candidate is not None else "no ok run") + change})
+        if comparison.geomean_change_pct is not None:
+            label = "geometric mean" + (" " + comparison.candidate.name if several else "")
+            change_bars.append(_change_bar(label, comparison.geomean_change_pct, None, MEASURED_COLOR))
+    rows = {(r.model, r.batch_size, r.num_gpus): r for c in comparisons for r in c.rows}
+    for key, bars in by_config.items():
+        panels.append({"title": _config_label(rows[key], several_counts), "bars": bars})
     if not panels:
         raise UsageError("nothing to plot: neither sweep has a model yet")
-    if result.geomean_change_pct is not None:
-        change_bars.append(_change_bar("geometric mean", result.geomean_change_pct, None, MEASURED_COLOR))
     if change_bars:
-        panels.append({"title": "change, candidate against baseline", "bars": change_bars, "line": 0.0,
+        panels.append({"title": "change against baseline %s" % base.name, "bars": change_bars, "line": 0.0,
                        "xlabel": "change, % (* significant)"})
-    title = "candidate %s against baseline %s" % (cand.label(), base.label())
-    footnotes = ["Significant: Welch's t-test at 95%; needs 2 or more ok runs on each side."]
+    names = ", ".join(c.candidate.label() for c in comparisons)
+    title = "%s %s against baseline %s" % ("candidates" if several else "candidate", names, base.label())
+    footnotes = ["Significant (*): Welch's t-test at 95%; needs 2 or more ok runs on each side."]
     _save(_figure(panels, title, footnotes), path)

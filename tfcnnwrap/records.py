@@ -378,6 +378,7 @@ class ReferenceCell:
     differs: Mapping = field(default_factory=dict)  # condition -> {"reference": ..., "sweep": ...}
     conditions: Optional[Mapping] = None
     source: Optional[str] = None  # where the published figure comes from
+    tf_version: Optional[str] = None  # the TensorFlow the reference ran, as published ('' not recorded)
 
     @property
     def found(self):
@@ -391,6 +392,7 @@ class ReferenceRow:
     measured: Optional[float]
     runs_ok: Optional[int]
     cells: Tuple[ReferenceCell, ...]
+    num_gpus: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -420,6 +422,13 @@ class ChangeRow:
     candidate_runs: Optional[int]
     baseline_std: Optional[float]
     candidate_std: Optional[float]
+    num_gpus: Optional[int] = None
+    change_ci95_low: Optional[float] = None  # 95% CI of change_pct (Fieller), %
+    change_ci95_high: Optional[float] = None
+    candidate_dir: Optional[str] = None  # set when several candidates follow one baseline
 
     def to_dict(self):
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        if self.candidate_dir is None:
+            del out["candidate_dir"]
+        return out
