@@ -55,7 +55,7 @@ def test_rank_says_where_the_gpu_lands(cli, seed_sweep):
         out = " ".join(result.stdout.split())
         assert ("Your GeForce RTX 2070: 6 of 10 by images/sec, between the GeForce RTX 2080 (83.2%, on 5 "
                 "configurations) and the Radeon RX Vega 64 (107.3%, on 5 configurations)") in out
-        assert "level with the GeForce RTX 2070 eGPU (seed)" in out
+        assert "level with the GeForce RTX 2070 eGPU (Thunderbolt 3)" in out
         assert "5 of 5" in out and "3 of 5" in out
 
 
