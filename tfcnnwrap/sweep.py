@@ -202,7 +202,12 @@ def _prepare(args, sweep, meta, plan, python, vendor_dir, python_from=None):
     # A new sweep asks TensorFlow itself (GPUs, CUDA, cuDNN) for the record in sweep.json and for
     # --device auto; a resumed one only needs the version.
     full = meta is None and (plan.device == "auto" or not args.dry_run)
-    probe_result = probe.run_probe(python, full=full, partial=True)
+    try:
+        probe_result = probe.run_probe(python, full=full, partial=True)
+    except SetupError as exc:
+        if python_from in (None, "--python"):
+            raise
+        raise SetupError("%s (that interpreter came from %s)" % (exc.message, python_from)) from None
     ctx = SweepContext(
         console=render.console(), warn_console=render.console(stderr=True), sweep=sweep, meta=meta, plan=plan,
         python=python, vendor_dir=Path(vendor_dir), script=script, probe=probe_result,
