@@ -58,10 +58,6 @@ def print_summary(console, sweep, meta, rows, runs):
         console.print("[red]%d run(s) did not give a result:[/]" % len(failures), highlight=False)
         for run in sorted(failures, key=lambda r: (r.model, r.batch_size, r.run)):
             console.print(_failure_line(sweep, run), highlight=False)
-    from tfcnnwrap.schedule import oom_hints
-
-    for hint in oom_hints(failures):
-        console.print("[yellow]hint:[/] " + hint, highlight=False)
 
 
 def cmd_report(args):

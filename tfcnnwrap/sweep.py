@@ -587,5 +587,8 @@ def _latest(ctx):
 
 def _print_summary(console, sweep, meta, rows, runs):
     from tfcnnwrap.report import print_summary
+    from tfcnnwrap.schedule import oom_hints
 
     print_summary(console, sweep, meta, rows, runs)
+    for hint in oom_hints(runs):  # the batch size to try instead (issue 13)
+        console.print("[yellow]hint:[/] " + hint, highlight=False)
