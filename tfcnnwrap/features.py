@@ -12,10 +12,9 @@ which every branch has and the published XLA figures used; ``xla_compile`` stays
 import re
 
 from tfcnnwrap.errors import UsageError
+from tfcnnwrap.versions import KNOWN_BRANCHES
 
 _EVERY_FEATURE = {"fp16": "use_fp16", "xla": "xla"}
-KNOWN_BRANCHES = ["cnn_tf_v%s_compatible" % v for v in
-                  ("1.5", "1.8", "1.9", "1.10", "1.11", "1.12", "1.13", "1.14", "1.15", "2.0", "2.1")] + ["master"]
 # branch -> {feature: the upstream flag that turns it on}
 BRANCH_FLAGS = {branch: dict(_EVERY_FEATURE) for branch in KNOWN_BRANCHES}
 FEATURE_OPTIONS = {"fp16": "--fp16", "xla": "--xla"}
