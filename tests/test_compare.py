@@ -308,12 +308,12 @@ def test_welch_unit():
 
 def test_plan_conditions_read_the_plan_and_extra_flags():
     assert Plan().conditions() == {"precision": "fp32", "num_gpus": 1, "variable_update": "parameter_server",
-                                   "data": "synthetic"}
+                                   "data": "synthetic", "xla": "no"}
     # --num_gpus and --variable_update are the plan's own (sweep refuses them after --); fp16 and real
     # data can only come through the pass-through flags.
     plan = Plan(num_gpus=4, variable_update="replicated", extra_args=["--use_fp16"])
     assert plan.conditions() == {"precision": "fp16", "num_gpus": 4, "variable_update": "replicated",
-                                 "data": "synthetic"}
+                                 "data": "synthetic", "xla": "no"}
     assert Plan(extra_args=["--use_fp16=false"]).conditions()["precision"] == "fp32"
     assert Plan(extra_args=["--data_dir", "/data/imagenet"]).conditions()["data"] == "real"
 

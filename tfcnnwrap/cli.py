@@ -87,7 +87,7 @@ def _add_python(p, what):
         metavar="PY",
         type=_text,
         help="interpreter that has TensorFlow, e.g. C:\\Anaconda3\\envs\\tf112\\python.exe "
-        "(default: the one running tfcnnwrap); %s" % what,
+        "(default: $TFCNNWRAP_PYTHON, else the last setup's, else the one running tfcnnwrap); %s" % what,
     )
 
 
@@ -95,9 +95,8 @@ def _add_vendor_dir(p):
     p.add_argument(
         "--vendor-dir",
         metavar="DIR",
-        default="vendor",
         type=_text,
-        help="where setup keeps the tensorflow/benchmarks checkout (default: ./vendor)",
+        help="where setup keeps the tensorflow/benchmarks checkout (default: $TFCNNWRAP_VENDOR_DIR, else ./vendor)",
     )
 
 
@@ -133,9 +132,9 @@ def _add_setup(verbs, parent):
     p.add_argument(
         "--repo-url",
         metavar="URL",
-        default=DEFAULT_REPO_URL,
         type=_text,
-        help="upstream repository: URL, local path or file:// URL of a mirror (default: %(default)s)",
+        help="upstream repository: URL, local path or file:// URL of a mirror (default: the last setup's, else "
+        "%s)" % DEFAULT_REPO_URL,
     )
     _add_vendor_dir(p)
     p.add_argument("--update", action="store_true", help="fetch the branch's newest commit")
@@ -148,14 +147,15 @@ def _add_sweep(verbs, parent):
         description="Run tf_cnn_benchmarks for each model and batch size, --runs times each, on synthetic "
         "data; keep every log and record each run as it ends.",
         examples=["", "--models resnet50,vgg16 --batch-size vgg16=32 --runs 5", "--device cpu --quick",
-                  "--resume results/20261130-101500", "--models resnet50 -- --use_fp16=True"],
+                  "--resume results/20261130-101500+0100", "--models resnet50 --fp16 --xla",
+                  "--runs 3 --until-ci 1 --max-runs 10 --order interleaved"],
     )
     _add_python(p, "the benchmark runs under it")
-    _add_vendor_dir(p)
-    p.set_defaults(vendor_dir=None)  # None: the resumed sweep's own, else ./vendor (sweep.py decides)
+    _add_vendor_dir(p)  # None: the resumed sweep's own, else $TFCNNWRAP_VENDOR_DIR or ./vendor (sweep.py)
     _add_sweep_plan(p)
     p.add_argument("--out", metavar="DIR", type=_text,
-                   help="the sweep directory (default: results/<UTC yyyymmdd-HHMMSS>)")
+                   help="the sweep directory (default: results/<local yyyymmdd-HHMMSS+hhmm>; "
+                   "$TFCNNWRAP_RESULTS replaces results/)")
     p.add_argument("--resume", metavar="DIR", type=_text, help="continue this sweep with its own recorded plan")
     p.add_argument("--retry-failed", action="store_true", help="with --resume: also re-run failed runs")
     p.add_argument("--dry-run", action="store_true", help="print every command and run nothing")
@@ -190,6 +190,24 @@ def _add_sweep_plan(p):
                    help="a smoke test: 1 run, batch sizes / 8, 10 batches, 2 warm-up batches (explicit flags win)")
     p.add_argument("--timeout", metavar="SEC", type=_number(bounds.TIMEOUT),
                    help="kill a run after SEC seconds, at most %d (7 days) (default: none)" % bounds.TIMEOUT.high)
+    _add_sweep_flow(p)
+
+
+def _add_sweep_flow(p):
+    """Precision, XLA, adaptive runs and run order (recorded in the plan too)."""
+    p.add_argument("--fp16", action="store_true",
+                   help="half precision: --use_fp16=True, as the checked-out branch spells it")
+    p.add_argument("--xla", action="store_true",
+                   help="XLA auto-jit: --xla=True, as the checked-out branch spells it")
+    p.add_argument("--until-ci", metavar="PCT", type=_number(bounds.UNTIL_CI),
+                   help="after --runs, keep running a configuration until its 95%% confidence interval is within "
+                   "+-PCT%% of its mean (PCT more than 0, at most " + "%g)" % bounds.UNTIL_CI.high)
+    p.add_argument("--max-runs", metavar="N", type=_number(bounds.MAX_RUNS),
+                   help="with --until-ci: at most N runs per configuration, %d to %d (default: 10)"
+                   % (bounds.MAX_RUNS.low, bounds.MAX_RUNS.high))
+    p.add_argument("--order", choices=["grouped", "interleaved"], default=None,
+                   help="grouped (default): each configuration's runs back to back; interleaved: run 1 of every "
+                   "configuration, then run 2, ...")
 
 
 def _add_report(verbs, parent):

@@ -366,13 +366,16 @@ def print_table(report, stream=None):
 def cmd_doctor(args):
     from tfcnnwrap.render import console, to_json
 
-    python = getattr(args, "python", None)
+    from tfcnnwrap import settings
+
+    vendor_dir = settings.vendor_dir(getattr(args, "vendor_dir", None))[0]
+    python = settings.target_python(getattr(args, "python", None), vendor_dir)[0]
     fmt = getattr(args, "format", "table") or "table"
     matmul = bool(getattr(args, "matmul", False))
     err = console(stderr=True)
     what = "timing the matmul" if matmul else "questioning TensorFlow"
     with err.status("%s in %s ..." % (what, python or sys.executable)):
-        report = collect(python, getattr(args, "vendor_dir", "vendor") or "vendor", matmul)
+        report = collect(python, str(vendor_dir), matmul)
     if fmt == "json":
         sys.stdout.write(to_json(report) + "\n")
     else:

@@ -22,6 +22,8 @@ DEFAULT_MODELS: List[Tuple[str, int]] = [
 DEFAULT_RUNS = 3
 DEFAULT_NUM_GPUS = 1
 DEFAULT_VARIABLE_UPDATE = "parameter_server"
+DEFAULT_MAX_RUNS = 10  # --until-ci without --max-runs
+ORDERS = ("grouped", "interleaved")
 
 QUICK_RUNS = 1
 QUICK_BATCH_DIVISOR = 8
@@ -94,6 +96,12 @@ class Plan:
     extra_args: List[str] = field(default_factory=list)
     # Several GPU counts (`--num-gpus 1,2,4`): one configuration per count; None = just ``num_gpus``.
     gpu_counts: Optional[List[int]] = None
+    # sweepflow: precision, XLA, adaptive runs and run order (sweep.json from before them reads as defaults)
+    fp16: bool = False
+    xla: bool = False
+    until_ci: Optional[float] = None  # keep running a configuration until its 95% CI is within +-this %
+    max_runs: Optional[int] = None  # with until_ci: at most this many runs of a configuration
+    order: str = "grouped"  # grouped: a configuration's runs back to back; interleaved: round by round
 
     @property
     def counts(self):
@@ -104,8 +112,9 @@ class Plan:
     def scaling(self):
         return len(self.counts) > 1
 
-    def benchmark_flags(self, model, batch_size, device, num_gpus=None):
-        """tf_cnn_benchmarks flags for one run; ``device`` is the resolved device (gpu or cpu)."""
+    def benchmark_flags(self, model, batch_size, device, num_gpus=None, features=()):
+        """tf_cnn_benchmarks flags for one run; ``device`` is the resolved device (gpu or cpu); ``features``:
+        --fp16/--xla as the checked-out branch spells them (``features.branch_flags``)."""
         flags = [
             "--model=%s" % model,
             "--batch_size=%d" % batch_size,
@@ -118,11 +127,20 @@ class Plan:
             flags.append("--num_warmup_batches=%d" % self.num_warmup_batches)
         if device == "cpu":
             flags += ["--device=cpu", "--data_format=NHWC"]
-        return flags + list(self.extra_args)
+        return flags + list(features) + list(self.extra_args)
 
     def run_specs(self):
-        """RunSpecs in execution order: each configuration's runs back to back, as the seed ran them."""
-        return [RunSpec(m, bs, g, k) for m, bs in self.models for g in self.counts for k in range(1, self.runs + 1)]
+        """The planned RunSpecs in execution order: grouped, each configuration's runs back to back (as the
+        seed ran them); interleaved, run 1 of every configuration, then run 2, ..."""
+        runs = range(1, self.runs + 1)
+        if self.order == "interleaved":
+            return [RunSpec(m, bs, g, k) for k in runs for m, bs, g in self.configs()]
+        return [RunSpec(m, bs, g, k) for m, bs, g in self.configs() for k in runs]
+
+    @property
+    def most_runs(self):
+        """The most runs a configuration may get: --max-runs with --until-ci, else --runs."""
+        return max(self.runs, self.max_runs or DEFAULT_MAX_RUNS) if self.until_ci else self.runs
 
     def configs(self):
         """(model, batch_size, num_gpus) in plan order."""
@@ -152,6 +170,7 @@ class Plan:
                 timeout_s=_recorded(data.get("timeout_s"), bounds.TIMEOUT),
                 extra_args=[str(a) for a in data.get("extra_args") or []],
                 gpu_counts=_recorded_counts(data.get("gpu_counts")),
+                **_recorded_flow(data),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise UsageError("the sweep's recorded plan is unreadable (%s); start a new sweep" % exc) from None
@@ -171,20 +190,38 @@ class Plan:
                     return arg.split("=", 1)[1]
             return None
 
-        fp16_flag = flag("use_fp16")
-        fp16 = bool(getattr(self, "fp16", False)) or (
-            fp16_flag is not None and fp16_flag.strip().lower() in ("1", "true", "yes", "t", "y"))
+        def on(name):
+            value = flag(name)
+            return value is not None and value.strip().lower() in ("1", "true", "yes", "t", "y")
+
+        fp16 = bool(getattr(self, "fp16", False)) or on("use_fp16")
+        xla = bool(getattr(self, "xla", False)) or on("xla") or on("xla_compile")
         num_gpus = self.num_gpus[0] if isinstance(self.num_gpus, (list, tuple)) else self.num_gpus
         return {
             "precision": "fp16" if fp16 else "fp32",
             "num_gpus": int(num_gpus or 1),
             "variable_update": str(self.variable_update or DEFAULT_VARIABLE_UPDATE),
             "data": "real" if flag("data_dir") else "synthetic",
+            "xla": "yes" if xla else "no",
         }
 
 
 def _recorded(value, bound):
     return None if value is None else bound.parse(value)
+
+
+def _recorded_flow(data):
+    """fp16, xla, until_ci, max_runs and order as recorded (absent in sweeps from before them: defaults)."""
+    order = str(data.get("order") or "grouped")
+    if order not in ORDERS:
+        raise ValueError("order %r is not one of %s" % (order, ", ".join(ORDERS)))
+    return {
+        "fp16": data.get("fp16") is True,
+        "xla": data.get("xla") is True,
+        "until_ci": _recorded(data.get("until_ci"), bounds.UNTIL_CI),
+        "max_runs": _recorded(data.get("max_runs"), bounds.MAX_RUNS),
+        "order": order,
+    }
 
 
 def _recorded_counts(value):
@@ -259,13 +296,32 @@ def flag_name(arg):
     return name
 
 
-def check_extra_args(extra):
-    """Pass-through flags after `--`: refuse those that would contradict the plan, in any spelling."""
+# Pass-through flags that --fp16 / --xla set (in any spelling, --noX included): given both ways, refused.
+FEATURE_FLAGS = {"fp16": ("--fp16", ("use_fp16",)), "xla": ("--xla", ("xla", "xla_compile"))}
+
+
+def _feature_clash(name, features):
+    for feature in features:
+        ours, theirs = FEATURE_FLAGS[feature]
+        if name in theirs or (name.startswith("no") and name[2:] in theirs):
+            return ours
+    return None
+
+
+def check_extra_args(extra, features=()):
+    """Pass-through flags after `--`: refuse those that would contradict the plan, in any spelling.
+
+    ``features``: the plan's "fp16" / "xla"; their upstream flags may still come after -- on their own.
+    """
     args = list(extra or [])
     if args and args[0] == "--":
         args = args[1:]
     for arg in args:
         name = flag_name(arg)
+        clash = _feature_clash(name, features) if name else None
+        if clash:
+            raise UsageError("%s sets %s itself: pass it one way, drop %s after -- (or drop %s)"
+                             % (clash, arg.split("=", 1)[0], arg.split("=", 1)[0], clash))
         if name in MANAGED_FLAGS:
             raise UsageError(
                 "pass %s through tfcnnwrap's own flag %s, not after -- (it sets --%s itself)"
@@ -329,6 +385,8 @@ def build_plan(args):
     else:
         num_warmup = QUICK_NUM_WARMUP_BATCHES if quick else None
     timeout = None if args.timeout is None else float(_int(args.timeout, bounds.TIMEOUT))
+    flow = _flow(args, runs)
+    features = [f for f in ("fp16", "xla") if flow[f]]
 
     return Plan(
         models=models,
@@ -340,8 +398,27 @@ def build_plan(args):
         num_warmup_batches=num_warmup,
         quick=quick,
         timeout_s=timeout,
-        extra_args=check_extra_args(args.extra),
+        extra_args=check_extra_args(args.extra, features),
+        **flow,
     )
+
+
+def _flow(args, runs):
+    """fp16, xla, until_ci, max_runs and order from the flags (argparse has bounded the numbers)."""
+    until_ci = getattr(args, "until_ci", None)
+    max_runs = getattr(args, "max_runs", None)
+    if max_runs is not None and until_ci is None:
+        raise UsageError("--max-runs caps --until-ci; add --until-ci PCT (or use --runs N for a fixed count)")
+    if until_ci is not None:
+        until_ci = float(_int(until_ci, bounds.UNTIL_CI))
+        max_runs = _int(max_runs, bounds.MAX_RUNS) if max_runs is not None else max(DEFAULT_MAX_RUNS, runs)
+        if max_runs < runs:
+            raise UsageError("--max-runs %d is below --runs %d; raise --max-runs or lower --runs" % (max_runs, runs))
+    order = getattr(args, "order", None) or "grouped"
+    if order not in ORDERS:
+        raise UsageError("--order takes %s, got %r" % (" or ".join(ORDERS), order))
+    return {"fp16": bool(getattr(args, "fp16", False)), "xla": bool(getattr(args, "xla", False)),
+            "until_ci": until_ci, "max_runs": max_runs, "order": order}
 
 
 PLAN_FLAGS = (
@@ -355,6 +432,11 @@ PLAN_FLAGS = (
     ("num_warmup_batches", "--num-warmup-batches"),
     ("quick", "--quick"),
     ("timeout", "--timeout"),
+    ("fp16", "--fp16"),
+    ("xla", "--xla"),
+    ("until_ci", "--until-ci"),
+    ("max_runs", "--max-runs"),
+    ("order", "--order"),
     ("out", "--out"),
     ("extra", "-- EXTRA"),
 )

@@ -10,73 +10,45 @@ dir -> swap it into place, only over a checkout setup made itself -> write the m
 Git lives in ``gitremote``, the checkout on disk in ``checkout``.
 """
 
-import os
 import sys
 import time
-from pathlib import Path
 
-from tfcnnwrap import __version__, checkout, gitremote, render, versions
+from tfcnnwrap import __version__, checkout, gitremote, render, settings, versions
 from tfcnnwrap.clock import utc_now
 from tfcnnwrap.errors import SetupError, UsageError
 from tfcnnwrap.procs import format_command, pip_install_command
 
 DEFAULT_REPO_URL = "https://github.com/tensorflow/benchmarks.git"
-DEFAULT_VENDOR_DIR = "vendor"
-ENV_PYTHON = "TFCNNWRAP_PYTHON"
-ENV_VENDOR_DIR = "TFCNNWRAP_VENDOR_DIR"
+DEFAULT_VENDOR_DIR = settings.DEFAULT_VENDOR_DIR
+ENV_PYTHON = settings.ENV_PYTHON
+ENV_VENDOR_DIR = settings.ENV_VENDOR_DIR
 NOTHING_CHANGED = "Already set up: same upstream and branch; nothing fetched, nothing changed."
 
 
 # --- settings ---------------------------------------------------------------------------------------------
 
 
-def typed_on_command_line(flag, argv=None):
-    """True when ``flag`` (or an abbreviation argparse accepts) is among the options of the command line.
-
-    cli.py gives --vendor-dir and --repo-url defaults, so a value equal to the default may or may not have
-    been typed; only a typed one outranks the environment and the manifest.
-    """
-    for token in (sys.argv[1:] if argv is None else argv):
-        if token == "--":
-            break
-        name = token.split("=", 1)[0]
-        if len(name) > 3 and name.startswith("--") and flag.startswith(name):
-            return True
-    return False
-
-
-def _flag(args, dest, flag, default):
-    value = getattr(args, dest, None)
-    if value is None or (value == default and not typed_on_command_line(flag)):
-        return None
-    return value
-
-
 def resolve_settings(args, environ=None):
     """{vendor, python, repo_url, notes}: flag > environment variable > manifest > built-in default.
 
     ``python`` None means the interpreter running tfcnnwrap; ``notes`` says what did not come from a flag.
+    cli.py gives --vendor-dir and --repo-url no default, so None means "not typed".
     """
-    environ = os.environ if environ is None else environ
     notes = []
-    vendor = _flag(args, "vendor_dir", "--vendor-dir", DEFAULT_VENDOR_DIR)
-    if vendor is None and environ.get(ENV_VENDOR_DIR):
-        vendor = environ[ENV_VENDOR_DIR]
-        notes.append("vendor dir from %s" % ENV_VENDOR_DIR)
-    vendor = Path(vendor or DEFAULT_VENDOR_DIR)
+    vendor, vendor_from = settings.vendor_dir(getattr(args, "vendor_dir", None), environ)
+    if vendor_from:
+        notes.append("vendor dir from %s" % vendor_from)
     checkout.refuse_unsafe_vendor(vendor)  # before the manifest is read through a planted link
-    last_python, last_url = checkout.remembered(vendor)
-    python, python_from = args.python, "--python" if args.python else None
-    if not python and environ.get(ENV_PYTHON):
-        python, python_from = environ[ENV_PYTHON], ENV_PYTHON
+    python, python_from = settings.target_python(args.python, vendor, environ)
+    if python_from == ENV_PYTHON:
         notes.append("python from %s" % ENV_PYTHON)
-    elif not python and last_python:
-        python, python_from = last_python, "the last setup (%s)" % checkout.manifest_path(vendor)
+    elif python_from and python_from != "--python":
         notes.append("python from the last setup")
-    url = _flag(args, "repo_url", "--repo-url", DEFAULT_REPO_URL)
-    if url is None and last_url:
-        url = last_url
-        notes.append("repo URL from the last setup")
+    url = getattr(args, "repo_url", None)
+    if url is None:
+        url = checkout.remembered(vendor)[1]
+        if url:
+            notes.append("repo URL from the last setup")
     return {
         "vendor": vendor,
         "python": python,

@@ -444,9 +444,11 @@ def load_sweep(path):
     return sweep, sweep.info, sweep.read_runs()
 
 
-def newest_sweep(results_dir="results"):
-    """The most recently created sweep under ``results_dir``."""
-    root = Path(results_dir)
+def newest_sweep(results_dir=None):
+    """The most recently created sweep under ``results_dir`` (default: $TFCNNWRAP_RESULTS, else results/)."""
+    from tfcnnwrap.settings import results_dir as default_results
+
+    root = Path(results_dir) if results_dir is not None else default_results()
     candidates = [p for p in root.iterdir() if is_sweep(p)] if root.is_dir() else []
     if not candidates:
         raise UsageError(

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional
 
-from tfcnnwrap import __version__, checkout, probe
+from tfcnnwrap import __version__, checkout, probe, settings
 from tfcnnwrap.clock import utc_now
 from tfcnnwrap.errors import (
     EXIT_INTERRUPTED,
@@ -23,17 +23,25 @@ from tfcnnwrap.errors import (
 )
 from tfcnnwrap.plan import Plan, build_plan, plan_flags_given
 from tfcnnwrap.procs import format_command, pip_install_command
-from tfcnnwrap.records import RunRecord
+from tfcnnwrap.records import RunRecord, Status
+from tfcnnwrap.schedule import Schedule, runs_to_do  # noqa: F401 - runs_to_do: sweep.runs_to_do for callers
 from tfcnnwrap.store import FORMAT_VERSION, SweepDir, latest_runs, open_sweep
 from tfcnnwrap.versions import needs_legacy_keras
 
 SCRIPT_NAME = "tf_cnn_benchmarks.py"
-DEFAULT_VENDOR_DIR = "vendor"
-RERUN_STATUSES = {"interrupted"}
+DEFAULT_VENDOR_DIR = settings.DEFAULT_VENDOR_DIR
 
 
-def default_out_dir(results_dir="results"):
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+def sweep_stamp(now=None):
+    """The sweep directory's name: local time with its UTC offset, no colons (Windows), e.g.
+    20261130-101500+0100."""
+    now = now or datetime.now(timezone.utc).astimezone()
+    return now.strftime("%Y%m%d-%H%M%S") + now.strftime("%z").replace(":", "")
+
+
+def default_out_dir(results_dir=None):
+    results_dir = results_dir if results_dir is not None else settings.results_dir()
+    stamp = sweep_stamp()
     out = Path(results_dir) / stamp
     n = 2
     while out.exists():
@@ -72,8 +80,8 @@ def child_env(tf_version):
     return env
 
 
-def command_template(plan, device):
-    flags = plan.benchmark_flags("{model}", 0, device)
+def command_template(plan, device, features=()):
+    flags = plan.benchmark_flags("{model}", 0, device, features=features)
     return ["{python}", "-u", SCRIPT_NAME, "--model={model}", "--batch_size={batch_size}"] + flags[2:]
 
 
@@ -87,21 +95,6 @@ def _install_signal_handlers():
 
 def _restore_signal_handlers(stops):
     stops.restore()
-
-
-def runs_to_do(plan, records, retry_failed):
-    """Specs that have no record yet, or whose record is interrupted (or failed, with --retry-failed)."""
-    by_key = {spec_key(r): r for r in latest_runs(records, plan.num_gpus)}
-    todo = []
-    for spec in plan.run_specs():
-        rec = by_key.get(tuple(spec))
-        if rec is None:
-            todo.append(spec)
-        elif rec.status in RERUN_STATUSES:
-            todo.append(spec)
-        elif retry_failed and rec.status != "ok":
-            todo.append(spec)
-    return todo
 
 
 def spec_key(record):
@@ -127,6 +120,7 @@ class SweepContext:
     device: str = "cpu"
     env: dict = field(default_factory=dict)
     retry_failed: bool = False
+    features: list = field(default_factory=list)  # --fp16/--xla as the branch spells them
     records: list = field(default_factory=list)
     telemetry: Any = None
     stops: Any = None  # stopping.StopRequests while the runs go
@@ -140,11 +134,11 @@ def cmd_sweep(args):
     if args.retry_failed and not args.resume:
         raise UsageError("--retry-failed works with --resume DIR; add --resume")
     sweep, meta, plan = _resume_target(args) if args.resume else _new_target(args)
-    python, vendor_dir = _where_to_run(args, meta)
+    python, vendor_dir, python_from = _where_to_run(args, meta)
     # Held shared from before the checkout is read until the sweep ends: setup (exclusive) cannot swap it.
     vendor_lock = None if args.dry_run else _hold_vendor(vendor_dir)
     try:
-        ctx = _prepare(args, sweep, meta, plan, python, vendor_dir)
+        ctx = _prepare(args, sweep, meta, plan, python, vendor_dir, python_from)
         if args.dry_run:
             return _print_dry_run(ctx)
         _open_for_writing(ctx)
@@ -175,11 +169,18 @@ def _resume_target(args):
 
 
 def _where_to_run(args, meta):
-    """(python, vendor_dir): the flags, else (on --resume) what the sweep recorded, else the defaults."""
+    """(python, vendor_dir, where python came from): the flags, else (on --resume) what the sweep recorded,
+    else TFCNNWRAP_PYTHON / TFCNNWRAP_VENDOR_DIR, else what the last setup remembered, else the defaults."""
     recorded = meta or {}
-    python = probe.target_python(args.python or recorded.get("python"))
-    vendor_dir = args.vendor_dir or recorded.get("vendor_dir") or DEFAULT_VENDOR_DIR
-    return python, Path(vendor_dir)
+    if args.vendor_dir or not recorded.get("vendor_dir"):
+        vendor_dir = settings.vendor_dir(args.vendor_dir)[0]
+    else:
+        vendor_dir = Path(recorded["vendor_dir"])
+    if args.python or not recorded.get("python"):
+        python, source = settings.target_python(args.python, vendor_dir)
+    else:
+        python, source = recorded["python"], "the sweep's sweep.json"
+    return probe.target_python(python), vendor_dir, source
 
 
 def _hold_vendor(vendor_dir):
@@ -193,7 +194,7 @@ def _hold_vendor(vendor_dir):
     return lock
 
 
-def _prepare(args, sweep, meta, plan, python, vendor_dir):
+def _prepare(args, sweep, meta, plan, python, vendor_dir, python_from=None):
     """Probe the target, check it against a resumed sweep, settle the device: a SweepContext."""
     from tfcnnwrap import render
 
@@ -201,11 +202,16 @@ def _prepare(args, sweep, meta, plan, python, vendor_dir):
     # A new sweep asks TensorFlow itself (GPUs, CUDA, cuDNN) for the record in sweep.json and for
     # --device auto; a resumed one only needs the version.
     full = meta is None and (plan.device == "auto" or not args.dry_run)
-    probe_result = probe.run_probe(python, full=full, partial=True)
+    try:
+        probe_result = probe.run_probe(python, full=full, partial=True)
+    except SetupError as exc:
+        if python_from in (None, "--python"):
+            raise
+        raise SetupError("%s (that interpreter came from %s)" % (exc.message, python_from)) from None
     ctx = SweepContext(
         console=render.console(), warn_console=render.console(stderr=True), sweep=sweep, meta=meta, plan=plan,
         python=python, vendor_dir=Path(vendor_dir), script=script, probe=probe_result,
-        tf_version=_require_tensorflow(python, probe_result),
+        tf_version=_require_tensorflow(python, probe_result, python_from),
         manifest=checkout.read_manifest(vendor_dir) or {}, retry_failed=args.retry_failed,
     )
     if meta is not None:
@@ -215,8 +221,23 @@ def _prepare(args, sweep, meta, plan, python, vendor_dir):
         ctx.device, warning = resolve_device(plan.device, probe_result)
         _warn(ctx, warning)
     ctx.env = child_env(ctx.tf_version)
+    ctx.features = _feature_flags(plan, ctx.manifest, script)
     _warn(ctx, checkout.branch_mismatch(ctx.tf_version, ctx.manifest))
     return ctx
+
+
+def _feature_flags(plan, manifest, script):
+    """--fp16 / --xla as the checked-out branch spells them (UsageError where it has no such flag)."""
+    from tfcnnwrap.features import branch_flags
+
+    wanted = [f for f in ("fp16", "xla") if getattr(plan, f)]
+    if not wanted:
+        return []
+    source = None
+    benchmark_cnn = Path(script).parent / "benchmark_cnn.py"
+    if benchmark_cnn.is_file():
+        source = benchmark_cnn.read_text(encoding="utf-8", errors="replace")
+    return branch_flags(wanted, manifest.get("branch"), source)
 
 
 def _warn(ctx, warning):
@@ -224,12 +245,13 @@ def _warn(ctx, warning):
         ctx.warn_console.print("[yellow]warning:[/] " + warning, highlight=False)
 
 
-def _require_tensorflow(python, probe_result):
+def _require_tensorflow(python, probe_result, python_from=None):
     tf_version = probe_result.tf_version
     if not tf_version:
+        came = " (that interpreter came from %s)" % python_from if python_from not in (None, "--python") else ""
         raise SetupError(
-            "no TensorFlow found for %s: pass --python with the interpreter that has it "
-            "(e.g. your conda env's python.exe)" % python
+            "no TensorFlow found for %s%s: pass --python with the interpreter that has it "
+            "(e.g. your conda env's python.exe)" % (python, came)
         )
     if needs_legacy_keras(tf_version) and probe_result.tf_keras is False:
         raise SetupError(
@@ -263,13 +285,16 @@ def _refuse_another_tensorflow(ctx):
 
 def _print_dry_run(ctx):
     plan = ctx.plan
-    for spec in plan.run_specs():
+    records = latest_runs(ctx.sweep.read_runs(), plan.num_gpus) if ctx.meta is not None else []
+    specs = Schedule(plan, records, ctx.retry_failed).planned()
+    for spec in specs:
         argv = _argv(ctx, spec)
         sys.stdout.write("cd %s && %s\n" % (format_command([str(ctx.script.parent)]), format_command(argv)))
+    flow = _flow_text(ctx)
     sys.stdout.write(
-        "# %d runs; device %s; TensorFlow %s; %s\n"
-        % (len(plan.run_specs()), ctx.device, ctx.tf_version,
-           "TF_USE_LEGACY_KERAS=1" if "TF_USE_LEGACY_KERAS" in ctx.env else "")
+        "# %d runs; device %s; TensorFlow %s; %s%s\n"
+        % (len(specs), ctx.device, ctx.tf_version,
+           "TF_USE_LEGACY_KERAS=1" if "TF_USE_LEGACY_KERAS" in ctx.env else "", ("; " + flow) if flow else "")
     )
     return EXIT_OK
 
@@ -284,7 +309,7 @@ def _new_meta(ctx):
         "created_at": utc_now(),
         "plan": ctx.plan.to_dict(),
         "device": ctx.device,
-        "command_template": command_template(ctx.plan, ctx.device),
+        "command_template": command_template(ctx.plan, ctx.device, ctx.features),
         "script_dir": str(ctx.script.parent.resolve()),
         "upstream": {k: ctx.manifest.get(k) for k in ("url", "branch", "commit")},
         "tensorflow_version": ctx.tf_version,
@@ -316,24 +341,16 @@ def _open_for_writing(ctx):
 def _run_sweep(ctx):
     from tfcnnwrap.live import make_display
 
-    todo = runs_to_do(ctx.plan, ctx.records, ctx.retry_failed)
+    schedule = Schedule(ctx.plan, _latest(ctx), ctx.retry_failed)
+    todo = schedule.planned()
     header = _header(ctx, todo)
     ctx.telemetry = _telemetry(ctx.device, header)
     display = make_display(ctx.console)
     ctx.stops = _install_signal_handlers()
-    stop, failure = None, None
+    stop, failure, started = None, None, []
     display.start(len(todo), header)
     try:
-        for index, spec in enumerate(todo, 1):
-            if ctx.stops.requested:
-                stop = "interrupted"
-                break
-            outcome, record = _run_one(ctx, display, index, spec)
-            _record(ctx, record)
-            display.run_finished(index, record, ctx.plan.runs)
-            stop = _stop_reason(index, outcome, ctx.stops)
-            if stop:
-                break
+        stop = _run_loop(ctx, display, schedule, started)
     except KeyboardInterrupt:
         stop = "interrupted"
     except TfcnnwrapError as exc:
@@ -343,7 +360,51 @@ def _run_sweep(ctx):
         if ctx.stops.requested and stop is None and failure is None:
             stop = "interrupted"
         _restore_signal_handlers(ctx.stops)
-    return _finish(ctx, todo, stop, failure)
+    return _finish(ctx, started, stop, failure)
+
+
+def _run_loop(ctx, display, schedule, started):
+    """Run (or record as skipped) what the schedule says next until it is done; the stop reason or None.
+    ``started`` collects the specs that ran, in order."""
+    index = 0
+    while not ctx.stops.requested:
+        step = schedule.next()
+        if step is None:
+            return None
+        spec, skip = step
+        index += 1
+        if index > getattr(display, "total", index):
+            display.total = index  # --until-ci added a run the header did not count
+        if skip:
+            record = _skipped_record(ctx, spec, skip)
+        else:
+            started.append(spec)
+            extra = _before_run(ctx, display, spec)
+            outcome, record = _run_one(ctx, display, index, spec)
+            record.update(extra or {})
+        _record(ctx, record)
+        schedule.finished(ctx.records[-1])
+        display.run_finished(index, record, ctx.plan.most_runs)
+        stop = None if skip else _stop_reason(len(started), outcome, ctx.stops)
+        if stop:
+            return stop
+    return "interrupted"
+
+
+def _before_run(ctx, display, spec):
+    """Called right before each run starts (not before a skipped one): what it returns is merged into the
+    run's record. The place for cool-down and start-of-run GPU state (helper "thermal")."""
+    return {}
+
+
+def _skipped_record(ctx, spec, reason):
+    """The record of a run not started because its configuration ran out of GPU memory."""
+    return {
+        "model": spec.model, "batch_size": spec.batch_size, "num_gpus": spec.num_gpus, "run": spec.run,
+        "status": Status.SKIPPED.value, "images_per_sec": None, "exit_code": None, "duration_s": None,
+        "started_at": None, "log": None, "command": _argv(ctx, spec), "failure": reason, "steps_seen": None,
+        "last_step_images_per_sec": None, "log_bytes": None, "tensorflow_reported": None, "telemetry": None,
+    }
 
 
 def _header(ctx, todo):
@@ -361,7 +422,21 @@ def _header(ctx, todo):
             upstream.get("branch") or "?",
             (" @ " + upstream["commit"][:10]) if upstream.get("commit") else "",
         ),
-    ]
+    ] + ["  " + line for line in [_flow_text(ctx)] if line]
+
+
+def _flow_text(ctx):
+    """How this sweep differs from the seed's flow: precision, XLA, adaptive runs, order (or '')."""
+    plan = ctx.plan
+    parts = []
+    if ctx.features:
+        parts.append(" ".join(ctx.features))
+    if plan.until_ci:
+        parts.append("more runs until the 95%% CI is within +-%g%% (at most %d per configuration)"
+                     % (plan.until_ci, plan.most_runs))
+    if plan.order != "grouped":
+        parts.append("%s order" % plan.order)
+    return "; ".join(parts)
 
 
 def _telemetry(device, header):
@@ -384,7 +459,7 @@ def _run_one(ctx, display, index, spec):
     plan, sweep = ctx.plan, ctx.sweep
     rel_log = sweep.spec_log(spec, plan)
     argv = _argv(ctx, spec)
-    display.run_started(index, spec.model, spec.batch_size, spec.run, plan.runs, plan.num_batches or 100)
+    display.run_started(index, spec.model, spec.batch_size, spec.run, plan.most_runs, plan.num_batches or 100)
     started_at = utc_now()
     sampler = None
     if ctx.telemetry is not None:
@@ -400,7 +475,7 @@ def _run_one(ctx, display, index, spec):
 
 
 def _argv(ctx, spec):
-    flags = ctx.plan.benchmark_flags(spec.model, spec.batch_size, ctx.device, spec.num_gpus)
+    flags = ctx.plan.benchmark_flags(spec.model, spec.batch_size, ctx.device, spec.num_gpus, ctx.features)
     return [ctx.python, "-u", SCRIPT_NAME] + flags
 
 
@@ -466,7 +541,7 @@ def _stop_reason(index, outcome, stops):
     return None
 
 
-def _finish(ctx, todo, stop, failure):
+def _finish(ctx, started, stop, failure):
     """The summary on screen and on disk, and the exit code (or the error that ended the sweep)."""
     try:
         rows = _write_summary(ctx)
@@ -486,7 +561,7 @@ def _finish(ctx, todo, stop, failure):
             exit_code=EXIT_RUNS_FAILED if kept else EXIT_USAGE,
         )
     if stop == "flag_error":
-        first = todo[0]
+        first = started[0]
         flag_error = ctx.records[-1].get("failure") or "tf_cnn_benchmarks rejected a flag"
         raise TfcnnwrapError(
             "tf_cnn_benchmarks rejected its flags on the first run: %s -- the checked-out branch %s may not "
@@ -512,5 +587,8 @@ def _latest(ctx):
 
 def _print_summary(console, sweep, meta, rows, runs):
     from tfcnnwrap.report import print_summary
+    from tfcnnwrap.schedule import oom_hints
 
     print_summary(console, sweep, meta, rows, runs)
+    for hint in oom_hints(runs):  # the batch size to try instead (issue 13)
+        console.print("[yellow]hint:[/] " + hint, highlight=False)

@@ -18,6 +18,8 @@ FAKE_TFCNN_READY_FIFO  a named pipe: modes hang/hang_tree write "<pid> <child pi
                        test can block on it instead of sleeping
 FAKE_TFCNN_WAIT_FIFO   a named pipe to read before starting (blocks until its writer, e.g. the stand-in
                        nvidia-smi, has written), so that a test's ordering needs no sleeps
+FAKE_TFCNN_FLAGS_OUT   a file: each invocation appends the flags it parsed as one JSON object per line (upstream's
+                       header does not show --use_fp16/--xla, so tests read what reached the benchmark here)
 mode leave_child       a normal run that, before exiting, starts a child which keeps stdout open and sleeps; once
                        the benchmark has exited the child writes "<benchmark pid> <child pid>" into
                        FAKE_TFCNN_READY_FIFO (if set)
@@ -95,6 +97,15 @@ def parse_flags(argv):
     return flags
 
 
+def record_flags(flags):
+    path = os.environ.get("FAKE_TFCNN_FLAGS_OUT")
+    if path:
+        import json
+
+        with open(path, "a") as fh:
+            fh.write(json.dumps(flags, sort_keys=True) + "\n")
+
+
 def count_invocation(model):
     """(overall, per-model) 1-based invocation numbers, kept in FAKE_TFCNN_STATE."""
     state = os.environ.get("FAKE_TFCNN_STATE")
@@ -143,6 +154,7 @@ def noise():
 
 def main(argv):
     flags = parse_flags(argv)
+    record_flags(flags)
     model = flags.get("model", "trivial")
     batch = int(flags.get("batch_size", "32"))
     num_gpus = int(flags.get("num_gpus", "1"))
