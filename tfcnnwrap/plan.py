@@ -313,7 +313,7 @@ def build_plan(args):
         models.append((name, size))
 
     runs = _int(args.runs, bounds.RUNS) if args.runs is not None else (QUICK_RUNS if quick else DEFAULT_RUNS)
-    num_gpus = _int(args.num_gpus, bounds.NUM_GPUS) if args.num_gpus is not None else DEFAULT_NUM_GPUS
+    counts = gpu_counts(args.num_gpus)
     variable_update = args.variable_update or DEFAULT_VARIABLE_UPDATE
     if variable_update not in VARIABLE_UPDATES:
         raise UsageError(
@@ -334,14 +334,30 @@ def build_plan(args):
         models=models,
         runs=runs,
         device=args.device or "auto",
-        num_gpus=num_gpus,
+        num_gpus=counts[0],
         variable_update=variable_update,
         num_batches=num_batches,
         num_warmup_batches=num_warmup,
         quick=quick,
         timeout_s=timeout,
         extra_args=check_extra_args(args.extra),
+        gpu_counts=counts if len(counts) > 1 else None,
     )
+
+
+def gpu_counts(value):
+    """``--num-gpus`` as a list of counts: the CLI's parsed list, a single number, or text ``"1,2,4"``."""
+    if value is None:
+        return [DEFAULT_NUM_GPUS]
+    try:
+        if isinstance(value, (list, tuple)):
+            counts = [bounds.NUM_GPUS.parse(v) for v in value]
+            if len(set(counts)) != len(counts):
+                raise OutOfBounds("lists a value twice: %s" % ",".join(str(c) for c in counts))
+            return counts
+        return bounds.NUM_GPUS.parse_list(value) if isinstance(value, str) else [bounds.NUM_GPUS.parse(value)]
+    except OutOfBounds as exc:
+        raise UsageError("--num-gpus %s" % exc) from None
 
 
 PLAN_FLAGS = (

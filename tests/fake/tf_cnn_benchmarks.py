@@ -18,6 +18,9 @@ FAKE_TFCNN_READY_FIFO  a named pipe: modes hang/hang_tree write "<pid> <child pi
                        test can block on it instead of sleeping
 FAKE_TFCNN_WAIT_FIFO   a named pipe to read before starting (blocks until its writer, e.g. the stand-in
                        nvidia-smi, has written), so that a test's ordering needs no sleeps
+FAKE_TFCNN_GPU_EFFICIENCY  scaling efficiency (default 1.0): with --num_gpus=N > 1 the totals are the
+                       one-device figure (FAKE_TFCNN_IPS) x N x this, as tf_cnn_benchmarks reports images/sec over
+                       every device (batch size per device)
 mode leave_child       a normal run that, before exiting, starts a child which keeps stdout open and sleeps; once
                        the benchmark has exited the child writes "<benchmark pid> <child pid>" into
                        FAKE_TFCNN_READY_FIFO (if set)
@@ -134,6 +137,8 @@ def main(argv):
     overall, per_model = count_invocation(model)
     fault = pick_fault(model, overall, per_model)
     ips = pick_ips(model, per_model)
+    if num_gpus > 1:
+        ips *= num_gpus * float(os.environ.get("FAKE_TFCNN_GPU_EFFICIENCY", "1") or 1)
     delay = float(os.environ.get("FAKE_TFCNN_STEP_DELAY", "0") or 0)
 
     wait_fifo = os.environ.get("FAKE_TFCNN_WAIT_FIFO")
