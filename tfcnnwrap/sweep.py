@@ -236,9 +236,9 @@ def _prepare(args, sweep, meta, plan, python, vendor_dir):
     else:
         ctx.device, warning = resolve_device(plan.device, probe_result)
         _warn(ctx, warning)
+    _warn(ctx, meta is None and check_gpu_counts(plan.counts, ctx.device, probe_result.gpus))  # resumed: checked
     ctx.env = child_env(ctx.tf_version)
     _warn(ctx, checkout.branch_mismatch(ctx.tf_version, ctx.manifest))
-    _warn(ctx, meta is None and check_gpu_counts(plan.counts, ctx.device, probe_result.gpus))  # resumed: checked
     return ctx
 
 
