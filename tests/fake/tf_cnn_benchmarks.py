@@ -24,6 +24,19 @@ FAKE_TFCNN_GPU_EFFICIENCY  scaling efficiency (default 1.0): with --num_gpus=N >
 mode leave_child       a normal run that, before exiting, starts a child which keeps stdout open and sleeps; once
                        the benchmark has exited the child writes "<benchmark pid> <child pid>" into
                        FAKE_TFCNN_READY_FIFO (if set)
+
+Distributed mode (--job_name=ps|worker|controller, as upstream): each task binds its own port from
+--ps_hosts/--worker_hosts/--controller_host (a taken port fails like TensorFlow: "Could not start gRPC
+server") and listens once it is up; a worker waits until every ps accepts connections (a missing ps: it
+hangs silently), a controller until every worker does. A ps prints "Running parameter server N" and never exits; under distributed_all_reduce a
+worker prints "Starting worker N" and never exits while the controller reports. A worker's step lines show
+its own rate (the FAKE_TFCNN_IPS figure) and its total is workers x that rate, the cluster's total.
+Upstream's refusals are copied: replicated/independent/horovod with --job_name, distributed_replicated
+without, collective_all_reduce/distributed_all_reduce without an all_reduce_spec, the latter without a
+controller.
+FAKE_TFCNN_TASK_FAULTS "task=mode,..." where task is ps0, worker1, controller0...; modes as FAKE_TFCNN_FAULTS
+                       (a ps or a blocked worker knows crash, oom and exit0: ending by itself)
+FAKE_TFCNN_PID_DIR     directory: each task writes its pid to <role><index>.pid there when it starts
 """
 
 import os
@@ -41,6 +54,10 @@ KNOWN_FLAGS = {
     "distortions", "mkl", "num_intra_threads", "num_inter_threads", "train_dir", "allow_growth",
     "gpu_memory_frac_for_testing", "use_tf_layers", "tfprof_file", "trace_file", "benchmark_log_dir",
 }
+
+DISTRIBUTED_FLAGS = {"job_name", "task_index", "ps_hosts", "worker_hosts", "controller_host", "server_protocol",
+                     "cross_replica_sync", "horovod_device"}
+KNOWN_FLAGS |= DISTRIBUTED_FLAGS
 
 NL = "\r\n" if os.environ.get("FAKE_TFCNN_CRLF") == "1" else "\n"
 
@@ -139,6 +156,14 @@ def main(argv):
     ips = pick_ips(model, per_model)
     if num_gpus > 1:
         ips *= num_gpus * float(os.environ.get("FAKE_TFCNN_GPU_EFFICIENCY", "1") or 1)
+    step_ips = ips
+    if flags.get("job_name") or flags.get("variable_update") == "distributed_replicated":
+        fault = task_fault(flags) or fault
+        code = distributed_task(flags, fault)
+        if code is not None:
+            return code
+        if flags.get("job_name") == "worker":
+            ips = ips * len(flags["worker_hosts"].split(","))  # upstream: workers x this worker's rate
     delay = float(os.environ.get("FAKE_TFCNN_STEP_DELAY", "0") or 0)
 
     wait_fifo = os.environ.get("FAKE_TFCNN_WAIT_FIFO")
@@ -161,6 +186,10 @@ def main(argv):
     out("Optimizer:   %s" % flags.get("optimizer", "sgd"))
     out("Variables:   %s" % flags.get("variable_update", "parameter_server"))
     out("==========")
+    if flags.get("job_name"):
+        code = distributed_join(flags, fault)
+        if code is not None:
+            return code
     out("Generating training model")
     out("Initializing graph")
     out("Running warm up")
@@ -218,7 +247,7 @@ def main(argv):
             if delay:
                 time.sleep(delay)
             out("%i\timages/sec: %.1f +/- %.1f (jitter = %.1f)\t%.3f"
-                % (step + 1, ips * (0.995 if step == 0 else 1.0), 0.3, 0.8, loss))
+                % (step + 1, step_ips * (0.995 if step == 0 else 1.0), 0.3, 0.8, loss))
             loss -= 0.05
     if fault == "slow":
         time.sleep(3600)
@@ -248,6 +277,117 @@ def leave_child():
     """A child that outlives the benchmark and keeps its stdout (the caller's pipe) open."""
     child = subprocess.Popen([sys.executable, "-c", LEFT_CHILD, str(os.getpid())], stdin=subprocess.PIPE)
     out("child pid: %d" % child.pid)
+
+
+def task_fault(flags):
+    items = os.environ.get("FAKE_TFCNN_TASK_FAULTS", "").split(",")
+    faults = dict(item.split("=", 1) for item in items if "=" in item)
+    return faults.get("%s%s" % (flags.get("job_name"), flags.get("task_index", "0")))
+
+
+def value_error(message):
+    sys.stderr.write("Traceback (most recent call last):" + NL + '  File "benchmark_cnn.py", line 1607, in __init__'
+                     + NL + "ValueError: %s" % message + NL)
+    sys.stderr.flush()
+    return 1
+
+
+def distributed_refusal(flags):
+    """Upstream's ValueErrors for distributed flags it refuses (None: accepted)."""
+    job, update = flags.get("job_name"), flags.get("variable_update", "parameter_server")
+    if job and update in ("replicated", "independent", "horovod"):
+        return "Invalid variable_update in distributed mode: %s" % update
+    if not job and update == "distributed_replicated":
+        return "Invalid variable_update in local mode: %s" % update
+    if update == "distributed_all_reduce" and not flags.get("controller_host"):
+        return "When variable_update==distributed_all_reduce controller_host must also be specified."
+    if update in ("distributed_all_reduce", "collective_all_reduce") and not flags.get("all_reduce_spec"):
+        return "%s requires a non-empty all_reduce_spec" % update
+    if job in ("ps", "worker") and not flags.get("worker_hosts"):
+        return "--worker_hosts must be given with --job_name"
+    return None
+
+
+def own_address(flags):
+    job, index = flags["job_name"], int(flags.get("task_index", "0"))
+    if job == "controller":
+        return None  # upstream's controller runs no server
+    hosts = flags.get("%s_hosts" % job, "").split(",")
+    host, _, port = hosts[index].rpartition(":")
+    return host, int(port)
+
+
+def wait_for(address):
+    """Connect until ``address`` accepts, as a TensorFlow session does: forever, silently."""
+    import socket
+    host, _, port = address.rpartition(":")
+    while True:
+        try:
+            socket.create_connection((host, int(port)), timeout=5).close()
+            return
+        except OSError:
+            time.sleep(0.02)
+
+
+def distributed_task(flags, fault):
+    """Refuse what upstream refuses, write the pid, bind the port (None: go on)."""
+    import socket
+    refusal = distributed_refusal(flags)
+    if refusal:
+        return value_error(refusal)
+    job, index = flags["job_name"], flags.get("task_index", "0")
+    pid_dir = os.environ.get("FAKE_TFCNN_PID_DIR")
+    if pid_dir:
+        path = os.path.join(pid_dir, "%s%s.pid" % (job, index))
+        with open(path + ".tmp", "w") as fh:
+            fh.write(str(os.getpid()))
+        os.replace(path + ".tmp", path)  # a task killed while writing leaves no empty pid file
+    address = own_address(flags)
+    if address is not None:
+        server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            server.bind(("", address[1]))
+        except OSError as exc:
+            sys.stderr.write("E0000 grpc_server_lib.cc:618] UNKNOWN: Could not start gRPC server" + NL
+                             + "Traceback (most recent call last):" + NL
+                             + '  File "cnn_util.py", line 239, in __init__' + NL
+                             + "tensorflow.python.framework.errors_impl.UnknownError: Could not start gRPC "
+                             "server (%s)" % exc + NL)
+            return 1
+        SERVERS.append(server)  # listens once the task is up (distributed_join): peers wait until then
+    return None
+
+
+SERVERS = []
+
+
+def distributed_join(flags, fault):
+    """After the header, as upstream: a ps (a distributed_all_reduce worker) joins its server for good;
+    other tasks wait for the tasks they need."""
+    job, index = flags["job_name"], flags.get("task_index", "0")
+    blocks = job == "ps" or (job == "worker" and flags.get("variable_update") == "distributed_all_reduce")
+    if blocks:
+        out("Running parameter server %s" % index if job == "ps" else "Starting worker %s" % index)
+    for server in SERVERS:
+        server.listen(64)
+    if blocks:
+        if fault == "oom":
+            sys.stderr.write("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating "
+                             "tensor on /job:%s/replica:0/task:%s" % (job, index) + NL)
+            return 1
+        if fault == "crash":
+            return value_error("Simulated crash in %s%s" % (job, index))
+        if fault == "exit0":
+            return 0
+        while True:
+            time.sleep(3600)  # join_server: never returns
+    if job == "worker":
+        for ps_address in filter(None, flags.get("ps_hosts", "").split(",")):
+            wait_for(ps_address)
+    elif job == "controller":  # its single session spans every worker
+        for worker_address in flags["worker_hosts"].split(","):
+            wait_for(worker_address)
+    return None
 
 
 if __name__ == "__main__":

@@ -1,0 +1,390 @@
+"""The local cluster backend: one benchmark run as one distributed tf_cnn_benchmarks job on this machine.
+
+Every task of a ``clusterplan.ClusterPlan`` is the upstream script in a process group of its own (``procs``),
+its merged output copied byte for byte to ``logs/<run>.<role><index>.log`` and fed to a ``LogParser`` by a
+thread blocking on its pipe. The calling thread blocks on one queue that those threads, the timeout timer and
+a ``StopSignal`` post to: nothing polls. The job's figure is the reporting task's ``total images/sec``
+(worker 0, or the controller under distributed_all_reduce), which is already the cluster's total. When the
+reporting tasks end, the tasks that never exit by themselves (ps; workers under distributed_all_reduce) are
+stopped; a task that ends badly before that fails the job with its own reason, and every other task is
+stopped. TensorFlow needs its ports named up front: free ones are found by binding port 0, which races with
+other programs, so a job whose task could not bind is run once more on new ports.
+"""
+
+import os
+import queue
+import socket
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, List, Optional
+
+from tfcnnwrap import safefs
+from tfcnnwrap.clusterplan import ClusterPlan, Task, build_plan
+from tfcnnwrap.logparse import LogParser, ParsedLog, classify
+from tfcnnwrap.procs import bind_to_our_lifetime, kill_tree, popen_group_kwargs
+
+READ_CHUNK = 64 * 1024
+LOCAL_HOST = "localhost"
+# After the reporting tasks end, the other workers of a ps job (which finish together with worker 0 when
+# training is synchronous) get this long to end by themselves before they are stopped.
+FINISH_GRACE_S = 10.0
+# Windows cannot interrupt a blocking queue wait with Ctrl-C: there the wait is cut into slices this long.
+WINDOWS_WAIT_SLICE_S = 0.25
+BIND_FAILURES = (b"Could not start gRPC server", b"Address already in use", b"Failed to bind")
+BIND_SCAN_BYTES = 1 << 20
+
+
+class StopSignal(threading.Event):
+    """An interrupt event for running jobs: a ``threading.Event`` whose ``set()`` (from any thread) also
+    wakes every job waiting on it at once, so that no job has to poll it; every task of those jobs stops."""
+
+    def __init__(self):
+        super().__init__()
+        self._listeners_lock = threading.Lock()
+        self._listeners = []
+
+    def set(self):
+        super().set()
+        with self._listeners_lock:
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener()
+
+    def _listen(self, listener):
+        with self._listeners_lock:
+            self._listeners.append(listener)
+        if self.is_set():
+            listener()
+
+    def _forget(self, listener):
+        with self._listeners_lock:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+
+@dataclass
+class JobOutcome:
+    """Comparable to ``runner.RunOutcome`` (status, exit_code, duration_s, parsed, interrupted, log_bytes),
+    plus the contract's ``cluster`` record field. ``parsed`` is the log of the task that decided the
+    status (the reporting task, or the task that failed); ``log`` is that task's log."""
+
+    status: str
+    exit_code: Optional[int]
+    duration_s: float
+    parsed: ParsedLog
+    interrupted: bool = False
+    log_bytes: int = 0
+    cluster: dict = field(default_factory=dict)
+    log: Optional[Path] = None
+    failed_task: Optional[str] = None
+    failure: Optional[str] = None
+    report_parsed: Optional[ParsedLog] = None
+    attempts: int = 1
+
+    @property
+    def images_per_sec(self) -> Optional[float]:
+        return self.parsed.total_images_per_sec if self.status == "ok" else None
+
+
+def free_ports(count: int) -> List[int]:
+    """``count`` distinct ports free right now on every interface (all held open until all are picked).
+    Another program may take one before TensorFlow binds it: run_job retries once if so."""
+    sockets = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sockets.append(sock)
+            sock.bind(("", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def local_plan(mode="parameter_server", workers=1, ps=None, branch=None, all_reduce_spec=None,
+               gpus_per_host=None, gpus_per_worker=1) -> ClusterPlan:
+    """A plan on this machine on free ports (UsageError for a job tf_cnn_benchmarks would refuse)."""
+    probe = build_plan(mode, workers, ps, hosts=(LOCAL_HOST,), branch=branch, all_reduce_spec=all_reduce_spec)
+    return build_plan(mode, workers, ps, hosts=(LOCAL_HOST,), ports=free_ports(len(probe.tasks)), branch=branch,
+                      all_reduce_spec=all_reduce_spec, gpus_per_host=gpus_per_host,
+                      gpus_per_worker=gpus_per_worker)
+
+
+def run_job(base_argv, cwd, env, log_dir, run_name, mode="parameter_server", workers=1, ps=None, branch=None,
+            all_reduce_spec=None, gpus_per_host=None, gpus_per_worker=1, timeout_s=None, on_step=None,
+            stop=None, relative_to=None) -> JobOutcome:
+    """Run ``base_argv`` ([python, -u, script, flags...]) as one local distributed job and classify it.
+
+    Logs: ``log_dir/<run_name>.<role><index>.log``; the ``cluster`` field names them relative to
+    ``relative_to`` (the sweep directory) when given. ``on_step(step)`` is called on this thread for each
+    step line of the reporting task. ``stop``: a StopSignal; Ctrl-C works too. Both give ``interrupted``.
+    """
+    plan = local_plan(mode, workers, ps, branch, all_reduce_spec, gpus_per_host, gpus_per_worker)
+    started = time.monotonic()
+    outcome = run_plan(plan, base_argv, cwd, env, log_dir, run_name, timeout_s, on_step, stop, relative_to)
+    if outcome.failed_task and _bind_failed(outcome.log):
+        left = None if not timeout_s else max(1.0, timeout_s - (time.monotonic() - started))
+        plan = local_plan(mode, workers, ps, branch, all_reduce_spec, gpus_per_host, gpus_per_worker)
+        outcome = run_plan(plan, base_argv, cwd, env, log_dir, run_name, left, on_step, stop, relative_to)
+        outcome.attempts = 2
+    outcome.duration_s = time.monotonic() - started
+    return outcome
+
+
+def _bind_failed(log_path):
+    try:
+        with open(str(log_path), "rb") as fh:
+            head = fh.read(BIND_SCAN_BYTES)
+    except (OSError, TypeError):
+        return False
+    return any(marker in head for marker in BIND_FAILURES)
+
+
+class _TaskRun:
+    """One task's process, log and parser; its pump thread posts ("step", ...) and ("ended", self)."""
+
+    def __init__(self, task: Task, log_path: Path, events: queue.SimpleQueue):
+        self.task = task
+        self.log_path = log_path
+        self.events = events
+        self.parser = LogParser()
+        self.parsed: Optional[ParsedLog] = None
+        self.proc = None
+        self.argv = None
+        self.log = None
+        self.log_bytes = 0
+        self.stopped = False
+        self.ended = False  # its end has been taken from the queue
+        self.thread = None
+
+    def open_log(self):
+        self.log = safefs.create_replacing(self.log_path)
+
+    def start(self, argv, cwd, env):
+        self.argv = list(argv)
+        self.proc = subprocess.Popen(
+            argv, cwd=str(cwd), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, bufsize=0, **popen_group_kwargs())
+        bind_to_our_lifetime(self.proc)
+        self.thread = threading.Thread(target=self._pump, name="tfcnnwrap-" + self.task.name, daemon=True)
+        self.thread.start()
+
+    def _pump(self):
+        try:
+            while True:
+                chunk = self.proc.stdout.read(READ_CHUNK)
+                if not chunk:
+                    break
+                self.log.write(chunk)
+                self.log.flush()
+                self.log_bytes += len(chunk)
+                step = self.parser.feed_bytes(chunk)
+                if step is not None and self.task.reports:
+                    self.events.put(("step", step))
+            self.parser.feed_bytes(b"", final=True)
+        finally:
+            self.proc.stdout.close()
+            self.parsed = self.parser.result()
+            self.log.close()
+            self.proc.wait()
+            self.events.put(("ended", self))
+
+    @property
+    def running(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    @property
+    def exit_code(self):
+        return None if self.proc is None else self.proc.returncode
+
+    def status(self):
+        return classify(self.parsed or ParsedLog(), self.exit_code)
+
+
+class _Job:
+    def __init__(self, plan: ClusterPlan, log_dir, run_name, on_step, launcher=None, backend="local"):
+        self.plan = plan
+        self.launcher = launcher
+        self.backend = backend
+        # SimpleQueue: put() is reentrant, so a StopSignal may be set from a signal handler.
+        self.events = queue.SimpleQueue()
+        self.on_step = on_step
+        self.runs = [_TaskRun(t, Path(log_dir) / ("%s.%s.log" % (run_name, t.name)), self.events)
+                     for t in plan.tasks]
+        self.failed: Optional[_TaskRun] = None
+        self.grace_timer = None
+
+    def start(self, base_argv, cwd, env):
+        for run in self.runs:  # every log first: a refused log path starts no process at all
+            run.open_log()
+        for run in self.runs:
+            task_env = dict(env)
+            task_env["PYTHONUNBUFFERED"] = "1"
+            task_env.update(run.task.env)
+            argv = self.plan.argv_for(run.task, base_argv)
+            if self.launcher is not None:
+                argv = list(self.launcher(run.task, argv))
+            run.start(argv, cwd, task_env)
+
+    def post(self, kind):
+        self.events.put((kind, None))
+
+    def _next(self):
+        if os.name != "nt":
+            return self.events.get()
+        while True:
+            try:
+                return self.events.get(timeout=WINDOWS_WAIT_SLICE_S)
+            except queue.Empty:
+                continue
+
+    def wait(self) -> str:
+        """Block until the job is decided: "done", "failed", "timeout" or "interrupted"."""
+        reporters = {id(r) for r in self.runs if r.task.reports}
+        try:
+            while True:
+                kind, payload = self._next()
+                if kind == "step":
+                    if self.on_step is not None:
+                        self.on_step(payload)
+                elif kind in ("timeout", "interrupted"):
+                    return kind
+                elif kind == "grace":
+                    return "done"
+                elif kind == "ended":
+                    verdict = self._ended(payload, reporters)
+                    if verdict:
+                        return verdict
+        except KeyboardInterrupt:
+            return "interrupted"
+
+    def _ended(self, run: _TaskRun, reporters) -> Optional[str]:
+        run.ended = True
+        if run.task.reports:
+            reporters.discard(id(run))
+            if run.exit_code != 0:
+                self.failed = run  # decided: the reporting task failed; the others need no grace
+                return "failed"
+        elif run.task.stop_at_end or run.exit_code != 0:
+            self.failed = run  # a ps never ends by itself; a worker ending badly stalls the others
+            return "failed"
+        if reporters:
+            return None
+        # Not ``running``: a task that has exited but whose end is still queued may have failed.
+        finishing = [r for r in self.runs if not r.ended and not r.task.stop_at_end]
+        if not finishing:
+            return "done"
+        if self.grace_timer is None:
+            self.grace_timer = threading.Timer(FINISH_GRACE_S, self.post, ("grace",))
+            self.grace_timer.daemon = True
+            self.grace_timer.start()
+        return None
+
+    def stop_all(self):
+        """Stop every task still running, all at once (each ``kill_tree`` waits out its own grace)."""
+        if self.grace_timer is not None:
+            self.grace_timer.cancel()
+        killers = []
+        for run in self.runs:
+            if run.running:
+                run.stopped = True
+                killer = threading.Thread(target=kill_tree, args=(run.proc,), daemon=True)
+                killer.start()
+                killers.append(killer)
+        for killer in killers:
+            killer.join()
+        for run in self.runs:
+            if run.thread is not None:
+                run.thread.join()
+            elif run.log is not None:
+                run.log.close()
+
+
+def run_plan(plan: ClusterPlan, base_argv, cwd, env, log_dir, run_name, timeout_s=None,
+             on_step: Optional[Callable] = None, stop: Optional[StopSignal] = None, relative_to=None,
+             launcher: Optional[Callable] = None, backend: str = "local") -> JobOutcome:
+    """Run every task of ``plan`` (its ports fixed) once; see run_job.
+
+    ``launcher(task, argv) -> argv`` starts a task some other way, e.g. ``["srun", "--nodes=1", "--ntasks=1",
+    "-w", task.host, *argv]`` for a task on another node: its output still comes back through the pipe and
+    stopping the launcher's process group stops the task. ``backend`` names it in the ``cluster`` field."""
+    job = _Job(plan, log_dir, run_name, on_step, launcher, backend)
+    started = time.monotonic()
+    timer = None
+    listener = lambda: job.post("interrupted")  # noqa: E731 - identity needed to unregister it
+    verdict = "interrupted"
+    try:
+        if stop is not None:
+            stop._listen(listener)
+        if timeout_s:
+            timer = threading.Timer(timeout_s, job.post, ("timeout",))
+            timer.daemon = True
+            timer.start()
+        job.start(base_argv, cwd, env)
+        verdict = job.wait()
+    finally:
+        if timer is not None:
+            timer.cancel()
+        if stop is not None:
+            stop._forget(listener)
+        job.stop_all()
+    return _outcome(job, verdict, time.monotonic() - started, relative_to)
+
+
+def _outcome(job: _Job, verdict: str, duration_s: float, relative_to) -> JobOutcome:
+    reporter = next(r for r in job.runs if r.task.reports)
+    decider = job.failed or reporter
+    if verdict in ("timeout", "interrupted"):
+        status = verdict
+    else:
+        status = decider.status()
+        if decider is job.failed and status in ("ok", "no_result"):
+            status = "crashed"  # a ps (or a blocked worker) that ends by itself has broken the job
+    failure = None
+    if job.failed is not None:
+        reason = job.failed.parsed.failure_message or _last_line(job.failed.log_path) or (
+            "exited with code %s" % job.failed.exit_code)
+        failure = "%s: %s" % (job.failed.task.name, reason)
+    return JobOutcome(
+        status=status, exit_code=decider.exit_code, duration_s=duration_s, parsed=decider.parsed,
+        interrupted=verdict == "interrupted", log_bytes=sum(r.log_bytes for r in job.runs),
+        cluster=_cluster_field(job, relative_to), log=decider.log_path,
+        failed_task=job.failed.task.name if job.failed else None, failure=failure,
+        report_parsed=reporter.parsed,
+    )
+
+
+def _last_line(log_path, tail_bytes=4096):
+    """The log's last non-blank line: the reason when the parser found no failure signature (a ps that
+    exits quietly, a TensorFlow C++ error line)."""
+    try:
+        with open(str(log_path), "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - tail_bytes))
+            lines = [line.strip() for line in fh.read().decode("utf-8", "replace").splitlines()]
+    except OSError:
+        return None
+    lines = [line for line in lines if line]
+    return lines[-1][:500] if lines else None
+
+
+def _cluster_field(job: _Job, relative_to) -> dict:
+    tasks = []
+    for run in job.runs:
+        log = run.log_path
+        if relative_to is not None:
+            log = Path(os.path.relpath(str(log), str(relative_to)))
+        parsed = run.parsed or ParsedLog()
+        tasks.append({
+            "role": run.task.role, "index": run.task.index, "host": run.task.host, "port": run.task.port,
+            "reports": run.task.reports, "pid": run.proc.pid if run.proc else None,
+            "exit_code": run.exit_code, "stopped": run.stopped,
+            "status": "stopped" if run.stopped else run.status(), "log": log.as_posix(),
+            "images_per_sec": parsed.total_images_per_sec, "command": [str(a) for a in run.argv or ()],
+            "env": dict(run.task.env),
+        })
+    return {"backend": job.backend, "mode": job.plan.mode, "all_reduce_spec": job.plan.all_reduce_spec,
+            "workers": job.plan.workers, "ps": len(job.plan.by_role("ps")), "tasks": tasks}
