@@ -272,6 +272,10 @@ def test_scaling_chart(tmp_path):
     assert labels == ["ideal", "resnet50", "vgg16"]
     assert list(ax.get_lines()[1].get_ydata()) == pytest.approx([100.0, 80.0, 80.0], abs=0.5)
     assert "no 1-GPU runs: alexnet" in ax.get_title()
+    from_dicts = Figure().add_subplot()
+    scaling_panel(from_dicts, [row.to_dict() for row in rows])  # report --format json's rows draw the same
+    assert [list(line.get_ydata()) for line in from_dicts.get_lines()] == [
+        list(line.get_ydata()) for line in ax.get_lines()]
     path = plot_scaling(rows, tmp_path / "scaling.png")
     assert Path(path).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(UsageError, match="directory"):

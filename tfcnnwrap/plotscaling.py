@@ -2,9 +2,9 @@
 ideal-scaling line (one GPU's figure times the count), each point labelled with its efficiency; and one panel
 of every model's efficiency, where the ideal is the same 100% line for all.
 
-``scaling_panel(ax, rows)`` draws that efficiency panel on any matplotlib Axes (report --plot uses it for
-scaling sweeps); ``plot_scaling(rows, path)`` writes the whole chart. ``rows`` are aggregate's SummaryRows
-(speedup and efficiency_pct filled by aggregate.add_scaling). matplotlib is imported only here, with Agg.
+``scaling_panel(ax, rows)`` draws that efficiency panel on any matplotlib Axes (for report --plot in scaling
+sweeps); ``plot_scaling(rows, path)`` writes the whole chart. ``rows`` are aggregate's SummaryRows (speedup and
+efficiency_pct filled by aggregate.add_scaling) or their dicts. matplotlib is imported only here, with Agg.
 """
 
 import math
@@ -15,10 +15,20 @@ IDEAL_STYLE = dict(color="#888888", linestyle="--", linewidth=1.0)
 COLORS = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666"]
 
 
+def _as_row(row):
+    """A SummaryRow, or a row dict (`report --format json`) read as one."""
+    if not isinstance(row, dict):
+        return row
+    from types import SimpleNamespace
+
+    keys = ("model", "batch_size", "num_gpus", "host", "mean", "speedup", "efficiency_pct")
+    return SimpleNamespace(**{k: row.get(k) for k in keys})
+
+
 def _series(rows):
     """{(model, host): [row, ...]} in plan order, each model's rows by GPU count."""
     series = {}
-    for row in rows:
+    for row in map(_as_row, rows):
         if row.num_gpus is not None:
             series.setdefault((row.model, row.host), []).append(row)
     return {key: sorted(members, key=lambda r: r.num_gpus) for key, members in series.items()}
