@@ -2,9 +2,12 @@
 
 import math
 
-from tfcnnwrap.records import SUMMARY_COLUMNS, RunRecord, SummaryRow
+from dataclasses import replace
 
-__all__ = ["SUMMARY_COLUMNS", "summarize", "ok_values", "summary_csv_text", "ci95_pct"]
+from tfcnnwrap.records import SCALING_COLUMNS, SUMMARY_COLUMNS, RunRecord, SummaryRow
+
+__all__ = ["SUMMARY_COLUMNS", "summarize", "ok_values", "summary_csv_text", "ci95_pct", "add_scaling",
+           "summary_columns"]
 
 _FRAME_COLUMNS = ["model", "batch_size", "num_gpus", "host", "status", "images_per_sec"]
 
@@ -85,7 +88,29 @@ def summarize(runs, order=None):
         key = (config[0], config[1], -1 if config[2] is None else config[2], config[3] or "")
         rows.append(_row(config, stats.loc[key], sizes.loc[key], statuses.loc[key], members))
     rank = {tuple(pair): i for i, pair in enumerate(order or [])}
-    return sorted(rows, key=lambda row: rank.get(row.pair, len(rank)))
+    return add_scaling(sorted(rows, key=lambda row: rank.get(row.pair, len(rank))))
+
+
+def add_scaling(rows):
+    """In a sweep of several GPU counts, each row's speed-up over the same model (batch size per device, host)
+    at one GPU, and its efficiency (speed-up / count, in %); None where there is no 1-GPU mean. Rows of a
+    single-count sweep come back unchanged (their columns stay those of format 1)."""
+    if len({r.num_gpus for r in rows if r.num_gpus is not None}) < 2:
+        return rows
+    one_gpu = {(r.model, r.batch_size, r.host): r.mean for r in rows if r.num_gpus == 1}
+    scaled = []
+    for row in rows:
+        base = one_gpu.get((row.model, row.batch_size, row.host))
+        speedup = _num(row.mean / base) if base and row.mean is not None else None
+        efficiency = _num(speedup / row.num_gpus * 100.0) if speedup is not None and row.num_gpus else None
+        scaled.append(replace(row, speedup=speedup, efficiency_pct=efficiency, scaling=True))
+    return scaled
+
+
+def summary_columns(rows):
+    """The columns of summary.csv and `report --format csv`: the contract's, plus speed-up and efficiency in
+    a sweep of several GPU counts."""
+    return SUMMARY_COLUMNS + (SCALING_COLUMNS if any(r.scaling for r in rows) else [])
 
 
 def ok_values(runs):
@@ -101,7 +126,7 @@ def ok_values(runs):
 def summary_csv_text(rows):
     from tfcnnwrap.render import to_csv
 
-    return to_csv([row.to_dict() for row in rows], SUMMARY_COLUMNS)
+    return to_csv([row.to_dict() for row in rows], summary_columns(rows))
 
 
 def _num(value):

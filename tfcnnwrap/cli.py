@@ -178,8 +178,9 @@ def _add_sweep_plan(p):
                    help="runs per model, 1 to %d (default: 3)" % bounds.RUNS.high)
     p.add_argument("--device", choices=["auto", "gpu", "cpu"], default=None,
                    help="auto (default): the GPU when TensorFlow sees one, else the CPU with a warning")
-    p.add_argument("--num-gpus", metavar="N", type=_number(bounds.NUM_GPUS),
-                   help="--num_gpus for tf_cnn_benchmarks, 1 to %d (default: 1)" % bounds.NUM_GPUS.high)
+    p.add_argument("--num-gpus", metavar="N[,N...]", type=_number(bounds.NUM_GPUS, as_list=True),
+                   help="--num_gpus for tf_cnn_benchmarks, 1 to %d (default: 1); several counts (1,2,4) run "
+                   "every model at each, batch size per device (a scaling sweep)" % bounds.NUM_GPUS.high)
     p.add_argument("--variable-update", metavar="NAME", type=_text,
                    help="--variable_update for tf_cnn_benchmarks (default: parameter_server)")
     p.add_argument("--num-batches", metavar="N", type=_number(bounds.NUM_BATCHES),

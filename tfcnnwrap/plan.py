@@ -369,7 +369,7 @@ def build_plan(args):
         models.append((name, size))
 
     runs = _int(args.runs, bounds.RUNS) if args.runs is not None else (QUICK_RUNS if quick else DEFAULT_RUNS)
-    num_gpus = _int(args.num_gpus, bounds.NUM_GPUS) if args.num_gpus is not None else DEFAULT_NUM_GPUS
+    counts = gpu_counts(args.num_gpus)
     variable_update = args.variable_update or DEFAULT_VARIABLE_UPDATE
     if variable_update not in VARIABLE_UPDATES:
         raise UsageError(
@@ -392,13 +392,14 @@ def build_plan(args):
         models=models,
         runs=runs,
         device=args.device or "auto",
-        num_gpus=num_gpus,
+        num_gpus=counts[0],
         variable_update=variable_update,
         num_batches=num_batches,
         num_warmup_batches=num_warmup,
         quick=quick,
         timeout_s=timeout,
         extra_args=check_extra_args(args.extra, features),
+        gpu_counts=counts if len(counts) > 1 else None,
         **flow,
     )
 
@@ -419,6 +420,21 @@ def _flow(args, runs):
         raise UsageError("--order takes %s, got %r" % (" or ".join(ORDERS), order))
     return {"fp16": bool(getattr(args, "fp16", False)), "xla": bool(getattr(args, "xla", False)),
             "until_ci": until_ci, "max_runs": max_runs, "order": order}
+
+
+def gpu_counts(value):
+    """``--num-gpus`` as a list of counts: the CLI's parsed list, a single number, or text ``"1,2,4"``."""
+    if value is None:
+        return [DEFAULT_NUM_GPUS]
+    try:
+        if isinstance(value, (list, tuple)):
+            counts = [bounds.NUM_GPUS.parse(v) for v in value]
+            if len(set(counts)) != len(counts):
+                raise OutOfBounds("lists a value twice: %s" % ",".join(str(c) for c in counts))
+            return counts
+        return bounds.NUM_GPUS.parse_list(value) if isinstance(value, str) else [bounds.NUM_GPUS.parse(value)]
+    except OutOfBounds as exc:
+        raise UsageError("--num-gpus %s" % exc) from None
 
 
 PLAN_FLAGS = (

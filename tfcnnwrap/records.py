@@ -330,6 +330,8 @@ class SweepMeta:
 
 SUMMARY_COLUMNS = ["model", "batch_size", "runs_ok", "runs_failed", "mean", "std", "cv_pct", "min", "max",
                    "median", "failures", "num_gpus", "ci95_pct", "throttled_runs", "max_temp_c"]
+# Columns only a sweep of several GPU counts has (speed-up over one GPU, and speed-up / count in %).
+SCALING_COLUMNS = ["speedup", "efficiency_pct"]
 
 
 @dataclass(frozen=True)
@@ -352,6 +354,10 @@ class SummaryRow:
     throttled_runs: Optional[int] = None
     max_temp_c: Optional[float] = None
     host: Optional[str] = None
+    # A sweep of several GPU counts (aggregate.add_scaling): against the same model at one GPU.
+    speedup: Optional[float] = None
+    efficiency_pct: Optional[float] = None
+    scaling: bool = False  # the row is part of such a sweep: SCALING_COLUMNS are its columns (maybe null)
 
     @property
     def pair(self):
@@ -361,6 +367,8 @@ class SummaryRow:
         out = {name: getattr(self, name) for name in SUMMARY_COLUMNS}
         if self.host is not None:
             out["host"] = self.host
+        if self.scaling:
+            out.update((name, getattr(self, name)) for name in SCALING_COLUMNS)
         return out
 
 

@@ -2,8 +2,9 @@
 
 from pathlib import Path
 
-from tfcnnwrap.aggregate import SUMMARY_COLUMNS, summarize
+from tfcnnwrap.aggregate import summarize, summary_columns
 from tfcnnwrap.records import RunRecord, SweepMeta
+from tfcnnwrap.scaling import emit_scaling
 from tfcnnwrap.store import load_sweep, newest_sweep
 
 TABLE_COLUMNS = [
@@ -53,6 +54,7 @@ def print_summary(console, sweep, meta, rows, runs):
 
     title = "%s  (%s)" % (sweep.path, describe(meta))
     console.print(make_table([row.to_dict() for row in rows], TABLE_COLUMNS, title=title))
+    emit_scaling(rows, "table", console)
     failures = failed_runs([RunRecord.coerce(r) for r in runs])
     if failures:
         console.print("[red]%d run(s) did not give a result:[/]" % len(failures), highlight=False)
@@ -70,7 +72,8 @@ def cmd_report(args):
         print_summary(render.console(), sweep, meta, rows, runs)
         return 0
     # People read the table and Markdown; scripts read every column of the JSON and CSV.
-    columns = SUMMARY_COLUMNS if args.format in ("json", "csv") else [c for c, _ in TABLE_COLUMNS]
+    columns = summary_columns(rows) if args.format in ("json", "csv") else [c for c, _ in TABLE_COLUMNS]
     render.emit([row.to_dict() for row in rows], args.format, columns,
                 title="%s (%s)" % (sweep.path, describe(meta)))
+    emit_scaling(rows, args.format)
     return 0

@@ -72,6 +72,28 @@ def resolve_device(requested, probe_result):
     )
 
 
+def check_gpu_counts(counts, device, gpus):
+    """A warning (or None) about ``--num-gpus``; UsageError for a count above the GPUs TensorFlow sees.
+
+    ``gpus``: the probe's tri-state; None when TensorFlow could not say: then a count above 1 only warns, as
+    the run itself fails plainly (crashed, with its log) if the GPUs are not there. A count of 1 is never refused (``--device gpu`` insists on a GPU TensorFlow does not list).
+    On the CPU any count goes: tf_cnn_benchmarks builds one tower per count on /cpu:0, /cpu:1, ...
+    """
+    most = max(counts)
+    if device != "gpu" or most <= 1:
+        return None
+    shown = "--num-gpus %s" % ",".join(str(c) for c in counts)
+    if gpus is None:
+        return ("TensorFlow could not say how many GPUs it sees; %s needs %d: a run on fewer fails" % (shown, most))
+    if most > len(gpus):
+        seen = "%d GPU%s (%s)" % (len(gpus), "" if len(gpus) == 1 else "s", ", ".join(gpus)) if gpus else "no GPU"
+        raise UsageError(
+            "%s asks for %d GPUs but TensorFlow sees %s; give counts up to %d, or check "
+            "CUDA_VISIBLE_DEVICES and `python -m tfcnnwrap doctor`" % (shown, most, seen, max(len(gpus), 1))
+        )
+    return None
+
+
 def child_env(tf_version):
     env = dict(os.environ)
     env["PYTHONUNBUFFERED"] = "1"
@@ -220,6 +242,7 @@ def _prepare(args, sweep, meta, plan, python, vendor_dir, python_from=None):
     else:
         ctx.device, warning = resolve_device(plan.device, probe_result)
         _warn(ctx, warning)
+    _warn(ctx, meta is None and check_gpu_counts(plan.counts, ctx.device, probe_result.gpus))  # resumed: checked
     ctx.env = child_env(ctx.tf_version)
     ctx.features = _feature_flags(plan, ctx.manifest, script)
     _warn(ctx, checkout.branch_mismatch(ctx.tf_version, ctx.manifest))

@@ -20,6 +20,9 @@ FAKE_TFCNN_WAIT_FIFO   a named pipe to read before starting (blocks until its wr
                        nvidia-smi, has written), so that a test's ordering needs no sleeps
 FAKE_TFCNN_FLAGS_OUT   a file: each invocation appends the flags it parsed as one JSON object per line (upstream's
                        header does not show --use_fp16/--xla, so tests read what reached the benchmark here)
+FAKE_TFCNN_GPU_EFFICIENCY  scaling efficiency (default 1.0): with --num_gpus=N > 1 the totals are the
+                       one-device figure (FAKE_TFCNN_IPS) x N x this, as tf_cnn_benchmarks reports images/sec over
+                       every device (batch size per device)
 mode leave_child       a normal run that, before exiting, starts a child which keeps stdout open and sleeps; once
                        the benchmark has exited the child writes "<benchmark pid> <child pid>" into
                        FAKE_TFCNN_READY_FIFO (if set)
@@ -163,6 +166,8 @@ def main(argv):
     overall, per_model = count_invocation(model)
     fault = pick_fault(model, overall, per_model)
     ips = pick_ips(model, per_model)
+    if num_gpus > 1:
+        ips *= num_gpus * float(os.environ.get("FAKE_TFCNN_GPU_EFFICIENCY", "1") or 1)
     step_ips = ips
     if flags.get("job_name") or flags.get("variable_update") == "distributed_replicated":
         fault = task_fault(flags) or fault

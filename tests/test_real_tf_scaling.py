@@ -1,0 +1,77 @@
+"""A scaling sweep (`--num-gpus 1,2`) with real TensorFlow on the CPU and the real tf_cnn_benchmarks (master),
+as CI runs it: tf_cnn_benchmarks builds one tower per count on /cpu:0, /cpu:1, and each run's recorded
+images/sec must be the `total images/sec` its log shows.
+
+Skipped (saying why) unless TFCNNWRAP_REAL_TF_PYTHON names a python with TensorFlow (CI sets it; .ci/run) and
+a local copy of tensorflow/benchmarks is found: TFCNNWRAP_BENCHMARKS_REPO, else the bare mirror at
+/work/.mirror/tensorflow+benchmarks/repo. Nothing here needs the network.
+"""
+
+import json
+import os
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from tfcnnwrap import telemetry
+
+REAL_TF_PYTHON = os.environ.get("TFCNNWRAP_REAL_TF_PYTHON")
+DEFAULT_MIRROR = Path("/work/.mirror/tensorflow+benchmarks/repo")
+
+
+def benchmarks_repo():
+    """The local tensorflow/benchmarks to set up from, or None."""
+    given = os.environ.get("TFCNNWRAP_BENCHMARKS_REPO")
+    if given:
+        return Path(given)
+    return DEFAULT_MIRROR if DEFAULT_MIRROR.exists() else None
+
+
+REPO = benchmarks_repo()
+pytestmark = [
+    pytest.mark.skipif(not REAL_TF_PYTHON, reason="set TFCNNWRAP_REAL_TF_PYTHON to a python with TensorFlow"),
+    pytest.mark.skipif(REPO is None, reason="no local tensorflow/benchmarks: set TFCNNWRAP_BENCHMARKS_REPO to a "
+                       "clone or mirror of it (%s does not exist)" % DEFAULT_MIRROR),
+]
+
+TOTAL = re.compile(r"^total images/sec:\s*(\S+)\s*$", re.MULTILINE)
+DEVICES = re.compile(r"^Devices:\s*(.*)$", re.MULTILINE)
+
+
+def test_a_cpu_scaling_sweep_records_each_logs_total(cli, tmp_path):
+    if not REPO.exists():
+        pytest.fail("TFCNNWRAP_BENCHMARKS_REPO=%s does not exist" % REPO)
+    env = {telemetry.ENV_NVIDIA_SMI: "none", "CUDA_VISIBLE_DEVICES": ""}
+    vendor = tmp_path / "vendor"
+    started = time.perf_counter()
+    setup = cli("setup", "--repo-url", REPO, "--python", REAL_TF_PYTHON, "--vendor-dir", vendor, cwd=tmp_path,
+                env=env, timeout=300)
+    assert setup.returncode == 0, setup
+    out = tmp_path / "sweep"
+    sweep = cli("sweep", "--python", REAL_TF_PYTHON, "--vendor-dir", vendor, "--out", out, "--device", "cpu",
+                "--models", "resnet50", "--batch-size", "resnet50=2", "--num-batches", "3",
+                "--num-warmup-batches", "1", "--num-gpus", "1,2", "--runs", "1", cwd=tmp_path, env=env, timeout=600)
+    took = time.perf_counter() - started
+    assert sweep.returncode == 0, sweep
+
+    runs = [json.loads(line) for line in (out / "runs.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    assert [(r["model"], r["batch_size"], r["num_gpus"], r["status"]) for r in runs] == [
+        ("resnet50", 2, 1, "ok"), ("resnet50", 2, 2, "ok")]
+    for run in runs:
+        log = (out / run["log"]).read_text(encoding="utf-8", errors="replace")
+        assert run["log"] == "logs/resnet50-bs2-g%d-run1.log" % run["num_gpus"]
+        totals = TOTAL.findall(log)
+        assert len(totals) == 1, log[-2000:]
+        assert run["images_per_sec"] == float(totals[0])
+        # one tower per count on the CPU, the batch size per device
+        assert DEVICES.search(log).group(1) == str(["/cpu:%d" % i for i in range(run["num_gpus"])])
+        assert "Batch size:  %d global" % (2 * run["num_gpus"]) in log
+
+    rows = cli("report", out, "--format", "json", cwd=tmp_path).json()
+    assert [r["num_gpus"] for r in rows] == [1, 2]
+    assert rows[0]["speedup"] == 1.0 and rows[1]["speedup"] == pytest.approx(runs[1]["images_per_sec"]
+                                                                              / runs[0]["images_per_sec"])
+    print("setup + scaling sweep (resnet50 bs2, 3 batches, 1 and 2 CPU towers) took %.1f s: %s images/sec"
+          % (took, ", ".join("%g" % r["images_per_sec"] for r in runs)))

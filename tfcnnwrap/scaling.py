@@ -1,0 +1,92 @@
+"""The scaling view of a sweep of several GPU counts (`--num-gpus 1,2,4`): per model, images/sec at each count,
+the ideal (one GPU's figure times the count), the speed-up over one GPU and the efficiency (speed-up / count).
+
+Weak scaling, as tf_cnn_benchmarks measures it: the batch size is per device, so N GPUs process N times the
+images per step and perfect scaling is a speed-up of N. The figures themselves are aggregate.add_scaling's;
+this module only lays them out (report's table and Markdown; JSON and CSV carry the row fields).
+"""
+
+COLUMNS = [
+    ("model", "model"),
+    ("batch_size", "batch/GPU"),
+    ("num_gpus", "GPUs"),
+    ("mean", "img/s"),
+    ("ideal", "ideal img/s"),
+    ("speedup", "speed-up"),
+    ("efficiency_pct", "efficiency"),
+]
+TITLE = "Scaling (batch size per GPU): speed-up over 1 GPU"
+CAPTION = "ideal = 1-GPU img/s x GPUs; efficiency = speed-up / GPUs"
+MISSING = "-"
+
+
+def is_scaling(rows):
+    """True for the rows of a sweep of several GPU counts (aggregate.add_scaling marked them)."""
+    return any(getattr(row, "scaling", False) for row in rows)
+
+
+def view_rows(rows):
+    """One dict per configuration of a scaling sweep (SummaryRows in plan order), with ``ideal`` added."""
+    one_gpu = {(r.model, r.batch_size, r.host): r.mean for r in rows if r.num_gpus == 1}
+    out = []
+    for row in rows:
+        base = one_gpu.get((row.model, row.batch_size, row.host))
+        ideal = base * row.num_gpus if base is not None and row.num_gpus else None
+        out.append({"model": row.model, "batch_size": row.batch_size, "num_gpus": row.num_gpus, "host": row.host,
+                    "mean": row.mean, "ideal": ideal, "speedup": row.speedup, "efficiency_pct": row.efficiency_pct})
+    return out
+
+
+def _cells(row):
+    """The row's texts for people: figures with two decimals, speed-up as 1.90x, efficiency as 95.0%."""
+
+    def fixed(value, fmt):
+        return MISSING if value is None else fmt % value
+
+    return [
+        row["model"] + ("@" + row["host"] if row["host"] else ""),
+        str(row["batch_size"]),
+        MISSING if row["num_gpus"] is None else str(row["num_gpus"]),
+        fixed(row["mean"], "%.2f"),
+        fixed(row["ideal"], "%.2f"),
+        fixed(row["speedup"], "%.2fx"),
+        fixed(row["efficiency_pct"], "%.1f%%"),
+    ]
+
+
+def scaling_table(rows):
+    """A rich Table of the scaling view, one section per model."""
+    from rich.table import Table
+
+    table = Table(title=TITLE, caption=CAPTION)
+    for index, (_, header) in enumerate(COLUMNS):
+        table.add_column(header, justify="left" if index == 0 else "right")
+    shown = view_rows(rows)
+    for index, row in enumerate(shown):
+        following = shown[index + 1] if index + 1 < len(shown) else None
+        last_of_model = following is None or (following["model"], following["host"]) != (row["model"], row["host"])
+        table.add_row(*_cells(row), end_section=last_of_model and following is not None)
+    return table
+
+
+def scaling_markdown(rows):
+    lines = ["### %s" % TITLE, "", "| " + " | ".join(h for _, h in COLUMNS) + " |",
+             "|---|" + "---:|" * (len(COLUMNS) - 1)]
+    for row in view_rows(rows):
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in _cells(row)) + " |")
+    return "\n".join(lines + ["", CAPTION]) + "\n"
+
+
+def emit_scaling(rows, fmt, console=None):
+    """The scaling view after report's table (``console``) or Markdown (stdout), when the sweep has several
+    GPU counts; nothing otherwise, and nothing for JSON and CSV (their rows carry speedup, efficiency_pct)."""
+    if not is_scaling(rows):
+        return
+    if fmt == "table":
+        from tfcnnwrap import render
+
+        (console or render.console()).print(scaling_table(rows))
+    elif fmt == "markdown":
+        import sys
+
+        sys.stdout.write("\n" + scaling_markdown(rows))
