@@ -154,6 +154,7 @@ def _add_sweep(verbs, parent):
     _add_vendor_dir(p)
     p.set_defaults(vendor_dir=None)  # None: the resumed sweep's own, else ./vendor (sweep.py decides)
     _add_sweep_plan(p)
+    _add_sweep_cluster(p)
     p.add_argument("--out", metavar="DIR", type=_text,
                    help="the sweep directory (default: results/<UTC yyyymmdd-HHMMSS>)")
     p.add_argument("--resume", metavar="DIR", type=_text, help="continue this sweep with its own recorded plan")
@@ -190,6 +191,19 @@ def _add_sweep_plan(p):
                    help="a smoke test: 1 run, batch sizes / 8, 10 batches, 2 warm-up batches (explicit flags win)")
     p.add_argument("--timeout", metavar="SEC", type=_number(bounds.TIMEOUT),
                    help="kill a run after SEC seconds, at most %d (7 days) (default: none)" % bounds.TIMEOUT.high)
+
+
+def _add_sweep_cluster(p):
+    """Distributed jobs and fleets (docs/usage.md, Distributed jobs; docs/slurm.md)."""
+    p.add_argument("--cluster", choices=["local", "slurm"], default=None,
+                   help="each run is one distributed tf_cnn_benchmarks job: on this machine (local) or through "
+                   "srun inside a Slurm allocation (slurm); the mode is --variable-update")
+    p.add_argument("--workers", metavar="N", type=_number(bounds.WORKERS),
+                   help="worker tasks per job, 1 to %d" % bounds.WORKERS.high)
+    p.add_argument("--ps", metavar="N", type=_number(bounds.PS),
+                   help="parameter servers per job (parameter_server, distributed_replicated; default 1)")
+    p.add_argument("--fleet", action="store_true", default=None,
+                   help="with --cluster slurm: the single-node sweep on every node of the allocation at once")
 
 
 def _add_report(verbs, parent):

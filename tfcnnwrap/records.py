@@ -352,6 +352,9 @@ class SummaryRow:
     throttled_runs: Optional[int] = None
     max_temp_c: Optional[float] = None
     host: Optional[str] = None
+    # Fleet sweeps: this host's mean against the fleet's median of host means, and why it is flagged.
+    vs_fleet_pct: Optional[float] = None
+    fleet_flag: Optional[str] = None
 
     @property
     def pair(self):
@@ -361,6 +364,8 @@ class SummaryRow:
         out = {name: getattr(self, name) for name in SUMMARY_COLUMNS}
         if self.host is not None:
             out["host"] = self.host
+            out["vs_fleet_pct"] = self.vs_fleet_pct
+            out["fleet_flag"] = self.fleet_flag
         return out
 
 

@@ -216,7 +216,15 @@ def _prepare(args, sweep, meta, plan, python, vendor_dir):
         _warn(ctx, warning)
     ctx.env = child_env(ctx.tf_version)
     _warn(ctx, checkout.branch_mismatch(ctx.tf_version, ctx.manifest))
+    _check_cluster(ctx)
     return ctx
+
+
+def _check_cluster(ctx):
+    if ctx.plan.cluster:
+        from tfcnnwrap.sweepjob import check
+
+        check(ctx)
 
 
 def _warn(ctx, warning):
@@ -379,6 +387,8 @@ def _telemetry(device, header):
 
 def _run_one(ctx, display, index, spec):
     """Run one benchmark (with its telemetry): (outcome, record)."""
+    if ctx.plan.cluster:
+        return _run_job(ctx, display, index, spec)
     from tfcnnwrap.runner import run_benchmark
 
     plan, sweep = ctx.plan, ctx.sweep
@@ -397,6 +407,17 @@ def _run_one(ctx, display, index, spec):
     finally:
         telemetry_summary = sampler.stop() if sampler is not None else None
     return outcome, _run_record(ctx, spec, outcome, argv, started_at, rel_log, telemetry_summary)
+
+
+def _run_job(ctx, display, index, spec):
+    """A distributed job (--cluster) or a fleet run (--fleet): see sweepjob and fleet."""
+    if ctx.plan.fleet:
+        from tfcnnwrap.fleet import run_fleet
+
+        return run_fleet(ctx, display, index, spec)
+    from tfcnnwrap.sweepjob import run_job
+
+    return run_job(ctx, display, index, spec)
 
 
 def _argv(ctx, spec):
