@@ -238,3 +238,16 @@ def test_slurm_task_killed_mid_run_fails_the_run_and_leaves_no_step(slurm, tmp_p
     [run] = read_runs(out)
     assert run["status"] == "crashed" and run["failure"].startswith("worker1: "), run
     assert not [p for p in task_pids(tmp_path) if alive(p)]
+
+
+def test_slurm_timeout_cancels_every_step(slurm, tmp_path, vendor, tf112):
+    out = tmp_path / "sweep"
+    env = env_for(tmp_path, FAKE_TFCNN_TASK_FAULTS="worker0=hang")
+    done, text = in_sbatch(slurm, tmp_path, 3, sweep_args(vendor, tf112, out, "--cluster", "slurm", "--workers",
+                                                           "2", "--ps", "1", "--timeout", "3"), env)
+    assert done.returncode == 0 and "sweep-exit=1" in text, (done.stdout, text)
+    assert "step-left=" not in text
+    [run] = read_runs(out)
+    assert run["status"] == "timeout"
+    pids = task_pids(tmp_path)
+    assert len(pids) == 3 and not [p for p in pids if alive(p)]
