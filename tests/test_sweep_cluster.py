@@ -7,7 +7,6 @@ import shlex
 import signal
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
