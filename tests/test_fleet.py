@@ -95,6 +95,8 @@ def test_fleet_on_the_one_node_cluster_records_its_host(slurm, tmp_path, vendor,
                             env=cli_env(), stdout=subprocess.PIPE, universal_newlines=True)
     [row] = json.loads(report.stdout)
     assert row["host"] == slurm.node and row["vs_fleet_pct"] == 0.0 and row["fleet_flag"] is None
+    header = (out / "summary.csv").read_text().splitlines()[0].split(",")
+    assert header[-3:] == ["host", "vs_fleet_pct", "fleet_flag"]
 
 
 def test_fleet_task_wrapper_records_the_exit_code_and_exits_0(tmp_path):

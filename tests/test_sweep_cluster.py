@@ -139,6 +139,15 @@ def test_ctrl_c_stops_every_task_and_records_interrupted(tmp_path, vendor, tf112
     pids = task_pids(tmp_path) + hung
     assert not [p for p in pids if alive(p)]
 
+    # --resume re-runs it as the same distributed job, from the sweep's own recorded plan
+    resumed = subprocess.run([sys.executable, "-m", "tfcnnwrap", "sweep", "--vendor-dir", str(vendor), "--python",
+                              str(tf112), "--resume", str(out)], cwd=str(tmp_path), env=cli_env(env_for(tmp_path)),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    runs = read_runs(out)
+    assert [r["status"] for r in runs] == ["interrupted", "ok"]
+    assert [t["role"] for t in runs[-1]["cluster"]["tasks"]] == ["ps", "worker", "worker"]
+
 
 @pytest.mark.parametrize("flags, needle", [
     (["--cluster", "local", "--workers", "2", "--variable-update", "replicated"], "parameter_server"),
@@ -250,3 +259,13 @@ def test_slurm_timeout_cancels_every_step(slurm, tmp_path, vendor, tf112):
     assert run["status"] == "timeout"
     pids = task_pids(tmp_path)
     assert len(pids) == 3 and not [p for p in pids if alive(p)]
+
+
+def test_dry_run_prints_every_tasks_command(cli, tmp_path, vendor, tf112):
+    result = cli(*sweep_args(vendor, tf112, tmp_path / "sweep", "--cluster", "local", "--workers", "2", "--dry-run"),
+                 cwd=tmp_path, env=env_for(tmp_path))
+    assert result.returncode == 0, result
+    lines = [line for line in result.stdout.splitlines() if line.startswith("cd ")]
+    assert len(lines) == 3
+    assert ["--job_name=ps" in lines[0], "--job_name=worker" in lines[1], "--task_index=1" in lines[2]] == [True] * 3
+    assert all(line.count("--variable_update=") == 1 for line in lines)

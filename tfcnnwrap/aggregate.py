@@ -99,9 +99,11 @@ def ok_values(runs):
 
 
 def summary_csv_text(rows):
+    from tfcnnwrap.fleetreport import fleet_columns, with_fleet
     from tfcnnwrap.render import to_csv
 
-    return to_csv([row.to_dict() for row in rows], SUMMARY_COLUMNS)
+    rows = with_fleet(rows)  # a fleet's rows name their host and compare it with the fleet
+    return to_csv([row.to_dict() for row in rows], fleet_columns(rows, SUMMARY_COLUMNS))
 
 
 def _num(value):

@@ -272,8 +272,8 @@ def _refuse_another_tensorflow(ctx):
 def _print_dry_run(ctx):
     plan = ctx.plan
     for spec in plan.run_specs():
-        argv = _argv(ctx, spec)
-        sys.stdout.write("cd %s && %s\n" % (format_command([str(ctx.script.parent)]), format_command(argv)))
+        for argv in _dry_run_argvs(ctx, spec):
+            sys.stdout.write("cd %s && %s\n" % (format_command([str(ctx.script.parent)]), format_command(argv)))
     sys.stdout.write(
         "# %d runs; device %s; TensorFlow %s; %s\n"
         % (len(plan.run_specs()), ctx.device, ctx.tf_version,
@@ -418,6 +418,15 @@ def _run_job(ctx, display, index, spec):
     from tfcnnwrap.sweepjob import run_job
 
     return run_job(ctx, display, index, spec)
+
+
+def _dry_run_argvs(ctx, spec):
+    """The commands of one run: one, or one per task of a distributed job."""
+    if ctx.plan.cluster and not ctx.plan.fleet:
+        from tfcnnwrap.sweepjob import task_argvs
+
+        return task_argvs(ctx, _argv(ctx, spec))
+    return [_argv(ctx, spec)]
 
 
 def _argv(ctx, spec):

@@ -121,6 +121,22 @@ def check(ctx):
         slurm.allocation()
 
 
+def task_argvs(ctx, argv):
+    """Every task's command of one job (``--dry-run``): on this machine from clusterplan's base port (a real
+    run takes free ports), under Slurm on the allocation's nodes."""
+    from tfcnnwrap import clusterplan
+
+    plan = ctx.plan
+    hosts = ("localhost",)
+    if plan.cluster == "slurm":
+        from tfcnnwrap import slurm
+
+        hosts = slurm.allocation().nodes
+    job = clusterplan.build_plan(plan.variable_update, plan.workers, plan.ps, hosts=hosts,
+                                 branch=ctx.upstream.get("branch") or ctx.manifest.get("branch"))
+    return [job.argv_for(task, argv) for task in job.tasks]
+
+
 # -- Slurm ---------------------------------------------------------------------------------------------
 
 
