@@ -118,3 +118,15 @@ def test_fleet_takes_no_job_shape(cli, tmp_path, vendor, fake_tf, flags):
     result = cli(*sweep_args(vendor, tf112, tmp_path / "s", "--cluster", "slurm", "--fleet", *flags), cwd=tmp_path)
     assert result.returncode == 2 and "drop --workers/--ps" in result.stderr
     assert not Path(tmp_path / "s").exists()
+
+
+def test_fleet_timeout_cancels_the_step_and_records_timeout(slurm, tmp_path, vendor, fake_tf):
+    tf112 = fake_tf("1.12.0", dist="tensorflow-gpu")
+    out = tmp_path / "sweep"
+    env = env_for(tmp_path, FAKE_TFCNN_FAULTS="*=hang")
+    done, text = in_sbatch(slurm, tmp_path, 1, sweep_args(vendor, tf112, out, "--cluster", "slurm", "--fleet",
+                                                           "--timeout", "3"), env)
+    assert done.returncode == 0 and "sweep-exit=1" in text, (done.stdout, text)
+    assert "step-left=" not in text
+    [run] = read_runs(out)
+    assert (run["status"], run["host"]) == ("timeout", slurm.node)

@@ -89,7 +89,7 @@ def run_job(ctx, display, index, spec):
     return outcome, record
 
 
-def _common(ctx, spec, display, stop):
+def _common(ctx, display, stop):
     return {"timeout_s": ctx.plan.timeout_s, "on_step": display.step, "stop": stop, "relative_to": ctx.sweep.path}
 
 
@@ -101,7 +101,7 @@ def _local_job(ctx, argv, log_dir, run_name, spec, display, stop):
     return cluster.run_job(
         argv, ctx.script.parent, ctx.env, log_dir, run_name, mode=plan.variable_update, workers=plan.workers,
         ps=plan.ps, branch=ctx.upstream.get("branch"), gpus_per_host=len(gpus) if ctx.device == "gpu" and gpus
-        else None, gpus_per_worker=spec.num_gpus, **_common(ctx, spec, display, stop))
+        else None, gpus_per_worker=spec.num_gpus, **_common(ctx, display, stop))
 
 
 def check(ctx):
@@ -207,7 +207,7 @@ def _slurm_attempt(ctx, alloc, job_plan, argv, log_dir, run_name, spec, display,
                  "--index", str(index), "--script", str(ctx.script.resolve()), "--python", ctx.python, "--"]
         return srun_task_command(inner + list(argv[3:]), names[task.name], task.host, alloc.job_id)
 
-    common = _common(ctx, spec, display, stop)
+    common = _common(ctx, display, stop)
     common["timeout_s"] = timeout_s
     try:
         return cluster.run_plan(job_plan, argv, ctx.script.parent, ctx.env, log_dir, run_name, launcher=launcher,
