@@ -124,9 +124,11 @@ def ok_values(runs):
 
 
 def summary_csv_text(rows):
+    from tfcnnwrap.fleetreport import fleet_columns, with_fleet
     from tfcnnwrap.render import to_csv
 
-    return to_csv([row.to_dict() for row in rows], summary_columns(rows))
+    rows = with_fleet(rows)  # a fleet's rows name their host and compare it with the fleet
+    return to_csv([row.to_dict() for row in rows], fleet_columns(rows, summary_columns(rows)))
 
 
 def _num(value):

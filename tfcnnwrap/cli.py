@@ -153,6 +153,7 @@ def _add_sweep(verbs, parent):
     _add_python(p, "the benchmark runs under it")
     _add_vendor_dir(p)  # None: the resumed sweep's own, else $TFCNNWRAP_VENDOR_DIR or ./vendor (sweep.py)
     _add_sweep_plan(p)
+    _add_sweep_cluster(p)
     p.add_argument("--out", metavar="DIR", type=_text,
                    help="the sweep directory (default: results/<local yyyymmdd-HHMMSS+hhmm>; "
                    "$TFCNNWRAP_RESULTS replaces results/)")
@@ -209,6 +210,19 @@ def _add_sweep_flow(p):
     p.add_argument("--order", choices=["grouped", "interleaved"], default=None,
                    help="grouped (default): each configuration's runs back to back; interleaved: run 1 of every "
                    "configuration, then run 2, ...")
+
+
+def _add_sweep_cluster(p):
+    """Distributed jobs and fleets (docs/usage.md, Distributed jobs; docs/slurm.md)."""
+    p.add_argument("--cluster", choices=["local", "slurm"], default=None,
+                   help="each run is one distributed tf_cnn_benchmarks job: on this machine (local) or through "
+                   "srun inside a Slurm allocation (slurm); the mode is --variable-update")
+    p.add_argument("--workers", metavar="N", type=_number(bounds.WORKERS),
+                   help="worker tasks per job, 1 to %d" % bounds.WORKERS.high)
+    p.add_argument("--ps", metavar="N", type=_number(bounds.PS),
+                   help="parameter servers per job (parameter_server, distributed_replicated; default 1)")
+    p.add_argument("--fleet", action="store_true", default=None,
+                   help="with --cluster slurm: the single-node sweep on every node of the allocation at once")
 
 
 def _add_report(verbs, parent):

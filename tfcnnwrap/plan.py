@@ -44,6 +44,8 @@ KNOWN_MODELS = frozenset(
     """.split()
 )
 
+CLUSTER_BACKENDS = ("local", "slurm")
+
 VARIABLE_UPDATES = (
     "parameter_server",
     "replicated",
@@ -102,6 +104,11 @@ class Plan:
     until_ci: Optional[float] = None  # keep running a configuration until its 95% CI is within +-this %
     max_runs: Optional[int] = None  # with until_ci: at most this many runs of a configuration
     order: str = "grouped"  # grouped: a configuration's runs back to back; interleaved: round by round
+    # Distributed jobs (`--cluster local|slurm --workers W --ps P`, `--fleet`); None: one process per run.
+    cluster: Optional[str] = None
+    workers: Optional[int] = None
+    ps: Optional[int] = None
+    fleet: Optional[bool] = None
 
     @property
     def counts(self):
@@ -171,6 +178,7 @@ class Plan:
                 extra_args=[str(a) for a in data.get("extra_args") or []],
                 gpu_counts=_recorded_counts(data.get("gpu_counts")),
                 **_recorded_flow(data),
+                **_recorded_cluster(data),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise UsageError("the sweep's recorded plan is unreadable (%s); start a new sweep" % exc) from None
@@ -222,6 +230,14 @@ def _recorded_flow(data):
         "max_runs": _recorded(data.get("max_runs"), bounds.MAX_RUNS),
         "order": order,
     }
+def _recorded_cluster(data):
+    """The cluster fields of a recorded plan (absent in sweeps written before them: None)."""
+    cluster = data.get("cluster")
+    if cluster not in (None,) + CLUSTER_BACKENDS:
+        raise ValueError("cluster %r" % (cluster,))
+    return {"cluster": cluster, "workers": _recorded(data.get("workers"), bounds.WORKERS),
+            "ps": _recorded(data.get("ps"), bounds.PS),
+            "fleet": None if data.get("fleet") is None else bool(data.get("fleet"))}
 
 
 def _recorded_counts(value):
@@ -401,6 +417,7 @@ def build_plan(args):
         extra_args=check_extra_args(args.extra, features),
         gpu_counts=counts if len(counts) > 1 else None,
         **flow,
+        **cluster_fields(args, variable_update),
     )
 
 
@@ -437,6 +454,34 @@ def gpu_counts(value):
         raise UsageError("--num-gpus %s" % exc) from None
 
 
+def cluster_fields(args, variable_update):
+    """Plan fields of ``--cluster/--workers/--ps/--fleet``, checked as far as the flags alone allow (the
+    checkout's branch is checked once it is known, before anything runs)."""
+    from tfcnnwrap import clusterplan
+
+    cluster = getattr(args, "cluster", None)
+    workers, ps = getattr(args, "workers", None), getattr(args, "ps", None)
+    fleet = bool(getattr(args, "fleet", False))
+    if cluster is None:
+        given = [flag for flag, value in (("--workers", workers), ("--ps", ps), ("--fleet", fleet or None))
+                 if value is not None]
+        if given:
+            raise UsageError("%s needs --cluster local or --cluster slurm" % " and ".join(given))
+        return {}
+    if fleet:
+        if cluster != "slurm":
+            raise UsageError("--fleet runs the sweep on every node of a Slurm allocation: use --cluster slurm --fleet")
+        if workers is not None or ps is not None:
+            raise UsageError("--fleet runs the single-node sweep on each node: drop --workers/--ps, or drop --fleet")
+        return {"cluster": cluster, "fleet": True}
+    if workers is None:
+        raise UsageError("--cluster %s runs distributed jobs: say how many with --workers N (and --ps N for "
+                         "parameter_server)" % cluster)
+    ps, _ = clusterplan.validate(variable_update, _int(workers, bounds.WORKERS),
+                                 None if ps is None else _int(ps, bounds.PS))
+    return {"cluster": cluster, "workers": workers, "ps": ps}
+
+
 PLAN_FLAGS = (
     ("models", "--models"),
     ("batch_size", "--batch-size"),
@@ -455,6 +500,10 @@ PLAN_FLAGS = (
     ("order", "--order"),
     ("out", "--out"),
     ("extra", "-- EXTRA"),
+    ("cluster", "--cluster"),
+    ("workers", "--workers"),
+    ("ps", "--ps"),
+    ("fleet", "--fleet"),
 )
 
 

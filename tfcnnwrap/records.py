@@ -358,6 +358,9 @@ class SummaryRow:
     speedup: Optional[float] = None
     efficiency_pct: Optional[float] = None
     scaling: bool = False  # the row is part of such a sweep: SCALING_COLUMNS are its columns (maybe null)
+    # Fleet sweeps: this host's mean against the fleet's median of host means, and why it is flagged.
+    vs_fleet_pct: Optional[float] = None
+    fleet_flag: Optional[str] = None
 
     @property
     def pair(self):
@@ -367,6 +370,8 @@ class SummaryRow:
         out = {name: getattr(self, name) for name in SUMMARY_COLUMNS}
         if self.host is not None:
             out["host"] = self.host
+            out["vs_fleet_pct"] = self.vs_fleet_pct
+            out["fleet_flag"] = self.fleet_flag
         if self.scaling:
             out.update((name, getattr(self, name)) for name in SCALING_COLUMNS)
         return out

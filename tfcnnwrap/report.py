@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from tfcnnwrap.aggregate import summarize, summary_columns
+from tfcnnwrap.fleetreport import cluster_label, fleet_columns, with_fleet
 from tfcnnwrap.records import RunRecord, SweepMeta
 from tfcnnwrap.scaling import emit_scaling
 from tfcnnwrap.store import load_sweep, newest_sweep
@@ -30,6 +31,7 @@ def describe(meta):
         "TF %s" % meta.tensorflow_version if meta.tensorflow_version else None,
         meta.upstream.branch,
         "device %s" % meta.device if meta.device else None,
+        cluster_label(meta),
     ]
     return ", ".join(p for p in parts if p)
 
@@ -53,7 +55,8 @@ def print_summary(console, sweep, meta, rows, runs):
     from tfcnnwrap.render import make_table
 
     title = "%s  (%s)" % (sweep.path, describe(meta))
-    console.print(make_table([row.to_dict() for row in rows], TABLE_COLUMNS, title=title))
+    rows = with_fleet(rows)
+    console.print(make_table([row.to_dict() for row in rows], fleet_columns(rows, TABLE_COLUMNS), title=title))
     emit_scaling(rows, "table", console)
     failures = failed_runs([RunRecord.coerce(r) for r in runs])
     if failures:
@@ -73,6 +76,7 @@ def cmd_report(args):
         return 0
     # People read the table and Markdown; scripts read every column of the JSON and CSV.
     columns = summary_columns(rows) if args.format in ("json", "csv") else [c for c, _ in TABLE_COLUMNS]
+    rows, columns = with_fleet(rows), fleet_columns(with_fleet(rows), columns)
     render.emit([row.to_dict() for row in rows], args.format, columns,
                 title="%s (%s)" % (sweep.path, describe(meta)))
     emit_scaling(rows, args.format)

@@ -246,6 +246,7 @@ def _prepare(args, sweep, meta, plan, python, vendor_dir, python_from=None):
     ctx.env = child_env(ctx.tf_version)
     ctx.features = _feature_flags(plan, ctx.manifest, script)
     _warn(ctx, checkout.branch_mismatch(ctx.tf_version, ctx.manifest))
+    _check_cluster(ctx)
     return ctx
 
 
@@ -261,6 +262,13 @@ def _feature_flags(plan, manifest, script):
     if benchmark_cnn.is_file():
         source = benchmark_cnn.read_text(encoding="utf-8", errors="replace")
     return branch_flags(wanted, manifest.get("branch"), source)
+
+
+def _check_cluster(ctx):
+    if ctx.plan.cluster:
+        from tfcnnwrap.sweepjob import check
+
+        check(ctx)
 
 
 def _warn(ctx, warning):
@@ -311,8 +319,8 @@ def _print_dry_run(ctx):
     records = latest_runs(ctx.sweep.read_runs(), plan.num_gpus) if ctx.meta is not None else []
     specs = Schedule(plan, records, ctx.retry_failed).planned()
     for spec in specs:
-        argv = _argv(ctx, spec)
-        sys.stdout.write("cd %s && %s\n" % (format_command([str(ctx.script.parent)]), format_command(argv)))
+        for argv in _dry_run_argvs(ctx, spec):
+            sys.stdout.write("cd %s && %s\n" % (format_command([str(ctx.script.parent)]), format_command(argv)))
     flow = _flow_text(ctx)
     sys.stdout.write(
         "# %d runs; device %s; TensorFlow %s; %s%s\n"
@@ -477,6 +485,8 @@ def _telemetry(device, header):
 
 def _run_one(ctx, display, index, spec):
     """Run one benchmark (with its telemetry): (outcome, record)."""
+    if ctx.plan.cluster:
+        return _run_job(ctx, display, index, spec)
     from tfcnnwrap.runner import run_benchmark
 
     plan, sweep = ctx.plan, ctx.sweep
@@ -495,6 +505,26 @@ def _run_one(ctx, display, index, spec):
     finally:
         telemetry_summary = sampler.stop() if sampler is not None else None
     return outcome, _run_record(ctx, spec, outcome, argv, started_at, rel_log, telemetry_summary)
+
+
+def _run_job(ctx, display, index, spec):
+    """A distributed job (--cluster) or a fleet run (--fleet): see sweepjob and fleet."""
+    if ctx.plan.fleet:
+        from tfcnnwrap.fleet import run_fleet
+
+        return run_fleet(ctx, display, index, spec)
+    from tfcnnwrap.sweepjob import run_job
+
+    return run_job(ctx, display, index, spec)
+
+
+def _dry_run_argvs(ctx, spec):
+    """The commands of one run: one, or one per task of a distributed job."""
+    if ctx.plan.cluster and not ctx.plan.fleet:
+        from tfcnnwrap.sweepjob import task_argvs
+
+        return task_argvs(ctx, _argv(ctx, spec))
+    return [_argv(ctx, spec)]
 
 
 def _argv(ctx, spec):

@@ -1,0 +1,163 @@
+"""``sweep --cluster slurm --fleet``: the ordinary single-GPU sweep on every node of the allocation at once.
+
+Design: one Slurm step per run, across every node (``srun --nodes=N --ntasks-per-node=1``, ``slurm.launch_step``):
+each node runs the same benchmark at the same moment, so the hosts are compared under the same conditions, and
+the sweep's loop, resume and summary stay the ordinary ones. Each task is ``python -m tfcnnwrap.fleet run-task
+DIR CWD -- ARGV``: it records its node in ``DIR/task-<id>.json``, runs the benchmark, adds the exit code to the
+record, and exits 0, so that one host running out of memory does not take the other hosts' runs down with it
+(``--kill-on-bad-exit``). Each node's output goes straight into the sweep directory (srun's ``--output`` with
+``%N``: ``logs/<run>.<node>.log``): a shared filesystem, as on every cluster. Every host's run is one record with
+its ``host``; `report` shows one row per host and configuration with ``vs_fleet_pct`` (see fleetreport).
+Ctrl-C and ``--timeout`` ``scancel`` the step; the next run starts once Slurm has released it.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from tfcnnwrap.clock import utc_now
+
+
+def run_fleet(ctx, display, index, spec):
+    """One run on every node: records every host's record but the last, returns (outcome, last record)."""
+    from tfcnnwrap import slurm
+    from tfcnnwrap import sweep as sweep_mod
+
+    plan, sweep = ctx.plan, ctx.sweep
+    argv = sweep_mod._argv(ctx, spec)
+    rel_log = sweep.spec_log(spec, plan)
+    run_name = Path(rel_log).name[: -len(".log")]
+    log_dir = sweep.path / Path(rel_log).parent
+    log_dir.mkdir(parents=True, exist_ok=True)
+    hosts_dir = sweep.path / "fleet" / run_name
+    hosts_dir.mkdir(parents=True, exist_ok=True)
+    for old in hosts_dir.glob("task-*.json"):  # a resumed run: last attempt's hosts are not this one's
+        old.unlink()
+    display.run_started(index, spec.model, spec.batch_size, spec.run, plan.runs, plan.num_batches or 100)
+    started_at = utc_now()
+    alloc = slurm.allocation()
+    wrapper = [sys.executable, "-m", "tfcnnwrap.fleet", "run-task", str(hosts_dir.resolve()),
+               str(ctx.script.parent.resolve()), "--"] + argv
+    step = slurm.launch_step(wrapper, ntasks=len(alloc.nodes), nodes=len(alloc.nodes), ntasks_per_node=1,
+                             output_pattern=str(log_dir / (run_name + ".%N.log")), env=ctx.env,
+                             srun_log=hosts_dir / "srun.log", alloc=alloc)
+    verdict, duration = _wait(ctx, step, plan.timeout_s)
+    records = [_host_record(ctx, spec, argv, started_at, rel_log, rec, verdict, duration)
+               for rec in slurm.fleet_hosts(hosts_dir)]
+    if not records:
+        records = [_host_record(ctx, spec, argv, started_at, rel_log, {"exit_code": step.poll()}, verdict,
+                                duration, failure=_last_line(hosts_dir / "srun.log"))]
+    for outcome, record in records[:-1]:
+        sweep_mod._record(ctx, record)
+    return records[-1]
+
+
+def _wait(ctx, step, timeout_s):
+    """Wait for the step; cancel it on ``--timeout`` or a stop request. (verdict, seconds)."""
+    import time
+
+    from tfcnnwrap.sweepjob import StopBridge
+
+    started = time.monotonic()
+    state = {"verdict": "done"}
+
+    def stop(verdict):
+        if state["verdict"] == "done":
+            state["verdict"] = verdict
+        step.cancel()
+
+    bridge = StopBridge()
+    bridge.terminate = lambda: threading.Thread(target=stop, args=("interrupted",), daemon=True).start()
+    timer = threading.Timer(timeout_s, stop, ("timeout",)) if timeout_s else None
+    try:
+        if timer is not None:
+            timer.daemon = True
+            timer.start()
+        if ctx.stops is not None:
+            with ctx.stops.guard(bridge):
+                step.wait()
+        else:
+            step.wait()
+    finally:
+        bridge.exited.set()
+        if timer is not None:
+            timer.cancel()
+        if step.poll() is None:
+            step.cancel()
+        step.wait_released()
+    return state["verdict"], time.monotonic() - started
+
+
+def _host_record(ctx, spec, argv, started_at, rel_log, rec, verdict, duration, failure=None):
+    from tfcnnwrap import sweep as sweep_mod
+    from tfcnnwrap.logparse import ParsedLog, classify, parse_file
+    from tfcnnwrap.runner import RunOutcome
+
+    node = rec.get("node")
+    rel = rel_log if node is None else "%s.%s.log" % (rel_log[: -len(".log")], node)
+    path = ctx.sweep.path / rel
+    parsed = parse_file(path) if path.is_file() else ParsedLog()
+    exit_code = rec.get("exit_code")
+    status = classify(parsed, exit_code, timed_out=verdict == "timeout", interrupted=verdict == "interrupted")
+    outcome = RunOutcome(status=status, exit_code=exit_code, duration_s=duration, parsed=parsed,
+                         interrupted=verdict == "interrupted",
+                         log_bytes=path.stat().st_size if path.is_file() else 0)
+    record = sweep_mod._run_record(ctx, spec, outcome, argv, started_at, rel, None)
+    record["host"] = node
+    if failure and status != "ok":
+        record["failure"] = failure
+    return outcome, record
+
+
+def _last_line(path):
+    try:
+        lines = [line.strip() for line in Path(path).read_text(encoding="utf-8", errors="replace").splitlines()]
+    except OSError:
+        return None
+    lines = [line for line in lines if line]
+    return lines[-1][:500] if lines else "the fleet step started no task"
+
+
+# -- the per-node task --------------------------------------------------------------------------------
+
+
+def run_task(hosts_dir, cwd, argv, environ=None):
+    """Record this node, run ``argv`` in ``cwd`` (signals forwarded), record its exit code; returns 0."""
+    from tfcnnwrap import safefs, slurm
+
+    record = slurm.host_record(environ)
+    path = Path(hosts_dir) / ("task-%d.json" % record["task"])
+    safefs.atomic_write(path, json.dumps(record, allow_nan=False) + "\n")
+    sys.stdout.flush()
+    try:
+        child = subprocess.Popen(argv, cwd=str(cwd))
+    except OSError as exc:
+        sys.stderr.write("tfcnnwrap.fleet: cannot run %s: %s\n" % (argv[0], exc))
+        record["exit_code"] = 127
+    else:
+        def forward(signum, frame):
+            child.send_signal(signum)
+
+        for name in ("SIGTERM", "SIGINT", "SIGHUP"):
+            sig = getattr(signal, name, None)
+            if sig is not None:
+                signal.signal(sig, forward)
+        record["exit_code"] = child.wait()
+    safefs.atomic_write(path, json.dumps(record, allow_nan=False) + "\n")
+    return 0
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) < 5 or argv[0] != "run-task" or argv[3] != "--":
+        sys.stderr.write("usage: python -m tfcnnwrap.fleet run-task HOSTS_DIR CWD -- ARGV...\n")
+        return 2
+    return run_task(argv[1], argv[2], argv[4:], os.environ)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

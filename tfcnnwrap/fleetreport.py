@@ -1,0 +1,78 @@
+"""What `report` adds for distributed and fleet sweeps: the job's shape in the title, and per-host rows of a
+fleet measured against the fleet.
+
+A fleet row's ``vs_fleet_pct`` = (host mean / the fleet's median of host means − 1) × 100, per model, batch
+size and GPU count. A host is flagged ``slow`` when it is slower than that median by more than 5 %, or by more
+than twice the fleet's CV (the coefficient of variation of the host means, %): the first catches a clearly
+slow GPU in a small or noisy fleet, the second a host that falls outside an otherwise tight fleet.
+"""
+
+import statistics
+from dataclasses import replace
+from typing import List, Optional
+
+SLOWER_PCT = 5.0
+CV_FACTOR = 2.0
+
+
+def cluster_label(meta) -> Optional[str]:
+    """``cluster local: parameter_server, 1 ps + 2 workers`` / ``fleet over slurm``, or None."""
+    plan = getattr(meta, "plan", None) or {}
+    cluster = plan.get("cluster")
+    if not cluster:
+        return None
+    if plan.get("fleet"):
+        return "fleet: every node of a %s allocation" % cluster
+    mode = plan.get("variable_update") or "parameter_server"
+    workers, ps = plan.get("workers") or 0, plan.get("ps") or 0
+    shape = "%d worker%s" % (workers, "" if workers == 1 else "s")
+    if ps:
+        shape = "%d ps + %s" % (ps, shape)
+    if mode == "distributed_all_reduce":
+        shape += " + 1 controller"
+    return "cluster %s: %s, %s" % (cluster, mode, shape)
+
+
+def flag(vs_pct: Optional[float], fleet_cv_pct: float) -> Optional[str]:
+    """``slow`` with its reason, or None (pure: the rule of the module docstring)."""
+    if vs_pct is None:
+        return None
+    if -vs_pct > SLOWER_PCT:
+        return "slow: %.1f%% below the fleet median" % -vs_pct
+    if fleet_cv_pct > 0 and -vs_pct > CV_FACTOR * fleet_cv_pct:
+        return "slow: %.1f%% below the fleet median, over %g x the fleet's CV (%.2f%%)" % (
+            -vs_pct, CV_FACTOR, fleet_cv_pct)
+    return None
+
+
+def with_fleet(rows) -> List:
+    """``rows`` (SummaryRows) with ``vs_fleet_pct`` and ``fleet_flag`` set on rows that name a host."""
+    rows = list(rows)
+    groups = {}
+    for row in rows:
+        if row.host and row.mean is not None:
+            groups.setdefault((row.model, row.batch_size, row.num_gpus), []).append(row.mean)
+    out = []
+    for row in rows:
+        means = groups.get((row.model, row.batch_size, row.num_gpus))
+        if not row.host or not means or row.mean is None:
+            out.append(row)
+            continue
+        median = statistics.median(means)
+        cv = statistics.stdev(means) / statistics.mean(means) * 100.0 if len(means) > 1 else 0.0
+        vs = round((row.mean / median - 1.0) * 100.0, 2) if median else None
+        out.append(replace(row, vs_fleet_pct=vs, fleet_flag=flag(vs, cv)))
+    return out
+
+
+def fleet_columns(rows, columns):
+    """``columns`` (names, or (name, header) pairs) with host, vs_fleet_pct and the flag when rows name hosts."""
+    if not any(getattr(r, "host", None) for r in rows):
+        return columns
+    pairs = isinstance(columns[0], tuple)
+    host = ("host", "host") if pairs else "host"
+    extra = [("vs_fleet_pct", "vs fleet %"), ("fleet_flag", "flag")] if pairs else ["host", "vs_fleet_pct",
+                                                                                      "fleet_flag"]
+    if not pairs:
+        return list(columns) + extra
+    return [columns[0], host] + list(columns[1:]) + extra
