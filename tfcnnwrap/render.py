@@ -10,7 +10,7 @@ import json
 import math
 import os
 import sys
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 
 class Col(NamedTuple):
@@ -18,13 +18,15 @@ class Col(NamedTuple):
 
     ``priority`` 0: always shown; the highest priorities drop out first when the terminal is too narrow for
     every column (a line under the table names them). ``wrap``: text that may wrap at its spaces (a list of
-    failures); numbers, model names and GPU names never wrap.
+    failures); numbers, model names and GPU names never wrap. ``digits``: decimals of its floats in tables
+    and Markdown (default: the table's).
     """
 
     key: str
     header: str
     priority: int = 0
     wrap: bool = False
+    digits: Optional[int] = None
 
 
 def _is_missing(value):
@@ -86,11 +88,15 @@ def columns_of(rows, columns=None):
 _columns = columns_of
 
 
+def _digits(column, default):
+    return default if column.digits is None else column.digits
+
+
 def to_markdown(rows, columns=None, digits=2):
     cols = _columns(rows, columns)
     out = ["| " + " | ".join(c.header for c in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for row in rows:
-        cells = [human(row.get(c.key), digits).replace("|", "\\|") for c in cols]
+        cells = [human(row.get(c.key), _digits(c, digits)).replace("|", "\\|") for c in cols]
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 
@@ -122,7 +128,7 @@ def make_table(rows, columns=None, title=None, digits=2, caption=None, hint=None
     from tfcnnwrap.fit import HIDDEN_HINT, FittedTable
 
     cols = columns_of(rows, columns)
-    cells = [[human(row.get(c.key), digits) for c in cols] for row in rows]
+    cells = [[human(row.get(c.key), _digits(c, digits)) for c in cols] for row in rows]
     numeric = [_numeric(rows, c.key) for c in cols]
     return FittedTable(cols, cells, numeric, title=title, caption=caption, hint=hint or HIDDEN_HINT)
 

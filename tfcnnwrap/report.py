@@ -30,9 +30,9 @@ TABLE_COLUMNS = [
     Col("min", "min", 9),
     Col("max", "max", 9),
     Col("median", "median", 10),
-    Col("throttled_runs", "throttled", 4),
-    Col("max_temp_c", "max °C", 4),
-    Col("failures", "failures", 1, True),
+    Col("throttled_runs", "throttled", 5),
+    Col("max_temp_c", "max °C", 5, digits=0),
+    Col("failures", "failures", 6, True),  # also listed run by run under the table
 ]
 # Shown whatever their values; the others only when a row has one (num_gpus: when it differs).
 ALWAYS = {"model", "batch_size", "runs_ok", "runs_failed", "mean", "std", "cv_pct", "min", "max", "median"}
@@ -113,14 +113,15 @@ def failed_runs(runs):
     return [r for r in runs if not r.ok]
 
 
-def _failure_line(sweep, run):
+def _failure_lines(sweep, run):
+    """The run and why, then its log on a line of its own (a path is long; the run's name stays whole)."""
     from rich.markup import escape
 
     detail = (run.failure or "").strip()
-    log = sweep.inside(run.log) if run.log else None
-    return "  %s bs=%s run %s: [red]%s[/]%s  log: %s" % (
-        escape(run.model), run.batch_size, run.run, escape(str(run.status)),
-        (" - " + escape(detail[:200])) if detail else "", escape(str(log)) if log else "(none)")
+    log = sweep.path / run.log if run.log and sweep.inside(run.log) else None
+    return ["  %s bs=%s run %s: [red]%s[/]%s" % (escape(run.model), run.batch_size, run.run, escape(str(run.status)),
+                                                 (" - " + escape(detail[:200])) if detail else ""),
+            "    log: %s" % (escape(str(log)) if log else "(none)")]
 
 
 def print_summary(console, sweep, meta, rows, runs):
@@ -131,9 +132,11 @@ def print_summary(console, sweep, meta, rows, runs):
     console.print(make_table(dicts, table_columns(dicts), title=title_parts(sweep.path, meta)))
     failures = failed_runs([RunRecord.coerce(r) for r in runs])
     if failures:
-        console.print("[red]%d run(s) did not give a result:[/]" % len(failures), highlight=False)
+        console.print("[red]%d run%s did not give a result:[/]" % (len(failures), "" if len(failures) == 1 else "s"),
+                      highlight=False)
         for run in sorted(failures, key=lambda r: (r.model, r.batch_size, r.run)):
-            console.print(_failure_line(sweep, run), highlight=False)
+            for line in _failure_lines(sweep, run):
+                console.print(line, highlight=False, overflow="fold")
 
 
 def cmd_report(args):
