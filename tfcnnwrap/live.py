@@ -177,13 +177,13 @@ class LiveDisplay:
         completed = self.done + fraction
         progress = "  ".join(self._progress_parts(elapsed, completed))
         bar_width = max(10, min(30, width - len(progress) - 1))
+        grid = Table.grid(padding=(0, 1))
         if bar_width + 1 + len(progress) <= width:
-            grid = Table.grid(padding=(0, 1))
             grid.add_row(ProgressBar(total=max(self.total, 1), completed=completed, width=bar_width), Text(progress))
-            yield grid
-        else:
-            yield ProgressBar(total=max(self.total, 1), completed=completed, width=min(30, width))
-            yield Text("\n".join(wrap_parts(self._progress_parts(elapsed, completed), width, "  ")))
+        else:  # the bar on a line of its own, then the figures wrapped between them
+            grid.add_row(ProgressBar(total=max(self.total, 1), completed=completed, width=min(30, width)))
+            grid.add_row(Text("\n".join(wrap_parts(self._progress_parts(elapsed, completed), width, "  "))))
+        yield grid
         for parts, style in ((self._run_parts(), "bold"), ([gpu_text(self._read_gpu())], "cyan"),
                              ([self.waiting_for], "yellow")):
             lines = wrap_parts([p for p in parts if p], width, "  ")
