@@ -70,3 +70,10 @@ def test_text_titles_keep_parentheses_whole():
 def test_two_tuple_columns_still_work():
     lines = rendered(make_table([{"a": 1.5, "b": "x"}], [("a", "A"), "b"]), 40)
     assert lines[0].split() == ["A", "b"] and lines[2].split() == ["1.50", "x"]
+
+
+def test_rows_added_after_make_table_are_laid_out_too():
+    table = make_table(ROWS, COLUMNS[:3])
+    table.add_row("vgg16", "64", "110.23")
+    lines = rendered(table, 40)
+    assert lines[-1].split() == ["vgg16", "64", "110.23"]

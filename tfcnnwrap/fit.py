@@ -69,15 +69,21 @@ class FittedTable(Table):
         super().__init__(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1),
                          collapse_padding=True, header_style="bold", show_lines=False)
         self.specs = list(specs)
-        self.cells = [list(row) for row in cells]
+        self.cells = []
         self.fit_title = title
         self.fit_caption = caption
         self.hint = hint
         for spec, is_number in zip(self.specs, numeric):
             self.add_column(Text(spec.header, no_wrap=False), justify="right" if is_number else "left",
                             no_wrap=not spec.wrap, overflow="fold")
-        for row in self.cells:
+        for row in cells:
             self.add_row(*row)
+
+    def add_row(self, *renderables, **options):
+        """A row of text cells (as make_table gives them); kept as text, which is what the layout measures."""
+        self.cells.append([r.plain if isinstance(r, Text) else "" if r is None else str(r) for r in renderables]
+                          + [""] * (len(self.specs) - len(renderables)))
+        super().add_row(*renderables, **options)
 
     # -- layout -----------------------------------------------------------------------------------------
 
