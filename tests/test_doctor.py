@@ -206,12 +206,53 @@ def test_ascii_console_gets_words_instead_of_symbols(monkeypatch):
     assert "FAIL" in out and "ok" in out  # git is missing, Python is fine
     assert "CPU 180.0 GFLOP/s, GPU 7200.0 GFLOP/s, GPU 40.0x faster" in out
     assert "warning: look here" in out
-    assert "not ready: git" in out
+    assert "not ready: vendor checkout, git" in out
 
 
-def test_verdict_line():
-    assert doctor.verdict(synthetic_report(git="2.39.5")) == "ready to benchmark GeForce RTX 2070"
-    assert doctor.verdict(synthetic_report(git="2.39.5", gpus=[])) == "ready to benchmark, on the CPU only"
+CHECKOUT = {"dir": "vendor", "branch": "cnn_tf_v1.12_compatible", "commit": "0" * 40, "url": "u",
+            "tf_version": "1.12.0", "script_present": True, "branch_source": "rule", "branch_warning": None}
+
+
+def test_verdict_line_names_the_device_sweep_would_pick(monkeypatch):
+    monkeypatch.setenv("TFCNNWRAP_NVIDIA_SMI", "none")
+    ready = synthetic_report(git="2.39.5", vendor=CHECKOUT)
+    assert doctor.verdict(ready) == "ready: a sweep would run on the GPU (GeForce RTX 2070)"
+    assert doctor.verdict(synthetic_report(git="2.39.5", gpus=[], vendor=CHECKOUT)) == (
+        "ready: a sweep would run on the CPU (TensorFlow sees no GPU)")
+    # TensorFlow cannot tell and there is no nvidia-smi: sweep --device auto runs on the CPU, and so says doctor
+    assert doctor.verdict(synthetic_report(git="2.39.5", gpus=None, vendor=CHECKOUT)) == (
+        "ready: a sweep would run on the CPU (TensorFlow could not say whether it sees a GPU)")
+
+
+def test_cannot_tell_with_nvidia_smi_is_the_gpu_as_sweep_decides(monkeypatch):
+    from tfcnnwrap.sweep import resolve_device
+
+    monkeypatch.setenv("TFCNNWRAP_NVIDIA_SMI", str(FAKE_DIR / "nvidia-smi"))
+    smi = {"path": "nvidia-smi", "gpus": [{"name": "NVIDIA GeForce RTX 2070", "driver_version": "417.35",
+                                          "memory_total_mib": 8192}]}
+    report = synthetic_report(git="2.39.5", gpus=None, vendor=CHECKOUT, nvidia_smi=smi)
+    report.update(doctor.readiness(report))
+    assert report["device"] == resolve_device("auto", type("P", (), {"gpus": None}))[0] == "gpu"
+    assert report["ready"] is True
+    assert report["verdict"] == ("ready: a sweep would run on the GPU (nvidia-smi sees NVIDIA GeForce RTX 2070; "
+                                 "TensorFlow could not say)")
+
+
+def test_readiness_blockers():
+    assert doctor.readiness(synthetic_report(git="2.39.5", vendor=CHECKOUT))["blockers"] == []
+    # no checkout: not ready, and then git (which setup needs) is a failure too
+    assert doctor.readiness(synthetic_report())["blockers"] == ["vendor checkout", "git"]
+    # a checkout is there: sweeps need no git
+    facts = doctor.readiness(synthetic_report(vendor=CHECKOUT))
+    assert facts["ready"] and facts["blockers"] == []
+    mismatch = dict(CHECKOUT, branch_warning="fetched for TensorFlow 2.4")
+    assert doctor.readiness(synthetic_report(git="2.39.5", vendor=mismatch))["blockers"] == ["vendor checkout"]
+    gone = dict(CHECKOUT, script_present=False)
+    assert doctor.readiness(synthetic_report(git="2.39.5", vendor=gone))["ready"] is False
+    keras = synthetic_report(git="2.39.5", vendor=CHECKOUT, tensorflow_version="2.17.0", legacy_keras_needed=True)
+    assert doctor.readiness(keras)["blockers"] == ["tf-keras"]
+    broken = synthetic_report(git="2.39.5", vendor=CHECKOUT, tensorflow_importable=False)
+    assert doctor.readiness(broken)["blockers"] == ["TensorFlow"]
 
 
 def test_slow_gpu_matmul_is_a_warning():
@@ -315,3 +356,33 @@ def test_a_branch_chosen_with_setup_branch_is_not_second_guessed(cli, fake_tf, t
     row = check(report, "vendor checkout")
     assert row["status"] == "ok" and "--branch" in row["hint"]
     assert report["recommended_branch"] == "cnn_tf_v1.12_compatible"
+
+
+# --- ready and --strict ------------------------------------------------------------------------------------
+
+
+def test_strict_exits_1_until_a_sweep_would_run(cli, fake_tf, tmp_path):
+    python = fake_tf("2.4.0")
+    env = dict(WITH_FAKE_SMI, FAKE_TF_GPUS="GeForce RTX 2070")
+    report = doctor_json(cli, python, env=env, cwd=tmp_path)
+    assert report["ready"] is False and report["blockers"] == ["vendor checkout"]
+    strict = cli("doctor", "--python", python, "--strict", env=env, cwd=tmp_path)
+    assert strict.returncode == 1, strict
+    assert strict.stdout.rstrip().splitlines()[-1] == "not ready: vendor checkout"
+    assert cli("doctor", "--python", python, env=env, cwd=tmp_path).returncode == 0  # without --strict: facts
+
+    make_vendor(tmp_path / "vendor", branch="master", tf_version="2.4.0")
+    report = doctor_json(cli, python, env=env, cwd=tmp_path)
+    assert report["ready"] is True and report["device"] == "gpu"
+    strict = cli("doctor", "--python", python, "--strict", env=env, cwd=tmp_path)
+    assert strict.returncode == 0, strict
+    assert strict.stdout.rstrip().splitlines()[-1] == "ready: a sweep would run on the GPU (GeForce RTX 2070)"
+
+
+def test_strict_json_still_prints_the_report(cli, fake_tf, tmp_path):
+    result = cli("doctor", "--python", fake_tf("2.17.0", tf_keras=False), "--strict", "--format", "json",
+                 env=NO_SMI, cwd=tmp_path)
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert report["ready"] is False and "tf-keras" in report["blockers"]
+    assert report["verdict"].startswith("not ready: ")

@@ -228,9 +228,9 @@ def test_references_table_is_a_summary_per_gpu_that_fits_80_columns(cli):
 def test_the_widest_gpu_view_fits_80_columns_unwrapped(cli):
     result = cli("references", "--gpu", "2080-Ti", env={"COLUMNS": "80"})
     assert result.returncode == 0, result
-    table = [line for line in result.stdout.splitlines() if line.startswith("\u2502")]
-    assert len(table) > 600 and max(len(line) for line in table) <= 80
-    assert all(line.split("\u2502")[1].strip() for line in table)  # no row wrapped onto a second line
+    table = _table_rows(result.stdout)
+    assert len(table) > 600 and max(len(line.rstrip()) for line in table) <= 80
+    assert all(line[:1].strip() for line in table)  # no row wrapped onto a second line
     assert "(TF 1.15)" in result.stdout and "https://github.com/lambdal/" in result.stdout
 
 
@@ -240,8 +240,20 @@ def test_references_gpu_lists_its_figures_with_numbered_sources(cli):
     assert "rtx2080: GeForce RTX 2080" in result.stdout
     assert "123.01" in result.stdout and "[1] Lambda Labs" in result.stdout
     assert "resnet50" not in result.stdout
-    table = [line for line in result.stdout.splitlines() if line.startswith(("\u2502", "\u2503", "\u250f"))]
-    assert table and max(len(line) for line in table) <= 80
+    table = _table_rows(result.stdout)
+    assert table and max(len(line.rstrip()) for line in table) <= 80
+
+
+def _table_rows(text):
+    """The lines of the table under its header rule (render's compact style), up to its notes."""
+    lines = text.splitlines()
+    rule = next(i for i, line in enumerate(lines) if line.startswith("\u2500"))
+    rows = []
+    for line in lines[rule + 1:]:
+        if line.startswith(("update:", "Launch price")):
+            break
+        rows.append(line)
+    return rows
 
 
 def test_references_filters_by_model_in_every_format(cli):

@@ -322,6 +322,7 @@ def _add_doctor(verbs, parent):
     _add_vendor_dir(p)
     p.add_argument("--matmul", action="store_true",
                    help="time a [10000x1000]x[1000x2000] float32 product on /cpu:0 and /gpu:0")
+    p.add_argument("--strict", action="store_true", help="exit 1 when a sweep would not run as asked (not ready)")
     _add_format(p, ["table", "json"])
 
 

@@ -3,8 +3,9 @@
 TensorFlow's version and build, the GPUs it sees, CUDA/cuDNN, tf-keras, the branch setup would pick, the
 vendor checkout, git, nvidia-smi and (``--matmul``) the seed's matmul speed on /cpu:0 and /gpu:0. The
 TensorFlow questions run in the target interpreter (``probe``); a TensorFlow that cannot answer them all
-yields what could be learned plus warnings. Exit 0 whenever the interpreter runs; 2 when it cannot be
-started or is not a Python.
+yields what could be learned plus warnings. It ends with a decision: ``ready`` (a sweep would run as asked,
+on the device ``sweep --device auto`` would pick) or not, and why. Exit 0 whenever the interpreter runs
+(``--strict``: 1 when not ready); 2 when it cannot be started or is not a Python.
 """
 
 import os
@@ -33,6 +34,7 @@ for _version in ((2, 1), (2, 2)):
 
 OK, WARN, FAIL, INFO = "ok", "warn", "fail", "info"
 MATMUL = "matmul (seed's check)"
+VENDOR = "vendor checkout"
 
 
 def _parsed(version):
@@ -146,7 +148,33 @@ def collect(python=None, vendor_dir="vendor", matmul=False, timeout=None):
     report["git"], report["git_path"] = git_info()
     report["machine"] = {key: env[key] for key in MACHINE_KEYS}
     report["checks"] = checks(report)
+    report.update(readiness(report))
     return report
+
+
+def auto_device(report):
+    """(device, note) that `sweep --device auto` would run on: sweep's own rule, not a second copy."""
+    from types import SimpleNamespace
+
+    from tfcnnwrap.sweep import resolve_device
+
+    return resolve_device("auto", SimpleNamespace(gpus=report["gpus"]))
+
+
+def blockers(report):
+    """The checks that stop a sweep from running as asked: every failed one, and a checkout that is missing
+    or was fetched for another TensorFlow."""
+    return [row["check"] for row in report["checks"]
+            if row["status"] == FAIL or (row["check"] == VENDOR and row["status"] != OK)]
+
+
+def readiness(report):
+    """``ready``, why not (``blockers``), the ``device`` a sweep would use and the one-line ``verdict``."""
+    device, note = auto_device(report)
+    found = blockers(report)
+    facts = {"ready": not found, "blockers": found, "device": device, "device_note": note}
+    facts["verdict"] = verdict(dict(report, **facts))
+    return facts
 
 
 # What doctor shows of the machine, from the environment snapshot a sweep records.
@@ -229,7 +257,7 @@ def _keras_row(report):
 def _vendor_row(report):
     vendor = report["vendor"]
     if vendor is None:
-        return _row("vendor checkout", WARN, "none", "run `python -m tfcnnwrap setup` (or pass --vendor-dir)")
+        return _row(VENDOR, WARN, "none", "run `python -m tfcnnwrap setup` (or pass --vendor-dir)")
     value = "%s @ %s" % (vendor["branch"], (vendor["commit"] or "?")[:10])
     if not vendor["script_present"]:
         return _row("vendor checkout", FAIL, value, "tf_cnn_benchmarks.py is missing: run setup again")
@@ -308,7 +336,8 @@ def checks(report):
     if report["git"]:
         rows.append(_row("git", OK, report["git"], report["git_path"] or ""))
     else:
-        rows.append(_row("git", FAIL, "not found",
+        usable = rows[-1]["status"] == OK  # the checkout: sweeps need no git, only setup does
+        rows.append(_row("git", WARN if usable else FAIL, "not found",
                          "setup needs git: install it (https://git-scm.com) or set GIT_PYTHON_GIT_EXECUTABLE"))
     rows += [_smi_row(report), _matmul_row(report)]
     return rows
@@ -328,39 +357,73 @@ def _unicode_ok(stream):
         return False
 
 
+def _device_text(report, device):
+    smi_names = [g["name"] for g in (report.get("nvidia_smi") or {}).get("gpus") or []]
+    if device == "gpu":
+        if report["gpus"]:
+            return "the GPU (%s)" % ", ".join(report["gpus"])
+        return "the GPU (%s; TensorFlow could not say)" % (
+            "nvidia-smi sees %s" % ", ".join(smi_names) if smi_names else "nvidia-smi is present")
+    if report["gpus"] is None:
+        return "the CPU (TensorFlow could not say whether it sees a GPU)"
+    return "the CPU (TensorFlow sees no GPU)"
+
+
 def verdict(report):
-    failures = [r["check"] for r in report["checks"] if r["status"] == FAIL]
-    if failures:
-        return "not ready: %s" % ", ".join(failures)
-    if report["gpus"]:
-        return "ready to benchmark %s" % ", ".join(report["gpus"])
-    return "ready to benchmark, on the CPU only"
+    """The decision: ``ready: a sweep would run on ...`` or ``not ready: CHECK, ...``."""
+    found = report["blockers"] if "blockers" in report else blockers(report)
+    if found:
+        return "not ready: %s" % ", ".join(found)
+    device = report.get("device") or auto_device(report)[0]
+    return "ready: a sweep would run on %s" % _device_text(report, device)
+
+
+def _check_lines(row, mark, name_width, width):
+    """One check as renderables: mark, name, value (wrapped between its comma-separated parts), then its
+    hint indented under it."""
+    from rich.padding import Padding
+    from rich.text import Text
+
+    from tfcnnwrap.fit import wrap_parts
+
+    symbol, colour = mark
+    lead = len(symbol) + 1 + name_width + 1
+    value_width = max(width - lead, 12)
+    parts = [p for p in str(row["value"]).split(", ") if p]
+    values = wrap_parts(parts, value_width, sep=", ") or [""]
+    lines = [Text.assemble((symbol, colour), " ", (row["check"].ljust(name_width), "bold"), " ", values[0],
+                           overflow="fold")]
+    lines += [Text(" " * lead + more, overflow="fold") for more in values[1:]]
+    if row["hint"]:
+        lines.append(Padding(Text(str(row["hint"]), style="dim", overflow="fold"), (0, 0, 0, 4), expand=False))
+    return lines
 
 
 def print_table(report, stream=None):
-    from rich.table import Table
+    """One line per check (hints wrapped under it), the warnings, and the verdict: fits 60 columns in about
+    a screen."""
     from rich.text import Text
 
     from tfcnnwrap.render import console
 
     stream = stream or sys.stdout
     fancy = _unicode_ok(stream)
-    table = Table(title="tfcnnwrap doctor", show_lines=False, title_justify="left")
-    table.add_column("", no_wrap=True)
-    table.add_column("check", no_wrap=True)
-    table.add_column("result", overflow="fold")
-    table.add_column("hint", overflow="fold", style="dim")
-    for row in report["checks"]:
-        symbol, colour = _SYMBOLS[row["status"]]
-        mark = Text(symbol if fancy else _ASCII[row["status"]], style=colour)
-        table.add_row(mark, row["check"], Text(str(row["value"])), Text(str(row["hint"] or "")))
     out = console()
     out.file = stream
-    out.print(table)
+    width = out.width
+    name_width = min(max(len(r["check"]) for r in report["checks"]), max(width - 36, 8))
+    out.print(Text("tfcnnwrap doctor", style="bold"))
+    for row in report["checks"]:
+        symbol, colour = _SYMBOLS[row["status"]]
+        mark = (symbol if fancy else _ASCII[row["status"]].ljust(4), colour)
+        for line in _check_lines(row, mark, name_width, width):
+            out.print(line)
     for warning in report["warnings"]:
         out.print(Text("warning: " + warning, style="yellow"))
-    failed = any(r["status"] == FAIL for r in report["checks"])
-    out.print(Text(verdict(report), style="bold red" if failed else "bold green"))
+    found = report["blockers"] if "blockers" in report else blockers(report)
+    if report.get("device_note") and report.get("device") == "cpu" and not found:
+        out.print(Text(report["device_note"], style="yellow"))
+    out.print(Text(verdict(report), style="bold red" if found else "bold green"))
 
 
 def cmd_doctor(args):
@@ -380,4 +443,4 @@ def cmd_doctor(args):
         sys.stdout.write(to_json(report) + "\n")
     else:
         print_table(report)
-    return 0
+    return 1 if getattr(args, "strict", False) and not report["ready"] else 0

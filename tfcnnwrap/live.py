@@ -1,7 +1,9 @@
 """What a sweep shows while it runs: a rich live view on a terminal, one plain line per run otherwise.
 
 The live view redraws at most 4 times a second from rich's own refresh thread; feeding it a step only
-updates a few fields, so a chatty benchmark costs nothing extra.
+updates a few fields, so a chatty benchmark costs nothing extra. The GPU's temperature, SM clock and power
+come from a source set with ``set_gpu_source`` (telemetry's latest sample), read at that refresh and never
+faster; ``waiting(text)`` shows what the sweep is waiting for (the GPU cooling down) until ``waiting(None)``.
 """
 
 import sys
@@ -47,6 +49,7 @@ class PlainDisplay:
     def __init__(self, stream=None):
         self.stream = stream or sys.stdout
         self.total = 0
+        self.waiting_for = None
 
     def _write(self, text):
         self.stream.write(text + "\n")
@@ -56,6 +59,15 @@ class PlainDisplay:
         self.total = total
         for line in header:
             self._write(line)
+
+    def set_gpu_source(self, source):
+        """A log has no place for a changing temperature: the run records carry the telemetry."""
+
+    def waiting(self, text):
+        """One line when a wait begins (``cooling: 71 °C → 60 °C``); its updates and its end print nothing."""
+        if text and self.waiting_for is None:
+            self._write(text)
+        self.waiting_for = text or None
 
     def run_started(self, index, model, batch_size, run, runs, num_batches):
         pass
@@ -70,8 +82,29 @@ class PlainDisplay:
         pass
 
 
+def _number(value):
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None
+    return value if value == value else None
+
+
+def gpu_text(sample):
+    """``GPU 71 °C  1830 MHz  175 W`` from a source's mapping (temp_c, sm_clock_mhz, power_w); None if empty."""
+    if not sample:
+        return None
+    parts = []
+    for key, unit in (("temp_c", "°C"), ("sm_clock_mhz", "MHz"), ("power_w", "W")):
+        value = _number(sample.get(key))
+        if value is not None:
+            parts.append("%.0f %s" % (value, unit))
+    return "GPU " + "  ".join(parts) if parts else None
+
+
 class LiveDisplay:
-    """Sweep progress, current run, step k of N and its images/sec; at most 4 redraws a second."""
+    """Sweep progress, current run, step k of N and its images/sec, the GPU's temperature, SM clock and power;
+    at most 4 redraws a second, each line wrapped between its parts so it fits any terminal."""
 
     def __init__(self, console):
         self.console = console
@@ -85,40 +118,77 @@ class LiveDisplay:
         self.step_no = 0
         self.num_batches = None
         self.ips = None
+        self.gpu_source = None
+        self.gpu_sample = None
+        self.gpu_read_at = None
+        self.waiting_for = None
 
-    def __rich__(self):
-        from rich.console import Group
+    def set_gpu_source(self, source):
+        """``source()`` -> None or {temp_c, sm_clock_mhz, power_w}; read at the view's refresh, <= 4 Hz."""
+        self.gpu_source = source
+        self.gpu_sample = None
+        self.gpu_read_at = None
+
+    def waiting(self, text):
+        """A status line (``cooling: 71 °C → 60 °C``) until ``waiting(None)``."""
+        self.waiting_for = text or None
+
+    def _read_gpu(self):
+        now = time.monotonic()
+        fresh = self.gpu_read_at is not None and now - self.gpu_read_at < 1.0 / REFRESH_PER_SECOND
+        if self.gpu_source is None or fresh:
+            return self.gpu_sample
+        self.gpu_read_at = now
+        try:
+            self.gpu_sample = self.gpu_source()
+        except Exception:  # noqa: BLE001 - a display never stops a sweep; the run records keep the telemetry
+            self.gpu_sample = None
+        return self.gpu_sample
+
+    def _progress_parts(self, elapsed, completed):
+        parts = ["run %d of %d" % (min(self.done + 1, self.total), self.total), "%s elapsed" % _fmt_duration(elapsed)]
+        if self.finished_durations:
+            mean_run = sum(self.finished_durations) / len(self.finished_durations)
+            parts.append("~%s left" % _fmt_duration(max(0.0, (self.total - completed) * mean_run)))
+        return parts
+
+    def _run_parts(self):
+        if not self.current:
+            return []
+        parts = [self.current]
+        if self.step_no:
+            parts.append("step %d%s" % (self.step_no, "/%d" % self.num_batches if self.num_batches else ""))
+        if self.ips is not None:
+            parts.append("%.1f images/sec" % self.ips)
+        if self.run_started_at is not None:
+            parts.append("(%s)" % _fmt_duration(time.monotonic() - self.run_started_at))
+        return parts
+
+    def __rich_console__(self, console, options):
         from rich.progress_bar import ProgressBar
         from rich.table import Table
         from rich.text import Text
 
+        from tfcnnwrap.fit import wrap_parts
+
+        width = options.max_width
         elapsed = time.monotonic() - self.started
-        fraction_of_run = 0.0
-        if self.num_batches and self.step_no:
-            fraction_of_run = min(1.0, self.step_no / float(self.num_batches))
-        completed = self.done + fraction_of_run
-        left = ""
-        if self.finished_durations:
-            mean_run = sum(self.finished_durations) / len(self.finished_durations)
-            remaining = max(0.0, (self.total - completed) * mean_run)
-            left = "  ~%s left" % _fmt_duration(remaining)
+        fraction = min(1.0, self.step_no / float(self.num_batches)) if self.num_batches and self.step_no else 0.0
+        completed = self.done + fraction
+        progress = "  ".join(self._progress_parts(elapsed, completed))
+        bar_width = max(10, min(30, width - len(progress) - 1))
         grid = Table.grid(padding=(0, 1))
-        grid.add_column()
-        grid.add_column()
-        grid.add_row(
-            ProgressBar(total=max(self.total, 1), completed=completed, width=30),
-            Text("run %d of %d  %s elapsed%s" % (min(self.done + 1, self.total), self.total, _fmt_duration(elapsed), left)),
-        )
-        status = self.current
-        if self.current:
-            if self.step_no:
-                of = "/%d" % self.num_batches if self.num_batches else ""
-                status += "  step %d%s" % (self.step_no, of)
-            if self.ips is not None:
-                status += "  %.1f images/sec" % self.ips
-            if self.run_started_at is not None:
-                status += "  (%s)" % _fmt_duration(time.monotonic() - self.run_started_at)
-        return Group(grid, Text(status, style="bold"))
+        if bar_width + 1 + len(progress) <= width:
+            grid.add_row(ProgressBar(total=max(self.total, 1), completed=completed, width=bar_width), Text(progress))
+        else:  # the bar on a line of its own, then the figures wrapped between them
+            grid.add_row(ProgressBar(total=max(self.total, 1), completed=completed, width=min(30, width)))
+            grid.add_row(Text("\n".join(wrap_parts(self._progress_parts(elapsed, completed), width, "  "))))
+        yield grid
+        for parts, style in ((self._run_parts(), "bold"), ([gpu_text(self._read_gpu())], "cyan"),
+                             ([self.waiting_for], "yellow")):
+            lines = wrap_parts([p for p in parts if p], width, "  ")
+            if lines:
+                yield Text("\n".join(lines), style=style, overflow="fold")
 
     def start(self, total, header):
         from rich.live import Live

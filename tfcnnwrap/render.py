@@ -10,6 +10,23 @@ import json
 import math
 import os
 import sys
+from typing import NamedTuple, Optional
+
+
+class Col(NamedTuple):
+    """A column of a table: its key in the rows, its header, and how it fits a narrow terminal.
+
+    ``priority`` 0: always shown; the highest priorities drop out first when the terminal is too narrow for
+    every column (a line under the table names them). ``wrap``: text that may wrap at its spaces (a list of
+    failures); numbers, model names and GPU names never wrap. ``digits``: decimals of its floats in tables
+    and Markdown (default: the table's).
+    """
+
+    key: str
+    header: str
+    priority: int = 0
+    wrap: bool = False
+    digits: Optional[int] = None
 
 
 def _is_missing(value):
@@ -55,22 +72,31 @@ def to_json(obj):
     return dumps(obj, indent=2)
 
 
-def _columns(rows, columns):
+def columns_of(rows, columns=None):
+    """``columns`` (keys, (key, header[, priority[, wrap]]) tuples or Cols) as Cols; every key of ``rows``
+    in first-seen order when not given."""
     if columns:
-        return [(c, c) if isinstance(c, str) else (c[0], c[1]) for c in columns]
+        return [Col(c, c) if isinstance(c, str) else Col(*c) for c in columns]
     keys = []
     for row in rows:
         for key in row:
             if key not in keys:
                 keys.append(key)
-    return [(k, k) for k in keys]
+    return [Col(k, k) for k in keys]
+
+
+_columns = columns_of
+
+
+def _digits(column, default):
+    return default if column.digits is None else column.digits
 
 
 def to_markdown(rows, columns=None, digits=2):
     cols = _columns(rows, columns)
-    out = ["| " + " | ".join(h for _, h in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    out = ["| " + " | ".join(c.header for c in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for row in rows:
-        cells = [human(row.get(k), digits).replace("|", "\\|") for k, _ in cols]
+        cells = [human(row.get(c.key), _digits(c, digits)).replace("|", "\\|") for c in cols]
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 
@@ -79,11 +105,11 @@ def to_csv(rows, columns=None):
     cols = _columns(rows, columns)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow([k for k, _ in cols])
+    writer.writerow([c.key for c in cols])
     for row in rows:
         cells = []
-        for k, _ in cols:
-            v = jsonable(row.get(k))
+        for c in cols:
+            v = jsonable(row.get(c.key))
             if isinstance(v, (list, dict)):
                 v = dumps(v)
             cells.append("" if v is None else v)
@@ -91,17 +117,20 @@ def to_csv(rows, columns=None):
     return buf.getvalue()
 
 
-def make_table(rows, columns=None, title=None, digits=2, caption=None):
-    from rich.table import Table
+def _numeric(rows, key):
+    return any(isinstance(r.get(key), (int, float)) and not isinstance(r.get(key), bool) for r in rows)
 
-    cols = _columns(rows, columns)
-    table = Table(title=title, caption=caption, show_lines=False)
-    for key, header in cols:
-        numeric = any(isinstance(r.get(key), (int, float)) and not isinstance(r.get(key), bool) for r in rows)
-        table.add_column(header, justify="right" if numeric else "left", overflow="fold")
-    for row in rows:
-        table.add_row(*[human(row.get(k), digits) for k, _ in cols])
-    return table
+
+def make_table(rows, columns=None, title=None, digits=2, caption=None, hint=None):
+    """A rich table of ``rows`` that fits the width it is printed at (``fit.FittedTable``): no cell ever
+    folds, the highest-priority columns drop out first, a line names them. ``title``: text, or a list of
+    parts kept whole and wrapped between them (a GPU name never splits)."""
+    from tfcnnwrap.fit import HIDDEN_HINT, FittedTable
+
+    cols = columns_of(rows, columns)
+    cells = [[human(row.get(c.key), _digits(c, digits)) for c in cols] for row in rows]
+    numeric = [_numeric(rows, c.key) for c in cols]
+    return FittedTable(cols, cells, numeric, title=title, caption=caption, hint=hint or HIDDEN_HINT)
 
 
 PIPE_WIDTH = 160
@@ -143,7 +172,7 @@ def emit(rows, fmt, columns=None, title=None, digits=2, caption=None, stream=Non
         stream.write(to_csv(rows, columns))
     elif fmt == "markdown":
         if title:
-            stream.write("### %s\n\n" % title)
+            stream.write("### %s\n\n" % (" · ".join(title) if isinstance(title, (list, tuple)) else title))
         stream.write(to_markdown(rows, columns, digits))
         if caption:
             stream.write("\n%s\n" % caption)

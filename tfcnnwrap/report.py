@@ -1,4 +1,9 @@
-"""The `report` verb and the end-of-sweep summary: statistics per model and batch size, failures by name."""
+"""The `report` verb and the end-of-sweep summary: statistics per configuration, failures by name.
+
+The table shows what carries information (a GPU-count column only in a sweep of several counts, temperature
+only when runs recorded telemetry) and fits the terminal: its title names the conditions every figure was
+measured under, and on a narrow terminal std, min, max and median step aside first.
+"""
 
 from pathlib import Path
 
@@ -6,21 +11,93 @@ from tfcnnwrap.aggregate import summarize, summary_columns
 from tfcnnwrap.fleetreport import cluster_label, fleet_columns, with_fleet
 from tfcnnwrap.records import RunRecord, SweepMeta
 from tfcnnwrap.scaling import emit_scaling
+from tfcnnwrap.render import Col
 from tfcnnwrap.store import load_sweep, newest_sweep
 
+# Priority 0 never drops; on a narrow terminal the highest priority drops first (equal ones together).
 TABLE_COLUMNS = [
-    ("model", "model"),
-    ("batch_size", "batch"),
-    ("runs_ok", "ok"),
-    ("runs_failed", "failed"),
-    ("mean", "mean img/s"),
-    ("std", "std"),
-    ("cv_pct", "CV %"),
-    ("min", "min"),
-    ("max", "max"),
-    ("median", "median"),
-    ("failures", "failures"),
+    Col("model", "model"),
+    Col("host", "host"),
+    Col("num_gpus", "GPUs"),
+    Col("batch_size", "batch"),
+    Col("runs_ok", "ok", 2),
+    Col("runs_failed", "failed", 2),
+    Col("mean", "mean img/s"),
+    Col("speedup", "speedup"),
+    Col("efficiency_pct", "eff. %"),
+    Col("vs_fleet_pct", "vs fleet %", 1),
+    Col("std", "std", 8),
+    Col("cv_pct", "CV %", 3),
+    Col("ci95_pct", "CI95 ±%", 3),
+    Col("min", "min", 9),
+    Col("max", "max", 9),
+    Col("median", "median", 10),
+    Col("throttled_runs", "throttled", 5),
+    Col("max_temp_c", "max °C", 5, digits=0),
+    Col("failures", "failures", 6, True),  # also listed run by run under the table
 ]
+# Shown whatever their values; the others only when a row has one (num_gpus: when it differs).
+ALWAYS = {"model", "batch_size", "runs_ok", "runs_failed", "mean", "std", "cv_pct", "min", "max", "median"}
+
+
+def _carries_information(column, rows):
+    if column.key in ALWAYS:
+        return True
+    values = [row.get(column.key) for row in rows]
+    if column.key == "num_gpus":
+        return len(set(values)) > 1
+    return any(v not in (None, "") for v in values)
+
+
+def table_columns(rows):
+    """The columns worth a place for these rows (dicts)."""
+    return [c for c in TABLE_COLUMNS if _carries_information(c, rows)]
+
+
+def _plan_conditions(meta):
+    """The Plan's conditions (precision, XLA, GPU count(s), variable update, data), or None when the recorded
+    plan cannot be read back (then the title says less rather than failing the report)."""
+    from tfcnnwrap.errors import TfcnnwrapError
+    from tfcnnwrap.plan import Plan
+
+    try:
+        plan = Plan.from_dict(meta.plan)
+    except TfcnnwrapError:
+        return None
+    cond = dict(plan.conditions())
+    if "xla" not in cond:
+        flags = [str(a) for a in plan.extra_args or []]
+        xla = bool(getattr(plan, "xla", False)) or any(
+            f in ("--xla", "--xla_compile", "--xla=true", "--xla_compile=true") for f in flags)
+        cond["xla"] = xla
+    cond["counts"] = list(plan.counts)
+    return cond
+
+
+def _gpu_count_text(counts):
+    if len(counts) == 1:
+        return "%d GPU%s" % (counts[0], "" if counts[0] == 1 else "s")
+    return "%s GPUs" % ", ".join(str(c) for c in counts)
+
+
+def title_parts(sweep_path, meta):
+    """What the figures were measured on and under, one part each (kept whole when the title wraps): the
+    sweep, the GPU, precision, XLA, GPU count, variable update, data, TensorFlow and branch."""
+    meta = SweepMeta.coerce(meta)
+    cond = _plan_conditions(meta)
+    gpu = meta.gpu_names() or None
+    if meta.on_cpu:
+        gpu = "CPU" + (" (%s)" % meta.environment["cpu_model"] if meta.environment.get("cpu_model") else "")
+    parts = [str(sweep_path), gpu]
+    if cond:
+        xla = cond.get("xla")
+        parts += [cond["precision"], "XLA" if xla is True or xla in ("on", "true") else "no XLA",
+                  _gpu_count_text(cond["counts"]), cond["variable_update"], "%s data" % cond["data"]]
+        if len(cond["counts"]) > 1 or cond["counts"][0] > 1:
+            parts.append("batch per GPU")
+    parts += ["TF %s" % meta.tensorflow_version if meta.tensorflow_version else None, meta.upstream.branch,
+              cluster_label(meta)]
+    return [p for p in parts if p]
 
 
 def describe(meta):
@@ -40,32 +117,36 @@ def failed_runs(runs):
     return [r for r in runs if not r.ok]
 
 
-def _failure_line(sweep, run):
+def _failure_lines(sweep, run):
+    """The run and why, then its log on a line of its own (a path is long; the run's name stays whole)."""
     from rich.markup import escape
 
     detail = (run.failure or "").strip()
-    log = sweep.inside(run.log) if run.log else None
-    return "  %s bs=%s run %s: [red]%s[/]%s  log: %s" % (
-        escape(run.model), run.batch_size, run.run, escape(str(run.status)),
-        (" - " + escape(detail[:200])) if detail else "", escape(str(log)) if log else "(none)")
+    log = sweep.path / run.log if run.log and sweep.inside(run.log) else None
+    return ["  %s bs=%s run %s: [red]%s[/]%s" % (escape(run.model), run.batch_size, run.run, escape(str(run.status)),
+                                                 (" - " + escape(detail[:200])) if detail else ""),
+            "    log: %s" % (escape(str(log)) if log else "(none)")]
 
 
 def print_summary(console, sweep, meta, rows, runs):
     """The rich summary a sweep ends with (also `report`'s table): SummaryRows, then each failed run."""
     from tfcnnwrap.render import make_table
 
-    title = "%s  (%s)" % (sweep.path, describe(meta))
     rows = with_fleet(rows)
-    console.print(make_table([row.to_dict() for row in rows], fleet_columns(rows, TABLE_COLUMNS), title=title))
+    dicts = [row.to_dict() for row in rows]
+    console.print(make_table(dicts, fleet_columns(rows, table_columns(dicts)), title=title_parts(sweep.path, meta)))
     emit_scaling(rows, "table", console)
     failures = failed_runs([RunRecord.coerce(r) for r in runs])
     if failures:
-        console.print("[red]%d run(s) did not give a result:[/]" % len(failures), highlight=False)
+        console.print("[red]%d run%s did not give a result:[/]" % (len(failures), "" if len(failures) == 1 else "s"),
+                      highlight=False)
         for run in sorted(failures, key=lambda r: (r.model, r.batch_size, r.run)):
-            console.print(_failure_line(sweep, run), highlight=False)
+            for line in _failure_lines(sweep, run):
+                console.print(line, highlight=False, overflow="fold")
 
 
 def cmd_report(args):
+    """Exit 0 whenever the sweep can be read, failed runs or not (they are in the table); 2 when it cannot."""
     from tfcnnwrap import render
 
     path = Path(args.sweep_dir) if args.sweep_dir else newest_sweep()
@@ -75,9 +156,9 @@ def cmd_report(args):
         print_summary(render.console(), sweep, meta, rows, runs)
         return 0
     # People read the table and Markdown; scripts read every column of the JSON and CSV.
-    columns = summary_columns(rows) if args.format in ("json", "csv") else [c for c, _ in TABLE_COLUMNS]
-    rows, columns = with_fleet(rows), fleet_columns(with_fleet(rows), columns)
-    render.emit([row.to_dict() for row in rows], args.format, columns,
-                title="%s (%s)" % (sweep.path, describe(meta)))
+    rows = with_fleet(rows)
+    dicts = [row.to_dict() for row in rows]
+    columns = summary_columns(rows) if args.format in ("json", "csv") else table_columns(dicts)
+    render.emit(dicts, args.format, fleet_columns(rows, columns), title=title_parts(sweep.path, meta))
     emit_scaling(rows, args.format)
     return 0
