@@ -156,7 +156,8 @@ def test_a_sweep_of_several_gpu_counts_gets_a_gpu_column(cli, tmp_path):
         scr = screen(["report", path], columns)
         assert_fits(scr)
         assert "GPUs" in scr.text and "1, 2 GPUs" in scr.text, scr
-        lines = [line for line in scr.lines if line.startswith("resnet50")]
+        summary = scr.text.split("Scaling (batch size per GPU)")[0].splitlines()  # the scaling view follows
+        lines = [line for line in summary if line.startswith("resnet50")]
         assert len(lines) == 2 and "340.25" in lines[1], scr
 
 

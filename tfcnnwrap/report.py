@@ -23,8 +23,6 @@ TABLE_COLUMNS = [
     Col("runs_ok", "ok", 2),
     Col("runs_failed", "failed", 2),
     Col("mean", "mean img/s"),
-    Col("speedup", "speedup"),
-    Col("efficiency_pct", "eff. %"),
     Col("vs_fleet_pct", "vs fleet %", 1),
     Col("std", "std", 8),
     Col("cv_pct", "CV %", 3),
@@ -36,7 +34,7 @@ TABLE_COLUMNS = [
     Col("max_temp_c", "max °C", 5, digits=0),
     Col("failures", "failures", 6, True),  # also listed run by run under the table
 ]
-# Shown whatever their values; the others only when a row has one (num_gpus: when it differs).
+# Speed-up and efficiency have their own table (scaling.emit_scaling). Shown whatever their values; the others only when a row has one (num_gpus: when it differs).
 ALWAYS = {"model", "batch_size", "runs_ok", "runs_failed", "mean", "std", "cv_pct", "min", "max", "median"}
 
 

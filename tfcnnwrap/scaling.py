@@ -54,19 +54,17 @@ def _cells(row):
     ]
 
 
-def scaling_table(rows):
-    """A rich Table of the scaling view, one section per model."""
-    from rich.table import Table
+# On a narrow terminal the ideal figure and the batch size step aside first (render's fitting rule).
+PRIORITY = {"model": 0, "batch_size": 2, "num_gpus": 0, "mean": 0, "ideal": 3, "speedup": 0, "efficiency_pct": 1}
 
-    table = Table(title=TITLE, caption=CAPTION)
-    for index, (_, header) in enumerate(COLUMNS):
-        table.add_column(header, justify="left" if index == 0 else "right")
-    shown = view_rows(rows)
-    for index, row in enumerate(shown):
-        following = shown[index + 1] if index + 1 < len(shown) else None
-        last_of_model = following is None or (following["model"], following["host"]) != (row["model"], row["host"])
-        table.add_row(*_cells(row), end_section=last_of_model and following is not None)
-    return table
+
+def scaling_table(rows):
+    """The scaling view as a table that fits the terminal (render.make_table), texts from ``_cells``."""
+    from tfcnnwrap.render import Col, make_table
+
+    cols = [Col(key, header, PRIORITY[key]) for key, header in COLUMNS]
+    texts = [dict(zip((key for key, _ in COLUMNS), _cells(row))) for row in view_rows(rows)]
+    return make_table(texts, cols, title=TITLE, caption=CAPTION)
 
 
 def scaling_markdown(rows):
