@@ -94,6 +94,9 @@ class Plan:
     extra_args: List[str] = field(default_factory=list)
     # Several GPU counts (`--num-gpus 1,2,4`): one configuration per count; None = just ``num_gpus``.
     gpu_counts: Optional[List[int]] = None
+    # Thermal control (issue 14): a pause between runs, and a temperature to wait for before each run.
+    cooldown_s: Optional[float] = None
+    cool_to_c: Optional[float] = None
 
     @property
     def counts(self):
@@ -152,6 +155,8 @@ class Plan:
                 timeout_s=_recorded(data.get("timeout_s"), bounds.TIMEOUT),
                 extra_args=[str(a) for a in data.get("extra_args") or []],
                 gpu_counts=_recorded_counts(data.get("gpu_counts")),
+                cooldown_s=_recorded(data.get("cooldown_s"), bounds.COOLDOWN),
+                cool_to_c=_recorded(data.get("cool_to_c"), bounds.COOL_TO),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise UsageError("the sweep's recorded plan is unreadable (%s); start a new sweep" % exc) from None
@@ -341,7 +346,13 @@ def build_plan(args):
         quick=quick,
         timeout_s=timeout,
         extra_args=check_extra_args(args.extra),
+        cooldown_s=_optional_float(getattr(args, "cooldown", None), bounds.COOLDOWN),
+        cool_to_c=_optional_float(getattr(args, "cool_to", None), bounds.COOL_TO),
     )
+
+
+def _optional_float(value, bound):
+    return None if value is None else float(bound.parse(value))
 
 
 PLAN_FLAGS = (
@@ -357,6 +368,8 @@ PLAN_FLAGS = (
     ("timeout", "--timeout"),
     ("out", "--out"),
     ("extra", "-- EXTRA"),
+    ("cooldown", "--cooldown"),
+    ("cool_to", "--cool-to"),
 )
 
 
