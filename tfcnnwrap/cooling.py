@@ -88,7 +88,7 @@ def before_run(ctx, display, state, warn):
                  % (cool_to, COOL_MAX_S // 60, max(temps.values())))
     if cooldown or cool_to is not None:
         waited = time.monotonic() - started
-        out["cooldown_s"] = round(waited, 2)
+        out["cooldown_s"] = round(waited, 3)
     if tele is not None:
         temps = temps if temps else tele.temps()
         if temps:

@@ -18,6 +18,8 @@ FAKE_TFCNN_READY_FIFO  a named pipe: modes hang/hang_tree write "<pid> <child pi
                        test can block on it instead of sleeping
 FAKE_TFCNN_WAIT_FIFO   a named pipe to read before starting (blocks until its writer, e.g. the stand-in
                        nvidia-smi, has written), so that a test's ordering needs no sleeps
+FAKE_TFCNN_DRIFT       percent: the step lines' images/sec change by this much from first to last (a card heating up:
+                       negative); the total stays FAKE_TFCNN_IPS's
 mode leave_child       a normal run that, before exiting, starts a child which keeps stdout open and sleeps; once
                        the benchmark has exited the child writes "<benchmark pid> <child pid>" into
                        FAKE_TFCNN_READY_FIFO (if set)
@@ -45,6 +47,11 @@ NL = "\r\n" if os.environ.get("FAKE_TFCNN_CRLF") == "1" else "\n"
 def out(text=""):
     sys.stdout.write(text + NL)
     sys.stdout.flush()
+
+
+def _drift(step, num_batches):
+    pct = float(os.environ.get("FAKE_TFCNN_DRIFT") or 0)
+    return 1.0 + pct / 100.0 * step / max(1, num_batches - 1)
 
 
 def flag_error(message):
@@ -213,7 +220,7 @@ def main(argv):
             if delay:
                 time.sleep(delay)
             out("%i\timages/sec: %.1f +/- %.1f (jitter = %.1f)\t%.3f"
-                % (step + 1, ips * (0.995 if step == 0 else 1.0), 0.3, 0.8, loss))
+                % (step + 1, ips * (0.995 if step == 0 else 1.0) * _drift(step, num_batches), 0.3, 0.8, loss))
             loss -= 0.05
     if fault == "slow":
         time.sleep(3600)
