@@ -315,3 +315,39 @@ def test_an_old_sweep_without_the_new_fields_still_reports(cli, tmp_path):
         assert row["throttle_reasons"] == "" and row["mean_power_w"] is None and row["drifting_runs"] is None
         assert row["ci95_wide"] in (True, False, None) and row["outlier_runs"] == ""
     assert cli("report", tmp_path / "base").returncode == 0
+
+
+# --- report --plot ------------------------------------------------------------------------------------------
+
+
+@POSIX
+def test_report_plot_draws_steps_and_gpu_readings(cli, tmp_path, vendor, fake_tf):
+    out = tmp_path / "sweep"
+    env = gpu_sweep_env(tmp_path, {"samples": HOT})
+    env["FAKE_TFCNN_DRIFT"] = "-9"
+    assert cli("sweep", "--vendor-dir", vendor, "--python", fake_tf("1.12.0", dist="tensorflow-gpu"), "--device",
+               "gpu", "--models", "resnet50,alexnet", "--runs", "2", "--out", out, cwd=tmp_path,
+               env=env).returncode == 0
+    png, svg = tmp_path / "runs.png", tmp_path / "runs.svg"
+    result = cli("report", out, "--plot", png, "--format", "json")
+    assert result.returncode == 0, result
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and "wrote %s" % png in result.stderr
+    assert len(result.json()) == 2  # the report itself is unchanged
+    assert cli("report", out, "--plot", svg).returncode == 0
+    text = svg.read_text()
+    assert "resnet50 bs=64" in text and "temperature" in text and "SM clock" in text and "power" in text
+    if os.environ.get("TFCNNWRAP_KEEP_PLOT"):
+        shutil.copy(str(png), os.environ["TFCNNWRAP_KEEP_PLOT"])
+
+
+def test_report_plot_into_a_missing_directory_is_refused_before_anything(cli, tmp_path):
+    result = cli("report", tmp_path / "no-such-sweep", "--plot", tmp_path / "missing" / "runs.png")
+    assert_clean_error(result, 2, "does not exist; create it first")
+
+
+def test_report_plot_of_an_old_cpu_sweep_has_step_panels_only(cli, tmp_path):
+    src = Path(__file__).resolve().parent / "data" / "format1" / "base"
+    shutil.copytree(str(src), str(tmp_path / "base"))
+    result = cli("report", tmp_path / "base", "--plot", tmp_path / "old.svg")
+    assert result.returncode == 0, result
+    assert "temperature" not in (tmp_path / "old.svg").read_text()

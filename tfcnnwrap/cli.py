@@ -207,6 +207,9 @@ def _add_report(verbs, parent):
     p.add_argument("sweep_dir", nargs="?", metavar="SWEEP_DIR", type=_text,
                    help="default: the newest sweep under results/")
     _add_format(p, ["table", "markdown", "csv", "json"])
+    p.add_argument("--plot", metavar="FILE.png", type=_plot_path,
+                   help="also draw each configuration's runs: images/sec of every step, and the GPU's "
+                   "temperature, SM clock and power over time; the suffix picks the format (.png, .svg, ...)")
 
 
 def _add_compare(verbs, parent):

@@ -690,22 +690,31 @@ class Steadiness:
     steps: int
 
 
-def step_rates(data: bytes):
-    """images/sec of every training step line in a log's bytes, in order (totals and eval lines aside)."""
-    rates = []
+def step_points(data: bytes):
+    """(step, images/sec) of every training step line in a log's bytes, in order (totals and eval lines
+    aside)."""
+    points = []
     for m in _STEP_BYTES_RE.finditer(data):
         value = float(m.group(2))
         if math.isfinite(value):
-            rates.append(value)
-    return rates
+            points.append((int(m.group(1)), value))
+    return points
+
+
+def step_rates(data: bytes):
+    return [rate for _, rate in step_points(data)]
+
+
+def step_points_file(path):
+    """``step_points`` of a log file of any size, read in blocks of whole lines (flat memory)."""
+    points = []
+    for block in _complete_lines(path, CHUNK_SIZE):
+        points += step_points(block)
+    return points
 
 
 def step_rates_file(path):
-    """``step_rates`` of a log file of any size, read in blocks of whole lines (flat memory)."""
-    rates = []
-    for block in _complete_lines(path, CHUNK_SIZE):
-        rates += step_rates(block)
-    return rates
+    return [rate for _, rate in step_points_file(path)]
 
 
 def steadiness(rates, limit_pct=DRIFT_LIMIT_PCT) -> Optional[Steadiness]:
