@@ -85,7 +85,8 @@ def _draw_config(axes, config, runs, series):
             points = [(t, s[key]) for t, s in zip(seconds, samples) if s.get(key) is not None]
             if points:
                 ax.plot([t for t, _ in points], [v for _, v in points], color=colour, linewidth=1.2)
-        _mark_throttling(axes[2], seconds, samples)
+        if len(axes) > 2:
+            _mark_throttling(axes[2], seconds, samples)
     step_ax.set_title(_title(config, runs), fontsize=10, loc="left", fontweight="bold")
     step_ax.set_xlabel("step")
     step_ax.set_ylabel("images/sec")
