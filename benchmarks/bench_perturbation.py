@@ -86,8 +86,11 @@ def direct(work, k, vendor, argv, tf_version_env):
     log = work / ("direct-%02d.log" % k)
     script_dir = vendor / "benchmarks" / "scripts" / "tf_cnn_benchmarks"
     with open(log, "wb") as fh:
+        # A session of its own, as the sweep gives its benchmark (and as a person's terminal is): with
+        # Linux's autogroup scheduling a session is the unit of CPU fairness, so sharing the bench's own
+        # session would make the two arms differ by more than the harness.
         subprocess.run(argv, cwd=str(script_dir), env=tf_version_env, stdout=fh, stderr=subprocess.STDOUT,
-                       check=True)
+                       stdin=subprocess.DEVNULL, check=True, start_new_session=True)
     m = TOTAL_RE.findall(log.read_bytes())
     return float(m[-1])
 

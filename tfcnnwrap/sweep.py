@@ -388,10 +388,10 @@ def _run_one(ctx, display, index, spec):
     plan, sweep = ctx.plan, ctx.sweep
     rel_log = sweep.spec_log(spec, plan)
     argv = _argv(ctx, spec)
-    display.run_started(index, spec.model, spec.batch_size, spec.run, plan.runs, plan.num_batches or 100)
     before = _before_run(ctx, display, spec)
     if ctx.stops is not None and ctx.stops.requested:
         raise KeyboardInterrupt  # stopped during the pause: the run never started, so it has no record
+    display.run_started(index, spec.model, spec.batch_size, spec.run, plan.runs, plan.num_batches or 100)
     started_at = utc_now()
     sampler = None
     if ctx.telemetry is not None:
