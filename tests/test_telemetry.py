@@ -168,7 +168,8 @@ def test_sampler_writes_samples_and_stop_summarises(fake_nvsmi_on_path, ready_fi
     assert sampler.process.poll() is None  # long-lived until stopped
     assert os.getpgid(sampler.process.pid) == sampler.process.pid  # its own group: Ctrl-C is ours alone
     assert sampler.args[-2:] == ["-lms", "1000"]
-    assert "--query-gpu=" + ",".join(telemetry.SAMPLE_FIELDS) in sampler.args
+    wanted = telemetry.SAMPLE_FIELDS + ("clocks_event_reasons.active",) + telemetry.PCIE_FIELDS
+    assert "--query-gpu=" + ",".join(wanted) in sampler.args
     summary = sampler.stop()
     assert sampler.process.returncode is not None
     # the stand-in's default run: 4 idle, 20 busy at 1800 MHz, 10 busy at 1500 MHz, 3 idle
@@ -178,7 +179,8 @@ def test_sampler_writes_samples_and_stop_summarises(fake_nvsmi_on_path, ready_fi
     assert summary["samples_file"] == "resnet50-bs64-run1.gpu.csv"
     assert "error" not in summary
     assert sampler.stop() is summary  # idempotent
-    assert len((tmp_path / "resnet50-bs64-run1.gpu.csv").read_text().splitlines()) == 37
+    lines = (tmp_path / "resnet50-bs64-run1.gpu.csv").read_text().splitlines()
+    assert len(lines) == 38 and lines[0] == ", ".join(wanted)  # a header row, then the samples
 
 
 @POSIX_ONLY

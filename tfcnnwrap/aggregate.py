@@ -56,13 +56,73 @@ def _row(config, stats, size, statuses, runs):
     mean, std = _num(stats["mean"]), _num(stats["std"])
     count = int(stats["count"])
     throttled, max_temp = _telemetry(runs)
+    ci95 = ci95_pct(std, count, mean)
     return SummaryRow(
         model=model, batch_size=int(batch_size), runs_ok=count, runs_failed=int(size - count),
         mean=mean, std=std, cv_pct=_num(std / mean * 100.0) if std is not None and mean else None,
         min=_num(stats["min"]), max=_num(stats["max"]), median=_num(stats["median"]),
-        failures=_failures_text(statuses), num_gpus=num_gpus, ci95_pct=ci95_pct(std, count, mean),
+        failures=_failures_text(statuses), num_gpus=num_gpus, ci95_pct=ci95,
         throttled_runs=throttled, max_temp_c=max_temp, host=host,
+        **thermal_columns(runs), **steadiness_columns(runs, ci95),
     )
+
+
+# -- issue 14: are the numbers to be trusted? ------------------------------------------------------------
+
+CI95_WIDE_PCT = 2.0
+OUTLIER_MADS = 3.0
+MAD_TO_SIGMA = 1.4826  # the MAD of normal data times this estimates its standard deviation
+
+
+def thermal_columns(runs):
+    """SummaryRow fields from the ok runs' GPU telemetry: mean power and SM clock (means of the runs'
+    means), each throttle reason with the number of runs it was active in, the PCIe links seen."""
+    gpus = [r.gpu for r in runs if r.value is not None and r.gpu is not None]
+    powers = [g.mean_power_w for g in gpus if g.mean_power_w is not None]
+    clocks = [g.mean_sm_clock_mhz for g in gpus if g.mean_sm_clock_mhz is not None]
+    reasons, links = {}, []
+    for g in gpus:
+        for reason in g.throttle_reasons:
+            reasons[reason] = reasons.get(reason, 0) + 1
+        if g.pcie_link and g.pcie_link not in links:
+            links.append(g.pcie_link)
+    return {
+        "mean_power_w": round(sum(powers) / len(powers), 2) if powers else None,
+        "mean_sm_clock_mhz": round(sum(clocks) / len(clocks), 1) if clocks else None,
+        "throttle_reasons": " ".join("%s:%d" % (k, reasons[k]) for k in sorted(reasons)),
+        "pcie_link": "; ".join(links),
+    }
+
+
+def outlier_runs(runs):
+    """Run numbers of the ok runs outside median +- 3 MAD (scaled to a standard deviation) of their
+    configuration; none when the MAD is 0 or there are fewer than 3 ok runs."""
+    ok = [r for r in runs if r.value is not None]
+    if len(ok) < 3:
+        return []
+    values = sorted(r.value for r in ok)
+    median = _median(values)
+    mad = _median(sorted(abs(v - median) for v in values)) * MAD_TO_SIGMA
+    if not mad:
+        return []
+    return sorted(r.run for r in ok if abs(r.value - median) > OUTLIER_MADS * mad)
+
+
+def steadiness_columns(runs, ci95):
+    """SummaryRow fields on steadiness: drifting ok runs (None when no run recorded its step rates), the
+    outlier runs (flagged, never dropped), and whether the 95% CI is wider than +-2 %."""
+    ok = [r for r in runs if r.value is not None]
+    judged = [r.drifting for r in ok if r.drifting is not None]
+    return {
+        "drifting_runs": sum(judged) if judged else None,
+        "outlier_runs": " ".join(str(n) for n in outlier_runs(runs)),
+        "ci95_wide": None if ci95 is None else ci95 > CI95_WIDE_PCT,
+    }
+
+
+def _median(ordered):
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2.0
 
 
 def summarize(runs, order=None):

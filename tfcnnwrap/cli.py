@@ -192,6 +192,11 @@ def _add_sweep_plan(p):
                    help="a smoke test: 1 run, batch sizes / 8, 10 batches, 2 warm-up batches (explicit flags win)")
     p.add_argument("--timeout", metavar="SEC", type=_number(bounds.TIMEOUT),
                    help="kill a run after SEC seconds, at most %d (7 days) (default: none)" % bounds.TIMEOUT.high)
+    p.add_argument("--cooldown", metavar="SEC", type=_number(bounds.COOLDOWN),
+                   help="pause SEC seconds between runs, at most %d (Ctrl-C stops the pause)" % bounds.COOLDOWN.high)
+    p.add_argument("--cool-to", metavar="CELSIUS", type=_number(bounds.COOL_TO),
+                   help="before each run wait until every GPU reads at most CELSIUS (%g to %g), at most 10 "
+                   "minutes (needs nvidia-smi)" % (bounds.COOL_TO.low, bounds.COOL_TO.high))
     _add_sweep_flow(p)
 
 
@@ -235,6 +240,9 @@ def _add_report(verbs, parent):
     p.add_argument("sweep_dir", nargs="?", metavar="SWEEP_DIR", type=_text,
                    help="default: the newest sweep under results/")
     _add_format(p, ["table", "markdown", "csv", "json"])
+    p.add_argument("--plot", metavar="FILE.png", type=_plot_path,
+                   help="also draw each configuration's runs: images/sec of every step, and the GPU's "
+                   "temperature, SM clock and power over time; the suffix picks the format (.png, .svg, ...)")
 
 
 def _add_compare(verbs, parent):

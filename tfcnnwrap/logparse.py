@@ -674,6 +674,64 @@ def _first_break(block):
     return nl if cr < 0 else min(nl, cr)
 
 
+# -- within-run steadiness (pure) -------------------------------------------------------------------------
+
+DRIFT_LIMIT_PCT = 3.0
+
+
+@dataclass(frozen=True)
+class Steadiness:
+    """A run's step rates: ``steady`` is their median; ``drift_pct`` the last third's mean against the
+    first third's (negative: the run slowed down, as a card that heats up does)."""
+
+    steady_images_per_sec: float
+    drift_pct: float
+    drifting: bool
+    steps: int
+
+
+def step_points(data: bytes):
+    """(step, images/sec) of every training step line in a log's bytes, in order (totals and eval lines
+    aside)."""
+    points = []
+    for m in _STEP_BYTES_RE.finditer(data):
+        value = float(m.group(2))
+        if math.isfinite(value):
+            points.append((int(m.group(1)), value))
+    return points
+
+
+def step_rates(data: bytes):
+    return [rate for _, rate in step_points(data)]
+
+
+def step_points_file(path):
+    """``step_points`` of a log file of any size, read in blocks of whole lines (flat memory)."""
+    points = []
+    for block in _complete_lines(path, CHUNK_SIZE):
+        points += step_points(block)
+    return points
+
+
+def step_rates_file(path):
+    return [rate for _, rate in step_points_file(path)]
+
+
+def steadiness(rates, limit_pct=DRIFT_LIMIT_PCT) -> Optional[Steadiness]:
+    """The Steadiness of a run's step rates; None with fewer than 3 positive rates (no thirds to compare)."""
+    rates = [r for r in rates if r > 0]
+    if len(rates) < 3:
+        return None
+    third = len(rates) // 3
+    first = sum(rates[:third]) / third
+    last = sum(rates[-third:]) / third
+    ordered = sorted(rates)
+    mid = len(ordered) // 2
+    median = ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2.0
+    drift = (last / first - 1.0) * 100.0
+    return Steadiness(round(median, 3), round(drift, 3), abs(drift) > limit_pct, len(rates))
+
+
 def classify(parsed: ParsedLog, exit_code: Optional[int], timed_out=False, interrupted=False) -> str:
     """The run status of the contract: ok, oom, timeout, crashed, no_result or interrupted.
 

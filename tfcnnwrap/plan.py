@@ -109,6 +109,9 @@ class Plan:
     workers: Optional[int] = None
     ps: Optional[int] = None
     fleet: Optional[bool] = None
+    # Thermal control (issue 14): a pause between runs, and a temperature to wait for before each run.
+    cooldown_s: Optional[float] = None
+    cool_to_c: Optional[float] = None
 
     @property
     def counts(self):
@@ -179,6 +182,8 @@ class Plan:
                 gpu_counts=_recorded_counts(data.get("gpu_counts")),
                 **_recorded_flow(data),
                 **_recorded_cluster(data),
+                cooldown_s=_recorded(data.get("cooldown_s"), bounds.COOLDOWN),
+                cool_to_c=_recorded(data.get("cool_to_c"), bounds.COOL_TO),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise UsageError("the sweep's recorded plan is unreadable (%s); start a new sweep" % exc) from None
@@ -416,6 +421,8 @@ def build_plan(args):
         timeout_s=timeout,
         extra_args=check_extra_args(args.extra, features),
         gpu_counts=counts if len(counts) > 1 else None,
+        cooldown_s=_optional_float(getattr(args, "cooldown", None), bounds.COOLDOWN),
+        cool_to_c=_optional_float(getattr(args, "cool_to", None), bounds.COOL_TO),
         **flow,
         **cluster_fields(args, variable_update),
     )
@@ -482,6 +489,10 @@ def cluster_fields(args, variable_update):
     return {"cluster": cluster, "workers": workers, "ps": ps}
 
 
+def _optional_float(value, bound):
+    return None if value is None else float(bound.parse(value))
+
+
 PLAN_FLAGS = (
     ("models", "--models"),
     ("batch_size", "--batch-size"),
@@ -504,6 +515,8 @@ PLAN_FLAGS = (
     ("workers", "--workers"),
     ("ps", "--ps"),
     ("fleet", "--fleet"),
+    ("cooldown", "--cooldown"),
+    ("cool_to", "--cool-to"),
 )
 
 

@@ -71,7 +71,8 @@ _RUN_ALWAYS = ("model", "batch_size", "run", "status", "images_per_sec", "exit_c
                "log", "command", "failure", "steps_seen", "last_step_images_per_sec", "log_bytes",
                "tensorflow_reported", "telemetry")
 # The contract's optional keys: written only when set, so older records stay byte-identical on a re-write.
-_RUN_OPTIONAL = ("num_gpus", "host", "cluster", "start_temp_c", "cooldown_s")
+_RUN_OPTIONAL = ("num_gpus", "host", "cluster", "start_temp_c", "cooldown_s",
+                 "steady_images_per_sec", "drift_pct", "drifting")
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,10 @@ class RunRecord:
     cluster: Optional[Mapping] = None
     start_temp_c: Optional[float] = None
     cooldown_s: Optional[float] = None
+    # within-run steadiness (logparse.steadiness)
+    steady_images_per_sec: Optional[float] = None
+    drift_pct: Optional[float] = None
+    drifting: Optional[bool] = None
     extra: Mapping = field(default_factory=dict)
 
     @staticmethod
@@ -138,6 +143,9 @@ class RunRecord:
             cluster=_opt_dict(data.get("cluster")),
             start_temp_c=_number(data.get("start_temp_c")),
             cooldown_s=_number(data.get("cooldown_s")),
+            steady_images_per_sec=_number(data.get("steady_images_per_sec")),
+            drift_pct=_number(data.get("drift_pct")),
+            drifting=data.get("drifting") if isinstance(data.get("drifting"), bool) else None,
             extra={k: v for k, v in data.items() if k not in known},
         )
 
@@ -189,9 +197,47 @@ class RunRecord:
     def max_temp_c(self):
         return _number((self.telemetry or {}).get("max_temp_c"))
 
+    @property
+    def gpu(self):
+        """The run's GPU telemetry, typed (GpuTelemetry); None when the run recorded none."""
+        return GpuTelemetry.from_dict(self.telemetry) if self.telemetry is not None else None
+
     def get(self, key, default=None):
         """The JSON value of ``key``, for writers not yet moved to the fields (sweep.py); read the fields."""
         return self.to_dict().get(key, default)
+
+
+@dataclass(frozen=True)
+class GpuTelemetry:
+    """What nvidia-smi said while a run ran (the record's ``telemetry``); older records lack the newer
+    keys, which then read as None / ()."""
+
+    samples: Optional[int] = None
+    max_temp_c: Optional[float] = None
+    mean_power_w: Optional[float] = None
+    max_power_w: Optional[float] = None
+    mean_sm_clock_mhz: Optional[float] = None
+    throttled: Optional[bool] = None
+    throttle_reasons: Tuple[str, ...] = ()
+    pcie_link: Optional[str] = None  # "gen3 x4 of gen3 x16"
+    pcie_degraded: Optional[bool] = None
+    samples_file: Optional[str] = None
+
+    @classmethod
+    def from_dict(cls, data):
+        data = data if isinstance(data, Mapping) else {}
+        reasons = data.get("throttle_reasons")
+        link = data.get("pcie_link") if isinstance(data.get("pcie_link"), Mapping) else {}
+        degraded = link.get("degraded")
+        return cls(
+            samples=_opt_whole(data.get("samples")), max_temp_c=_number(data.get("max_temp_c")),
+            mean_power_w=_number(data.get("mean_power_w")), max_power_w=_number(data.get("max_power_w")),
+            mean_sm_clock_mhz=_number(data.get("mean_sm_clock_mhz")),
+            throttled=data.get("throttled") if isinstance(data.get("throttled"), bool) else None,
+            throttle_reasons=tuple(str(r) for r in reasons) if isinstance(reasons, list) else (),
+            pcie_link=_opt_text(link.get("text")), pcie_degraded=degraded if isinstance(degraded, bool) else None,
+            samples_file=_opt_text(data.get("samples_file")),
+        )
 
 
 # -- the sweep -------------------------------------------------------------------------------------------
@@ -332,6 +378,10 @@ SUMMARY_COLUMNS = ["model", "batch_size", "runs_ok", "runs_failed", "mean", "std
                    "median", "failures", "num_gpus", "ci95_pct", "throttled_runs", "max_temp_c"]
 # Columns only a sweep of several GPU counts has (speed-up over one GPU, and speed-up / count in %).
 SCALING_COLUMNS = ["speedup", "efficiency_pct"]
+# Issue 14: trustworthy numbers (aggregate.thermal_columns / steadiness_columns).
+THERMAL_COLUMNS = ["mean_power_w", "mean_sm_clock_mhz", "throttle_reasons", "pcie_link", "drifting_runs",
+                   "outlier_runs", "ci95_wide"]
+SUMMARY_COLUMNS += THERMAL_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -361,6 +411,13 @@ class SummaryRow:
     # Fleet sweeps: this host's mean against the fleet's median of host means, and why it is flagged.
     vs_fleet_pct: Optional[float] = None
     fleet_flag: Optional[str] = None
+    mean_power_w: Optional[float] = None  # mean over ok runs of each run's busy-sample mean
+    mean_sm_clock_mhz: Optional[float] = None
+    throttle_reasons: str = ""  # "sw_thermal_slowdown:3 sw_power_cap:1": runs each reason was active in
+    pcie_link: str = ""  # the links the runs saw, "gen3 x4 of gen3 x16"
+    drifting_runs: Optional[int] = None  # ok runs whose step rate drifted more than 3 % (None: no step data)
+    outlier_runs: str = ""  # run numbers outside median +- 3 MAD, e.g. "2 5"; flagged, never dropped
+    ci95_wide: Optional[bool] = None  # ci95_pct wider than 2 %: more runs (or --until-ci) would help
 
     @property
     def pair(self):

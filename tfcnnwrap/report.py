@@ -143,13 +143,29 @@ def print_summary(console, sweep, meta, rows, runs):
                 console.print(line, highlight=False, overflow="fold")
 
 
+def _plot(sweep, meta, runs, plot_path):
+    import sys
+
+    from tfcnnwrap.plotruns import plot_runs
+
+    plot_runs(sweep, "%s (%s)" % (sweep.path, describe(meta)), runs, plot_path)
+    sys.stderr.write("tfcnnwrap report: wrote %s\n" % plot_path)
+
+
 def cmd_report(args):
     """Exit 0 whenever the sweep can be read, failed runs or not (they are in the table); 2 when it cannot."""
     from tfcnnwrap import render
 
+    plot_path = getattr(args, "plot", None)
+    if plot_path:
+        from tfcnnwrap.plot import require_matplotlib
+
+        require_matplotlib()  # before any work: a missing extra is a usage error, not a late surprise
     path = Path(args.sweep_dir) if args.sweep_dir else newest_sweep()
     sweep, meta, runs = load_sweep(path)
     rows = summarize(runs, meta.plan_order)
+    if plot_path:
+        _plot(sweep, meta, runs, plot_path)
     if args.format == "table":
         print_summary(render.console(), sweep, meta, rows, runs)
         return 0

@@ -92,6 +92,12 @@ class StopRequests:
         reader.close()
         self._sockets = None
 
+    def wait(self, timeout):
+        """Block up to ``timeout`` seconds or until a stop is requested (a pause Ctrl-C can end at once);
+        True when one was."""
+        self._event.wait(timeout)
+        return self.requested
+
     def guard(self, group):
         """A context manager: while it is open, a stop request terminates ``group``'s tree."""
         return _Guard(self, group)

@@ -146,6 +146,7 @@ class SweepContext:
     records: list = field(default_factory=list)
     telemetry: Any = None
     stops: Any = None  # stopping.StopRequests while the runs go
+    cooling: Any = None  # cooling.CoolingState: the pause and cool-down between runs
 
     @property
     def upstream(self):
@@ -377,6 +378,9 @@ def _run_sweep(ctx):
     header = _header(ctx, todo)
     ctx.telemetry = _telemetry(ctx.device, header)
     display = make_display(ctx.console)
+    gpu_source = getattr(display, "set_gpu_source", None)
+    if gpu_source is not None and ctx.telemetry is not None:
+        gpu_source(ctx.telemetry.latest)  # the live view reads the running sampler's newest tick
     ctx.stops = _install_signal_handlers()
     stop, failure, started = None, None, []
     display.start(len(todo), header)
@@ -411,6 +415,8 @@ def _run_loop(ctx, display, schedule, started):
         else:
             started.append(spec)
             extra = _before_run(ctx, display, spec)
+            if ctx.stops.requested:
+                return "interrupted"  # stopped during the pause: the run never started, so it has no record
             outcome, record = _run_one(ctx, display, index, spec)
             record.update(extra or {})
         _record(ctx, record)
@@ -420,12 +426,6 @@ def _run_loop(ctx, display, schedule, started):
         if stop:
             return stop
     return "interrupted"
-
-
-def _before_run(ctx, display, spec):
-    """Called right before each run starts (not before a skipped one): what it returns is merged into the
-    run's record. The place for cool-down and start-of-run GPU state (helper "thermal")."""
-    return {}
 
 
 def _skipped_record(ctx, spec, reason):
@@ -504,7 +504,25 @@ def _run_one(ctx, display, index, spec):
         raise _run_failed(ctx, spec, exc) from None
     finally:
         telemetry_summary = sampler.stop() if sampler is not None else None
-    return outcome, _run_record(ctx, spec, outcome, argv, started_at, rel_log, telemetry_summary)
+    record = _run_record(ctx, spec, outcome, argv, started_at, rel_log, telemetry_summary)
+    record.update(_steadiness(sweep.path / rel_log) if outcome.status == "ok" else {})
+    return outcome, record
+
+
+def _before_run(ctx, display, spec) -> dict:
+    """What happens right before a run (the pause and cool-down of --cooldown / --cool-to); the dict is
+    merged into the run's record."""
+    from tfcnnwrap import cooling
+
+    if ctx.cooling is None:
+        ctx.cooling = cooling.CoolingState()
+    return cooling.before_run(ctx, display, ctx.cooling, lambda text: _warn(ctx, text))
+
+
+def _steadiness(log_path):
+    from tfcnnwrap.cooling import steadiness_fields
+
+    return steadiness_fields(log_path)
 
 
 def _run_job(ctx, display, index, spec):
@@ -606,6 +624,7 @@ def _finish(ctx, started, stop, failure):
         rows = summarize(_latest(ctx), plan_order(ctx.meta))
     final = _latest(ctx)
     _print_summary(ctx.console, ctx.sweep, ctx.meta, rows, final)
+    _thermal_warning(ctx, final)
     if failure is not None:
         kept = len(final)
         raise TfcnnwrapError(
@@ -632,6 +651,12 @@ def _finish(ctx, started, stop, failure):
     if any(r.status != "ok" for r in final):
         return EXIT_RUNS_FAILED
     return EXIT_OK
+
+
+def _thermal_warning(ctx, runs):
+    from tfcnnwrap.cooling import throttle_warning
+
+    _warn(ctx, throttle_warning(runs))
 
 
 def _latest(ctx):

@@ -4,46 +4,41 @@ One long-lived ``nvidia-smi --query-gpu=... -lms 1000`` process per run writes s
 file (no reader thread, no polling); ``Sampler.stop`` ends it and summarises the file. Without nvidia-smi
 there is one note and no telemetry; nothing here raises.
 
-Throttle rule (``summarize_samples``): only *busy* samples count, those with utilization.gpu >= 50 % (all
-samples when utilization is not reported), so that the idle start (TensorFlow importing, building the
-graph) and the idle end do not look like clock drops. The early-run level is the median SM clock of the
-first ``k`` busy samples, ``k = max(5, ceil(10 % of the busy samples))``. The run counts as throttled when
-the median of any later window of ``k`` consecutive busy samples is more than 10 % below that level; a
-single-sample dip does not count. With fewer than ``2 k`` busy samples there is no verdict (``None``).
+What the samples mean (fields, throttle rule, reasons, PCIe link) is ``gpusamples``'s, pure and apart.
+Which fields are asked for is settled once per sweep (``choose_fields``): drivers before 2023 know
+``clocks_throttle_reasons.*``, newer ones ``clocks_event_reasons.*``, very old ones neither nor the PCIe
+fields, and nvidia-smi refuses the whole query for one field it does not know.
 """
 
-import math
 import os
 import shutil
 import signal
-import statistics
 import subprocess
 from pathlib import Path
 
 from tfcnnwrap import safefs
+from tfcnnwrap.gpusamples import (  # noqa: F401 - re-exported: the sampler's readers import them from here
+    LEGACY_FIELDS,
+    PCIE_FIELDS,
+    REASON_FIELDS,
+    _number,
+    header_fields,
+    latest_with_fields,
+    parse_sample_line,
+    summarize_samples,
+    throttle_verdict,
+)
 from tfcnnwrap.procs import bind_to_our_lifetime, popen_group_kwargs
 
 ENV_NVIDIA_SMI = "TFCNNWRAP_NVIDIA_SMI"  # a path to use, or "none" to switch telemetry off
-SAMPLE_FIELDS = (
-    "timestamp",
-    "index",
-    "temperature.gpu",
-    "clocks.sm",
-    "power.draw",
-    "utilization.gpu",
-    "memory.used",
-)
+SAMPLE_FIELDS = LEGACY_FIELDS  # what every nvidia-smi knows; more when the driver does (choose_fields)
 # The name goes last so that a comma inside it cannot shift the other columns.
 INFO_FIELDS = ("index", "driver_version", "memory.total", "name")
-BUSY_UTIL_PCT = 50.0
-THROTTLE_DROP = 0.10
-EARLY_MIN_SAMPLES = 5
-EARLY_FRACTION = 0.10
 QUERY_TIMEOUT_S = 20.0
 STOP_WAIT_S = 5.0
 INTERRUPT_WAIT_S = 2.0
+TAIL_BYTES = 8192  # Sampler.latest reads this much of the samples file's end
 
-_MISSING = {"", "n/a", "[n/a]", "[not supported]", "not supported", "[unknown error]", "[gpu is lost]"}
 _WINDOWS_CANDIDATES = (
     r"%SystemRoot%\System32\nvidia-smi.exe",
     r"%ProgramFiles%\NVIDIA Corporation\NVSMI\nvidia-smi.exe",  # drivers before 2019 put it here, off PATH
@@ -68,19 +63,6 @@ def find_nvidia_smi(explicit=None):
             if path.is_file():
                 return str(path)
     return None
-
-
-def _number(text):
-    text = text.strip()
-    if text.lower() in _MISSING:
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    if not math.isfinite(value):  # "nan" from a GPU that cannot tell: skipped for this field only
-        return None
-    return int(value) if value.is_integer() else value
 
 
 def query_gpus(nvidia_smi=None, timeout=QUERY_TIMEOUT_S):
@@ -126,111 +108,47 @@ def query_gpus(nvidia_smi=None, timeout=QUERY_TIMEOUT_S):
     return info
 
 
-def parse_sample_line(line):
-    """One CSV line of the sampler -> dict of numbers (None where nvidia-smi says N/A), or None if the line
-    is not a sample (a cut-off last line, an error message)."""
-    parts = [p.strip() for p in line.split(",")]
-    if len(parts) != len(SAMPLE_FIELDS):
-        return None
-    index = _number(parts[1])
-    if index is None:
-        return None
-    return {
-        "timestamp": parts[0],
-        "index": int(index),
-        "temp_c": _number(parts[2]),
-        "sm_clock_mhz": _number(parts[3]),
-        "power_w": _number(parts[4]),
-        "util_pct": _number(parts[5]),
-        "memory_used_mib": _number(parts[6]),
-    }
+def _run_smi(args, timeout=QUERY_TIMEOUT_S):
+    """(exit code, text) of a one-shot nvidia-smi call; (None, why) when it could not run."""
+    try:
+        proc = subprocess.run(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, "nvidia-smi did not answer within %.0f s" % timeout
+    except OSError as exc:
+        return None, "cannot run nvidia-smi: %s" % (exc.strerror or exc)
+    return proc.returncode, proc.stdout.decode("utf-8", "replace")
 
 
-def _values(samples, key):
-    return [s[key] for s in samples if s[key] is not None]
+def choose_fields(path):
+    """The sample fields this nvidia-smi knows: the legacy seven, plus throttle reasons (whichever name the
+    driver uses) and the PCIe link. Asked once with ``--help-query-gpu``; a driver whose help cannot be read
+    gets one trial query of the full list and, if refused, the legacy fields."""
+    code, text = _run_smi([str(path), "--help-query-gpu"])
+    if code == 0 and "temperature.gpu" in text:
+        reasons = [f for f in REASON_FIELDS if '"%s"' % f in text or f in text.split()]
+        pcie = [f for f in PCIE_FIELDS if f in text]
+        return LEGACY_FIELDS + tuple(reasons[:1]) + (PCIE_FIELDS if len(pcie) == len(PCIE_FIELDS) else ())
+    for reason in REASON_FIELDS:
+        fields = LEGACY_FIELDS + (reason,) + PCIE_FIELDS
+        code, _ = _run_smi([str(path), "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"])
+        if code == 0:
+            return fields
+    return LEGACY_FIELDS
 
 
-def _rounded(value, digits=1):
-    return None if value is None else round(value, digits)
-
-
-def _max(values):
-    return max(values) if values else None
-
-
-def _mean(values):
-    return statistics.mean(values) if values else None
-
-
-def throttle_verdict(clocks):
-    """``(throttled, early_level, lowest_window_median)`` for the SM clocks of the busy samples, in order.
-
-    ``throttled`` is None when there are too few samples to tell (see the module docstring).
-    """
-    k = max(EARLY_MIN_SAMPLES, int(math.ceil(EARLY_FRACTION * len(clocks))))
-    if len(clocks) < k:
-        return None, None, None
-    early = statistics.median(clocks[:k])
-    later = clocks[k:]
-    if len(later) < k:
-        return None, early, None
-    lowest = min(statistics.median(later[i:i + k]) for i in range(len(later) - k + 1))
-    return lowest < (1.0 - THROTTLE_DROP) * early, early, lowest
-
-
-def _summarize_gpu(samples):
-    utils = _values(samples, "util_pct")
-    busy = [s for s in samples if s["util_pct"] is not None and s["util_pct"] >= BUSY_UTIL_PCT] if utils else samples
-    clocks = _values(busy, "sm_clock_mhz")
-    throttled, early, lowest = throttle_verdict(clocks)
-    return {
-        "samples": len(samples),
-        "busy_samples": len(busy),
-        "max_temp_c": _max(_values(samples, "temp_c")),
-        "mean_sm_clock_mhz": _rounded(_mean(clocks)),
-        "early_sm_clock_mhz": _rounded(early),
-        "min_sm_clock_mhz": min(clocks) if clocks else None,
-        "low_sm_clock_mhz": _rounded(lowest),
-        "max_power_w": _rounded(_max(_values(samples, "power_w")), 2),
-        "mean_util_pct": _rounded(_mean(utils)),
-        "max_memory_used_mib": _max(_values(samples, "memory_used_mib")),
-        "throttled": throttled,
-    }
-
-
-def summarize_samples(lines):
-    """Summary of the sampler's CSV lines (a list, or the text's lines).
-
-    Clock figures are over busy samples, utilization over all samples. With several GPUs the clock,
-    utilization and throttle figures are those of the busiest GPU (highest mean utilization; the one the
-    benchmark ran on) while temperature, power and memory are the maxima over all GPUs; ``per_gpu`` then
-    holds each GPU's own summary.
-    """
-    by_gpu = {}
-    skipped = 0
-    for line in lines:
-        if not line.strip():
-            continue
-        sample = parse_sample_line(line)
-        if sample is None:
-            skipped += 1
-            continue
-        by_gpu.setdefault(sample["index"], []).append(sample)
-    if not by_gpu:
-        summary = _summarize_gpu([])
-        summary.update(gpu_index=None, skipped_lines=skipped)
-        return summary
-    per_gpu = {index: _summarize_gpu(samples) for index, samples in sorted(by_gpu.items())}
-    busiest = max(per_gpu, key=lambda i: (per_gpu[i]["mean_util_pct"] or 0.0, -i))
-    summary = dict(per_gpu[busiest])
-    summary["samples"] = sum(s["samples"] for s in per_gpu.values())
-    for key in ("max_temp_c", "max_power_w", "max_memory_used_mib"):
-        summary[key] = _max([s[key] for s in per_gpu.values() if s[key] is not None])
-    summary["gpu_index"] = busiest
-    summary["skipped_lines"] = skipped
-    if len(per_gpu) > 1:
-        summary["per_gpu"] = {str(i): s for i, s in per_gpu.items()}
-    return summary
+def query_temps(path, timeout=QUERY_TIMEOUT_S):
+    """{GPU index: temperature in °C} now, or {} when nvidia-smi cannot tell."""
+    code, text = _run_smi([str(path), "--query-gpu=index,temperature.gpu", "--format=csv,noheader,nounits"],
+                          timeout)
+    temps = {}
+    for line in text.splitlines() if code == 0 else ():
+        parts = line.split(",")
+        if len(parts) == 2:
+            index, temp = _number(parts[0]), _number(parts[1])
+            if index is not None and temp is not None:
+                temps[int(index)] = temp
+    return temps
 
 
 def read_sample_lines(path):
@@ -245,11 +163,12 @@ def read_sample_lines(path):
 class Sampler:
     """One nvidia-smi sampling process writing into ``samples_path``; ``stop()`` ends it and summarises."""
 
-    def __init__(self, nvidia_smi, samples_path, interval_ms=1000):
+    def __init__(self, nvidia_smi, samples_path, interval_ms=1000, fields=SAMPLE_FIELDS):
         self.samples_path = Path(samples_path)
+        self.fields = tuple(fields)
         self.args = [
             str(nvidia_smi),
-            "--query-gpu=" + ",".join(SAMPLE_FIELDS),
+            "--query-gpu=" + ",".join(self.fields),
             "--format=csv,noheader,nounits",
             "-lms",
             str(int(interval_ms)),
@@ -257,6 +176,9 @@ class Sampler:
         self._summary = None
         self._out = safefs.create_replacing(self.samples_path)  # a planted link is replaced, not followed
         try:
+            # Our header row, not nvidia-smi's: its names are the query's, whatever the driver's units.
+            self._out.write((", ".join(self.fields) + "\n").encode("ascii"))
+            self._out.flush()
             self.process = subprocess.Popen(
                 self.args, stdin=subprocess.DEVNULL, stdout=self._out, stderr=subprocess.STDOUT,
                 **popen_group_kwargs()
@@ -283,6 +205,21 @@ class Sampler:
                 self.process.kill()
                 self.process.wait(timeout=STOP_WAIT_S)
 
+    def latest(self):
+        """{GPU index: sample} of the newest complete tick nvidia-smi has written (the live view's figures),
+        read from the file's tail on demand: no reader thread. {} before the first sample or on error."""
+        try:
+            with open(str(self.samples_path), "rb") as fh:
+                size = fh.seek(0, os.SEEK_END)
+                fh.seek(max(0, size - TAIL_BYTES))
+                text = fh.read().decode("utf-8", "replace")
+        except OSError:
+            return {}
+        lines = text.splitlines()
+        if lines and not text.endswith(("\n", "\r")):
+            lines.pop()  # being written
+        return latest_with_fields(lines, self.fields)
+
     def stop(self):
         """End sampling and return the summary (see ``summarize_samples``); never raises, and a second call
         returns the same summary."""
@@ -302,7 +239,8 @@ class Sampler:
             lines = read_sample_lines(self.samples_path)
             summary = summarize_samples(lines)
             if summary["samples"] == 0:
-                complaint = next((line.strip() for line in lines if line.strip()), None)
+                complaint = next((line.strip() for line in lines
+                                  if line.strip() and header_fields(line) is None), None)
                 error = error or "nvidia-smi gave no samples" + (": " + complaint[:300] if complaint else "")
         except Exception as exc:  # noqa: BLE001
             summary = {"samples": 0, "throttled": None}
@@ -330,12 +268,29 @@ class Telemetry:
         self.interval_ms = interval_ms
         self.available = self.path is not None
         self.note = None if self.available else "nvidia-smi not found: no GPU telemetry"
+        self.current = None  # the running Sampler, for the live view
+        self._fields = None
+
+    @property
+    def fields(self):
+        if self._fields is None:
+            self._fields = choose_fields(self.path) if self.available else SAMPLE_FIELDS
+        return self._fields
+
+    def latest(self):
+        """The running sampler's newest tick ({} between runs): what ``display.set_gpu_source`` reads."""
+        sampler = self.current
+        return sampler.latest() if sampler is not None else {}
+
+    def temps(self):
+        return query_temps(self.path) if self.available else {}
 
     def start(self, samples_path):
         if not self.available:
             return None
         try:
-            return Sampler(self.path, samples_path, self.interval_ms)
+            self.current = Sampler(self.path, samples_path, self.interval_ms, self.fields)
+            return self.current
         except Exception as exc:  # noqa: BLE001 - no telemetry, the run goes on
             self.available = False
             self.note = "cannot start nvidia-smi (%s): no GPU telemetry" % exc

@@ -23,6 +23,8 @@ FAKE_TFCNN_FLAGS_OUT   a file: each invocation appends the flags it parsed as on
 FAKE_TFCNN_GPU_EFFICIENCY  scaling efficiency (default 1.0): with --num_gpus=N > 1 the totals are the
                        one-device figure (FAKE_TFCNN_IPS) x N x this, as tf_cnn_benchmarks reports images/sec over
                        every device (batch size per device)
+FAKE_TFCNN_DRIFT       percent: the step lines' images/sec change by this much from first to last (a card heating up:
+                       negative); the total stays FAKE_TFCNN_IPS's
 mode leave_child       a normal run that, before exiting, starts a child which keeps stdout open and sleeps; once
                        the benchmark has exited the child writes "<benchmark pid> <child pid>" into
                        FAKE_TFCNN_READY_FIFO (if set)
@@ -67,6 +69,11 @@ NL = "\r\n" if os.environ.get("FAKE_TFCNN_CRLF") == "1" else "\n"
 def out(text=""):
     sys.stdout.write(text + NL)
     sys.stdout.flush()
+
+
+def _drift(step, num_batches):
+    pct = float(os.environ.get("FAKE_TFCNN_DRIFT") or 0)
+    return 1.0 + pct / 100.0 * step / max(1, num_batches - 1)
 
 
 def flag_error(message):
@@ -259,7 +266,7 @@ def main(argv):
             if delay:
                 time.sleep(delay)
             out("%i\timages/sec: %.1f +/- %.1f (jitter = %.1f)\t%.3f"
-                % (step + 1, step_ips * (0.995 if step == 0 else 1.0), 0.3, 0.8, loss))
+                % (step + 1, step_ips * (0.995 if step == 0 else 1.0) * _drift(step, num_batches), 0.3, 0.8, loss))
             loss -= 0.05
     if fault == "slow":
         time.sleep(3600)
