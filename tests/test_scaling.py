@@ -223,6 +223,16 @@ def test_markdown_and_csv_carry_the_scaling_figures(cli, scaled, tmp_path):
     assert float(rows[2]["speedup"]) == pytest.approx(3.6, rel=1e-4)
 
 
+def test_report_plot_of_a_scaling_sweep_draws_the_scaling_chart_and_the_runs_beside_it(cli, scaled, tmp_path):
+    chart = tmp_path / "scaling.png"
+    result = cli("report", scaled, "--plot", chart, cwd=tmp_path)
+    assert result.returncode == 0, result
+    beside = tmp_path / "scaling-runs.png"
+    for png in (chart, beside):
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", png
+    assert "wrote %s and %s" % (chart, beside) in result.stderr
+
+
 # -- pure parts ----------------------------------------------------------------------------------------------
 
 

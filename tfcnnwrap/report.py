@@ -143,13 +143,24 @@ def print_summary(console, sweep, meta, rows, runs):
                 console.print(line, highlight=False, overflow="fold")
 
 
-def _plot(sweep, meta, runs, plot_path):
+def _plot(sweep, meta, runs, rows, plot_path):
+    """The per-run panels (steps, temperature, clock, power); in a sweep of several GPU counts FILE is the
+    scaling chart and the per-run panels go beside it as FILE-runs.SUFFIX."""
     import sys
 
     from tfcnnwrap.plotruns import plot_runs
+    from tfcnnwrap.scaling import is_scaling
 
-    plot_runs(sweep, "%s (%s)" % (sweep.path, describe(meta)), runs, plot_path)
-    sys.stderr.write("tfcnnwrap report: wrote %s\n" % plot_path)
+    written = []
+    runs_path = Path(plot_path)
+    if is_scaling(rows):
+        from tfcnnwrap.plotscaling import plot_scaling
+
+        written.append(plot_scaling(rows, plot_path))
+        runs_path = runs_path.with_name(runs_path.stem + "-runs" + runs_path.suffix)
+    plot_runs(sweep, "%s (%s)" % (sweep.path, describe(meta)), runs, runs_path)
+    written.append(runs_path)
+    sys.stderr.write("tfcnnwrap report: wrote %s\n" % " and ".join(str(p) for p in written))
 
 
 def cmd_report(args):
@@ -165,7 +176,7 @@ def cmd_report(args):
     sweep, meta, runs = load_sweep(path)
     rows = summarize(runs, meta.plan_order)
     if plot_path:
-        _plot(sweep, meta, runs, plot_path)
+        _plot(sweep, meta, runs, rows, plot_path)
     if args.format == "table":
         print_summary(render.console(), sweep, meta, rows, runs)
         return 0
