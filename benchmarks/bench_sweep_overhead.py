@@ -67,8 +67,8 @@ def main():
 
     rows = []
     for i in range(opts.pairs):
-        a_wall, a_cpu = timed(lambda: wrapped(i))
-        b_wall, b_cpu = timed(lambda: by_hand(i))
+        a_wall, a_cpu = timed(lambda i=i: wrapped(i))
+        b_wall, b_cpu = timed(lambda i=i: by_hand(i))
         rows.append((a_wall, b_wall, a_cpu, b_cpu))
         print("pair %d: sweep %.2f s (cpu %.2f s)  by hand %.2f s (cpu %.2f s)  wall ratio %.4f  extra cpu %.2f s"
               % (i + 1, a_wall, a_cpu, b_wall, b_cpu, a_wall / b_wall, a_cpu - b_cpu), flush=True)
@@ -77,11 +77,12 @@ def main():
     print()
     print("| figure | median | min | max |")
     print("|---|---|---|---|")
-    print("| sweep wall (s) | %.2f | %.2f | %.2f |" % tuple(f([r[0] for r in rows]) for f in (statistics.median, min, max)))
-    print("| by-hand wall (s) | %.2f | %.2f | %.2f |" % tuple(f([r[1] for r in rows]) for f in (statistics.median, min, max)))
+    spread = (statistics.median, min, max)
+    print("| sweep wall (s) | %.2f | %.2f | %.2f |" % tuple(f([r[0] for r in rows]) for f in spread))
+    print("| by-hand wall (s) | %.2f | %.2f | %.2f |" % tuple(f([r[1] for r in rows]) for f in spread))
     print("| wall ratio sweep/by hand | %.4f | %.4f | %.4f |" % (statistics.median(ratios), min(ratios), max(ratios)))
-    print("| sweep CPU (s) | %.2f | %.2f | %.2f |" % tuple(f([r[2] for r in rows]) for f in (statistics.median, min, max)))
-    print("| by-hand CPU (s) | %.2f | %.2f | %.2f |" % tuple(f([r[3] for r in rows]) for f in (statistics.median, min, max)))
+    print("| sweep CPU (s) | %.2f | %.2f | %.2f |" % tuple(f([r[2] for r in rows]) for f in spread))
+    print("| by-hand CPU (s) | %.2f | %.2f | %.2f |" % tuple(f([r[3] for r in rows]) for f in spread))
     print("| wrapper's extra CPU (s) | %.2f | %.2f | %.2f |" % (statistics.median(extra), min(extra), max(extra)))
 
 

@@ -269,7 +269,7 @@ def assert_clean_error(result, code=2, *needles):
     """One-line error, right exit code, no traceback."""
     assert result.returncode == code, result
     assert "Traceback" not in result.stderr and "Traceback" not in result.stdout, result
-    lines = [l for l in result.stderr.strip().splitlines() if l.strip()]
+    lines = [line for line in result.stderr.strip().splitlines() if line.strip()]
     assert len(lines) == 1, result
     for needle in needles:
         assert needle in lines[0], (needle, result)

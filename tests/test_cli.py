@@ -4,7 +4,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import assert_clean_error, cli_env
 
 VERBS = ["setup", "sweep", "report", "compare", "references", "parse", "doctor"]

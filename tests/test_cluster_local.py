@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import FAKE_SCRIPT, cli_env
+
 from tfcnnwrap import cluster
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.logparse import LogParser

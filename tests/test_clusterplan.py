@@ -158,7 +158,7 @@ def test_bad_plan_files_are_one_line_errors():
     good = build_plan("parameter_server", 1).to_dict()
     for broken in ({**good, "format": 99}, {**good, "mode": "replicated"}, {**good, "tasks": [{"role": "boss"}]},
                    {**good, "tasks": [{**good["tasks"][0], "port": -1}]}, []):
-        one_line_error(lambda: ClusterPlan.from_dict(broken), "cluster plan")
+        one_line_error(lambda broken=broken: ClusterPlan.from_dict(broken), "cluster plan")
 
 
 def test_argv_for_replaces_the_base_commands_own_distributed_flags():

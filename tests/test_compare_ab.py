@@ -7,9 +7,9 @@ import json
 import random
 
 import pytest
-
 from conftest import assert_clean_error
 from sweepdata import run_record, seed_runs, sweep_meta, write_sweep
+
 from tfcnnwrap.compareab import change_interval, welch
 
 

@@ -1,15 +1,15 @@
 """`doctor` against stand-in TensorFlow installs and a stand-in nvidia-smi, and the environment record."""
 
-import json
 import io
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import assert_clean_error, make_fake_tf_env, make_vendor, site_packages
+
 from tfcnnwrap import doctor, envinfo, telemetry
 
 FAKE_DIR = Path(__file__).resolve().parent / "fake"

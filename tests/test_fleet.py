@@ -4,12 +4,11 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import cli_env
+from test_sweep_cluster import env_for, in_sbatch, read_runs, sweep_args
+
 from tfcnnwrap import fleetreport
 from tfcnnwrap.records import SummaryRow
-
-from test_sweep_cluster import env_for, in_sbatch, read_runs, sweep_args
 
 
 def row(host, mean, cv=0.5, model="resnet50"):

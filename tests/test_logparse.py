@@ -566,7 +566,7 @@ def test_fuzzed_logs_agree(tmp_path, monkeypatch):
     monkeypatch.setattr(logparse, "TRACEBACK_LINES", 4)
     monkeypatch.setattr(logparse, "_BLOCK_WINDOW", 40)
     rng = random.Random(7)
-    for case in range(300):
+    for _case in range(300):
         lines = [rng.choice(POOL) for _ in range(rng.randrange(1, 60))]
         endings = rng.choice([["\n", "\n", "\n", "\r\n", "\r"], ["\r\n"], ["\r"]])
         ends = [rng.choice(endings) for _ in lines]

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import FAKE_SCRIPT, assert_clean_error
 
 ALL_OK = 0

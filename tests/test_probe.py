@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import make_fake_tf_env, site_packages
+
 from tfcnnwrap import _probe, probe
 from tfcnnwrap.errors import SetupError
 

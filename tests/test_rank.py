@@ -6,7 +6,6 @@ import json
 import math
 
 import pytest
-
 from conftest import assert_clean_error
 from sweepdata import SEED_2070, run_record, seed_runs, sweep_meta, write_sweep
 from test_compare import SEED_REFS, markdown_table

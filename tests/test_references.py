@@ -4,8 +4,8 @@ import csv
 import io
 
 import pytest
-
 from conftest import assert_clean_error
+
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.references import (
     COLUMNS,

@@ -11,8 +11,8 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from conftest import assert_clean_error, cli_env, make_fake_tf_env, site_packages
+
 from tfcnnwrap import probe
 
 POSIX = pytest.mark.skipif(os.name != "posix", reason="POSIX signals and named pipes")
@@ -271,7 +271,9 @@ def test_probe_answer_keeps_the_gpu_tri_state_and_drops_wrong_types():
     assert unknown.gpus is None and unknown.tf_keras is None and unknown.warnings == ()
     assert unknown.complete is False and unknown.matmul is None
     assert ProbeAnswer.from_json([1, 2]) is None
-    with pytest.raises(Exception):
+    import dataclasses
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
         seen.tf_version = "1.0"  # frozen
     assert seen.with_warning("w").warnings == ("w",) and seen.warnings == ()
 

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import assert_clean_error, cli_env, make_vendor
 from test_sweep import _start_sweep, _wait_hanging, ips_env, read_runs, sweep_args
 

@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import cli_env, make_fake_tf_env, make_vendor
 from sweepdata import seed_runs, write_sweep
 
@@ -226,7 +225,6 @@ class PtySession:
 
     def __init__(self, args, columns, cwd, env, rows=60):
         import pyte
-
         from ptyscreen import _set_size
 
         full_env = cli_env(env)

@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import COMPAT_BRANCHES, assert_clean_error, git
+
 from tfcnnwrap import checkout, gitremote
 from tfcnnwrap.errors import SetupError, UsageError
 

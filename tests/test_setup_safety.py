@@ -10,9 +10,10 @@ import sys
 from argparse import Namespace
 
 import pytest
-
 from conftest import assert_clean_error, build_fake_upstream, cli_env, git, make_vendor
-from tfcnnwrap import checkout, setup as setup_verb
+
+from tfcnnwrap import checkout
+from tfcnnwrap import setup as setup_verb
 from tfcnnwrap.cli import build_parser
 from tfcnnwrap.errors import SetupError
 

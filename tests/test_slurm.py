@@ -10,8 +10,8 @@ import sys
 import textwrap
 
 import pytest
-
 from conftest import cli_env
+
 from tfcnnwrap import slurm as slurm_mod
 from tfcnnwrap.errors import EXIT_USAGE, SetupError, UsageError
 

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import assert_clean_error, cli_env, make_vendor
 
 SEED = [("resnet50", 64), ("resnet152", 32), ("inception3", 64), ("vgg16", 64), ("alexnet", 512)]
@@ -33,7 +32,7 @@ def ips_env(state_dir, **extra):
 
 def read_runs(sweep_dir):
     lines = (Path(sweep_dir) / "runs.jsonl").read_text(encoding="utf-8").splitlines()
-    return [json.loads(l) for l in lines if l.strip()]
+    return [json.loads(line) for line in lines if line.strip()]
 
 
 @pytest.fixture
@@ -126,7 +125,7 @@ def test_dry_run_prints_every_command_and_runs_nothing(cli, tmp_path, vendor, tf
     out = tmp_path / "sweep"
     result = cli(*sweep_args(vendor, tf112, out, "--dry-run"), cwd=tmp_path, env={"FAKE_TFCNN_STATE": tmp_path / "s"})
     assert result.returncode == 0, result
-    commands = [l for l in result.stdout.splitlines() if "tf_cnn_benchmarks.py" in l]
+    commands = [line for line in result.stdout.splitlines() if "tf_cnn_benchmarks.py" in line]
     assert len(commands) == 15
     assert "--model=alexnet --batch_size=512 --num_gpus=1 --variable_update=parameter_server" in commands[-1]
     assert not out.exists()
@@ -490,7 +489,7 @@ def test_a_checkout_for_another_tensorflow_is_warned_about(cli, tmp_path, fake_t
     other = cli(*args, "--python", fake_tf("2.1.3"), cwd=tmp_path)
     assert other.returncode == 0, other
     assert "calls for cnn_tf_v2.1_compatible" in other.stderr
-    assert all("tf_cnn_benchmarks.py" in l or l.startswith("#") for l in other.stdout.splitlines())
+    assert all("tf_cnn_benchmarks.py" in line or line.startswith("#") for line in other.stdout.splitlines())
     same = cli(*args, "--python", fake_tf("1.12.0", dist="tensorflow-gpu"), cwd=tmp_path)
     assert same.returncode == 0 and "calls for" not in same.stderr
 

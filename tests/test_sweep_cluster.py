@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import assert_clean_error, cli_env
 
 POSIX = pytest.mark.skipif(os.name != "posix", reason="POSIX signals and named pipes")

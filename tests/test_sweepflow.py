@@ -9,9 +9,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import assert_clean_error, make_vendor
 from test_sweep import _start_sweep, _wait_hanging, read_runs
+
 from tfcnnwrap import features, schedule
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.plan import Plan, RunSpec
@@ -153,7 +153,10 @@ def test_grouped_is_the_default_order_and_dry_run_follows_the_order(cli, tmp_pat
     args = sweep(vendor, tf112, tmp_path / "s", "--models", "alexnet,vgg16", "--runs", "2", "--dry-run")
     grouped = cli(*args, cwd=tmp_path, env=env_for(tmp_path))
     interleaved = cli(*args, "--order", "interleaved", cwd=tmp_path, env=env_for(tmp_path))
-    models = lambda r: [line.split("--model=")[1].split()[0] for line in r.stdout.splitlines() if "--model=" in line]
+
+    def models(r):
+        return [line.split("--model=")[1].split()[0] for line in r.stdout.splitlines() if "--model=" in line]
+
     assert models(grouped) == ["alexnet", "alexnet", "vgg16", "vgg16"]
     assert models(interleaved) == ["alexnet", "vgg16", "alexnet", "vgg16"]
 

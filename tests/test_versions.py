@@ -4,8 +4,8 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import COMPAT_BRANCHES
+
 from tfcnnwrap import versions
 from tfcnnwrap.errors import SetupError, UsageError
 

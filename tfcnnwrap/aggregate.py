@@ -1,7 +1,6 @@
 """Statistics over a sweep's runs with pandas: one SummaryRow per configuration, over ok runs."""
 
 import math
-
 from dataclasses import replace
 
 from tfcnnwrap.records import SCALING_COLUMNS, SUMMARY_COLUMNS, RunRecord, SummaryRow

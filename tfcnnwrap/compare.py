@@ -159,8 +159,8 @@ def _regression_exit(result, pct):
     """1 (and one line naming the configurations) when a candidate regressed beyond ``pct``; else 0."""
     import sys
 
-    from tfcnnwrap.compareab import regressions
     from tfcnnwrap.abtext import regression_text
+    from tfcnnwrap.compareab import regressions
 
     found = regressions(result, pct)
     if not found:

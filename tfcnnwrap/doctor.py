@@ -427,9 +427,8 @@ def print_table(report, stream=None):
 
 
 def cmd_doctor(args):
-    from tfcnnwrap.render import console, to_json
-
     from tfcnnwrap import settings
+    from tfcnnwrap.render import console, to_json
 
     vendor_dir = settings.vendor_dir(getattr(args, "vendor_dir", None))[0]
     python = settings.target_python(getattr(args, "python", None), vendor_dir)[0]

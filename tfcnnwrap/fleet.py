@@ -51,7 +51,7 @@ def run_fleet(ctx, display, index, spec):
     if not records:
         records = [_host_record(ctx, spec, argv, started_at, rel_log, {"exit_code": step.poll()}, verdict,
                                 duration, failure=_last_line(hosts_dir / "srun.log"))]
-    for outcome, record in records[:-1]:
+    for _outcome, record in records[:-1]:
         sweep_mod._record(ctx, record)
     return records[-1]
 

@@ -109,7 +109,7 @@ def git_message(stderr):
     text = str(stderr or "").strip()
     if text.startswith("stderr:"):
         text = text[len("stderr:") :].strip().strip("'")
-    lines = [l.strip() for l in text.splitlines() if l.strip()]
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
     for line in lines:
         if line.lower().startswith(("fatal:", "error:")) or "Timeout:" in line:
             return line[:300]

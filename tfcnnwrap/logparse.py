@@ -128,6 +128,9 @@ _HEADER_KEYS = frozenset([
     "NUMA bind", "Data format", "Layout optimizer", "RewriterConfig", "Optimizer", "Variables", "AllReduce",
     "Sync", "Staged vars", "Horovod on",
 ])
+# Header lines whose value is kept as text, and the ParsedLog field each fills.
+_TEXT_HEADERS = {"TensorFlow": "tf_version", "Model": "model", "Dataset": "dataset", "Mode": "mode",
+                 "Data format": "data_format", "Optimizer": "optimizer", "Variables": "variable_update"}
 _HEADER_FIELDS = ("tf_version", "model", "dataset", "mode", "batch_size_global", "batch_size", "num_batches",
                   "num_epochs", "devices", "data_format", "optimizer", "variable_update")
 _PER_DEVICE_RE = re.compile(r"(\d+(?:\.\d*)?)\s+per\s+device\b", _A)
@@ -379,38 +382,31 @@ class LogParser:
     def _header(self, key, value):
         log = self._log
         self._after_batch_size = False  # "N per device" follows "Batch size:", noise lines aside
+        field = _TEXT_HEADERS.get(key)
+        if field is not None:
+            setattr(log, field, value or None)
+            return
         try:
-            if key == "TensorFlow":
-                log.tf_version = value or None
-            elif key == "Model":
-                log.model = value or None
-            elif key == "Dataset":
-                log.dataset = value or None
-            elif key == "Mode":
-                log.mode = value or None
-            elif key == "Batch size":
-                m = _GLOBAL_RE.match(value)
-                if m is not None:
-                    log.batch_size_global = int(m.group(1))
-                m = _PER_DEVICE_RE.search(value)
-                if m is not None:
-                    log.batch_size = int(float(m.group(1)))
-                else:
-                    self._after_batch_size = True
+            if key == "Batch size":
+                self._batch_size(value)
             elif key == "Num batches":
                 log.num_batches = int(value)
             elif key == "Num epochs":
                 log.num_epochs = float(value)
             elif key == "Devices":
                 log.devices = _DEVICE_RE.findall(value)
-            elif key == "Data format":
-                log.data_format = value or None
-            elif key == "Optimizer":
-                log.optimizer = value or None
-            elif key == "Variables":
-                log.variable_update = value or None
         except ValueError:
             pass  # a mangled number: leave the field unknown
+
+    def _batch_size(self, value):
+        m = _GLOBAL_RE.match(value)
+        if m is not None:
+            self._log.batch_size_global = int(m.group(1))
+        m = _PER_DEVICE_RE.search(value)
+        if m is not None:
+            self._log.batch_size = int(float(m.group(1)))
+        else:
+            self._after_batch_size = True
 
     # -- failures -------------------------------------------------------------------------------
 

@@ -172,7 +172,7 @@ def _jobs(count):
         try:
             return max(1, int(setting))
         except ValueError:
-            raise UsageError("TFCNNWRAP_PARSE_JOBS must be a whole number, not %r" % setting)
+            raise UsageError("TFCNNWRAP_PARSE_JOBS must be a whole number, not %r" % setting) from None
     if count < PARALLEL_MIN_FILES or not sys.platform.startswith("linux"):
         return 1
     return max(1, min(os.cpu_count() or 1, MAX_JOBS))

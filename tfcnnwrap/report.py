@@ -10,8 +10,8 @@ from pathlib import Path
 from tfcnnwrap.aggregate import summarize, summary_columns
 from tfcnnwrap.fleetreport import cluster_label, fleet_columns, with_fleet
 from tfcnnwrap.records import RunRecord, SweepMeta
-from tfcnnwrap.scaling import emit_scaling
 from tfcnnwrap.render import Col
+from tfcnnwrap.scaling import emit_scaling
 from tfcnnwrap.store import load_sweep, newest_sweep
 
 # Priority 0 never drops; on a narrow terminal the highest priority drops first (equal ones together).
@@ -34,7 +34,8 @@ TABLE_COLUMNS = [
     Col("max_temp_c", "max °C", 5, digits=0),
     Col("failures", "failures", 6, True),  # also listed run by run under the table
 ]
-# Speed-up and efficiency have their own table (scaling.emit_scaling). Shown whatever their values; the others only when a row has one (num_gpus: when it differs).
+# Speed-up and efficiency have their own table (scaling.emit_scaling). Shown whatever their values; the
+# others only when a row has one (num_gpus: when it differs).
 ALWAYS = {"model", "batch_size", "runs_ok", "runs_failed", "mean", "std", "cv_pct", "min", "max", "median"}
 
 

@@ -102,7 +102,7 @@ class Schedule:
             candidates = [self.configs[(self._cursor + i) % n] for i in range(n)]
         else:
             candidates = self.configs
-        for i, config in enumerate(candidates):
+        for config in candidates:
             if not config.pending and config.wants_more(self.plan):
                 config.pending.append(config.next_run())
             if config.pending:

@@ -76,7 +76,8 @@ def check_gpu_counts(counts, device, gpus):
     """A warning (or None) about ``--num-gpus``; UsageError for a count above the GPUs TensorFlow sees.
 
     ``gpus``: the probe's tri-state; None when TensorFlow could not say: then a count above 1 only warns, as
-    the run itself fails plainly (crashed, with its log) if the GPUs are not there. A count of 1 is never refused (``--device gpu`` insists on a GPU TensorFlow does not list).
+    the run itself fails plainly (crashed, with its log) if the GPUs are not there. A count of 1 is never
+    refused (``--device gpu`` insists on a GPU TensorFlow does not list).
     On the CPU any count goes: tf_cnn_benchmarks builds one tower per count on /cpu:0, /cpu:1, ...
     """
     most = max(counts)
@@ -638,7 +639,8 @@ def _finish(ctx, started, stop, failure):
         raise TfcnnwrapError(
             "tf_cnn_benchmarks rejected its flags on the first run: %s -- the checked-out branch %s may not "
             "know a flag you passed after --; drop it, or run `python -m tfcnnwrap setup` for a newer branch "
-            "(log: %s)" % (flag_error, ctx.upstream.get("branch") or "?", ctx.sweep.path / ctx.sweep.spec_log(first, ctx.plan)),
+            "(log: %s)" % (flag_error, ctx.upstream.get("branch") or "?",
+                           ctx.sweep.path / ctx.sweep.spec_log(first, ctx.plan)),
             exit_code=EXIT_USAGE,
         )
     if stop == "interrupted":

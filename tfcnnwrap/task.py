@@ -36,7 +36,8 @@ def resolve(args, environ):
     try:
         plan = ClusterPlan.from_json(Path(args.plan).read_text(encoding="utf-8"))
     except OSError as exc:
-        raise UsageError("cannot read the cluster plan %s (%s): pass --plan PLAN.json" % (args.plan, exc.strerror))
+        raise UsageError(
+            "cannot read the cluster plan %s (%s): pass --plan PLAN.json" % (args.plan, exc.strerror)) from None
     index = args.index
     if index is None:
         procid = environ.get("SLURM_PROCID")

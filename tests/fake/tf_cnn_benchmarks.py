@@ -32,9 +32,10 @@ mode leave_child       a normal run that, before exiting, starts a child which k
 Distributed mode (--job_name=ps|worker|controller, as upstream): each task binds its own port from
 --ps_hosts/--worker_hosts/--controller_host (a taken port fails like TensorFlow: "Could not start gRPC
 server") and listens once it is up; a worker waits until every ps accepts connections (a missing ps: it
-hangs silently), a controller until every worker does. A ps prints "Running parameter server N" and never exits; under distributed_all_reduce a
-worker prints "Starting worker N" and never exits while the controller reports. A worker's step lines show
-its own rate (the FAKE_TFCNN_IPS figure) and its total is workers x that rate, the cluster's total.
+hangs silently), a controller until every worker does. A ps prints "Running parameter server N" and never
+exits; under distributed_all_reduce a worker prints "Starting worker N" and never exits while the controller
+reports. A worker's step lines show its own rate (the FAKE_TFCNN_IPS figure) and its total is workers x that
+rate, the cluster's total.
 Upstream's refusals are copied: replicated/independent/horovod with --job_name, distributed_replicated
 without, collective_all_reduce/distributed_all_reduce without an all_reduce_spec, the latter without a
 controller.
@@ -247,7 +248,8 @@ def main(argv):
         return 0
     if fault == "garbage":
         sys.stdout.flush()
-        sys.stdout.buffer.write(b"\xff\xfe\x00binary\x80\x81 noise \xc3\x28" + NL.encode() + bytes(range(256)) + NL.encode())
+        junk = b"\xff\xfe\x00binary\x80\x81 noise \xc3\x28"
+        sys.stdout.buffer.write(junk + NL.encode() + bytes(range(256)) + NL.encode())
         sys.stdout.buffer.flush()
     if fault == "huge":
         line = ("I tensorflow/core/common_runtime/gpu/gpu_device.cc:1511] Adding visible gpu devices: 0 "
