@@ -8,7 +8,7 @@ import pytest
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.references import COLUMNS, DATA_FILE, FACTS_FILE, load_references, name_words
 
-LAMBDA = re.compile(r"^https://github\.com/lambdal/lambda-tensorflow-benchmark/blob/[0-9a-f]{40}/logs/.+/throughput/\d+$")
+LAMBDA = re.compile(r"^https://github\.com/[A-Za-z0-9_.-]+/lambda-tensorflow-benchmark/blob/[0-9a-f]{40}/logs/.+/throughput/\d+$")
 
 
 @pytest.fixture(scope="module")
