@@ -4,6 +4,7 @@ conditions; and references matched on precision, with --strict, in `--against`."
 import dataclasses
 import json
 import math
+import re
 
 import pytest
 from conftest import assert_clean_error
@@ -52,8 +53,9 @@ def test_rank_says_where_the_gpu_lands(cli, seed_sweep):
         result = cli("compare", seed_sweep, "--rank", "--format", fmt)
         assert result.returncode == 0, result
         out = " ".join(result.stdout.split())
-        assert ("Your GeForce RTX 2070: 6 of 10 by images/sec, between the GeForce RTX 2080 (83.2%, on 5 "
-                "configurations) and the Radeon RX Vega 64 (107.3%, on 5 configurations)") in out
+        # The place and the field grow as published references are added; the neighbours are the point.
+        assert re.search(r"Your GeForce RTX 2070: \d+ of \d+ by images/sec, between the GeForce RTX 2080 \(83\.2%, "
+                         r"on 5 configurations\) and the Radeon RX Vega 64 \(107\.3%, on 5 configurations\)", out), out
         assert "level with the GeForce RTX 2070 eGPU (Thunderbolt 3)" in out
         assert "5 of 5" in out and "3 of 5" in out
 
