@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+import realtf
 from conftest import FAKE_SCRIPT, cli_env
 
 from tfcnnwrap import cluster
@@ -329,15 +330,12 @@ def test_logs_replace_planted_links_and_record_each_tasks_command(tmp_path):
     assert tasks["worker0"]["command"][:3] == BASE[:3]
 
 
-REAL_TF_PYTHON = os.environ.get("TFCNNWRAP_REAL_TF_PYTHON")
-REAL_TF_CHECKOUT = os.environ.get("TFCNNWRAP_REAL_TF_CHECKOUT")  # a tensorflow/benchmarks checkout (master)
-
-
-@pytest.mark.skipif(not (REAL_TF_PYTHON and REAL_TF_CHECKOUT),
-                    reason="set TFCNNWRAP_REAL_TF_PYTHON and TFCNNWRAP_REAL_TF_CHECKOUT for real TensorFlow")
+@realtf.MARKS[0]
+@realtf.MARKS[1]
 def test_real_tensorflow_one_worker_one_ps(tmp_path):
     """About 10 s on 2 CPU cores: a second worker would add TensorFlow's fixed 30 s non-chief wait."""
-    cwd = Path(REAL_TF_CHECKOUT) / "scripts" / "tf_cnn_benchmarks"
+    REAL_TF_PYTHON = realtf.REAL_TF_PYTHON
+    cwd = realtf.master_checkout(tmp_path / "benchmarks") / "scripts" / "tf_cnn_benchmarks"
     argv = [REAL_TF_PYTHON, "-u", "tf_cnn_benchmarks.py", "--model=trivial", "--batch_size=8", "--num_batches=10",
             "--num_warmup_batches=2", "--device=cpu", "--data_format=NHWC"]
     env = dict(os.environ, TF_USE_LEGACY_KERAS="1", CUDA_VISIBLE_DEVICES="")

@@ -8,33 +8,15 @@ a local copy of tensorflow/benchmarks is found: TFCNNWRAP_BENCHMARKS_REPO, else 
 """
 
 import json
-import os
 import re
 import time
-from pathlib import Path
 
 import pytest
+from realtf import MARKS, REAL_TF_PYTHON, REPO
 
 from tfcnnwrap import telemetry
 
-REAL_TF_PYTHON = os.environ.get("TFCNNWRAP_REAL_TF_PYTHON")
-DEFAULT_MIRROR = Path("/work/.mirror/tensorflow+benchmarks/repo")
-
-
-def benchmarks_repo():
-    """The local tensorflow/benchmarks to set up from, or None."""
-    given = os.environ.get("TFCNNWRAP_BENCHMARKS_REPO")
-    if given:
-        return Path(given)
-    return DEFAULT_MIRROR if DEFAULT_MIRROR.exists() else None
-
-
-REPO = benchmarks_repo()
-pytestmark = [
-    pytest.mark.skipif(not REAL_TF_PYTHON, reason="set TFCNNWRAP_REAL_TF_PYTHON to a python with TensorFlow"),
-    pytest.mark.skipif(REPO is None, reason="no local tensorflow/benchmarks: set TFCNNWRAP_BENCHMARKS_REPO to a "
-                       "clone or mirror of it (%s does not exist)" % DEFAULT_MIRROR),
-]
+pytestmark = MARKS
 
 TOTAL = re.compile(r"^total images/sec:\s*(\S+)\s*$", re.MULTILINE)
 DEVICES = re.compile(r"^Devices:\s*(.*)$", re.MULTILINE)

@@ -1,0 +1,35 @@
+"""Where the real-TensorFlow tests find what they need: a python with TensorFlow (TFCNNWRAP_REAL_TF_PYTHON, set by
+.ci/run) and a local tensorflow/benchmarks (TFCNNWRAP_BENCHMARKS_REPO, else a mirror at the path below when this
+machine has one). Without either they skip, saying which is missing."""
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REAL_TF_PYTHON = os.environ.get("TFCNNWRAP_REAL_TF_PYTHON")
+DEFAULT_MIRROR = Path("/work/.mirror/tensorflow+benchmarks/repo")
+
+
+def benchmarks_repo():
+    """The local tensorflow/benchmarks to set up from, or None."""
+    given = os.environ.get("TFCNNWRAP_BENCHMARKS_REPO")
+    if given:
+        return Path(given)
+    return DEFAULT_MIRROR if DEFAULT_MIRROR.exists() else None
+
+
+REPO = benchmarks_repo()
+MARKS = [
+    pytest.mark.skipif(not REAL_TF_PYTHON, reason="set TFCNNWRAP_REAL_TF_PYTHON to a python with TensorFlow"),
+    pytest.mark.skipif(REPO is None, reason="no local tensorflow/benchmarks: set TFCNNWRAP_BENCHMARKS_REPO to a "
+                       "clone or mirror of it (%s does not exist)" % DEFAULT_MIRROR),
+]
+
+
+def master_checkout(where):
+    """A depth-1 checkout of master from the local repository, at ``where``."""
+    subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "master", REPO.as_uri(), str(where)],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return Path(where)
