@@ -28,16 +28,12 @@ def run_fleet(ctx, display, index, spec):
     from tfcnnwrap import sweep as sweep_mod
 
     plan, sweep = ctx.plan, ctx.sweep
-    argv = sweep_mod._argv(ctx, spec)
-    rel_log = sweep.spec_log(spec, plan)
-    run_name = Path(rel_log).name[: -len(".log")]
-    log_dir = sweep.path / Path(rel_log).parent
-    log_dir.mkdir(parents=True, exist_ok=True)
+    argv, rel_log, run_name, log_dir = sweep_mod.job_files(ctx, spec)
     hosts_dir = sweep.path / "fleet" / run_name
     hosts_dir.mkdir(parents=True, exist_ok=True)
     for old in hosts_dir.glob("task-*.json"):  # a resumed run: last attempt's hosts are not this one's
         old.unlink()
-    display.run_started(index, spec.model, spec.batch_size, spec.run, plan.runs, plan.num_batches or 100)
+    display.run_started(index, spec.model, spec.batch_size, spec.run, plan.most_runs, plan.num_batches or 100)
     started_at = utc_now()
     alloc = slurm.allocation()
     wrapper = [sys.executable, "-m", "tfcnnwrap.fleet", "run-task", str(hosts_dir.resolve()),

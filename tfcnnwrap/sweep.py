@@ -546,6 +546,16 @@ def _dry_run_argvs(ctx, spec):
     return [_argv(ctx, spec)]
 
 
+def job_files(ctx, spec):
+    """(argv, rel_log, run_name, log_dir) of a run that runs as several processes (a distributed job, a fleet
+    run): each process logs beside ``rel_log`` as ``<run_name>.<task>.log``; ``log_dir`` exists."""
+    rel_log = ctx.sweep.spec_log(spec, ctx.plan)
+    run_name = Path(rel_log).name[: -len(".log")]
+    log_dir = ctx.sweep.path / Path(rel_log).parent
+    log_dir.mkdir(parents=True, exist_ok=True)
+    return _argv(ctx, spec), rel_log, run_name, log_dir
+
+
 def _argv(ctx, spec):
     flags = ctx.plan.benchmark_flags(spec.model, spec.batch_size, ctx.device, spec.num_gpus, ctx.features)
     return [ctx.python, "-u", SCRIPT_NAME] + flags

@@ -62,12 +62,8 @@ def run_job(ctx, display, index, spec):
     from tfcnnwrap import sweep as sweep_mod
 
     plan, sweep = ctx.plan, ctx.sweep
-    argv = sweep_mod._argv(ctx, spec)
-    rel_log = sweep.spec_log(spec, plan)
-    run_name = Path(rel_log).name[: -len(".log")]
-    log_dir = sweep.path / Path(rel_log).parent
-    log_dir.mkdir(parents=True, exist_ok=True)
-    display.run_started(index, spec.model, spec.batch_size, spec.run, plan.runs, plan.num_batches or 100)
+    argv, rel_log, run_name, log_dir = sweep_mod.job_files(ctx, spec)
+    display.run_started(index, spec.model, spec.batch_size, spec.run, plan.most_runs, plan.num_batches or 100)
     started_at = utc_now()
     sampler = None
     if ctx.telemetry is not None:
