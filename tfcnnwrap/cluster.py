@@ -25,6 +25,7 @@ from tfcnnwrap import safefs
 from tfcnnwrap.clusterplan import ClusterPlan, Task, build_plan
 from tfcnnwrap.logparse import LogParser, ParsedLog, classify
 from tfcnnwrap.procs import bind_to_our_lifetime, kill_tree, popen_group_kwargs
+from tfcnnwrap.runner import RunOutcome
 
 READ_CHUNK = 64 * 1024
 LOCAL_HOST = "localhost"
@@ -66,17 +67,10 @@ class StopSignal(threading.Event):
 
 
 @dataclass
-class JobOutcome:
-    """Comparable to ``runner.RunOutcome`` (status, exit_code, duration_s, parsed, interrupted, log_bytes),
-    plus the contract's ``cluster`` record field. ``parsed`` is the log of the task that decided the
-    status (the reporting task, or the task that failed); ``log`` is that task's log."""
+class JobOutcome(RunOutcome):
+    """A ``runner.RunOutcome`` plus the contract's ``cluster`` record field. ``parsed`` is the log of the
+    task that decided the status (the reporting task, or the task that failed); ``log`` is that task's log."""
 
-    status: str
-    exit_code: Optional[int]
-    duration_s: float
-    parsed: ParsedLog
-    interrupted: bool = False
-    log_bytes: int = 0
     cluster: dict = field(default_factory=dict)
     log: Optional[Path] = None
     failed_task: Optional[str] = None
