@@ -465,6 +465,9 @@ def cluster_fields(args, variable_update):
     if cluster is None:
         given = [flag for flag, value in (("--workers", workers), ("--ps", ps), ("--fleet", fleet or None))
                  if value is not None]
+        if given == ["--fleet"]:
+            # a fleet runs the single-node sweep on every node of a Slurm allocation; local has no fleet
+            raise UsageError("--fleet needs --cluster slurm (run it inside a Slurm allocation)")
         if given:
             raise UsageError("%s needs --cluster local or --cluster slurm" % " and ".join(given))
         return {}

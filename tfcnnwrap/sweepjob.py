@@ -67,7 +67,7 @@ def run_job(ctx, display, index, spec):
     run_name = Path(rel_log).name[: -len(".log")]
     log_dir = sweep.path / Path(rel_log).parent
     log_dir.mkdir(parents=True, exist_ok=True)
-    display.run_started(index, spec.model, spec.batch_size, spec.run, plan.runs, plan.num_batches or 100)
+    display.run_started(index, spec.model, spec.batch_size, spec.run, plan.runs, plan.num_batches or 100, spec.num_gpus)
     started_at = utc_now()
     sampler = None
     if ctx.telemetry is not None:

@@ -1,0 +1,80 @@
+"""Defects a careless or hostile user found (red-team pass over the wave-2 flags), one regression test each."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import assert_clean_error
+
+
+@pytest.fixture
+def tf112(fake_tf):
+    return fake_tf("1.12.0", dist="tensorflow-gpu")
+
+
+def sweep(vendor, python, out, *more):
+    return ["sweep", "--vendor-dir", vendor, "--python", python, "--device", "cpu", "--out", out, *more]
+
+
+def test_doctor_never_says_the_seed(cli, tf112, tmp_path):
+    # "the seed" is the project's private name for the original write-up; a user does not know it
+    result = cli("doctor", "--python", tf112, "--vendor-dir", tmp_path / "vendor", cwd=tmp_path)
+    assert result.returncode == 0, result
+    assert "seed" not in (result.stdout + result.stderr).lower(), result.stdout
+
+
+def test_fleet_alone_names_the_cluster_it_works_with(cli, tmp_path, vendor, tf112):
+    # --fleet with --cluster local is refused, so the hint must not offer it
+    result = cli(*sweep(vendor, tf112, tmp_path / "out", "--fleet", "--dry-run"), cwd=tmp_path)
+    line = assert_clean_error(result, 2, "--cluster slurm")
+    assert "local" not in line, line
+
+
+def test_dry_run_summary_has_no_empty_field(cli, tmp_path, vendor, tf112):
+    result = cli(*sweep(vendor, tf112, tmp_path / "out", "--models", "resnet50", "--runs", "1", "--dry-run"),
+                 cwd=tmp_path)
+    assert result.returncode == 0, result
+    summary = [line for line in result.stdout.splitlines() if line.startswith("#")][-1]
+    assert "; ;" not in summary and not summary.rstrip().endswith(";"), summary
+
+
+def test_progress_lines_of_a_gpu_count_sweep_say_which_count(cli, tmp_path, vendor, tf112):
+    # with --num-gpus 1,2 two runs of the same model otherwise print the very same label
+    out = tmp_path / "out"
+    result = cli(*sweep(vendor, tf112, out, "--models", "resnet50", "--runs", "1", "--num-gpus", "1,2"),
+                 cwd=tmp_path)
+    assert result.returncode == 0, result
+    lines = [line for line in result.stdout.splitlines() if line.startswith("[")]
+    assert len(lines) == 2, result.stdout
+    labels = [line.split(":")[0] for line in lines]
+    assert labels[0] != labels[1], labels
+    assert any("2 GPUs" in label for label in labels), labels
+
+
+def test_failed_runs_of_a_gpu_count_sweep_say_which_count(cli, tmp_path, vendor, tf112):
+    out = tmp_path / "out"
+    result = cli(*sweep(vendor, tf112, out, "--models", "resnet50", "--runs", "1", "--num-gpus", "1,2"),
+                 cwd=tmp_path, env={"FAKE_TFCNN_FAULTS": "*=no_total"})
+    assert result.returncode == 1, result
+    report = cli("report", out, cwd=tmp_path)
+    failures = [line for line in report.stdout.splitlines() if "no_result" in line and "run 1" in line]
+    assert len(failures) == 2 and failures[0] != failures[1], report.stdout
+
+
+def test_every_json_output_is_strict_json(cli, tmp_path, vendor, tf112):
+    def refuse(constant):
+        raise ValueError(constant)
+
+    out = tmp_path / "out"
+    cli(*sweep(vendor, tf112, out, "--models", "resnet50", "--runs", "1", "--num-gpus", "1,2"),
+        cwd=tmp_path, env={"FAKE_TFCNN_FAULTS": "*=no_total"})
+    for line in (out / "runs.jsonl").read_text().splitlines():
+        json.loads(line, parse_constant=refuse)
+    json.loads((out / "sweep.json").read_text(), parse_constant=refuse)
+    for args in (["report", out], ["compare", out, "--against", "V100"], ["compare", out, out],
+                 ["parse", out / "logs"]):
+        result = cli(*args, "--format", "json", cwd=tmp_path)
+        assert result.returncode in (0, 1), result
+        json.loads(result.stdout, parse_constant=refuse)
+    assert "nan" not in Path(out / "summary.csv").read_text().lower()
