@@ -49,7 +49,7 @@ def test_progress_lines_of_a_gpu_count_sweep_say_which_count(cli, tmp_path, vend
     assert len(lines) == 2, result.stdout
     labels = [line.split(":")[0] for line in lines]
     assert labels[0] != labels[1], labels
-    assert any("2 GPUs" in label for label in labels), labels
+    assert any("gpus=2" in label for label in labels), labels
 
 
 def test_failed_runs_of_a_gpu_count_sweep_say_which_count(cli, tmp_path, vendor, tf112):

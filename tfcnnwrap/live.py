@@ -24,8 +24,8 @@ def _fmt_duration(seconds):
 
 
 def gpus_text(num_gpus):
-    """' on N GPUs' past one GPU: in a sweep over GPU counts the runs of one model differ by nothing else."""
-    return " on %d GPUs" % num_gpus if num_gpus and num_gpus > 1 else ""
+    """' gpus=N' past one GPU: in a sweep over GPU counts the runs of one model differ by nothing else."""
+    return " gpus=%d" % num_gpus if num_gpus and num_gpus > 1 else ""
 
 
 def run_label(model, batch_size, run, runs, num_gpus=None):
