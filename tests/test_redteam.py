@@ -78,3 +78,19 @@ def test_every_json_output_is_strict_json(cli, tmp_path, vendor, tf112):
         assert result.returncode in (0, 1), result
         json.loads(result.stdout, parse_constant=refuse)
     assert "nan" not in Path(out / "summary.csv").read_text().lower()
+
+
+def test_header_counts_multiply_to_the_runs_to_do(cli, tmp_path, vendor, tf112):
+    # "8 of 8 runs to do (2 models x 2 runs)" left out the GPU counts; "1 models x 1 runs" read badly
+    import re
+
+    result = cli(*sweep(vendor, tf112, tmp_path / "a", "--models", "resnet50,alexnet", "--runs", "2",
+                        "--num-gpus", "1,2"), cwd=tmp_path)
+    assert result.returncode == 0, result
+    match = re.search(r"(\d+) of (\d+) runs to do \(([^)]*)\)", result.stdout)
+    assert match, result.stdout
+    factors = [int(part.split()[0]) for part in match.group(3).split(" x ")]
+    assert match.group(2) == "8" and factors[0] * factors[1] * factors[2] == 8, match.group(0)
+    assert "2 GPU counts" in match.group(3), match.group(0)
+    one = cli(*sweep(vendor, tf112, tmp_path / "b", "--models", "resnet50", "--runs", "1"), cwd=tmp_path)
+    assert "(1 model x 1 run)" in one.stdout, one.stdout

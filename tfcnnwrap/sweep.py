@@ -436,16 +436,22 @@ def _skipped_record(ctx, spec, reason):
     }
 
 
+def _counted(n, what):
+    return "%d %s%s" % (n, what, "" if n == 1 else "s")
+
+
 def _header(ctx, todo):
     plan, upstream = ctx.plan, ctx.upstream
+    # the factors multiply to the total, GPU counts included
+    factors = [_counted(len(plan.models), "model")] + (
+        [_counted(len(plan.counts), "GPU count")] if len(plan.counts) > 1 else []) + [_counted(plan.runs, "run")]
     return [
         "tfcnnwrap sweep -> %s" % ctx.sweep.path,
-        "  %d of %d runs to do (%d models x %d runs), device %s, TensorFlow %s, branch %s%s"
+        "  %d of %d runs to do (%s), device %s, TensorFlow %s, branch %s%s"
         % (
             len(todo),
             len(plan.run_specs()),
-            len(plan.models),
-            plan.runs,
+            " x ".join(factors),
             ctx.device,
             ctx.tf_version,
             upstream.get("branch") or "?",
