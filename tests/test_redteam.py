@@ -94,3 +94,12 @@ def test_header_counts_multiply_to_the_runs_to_do(cli, tmp_path, vendor, tf112):
     assert "2 GPU counts" in match.group(3), match.group(0)
     one = cli(*sweep(vendor, tf112, tmp_path / "b", "--models", "resnet50", "--runs", "1"), cwd=tmp_path)
     assert "(1 model x 1 run)" in one.stdout, one.stdout
+
+
+@pytest.mark.parametrize("against", ["V100,V100", "V100,Tesla V100"])
+def test_against_naming_one_gpu_twice_is_refused(cli, tmp_path, vendor, tf112, against):
+    # two identical columns (and a doubled geomean) are never what was meant, like --num-gpus 1,1
+    out = tmp_path / "out"
+    assert cli(*sweep(vendor, tf112, out, "--models", "resnet50", "--runs", "1"), cwd=tmp_path).returncode == 0
+    result = cli("compare", out, "--against", against, cwd=tmp_path)
+    assert_clean_error(result, 2, "--against", "twice")
