@@ -103,3 +103,12 @@ def test_against_naming_one_gpu_twice_is_refused(cli, tmp_path, vendor, tf112, a
     assert cli(*sweep(vendor, tf112, out, "--models", "resnet50", "--runs", "1"), cwd=tmp_path).returncode == 0
     result = cli("compare", out, "--against", against, cwd=tmp_path)
     assert_clean_error(result, 2, "--against", "twice")
+
+
+def test_a_candidate_given_twice_to_compare_is_refused(cli, tmp_path, vendor, tf112):
+    # `compare A B ./B` printed B's rows twice (a sweep against itself stays allowed, see test_compare_ab)
+    for name in ("a", "b"):
+        result = cli(*sweep(vendor, tf112, tmp_path / name, "--models", "resnet50", "--runs", "1"), cwd=tmp_path)
+        assert result.returncode == 0, result
+    assert_clean_error(cli("compare", "a", "b", "./b", cwd=tmp_path), 2, "twice")
+    assert cli("compare", "a", "a", cwd=tmp_path).returncode == 0
