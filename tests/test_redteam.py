@@ -112,3 +112,32 @@ def test_a_candidate_given_twice_to_compare_is_refused(cli, tmp_path, vendor, tf
         assert result.returncode == 0, result
     assert_clean_error(cli("compare", "a", "b", "./b", cwd=tmp_path), 2, "twice")
     assert cli("compare", "a", "a", cwd=tmp_path).returncode == 0
+
+
+@pytest.mark.parametrize("huge", [1e308, 1.7e308])
+def test_an_absurd_figure_in_runs_jsonl_is_no_internal_error_in_compare(cli, tmp_path, vendor, tf112, huge):
+    # a hand-edited or corrupted runs.jsonl: (x - mean) ** 2 overflowed in Welch's test -> exit 3
+    from tfcnnwrap.compareab import change_interval, welch
+
+    assert welch([huge, 1.0], [1.0, 2.0]) == (None, None)
+    assert change_interval([huge, 1.0], [1.0, 2.0]) == (None, None)
+    for name in ("a", "b"):
+        result = cli(*sweep(vendor, tf112, tmp_path / name, "--models", "resnet50", "--runs", "2"), cwd=tmp_path)
+        assert result.returncode == 0, result
+    runs = tmp_path / "a" / "runs.jsonl"
+    lines = runs.read_text().splitlines()
+    both = [json.loads(line) for line in lines[:2]]
+    both[0]["images_per_sec"] = huge
+    both[1]["images_per_sec"] = huge  # the sum leaves the floats
+    runs.write_text("\n".join([json.dumps(r) for r in both] + lines[2:]) + "\n")
+    result = cli("compare", "a", "b", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 0, result
+
+    def refuse(constant):
+        raise ValueError(constant)
+
+    rows = json.loads(result.stdout, parse_constant=refuse)
+    assert rows[0]["significant"] is None, rows
+    # pandas' overflow warning (a file path and a line of its source) is no message for a user
+    report = cli("report", "a", "--format", "json", cwd=tmp_path)
+    assert report.returncode == 0 and "Warning" not in result.stderr + report.stderr, report
