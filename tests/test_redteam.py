@@ -141,3 +141,13 @@ def test_an_absurd_figure_in_runs_jsonl_is_no_internal_error_in_compare(cli, tmp
     # pandas' overflow warning (a file path and a line of its source) is no message for a user
     report = cli("report", "a", "--format", "json", cwd=tmp_path)
     assert report.returncode == 0 and "Warning" not in result.stderr + report.stderr, report
+
+
+@pytest.mark.parametrize("flags, needle", [(["--price", "500"], "--per dollar"), (["--watts", "175"], "--per watt"),
+                                           (["--per", "dollar", "--price", "500", "--watts", "175"], "--per watt"),
+                                           (["--per", "watt", "--watts", "175", "--price", "500"], "--per dollar")])
+def test_rank_refuses_a_price_or_power_it_would_ignore(cli, tmp_path, vendor, tf112, flags, needle):
+    # `--rank --price 500` ranked by images/sec and said nothing of the price
+    out = tmp_path / "out"
+    assert cli(*sweep(vendor, tf112, out, "--models", "resnet50", "--runs", "1"), cwd=tmp_path).returncode == 0
+    assert_clean_error(cli("compare", out, "--rank", *flags, cwd=tmp_path), 2, needle)
