@@ -151,3 +151,17 @@ def test_rank_refuses_a_price_or_power_it_would_ignore(cli, tmp_path, vendor, tf
     out = tmp_path / "out"
     assert cli(*sweep(vendor, tf112, out, "--models", "resnet50", "--runs", "1"), cwd=tmp_path).returncode == 0
     assert_clean_error(cli("compare", out, "--rank", *flags, cwd=tmp_path), 2, needle)
+
+
+def test_resume_refuses_a_recorded_gpu_count_listed_twice(cli, tmp_path, vendor, tf112):
+    # a hand-edited sweep.json with gpu_counts [1, 1] re-ran every run twice (duplicate records)
+    out = tmp_path / "out"
+    assert cli(*sweep(vendor, tf112, out, "--models", "resnet50", "--runs", "1", "--num-gpus", "1,2"),
+               cwd=tmp_path).returncode == 0
+    meta = json.loads((out / "sweep.json").read_text())
+    meta["plan"]["gpu_counts"] = [1, 1]
+    (out / "sweep.json").write_text(json.dumps(meta))
+    before = (out / "runs.jsonl").read_text()
+    assert_clean_error(cli("sweep", "--resume", out, "--vendor-dir", vendor, "--python", tf112, cwd=tmp_path), 2,
+                       "twice")
+    assert (out / "runs.jsonl").read_text() == before

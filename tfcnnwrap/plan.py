@@ -245,7 +245,11 @@ def _recorded_counts(value):
         return None
     if not isinstance(value, list):
         raise TypeError("gpu_counts is not a list")
-    return [bounds.NUM_GPUS.parse(v) for v in value] or None
+    counts = [bounds.NUM_GPUS.parse(v) for v in value]
+    if len(set(counts)) != len(counts):
+        # as --num-gpus refuses it: each count would run every configuration twice
+        raise OutOfBounds("gpu_counts lists a value twice: %s" % ",".join(str(c) for c in counts))
+    return counts or None
 
 
 def check_model(name):
