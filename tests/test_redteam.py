@@ -165,3 +165,14 @@ def test_resume_refuses_a_recorded_gpu_count_listed_twice(cli, tmp_path, vendor,
     assert_clean_error(cli("sweep", "--resume", out, "--vendor-dir", vendor, "--python", tf112, cwd=tmp_path), 2,
                        "twice")
     assert (out / "runs.jsonl").read_text() == before
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "symlink"), reason="symbolic links")
+def test_out_as_a_dangling_link_is_called_a_link(cli, tmp_path, vendor, tf112):
+    # it read "dangling is a file, not a directory"; nothing may be made where the link leads
+    link = tmp_path / "dangling"
+    link.symlink_to(tmp_path / "nowhere")
+    result = cli(*sweep(vendor, tf112, link, "--models", "resnet50", "--runs", "1"), cwd=tmp_path)
+    line = assert_clean_error(result, 2, "link")
+    assert "is a file" not in line, line
+    assert not (tmp_path / "nowhere").exists()
