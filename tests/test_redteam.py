@@ -176,3 +176,12 @@ def test_out_as_a_dangling_link_is_called_a_link(cli, tmp_path, vendor, tf112):
     line = assert_clean_error(result, 2, "link")
     assert "is a file" not in line, line
     assert not (tmp_path / "nowhere").exists()
+
+
+def test_a_skipped_run_line_has_no_log_none(cli, tmp_path, vendor, tf112):
+    # a run skipped after an OOM has no log; its line read "log: None"
+    result = cli(*sweep(vendor, tf112, tmp_path / "out", "--models", "resnet50", "--runs", "2"), cwd=tmp_path,
+                 env={"FAKE_TFCNN_FAULTS": "resnet50=oom"})
+    assert result.returncode == 1, result
+    skipped = [line for line in result.stdout.splitlines() if "SKIPPED" in line]
+    assert skipped and "None" not in skipped[0], result.stdout

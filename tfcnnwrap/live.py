@@ -39,8 +39,8 @@ def result_text(record):
     if record.value is not None:
         return "ok  %.2f images/sec  (%s)" % (record.value, took)
     detail = record.failure or ""
-    return "%s  (%s)%s  log: %s" % (str(record.status).upper(), took, ("  " + detail[:160]) if detail else "",
-                                     record.log)
+    return "%s  (%s)%s%s" % (str(record.status).upper(), took, ("  " + detail[:160]) if detail else "",
+                             ("  log: %s" % record.log) if record.log else "")
 
 
 def finished_label(record, runs):
