@@ -185,3 +185,18 @@ def test_a_skipped_run_line_has_no_log_none(cli, tmp_path, vendor, tf112):
     assert result.returncode == 1, result
     skipped = [line for line in result.stdout.splitlines() if "SKIPPED" in line]
     assert skipped and "None" not in skipped[0], result.stdout
+
+
+@pytest.mark.skipif(__import__("os").name != "posix", reason="a POSIX pseudo-terminal")
+@pytest.mark.parametrize("verb", ["sweep", "compare", "report", "references", "parse", "doctor", "setup"])
+def test_help_splits_no_word_at_60_columns(cli, verb):
+    # the description was printed raw: "record eac|h run" at 60 columns; "resnet50,r|esnet152" in --models
+    from ptyscreen import run_in_pty
+
+    wide = cli(verb, "--help").stdout
+    words = set(wide.split())
+    screen = run_in_pty([verb, "--help"], 60)
+    assert screen.returncode == 0, screen
+    text = screen.text.split("examples:")[0]  # commands to copy stay whole on their lines
+    split = [w for w in text.split() if w not in words]
+    assert not split, (split, screen)
