@@ -200,3 +200,15 @@ def test_help_splits_no_word_at_60_columns(cli, verb):
     text = screen.text.split("examples:")[0]  # commands to copy stay whole on their lines
     split = [w for w in text.split() if w not in words]
     assert not split, (split, screen)
+
+
+@pytest.mark.skipif(__import__("os").name != "posix", reason="a POSIX pseudo-terminal")
+def test_unranked_gpus_at_60_columns_have_a_title(cli, tmp_path, vendor, tf112):
+    # stacked rows are titled by their rank; an unranked GPU's title was an empty line
+    from ptyscreen import run_in_pty
+
+    out = tmp_path / "out"
+    assert cli(*sweep(vendor, tf112, out, "--models", "resnet50", "--runs", "1"), cwd=tmp_path).returncode == 0
+    screen = run_in_pty(["compare", str(out), "--rank", "--per", "dollar", "--price", "500"], 60)
+    assert screen.returncode == 0, screen
+    assert "Tesla V100" in screen.text and "" not in screen.lines, screen
