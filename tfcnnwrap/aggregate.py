@@ -136,7 +136,13 @@ def summarize(runs, order=None):
     # pandas drops NaN group keys: a record without num_gpus or host groups under a stand-in.
     frame = runs_frame(runs).fillna({"num_gpus": -1, "host": ""})
     grouped = frame.groupby(["model", "batch_size", "num_gpus", "host"], sort=False)
-    stats = grouped["images_per_sec"].agg(["count", "mean", "std", "min", "max", "median"])
+    import warnings
+
+    with warnings.catch_warnings():
+        # figures near the float limit (a corrupted runs.jsonl) overflow to inf, which _num reads as None;
+        # numpy's RuntimeWarning about it would only print a path into pandas
+        warnings.simplefilter("ignore", RuntimeWarning)
+        stats = grouped["images_per_sec"].agg(["count", "mean", "std", "min", "max", "median"])
     statuses = grouped["status"].agg(list)
     sizes = grouped.size()
     by_config = {}

@@ -31,7 +31,28 @@ HANDLERS = {
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
-    pass
+    """Descriptions and help wrapped at the terminal's width between words only (never inside a name or a
+    list of them, never at a hyphen); indented lines, the examples, stay as written for copying."""
+
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+        import shutil
+
+        width = width or shutil.get_terminal_size().columns - 2
+        # under 80 columns the help starts further left, so a URL or a path fits on its line whole
+        super().__init__(prog, indent_increment, max_help_position if width >= 78 else 12, width)
+
+    def _fill_text(self, text, width, indent):
+        import textwrap
+
+        return "\n".join(line if not line.strip() or line.startswith(" ") else
+                         textwrap.fill(line, width, initial_indent=indent, subsequent_indent=indent,
+                                       break_long_words=False, break_on_hyphens=False)
+                         for line in text.splitlines())
+
+    def _split_lines(self, text, width):
+        import textwrap
+
+        return textwrap.wrap(" ".join(text.split()), width, break_long_words=False, break_on_hyphens=False)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -101,7 +122,9 @@ def _add_vendor_dir(p):
 
 
 def _add_format(p, formats):
-    p.add_argument("--format", choices=formats, default=formats[0])
+    # a metavar: "[--format {table,markdown,csv,json}]" alone is wider than a 60-column usage line
+    p.add_argument("--format", choices=formats, default=formats[0], metavar="FORMAT",
+                   help="%s or %s (default: %s)" % (", ".join(formats[:-1]), formats[-1], formats[0]))
 
 
 def _add_verb(verbs, parent, name, help, description, examples):
@@ -171,7 +194,7 @@ def _add_sweep(verbs, parent):
 def _add_sweep_plan(p):
     """The flags a sweep records in its plan (refused with --resume)."""
     p.add_argument("--models", metavar="M1,M2,...", type=_text,
-                   help="models to run (default: resnet50,resnet152,inception3,vgg16,alexnet)")
+                   help="models to run (default: resnet50, resnet152, inception3, vgg16, alexnet)")
     p.add_argument("--batch-size", metavar="MODEL=N", action="append", default=[], type=_text,
                    help="per-device batch size for MODEL (1 to %d); repeat for several models"
                    % bounds.BATCH_SIZE.high)

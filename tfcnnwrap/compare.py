@@ -151,8 +151,23 @@ def _mode(args, dirs):
 def _dirs(args, mode):
     dirs = list(getattr(args, "dirs", None) or [])
     if dirs:
+        _refuse_repeats(dirs[1:])
         return dirs
     return [str(p) for p in newest_sweeps(2 if mode == "ab" else 1)]
+
+
+def _refuse_repeats(dirs):
+    """A candidate named twice only repeats its rows (a sweep against itself stays allowed: the sanity check
+    that reads 'Same environment' and +0.0%)."""
+    from pathlib import Path
+
+    seen = {}
+    for d in dirs:
+        key = Path(d).resolve()
+        if key in seen:
+            raise UsageError("candidate %s is given twice (as %s and %s); name each candidate once"
+                             % (key.name, seen[key], d))
+        seen[key] = d
 
 
 def _regression_exit(result, pct):

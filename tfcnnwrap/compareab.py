@@ -23,9 +23,23 @@ _NOT_CONDITIONS = ("models", "runs", "timeout_s")
 
 
 def _moments(values):
+    """(n, mean, squared standard error); None when a figure is so large (a corrupted runs.jsonl) that the
+    arithmetic leaves the finite floats, where no test means anything."""
     n = len(values)
-    mean = sum(values) / n
-    return n, mean, sum((x - mean) ** 2 for x in values) / (n - 1) / n  # squared standard error
+    try:
+        mean = sum(values) / n
+        moments = n, mean, sum((x - mean) ** 2 for x in values) / (n - 1) / n
+    except OverflowError:
+        return None
+    return moments if all(math.isfinite(m) for m in moments[1:]) else None
+
+
+def _both_moments(baseline, candidate):
+    """Both sides' moments, or None with fewer than 2 runs a side or figures beyond the finite floats."""
+    if len(baseline) < 2 or len(candidate) < 2:
+        return None
+    moments = _moments(baseline), _moments(candidate)
+    return None if None in moments else moments
 
 
 def _welch_df(nb, vb, nc, vc):
@@ -39,9 +53,10 @@ def welch(baseline, candidate):
     Welch-Satterthwaite degrees of freedom and scipy.special's Student t distribution: importing
     scipy.stats alone costs a second, four times the rest of `compare`.
     """
-    if len(baseline) < 2 or len(candidate) < 2:
+    moments = _both_moments(baseline, candidate)
+    if moments is None:
         return None, None
-    (nb, mb, vb), (nc, mc, vc) = _moments(baseline), _moments(candidate)
+    (nb, mb, vb), (nc, mc, vc) = moments
     if vb + vc == 0.0:
         # Neither side has any spread: t is undefined, and any difference is certain.
         p = 0.0 if mb != mc else 1.0
@@ -57,9 +72,10 @@ def change_interval(baseline, candidate):
     """(low, high) of the 95% interval of (candidate mean / baseline mean - 1) x 100 by Fieller's theorem;
     (None, None) with fewer than 2 runs a side, or when the baseline mean is not clearly above zero (the
     interval is then unbounded)."""
-    if len(baseline) < 2 or len(candidate) < 2:
+    moments = _both_moments(baseline, candidate)
+    if moments is None:
         return None, None
-    (nb, mb, vb), (nc, mc, vc) = _moments(baseline), _moments(candidate)
+    (nb, mb, vb), (nc, mc, vc) = moments
     if mb <= 0:
         return None, None
     if vb + vc == 0.0:

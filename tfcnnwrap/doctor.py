@@ -33,7 +33,7 @@ for _version in ((2, 1), (2, 2)):
     OFFICIAL_CUDA[_version] = ("10.1", "7.6")
 
 OK, WARN, FAIL, INFO = "ok", "warn", "fail", "info"
-MATMUL = "matmul (seed's check)"
+MATMUL = "matmul CPU vs GPU"
 VENDOR = "vendor checkout"
 
 

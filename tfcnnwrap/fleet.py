@@ -33,7 +33,8 @@ def run_fleet(ctx, display, index, spec):
     hosts_dir.mkdir(parents=True, exist_ok=True)
     for old in hosts_dir.glob("task-*.json"):  # a resumed run: last attempt's hosts are not this one's
         old.unlink()
-    display.run_started(index, spec.model, spec.batch_size, spec.run, plan.most_runs, plan.num_batches or 100)
+    display.run_started(index, spec.model, spec.batch_size, spec.run, plan.most_runs, plan.num_batches or 100,
+                          spec.num_gpus)
     started_at = utc_now()
     alloc = slurm.allocation()
     wrapper = [sys.executable, "-m", "tfcnnwrap.fleet", "run-task", str(hosts_dir.resolve()),

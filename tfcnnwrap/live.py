@@ -23,8 +23,13 @@ def _fmt_duration(seconds):
     return "%ds" % seconds
 
 
-def run_label(model, batch_size, run, runs):
-    return "%s bs=%d run %d/%d" % (model, batch_size, run, runs)
+def gpus_text(num_gpus):
+    """' gpus=N' past one GPU: in a sweep over GPU counts the runs of one model differ by nothing else."""
+    return " gpus=%d" % num_gpus if num_gpus and num_gpus > 1 else ""
+
+
+def run_label(model, batch_size, run, runs, num_gpus=None):
+    return "%s bs=%d%s run %d/%d" % (model, batch_size, gpus_text(num_gpus), run, runs)
 
 
 def result_text(record):
@@ -34,13 +39,13 @@ def result_text(record):
     if record.value is not None:
         return "ok  %.2f images/sec  (%s)" % (record.value, took)
     detail = record.failure or ""
-    return "%s  (%s)%s  log: %s" % (str(record.status).upper(), took, ("  " + detail[:160]) if detail else "",
-                                     record.log)
+    return "%s  (%s)%s%s" % (str(record.status).upper(), took, ("  " + detail[:160]) if detail else "",
+                             ("  log: %s" % record.log) if record.log else "")
 
 
 def finished_label(record, runs):
     record = RunRecord.coerce(record)
-    return run_label(record.model, record.batch_size, record.run, runs)
+    return run_label(record.model, record.batch_size, record.run, runs, record.num_gpus)
 
 
 class PlainDisplay:
@@ -69,7 +74,7 @@ class PlainDisplay:
             self._write(text)
         self.waiting_for = text or None
 
-    def run_started(self, index, model, batch_size, run, runs, num_batches):
+    def run_started(self, index, model, batch_size, run, runs, num_batches, num_gpus=None):
         pass
 
     def step(self, step):
@@ -201,8 +206,8 @@ class LiveDisplay:
         )
         self.live.start()
 
-    def run_started(self, index, model, batch_size, run, runs, num_batches):
-        self.current = run_label(model, batch_size, run, runs)
+    def run_started(self, index, model, batch_size, run, runs, num_batches, num_gpus=None):
+        self.current = run_label(model, batch_size, run, runs, num_gpus)
         self.run_started_at = time.monotonic()
         self.step_no = 0
         self.ips = None

@@ -250,7 +250,11 @@ def _recorded_counts(value):
         return None
     if not isinstance(value, list):
         raise TypeError("gpu_counts is not a list")
-    return [bounds.NUM_GPUS.parse(v) for v in value] or None
+    counts = [bounds.NUM_GPUS.parse(v) for v in value]
+    if len(set(counts)) != len(counts):
+        # as --num-gpus refuses it: each count would run every configuration twice
+        raise OutOfBounds("gpu_counts lists a value twice: %s" % ",".join(str(c) for c in counts))
+    return counts or None
 
 
 def check_model(name):
@@ -472,6 +476,9 @@ def cluster_fields(args, variable_update):
     if cluster is None:
         given = [flag for flag, value in (("--workers", workers), ("--ps", ps), ("--fleet", fleet or None))
                  if value is not None]
+        if given == ["--fleet"]:
+            # a fleet runs the single-node sweep on every node of a Slurm allocation; local has no fleet
+            raise UsageError("--fleet needs --cluster slurm (run it inside a Slurm allocation)")
         if given:
             raise UsageError("%s needs --cluster local or --cluster slurm" % " and ".join(given))
         return {}

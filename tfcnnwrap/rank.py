@@ -125,6 +125,11 @@ def rank(sweep_path, per=None, price=None, watts=None, references_csv=None, stri
 
     if per == "dollar" and price is None:
         raise UsageError("--per dollar needs --price USD: what the measured GPU cost")
+    # a price or power the ranking would not use must not look as if it had been
+    if price is not None and per != "dollar":
+        raise UsageError("--price ranks per dollar only: add --per dollar, or drop --price")
+    if watts is not None and per != "watt":
+        raise UsageError("--watts ranks per watt only: add --per watt, or drop --watts")
     references = load_references(references_csv)
     sweep = Sweep(sweep_path, host=host)
     of = sum(1 for r in sweep.rows if r.mean is not None)

@@ -58,7 +58,8 @@ def rank_text_rows(ranking, short=False):
     scored, a note why a GPU is not ranked)."""
     rows = []
     for row in ranking.rows:
-        rows.append({"rank": "" if row.rank is None else str(row.rank),
+        # "-", not "": at narrow widths the rank titles a stacked row, and an empty title is a blank line
+        rows.append({"rank": "-" if row.rank is None else str(row.rank),
                      "gpu": ("> %s (yours)" % row.gpu) if row.measured else row.gpu,
                      "geomean": _pct(row.geomean_pct) if row.geomean_pct is not None else "n/a",
                      "relative": "" if row.relative_pct is None else "%.2fx" % (row.relative_pct / 100.0),

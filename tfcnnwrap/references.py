@@ -274,7 +274,14 @@ class ReferenceSet:
                 "--against needs at least one reference name, e.g. --against \"1080-Ti,V100\" "
                 "(see `tfcnnwrap references`)"
             )
-        return [(n, self.resolve(n)) for n in names]
+        resolved = [(n, self.resolve(n)) for n in names]
+        first = {}
+        for typed, gpu in resolved:
+            if gpu.id in first:
+                raise UsageError("--against names %s twice (%r and %r); drop one"
+                                 % (gpu.name, first[gpu.id], typed))
+            first[gpu.id] = typed
+        return resolved
 
     def best(self, model, wanted, strict=False):
         """[(gpu, result, differing conditions)] of every GPU with a row for ``model``, closest row each."""

@@ -120,10 +120,13 @@ def _failure_lines(sweep, run):
     """The run and why, then its log on a line of its own (a path is long; the run's name stays whole)."""
     from rich.markup import escape
 
+    from tfcnnwrap.live import gpus_text
+
     detail = (run.failure or "").strip()
     log = sweep.path / run.log if run.log and sweep.inside(run.log) else None
-    return ["  %s bs=%s run %s: [red]%s[/]%s" % (escape(run.model), run.batch_size, run.run, escape(str(run.status)),
-                                                 (" - " + escape(detail[:200])) if detail else ""),
+    why = (" - " + escape(detail[:200])) if detail else ""
+    return ["  %s bs=%s%s run %s: [red]%s[/]%s" % (escape(run.model), run.batch_size, gpus_text(run.num_gpus),
+                                                   run.run, escape(str(run.status)), why),
             "    log: %s" % (escape(str(log)) if log else "(none)")]
 
 

@@ -237,6 +237,9 @@ class SweepDir:
                 "%s already holds a sweep: continue it with `--resume %s` or choose another --out"
                 % (self.path, self.path)
             )
+        if self.path.is_symlink() and not self.path.exists():
+            raise UsageError("--out %s is a link to %s, which does not exist; tfcnnwrap never makes a directory "
+                             "through a link: choose another --out" % (self.path, os.readlink(str(self.path))))
         if self.path.exists() and not self.path.is_dir():
             raise UsageError("--out %s is a file, not a directory; choose another --out" % self.path)
         if self.path.is_dir():

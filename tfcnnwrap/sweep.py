@@ -323,12 +323,10 @@ def _print_dry_run(ctx):
     for spec in specs:
         for argv in _dry_run_argvs(ctx, spec):
             sys.stdout.write("cd %s && %s\n" % (format_command([str(ctx.script.parent)]), format_command(argv)))
-    flow = _flow_text(ctx)
-    sys.stdout.write(
-        "# %d runs; device %s; TensorFlow %s; %s%s\n"
-        % (len(specs), ctx.device, ctx.tf_version,
-           "TF_USE_LEGACY_KERAS=1" if "TF_USE_LEGACY_KERAS" in ctx.env else "", ("; " + flow) if flow else "")
-    )
+    fields = ["%d run%s" % (len(specs), "" if len(specs) == 1 else "s"), "device %s" % ctx.device,
+              "TensorFlow %s" % ctx.tf_version,
+              "TF_USE_LEGACY_KERAS=1" if "TF_USE_LEGACY_KERAS" in ctx.env else "", _flow_text(ctx)]
+    sys.stdout.write("# %s\n" % "; ".join(f for f in fields if f))
     return EXIT_OK
 
 
@@ -439,16 +437,22 @@ def _skipped_record(ctx, spec, reason):
     }
 
 
+def _counted(n, what):
+    return "%d %s%s" % (n, what, "" if n == 1 else "s")
+
+
 def _header(ctx, todo):
     plan, upstream = ctx.plan, ctx.upstream
+    # the factors multiply to the total, GPU counts included
+    factors = [_counted(len(plan.models), "model")] + (
+        [_counted(len(plan.counts), "GPU count")] if len(plan.counts) > 1 else []) + [_counted(plan.runs, "run")]
     return [
         "tfcnnwrap sweep -> %s" % ctx.sweep.path,
-        "  %d of %d runs to do (%d models x %d runs), device %s, TensorFlow %s, branch %s%s"
+        "  %d of %d runs to do (%s), device %s, TensorFlow %s, branch %s%s"
         % (
             len(todo),
             len(plan.run_specs()),
-            len(plan.models),
-            plan.runs,
+            " x ".join(factors),
             ctx.device,
             ctx.tf_version,
             upstream.get("branch") or "?",
@@ -493,7 +497,8 @@ def _run_one(ctx, display, index, spec):
     plan, sweep = ctx.plan, ctx.sweep
     rel_log = sweep.spec_log(spec, plan)
     argv = _argv(ctx, spec)
-    display.run_started(index, spec.model, spec.batch_size, spec.run, plan.most_runs, plan.num_batches or 100)
+    display.run_started(index, spec.model, spec.batch_size, spec.run, plan.most_runs, plan.num_batches or 100,
+                        spec.num_gpus)
     started_at = utc_now()
     sampler = None
     if ctx.telemetry is not None:

@@ -63,7 +63,8 @@ def run_job(ctx, display, index, spec):
 
     plan, sweep = ctx.plan, ctx.sweep
     argv, rel_log, run_name, log_dir = sweep_mod.job_files(ctx, spec)
-    display.run_started(index, spec.model, spec.batch_size, spec.run, plan.most_runs, plan.num_batches or 100)
+    display.run_started(index, spec.model, spec.batch_size, spec.run, plan.most_runs, plan.num_batches or 100,
+                          spec.num_gpus)
     started_at = utc_now()
     sampler = None
     if ctx.telemetry is not None:
