@@ -268,3 +268,17 @@ def test_dry_run_prints_every_tasks_command(cli, tmp_path, vendor, tf112):
     assert len(lines) == 3
     assert ["--job_name=ps" in lines[0], "--job_name=worker" in lines[1], "--task_index=1" in lines[2]] == [True] * 3
     assert all(line.count("--variable_update=") == 1 for line in lines)
+
+
+def test_parse_of_a_good_cluster_sweep_counts_its_serving_tasks_as_no_failure(cli, tmp_path, vendor, tf112):
+    out = tmp_path / "sweep"
+    result = cli(*sweep_args(vendor, tf112, out, "--cluster", "local", "--workers", "2", "--ps", "1"),
+                 cwd=tmp_path, env=env_for(tmp_path))
+    assert result.returncode == 0, result
+    parsed = cli("parse", out / "logs", "--format", "json")
+    assert parsed.returncode == 0, parsed  # the ps has no total by design: no failure
+    roles = {Path(r["path"]).name.split(".")[-2]: (r["status"], r["task_role"]) for r in parsed.json()}
+    assert roles["ps0"] == ("no_result", "ps")
+    assert roles["worker0"] == ("ok", None) and roles["worker1"] == ("ok", None)
+    table = cli("parse", out / "logs")
+    assert table.returncode == 0 and "1 serving task(s)" in table.stdout, table

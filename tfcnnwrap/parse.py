@@ -43,8 +43,12 @@ MAX_JOBS = 8
 COLUMNS = [
     "path", "status", "images_per_sec", "model", "batch_size", "batch_size_global", "devices", "tf_version",
     "dataset", "mode", "num_batches", "num_epochs", "data_format", "optimizer", "variable_update",
-    "steps_seen", "last_step", "last_step_images_per_sec", "failure_kind", "failure_message",
+    "steps_seen", "last_step", "last_step_images_per_sec", "failure_kind", "failure_message", "task_role",
 ]
+# What tf_cnn_benchmarks prints when a task of a distributed job serves instead of reporting (benchmark_cnn.py):
+# a parameter server, or a worker under distributed_all_reduce. Such a log has no total by design.
+_SERVING = ((b"Running parameter server ", "ps"), (b"Starting worker ", "worker (serving)"))
+_SERVING_HEAD = 1 << 20
 TABLE_COLUMNS = [
     ("path", "log"), ("status", "status"), ("images_per_sec", "images/sec"), ("model", "model"),
     ("batch_size", "batch"), ("tf_version", "TF"), ("failure_message", "failure"),
@@ -163,7 +167,27 @@ def record(path):
         "last_step_images_per_sec": _plain(last.images_per_sec) if last else None,
         "failure_kind": parsed.failure_kind,
         "failure_message": parsed.failure_message,
+        "task_role": serving_role(path) if status == "no_result" and parsed.failure_kind is None else None,
     }
+
+
+def serving_role(path):
+    """"ps" or "worker (serving)" when the log is a distributed task that serves rather than reports (its
+    missing total is no failure), else None; read only for logs without a total, from their first MiB."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(_SERVING_HEAD)
+    except OSError:
+        return None
+    for marker, role in _SERVING:
+        if marker in head:
+            return role
+    return None
+
+
+def failed(row):
+    """A log that holds a failure (the exit code's 1): not ok, and not a serving task of a distributed job."""
+    return row["status"] != "ok" and not row.get("task_role")
 
 
 def _jobs(count):
@@ -213,16 +237,19 @@ def cmd_parse(args):
 
         write = sys.stdout.write
         for row in records(files):
-            all_ok = all_ok and row["status"] == "ok"
+            all_ok = all_ok and not failed(row)
             write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
     else:
         from tfcnnwrap.render import emit
 
         rows = list(records(files))
-        all_ok = all(row["status"] == "ok" for row in rows)
+        all_ok = not any(failed(row) for row in rows)
         if fmt == "table":
-            failed = sum(1 for r in rows if r["status"] != "ok")
-            caption = "%d log(s), %d ok, %d failed" % (len(rows), len(rows) - failed, failed)
+            ok = sum(1 for r in rows if r["status"] == "ok")
+            serving = sum(1 for r in rows if r.get("task_role"))
+            caption = "%d log(s), %d ok, %d failed" % (len(rows), ok, len(rows) - ok - serving)
+            if serving:
+                caption += ", %d serving task(s) of distributed jobs (no total by design)" % serving
             emit(rows, "table", columns=TABLE_COLUMNS, title="tf_cnn_benchmarks logs", caption=caption)
         else:
             emit(rows, fmt, columns=COLUMNS)
