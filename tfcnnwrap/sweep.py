@@ -497,12 +497,7 @@ def _run_one(ctx, display, index, spec):
     plan, sweep = ctx.plan, ctx.sweep
     rel_log = sweep.spec_log(spec, plan)
     argv = _argv(ctx, spec)
-    display.run_started(index, spec.model, spec.batch_size, spec.run, plan.most_runs, plan.num_batches or 100,
-                        spec.num_gpus)
-    started_at = utc_now()
-    sampler = None
-    if ctx.telemetry is not None:
-        sampler = ctx.telemetry.start(sweep.path / sweep.spec_log(spec, plan, ".gpu.csv"))
+    started_at, sampler = start_run(ctx, display, index, spec)
     try:
         outcome = run_benchmark(argv, ctx.script.parent, ctx.env, sweep.path / rel_log, timeout_s=plan.timeout_s,
                                 on_step=display.step, stops=ctx.stops)
@@ -513,6 +508,17 @@ def _run_one(ctx, display, index, spec):
     record = _run_record(ctx, spec, outcome, argv, started_at, rel_log, telemetry_summary)
     record.update(_steadiness(sweep.path / rel_log) if outcome.status == "ok" else {})
     return outcome, record
+
+
+def start_run(ctx, display, index, spec):
+    """The live view told, the start time taken, GPU sampling begun: (started_at, sampler or None)."""
+    plan = ctx.plan
+    display.run_started(index, spec.model, spec.batch_size, spec.run, plan.most_runs, plan.num_batches or 100,
+                        spec.num_gpus)
+    started_at = utc_now()
+    if ctx.telemetry is None:
+        return started_at, None
+    return started_at, ctx.telemetry.start(ctx.sweep.path / ctx.sweep.spec_log(spec, plan, ".gpu.csv"))
 
 
 def _before_run(ctx, display, spec) -> dict:

@@ -23,8 +23,6 @@ import threading
 import time
 from pathlib import Path
 
-from tfcnnwrap.clock import utc_now
-
 SLURM_PORT_LOW = 30000
 SLURM_PORT_SPAN = 20000
 RELEASE_TIMEOUT_S = 60
@@ -63,12 +61,7 @@ def run_job(ctx, display, index, spec):
 
     plan, sweep = ctx.plan, ctx.sweep
     argv, rel_log, run_name, log_dir = sweep_mod.job_files(ctx, spec)
-    display.run_started(index, spec.model, spec.batch_size, spec.run, plan.most_runs, plan.num_batches or 100,
-                          spec.num_gpus)
-    started_at = utc_now()
-    sampler = None
-    if ctx.telemetry is not None:
-        sampler = ctx.telemetry.start(sweep.path / sweep.spec_log(spec, plan, ".gpu.csv"))
+    started_at, sampler = sweep_mod.start_run(ctx, display, index, spec)
     try:
         if plan.cluster == "slurm":
             outcome = guarded(ctx, lambda stop: _slurm_job(ctx, argv, log_dir, run_name, index, spec, display, stop))
