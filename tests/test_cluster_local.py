@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import realtf
-from conftest import FAKE_SCRIPT, cli_env
+from conftest import FAKE_SCRIPT, cli_env, pid_alive
 
 from tfcnnwrap import cluster
 from tfcnnwrap.errors import UsageError
@@ -41,31 +41,7 @@ def job(tmp_path, env, **kw):
 
 
 def alive(pid):
-    """Whether ``pid`` still runs, after waiting (on a pidfd, no sleeping) up to 10 s for a signalled process
-    to finish dying: a kill takes effect a moment after kill() returns."""
-    if hasattr(os, "pidfd_open"):
-        import select
-
-        try:
-            fd = os.pidfd_open(pid)
-        except (ProcessLookupError, OSError):
-            return False
-        try:
-            select.select([fd], [], [], 10.0)
-        finally:
-            os.close(fd)
-    try:
-        with open("/proc/%d/stat" % pid) as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
-    except FileNotFoundError:
-        return False
-    except OSError:
-        pass
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
+    return pid_alive(pid, wait_s=10.0)
 
 
 def every_pid(outcome, tmp_path):

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import assert_clean_error, cli_env, make_fake_tf_env, site_packages
+from conftest import assert_clean_error, cli_env, make_fake_tf_env, pid_alive, site_packages
 
 from tfcnnwrap import probe
 
@@ -19,16 +19,7 @@ POSIX = pytest.mark.skipif(os.name != "posix", reason="POSIX signals and named p
 LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and pidfd are Linux's")
 
 
-def _alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open("/proc/%d/stat" % pid) as fh:
-            return fh.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return os.name == "posix" and not sys.platform.startswith("linux")
+_alive = pid_alive
 
 
 def _wait_gone(pid, timeout=10):

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import assert_clean_error, cli_env, make_vendor
+from conftest import assert_clean_error, cli_env, make_vendor, pid_alive
 
 SEED = [("resnet50", 64), ("resnet152", 32), ("inception3", 64), ("vgg16", 64), ("alexnet", 512)]
 IPS = {
@@ -327,17 +327,8 @@ def test_torn_last_line_is_tolerated(cli, tmp_path, vendor, tf112):
 
 # -- signals, kill and resume (POSIX) ----------------------------------------------------------------
 
-def _alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie is dead for our purposes.
-    try:
-        with open("/proc/%d/stat" % pid) as fh:
-            return fh.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
+
+_alive = pid_alive
 
 
 def _start_sweep(args, cwd, env):

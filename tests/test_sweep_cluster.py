@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import assert_clean_error, cli_env
+from conftest import assert_clean_error, cli_env, pid_alive
 
 POSIX = pytest.mark.skipif(os.name != "posix", reason="POSIX signals and named pipes")
 
@@ -49,23 +49,7 @@ def task_pids(tmp_path):
 
 
 def alive(pid):
-    """Whether ``pid`` still runs, after waiting on a pidfd (no sleeping) up to 10 s for it to finish dying."""
-    if hasattr(os, "pidfd_open"):
-        import select
-
-        try:
-            fd = os.pidfd_open(pid)
-        except (ProcessLookupError, OSError):
-            return False
-        try:
-            select.select([fd], [], [], 10.0)
-        finally:
-            os.close(fd)
-    try:
-        with open("/proc/%d/stat" % pid) as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+    return pid_alive(pid, wait_s=10.0)
 
 
 def test_ps_and_two_workers_record_worker0s_total_and_every_tasks_log(cli, tmp_path, vendor, tf112):
