@@ -168,20 +168,6 @@ class ProbeAnswer:
         """``gpus`` as JSON wants it: a list, or None."""
         return None if self.gpus is None else list(self.gpus)
 
-    # The probe's own JSON keys, for callers that still read the answer like a dict (bootstrap).
-    _LEGACY_KEYS = {
-        "tensorflow_version": "tf_version",
-        "tensorflow_distribution": "distribution",
-        "tensorflow_location": "location",
-        "tensorflow_importable": "importable",
-    }
-
-    def get(self, key, default=None):
-        value = getattr(self, self._LEGACY_KEYS.get(key, key), default)
-        if isinstance(value, tuple):
-            return list(value)
-        return value
-
 
 def _version_text(value):
     if isinstance(value, (int, float)) and not isinstance(value, bool):

@@ -87,10 +87,10 @@ def resolve_tensorflow(args, python_arg):
             info["warnings"].append("could not question %s about TensorFlow; --branch used as given" % python)
             return info
         raise
-    info["warnings"].extend(answer.get("warnings") or [])
-    info["tf_keras"] = answer.get("tf_keras")
-    info["distribution"] = answer.get("tensorflow_distribution")
-    version = answer.get("tensorflow_version")
+    info["warnings"].extend(answer.warnings)
+    info["tf_keras"] = answer.tf_keras
+    info["distribution"] = answer.distribution
+    version = answer.tf_version
     if not version:
         if args.branch:
             info["warnings"].append("no TensorFlow found in %s; --branch used as given" % python)
@@ -99,7 +99,7 @@ def resolve_tensorflow(args, python_arg):
             "no TensorFlow in %s: pass --python with the interpreter that has TensorFlow (e.g. "
             "C:\\Anaconda3\\envs\\tf\\python.exe), or skip probing with --tf-version X.Y" % python
         )
-    info.update(version=str(version), source=answer.get("version_source") or "probe")
+    info.update(version=str(version), source=answer.version_source or "probe")
     try:
         info["parsed"] = versions.parse_tf_version(version)
     except UsageError:

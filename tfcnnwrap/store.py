@@ -109,13 +109,6 @@ def _truncate_quietly(fd, size):
         pass  # the next writer's repair cuts the fragment off instead
 
 
-def run_key(record):
-    """(model, batch_size, run) of a record or a dict, the plan's run spec (see RunRecord.key for the full key)."""
-    if isinstance(record, RunRecord):
-        return (record.model, record.batch_size, record.run)
-    return (record.get("model"), record.get("batch_size"), record.get("run"))
-
-
 def log_name(model, batch_size, run, suffix=".log", num_gpus=None):
     """``resnet50-bs64-run1.log``; ``resnet50-bs64-g2-run1.log`` when a sweep runs several GPU counts."""
     safe_model = _UNSAFE_NAME.sub("_", str(model)).strip(".") or "model"
