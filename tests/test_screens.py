@@ -199,6 +199,27 @@ def test_compare_against_references_shows_every_figure_whole(cli, ab_sweeps, col
                 assert part in words, (part, row["model"], scr)
 
 
+_ESCAPES = re.compile(rb"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b\[[0-9;?]*[A-Za-z]")
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_a_source_url_longer_than_the_terminal_is_never_broken_by_a_newline(cli, ab_sweeps, columns):
+    base, _ = ab_sweeps
+    args = ["compare", base, "--against", SEED_REFERENCES]
+    urls = set(re.findall(r"https?://\S+", cli(*args).stdout))
+    long_urls = [u for u in urls if len(u) > columns]
+    assert long_urls or columns == 120, urls  # the Lambda Labs URL is 98 characters
+    scr = screen(args, columns)
+    assert scr.returncode == 0, scr
+    plain = _ESCAPES.sub(b"", scr.raw).decode()
+    for url in urls:
+        assert url in plain, (url, plain)  # whole: the terminal folds it, no newline splits it
+    for url in long_urls:
+        assert "\x1b]8;" in scr.raw.decode() and url.encode() in scr.raw  # an OSC 8 link as well
+        first = next(line for line in scr.lines if line and url.startswith(line))
+        assert len(first) == columns, (first, scr)  # on a line of its own from the first column
+
+
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_compare_a_b_shows_every_figure_whole(cli, ab_sweeps, columns):
     base, cand = ab_sweeps

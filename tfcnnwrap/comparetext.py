@@ -204,4 +204,4 @@ def _print_table(rows, columns, title, notes, before=()):
     table.columns[0].min_width = width(*columns[0])
     out.print(table)
     for line in notes:
-        out.print(line, markup=False)
+        render.print_note(out, line)

@@ -130,7 +130,7 @@ def _print_lines(fmt, rows, columns, title, lines):
     render.emit(rows, fmt, columns=columns, title=title)
     out = render.console()
     for line in lines:
-        out.print(line, markup=False)
+        render.print_note(out, line)
 
 
 def cmd_references(args):

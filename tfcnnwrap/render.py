@@ -9,6 +9,7 @@ import io
 import json
 import math
 import os
+import re
 import sys
 from typing import NamedTuple, Optional
 
@@ -158,6 +159,32 @@ def console(stderr=False, **options):
         # Redirected to a file or a CI log: no terminal to fit, and rich's 80 columns would fold every table.
         con.width = PIPE_WIDTH
     return con
+
+
+_URL = re.compile(r"https?://\S+")
+
+
+def print_note(out, line):
+    """Print a note on ``out`` wrapped at its width, except a URL too long for a line: that one gets a line
+    of its own, unbroken (the terminal folds it without a newline, so a copied URL still works) and, on a
+    terminal, an OSC 8 link."""
+    parts, start = [], 0
+    for match in _URL.finditer(line):
+        url = match.group().rstrip(".,;:)]'\"")  # "(see https://...)": the bracket is the sentence's
+        if len(url) > out.width:
+            parts += [line[start:match.start()].rstrip(), url]
+            start = match.start() + len(url)
+    parts.append(line[start:].strip() if parts else line)
+    for k, part in enumerate(parts):
+        if not part:
+            continue
+        if k % 2:
+            from rich.style import Style
+            from rich.text import Text
+
+            out.print(Text(part, style=Style(link=part)), soft_wrap=True)
+        else:
+            out.print(part, markup=False)
 
 
 def emit(rows, fmt, columns=None, title=None, digits=2, caption=None, stream=None):
