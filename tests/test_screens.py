@@ -371,6 +371,47 @@ def test_live_view_shows_the_gpu_and_what_it_waits_for_within_the_width(monkeypa
     assert len(reads) == len(WIDTHS)  # once per view: never faster than the refresh
 
 
+def test_live_view_redraws_when_its_figures_change_and_never_over_4_times_a_second(monkeypatch):
+    """Each redraw costs the CPU a busy benchmark runs on: once a second by itself (the clock and nvidia-smi
+    change no faster), at once on a step, never twice within 1/4 s however chatty the benchmark."""
+    import io
+    import threading
+
+    from rich.console import Console
+
+    from tfcnnwrap import live
+
+    clock = [100.0]
+    monkeypatch.setattr("tfcnnwrap.live.time.monotonic", lambda: clock[0])
+    console = Console(file=io.StringIO(), width=80, force_terminal=True)
+    display = live.LiveDisplay(console)
+    draws = []
+
+    def progress_parts(*args):
+        if threading.current_thread() is threading.main_thread():  # not the 1 s tick of rich's thread
+            draws.append(clock[0])
+        return ["run 1 of 1"]
+
+    monkeypatch.setattr(display, "_progress_parts", progress_parts)
+    display.start(1, [])
+    try:
+        assert display.live.refresh_per_second == 1  # the tick of rich's own refresh thread
+        display.run_started(1, "resnet50", 64, 1, 1, 100)
+        drawn = len(draws)
+        assert drawn >= 1
+        for k in range(1, 101):  # 100 step lines within the same instant: no redraw after the first
+            display.step(type("Step", (), {"step": k, "images_per_sec": 170.0})())
+        assert len(draws) == drawn
+        clock[0] += 0.25
+        display.step(type("Step", (), {"step": 101, "images_per_sec": 171.0})())
+        assert len(draws) == drawn + 1  # a quarter second later, the change shows at once
+        clock[0] += 0.1
+        display.waiting("cooling: 71 °C → 60 °C")
+        assert len(draws) == drawn + 1
+    finally:
+        display.stop()
+
+
 def test_a_gpu_source_that_fails_or_says_nothing_shows_no_gpu_line():
     from rich.console import Console
 
