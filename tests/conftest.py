@@ -4,12 +4,18 @@ a ready vendor checkout, and a way to drive the CLI as a user does (a subprocess
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import venv
 from pathlib import Path
 
 import pytest
+
+# A suite started in the background by a non-interactive shell inherits SIGINT ignored (POSIX shells do that
+# to `cmd &`), and so would every process it starts: the Ctrl-C tests need what a terminal gives.
+if hasattr(signal, "SIGINT") and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 TESTS = Path(__file__).resolve().parent
 FAKE_SCRIPT = TESTS / "fake" / "tf_cnn_benchmarks.py"
