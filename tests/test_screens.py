@@ -347,9 +347,11 @@ def test_live_view_shows_the_gpu_and_what_it_waits_for_within_the_width(monkeypa
     monkeypatch.setattr("tfcnnwrap.live.time.monotonic", lambda: clock[0])
     reads = []
 
-    def source():
+    def source():  # what Telemetry.latest gives: the samples file's newest tick, {GPU index: sample}
+        from tfcnnwrap.gpusamples import LEGACY_FIELDS, latest_with_fields
+
         reads.append(clock[0])
-        return {"temp_c": 71.4, "sm_clock_mhz": 1830, "power_w": 175.2}
+        return latest_with_fields(["2026/11/30 10:00:00.000, 0, 71.4, 1830, 175.2, 97, 7000"], LEGACY_FIELDS)
 
     for width in WIDTHS:
         console = Console(width=width, record=True, force_terminal=False, color_system=None)
@@ -410,6 +412,24 @@ def test_live_view_redraws_when_its_figures_change_and_never_over_4_times_a_seco
         assert len(draws) == drawn + 1
     finally:
         display.stop()
+
+
+def test_live_view_names_each_gpu_of_a_multi_gpu_tick_and_a_stopped_sampler_shows_none(tmp_path):
+    from tfcnnwrap import telemetry
+    from tfcnnwrap.gpusamples import LEGACY_FIELDS, latest_with_fields
+    from tfcnnwrap.live import gpu_parts
+
+    tick = latest_with_fields(["t, 0, 71, 1830, 175.2, 97, 7000", "t, 1, 84, 1500, 180, 99, 7000"], LEGACY_FIELDS)
+    assert gpu_parts(tick) == ["GPU 0 71 °C  1830 MHz  175 W", "GPU 1 84 °C  1500 MHz  180 W"]
+    samples = tmp_path / "run.gpu.csv"
+    samples.write_text(", ".join(LEGACY_FIELDS) + "\nt, 0, 71, 1830, 175.2, 97, 7000\n")
+    sampler = telemetry.Sampler.__new__(telemetry.Sampler)  # a sampler's file without its nvidia-smi
+    sampler.samples_path, sampler.fields, sampler._summary = samples, LEGACY_FIELDS, None
+    tele = telemetry.Telemetry.__new__(telemetry.Telemetry)
+    tele.current = sampler
+    assert gpu_parts(tele.latest()) == ["GPU 71 °C  1830 MHz  175 W"]
+    sampler._summary = {"samples": 1}  # stopped: between runs its last reading is stale
+    assert tele.latest() == {}
 
 
 def test_a_gpu_source_that_fails_or_says_nothing_shows_no_gpu_line():

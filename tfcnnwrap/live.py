@@ -92,24 +92,16 @@ class PlainDisplay:
         pass
 
 
-def _number(value):
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        return None
-    return value if value == value else None
-
-
-def gpu_text(sample):
-    """``GPU 71 °C  1830 MHz  175 W`` from a source's mapping (temp_c, sm_clock_mhz, power_w); None if empty."""
-    if not sample:
-        return None
+def gpu_parts(tick):
+    """``GPU 71 °C  1830 MHz  175 W`` per GPU (``GPU 1 ...`` when there are several) from telemetry's newest
+    tick, {GPU index: sample}; [] when nvidia-smi has said nothing yet."""
     parts = []
-    for key, unit in (("temp_c", "°C"), ("sm_clock_mhz", "MHz"), ("power_w", "W")):
-        value = _number(sample.get(key))
-        if value is not None:
-            parts.append("%.0f %s" % (value, unit))
-    return "GPU " + "  ".join(parts) if parts else None
+    for index, sample in sorted((tick or {}).items()):
+        figures = ["%.0f %s" % (sample[key], unit) for key, unit in
+                   (("temp_c", "°C"), ("sm_clock_mhz", "MHz"), ("power_w", "W")) if sample.get(key) is not None]
+        if figures:
+            parts.append("GPU%s %s" % ("" if len(tick) == 1 else " %s" % index, "  ".join(figures)))
+    return parts
 
 
 class LiveDisplay:
@@ -142,7 +134,8 @@ class LiveDisplay:
             self.live.refresh()
 
     def set_gpu_source(self, source):
-        """``source()`` -> None or {temp_c, sm_clock_mhz, power_w}; read at a redraw, at most 4 times a second."""
+        """``source()`` -> {GPU index: {temp_c, sm_clock_mhz, power_w}} (``Telemetry.latest``); read at a
+        redraw, at most 4 times a second."""
         self.gpu_source = source
         self.gpu_sample = None
         self.gpu_read_at = None
@@ -204,7 +197,7 @@ class LiveDisplay:
             grid.add_row(ProgressBar(total=max(self.total, 1), completed=completed, width=min(30, width)))
             grid.add_row(Text("\n".join(wrap_parts(self._progress_parts(elapsed, completed), width, "  "))))
         yield grid
-        for parts, style in ((self._run_parts(), "bold"), ([gpu_text(self._read_gpu())], "cyan"),
+        for parts, style in ((self._run_parts(), "bold"), (gpu_parts(self._read_gpu()), "cyan"),
                              ([self.waiting_for], "yellow")):
             lines = wrap_parts([p for p in parts if p], width, "  ")
             if lines:

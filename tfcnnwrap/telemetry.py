@@ -280,7 +280,8 @@ class Telemetry:
     def latest(self):
         """The running sampler's newest tick ({} between runs): what ``display.set_gpu_source`` reads."""
         sampler = self.current
-        return sampler.latest() if sampler is not None else {}
+        # A stopped sampler's file holds the last run's reading: stale during a pause or a cool-down wait.
+        return sampler.latest() if sampler is not None and sampler._summary is None else {}
 
     def temps(self):
         return query_temps(self.path) if self.available else {}
