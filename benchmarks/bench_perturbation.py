@@ -23,8 +23,8 @@ this script, not the harness): the CPU each process of the sweep's tree used whi
 import argparse
 import json
 import os
-import re
 import select
+import statistics
 import struct
 import subprocess
 import sys
@@ -33,7 +33,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE_SMI = ROOT / "tests" / "fake" / "nvidia-smi"
-TOTAL_RE = re.compile(rb"total images/sec:\s*([0-9.]+)")
 
 
 def setup_vendor(work, tf_python, mirror):
@@ -99,8 +98,9 @@ def direct(work, k, vendor, argv, tf_version_env):
         # session would make the two arms differ by more than the harness.
         subprocess.run(argv, cwd=str(script_dir), env=tf_version_env, stdout=fh, stderr=subprocess.STDOUT,
                        stdin=subprocess.DEVNULL, check=True, start_new_session=True)
-    m = TOTAL_RE.findall(log.read_bytes())
-    return float(m[-1])
+    from tfcnnwrap.logparse import parse_file
+
+    return parse_file(log).total_images_per_sec  # read as the sweep reads the wrapped arm's log
 
 
 # -- where the CPU goes while a wrapped benchmark runs ----------------------------------------------------
@@ -142,12 +142,13 @@ def _tree(root):
     return roles
 
 
-class CpuWatch:
-    """Samples the wrapped sweep's process tree 4 times a second (this script's thread, not the harness)
-    and keeps, per role, the on-CPU time between the first and the last sample that saw the benchmark."""
+class TreeWatch:
+    """Looks at the wrapped sweep's process tree 4 times a second from a thread of this script (not the
+    harness) until ``look(roles)`` returns True or the sweep ends; roles as ``_tree`` names them, except
+    that a benchmark stays one while it exits (its command line is then empty). Between fork and exec it
+    still reads as the supervisor that forked it."""
 
     def __init__(self):
-        self.first, self.last = None, None
         self.roles = {}
 
     def start(self, pid):
@@ -161,20 +162,33 @@ class CpuWatch:
         while os.path.exists("/proc/%d" % root):
             roles = _tree(root)
             for pid, role in roles.items():
-                # A child caught between fork and exec, or exiting, has no telling command line: a pid
-                # keeps the first role it showed other than "other".
-                if self.roles.get(pid, "other") == "other":
+                if self.roles.get(pid) != "benchmark":
                     self.roles[pid] = role
                 roles[pid] = self.roles[pid]
-            if "benchmark" in roles.values():
-                snap = {"wall": time.monotonic(), "ns": {}}
-                for pid, role in roles.items():
-                    ns = _cpu_ns(pid)
-                    if ns is not None:
-                        snap["ns"][(pid, role)] = ns
-                self.first = self.first or snap
-                self.last = snap
+            if self.look(roles):
+                return
             time.sleep(0.25)
+
+
+class CpuWatch(TreeWatch):
+    """Per role, the CPU used between the first and the last look that saw the benchmark."""
+
+    def __init__(self):
+        super().__init__()
+        self.first, self.last = None, None
+
+    def look(self, roles):
+        import time
+
+        if "benchmark" in roles.values():
+            snap = {"wall": time.monotonic(), "ns": {}}
+            for pid, role in roles.items():
+                ns = _cpu_ns(pid)
+                if ns is not None:
+                    snap["ns"][(pid, role)] = ns
+            self.first = self.first or snap
+            self.last = snap
+        return False
 
     def per_second(self):
         """{role: on-CPU ms per wall second} over the benchmark's life, and the seconds watched."""
@@ -185,35 +199,27 @@ class CpuWatch:
         return {role: ns / 1e6 / wall for role, ns in used.items()}, wall
 
 
-class BenchmarkEnv:
+class BenchmarkEnv(TreeWatch):
     """The environment the sweep gave its benchmark, read from /proc/PID/environ (Linux), so the direct arm
     runs with the same variables in the same order: the size and layout of the environment alone moves
     a program's speed by a few per cent (Mytkowicz et al., "Producing wrong data without doing anything
     obviously wrong!", ASPLOS 2009), and an earlier version of this script gave the two arms different ones."""
 
     def __init__(self):
+        super().__init__()
         self.environ = None
 
-    def start(self, pid):
-        import threading
-
-        threading.Thread(target=self._watch, args=(pid,), daemon=True).start()
-
-    def _watch(self, root):
-        import time
-
-        while self.environ is None and os.path.exists("/proc/%d" % root):
-            for pid, role in _tree(root).items():
-                if role == "benchmark":
-                    try:
-                        with open("/proc/%d/environ" % pid, "rb") as fh:
-                            pairs = [item.split(b"=", 1) for item in fh.read().split(b"\0") if b"=" in item]
-                        env = {os.fsdecode(k): os.fsdecode(v) for k, v in pairs}
-                    except OSError:
-                        continue
-                    if "TF_USE_LEGACY_KERAS" in env:  # after exec, not the supervisor's copy
-                        self.environ = env
-            time.sleep(0.25)
+    def look(self, roles):
+        for pid, role in roles.items():
+            if role == "benchmark":  # after exec: before it, the child reads as the supervisor
+                try:
+                    with open("/proc/%d/environ" % pid, "rb") as fh:
+                        pairs = [item.split(b"=", 1) for item in fh.read().split(b"\0") if b"=" in item]
+                except OSError:
+                    continue
+                self.environ = {os.fsdecode(k): os.fsdecode(v) for k, v in pairs}
+                return True
+        return False
 
 
 def cpu_accounting(work, vendor, tf_python, opts, runs):
@@ -297,10 +303,8 @@ def report(rows):
               % (sd, mean_ratio - half, mean_ratio + half))
         # The pairs have heavy tails (a run now and then several per cent off): the median and a rank test
         # are the figures that one such pair cannot move.
-        median = sorted(ratios)[len(ratios) // 2] if len(ratios) % 2 else \
-            sum(sorted(ratios)[len(ratios) // 2 - 1:len(ratios) // 2 + 1]) / 2
         print("median pair ratio %.4f; Wilcoxon signed-rank p = %.3f"
-              % (median, stats.wilcoxon([r - 1 for r in ratios]).pvalue))
+              % (statistics.median(ratios), stats.wilcoxon([r - 1 for r in ratios]).pvalue))
     print("paired t-test: t = %.3f, p = %.3f (%s at 5 %%)" % (t, p, "significant" if p < 0.05 else "not significant"))
     print("load average (1 min) during the pairs: %.2f to %.2f" % (min(r[2] for r in rows), max(r[3] for r in rows)))
     within = abs(mean_ratio - 1) <= 0.005
