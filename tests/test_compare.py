@@ -11,7 +11,7 @@ from conftest import REPO_ROOT, assert_clean_error
 from sweepdata import SEED_2070, seed_runs, write_sweep
 
 from tfcnnwrap import cli as cli_module
-from tfcnnwrap.compare import welch
+from tfcnnwrap.compareab import welch
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.plan import Plan
 

@@ -1,11 +1,12 @@
 """Statistics over a sweep's runs with pandas: one SummaryRow per configuration, over ok runs."""
 
 import math
+import statistics
 from dataclasses import replace
 
 from tfcnnwrap.records import SCALING_COLUMNS, SUMMARY_COLUMNS, RunRecord, SummaryRow
 
-__all__ = ["SUMMARY_COLUMNS", "summarize", "ok_values", "summary_csv_text", "ci95_pct", "add_scaling",
+__all__ = ["SUMMARY_COLUMNS", "summarize", "summary_csv_text", "ci95_pct", "add_scaling",
            "summary_columns"]
 
 _FRAME_COLUMNS = ["model", "batch_size", "num_gpus", "host", "status", "images_per_sec"]
@@ -99,9 +100,9 @@ def outlier_runs(runs):
     ok = [r for r in runs if r.value is not None]
     if len(ok) < 3:
         return []
-    values = sorted(r.value for r in ok)
-    median = _median(values)
-    mad = _median(sorted(abs(v - median) for v in values)) * MAD_TO_SIGMA
+    values = [r.value for r in ok]
+    median = statistics.median(values)
+    mad = statistics.median(abs(v - median) for v in values) * MAD_TO_SIGMA
     if not mad:
         return []
     return sorted(r.run for r in ok if abs(r.value - median) > OUTLIER_MADS * mad)
@@ -117,11 +118,6 @@ def steadiness_columns(runs, ci95):
         "outlier_runs": " ".join(str(n) for n in outlier_runs(runs)),
         "ci95_wide": None if ci95 is None else ci95 > CI95_WIDE_PCT,
     }
-
-
-def _median(ordered):
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2.0
 
 
 def summarize(runs, order=None):
@@ -176,16 +172,6 @@ def summary_columns(rows):
     """The columns of summary.csv and `report --format csv`: the contract's, plus speed-up and efficiency in
     a sweep of several GPU counts."""
     return SUMMARY_COLUMNS + (SCALING_COLUMNS if any(r.scaling for r in rows) else [])
-
-
-def ok_values(runs):
-    """{(model, batch_size): [images/sec of each ok run]} for significance tests."""
-    values = {}
-    for r in runs:
-        r = RunRecord.coerce(r)
-        if r.value is not None:
-            values.setdefault((r.model, r.batch_size), []).append(r.value)
-    return values
 
 
 def summary_csv_text(rows):

@@ -75,7 +75,6 @@ class JobOutcome(RunOutcome):
     log: Optional[Path] = None
     failed_task: Optional[str] = None
     failure: Optional[str] = None
-    report_parsed: Optional[ParsedLog] = None
     attempts: int = 1
 
     @property
@@ -347,7 +346,6 @@ def _outcome(job: _Job, verdict: str, duration_s: float, relative_to) -> JobOutc
         interrupted=verdict == "interrupted", log_bytes=sum(r.log_bytes for r in job.runs),
         cluster=_cluster_field(job, relative_to), log=decider.log_path,
         failed_task=job.failed.task.name if job.failed else None, failure=failure,
-        report_parsed=reporter.parsed,
     )
 
 

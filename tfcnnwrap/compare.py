@@ -12,7 +12,6 @@ Sweep against sweep: compareab. Ranking: rank.
 from dataclasses import dataclass
 from typing import Any, Tuple
 
-from tfcnnwrap.compareab import welch  # noqa: F401  (the test of a change; kept importable from here)
 from tfcnnwrap.comparesweep import Sweep, geometric_mean, newest_sweeps
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.records import GeomeanCell, ReferenceCell, ReferenceRow

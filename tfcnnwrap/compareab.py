@@ -103,7 +103,6 @@ class SweepComparison:
     rows: Tuple[ChangeRow, ...]
     geomean_change_pct: Optional[float]  # over the configurations with a mean on both sides
     pairs: int
-    differences: Tuple  # (plan key, baseline's value, candidate's value)
     environment: Tuple  # (what, baseline's, candidate's) for what differs: GPU, driver, TensorFlow, ...
     candidate_dir: Optional[str] = None  # set when several candidates follow one baseline
 
@@ -183,7 +182,6 @@ def compare_one(baseline, candidate, candidate_dir=None):
     g = geometric_mean(ratios)
     return SweepComparison(baseline=baseline, candidate=candidate, rows=rows,
                            geomean_change_pct=(g - 1.0) * 100.0 if g is not None else None, pairs=len(ratios),
-                           differences=plan_differences(baseline, candidate),
                            environment=environment_differences(baseline, candidate), candidate_dir=candidate_dir)
 
 

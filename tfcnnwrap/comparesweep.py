@@ -7,17 +7,14 @@ one configuration; ``host=`` keeps one host's runs only.
 """
 
 import dataclasses
-import json
 import math
-import os
 from pathlib import Path
 
+from tfcnnwrap import settings
 from tfcnnwrap.aggregate import summarize
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.records import SummaryRow
-from tfcnnwrap.store import load_sweep
-
-RESULTS_ENV = "TFCNNWRAP_RESULTS"
+from tfcnnwrap.store import load_sweep, sweeps_by_age
 
 
 def config_of(row):
@@ -115,30 +112,13 @@ def geometric_mean(values):
 # -- which sweeps when none is named ---------------------------------------------------------------------
 
 
-def results_dir():
-    """Where sweeps go by default: $TFCNNWRAP_RESULTS when set, else ./results."""
-    return Path(os.environ.get(RESULTS_ENV) or "results")
-
-
-def _created(path):
-    try:
-        with open(path / "sweep.json", encoding="utf-8") as fh:
-            value = json.load(fh).get("created_at")
-    except (OSError, ValueError, AttributeError):
-        return ""
-    return value if isinstance(value, str) else ""
-
-
 def newest_sweeps(count, root=None):
     """The ``count`` most recently created sweeps under the results directory, oldest first."""
-    from tfcnnwrap.store import is_sweep
-
-    root = Path(root) if root is not None else results_dir()
-    found = [p for p in root.iterdir() if is_sweep(p)] if root.is_dir() else []
+    root = Path(root) if root is not None else settings.results_dir()
+    found = sweeps_by_age(root)
     if len(found) < count:
         raise UsageError(
             "%s holds %d sweep%s; compare needs %d there, or name the sweep directories (set %s to look "
-            "elsewhere)" % (root, len(found), "" if len(found) == 1 else "s", count, RESULTS_ENV)
+            "elsewhere)" % (root, len(found), "" if len(found) == 1 else "s", count, settings.ENV_RESULTS)
         )
-    found.sort(key=lambda p: (_created(p), p.name))
     return found[-count:]

@@ -38,6 +38,7 @@ total and the last step.
 import math
 import os
 import re
+import statistics
 from dataclasses import asdict, dataclass, replace
 from typing import Iterable, Optional
 
@@ -721,9 +722,7 @@ def steadiness(rates, limit_pct=DRIFT_LIMIT_PCT) -> Optional[Steadiness]:
     third = len(rates) // 3
     first = sum(rates[:third]) / third
     last = sum(rates[-third:]) / third
-    ordered = sorted(rates)
-    mid = len(ordered) // 2
-    median = ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2.0
+    median = statistics.median(rates)
     drift = (last / first - 1.0) * 100.0
     return Steadiness(round(median, 3), round(drift, 3), abs(drift) > limit_pct, len(rates))
 

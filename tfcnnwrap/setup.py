@@ -19,9 +19,7 @@ from tfcnnwrap.errors import SetupError, UsageError
 from tfcnnwrap.procs import format_command, pip_install_command
 
 DEFAULT_REPO_URL = "https://github.com/tensorflow/benchmarks.git"
-DEFAULT_VENDOR_DIR = settings.DEFAULT_VENDOR_DIR
 ENV_PYTHON = settings.ENV_PYTHON
-ENV_VENDOR_DIR = settings.ENV_VENDOR_DIR
 NOTHING_CHANGED = "Already set up: same upstream and branch; nothing fetched, nothing changed."
 
 

@@ -440,16 +440,11 @@ def load_sweep(path):
     return sweep, sweep.info, sweep.read_runs()
 
 
-def newest_sweep(results_dir=None):
-    """The most recently created sweep under ``results_dir`` (default: $TFCNNWRAP_RESULTS, else results/)."""
-    from tfcnnwrap.settings import results_dir as default_results
-
-    root = Path(results_dir) if results_dir is not None else default_results()
-    candidates = [p for p in root.iterdir() if is_sweep(p)] if root.is_dir() else []
-    if not candidates:
-        raise UsageError(
-            "no sweep found under %s/; run `python -m tfcnnwrap sweep` first or name a SWEEP_DIR" % root
-        )
+def sweeps_by_age(root):
+    """The sweeps directly under ``root``, oldest first by sweep.json's created_at (then name); [] when
+    ``root`` is not a directory."""
+    if not root.is_dir():
+        return []
 
     def created(path):
         try:
@@ -459,7 +454,20 @@ def newest_sweep(results_dir=None):
             return ""
         return value if isinstance(value, str) else ""
 
-    return max(candidates, key=lambda p: (created(p), p.name))
+    return sorted((p for p in root.iterdir() if is_sweep(p)), key=lambda p: (created(p), p.name))
+
+
+def newest_sweep(results_dir=None):
+    """The most recently created sweep under ``results_dir`` (default: $TFCNNWRAP_RESULTS, else results/)."""
+    from tfcnnwrap.settings import results_dir as default_results
+
+    root = Path(results_dir) if results_dir is not None else default_results()
+    found = sweeps_by_age(root)
+    if not found:
+        raise UsageError(
+            "no sweep found under %s/; run `python -m tfcnnwrap sweep` first or name a SWEEP_DIR" % root
+        )
+    return found[-1]
 
 
 def gpu_names(meta):

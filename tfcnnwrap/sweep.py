@@ -29,7 +29,6 @@ from tfcnnwrap.store import FORMAT_VERSION, SweepDir, latest_runs, open_sweep
 from tfcnnwrap.versions import needs_legacy_keras
 
 SCRIPT_NAME = "tf_cnn_benchmarks.py"
-DEFAULT_VENDOR_DIR = settings.DEFAULT_VENDOR_DIR
 
 
 def sweep_stamp(now=None):
@@ -118,11 +117,6 @@ def _install_signal_handlers():
 
 def _restore_signal_handlers(stops):
     stops.restore()
-
-
-def spec_key(record):
-    """A RunRecord's (model, batch_size, num_gpus, run): the RunSpec it fulfils."""
-    return (record.model, record.batch_size, record.num_gpus, record.run)
 
 
 @dataclass
