@@ -25,15 +25,12 @@ from tfcnnwrap import safefs
 from tfcnnwrap.clusterplan import ClusterPlan, Task, build_plan
 from tfcnnwrap.logparse import LogParser, ParsedLog, classify
 from tfcnnwrap.procs import bind_to_our_lifetime, kill_tree, popen_group_kwargs
-from tfcnnwrap.runner import RunOutcome
+from tfcnnwrap.runner import WINDOWS_WAIT_SLICE_S, Pump, RunOutcome
 
-READ_CHUNK = 64 * 1024
 LOCAL_HOST = "localhost"
 # After the reporting tasks end, the other workers of a ps job (which finish together with worker 0 when
 # training is synchronous) get this long to end by themselves before they are stopped.
 FINISH_GRACE_S = 10.0
-# Windows cannot interrupt a blocking queue wait with Ctrl-C: there the wait is cut into slices this long.
-WINDOWS_WAIT_SLICE_S = 0.25
 BIND_FAILURES = (b"Could not start gRPC server", b"Address already in use", b"Failed to bind")
 BIND_SCAN_BYTES = 1 << 20
 
@@ -166,19 +163,13 @@ class _TaskRun:
         self.thread.start()
 
     def _pump(self):
+        on_step = (lambda step: self.events.put(("step", step))) if self.task.reports else None
+        pump = Pump(self.proc.stdout, self.log, self.parser, on_step)
         try:
-            while True:
-                chunk = self.proc.stdout.read(READ_CHUNK)
-                if not chunk:
-                    break
-                self.log.write(chunk)
-                self.log.flush()
-                self.log_bytes += len(chunk)
-                step = self.parser.feed_bytes(chunk)
-                if step is not None and self.task.reports:
-                    self.events.put(("step", step))
+            pump.run()
             self.parser.feed_bytes(b"", final=True)
         finally:
+            self.log_bytes = pump.log_bytes
             self.proc.stdout.close()
             self.parsed = self.parser.result()
             self.log.close()

@@ -36,7 +36,7 @@ class RunOutcome:
     log_bytes: int = 0
 
 
-class _Pump:
+class Pump:
     """Copies the child's output to the log and the parser until the pipe closes."""
 
     def __init__(self, stream, log, parser, on_step):
@@ -90,7 +90,7 @@ def run_benchmark(
     with safefs.create_replacing(log_path) as log, ProcessGroup(  # a planted link is replaced, never followed
         argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
     ) as group:
-        pump = _Pump(group.stdout, log, parser, on_step)
+        pump = Pump(group.stdout, log, parser, on_step)
         output_ended = threading.Event()
         timer = _start_timer(group, timeout_s, timed_out)
         threading.Thread(target=_end_lingering_output, args=(group, output_ended), daemon=True).start()

@@ -147,6 +147,11 @@ class SweepContext:
     def upstream(self):
         return (self.meta or {}).get("upstream") or {}
 
+    @property
+    def branch(self):
+        """The tf_cnn_benchmarks branch the runs use: as recorded, else as the checkout's manifest says."""
+        return self.upstream.get("branch") or self.manifest.get("branch")
+
 
 def cmd_sweep(args):
     if args.retry_failed and not args.resume:

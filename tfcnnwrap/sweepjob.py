@@ -90,7 +90,7 @@ def _local_job(ctx, argv, log_dir, run_name, spec, display, stop):
     gpus = getattr(ctx.probe, "gpus", None)
     return cluster.run_job(
         argv, ctx.script.parent, ctx.env, log_dir, run_name, mode=plan.variable_update, workers=plan.workers,
-        ps=plan.ps, branch=ctx.upstream.get("branch"), gpus_per_host=len(gpus) if ctx.device == "gpu" and gpus
+        ps=plan.ps, branch=ctx.branch, gpus_per_host=len(gpus) if ctx.device == "gpu" and gpus
         else None, gpus_per_worker=spec.num_gpus, **_common(ctx, display, stop))
 
 
@@ -103,8 +103,7 @@ def check(ctx):
     if not plan.cluster:
         return
     if not plan.fleet:
-        clusterplan.validate(plan.variable_update, plan.workers, plan.ps, ctx.upstream.get("branch")
-                             or ctx.manifest.get("branch"))
+        clusterplan.validate(plan.variable_update, plan.workers, plan.ps, ctx.branch)
     if plan.cluster == "slurm":
         from tfcnnwrap import slurm
 
@@ -123,7 +122,7 @@ def task_argvs(ctx, argv):
 
         hosts = slurm.allocation().nodes
     job = clusterplan.build_plan(plan.variable_update, plan.workers, plan.ps, hosts=hosts,
-                                 branch=ctx.upstream.get("branch") or ctx.manifest.get("branch"))
+                                 branch=ctx.branch)
     return [job.argv_for(task, argv) for task in job.tasks]
 
 
@@ -151,7 +150,7 @@ def slurm_plan(ctx, alloc, index, attempt=0):
 
     plan = ctx.plan
     probe = clusterplan.build_plan(plan.variable_update, plan.workers, plan.ps, hosts=alloc.nodes,
-                                   branch=ctx.upstream.get("branch"))
+                                   branch=ctx.branch)
     span = max(sum(1 for t in probe.tasks if t.host == h) for h in alloc.nodes)
     job = int("".join(c for c in alloc.job_id if c.isdigit()) or "0")
     here = this_node()
@@ -159,7 +158,7 @@ def slurm_plan(ctx, alloc, index, attempt=0):
         offset = ((job * 131 + (index + attempt + step) * span) % (SLURM_PORT_SPAN - span))
         base = SLURM_PORT_LOW + offset
         candidate = clusterplan.build_plan(plan.variable_update, plan.workers, plan.ps, hosts=alloc.nodes,
-                                           base_port=base, branch=ctx.upstream.get("branch"))
+                                           base_port=base, branch=ctx.branch)
         mine = [t.port for t in candidate.tasks if t.host in (here, "localhost")]
         if all(_port_free(p) for p in mine):
             return candidate
