@@ -128,11 +128,11 @@ def _reason_text(runs):
 
 def throttle_warning(runs):
     """One line naming the reason when some of the sweep's runs throttled, else None."""
-    with_gpu = [r for r in runs if r.gpu is not None]
-    throttled = [r for r in with_gpu if r.gpu.throttled]
+    with_gpu = [r for r in runs if r.telemetry is not None]
+    throttled = [r for r in with_gpu if r.throttled]
     if not throttled:
         return None
-    temps = [r.gpu.max_temp_c for r in throttled if r.gpu.max_temp_c is not None]
+    temps = [r.max_temp_c for r in throttled if r.max_temp_c is not None]
     hottest = " — max %g °C" % max(temps) if temps else ""
     return "%d of %d runs throttled (%s)%s; try --cool-to %d or better airflow" % (
         len(throttled), len(with_gpu), _reason_text(throttled), hottest, SUGGESTED_COOL_TO_C)

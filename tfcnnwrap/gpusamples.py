@@ -175,7 +175,7 @@ def _throttled(clock_verdict, reasons):
     by_reason = bool(reasons) and any(r not in LISTED_ONLY_REASONS for r in reasons)
     if by_reason or clock_verdict:
         return True
-    return clock_verdict if reasons is None else (clock_verdict if clock_verdict is not None else False)
+    return clock_verdict if reasons is None else False
 
 
 def summarize_gpu(samples):

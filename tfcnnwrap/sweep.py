@@ -253,14 +253,14 @@ def _prepare(args, sweep, meta, plan, python, vendor_dir, python_from=None):
 
 def _feature_flags(plan, manifest, script):
     """--fp16 / --xla as the checked-out branch spells them (UsageError where it has no such flag)."""
-    from tfcnnwrap.features import branch_flags
+    from tfcnnwrap.features import BRANCH_FLAGS, branch_flags
 
     wanted = [f for f in ("fp16", "xla") if getattr(plan, f)]
     if not wanted:
         return []
     source = None
     benchmark_cnn = Path(script).parent / "benchmark_cnn.py"
-    if benchmark_cnn.is_file():
+    if manifest.get("branch") not in BRANCH_FLAGS and benchmark_cnn.is_file():  # a fork: judge from its code
         source = benchmark_cnn.read_text(encoding="utf-8", errors="replace")
     return branch_flags(wanted, manifest.get("branch"), source)
 

@@ -76,17 +76,10 @@ def query_gpus(nvidia_smi=None, timeout=QUERY_TIMEOUT_S):
         return None
     info = {"path": path, "driver_version": None, "gpus": []}
     args = [path, "--query-gpu=" + ",".join(INFO_FIELDS), "--format=csv,noheader,nounits"]
-    try:
-        proc = subprocess.run(
-            args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout
-        )
-    except subprocess.TimeoutExpired:
-        info["error"] = "nvidia-smi did not answer within %.0f s" % timeout
+    returncode, text = _run_smi(args, timeout)
+    if returncode is None:
+        info["error"] = text
         return info
-    except OSError as exc:
-        info["error"] = "cannot run %s: %s" % (path, exc.strerror or exc)
-        return info
-    text = proc.stdout.decode("utf-8", "replace")
     for line in text.splitlines():
         parts = [p.strip() for p in line.split(",", len(INFO_FIELDS) - 1)]
         if len(parts) != len(INFO_FIELDS) or _number(parts[0]) is None:
@@ -102,9 +95,9 @@ def query_gpus(nvidia_smi=None, timeout=QUERY_TIMEOUT_S):
         )
     if info["gpus"]:
         info["driver_version"] = info["gpus"][0]["driver_version"]
-    if proc.returncode != 0 or not info["gpus"]:
+    if returncode != 0 or not info["gpus"]:
         lines = [line.strip() for line in text.splitlines() if line.strip()]
-        info["error"] = (lines[0][:300] if lines else "no output") + " (nvidia-smi exit %d)" % proc.returncode
+        info["error"] = (lines[0][:300] if lines else "no output") + " (nvidia-smi exit %d)" % returncode
     return info
 
 
@@ -116,7 +109,7 @@ def _run_smi(args, timeout=QUERY_TIMEOUT_S):
     except subprocess.TimeoutExpired:
         return None, "nvidia-smi did not answer within %.0f s" % timeout
     except OSError as exc:
-        return None, "cannot run nvidia-smi: %s" % (exc.strerror or exc)
+        return None, "cannot run %s: %s" % (args[0], exc.strerror or exc)
     return proc.returncode, proc.stdout.decode("utf-8", "replace")
 
 
