@@ -112,13 +112,21 @@ def run_job(base_argv, cwd, env, log_dir, run_name, mode="parameter_server", wor
     ``relative_to`` (the sweep directory) when given. ``on_step(step)`` is called on this thread for each
     step line of the reporting task. ``stop``: a StopSignal; Ctrl-C works too. Both give ``interrupted``.
     """
-    plan = local_plan(mode, workers, ps, branch, all_reduce_spec, gpus_per_host, gpus_per_worker)
+    def attempt(number, timeout):  # fresh free ports each time
+        plan = local_plan(mode, workers, ps, branch, all_reduce_spec, gpus_per_host, gpus_per_worker)
+        return run_plan(plan, base_argv, cwd, env, log_dir, run_name, timeout, on_step, stop, relative_to)
+
+    return with_bind_retry(attempt, timeout_s)
+
+
+def with_bind_retry(attempt, timeout_s) -> JobOutcome:
+    """``attempt(number, timeout_s)`` once, and once more (number 1, within what is left of the timeout)
+    when a task could not bind its port: another process took it between the plan and the bind."""
     started = time.monotonic()
-    outcome = run_plan(plan, base_argv, cwd, env, log_dir, run_name, timeout_s, on_step, stop, relative_to)
+    outcome = attempt(0, timeout_s)
     if outcome.failed_task and _bind_failed(outcome.log):
         left = None if not timeout_s else max(1.0, timeout_s - (time.monotonic() - started))
-        plan = local_plan(mode, workers, ps, branch, all_reduce_spec, gpus_per_host, gpus_per_worker)
-        outcome = run_plan(plan, base_argv, cwd, env, log_dir, run_name, left, on_step, stop, relative_to)
+        outcome = attempt(1, left)
         outcome.attempts = 2
     outcome.duration_s = time.monotonic() - started
     return outcome

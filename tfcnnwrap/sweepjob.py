@@ -169,16 +169,12 @@ def _slurm_job(ctx, argv, log_dir, run_name, index, spec, display, stop):
     from tfcnnwrap import cluster, slurm
 
     alloc = slurm.allocation()
-    started = time.monotonic()
-    outcome = _slurm_attempt(ctx, alloc, slurm_plan(ctx, alloc, index), argv, log_dir, run_name, spec,
-                             display, stop, ctx.plan.timeout_s)
-    if outcome.failed_task and cluster._bind_failed(outcome.log):
-        left = None if not ctx.plan.timeout_s else max(1.0, ctx.plan.timeout_s - (time.monotonic() - started))
-        outcome = _slurm_attempt(ctx, alloc, slurm_plan(ctx, alloc, index, attempt=1), argv, log_dir, run_name,
-                                 spec, display, stop, left)
-        outcome.attempts = 2
-    outcome.duration_s = time.monotonic() - started
-    return outcome
+
+    def attempt(number, timeout):
+        return _slurm_attempt(ctx, alloc, slurm_plan(ctx, alloc, index, attempt=number), argv, log_dir, run_name,
+                              spec, display, stop, timeout)
+
+    return cluster.with_bind_retry(attempt, ctx.plan.timeout_s)
 
 
 def _slurm_attempt(ctx, alloc, job_plan, argv, log_dir, run_name, spec, display, stop, timeout_s):
