@@ -22,6 +22,7 @@ pytestmark = pytest.mark.skipif(os.name != "posix", reason="pseudo-terminals are
 
 WIDTHS = [60, 80, 120]
 README = Path(__file__).resolve().parent.parent / "README.md"
+FAKE_SMI = Path(__file__).resolve().parent / "fake" / "nvidia-smi"
 SEED_REFERENCES = "1080-Ti,2080,2080-Ti,Vega 64,V100"
 REPORT_NUMBERS = ["runs_ok", "runs_failed", "mean", "std", "cv_pct", "min", "max", "median", "ci95_pct",
                   "throttled_runs", "max_temp_c", "num_gpus"]
@@ -279,10 +280,20 @@ class PtySession:
         return bool(data)
 
     def read_until(self, *needles, timeout=60):
-        """The screen once it shows every one of ``needles``."""
+        """The screen once it shows every one of ``needles``, within ``timeout`` seconds in all (a live view
+        that keeps redrawing never goes quiet, so a wait per read alone would never end)."""
+        import time
+
+        deadline = time.monotonic() + timeout
         while not all(n in "\n".join(self.lines()) for n in needles):
-            if not self._feed(timeout):
-                raise AssertionError("ended before %r appeared:\n%s" % (needles, "\n".join(self.lines())))
+            left = deadline - time.monotonic()
+            try:
+                fed = left > 0 and self._feed(left)
+            except TimeoutError:
+                fed = False
+            if not fed:
+                os.killpg(self.proc.pid, signal.SIGKILL)  # its benchmark's supervisor then ends the rest
+                raise AssertionError("%r not on screen:\n%s" % (needles, "\n".join(self.lines())))
         return self.lines()
 
     def finish(self, timeout=60):
@@ -336,6 +347,23 @@ def test_live_sweep_view_fits_and_its_summary_shows_every_number(cli, tmp_path, 
     for record in (json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()):
         if record["images_per_sec"] is not None:
             assert "%.2f" % record["images_per_sec"] in tokens(final), (record, final)
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_live_sweep_shows_the_running_gpu_from_nvidia_smi(tmp_path, tf112, columns):
+    """The whole path: nvidia-smi's samples file, Telemetry.latest, the live view's GPU line, mid-run."""
+    vendor = make_vendor(tmp_path / "vendor")
+    state = tmp_path / "state"
+    state.mkdir()
+    args = ["sweep", "--vendor-dir", vendor, "--python", tf112, "--device", "gpu", "--out", tmp_path / "out",
+            "--models", "alexnet", "--runs", "1"]
+    env = sweep_env(state, FAKE_TFCNN_FAULTS="alexnet#1=slow", TFCNNWRAP_NVIDIA_SMI=str(FAKE_SMI),
+                    FAKE_NVSMI_SAMPLES="71,1830,98")
+    session = PtySession(args, columns, tmp_path, env)
+    live = session.read_until("step 100/100", "GPU 71 °C  1830 MHz", timeout=30)
+    assert max(len(line) for line in live) <= columns, live
+    os.killpg(session.proc.pid, signal.SIGINT)
+    assert session.finish() == 130
 
 
 def test_live_view_shows_the_gpu_and_what_it_waits_for_within_the_width(monkeypatch):
