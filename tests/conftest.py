@@ -1,8 +1,10 @@
 """Shared fixtures: a local git repo shaped like tensorflow/benchmarks, stand-in TensorFlow installs,
 a ready vendor checkout, and a way to drive the CLI as a user does (a subprocess)."""
 
+import ast
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -344,3 +346,79 @@ def pid_alive(pid, wait_s=0.0):
             return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return not sys.platform.startswith("linux")  # Linux: gone since kill(); elsewhere no /proc to ask
+
+
+# --- Test tiers (README: the everyday loop is `python -m pytest -q -m "not slow"`) ----------------------------
+# A test is `slow` when it starts a process or waits; `tf`, `slurm` and `browser` say what else it needs. A test
+# is slow without saying so when it uses a fixture that starts processes, or when its body, or a helper of its
+# module that it calls, names something that starts a process or waits (SPAWNING_NAMES); any other test that
+# does must carry the mark itself, and the guard makes such a test fail, in every tier, instead of slowing the
+# fast one down.
+SPAWNING_FIXTURES = frozenset({"cli", "fake_upstream", "fresh_upstream", "fake_tf", "vendor", "slurm"})
+NEEDS_BY_FIXTURE = {"slurm": "slurm"}
+SPAWNING_NAMES = re.compile(
+    r"\b(run_cli|run_in_pty|subprocess|Popen|ProcessGroup|run_captured|Sampler|start_sampler|spawn|fork|system"
+    r"|pty|threading|Thread|sleep|wait|git|build_fake_upstream|make_fake_tf_env|make_vendor|venv|run_plan"
+    r"|launch_step|query_gpus|query_temps|multiprocessing|ProcessPoolExecutor|parse_paths|cmd_[a-z]+"
+    r"|start|Telemetry|mkfifo|nvidia_smi|FAKE_SMI|run_job|git_info|capture_environment|run_probe|allocation)\b")
+TIER_MARKS = ("slow", "tf", "slurm", "browser")
+
+
+def pytest_configure(config):
+    for name, what in (("slow", "starts a process or waits (left out of the everyday loop: -m 'not slow')"),
+                       ("tf", "needs a real TensorFlow (TFCNNWRAP_REAL_TF_PYTHON)"),
+                       ("slurm", "needs a running Slurm cluster (.ci/slurm-up)"),
+                       ("browser", "needs Chromium and Playwright")):
+        config.addinivalue_line("markers", "%s: %s" % (name, what))
+
+
+_SPAWNING_BY_MODULE = {}
+
+
+def _spawning_functions(path):
+    """Names of a test module's functions whose source starts a process or waits, directly or through the
+    module's own helpers (read once per module, with ast: collection stays fast)."""
+    if path not in _SPAWNING_BY_MODULE:
+        source = Path(path).read_text(encoding="utf-8")
+        tree = ast.parse(source)
+        funcs = {}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                funcs[node.name] = ast.get_source_segment(source, node) or ""
+        slow = {name for name, text in funcs.items() if SPAWNING_NAMES.search(text)}
+        helpers = [name for name in funcs if not name.startswith("test_")]
+        changed = True
+        while changed:
+            callers = {name for name, text in funcs.items() if name not in slow
+                       and any(re.search(r"\b%s\(" % re.escape(h), text) for h in helpers if h in slow)}
+            changed = bool(callers)
+            slow |= callers
+        _SPAWNING_BY_MODULE[path] = frozenset(slow)
+    return _SPAWNING_BY_MODULE[path]
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        needs = {NEEDS_BY_FIXTURE[f] for f in used if f in NEEDS_BY_FIXTURE}
+        needs.update(m.name for m in item.iter_markers() if m.name in TIER_MARKS[1:])
+        for need in needs:
+            item.add_marker(need)
+        name = getattr(item, "originalname", None) or item.name
+        if needs or used & SPAWNING_FIXTURES or name in _spawning_functions(str(item.path)):
+            item.add_marker("slow")
+
+
+def _refuse_to_start(*args, **kwargs):
+    raise AssertionError("this test starts a process: mark it @pytest.mark.slow (tests/conftest.py, test tiers)")
+
+
+@pytest.fixture(autouse=True)
+def _fast_tier_guard(request, monkeypatch):
+    """Holds the fast tier to its promise: a test not marked slow cannot start a process."""
+    if request.node.get_closest_marker("slow") is None:
+        monkeypatch.setattr(subprocess.Popen, "_execute_child", _refuse_to_start)
+        for name in ("fork", "forkpty", "posix_spawn", "posix_spawnp", "system"):
+            if hasattr(os, name):
+                monkeypatch.setattr(os, name, _refuse_to_start)
+    yield

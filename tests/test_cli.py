@@ -27,7 +27,7 @@ def test_version(cli):
     from tfcnnwrap import __version__
 
     result = cli("--version")
-    assert result.returncode == 0 and result.stdout.strip() == "tfcnnwrap %s" % __version__
+    assert result.returncode == 0 and result.stdout.splitlines()[0] == "tfcnnwrap %s" % __version__
 
 
 def test_console_script_entry_point_is_main():

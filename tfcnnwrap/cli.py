@@ -360,6 +360,19 @@ def _add_doctor(verbs, parent):
 VERB_BUILDERS = (_add_setup, _add_sweep, _add_report, _add_compare, _add_references, _add_parse, _add_doctor)
 
 
+class _VersionAction(argparse.Action):
+    """--version; what it prints is assembled only when asked (about.py reads the checkout's files)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from tfcnnwrap.about import version_text
+
+        sys.stdout.write(version_text() + "\n")
+        parser.exit()
+
+
 def build_parser():
     parser = _Parser(
         prog="tfcnnwrap",
@@ -373,7 +386,8 @@ def build_parser():
             '  python -m tfcnnwrap compare results/20261130-101500 --against "1080-Ti,2080,2080-Ti,Vega 64,V100"\n'
         ),
     )
-    parser.add_argument("--version", action="version", version="tfcnnwrap %s" % __version__)
+    parser.add_argument("--version", action=_VersionAction,
+                        help="show the version, the Python and platform, and the commit of a checkout")
     parser.add_argument(
         "--debug", action="store_true", help="show the full traceback of an unexpected error"
     )
