@@ -191,8 +191,9 @@ def index_rows(bundle, verified, origin=""):
 # -- import ----------------------------------------------------------------------------------------------
 
 
-def import_one(library, data, where, origin=""):
-    """(outcome, message) for one bundle's bytes: outcome 'imported', 'present' or 'refused'."""
+def import_one(library, data, where, origin="", expected_id=None):
+    """(outcome, message) for one bundle's bytes: outcome 'imported', 'present' or 'refused'.
+    ``expected_id``: the id its file name claims (a pulled file must hold the bundle it is named after)."""
     from tfcnnwrap.bundle import BundleRefused, read_bytes
     from tfcnnwrap.bundlecheck import FAILED, verify
 
@@ -200,6 +201,8 @@ def import_one(library, data, where, origin=""):
         bundle = read_bytes(data, where)
     except BundleRefused as exc:
         return "refused", exc.message
+    if expected_id is not None and bundle["id"] != expected_id:
+        return "refused", "%s: holds bundle %s, not the one its name says" % (where, bundle["id"][:12])
     if library.has(bundle["id"]):
         return "present", "%s: already in the library (bundle %s)" % (where, bundle["id"][:12])
     verdict = verify(bundle)
