@@ -249,7 +249,7 @@ def cli_env(extra=None):
     env["NO_COLOR"] = "1"
     env["PYTHONIOENCODING"] = "utf-8"
     # compare reads the library's community results: never the user's own library (a missing one is none)
-    env.setdefault("TFCNNWRAP_DATA", str(NO_LIBRARY))
+    env["TFCNNWRAP_DATA"] = str(NO_LIBRARY)
     if extra:
         env.update({k: str(v) for k, v in extra.items()})
     return env
