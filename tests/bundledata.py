@@ -54,3 +54,25 @@ def logged_sweep(path, values=None, runs=3, gpus=("GeForce RTX 2070",), home="/h
                          tf=tf) + "I1130 10:00:00.000 host %s cwd %s/bench\n" % (host, home),
                 encoding="utf-8")
     return Path(path)
+
+
+def variants(bundle, count):
+    """``count`` bundles like ``bundle`` but for their creation time: as many distinct, verifiable sweeps."""
+    from tfcnnwrap import bundle as bundles
+
+    out = []
+    for i in range(count):
+        content = {k: v for k, v in bundle.items() if k != "id"}
+        content["created_at"] = "2026-12-%02dT%02d:%02d:00Z" % (1 + i // 1440 % 28, i // 60 % 24, i % 60)
+        out.append(bundles.with_id(content))
+    return out
+
+
+def write_bundles(folder, items):
+    from tfcnnwrap import bundle as bundles
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    for item in items:
+        (folder / bundles.file_name(item)).write_bytes(bundles.to_bytes(item))
+    return folder

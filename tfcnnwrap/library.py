@@ -182,7 +182,7 @@ def index_rows(bundle, verified, origin=""):
         if run["status"] == "ok" and run.get("images_per_sec") is not None:  # a fleet's hosts pooled
             key = (run["model"], run["batch_size"], run.get("num_gpus") or 1)
             values.setdefault(key, []).append(float(run["images_per_sec"]))
-    rows = [(bundle["id"], gpu, model, bs, n) + shared + (statistics.fmean(v), len(v), int(verified),
+    rows = [(bundle["id"], gpu, model, bs, n) + shared + (statistics.mean(v), len(v), int(verified),
                                                            bundle["created_at"])
             for (model, bs, n), v in values.items()]
     return bundle_row, rows
