@@ -109,11 +109,11 @@ def _checkout_branch(repo, branch):
         try:
             _run(repo, "fetch", "--depth=1", "--no-tags", "origin", "refs/heads/%s" % branch)
             _run(repo, "checkout", "-q", "-B", branch, "FETCH_HEAD")
-        except git.exc.GitCommandError:  # a branch the remote lacks: start it here
+        except git.exc.GitCommandError:  # a branch the remote lacks starts empty: results of its own
             if empty:
                 _run(repo, "symbolic-ref", "HEAD", "refs/heads/%s" % branch)
             else:
-                _run(repo, "checkout", "-q", "-b", branch)
+                _run(repo, "switch", "-q", "--orphan", branch)
         current = branch
     tip = repo.git.rev_parse("--verify", "-q", "HEAD", with_exceptions=False) or None
     return current or "master", tip
