@@ -6,7 +6,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from bundledata import HOST, logged_sweep
+from bundledata import HOST, log_text, logged_sweep
 from conftest import assert_clean_error
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -251,3 +251,21 @@ def test_any_changed_figure_fails_verification(good_bundle, index, value):
     assert verify(bundle).state == FAILED
     bundle.pop("logs")
     assert verify(bundle).state in (FAILED, UNVERIFIED)
+
+
+@pytest.mark.parametrize("text", [
+    log_text("resnet50", 64, 176.93),
+    log_text("vgg16", 32, 110.23, num_gpus=2).replace("\n", "\r\n"),
+    log_text("alexnet", 512, 2258.94).split("total images/sec")[0]
+    + "Traceback (most recent call last):\nResourceExhaustedError: OOM when allocating tensor\n",
+    "garbage \xff\n no log at all",
+])
+def test_verify_reads_a_log_as_the_sweeps_streaming_parser_does(text):
+    from tfcnnwrap import logparse
+    from tfcnnwrap.bundlecheck import parse_text
+
+    data = text.encode("utf-8")
+    streamed = logparse.LogParser()
+    streamed.feed_bytes(data, final=True)
+    assert logparse.parse_bytes(data) == streamed.result()
+    assert logparse.classify(parse_text(text), None) == logparse.classify(streamed.result(), None)

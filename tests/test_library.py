@@ -84,15 +84,15 @@ def test_an_unverified_bundle_is_imported_and_marked_so(cli, tmp_path, data, see
 
 
 def test_two_importers_at_once_store_each_bundle_once(tmp_path, data, seed_bundle):
-    folder = write_bundles(tmp_path / "in", variants(seed_bundle, 30))
+    folder = write_bundles(tmp_path / "in", variants(seed_bundle, 70))  # 64 or more: checked in worker processes
     procs = [subprocess.Popen([sys.executable, "-m", "tfcnnwrap", "import", str(folder)], env=cli_env(data),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
     outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     db = sqlite3.connect(str(tmp_path / "data" / "library.sqlite"))
-    assert db.execute("SELECT COUNT(*) FROM bundles").fetchone()[0] == 30
-    assert db.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 60
-    assert len(list((tmp_path / "data" / "bundles").iterdir())) == 30
+    assert db.execute("SELECT COUNT(*) FROM bundles").fetchone()[0] == 70
+    assert db.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 140
+    assert len(list((tmp_path / "data" / "bundles").iterdir())) == 70
 
 
 def test_an_unusable_library_is_exit_2(cli, tmp_path, seed_bundle):

@@ -59,6 +59,7 @@ class Library:
     def __init__(self, root=None, create=True):
         self.root = Path(root) if root is not None else data_dir()
         self.db = None
+        self._known = None
         if not create and not (self.root / INDEX).is_file():
             return
         try:
@@ -111,18 +112,24 @@ class Library:
     def path_of(self, ident):
         return self.root / BUNDLES / bundles.file_name(ident)
 
-    def add(self, bundle, data, verified, origin=""):
-        """Store ``bundle`` (``data``: its file bytes); False when it was already there. Atomic: the file is
-        renamed into place before the rows are committed in one transaction."""
+    def known_ids_cached(self):
+        if self._known is None:
+            self._known = frozenset(self.known_ids())
+        return self._known
+
+    def add_rows(self, bundle_row, rows, data):
+        """Store a checked bundle (``data``: its file bytes, ``bundle_row``/``rows``: its index rows); False
+        when it was already there. Atomic: the file is renamed into place before its rows are committed in
+        one transaction (a file without rows is harmless and rewritten by the next import)."""
         from tfcnnwrap import safefs
 
-        if self.has(bundle["id"]):
+        ident = bundle_row[0]
+        if self.has(ident):
             return False
         try:
-            safefs.atomic_write(self.path_of(bundle["id"]), data, fsync=False)
+            safefs.atomic_write(self.path_of(ident), data, fsync=False)
         except OSError as exc:
-            raise _unusable(self.root, "cannot write %s: %s" % (self.path_of(bundle["id"]), exc.strerror)) from None
-        bundle_row, rows = index_rows(bundle, verified, origin)
+            raise _unusable(self.root, "cannot write %s: %s" % (self.path_of(ident), exc.strerror)) from None
         try:
             self.db.execute("BEGIN IMMEDIATE")
             cur = self.db.execute("INSERT OR IGNORE INTO bundles VALUES (%s)" % ",".join("?" * 13), bundle_row)
@@ -190,29 +197,47 @@ def index_rows(bundle, verified, origin=""):
 
 # -- import ----------------------------------------------------------------------------------------------
 
+PARALLEL_MIN_FILES = 64  # fewer bundles than this are checked in this process
+MAX_JOBS = 8
 
-def import_one(library, data, where, origin="", expected_id=None):
-    """(outcome, message) for one bundle's bytes: outcome 'imported', 'present' or 'refused'.
-    ``expected_id``: the id its file name claims (a pulled file must hold the bundle it is named after)."""
+
+def check(data, where, origin="", expected_id=None, known=()):
+    """What importing one bundle's bytes would do, without touching the library (so worker processes can
+    do it): ('refused', message, None) / ('present', message, id) / ('new', message, (bundle row, rows))."""
     from tfcnnwrap.bundle import BundleRefused, read_bytes
     from tfcnnwrap.bundlecheck import FAILED, verify
 
     try:
         bundle = read_bytes(data, where)
     except BundleRefused as exc:
-        return "refused", exc.message
+        return "refused", exc.message, None
     if expected_id is not None and bundle["id"] != expected_id:
-        return "refused", "%s: holds bundle %s, not the one its name says" % (where, bundle["id"][:12])
-    if library.has(bundle["id"]):
-        return "present", "%s: already in the library (bundle %s)" % (where, bundle["id"][:12])
+        return "refused", "%s: holds bundle %s, not the one its name says" % (where, bundle["id"][:12]), None
+    if bundle["id"] in known:
+        return "present", "%s: already in the library (bundle %s)" % (where, bundle["id"][:12]), bundle["id"]
     verdict = verify(bundle)
     if verdict.state == FAILED:
-        return "refused", "%s: not verified: %s" % (where, verdict.findings[0])
-    added = library.add(bundle, data, verdict.verified, origin)
+        return "refused", "%s: not verified: %s" % (where, verdict.findings[0]), None
     state = "" if verdict.verified else ", unverified (no logs)"
-    if not added:
-        return "present", "%s: already in the library (bundle %s)" % (where, bundle["id"][:12])
-    return "imported", "%s: imported %s, bundle %s%s" % (where, bundle["conditions"]["gpu"], bundle["id"][:12], state)
+    message = "%s: imported %s, bundle %s%s" % (where, bundle["conditions"]["gpu"], bundle["id"][:12], state)
+    return "new", message, index_rows(bundle, verdict.verified, origin)
+
+
+def store(library, data, checked):
+    """(outcome, message) after storing what ``check`` found: 'imported', 'present' or 'refused'."""
+    outcome, message, found = checked
+    if outcome != "new":
+        return outcome, message
+    bundle_row, rows = found
+    if not library.add_rows(bundle_row, rows, data):
+        return "present", "%s (already in the library)" % message.split(": imported")[0]
+    return "imported", message
+
+
+def import_one(library, data, where, origin="", expected_id=None):
+    """(outcome, message) for one bundle's bytes: outcome 'imported', 'present' or 'refused'.
+    ``expected_id``: the id its file name claims (a pulled file must hold the bundle it is named after)."""
+    return store(library, data, check(data, where, origin, expected_id, library.known_ids_cached()))
 
 
 def _bundle_files(paths):
@@ -224,26 +249,59 @@ def _bundle_files(paths):
             yield path
 
 
+_KNOWN = frozenset()
+
+
+def _check_file(path):
+    """(data, check's answer) of a bundle file; run in worker processes for many files."""
+    from tfcnnwrap.bundle import BundleRefused
+
+    try:
+        data = bundles.read_path_bytes(path)
+    except BundleRefused as exc:
+        return None, ("refused", exc.message, None)
+    return data, check(data, str(path), origin=str(Path(path).resolve()), known=_KNOWN)
+
+
+def _worker_init(known):
+    import signal
+
+    global _KNOWN
+    _KNOWN = known
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it ends the pool
+
+
+def checked_files(files, known):
+    """(path, data, check's answer) of each file, in order; worker processes check them when there are many
+    (verifying re-parses every log: the CPU work of an import)."""
+    jobs = min(os.cpu_count() or 1, MAX_JOBS) if len(files) >= PARALLEL_MIN_FILES else 1
+    if jobs <= 1 or not sys.platform.startswith("linux"):
+        _worker_init(known)
+        for path in files:
+            yield (path,) + _check_file(path)
+        return
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(jobs, initializer=_worker_init, initargs=(known,)) as pool:
+        for path, answer in zip(files, pool.imap(_check_file, files, chunksize=16)):
+            yield (path,) + answer
+
+
 def cmd_import(args):
     """Exit 0 every bundle imported or already there, 1 some refused (each named with why), 2 usage."""
     for path in args.paths:
         if not Path(path).exists():
             raise UsageError("%s does not exist; give bundle files (.tfcw.json.gz) or directories of them" % path)
-    from tfcnnwrap.bundle import BundleRefused
-
     library = Library()
     counts = {"imported": 0, "present": 0, "refused": 0}
-    for path in _bundle_files(args.paths):
-        try:
-            data = bundles.read_path_bytes(path)
-        except BundleRefused as exc:
-            outcome, message = "refused", exc.message
-        else:
-            outcome, message = import_one(library, data, str(path), origin=str(Path(path).resolve()))
-        counts[outcome] += 1
-        (sys.stderr if outcome == "refused" else sys.stdout).write(
-            ("refused: " if outcome == "refused" else "") + message + "\n")
-    library.close()
+    try:
+        for _path, data, answer in checked_files(list(_bundle_files(args.paths)), frozenset(library.known_ids())):
+            outcome, message = store(library, data, answer)
+            counts[outcome] += 1
+            (sys.stderr if outcome == "refused" else sys.stdout).write(
+                ("refused: " if outcome == "refused" else "") + message + "\n")
+    finally:
+        library.close()
     sys.stderr.write("tfcnnwrap import: %d imported, %d already there, %d refused (library: %s)\n"
                      % (counts["imported"], counts["present"], counts["refused"], library.root))
     return 1 if counts["refused"] else 0
