@@ -269,3 +269,22 @@ def test_verify_reads_a_log_as_the_sweeps_streaming_parser_does(text):
     streamed.feed_bytes(data, final=True)
     assert logparse.parse_bytes(data) == streamed.result()
     assert logparse.classify(parse_text(text), None) == logparse.classify(streamed.result(), None)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(where=st.sampled_from(["conditions", "summary", "run"]), key=st.text(min_size=1, max_size=12), value=_json)
+def test_a_bundle_of_any_values_is_verified_or_refused_never_a_crash(good_bundle, where, key, value):
+    """Others' bundles may hold anything where a value is expected: verify and the library's index take it."""
+    from tfcnnwrap.library import index_rows
+
+    bundle = json.loads(json.dumps(good_bundle))
+    target = {"conditions": bundle["conditions"], "summary": bundle["summary"][0], "run": bundle["runs"][0]}[where]
+    target[key] = value
+    data = bundles.to_bytes(bundles.with_id({k: v for k, v in bundle.items() if k != "id"}))
+    try:
+        read = bundles.read_bytes(data, "x")
+    except bundles.BundleRefused:
+        return
+    verdict = verify(read)
+    bundle_row, rows = index_rows(read, verdict.verified)
+    assert all(isinstance(v, (str, int, float, type(None))) for v in bundle_row + tuple(x for r in rows for x in r))

@@ -115,6 +115,8 @@ def _summary_findings(bundle):
     for row in bundle["summary"]:
         key = (row.get("model"), row.get("batch_size"), row.get("num_gpus") or 1)
         mean = row.get("mean")
+        if not isinstance(mean, (int, float)) or isinstance(mean, bool):
+            mean = None
         if key in values and not row.get("host") and not _same(mean, statistics.fmean(values[key])):
             out.append("summary %s bs%s: mean %s is not the mean of its runs (%.2f)"
                        % (key[0], key[1], mean, statistics.fmean(values[key])))

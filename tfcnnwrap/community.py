@@ -81,6 +81,21 @@ def library_rows(models=None):
         library.close()
 
 
+def _rows_or_warn(models, source):
+    """The library's rows; with ``--source all`` an unusable library is a warning, not the end of compare."""
+    from tfcnnwrap.errors import TfcnnwrapError
+
+    try:
+        return library_rows(models)
+    except TfcnnwrapError as exc:
+        if source == "community":
+            raise
+        import sys
+
+        sys.stderr.write("tfcnnwrap compare: warning: no community results: %s\n" % exc.message)
+        return []
+
+
 def reference_set(references_csv=None, source="all", models=None):
     """The references compare and rank use: built-in (+ ``references_csv``), community, or all."""
     from tfcnnwrap.references import ReferenceSet, load_references
@@ -93,7 +108,7 @@ def reference_set(references_csv=None, source="all", models=None):
     gpus = dict(load_references(references_csv).gpus) if source != "community" else {}
     if source != "builtin":
         taken = {k for g in gpus.values() for k in g.keys()}
-        for gpu_id, gpu in community_gpus(library_rows(models)).items():
+        for gpu_id, gpu in community_gpus(_rows_or_warn(models, source)).items():
             if gpu_id not in gpus and not (gpu.keys() & taken):
                 gpus[gpu_id] = gpu
     if source == "community" and not gpus:

@@ -178,8 +178,8 @@ def gpu_matches(typed, name):
 
 def index_rows(bundle, verified, origin=""):
     """(the bundles row, [results rows]) of a bundle: one results row per configuration with an ok run."""
-    cond = bundle["conditions"]
-    tf = str(cond.get("tensorflow_version") or "")
+    cond = {k: (v[:200] if isinstance(v, str) else None) for k, v in bundle["conditions"].items()}  # others' text
+    tf = cond.get("tensorflow_version") or ""
     gpu = cond["gpu"].strip()
     shared = (cond.get("precision"), cond.get("xla"), cond.get("variable_update"), cond.get("data"), tf)
     bundle_row = (bundle["id"], gpu, bundles.vendor_of(gpu), bundle["created_at"], utc_now(), int(verified),
