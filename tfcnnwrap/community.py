@@ -24,12 +24,12 @@ def _tf_xy(version):
 
 
 def group_rows(rows):
-    """{gpu: {(model, batch, gpus, precision, xla, update, data, tf X.Y): [(images/sec, bundle id)]}}."""
+    """{gpu: {(model, batch, gpus, precision, xla, update, data, tf X.Y): [(images/sec, bundle id)]}} of
+    ``rows``: library.Library.community_rows tuples (gpu, ..., tf_version, images/sec, id)."""
     groups = {}
-    for r in rows:
-        key = (r["model"], r["batch_size"], r["num_gpus"], r["precision"] or "", r["xla"] or "",
-               r["variable_update"] or "", r["data"] or "", _tf_xy(r["tf_version"]))
-        groups.setdefault(r["gpu"], {}).setdefault(key, []).append((r["images_per_sec"], r["id"]))
+    for gpu, model, batch, count, precision, xla, update, data, tf, value, ident in rows:
+        key = (model, batch, count, precision or "", xla or "", update or "", data or "", _tf_xy(tf))
+        groups.setdefault(gpu, {}).setdefault(key, []).append((value, ident))
     return groups
 
 
@@ -76,7 +76,7 @@ def library_rows(models=None):
 
     library = Library(create=False)
     try:
-        return library.rows(verified_only=True, models=models)
+        return library.community_rows(models)
     finally:
         library.close()
 

@@ -142,6 +142,16 @@ class Library:
             raise _unusable(self.root, "its index: %s" % exc) from None
         return bool(cur.rowcount)
 
+    def community_rows(self, models=None):
+        """(gpu, model, batch_size, num_gpus, precision, xla, variable_update, data, tf_version, images_per_sec,
+        bundle id) of every verified configuration (of ``models``): what compare needs, lean for 10,000s."""
+        if not self.exists:
+            return []
+        where = " AND model IN (%s)" % ",".join("?" * len(models)) if models else ""
+        return self.db.execute("SELECT gpu, model, batch_size, num_gpus, precision, xla, variable_update, data, "
+                               "tf_version, images_per_sec, bundle_id FROM results WHERE verified = 1" + where,
+                               list(models or ())).fetchall()
+
     def rows(self, gpu=None, model=None, verified_only=False, models=None):
         """Index rows (dicts of ROW_KEYS), newest bundle first."""
         if not self.exists:
