@@ -172,3 +172,23 @@ def test_gzip_of_a_library_bundle_is_byte_for_byte_what_was_imported(cli, tmp_pa
     stored = tmp_path / "data" / "bundles" / name
     assert stored.read_bytes() == (folder / name).read_bytes()
     assert json.loads(gzip.decompress(stored.read_bytes()))["id"] == seed_bundle["id"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+@pytest.mark.parametrize("columns", [60, 80, 120])
+def test_library_table_on_a_terminal_keeps_names_whole_and_marks_unverified(cli, tmp_path, data, columns):
+    from ptyscreen import run_in_pty
+
+    laptop = build(logged_sweep(tmp_path / "l", values={"resnet50": 98.5},
+                                gpus=("NVIDIA GeForce RTX 4090 Laptop GPU",)))
+    seed = build(logged_sweep(tmp_path / "s", values={"vgg16": 110.23}))
+    bare = bundles.with_id({k: v for k, v in seed.items() if k not in ("id", "logs")})
+    assert cli("import", write_bundles(tmp_path / "in", [laptop, bare]), env=data).returncode == 0
+    screen = run_in_pty(["library"], columns=columns, env=data)
+    assert screen.returncode == 0, screen
+    assert all(len(line) <= columns for line in screen.lines)
+    text = "\n".join(screen.lines)
+    assert "NVIDIA GeForce RTX 4090 Laptop GPU" in text and "GeForce RTX 2070" in text
+    (laptop_row,) = [line for line in screen.lines if "98.50" in line]
+    (seed_row,) = [line for line in screen.lines if "110.23" in line]
+    assert " yes" in laptop_row and "unverified" in seed_row, screen

@@ -333,7 +333,7 @@ def cmd_library(args):
         return 0
     shown = [dict(r, id=r["id"][:12], verified="yes" if r["verified"] else "unverified") for r in rows]
     columns = [("gpu", "GPU"), ("model", "model"), ("batch_size", "batch"), ("num_gpus", "GPUs", 2),
-               ("precision", "precision", 3), ("images_per_sec", "images/sec"), ("verified", "verified", 1),
+               ("precision", "precision", 3), ("images_per_sec", "images/sec"), ("verified", "verified"),
                ("tf_version", "TF", 4), ("created_at", "created", 5), ("id", "bundle", 1)]
     if args.format == "csv":
         render.emit(rows, "csv", list(ROW_KEYS))
