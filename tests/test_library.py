@@ -192,3 +192,18 @@ def test_library_table_on_a_terminal_keeps_names_whole_and_marks_unverified(cli,
     (laptop_row,) = [line for line in screen.lines if "98.50" in line]
     (seed_row,) = [line for line in screen.lines if "110.23" in line]
     assert " yes" in laptop_row and "unverified" in seed_row, screen
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+@pytest.mark.parametrize("columns", [60, 80, 120])
+def test_rank_on_a_terminal_names_the_community_bundles_in_whole_words(cli, tmp_path, data, columns):
+    from ptyscreen import run_in_pty
+
+    ids = community_library(cli, tmp_path, data)
+    sweep = logged_sweep(tmp_path / "mine", values={"resnet50": 175.0, "vgg16": 101.0})
+    screen = run_in_pty(["compare", sweep, "--rank"], columns=columns, env=data)
+    assert screen.returncode == 0, screen
+    assert all(len(line) <= columns for line in screen.lines)
+    words = " ".join(screen.lines).split()
+    assert "configuration" in words and "Community:" in words, screen
+    assert all(i[:12] + ("," if i != ids[-1] else "") in words for i in ids), screen

@@ -125,3 +125,19 @@ def rank_provenance(ranking):
     gpus = community_gpus(library_rows())
     return ["%s: per configuration the median across its sweeps; %s"
             % (row.gpu, provenance(gpus[row.gpu_id].bundle_ids)) for row in shown if row.gpu_id in gpus]
+
+
+def print_provenance(ranking, fmt):
+    """The ``Community:`` notes under a ranking: wrapped between words on a terminal, one line each in
+    Markdown."""
+    import sys
+
+    from tfcnnwrap import render
+
+    lines = ["Community: %s" % line for line in rank_provenance(ranking)]
+    if fmt == "markdown":
+        sys.stdout.write("".join("\n%s\n" % line for line in lines))
+        return
+    out = render.console()
+    for line in lines:
+        render.print_note(out, line)

@@ -174,10 +174,9 @@ def cmd_rank(args, sweep_dir, fmt, plot_path=None):
                    source=getattr(args, "source", None) or "all")
     ranktext.render_rank(ranking, fmt)
     if fmt in ("table", "markdown"):
-        from tfcnnwrap.community import rank_provenance
+        from tfcnnwrap.community import print_provenance
 
-        for line in rank_provenance(ranking):
-            sys.stdout.write("Community: %s\n" % line)
+        print_provenance(ranking, fmt)
     if plot_path:
         from tfcnnwrap.plotrank import plot_rank
 
