@@ -31,10 +31,10 @@ class Verdict:
 
 
 def parse_text(text):
-    """The log parsed by the sweep's parser (its whole-file engine, which gives what the runner's streaming
-    engine gives; tests/test_logparse.py holds them to that). Failure signatures are looked for only in a
-    log without a total: all that classify needs."""
-    return logparse.parse_bytes(text.encode("utf-8"), failures="without_total")
+    """The log parsed exactly as the runner parses a live run: its bytes fed to the streaming engine."""
+    parser = logparse.LogParser()
+    parser.feed_bytes(text.encode("utf-8"), final=True)
+    return parser.result()
 
 
 def _same(a, b):

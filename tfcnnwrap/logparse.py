@@ -745,19 +745,3 @@ def classify(parsed: ParsedLog, exit_code: Optional[int], timed_out=False, inter
     if exit_code is None and parsed.failure_kind in (FLAG_ERROR, ERROR):
         return "crashed"
     return "no_result"
-
-
-def parse_bytes(data: bytes, failures: str = "always") -> ParsedLog:
-    """A whole log held in memory (a bundle's, for `verify`), read by the whole-file engine as ``parse_file``
-    reads a file that fits one chunk: the same ParsedLog as feeding its lines, several times faster."""
-    if failures not in ("always", "without_total"):
-        raise ValueError("failures must be 'always' or 'without_total', not %r" % (failures,))
-    parser = LogParser()
-    scanner = _FileScanner(parser)
-    scanner.progress(data)
-    scanner.header(data, whole_file=True)
-    if failures == "always":
-        scanner.failures(data)
-    elif not good_total(parser._log.total_images_per_sec):
-        scanner.failures(data, oom_first=True)
-    return parser.result()
