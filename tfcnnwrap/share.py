@@ -130,10 +130,13 @@ def _push(repo, branch, base, where):
             text = str(exc.stderr or "") + str(exc.stdout or "")
             if attempt == PUSH_TRIES or not any(word in text for word in _RETRYABLE):
                 raise _git_error("pushing to", where, exc) from None
-        _run(repo, "fetch", "--depth=1", "--no-tags", "origin", "refs/heads/%s" % branch)
-        onto = ["--onto", "FETCH_HEAD"] + ([base] if base else ["--root"])
-        _run(repo, "rebase", "-q", *onto)
-        base = repo.git.rev_parse("FETCH_HEAD")
+        try:
+            _run(repo, "fetch", "--depth=1", "--no-tags", "origin", "refs/heads/%s" % branch)
+            onto = ["--onto", "FETCH_HEAD"] + ([base] if base else ["--root"])
+            _run(repo, "rebase", "-q", *onto)
+            base = repo.git.rev_parse("FETCH_HEAD")
+        except git.exc.GitCommandError as exc:
+            raise _git_error("catching up with", where, exc) from None
     return PUSH_TRIES
 
 
@@ -275,7 +278,10 @@ def _pull_one(repo, library, import_one, entry, url):
     refusal = _entry_refusal(mode, kind, size, path)
     if refusal:
         return "refused", refusal
-    data = repo.odb.stream(bytes.fromhex(sha)).read()
+    try:
+        data = repo.odb.stream(bytes.fromhex(sha)).read()
+    except Exception as exc:  # noqa: BLE001 - a damaged object in their repository refuses that file only
+        return "refused", "%s: git cannot read it (%s)" % (path, str(exc)[:120] or type(exc).__name__)
     outcome, message = import_one(library, data, path, origin=url,
                                   expected_id=path.rsplit("/", 1)[-1][: -len(bundles.SUFFIX)])
     return outcome, message
