@@ -289,3 +289,10 @@ def test_a_bundle_of_any_values_is_verified_or_refused_never_a_crash(good_bundle
     verdict = verify(read)
     bundle_row, rows = index_rows(read, verdict.verified)
     assert all(isinstance(v, (str, int, float, type(None))) for v in bundle_row + tuple(x for r in rows for x in r))
+
+
+def test_a_summary_row_with_unhashable_values_is_read_not_a_crash(good_bundle):
+    bundle = json.loads(json.dumps(good_bundle))
+    bundle["summary"][0].update(num_gpus=[1, 2], model={"a": 1}, mean="176.93")
+    read = bundles.read_bytes(bundles.to_bytes(bundles.with_id({k: v for k, v in bundle.items() if k != "id"})), "x")
+    assert verify(read).state == VERIFIED  # the runs are the figures; a summary row of no configuration is no claim

@@ -113,7 +113,8 @@ def _summary_findings(bundle):
             values.setdefault(key, []).append(run["images_per_sec"])
     out = []
     for row in bundle["summary"]:
-        key = (row.get("model"), row.get("batch_size"), row.get("num_gpus") or 1)
+        key = tuple(v if isinstance(v, (str, int)) else repr(v)[:40]  # others' rows: any value, kept hashable
+                    for v in (row.get("model"), row.get("batch_size"), row.get("num_gpus") or 1))
         mean = row.get("mean")
         if not isinstance(mean, (int, float)) or isinstance(mean, bool):
             mean = None
