@@ -275,6 +275,7 @@ def pull(url, branch=None, out=sys.stdout, err=sys.stderr):
 
 def _pull_one(repo, library, import_one, entry, url):
     mode, kind, sha, size, path = entry
+    path = path if path.isprintable() else ascii(path)  # their file names: one line each, whatever they hold
     refusal = _entry_refusal(mode, kind, size, path)
     if refusal:
         return "refused", refusal
