@@ -206,7 +206,10 @@ def _cache_repo(library, url):
     git = gitremote.import_git()
     path = library.root / REMOTES / hashlib.sha256(url.encode("utf-8")).hexdigest()[:24]
     if (path / "HEAD").is_file():
-        return git.Repo(str(path))
+        try:
+            return git.Repo(str(path))
+        except git.exc.GitError:
+            raise SetupError("the pull cache %s is damaged; delete that directory and pull again" % path) from None
     try:
         return git.Repo.init(str(path), bare=True, mkdir=True)
     except (git.exc.GitCommandError, OSError) as exc:
