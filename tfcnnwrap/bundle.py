@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 
 from tfcnnwrap import __version__
-from tfcnnwrap.errors import TfcnnwrapError, UsageError
+from tfcnnwrap.errors import TfcnnwrapError
 
 FORMAT = 1  # the bundle format this tfcnnwrap writes, and the newest it reads
 SUFFIX = ".tfcw.json.gz"
@@ -250,11 +250,3 @@ def vendor_of(gpu):
 def slug(text):
     """``GeForce RTX 2070`` -> ``geforce-rtx-2070``: lower-case letters, digits and single hyphens."""
     return re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-")[:80] or "unknown"
-
-
-def usage_path(value):
-    """A bundle path given on the command line that must exist."""
-    path = Path(value)
-    if not path.exists():
-        raise UsageError("%s does not exist; give a .tfcw.json.gz bundle made by `tfcnnwrap export`" % path)
-    return path

@@ -152,19 +152,14 @@ class Library:
                                "tf_version, images_per_sec, bundle_id FROM results WHERE verified = 1" + where,
                                list(models or ())).fetchall()
 
-    def rows(self, gpu=None, model=None, verified_only=False, models=None):
-        """Index rows (dicts of ROW_KEYS), newest bundle first."""
+    def rows(self, gpu=None, model=None):
+        """Index rows (dicts of ROW_KEYS), newest bundle first; ``gpu``: names with those words."""
         if not self.exists:
             return []
         where, params = [], []
         if model:
             where.append("r.model = ?")
             params.append(model)
-        if models:
-            where.append("r.model IN (%s)" % ",".join("?" * len(models)))
-            params.extend(models)
-        if verified_only:
-            where.append("r.verified = 1")
         sql = ("SELECT r.bundle_id, r.gpu, r.model, r.batch_size, r.precision, r.num_gpus, r.images_per_sec, "
                "r.verified, r.created_at, r.xla, r.variable_update, r.data, r.tf_version, r.runs_ok FROM results r"
                + (" WHERE " + " AND ".join(where) if where else "")
