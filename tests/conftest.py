@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import venv
 from pathlib import Path
 
@@ -22,6 +23,7 @@ if hasattr(signal, "SIGINT") and signal.getsignal(signal.SIGINT) is signal.SIG_I
 TESTS = Path(__file__).resolve().parent
 FAKE_SCRIPT = TESTS / "fake" / "tf_cnn_benchmarks.py"
 REPO_ROOT = TESTS.parent
+NO_LIBRARY = Path(tempfile.gettempdir()) / ("tfcnnwrap-tests-no-library-%d" % os.getpid())
 
 COMPAT_VERSIONS = ["1.5", "1.8", "1.9", "1.10", "1.11", "1.12", "1.13", "1.14", "1.15", "2.0", "2.1"]
 COMPAT_BRANCHES = ["cnn_tf_v%s_compatible" % v for v in COMPAT_VERSIONS]
@@ -248,6 +250,8 @@ def cli_env(extra=None):
     env.pop("FORCE_COLOR", None)
     env["NO_COLOR"] = "1"
     env["PYTHONIOENCODING"] = "utf-8"
+    # compare reads the library's community results: never the user's own library (a missing one is none)
+    env["TFCNNWRAP_DATA"] = str(NO_LIBRARY)
     if extra:
         env.update({k: str(v) for k, v in extra.items()})
     return env

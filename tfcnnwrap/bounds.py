@@ -94,3 +94,5 @@ UNTIL_CI = Bound("--until-ci", 0, 100, whole=False, low_open=True, unit="percent
 FAIL_ON_REGRESSION = Bound("--fail-on-regression", 0, 100, whole=False, unit="percent")
 PRICE = Bound("--price", 0, 10000000, whole=False, low_open=True, unit="USD")
 WATTS = Bound("--watts", 0, 100000, whole=False, low_open=True, unit="W")
+# What a bundle from someone else may claim (tfcnnwrap.bundlecheck): no GPU sustains a million images/sec.
+IMAGES_PER_SEC = Bound("images/sec", 0, 1000000, whole=False, low_open=True)

@@ -27,6 +27,13 @@ HANDLERS = {
     "references": "tfcnnwrap.references:cmd_references",
     "parse": "tfcnnwrap.parse:cmd_parse",
     "doctor": "tfcnnwrap.doctor:cmd_doctor",
+    # results to share (issue 24): bundles, the local library, git
+    "export": "tfcnnwrap.bundleexport:cmd_export",
+    "verify": "tfcnnwrap.bundlecheck:cmd_verify",
+    "import": "tfcnnwrap.library:cmd_import",
+    "library": "tfcnnwrap.library:cmd_library",
+    "publish": "tfcnnwrap.share:cmd_publish",
+    "pull": "tfcnnwrap.share:cmd_pull",
 }
 
 
@@ -288,6 +295,10 @@ def _add_compare(verbs, parent):
                    help="one sweep (with --against or --rank), or a baseline and one or more candidates")
     p.add_argument("--against", metavar="NAME[,NAME...]", type=_text, help="reference GPUs (see `references`)")
     p.add_argument("--references", metavar="FILE.csv", type=_text, help="add your own references (same columns)")
+    p.add_argument("--source", choices=["builtin", "community", "all"], default="all",
+                   help="with --against or --rank: the built-in references, the library's community results "
+                   "(`tfcnnwrap import`/`pull`; median of verified sweeps per GPU and configuration), or both "
+                   "(default: all)")
     p.add_argument("--strict", action="store_true",
                    help="with --against or --rank: only references under exactly the sweep's conditions "
                    "(batch size included) and its TensorFlow X.Y; no closest-row stand-ins (\u2020)")
@@ -357,7 +368,84 @@ def _add_doctor(verbs, parent):
     _add_format(p, ["table", "json"])
 
 
-VERB_BUILDERS = (_add_setup, _add_sweep, _add_report, _add_compare, _add_references, _add_parse, _add_doctor)
+def _add_export(verbs, parent):
+    p = _add_verb(
+        verbs, parent, "export",
+        help="write a sweep as one checkable bundle, <id>.tfcw.json.gz",
+        description="One gzip'd JSON file: conditions, every run, the summary and every log with its sha256. "
+        "Host name, user name and home paths are replaced by placeholders.",
+        examples=["results/20261130-101500", "results/20261130-101500 --out shared/ --no-logs"],
+    )
+    p.add_argument("sweep_dir", metavar="SWEEP_DIR", type=_text, help="the sweep directory")
+    p.add_argument("--out", metavar="FILE", type=_text, help="the bundle file or a directory for it "
+                   "(default: <id>.tfcw.json.gz here)")
+    p.add_argument("--no-logs", action="store_true", help="leave the logs out (the bundle is then unverified)")
+    p.add_argument("--keep-host", action="store_true", help="keep the host name (default: <host>)")
+
+
+def _add_verify(verbs, parent):
+    p = _add_verb(
+        verbs, parent, "verify",
+        help="check bundles against their own logs",
+        description="Re-parse every log with the sweep's parser: sha256, status and images/sec, model, batch "
+        "size and GPU count, every number within bounds. Exit 0 verified, 1 not, 2 unreadable.",
+        examples=["1f3a...e9.tfcw.json.gz"],
+    )
+    p.add_argument("bundles", nargs="+", metavar="BUNDLE", type=_text, help="bundle files")
+
+
+def _add_import(verbs, parent):
+    p = _add_verb(
+        verbs, parent, "import",
+        help="verify bundles and add them to the local library",
+        description="Library: $TFCNNWRAP_DATA, else the user data directory. Exit 0 every bundle imported or "
+        "already there, 1 some refused (each named with why), 2 usage error or unusable library.",
+        examples=["1f3a...e9.tfcw.json.gz", "downloads/bundles/"],
+    )
+    p.add_argument("paths", nargs="+", metavar="BUNDLE|DIR", type=_text, help="bundle files or directories")
+
+
+def _add_library(verbs, parent):
+    p = _add_verb(
+        verbs, parent, "library",
+        help="list the bundles in the local library",
+        description="One row per bundle and configuration: GPU, model, batch size, images/sec, verified.",
+        examples=["", "--gpu 2070 --model resnet50", "--format json"],
+    )
+    p.add_argument("--gpu", metavar="NAME", type=_text, help="only GPUs whose name has these words")
+    p.add_argument("--model", metavar="M", type=_text, help="only this model")
+    _add_format(p, ["table", "markdown", "csv", "json"])
+
+
+def _add_publish(verbs, parent):
+    p = _add_verb(
+        verbs, parent, "publish",
+        help="add a sweep or bundle to a git results repository and push",
+        description="Clones or fetches the repository, adds bundles/<vendor>/<gpu-slug>/<id>.tfcw.json.gz, "
+        "commits and pushes; a push rejected because someone pushed first is rebased and retried.",
+        examples=["results/20261130-101500 --to git@github.com:me/tf-results.git",
+                  "1f3a...e9.tfcw.json.gz --to /srv/git/results.git --branch main"],
+    )
+    p.add_argument("source", metavar="SWEEP_DIR|BUNDLE", type=_text, help="a sweep directory or a bundle file")
+    p.add_argument("--to", metavar="GIT_URL", type=_text, required=True,
+                   help="the results repository: a path, file://, ssh:// or https:// URL")
+    p.add_argument("--branch", metavar="B", type=_text, help="default: the repository's default branch")
+
+
+def _add_pull(verbs, parent):
+    p = _add_verb(
+        verbs, parent, "pull",
+        help="fetch a git results repository and import every new, verified bundle",
+        description="Fetches the branch (shallow), verifies every bundle the library has not seen and imports "
+        "the good ones; each bad one is named with its path and why. Exit as import.",
+        examples=["https://github.com/someone/tf-results.git", "/srv/git/results.git --branch main"],
+    )
+    p.add_argument("url", metavar="GIT_URL", type=_text, help="a path, file://, ssh:// or https:// URL")
+    p.add_argument("--branch", metavar="B", type=_text, help="default: the repository's default branch")
+
+
+VERB_BUILDERS = (_add_setup, _add_sweep, _add_report, _add_compare, _add_references, _add_parse, _add_doctor,
+                 _add_export, _add_verify, _add_import, _add_library, _add_publish, _add_pull)
 
 
 class _VersionAction(argparse.Action):

@@ -88,11 +88,12 @@ def _sources(columns, rows):
     return tuple((source, tuple(names)) for source, names in cited.items())
 
 
-def against_references(sweep_path, against, references_csv=None, strict=False, host=None):
-    """The sweep's measured rows against each named reference GPU, and each one's geometric mean."""
-    from tfcnnwrap.references import load_references
+def against_references(sweep_path, against, references_csv=None, strict=False, host=None, source="all"):
+    """The sweep's measured rows against each named reference GPU, and each one's geometric mean.
+    ``source``: builtin, community (the library's results) or all (tfcnnwrap.community)."""
+    from tfcnnwrap.community import reference_set
 
-    columns = tuple(load_references(references_csv).resolve_list(against))
+    columns = tuple(reference_set(references_csv, source).resolve_list(against))
     sweep = Sweep(sweep_path, host=host)
     tf_version = sweep.meta.tensorflow_version
     rows = []
@@ -205,7 +206,8 @@ def cmd_compare(args):
     code = 0
     if mode == "against":
         result = against_references(dirs[0], args.against, getattr(args, "references", None),
-                                    strict=bool(getattr(args, "strict", False)), host=host)
+                                    strict=bool(getattr(args, "strict", False)), host=host,
+                                    source=getattr(args, "source", None) or "all")
         comparetext.render_against(result, fmt)
         drawn = plot.plot_against if plot_path else None
     else:

@@ -29,12 +29,22 @@ _DISK_TROUBLE = ("no space left", "file too large", "disk quota", "read-only fil
 # --- pure helpers -----------------------------------------------------------------------------------------
 
 
-def normalise_repo_url(raw):
+def normalise_repo_url(raw, flag="--repo-url"):
     """The URL git will be given, or UsageError for anything git could read as an option or a command.
 
     A local path becomes an absolute ``file://`` URL (so that ``--depth`` applies); an ``https://``,
     ``http://``, ``ssh://``, ``git://`` or ``file://`` URL or scp-like ``user@host:path`` is kept as is.
+    ``flag``: the option the URL came from, as the messages name it (publish's ``--to``, pull's GIT_URL).
     """
+    try:
+        return _normalise_repo_url(raw)
+    except UsageError as exc:
+        if flag == "--repo-url":
+            raise
+        raise UsageError(exc.message.replace("--repo-url", flag)) from None
+
+
+def _normalise_repo_url(raw):
     text = "" if raw is None else str(raw)
     if not text.strip():
         raise UsageError(

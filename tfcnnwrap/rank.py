@@ -120,8 +120,9 @@ def _reference_row(gpu, pairs, per, power_of, price):
     return RankRow(geomean_pct=geometric_mean(scaled) * 100.0, **base)
 
 
-def rank(sweep_path, per=None, price=None, watts=None, references_csv=None, strict=False, host=None):
-    from tfcnnwrap.references import load_references
+def rank(sweep_path, per=None, price=None, watts=None, references_csv=None, strict=False, host=None,
+         source="all"):
+    from tfcnnwrap.community import reference_set
 
     if per == "dollar" and price is None:
         raise UsageError("--per dollar needs --price USD: what the measured GPU cost")
@@ -130,7 +131,7 @@ def rank(sweep_path, per=None, price=None, watts=None, references_csv=None, stri
         raise UsageError("--price ranks per dollar only: add --per dollar, or drop --price")
     if watts is not None and per != "watt":
         raise UsageError("--watts ranks per watt only: add --per watt, or drop --watts")
-    references = load_references(references_csv)
+    references = reference_set(references_csv, source)  # built-in and/or the library's community results
     sweep = Sweep(sweep_path, host=host)
     of = sum(1 for r in sweep.rows if r.mean is not None)
     if not of:
@@ -169,8 +170,13 @@ def cmd_rank(args, sweep_dir, fmt, plot_path=None):
 
     ranking = rank(sweep_dir, per=getattr(args, "per", None), price=getattr(args, "price", None),
                    watts=getattr(args, "watts", None), references_csv=getattr(args, "references", None),
-                   strict=bool(getattr(args, "strict", False)), host=getattr(args, "host", None))
+                   strict=bool(getattr(args, "strict", False)), host=getattr(args, "host", None),
+                   source=getattr(args, "source", None) or "all")
     ranktext.render_rank(ranking, fmt)
+    if fmt in ("table", "markdown"):
+        from tfcnnwrap.community import print_provenance
+
+        print_provenance(ranking, fmt)
     if plot_path:
         from tfcnnwrap.plotrank import plot_rank
 
