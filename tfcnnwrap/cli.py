@@ -27,6 +27,7 @@ HANDLERS = {
     "references": "tfcnnwrap.references:cmd_references",
     "parse": "tfcnnwrap.parse:cmd_parse",
     "doctor": "tfcnnwrap.doctor:cmd_doctor",
+    "site": "tfcnnwrap.htmlsite:cmd_site",
 }
 
 
@@ -125,6 +126,12 @@ def _add_format(p, formats):
     # a metavar: "[--format {table,markdown,csv,json}]" alone is wider than a 60-column usage line
     p.add_argument("--format", choices=formats, default=formats[0], metavar="FORMAT",
                    help="%s or %s (default: %s)" % (", ".join(formats[:-1]), formats[-1], formats[0]))
+
+
+def _add_out(p):
+    p.add_argument("--out", metavar="FILE", type=_text,
+                   help="with --format html: write the page to FILE (replaced atomically) instead of standard "
+                   "output; run logs under FILE's folder are linked")
 
 
 def _add_verb(verbs, parent, name, help, description, examples):
@@ -262,7 +269,8 @@ def _add_report(verbs, parent):
     )
     p.add_argument("sweep_dir", nargs="?", metavar="SWEEP_DIR", type=_text,
                    help="default: the newest sweep under results/")
-    _add_format(p, ["table", "markdown", "csv", "json"])
+    _add_format(p, ["table", "markdown", "csv", "json", "html"])
+    _add_out(p)
     p.add_argument("--plot", metavar="FILE.png", type=_plot_path,
                    help="also draw each configuration's runs: images/sec of every step, and the GPU's "
                    "temperature, SM clock and power over time; the suffix picks the format (.png, .svg, ...)")
@@ -305,7 +313,8 @@ def _add_compare(verbs, parent):
                    "(Welch, 95%%) than the baseline by more than PCT%%, naming it")
     p.add_argument("--host", metavar="NAME", type=_text,
                    help="a fleet sweep: this host's runs only (default: every host's runs pooled)")
-    _add_format(p, ["table", "markdown", "csv", "json"])
+    _add_format(p, ["table", "markdown", "csv", "json", "html"])
+    _add_out(p)
     p.add_argument(
         "--plot",
         metavar="FILE.png",
@@ -357,7 +366,24 @@ def _add_doctor(verbs, parent):
     _add_format(p, ["table", "json"])
 
 
-VERB_BUILDERS = (_add_setup, _add_sweep, _add_report, _add_compare, _add_references, _add_parse, _add_doctor)
+def _add_site(verbs, parent):
+    p = _add_verb(
+        verbs, parent, "site",
+        help="a static HTML site of sweeps, bundles or the library (no network needed to view it)",
+        description="An index (rank per model under each set of conditions, newest results), a page per "
+        "GPU, a page per sweep or bundle; relative links only, so the directory can be served by any static "
+        "host or opened from disk.",
+        examples=["results/* --out site", "library --out site", "results/a results/b --ab --out site"],
+    )
+    p.add_argument("sources", nargs="+", metavar="SOURCE", type=_text,
+                   help="sweep directories, bundles (*.tfcw.json.gz), directories of them, or `library`")
+    p.add_argument("--out", metavar="DIR", type=_text, required=True, help="the site's directory")
+    p.add_argument("--ab", action="store_true",
+                   help="also an A/B page: the first sweep is the baseline, the others candidates")
+
+
+VERB_BUILDERS = (_add_setup, _add_sweep, _add_report, _add_compare, _add_references, _add_parse, _add_doctor,
+                 _add_site)
 
 
 def build_parser():

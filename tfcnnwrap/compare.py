@@ -183,6 +183,16 @@ def _regression_exit(result, pct):
     return 1
 
 
+def _render(result, fmt, args, text_form, page):
+    """The text forms, or with --format html the page (htmlcompare) to --out or standard output."""
+    if fmt != "html":
+        text_form(result, fmt)
+        return
+    from tfcnnwrap import htmlcompare
+
+    htmlcompare.write(getattr(htmlcompare, page)(result), getattr(args, "out", None))
+
+
 def cmd_compare(args):
     import sys
 
@@ -196,6 +206,10 @@ def cmd_compare(args):
 
         require_matplotlib()
     host = getattr(args, "host", None)
+    if fmt == "html":
+        from tfcnnwrap.htmlpage import check_out
+
+        check_out(getattr(args, "out", None))  # before any work
     if mode == "rank":
         from tfcnnwrap import rank
 
@@ -206,13 +220,13 @@ def cmd_compare(args):
     if mode == "against":
         result = against_references(dirs[0], args.against, getattr(args, "references", None),
                                     strict=bool(getattr(args, "strict", False)), host=host)
-        comparetext.render_against(result, fmt)
+        _render(result, fmt, args, comparetext.render_against, "against_page")
         drawn = plot.plot_against if plot_path else None
     else:
         from tfcnnwrap.compareab import sweep_vs_sweeps
 
         result = sweep_vs_sweeps(dirs[0], dirs[1:], host=host)
-        abtext.render_ab(result, fmt)
+        _render(result, fmt, args, abtext.render_ab, "ab_page")
         drawn = plot.plot_ab if plot_path else None
         pct = getattr(args, "fail_on_regression", None)
         code = _regression_exit(result, pct) if pct is not None else 0

@@ -170,7 +170,12 @@ def cmd_rank(args, sweep_dir, fmt, plot_path=None):
     ranking = rank(sweep_dir, per=getattr(args, "per", None), price=getattr(args, "price", None),
                    watts=getattr(args, "watts", None), references_csv=getattr(args, "references", None),
                    strict=bool(getattr(args, "strict", False)), host=getattr(args, "host", None))
-    ranktext.render_rank(ranking, fmt)
+    if fmt == "html":
+        from tfcnnwrap import htmlcompare
+
+        htmlcompare.write(htmlcompare.rank_page(ranking), getattr(args, "out", None))
+    else:
+        ranktext.render_rank(ranking, fmt)
     if plot_path:
         from tfcnnwrap.plotrank import plot_rank
 
