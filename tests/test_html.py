@@ -1,0 +1,131 @@
+"""`report --format html` and `compare --format html`: one self-contained page with the JSON's numbers as
+text, hostile names as text, safe --out; and the pure parts (the number rule, chart geometry)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO_ROOT, assert_clean_error, cli_env
+from htmldata import HOSTILE_GPU, missing_numbers, page_text, seed_sweep
+
+from tfcnnwrap import htmlcharts
+from tfcnnwrap.htmlpage import num
+
+AGAINST = "1080-Ti,2080,2080-Ti,Vega 64,V100"
+
+
+def assert_self_contained(html):
+    """No script, no stylesheet or font from elsewhere, nothing that fetches: the page works offline and with
+    JavaScript off."""
+    lowered = html.lower()
+    assert "<script" not in lowered
+    assert "<link" not in lowered and "@import" not in lowered and "url(" not in lowered
+    _, links = page_text(html)
+    assert not [u for u in links if u.startswith(("http:", "https:", "//"))], links
+    assert "default-src 'none'" in html  # and a CSP that would block any fetch a hostile name smuggled in
+
+
+@pytest.fixture(scope="module")
+def sweeps(tmp_path_factory):
+    root = tmp_path_factory.mktemp("sweeps")
+    return {"seed": seed_sweep(root / "seed", logs=True),
+            "b": seed_sweep(root / "b", seed=2), "c": seed_sweep(root / "c", 1.04, seed=3),
+            "d": seed_sweep(root / "d", 0.97, seed=4, gpus=[HOSTILE_GPU])}
+
+
+def test_report_html_shows_every_number_of_the_json(cli, sweeps, tmp_path):
+    page = cli("report", sweeps["seed"], "--format", "html")
+    assert page.returncode == 0, page
+    data = json.loads(cli("report", sweeps["seed"], "--format", "json").stdout)
+    text, _ = page_text(page.stdout)
+    assert not missing_numbers(data, text)
+    assert_self_contained(page.stdout)
+    for part in ("GeForce RTX 2070", "fp32", "no XLA", "1 GPU", "parameter_server", "synthetic data",
+                 "cnn_tf_v1.12_compatible"):
+        assert part in text
+    assert "<table" in page.stdout and '<th scope="col">' in page.stdout
+    assert page.stdout.count("<title id=") >= 1 and "<desc id=" in page.stdout  # charts: title + text
+
+
+@pytest.mark.parametrize("view", ["against", "rank", "ab"])
+def test_compare_html_shows_every_number_of_the_json(cli, sweeps, view):
+    args = {"against": [sweeps["seed"], "--against", AGAINST], "rank": [sweeps["seed"], "--rank"],
+            "ab": [sweeps["b"], sweeps["c"], sweeps["d"]]}[view]
+    page = cli("compare", *args, "--format", "html")
+    assert page.returncode == 0, page
+    data = json.loads(cli("compare", *args, "--format", "json").stdout)
+    text, _ = page_text(page.stdout)
+    assert not missing_numbers(data, text)
+    assert_self_contained(page.stdout)
+
+
+def test_hostile_gpu_name_is_text(cli, sweeps):
+    page = cli("compare", sweeps["b"], sweeps["d"], "--format", "html").stdout
+    assert "<script>alert" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;alert(2)&lt;/script&gt;" in page
+    assert HOSTILE_GPU in page_text(page)[0]
+    report = cli("report", sweeps["d"], "--format", "html").stdout
+    assert "<img src=x" not in report and HOSTILE_GPU in page_text(report)[0]
+
+
+def test_logs_beside_the_page_are_linked_and_missing_ones_say_so(cli, sweeps, tmp_path):
+    out = sweeps["seed"] / "report.html"
+    assert cli("report", sweeps["seed"], "--format", "html", "--out", out).returncode == 0
+    html = out.read_text(encoding="utf-8")
+    _, links = page_text(html)
+    logs = [u for u in links if u.startswith("logs/")]
+    assert len(logs) == 15 and all((sweeps["seed"] / u).is_file() for u in logs)
+    # the same sweep without its logs: each run says its log is missing, and nothing links to it
+    bare = seed_sweep(tmp_path / "bare")
+    assert cli("report", bare, "--format", "html", "--out", bare / "r.html").returncode == 0
+    html = (bare / "r.html").read_text(encoding="utf-8")
+    assert not [u for u in page_text(html)[1] if u.startswith("logs/")]
+    assert html.count("missing: logs/") == 15
+
+
+def test_out_replaces_a_link_and_never_writes_through_it(cli, sweeps, tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me", encoding="utf-8")
+    out = tmp_path / "report.html"
+    os.symlink(victim, out)
+    result = cli("report", sweeps["seed"], "--format", "html", "--out", out)
+    assert result.returncode == 0, result
+    assert victim.read_text(encoding="utf-8") == "keep me"
+    assert not out.is_symlink() and out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_out_in_a_missing_directory_or_on_a_directory_is_one_line(cli, sweeps, tmp_path):
+    assert_clean_error(cli("report", sweeps["seed"], "--format", "html", "--out", tmp_path / "no" / "r.html"),
+                       2, "does not exist")
+    assert_clean_error(cli("compare", sweeps["b"], sweeps["c"], "--format", "html", "--out", tmp_path),
+                       2, "is a directory")
+
+
+def test_help_does_not_import_jinja2():
+    code = "import sys; from tfcnnwrap import cli; cli.build_parser(); print('jinja2' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], cwd=str(REPO_ROOT), env=cli_env(),
+                         stdout=subprocess.PIPE, check=True).stdout
+    assert out.strip() == b"False"
+
+
+def test_number_rule():
+    assert [num(v) for v in (3, 176.93333, 0.0, 0.004567, -12.3456, None, True, float("nan"))] == \
+        ["3", "176.93", "0.00", "0.00457", "-12.35", "\u2013", "yes", "\u2013"]
+
+
+def test_bar_chart_puts_zero_the_rule_and_whiskers_where_they_belong():
+    chart = htmlcharts.bar_chart("t", [htmlcharts.Bar("a", 50.0, "50", 40.0, 60.0),
+                                       htmlcharts.Bar("b", -20.0, "-20", kind="down")], rule=(100.0, "level"))
+    a, b = chart.bars
+    zero = a["x"]
+    assert b["x"] + b["w"] == pytest.approx(zero)  # a negative bar ends at zero, left of it
+    assert a["whisker"]["x1"] < a["x"] + a["w"] < a["whisker"]["x2"]
+    assert chart.rule["x"] > a["whisker"]["x2"]
+    assert htmlcharts.LABEL_W <= min(b["x"], zero) and chart.rule["x"] <= htmlcharts.WIDTH
+
+
+def test_line_chart_without_points_is_none():
+    assert htmlcharts.line_chart("t", [("run 1", [], "solid")]) is None
