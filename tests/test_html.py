@@ -129,3 +129,25 @@ def test_bar_chart_puts_zero_the_rule_and_whiskers_where_they_belong():
 
 def test_line_chart_without_points_is_none():
     assert htmlcharts.line_chart("t", [("run 1", [], "solid")]) is None
+
+
+@pytest.mark.parametrize("fmt", ["json", "markdown", "csv"])
+def test_out_writes_every_format(cli, sweeps, tmp_path, fmt):
+    out = tmp_path / ("r." + fmt)
+    result = cli("report", sweeps["seed"], "--format", fmt, "--out", out)
+    assert result.returncode == 0 and result.stdout == "", result
+    assert out.read_text(encoding="utf-8") == cli("report", sweeps["seed"], "--format", fmt).stdout
+    ab = cli("compare", sweeps["b"], sweeps["c"], "--format", fmt, "--out", tmp_path / "ab")
+    assert ab.returncode == 0 and (tmp_path / "ab").read_text(encoding="utf-8").strip(), ab
+
+
+def test_out_on_a_read_only_directory_is_one_line(cli, sweeps, tmp_path):
+    if os.geteuid() == 0:
+        pytest.skip("root writes into read-only directories")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        assert_clean_error(cli("report", sweeps["seed"], "--format", "html", "--out", ro / "r.html"), 2, "cannot write")
+    finally:
+        ro.chmod(0o700)

@@ -130,8 +130,8 @@ def _add_format(p, formats):
 
 def _add_out(p):
     p.add_argument("--out", metavar="FILE", type=_text,
-                   help="with --format html: write the page to FILE (replaced atomically) instead of standard "
-                   "output; run logs under FILE's folder are linked")
+                   help="write to FILE (replaced atomically) instead of standard output; with --format html, "
+                   "run logs under FILE's folder are linked")
 
 
 def _add_verb(verbs, parent, name, help, description, examples):

@@ -196,6 +196,10 @@ def _render(result, fmt, args, text_form, page):
 def cmd_compare(args):
     import sys
 
+    if getattr(args, "out", None) and getattr(args, "format", None) != "html":
+        from tfcnnwrap.outfile import written_to
+
+        return written_to(args.out, cmd_compare, args)
     dirs = list(getattr(args, "dirs", None) or [])
     mode = _mode(args, dirs)
     dirs = _dirs(args, mode)

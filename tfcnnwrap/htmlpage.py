@@ -10,14 +10,13 @@ Numbers are written as text by one rule (`num`): integers whole, other numbers w
 import json
 import math
 import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, List, Optional
 from urllib.parse import quote
 
 from tfcnnwrap import htmlcharts
-from tfcnnwrap.errors import UsageError
+from tfcnnwrap.outfile import check_out, emit  # noqa: F401 - the pages' writers (htmlcompare)
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 _ENV = []
@@ -86,37 +85,6 @@ class Table:
     headers: List[str]
     rows: List[List[dict]] = field(default_factory=list)
     row_classes: List[str] = field(default_factory=list)
-
-
-# -- writing -----------------------------------------------------------------------------------------------
-
-
-def check_out(out: Optional[str]) -> Optional[Path]:
-    """``--out FILE`` checked before any work: not a directory, in a directory that exists."""
-    if not out:
-        return None
-    path = Path(out)
-    if path.is_dir() and not path.is_symlink():
-        raise UsageError("--out %s is a directory; give a file such as %s" % (out, path / "report.html"))
-    if not path.parent.is_dir():
-        raise UsageError("--out %s: the directory %s does not exist; create it first" % (out, path.parent))
-    return path
-
-
-def emit(text: str, out: Optional[Path]) -> None:
-    """The page to ``out`` (atomic replace; a link at the name is replaced, never written through) or to
-    standard output."""
-    if out is None:
-        sys.stdout.write(text)
-        return
-    from tfcnnwrap import safefs
-    from tfcnnwrap.store import fs_error
-
-    try:
-        safefs.atomic_write(out, text)
-    except OSError as exc:
-        raise fs_error(exc, "write %s" % out) from None
-    sys.stderr.write("tfcnnwrap: wrote %s\n" % out)
 
 
 # -- a sweep's (or a bundle's) results -----------------------------------------------------------------------

@@ -174,6 +174,10 @@ def cmd_report(args):
     """Exit 0 whenever the sweep can be read, failed runs or not (they are in the table); 2 when it cannot."""
     from tfcnnwrap import render
 
+    if getattr(args, "out", None) and args.format != "html":
+        from tfcnnwrap.outfile import written_to
+
+        return written_to(args.out, cmd_report, args)
     if args.format == "html":
         from tfcnnwrap.htmlpage import cmd_report_html
 
