@@ -154,3 +154,17 @@ def test_site_rebuilt_in_place_replaces_its_pages(cli, sources, tmp_path):
     os.symlink(victim, page)
     assert cli("site", sources["a"], "--out", out).returncode == 0
     assert victim.read_text(encoding="utf-8") == "keep" and not Path(page).is_symlink()
+
+
+def test_many_sources_are_read_in_worker_processes_alike(sources, tmp_path, monkeypatch):
+    from tfcnnwrap import htmlsite
+
+    args = [str(sources["sweeps"]), str(sources["bundles"]), str(tmp_path / "bad.tfcw.json.gz")]
+    (tmp_path / "bad.tfcw.json.gz").write_bytes(gzip.compress(b'{"runs": "no"}'))
+    alone = htmlsite.collect(args, tmp_path)
+    monkeypatch.setattr(htmlsite, "PARALLEL_FROM", 2)
+    monkeypatch.setattr(htmlsite.os, "cpu_count", lambda: 2)
+    pooled = htmlsite.collect(args, tmp_path)
+    assert [(e.slug, e.view.rows, e.view.log_links) for e in pooled[0]] == \
+        [(e.slug, e.view.rows, e.view.log_links) for e in alone[0]]
+    assert len(pooled[0]) == 4 and pooled[1] == alone[1] and "no list of runs" in pooled[1][0]

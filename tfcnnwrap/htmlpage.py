@@ -12,7 +12,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, List, Optional
+from typing import Any, List, Optional
 from urllib.parse import quote
 
 from tfcnnwrap import htmlcharts
@@ -102,8 +102,12 @@ class ResultView:
     environment: List[tuple]  # (what, text)
     created_at: str = ""
     conditions: dict = field(default_factory=dict)  # precision, xla, variable_update, data as text
-    series: Optional[Callable] = None  # run -> (steps, gpu samples), or None: not available
-    log_link: Callable = field(default=lambda run: {"state": "none", "text": "no log"})
+    # run.key -> (steps, gpu samples) and -> its log's link; plain data, so a view crosses processes
+    series: dict = field(default_factory=dict)
+    log_links: dict = field(default_factory=dict)
+
+    def log_link(self, run) -> dict:
+        return self.log_links.get(run.key) or {"state": "none", "text": "no log recorded"}
 
 
 def environment_items(meta) -> List[tuple]:
@@ -142,8 +146,8 @@ def sweep_view(path, out_dir: Optional[Path], root: Optional[Path] = None) -> Re
     return ResultView(label=str(path), gpu=meta.gpu_names() or ("CPU" if meta.on_cpu else "GPU not recorded"),
                       parts=title_parts(path, meta)[1:], rows=rows, runs=runs, conditions=conditions,
                       environment=environment_items(meta), created_at=meta.created_at or "",
-                      series=lambda run: run_series(sweep, run),
-                      log_link=lambda run: sweep_log_link(sweep, run, out_dir, root))
+                      series={run.key: run_series(sweep, run) for run in runs},
+                      log_links={run.key: sweep_log_link(sweep, run, out_dir, root) for run in runs})
 
 
 def sweep_log_link(sweep, run, out_dir: Optional[Path], root: Optional[Path] = None) -> dict:
@@ -285,14 +289,14 @@ def run_charts(view: ResultView, limit: int = 24) -> List[Any]:
     over the run's seconds (when it sampled them); at most ``limit`` configurations."""
     from tfcnnwrap.plotruns import _seconds
 
-    if view.series is None:
+    if not view.series:
         return []
     by_config = {}
     for run in view.runs:
         by_config.setdefault(config_label(run), []).append(run)
     charts = []
     for label, runs in list(by_config.items())[:limit]:
-        series = [(run, view.series(run)) for run in sorted(runs, key=lambda r: r.run)]
+        series = [(run, view.series.get(run.key) or ([], [])) for run in sorted(runs, key=lambda r: r.run)]
         steps = [("run %d" % run.run, [(float(s), float(v)) for s, v in st], "solid") for run, (st, _) in series]
         chart = htmlcharts.line_chart("%s: images/sec of every step, per run" % label, steps, xlabel="step",
                                       ylabel="images/sec", desc=_series_desc(steps, "images/sec"))

@@ -161,8 +161,8 @@ def bundle_entry(path: Path, data: dict) -> Entry:
     created = data.get("created_at") if isinstance(data.get("created_at"), str) else ""
     view = ResultView(label="bundle %s" % ident, gpu=_bundle_gpu(cond), parts=parts, rows=rows, runs=runs,
                       environment=env, created_at=created[:40], conditions=conditions,
-                      series=lambda run: (step_points(logs[run.log].encode("utf-8", "replace"))
-                                          if run.log in logs else [], []))
+                      series={run.key: (step_points(logs[run.log].encode("utf-8", "replace")), [])
+                              for run in runs if run.log in logs})
     return Entry(key="bundle:%s:%s" % (ident, path.resolve()), kind="bundle", view=view, conditions=conditions,
                  logs=logs)
 
@@ -196,26 +196,49 @@ def _expand(source: str) -> List[Path]:
     return found
 
 
-def collect(sources: List[str], out_dir: Path) -> tuple:
-    """(entries, problems): every source read; one that cannot be is named with why and left out."""
+PARALLEL_FROM = 16  # fewer sources than this are read in this process: a pool's start costs more
+
+
+def _read_one(path: Path, out_dir: Path) -> tuple:
+    """(entry, None), or (None, why) for a source that cannot be read; runs in worker processes."""
     from tfcnnwrap.errors import TfcnnwrapError
 
+    try:
+        if path.is_file():
+            return bundle_entry(path, read_bundle(path)), None
+        return sweep_entry(path, out_dir), None
+    except (BundleError, TfcnnwrapError) as exc:
+        return None, str(getattr(exc, "message", exc))
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        if not path.is_file():
+            raise
+        # another person's bundle of a shape no check foresaw: left out, named, never a crash
+        return None, "%s: not a bundle this tfcnnwrap can read (%s: %s)" % (path, type(exc).__name__,
+                                                                          str(exc)[:120])
+
+
+def _read_all(paths: List[Path], out_dir: Path) -> list:
+    """Every source read, in order; many of them in worker processes (a sweep's summary is pandas work)."""
+    workers = min(os.cpu_count() or 1, 8)
+    if len(paths) < PARALLEL_FROM or workers < 2:
+        return [_read_one(p, out_dir) for p in paths]
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(_read_one, paths, [out_dir] * len(paths), chunksize=8))
+
+
+def collect(sources: List[str], out_dir: Path) -> tuple:
+    """(entries, problems): every source read; one that cannot be is named with why and left out."""
+    paths = [path for source in sources for path in _expand(source)]
     entries, problems, seen = [], [], set()
-    for source in sources:
-        for path in _expand(source):
-            try:
-                entry = (bundle_entry(path, read_bundle(path)) if path.is_file()
-                         else sweep_entry(path, out_dir))
-            except (BundleError, TfcnnwrapError) as exc:
-                problems.append(str(getattr(exc, "message", exc)))
-                continue
-            if entry.key not in seen:
-                seen.add(entry.key)
-                entries.append(entry)
-    slugs = set()
-    for entry in entries:
-        entry.slug = slug(entry.view.gpu + "-" + entry.view.label.rsplit("/", 1)[-1], entry.key)
-        slugs.add(entry.slug)
+    for entry, problem in _read_all(paths, out_dir):
+        if problem:
+            problems.append(problem)
+        elif entry.key not in seen:
+            seen.add(entry.key)
+            entry.slug = slug(entry.view.gpu + "-" + entry.view.label.rsplit("/", 1)[-1], entry.key)
+            entries.append(entry)
     return entries, problems
 
 
@@ -376,7 +399,7 @@ def build_site(entries: List[Entry], writer: SiteWriter, problems: List[str], ab
     for entry in entries:
         if entry.kind == "bundle":
             names = _bundle_links(entry)
-            entry.view.log_link = lambda run, names=names: _bundle_log_link(names, run)
+            entry.view.log_links = {run.key: _bundle_log_link(names, run) for run in entry.view.runs}
             if names:
                 writer.folder("logs/%s" % entry.slug)
             for name, rel in names.items():
