@@ -13,12 +13,14 @@ def _ratio_kind(ratio):
 
 
 def against_table(comparison) -> Table:
-    headers = ["model", "batch", "GPUs", "measured img/s", "ok runs"]
-    headers += ["%s img/s (measured / it)" % typed for typed, _ in comparison.columns]
-    table = Table("Measured images/sec against each reference's published figure", headers)
+    several = comparison.sweep.several_counts
+    headers = ["model", "batch"] + (["GPUs"] if several else []) + ["measured img/s", "ok runs"]
+    headers += [typed for typed, _ in comparison.columns]
+    table = Table("Measured images/sec against each reference: its published images/sec (measured / it)",
+                  headers)
     for row in comparison.rows:
-        cells = [cell(row.model), numcell(row.batch_size), numcell(row.num_gpus), numcell(row.measured),
-                 numcell(row.runs_ok)]
+        cells = [cell(row.model), numcell(row.batch_size)] + ([numcell(row.num_gpus)] if several else [])
+        cells += [numcell(row.measured), numcell(row.runs_ok)]
         for c in row.cells:
             if not c.found:
                 cells.append(cell("n/a", "muted"))
@@ -27,7 +29,7 @@ def against_table(comparison) -> Table:
             cells.append(cell(text, "n", title="published as %s" % c.published))
         table.rows.append(cells)
         table.row_classes.append("")
-    geo = [cell("geomean"), cell(""), cell(""), cell(""), cell("")]
+    geo = [cell("geomean")] + [cell("") for _ in range(len(headers) - 1 - len(comparison.geomean))]
     geo += [cell("%s (%s of %s)" % (pct(g.ratio_pct), num(g.count), num(g.of)), "n") for g in comparison.geomean]
     table.rows.append(geo)
     table.row_classes.append("measured")
