@@ -151,3 +151,8 @@ def test_out_on_a_read_only_directory_is_one_line(cli, sweeps, tmp_path):
         assert_clean_error(cli("report", sweeps["seed"], "--format", "html", "--out", ro / "r.html"), 2, "cannot write")
     finally:
         ro.chmod(0o700)
+
+
+def test_report_plot_with_html_is_refused_in_one_line(cli, sweeps, tmp_path):
+    assert_clean_error(cli("report", sweeps["seed"], "--format", "html", "--plot", tmp_path / "x.png"), 2,
+                       "draws its own charts")

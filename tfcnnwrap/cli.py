@@ -29,6 +29,12 @@ HANDLERS = {
     "doctor": "tfcnnwrap.doctor:cmd_doctor",
     "site": "tfcnnwrap.htmlsite:cmd_site",
 }
+# --format html goes to the page builders, which call the verb's own code (report and compare import no
+# page code, so no module imports one that imports it back).
+HTML_HANDLERS = {
+    "report": "tfcnnwrap.htmlpage:cmd_report_html",
+    "compare": "tfcnnwrap.htmlcompare:cmd_compare_html",
+}
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
@@ -445,7 +451,8 @@ def main(argv=None):
     if not args.verb:
         parser.print_help()
         return EXIT_USAGE
-    module_name, func_name = HANDLERS[args.verb].split(":")
+    handlers = HTML_HANDLERS if getattr(args, "format", None) == "html" else HANDLERS
+    module_name, func_name = handlers.get(args.verb, HANDLERS[args.verb]).split(":")
     try:
         handler = getattr(importlib.import_module(module_name), func_name)
         return int(handler(args) or 0)

@@ -183,17 +183,17 @@ def _regression_exit(result, pct):
     return 1
 
 
-def _render(result, fmt, args, text_form, page):
-    """The text forms, or with --format html the page (htmlcompare) to --out or standard output."""
-    if fmt != "html":
+def _render(result, fmt, text_form, page):
+    """The view's page when the caller passed one (``--format html``), else its text form."""
+    if page is not None:
+        page(result)
+    else:
         text_form(result, fmt)
-        return
-    from tfcnnwrap import htmlcompare
-
-    htmlcompare.write(getattr(htmlcompare, page)(result), getattr(args, "out", None))
 
 
-def cmd_compare(args):
+def cmd_compare(args, pages=None):
+    """``pages``: view ("against", "ab", "rank") -> a function writing that view's page; htmlcompare passes
+    them for ``--format html``, so compare imports no page code."""
     import sys
 
     if getattr(args, "out", None) and getattr(args, "format", None) != "html":
@@ -210,27 +210,24 @@ def cmd_compare(args):
 
         require_matplotlib()
     host = getattr(args, "host", None)
-    if fmt == "html":
-        from tfcnnwrap.htmlpage import check_out
-
-        check_out(getattr(args, "out", None))  # before any work
+    pages = pages or {}
     if mode == "rank":
         from tfcnnwrap import rank
 
-        return rank.cmd_rank(args, dirs[0], fmt, plot_path)
+        return rank.cmd_rank(args, dirs[0], fmt, plot_path, page=pages.get("rank"))
     from tfcnnwrap import abtext, comparetext, plot
 
     code = 0
     if mode == "against":
         result = against_references(dirs[0], args.against, getattr(args, "references", None),
                                     strict=bool(getattr(args, "strict", False)), host=host)
-        _render(result, fmt, args, comparetext.render_against, "against_page")
+        _render(result, fmt, comparetext.render_against, pages.get("against"))
         drawn = plot.plot_against if plot_path else None
     else:
         from tfcnnwrap.compareab import sweep_vs_sweeps
 
         result = sweep_vs_sweeps(dirs[0], dirs[1:], host=host)
-        _render(result, fmt, args, abtext.render_ab, "ab_page")
+        _render(result, fmt, abtext.render_ab, pages.get("ab"))
         drawn = plot.plot_ab if plot_path else None
         pct = getattr(args, "fail_on_regression", None)
         code = _regression_exit(result, pct) if pct is not None else 0

@@ -2,7 +2,7 @@
 `--rank`), from the same results and rows as its JSON (compare, compareab and rank compute; the notes are
 comparetext's, abtext's and ranktext's). Drawn by the templates through htmlpage."""
 
-from typing import List, Optional
+from typing import List
 
 from tfcnnwrap import htmlcharts
 from tfcnnwrap.htmlpage import Table, cell, check_out, config_label, emit, num, numcell, pct, render
@@ -169,5 +169,14 @@ def rank_page(ranking) -> str:
                              "charts": [c for c in (rank_chart(ranking),) if c]}], notes=notes[1:])
 
 
-def write(page: str, out: Optional[str]) -> None:
-    emit(page, check_out(out))
+def cmd_compare_html(args) -> int:
+    """`compare --format html [--out FILE]`: compare's own verb, each view written as its page."""
+    import argparse
+
+    from tfcnnwrap.compare import cmd_compare
+
+    out = check_out(getattr(args, "out", None))  # before any work
+    pages = {"against": lambda result: emit(against_page(result), out),
+             "ab": lambda result: emit(ab_page(result), out),
+             "rank": lambda ranking: emit(rank_page(ranking), out)}
+    return cmd_compare(argparse.Namespace(**dict(vars(args), out=None)), pages=pages)

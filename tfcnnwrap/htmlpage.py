@@ -16,6 +16,7 @@ from typing import Any, List, Optional
 from urllib.parse import quote
 
 from tfcnnwrap import htmlcharts
+from tfcnnwrap.errors import UsageError
 from tfcnnwrap.outfile import check_out, emit  # noqa: F401 - the pages' writers (htmlcompare)
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -341,6 +342,9 @@ def cmd_report_html(args) -> int:
     """`report --format html [--out FILE]`."""
     from tfcnnwrap.store import newest_sweep
 
+    if getattr(args, "plot", None):
+        raise UsageError("--plot goes with --format table, markdown, csv or json; the HTML page draws its own "
+                         "charts")
     out = check_out(getattr(args, "out", None))
     path = Path(args.sweep_dir) if args.sweep_dir else newest_sweep()
     emit(report_page(path, out), out)

@@ -162,7 +162,8 @@ def _with_rank(row, rank_number):
     return replace(row, rank=rank_number)
 
 
-def cmd_rank(args, sweep_dir, fmt, plot_path=None):
+def cmd_rank(args, sweep_dir, fmt, plot_path=None, page=None):
+    """``page``: a function writing the ranking's page (``--format html``, from htmlcompare)."""
     import sys
 
     from tfcnnwrap import ranktext
@@ -170,10 +171,8 @@ def cmd_rank(args, sweep_dir, fmt, plot_path=None):
     ranking = rank(sweep_dir, per=getattr(args, "per", None), price=getattr(args, "price", None),
                    watts=getattr(args, "watts", None), references_csv=getattr(args, "references", None),
                    strict=bool(getattr(args, "strict", False)), host=getattr(args, "host", None))
-    if fmt == "html":
-        from tfcnnwrap import htmlcompare
-
-        htmlcompare.write(htmlcompare.rank_page(ranking), getattr(args, "out", None))
+    if page is not None:
+        page(ranking)
     else:
         ranktext.render_rank(ranking, fmt)
     if plot_path:

@@ -178,10 +178,6 @@ def cmd_report(args):
         from tfcnnwrap.outfile import written_to
 
         return written_to(args.out, cmd_report, args)
-    if args.format == "html":
-        from tfcnnwrap.htmlpage import cmd_report_html
-
-        return cmd_report_html(args)
     plot_path = getattr(args, "plot", None)
     if plot_path:
         from tfcnnwrap.plot import require_matplotlib
