@@ -135,3 +135,20 @@ def _assert_links_resolve(page, path):
         assert target.is_file() and site.resolve() in target.resolve().parents, href
     response = page.goto(sorted(set(hrefs))[-1])
     assert response is None or response.ok
+
+
+def test_dark_scheme_and_print(browser, pages, tmp_path):
+    """Colours follow the reader's dark setting; print drops the navigation and lets wide tables run out."""
+    path, _ = pages["index"]
+    page = browser.new_page(viewport={"width": 390, "height": 844}, color_scheme="dark")
+    try:
+        page.goto(path.as_uri())
+        background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        assert background == "rgb(21, 24, 28)"
+        page.screenshot(path=str(tmp_path / "index-dark-390.png"), full_page=True)
+        page.emulate_media(media="print", color_scheme="dark")
+        assert page.evaluate("getComputedStyle(document.querySelector('nav')).display") == "none"
+        assert page.evaluate("getComputedStyle(document.querySelector('.scroll')).overflowX") == "visible"
+        assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(255, 255, 255)"
+    finally:
+        page.close()

@@ -156,3 +156,45 @@ def test_out_on_a_read_only_directory_is_one_line(cli, sweeps, tmp_path):
 def test_report_plot_with_html_is_refused_in_one_line(cli, sweeps, tmp_path):
     assert_clean_error(cli("report", sweeps["seed"], "--format", "html", "--plot", tmp_path / "x.png"), 2,
                        "draws its own charts")
+
+
+def test_flags_are_read_from_the_row_not_computed():
+    from tfcnnwrap.htmlpage import flag_texts
+
+    row = {"flags": ["outlier", "throttled"], "throttle_reasons": "sw_thermal_slowdown:3", "ci95_wide": True}
+    assert flag_texts(row) == ["outlier", "throttled: sw_thermal_slowdown:3"]  # `flags` as the report set it
+    older = {"outlier_runs": "2 5", "ci95_wide": True, "drifting_runs": 1, "throttled_runs": 0}
+    assert flag_texts(older) == ["outlier runs 2 5", "wide CI", "drift (1 runs)"]
+    assert flag_texts({"flags": []}) == []
+
+
+def test_flags_show_in_the_page(cli, tmp_path):
+    from sweepdata import write_sweep
+
+    values = {("resnet50", 64): [100.0, 101.0, 100.5, 99.8, 100.2, 140.0]}
+    sweep = write_sweep(tmp_path / "s", values)
+    data = json.loads(cli("report", sweep, "--format", "json").stdout)
+    page = cli("report", sweep, "--format", "html").stdout
+    text, _ = page_text(page)
+    assert not missing_numbers(data, text)
+    rows = data["rows"] if isinstance(data, dict) else data
+    flags = rows[0].get("flags")
+    expected = flags if flags else (["outlier runs"] if rows[0].get("outlier_runs") else [])
+    assert expected and all(str(f if isinstance(f, str) else "") in text for f in expected)
+    assert 'class="flagged"' in page
+
+
+def test_scaling_chart_has_the_ideal_line():
+    from tfcnnwrap.htmlpage import scaling_chart
+
+    rows = [{"model": "resnet50", "num_gpus": n, "mean": m} for n, m in ((1, 100.0), (2, 180.0), (4, 300.0))]
+    chart = scaling_chart(rows)
+    assert [s["name"] for s in chart.series] == ["resnet50", "resnet50 ideal"]
+    assert chart.series[1]["style"] == "dashed" and "4 GPUs 300.00" in chart.desc
+    assert scaling_chart(rows[:1]) is None
+
+
+def test_run_charts_from_the_logs(cli, sweeps):
+    page = cli("report", sweeps["seed"], "--format", "html").stdout
+    assert page.count("images/sec of every step, per run</title>") == 5
+    assert page.count("<polyline") >= 15

@@ -91,7 +91,7 @@ def bar_chart(title: str, bars: Sequence[Bar], axis: str = "", rule: Optional[Tu
         if b.low is not None and b.high is not None:
             whisker = {"x1": round(scale(b.low), 2), "x2": round(scale(b.high), 2), "y": y + BAR_H / 2}
         end = max(x1, whisker["x2"] if whisker else x1)
-        short = b.label if len(b.label) <= 18 else b.label[:17] + "\u2026"
+        short = b.label if len(b.label) <= 16 else b.label[:15] + "\u2026"
         chart.bars.append({"label": b.label, "short": short, "text": b.text, "kind": b.kind, "y": y, "h": BAR_H,
                            "x": round(x0, 2), "w": round(max(x1 - x0, 0.5), 2), "whisker": whisker,
                            "text_x": round(min(end + 4, WIDTH - 2), 2), "label_y": y + BAR_H / 2})

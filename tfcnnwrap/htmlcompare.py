@@ -8,6 +8,14 @@ from tfcnnwrap import htmlcharts
 from tfcnnwrap.htmlpage import Table, cell, check_out, config_label, emit, num, numcell, pct, render
 
 
+def sweep_parts(sweep) -> List[str]:
+    """The conditions a sweep's figures were measured under, as the report's title names them (GPU, precision,
+    XLA, GPU count, variable update, data, TensorFlow, branch)."""
+    from tfcnnwrap.report import title_parts
+
+    return title_parts(sweep.path, sweep.meta)[1:]
+
+
 def _ratio_kind(ratio):
     return "up" if ratio >= 100.0 else "down"
 
@@ -59,12 +67,12 @@ def against_charts(comparison) -> List:
 
 
 def against_page(comparison) -> str:
-    from tfcnnwrap.comparetext import against_notes, conditions_line
+    from tfcnnwrap.comparetext import against_notes
 
     sweep = comparison.sweep
     return render("compare.html.j2", title="%s against published references" % sweep.label(),
                   heading="%s against published references" % (sweep.gpu_label() or sweep.name),
-                  subtitle=str(sweep.path), parts=[conditions_line(comparison.conditions, " \u00b7 ")],
+                  subtitle=str(sweep.path), parts=sweep_parts(sweep),
                   before=[], sections=[{"heading": "", "table": against_table(comparison),
                                         "charts": against_charts(comparison), "lines": []}],
                   notes=against_notes(comparison))
@@ -127,7 +135,8 @@ def ab_page(result, nav=None) -> str:
     return render("compare.html.j2", title="A/B: candidates against %s" % label, nav=nav or [],
                   heading="A/B: %d candidate%s against baseline %s" % (len(sections), "" if len(sections) == 1
                                                                         else "s", label),
-                  subtitle="", parts=[], before=[], sections=sections,
+                  subtitle="", parts=sweep_parts(base) if hasattr(base, "meta") else [], before=[],
+                  sections=sections,
                   notes=ab_notes(result.comparisons[0]) if result.comparisons else [])
 
 
@@ -164,7 +173,7 @@ def rank_page(ranking) -> str:
     sweep = ranking.sweep
     return render("compare.html.j2", title="%s ranked among published references" % sweep.label(),
                   heading="%s ranked among published references" % (sweep.gpu_label() or sweep.name),
-                  subtitle=str(sweep.path), parts=[], before=notes[:1],
+                  subtitle=str(sweep.path), parts=sweep_parts(sweep), before=notes[:1],
                   sections=[{"heading": "", "lines": [], "table": rank_table(ranking),
                              "charts": [c for c in (rank_chart(ranking),) if c]}], notes=notes[1:])
 
