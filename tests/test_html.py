@@ -198,3 +198,24 @@ def test_run_charts_from_the_logs(cli, sweeps):
     page = cli("report", sweeps["seed"], "--format", "html").stdout
     assert page.count("images/sec of every step, per run</title>") == 5
     assert page.count("<polyline") >= 15
+
+
+def test_gpu_temperature_clock_and_power_over_the_run(cli, tmp_path):
+    from sweepdata import write_sweep
+
+    from tfcnnwrap.gpusamples import LEGACY_FIELDS
+
+    sweep = write_sweep(tmp_path / "s", {("resnet50", 64): [176.9]})
+    record = json.loads((sweep / "runs.jsonl").read_text(encoding="utf-8"))
+    record["telemetry"] = {"samples_file": "resnet50-bs64-run1.gpu.csv", "max_temp_c": 83.0, "throttled": True,
+                           "throttle_reasons": ["sw_thermal_slowdown"], "mean_power_w": 170.0}
+    (sweep / "runs.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
+    lines = [", ".join(LEGACY_FIELDS)] + ["2026/11/30 10:15:%02d.000, 0, %d, %d, 170.5, 99, 7000"
+                                          % (s, 70 + s, 1900 - 20 * s) for s in range(10)]
+    (sweep / "logs" / "resnet50-bs64-run1.gpu.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    page = cli("report", sweep, "--format", "html").stdout
+    for title in ("GPU temperature (\u00b0C)", "GPU SM clock (MHz)", "GPU power (W)"):
+        assert "resnet50 bs64: %s over seconds into the run" % title in page
+    assert "run 1: 10 points from 70.00 to 79.00 \u00b0C" in page  # the chart's text alternative
+    text, _ = page_text(page)
+    assert "83.00" in text and "throttled" in text
