@@ -20,7 +20,7 @@ from tfcnnwrap.errors import UsageError
 from tfcnnwrap.outfile import check_out, emit  # noqa: F401 - the pages' writers (htmlcompare)
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-_ENV = []
+_ENV: list = []
 
 
 def environment():
@@ -244,13 +244,13 @@ def means_chart(rows: List[dict]):
 
 def scaling_chart(rows: List[dict]):
     """images/sec against GPU count per model, with the ideal (one GPU's figure times the count) dashed."""
-    by_model = {}
+    by_model: dict = {}
     for r in rows:
         if isinstance(r.get("mean"), (int, float)) and r.get("num_gpus"):
             by_model.setdefault(r["model"], []).append((r["num_gpus"], r["mean"]))
     if len({n for pts in by_model.values() for n, _ in pts}) < 2:
         return None
-    series = []
+    series: list = []
     for model, pts in by_model.items():
         pts.sort()
         one = dict(pts).get(1)
@@ -266,7 +266,7 @@ def scaling_chart(rows: List[dict]):
 def runs_table(view: ResultView) -> Table:
     table = Table("Every run, with its log", ["model", "batch", "GPUs", "run", "status", "images/sec",
                                               "seconds", "started", "max \u00b0C", "throttled", "log"])
-    order = {}
+    order: dict = {}
     for run in view.runs:
         order.setdefault(config_label(run), len(order))
     for run in sorted(view.runs, key=lambda r: (order[config_label(r)], r.run)):
@@ -292,12 +292,12 @@ def run_charts(view: ResultView, limit: int = 24) -> List[Any]:
 
     if not view.series:
         return []
-    by_config = {}
+    by_config: dict = {}
     for run in view.runs:
         by_config.setdefault(config_label(run), []).append(run)
     charts = []
     for label, runs in list(by_config.items())[:limit]:
-        series = [(run, view.series.get(run.key) or ([], [])) for run in sorted(runs, key=lambda r: r.run)]
+        series: list = [(run, view.series.get(run.key) or ([], [])) for run in sorted(runs, key=lambda r: r.run)]
         steps = [("run %d" % run.run, [(float(s), float(v)) for s, v in st], "solid") for run, (st, _) in series]
         chart = htmlcharts.line_chart("%s: images/sec of every step, per run" % label, steps, xlabel="step",
                                       ylabel="images/sec", desc=_series_desc(steps, "images/sec"))

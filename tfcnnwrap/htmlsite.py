@@ -146,7 +146,8 @@ def bundle_entry(path: Path, data: dict) -> Entry:
     from tfcnnwrap.logparse import step_points
 
     runs = _bundle_runs(data)
-    cond = data.get("conditions") if isinstance(data.get("conditions"), dict) else {}
+    raw = data.get("conditions")
+    cond: dict = raw if isinstance(raw, dict) else {}
     logs = _bundle_logs(data)
     rows = [r.to_dict() for r in with_fleet(summarize(runs))]
     ident = _scalar_text(data.get("id") or path.name, 80)
@@ -158,7 +159,8 @@ def bundle_entry(path: Path, data: dict) -> Entry:
     env = [(k, _scalar_text(data.get(k))) for k in ("id", "format", "tool_version", "created_at")
            if data.get(k) is not None]
     env += [(str(k)[:80], _scalar_text(v)) for k, v in cond.items()]
-    created = data.get("created_at") if isinstance(data.get("created_at"), str) else ""
+    stamp = data.get("created_at")
+    created = stamp if isinstance(stamp, str) else ""
     view = ResultView(label="bundle %s" % ident, gpu=_bundle_gpu(cond), parts=parts, rows=rows, runs=runs,
                       environment=env, created_at=created[:40], conditions=conditions,
                       series={run.key: (step_points(logs[run.log].encode("utf-8", "replace")), [])
@@ -170,7 +172,7 @@ def bundle_entry(path: Path, data: dict) -> Entry:
 def _condition_text(value):
     if isinstance(value, bool):
         return "XLA" if value else "no XLA"
-    return str(value) if value not in (None, "") else "not recorded"
+    return str(value)[:80] if value not in (None, "") else "not recorded"
 
 
 
@@ -257,7 +259,7 @@ def gpu_page_name(gpu: str) -> str:
 
 def results_by_config(entries: List[Entry]) -> dict:
     """{condition label: {(model, batch_size): {gpu: [(mean, entry)]}}} over rows with a mean."""
-    groups = {}
+    groups: dict = {}
     for entry in entries:
         for row in entry.view.rows:
             if not isinstance(row.get("mean"), (int, float)):
@@ -310,8 +312,9 @@ def newest_table(entries: List[Entry], prefix: str = "", limit: int = 30) -> Tab
 def gpu_context(gpu: str, entries: List[Entry]) -> dict:
     """Every result of one GPU, and per configuration the spread of its means across results."""
     mine = [e for e in entries if e.view.gpu == gpu]
-    spread, results = {}, Table("Every result", ["recorded", "source", "conditions", "model", "batch",
-                                                 "mean img/s", "ok runs", "CV %"])
+    spread: dict = {}
+    results = Table("Every result", ["recorded", "source", "conditions", "model", "batch", "mean img/s", "ok runs",
+                                     "CV %"])
     for entry in sorted(mine, key=lambda e: e.view.created_at, reverse=True):
         for row in entry.view.rows:
             label = condition_label(entry.conditions, row.get("num_gpus"))
@@ -403,7 +406,7 @@ def build_site(entries: List[Entry], writer: SiteWriter, problems: List[str], ab
             if names:
                 writer.folder("logs/%s" % entry.slug)
             for name, rel in names.items():
-                writer.write(rel, entry.logs[name])
+                writer.write(rel, (entry.logs or {})[name])
         nav = sub_nav + [{"href": "../" + gpu_page_name(entry.view.gpu), "text": entry.view.gpu}]
         writer.write(entry.page, render("result.html.j2", title="%s: %s" % (entry.view.gpu, entry.view.label),
                                         nav=nav, **report_context(entry.view)))
