@@ -309,36 +309,56 @@ def newest_table(entries: List[Entry], prefix: str = "", limit: int = 30) -> Tab
     return table
 
 
-def gpu_context(gpu: str, entries: List[Entry]) -> dict:
-    """Every result of one GPU, and per configuration the spread of its means across results."""
-    mine = [e for e in entries if e.view.gpu == gpu]
-    spread: dict = {}
-    results = Table("Every result", ["recorded", "source", "conditions", "model", "batch", "mean img/s", "ok runs",
-                                     "CV %"])
-    for entry in sorted(mine, key=lambda e: e.view.created_at, reverse=True):
+def result_matrices(entries: List[Entry]) -> List[Table]:
+    """Per set of conditions, one row per result and one column per configuration: its mean images/sec."""
+    groups: dict = {}
+    for entry in sorted(entries, key=lambda e: e.view.created_at, reverse=True):
         for row in entry.view.rows:
             label = condition_label(entry.conditions, row.get("num_gpus"))
+            config = "%s bs%s" % (row.get("model"), num(row.get("batch_size")))
+            group = groups.setdefault(label, {"configs": [], "rows": {}})
+            if config not in group["configs"]:
+                group["configs"].append(config)
+            group["rows"].setdefault(entry.key, (entry, {}))[1][config] = row.get("mean")
+    tables = []
+    for label, group in sorted(groups.items()):
+        table = Table("%s: mean images/sec of each result" % label, ["recorded", "source"] + group["configs"])
+        for entry, means in group["rows"].values():
+            table.rows.append([cell(entry.view.created_at or "not recorded"),
+                               cell(entry.view.label, href="../" + entry.page)]
+                              + [numcell(means.get(c)) for c in group["configs"]])
+            table.row_classes.append("")
+        tables.append(table)
+    return tables
+
+
+def gpu_context(gpu: str, entries: List[Entry]) -> dict:
+    """Every result of one GPU, and per set of conditions and configuration the spread of its means."""
+    mine = [e for e in entries if e.view.gpu == gpu]
+    spread: dict = {}
+    for entry in mine:
+        for row in entry.view.rows:
             if isinstance(row.get("mean"), (int, float)):
-                spread.setdefault((label, str(row.get("model")), row.get("batch_size")), []).append(row["mean"])
-            results.rows.append([cell(entry.view.created_at or "not recorded"),
-                                 cell(entry.view.label, href="../" + entry.page), cell(label),
-                                 cell(str(row.get("model"))), numcell(row.get("batch_size")),
-                                 numcell(row.get("mean")), numcell(row.get("runs_ok")), numcell(row.get("cv_pct"))])
-            results.row_classes.append("")
-    table = Table("Spread of the mean across results", ["conditions", "model", "batch", "results", "min",
-                                                        "median", "max", "spread %"])
-    bars = []
-    for (label, model, batch), means in sorted(spread.items(), key=lambda kv: (kv[0][0], kv[0][1], str(kv[0][2]))):
-        mid = statistics.median(means)
-        table.rows.append([cell(label), cell(model), numcell(batch), numcell(len(means)), numcell(min(means)),
-                           numcell(mid), numcell(max(means)),
-                           numcell((max(means) - min(means)) / mid * 100.0 if mid else None)])
-        table.row_classes.append("")
-        bars.append(htmlcharts.Bar("%s bs%s" % (model, num(batch)), mid, num(mid), min(means), max(means)))
-    chart = htmlcharts.bar_chart("%s: median images/sec per configuration (whiskers: min to max across "
-                                 "results)" % gpu, bars, axis="images/sec",
-                                 desc="; ".join("%s: %s" % (b.label, b.text) for b in bars)) if bars else None
-    return {"gpu": gpu, "spread": table, "results": results, "spread_chart": chart, "count": len(mine)}
+                label = condition_label(entry.conditions, row.get("num_gpus"))
+                config = (str(row.get("model")), row.get("batch_size"))
+                spread.setdefault(label, {}).setdefault(config, []).append(row["mean"])
+    sections = []
+    for label, configs in sorted(spread.items()):
+        table = Table("%s: the mean across results" % label, ["model", "batch", "results", "min", "median", "max",
+                                                              "spread %"])
+        bars = []
+        for (model, batch), means in sorted(configs.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
+            mid = statistics.median(means)
+            table.rows.append([cell(model), numcell(batch), numcell(len(means)), numcell(min(means)),
+                               numcell(mid), numcell(max(means)),
+                               numcell((max(means) - min(means)) / mid * 100.0 if mid else None)])
+            table.row_classes.append("")
+            bars.append(htmlcharts.Bar("%s bs%s" % (model, num(batch)), mid, num(mid), min(means), max(means)))
+        chart = htmlcharts.bar_chart("%s, %s: median images/sec per configuration (whiskers: min to max across "
+                                     "results)" % (gpu, label), bars, axis="images/sec",
+                                     desc="; ".join("%s: %s" % (b.label, b.text) for b in bars))
+        sections.append((table, chart))
+    return {"gpu": gpu, "spread": sections, "results": result_matrices(mine), "count": len(mine)}
 
 
 def _bundle_links(entry: Entry) -> dict:
