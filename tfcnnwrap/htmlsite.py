@@ -219,14 +219,23 @@ def _read_one(path: Path, out_dir: Path) -> tuple:
                                                                           str(exc)[:120])
 
 
+def _worker_init():
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it ends the pool
+
+
 def _read_all(paths: List[Path], out_dir: Path) -> list:
-    """Every source read, in order; many of them in worker processes (a sweep's summary is pandas work)."""
+    """Every source read, in order; many of them in worker processes (a sweep's summary is pandas work). As
+    `parse` does: forked workers, on Linux only (a spawned worker would run `python -m tfcnnwrap` again)."""
     workers = min(os.cpu_count() or 1, 8)
-    if len(paths) < PARALLEL_FROM or workers < 2:
+    if len(paths) < PARALLEL_FROM or workers < 2 or not sys.platform.startswith("linux"):
         return [_read_one(p, out_dir) for p in paths]
+    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
+                             initializer=_worker_init) as pool:
         return list(pool.map(_read_one, paths, [out_dir] * len(paths), chunksize=8))
 
 
