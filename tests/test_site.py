@@ -168,3 +168,14 @@ def test_many_sources_are_read_in_worker_processes_alike(sources, tmp_path, monk
     assert [(e.slug, e.view.rows, e.view.log_links) for e in pooled[0]] == \
         [(e.slug, e.view.rows, e.view.log_links) for e in alone[0]]
     assert len(pooled[0]) == 4 and pooled[1] == alone[1] and "no list of runs" in pooled[1][0]
+
+
+@pytest.mark.parametrize("columns", [60, 80, 120])
+def test_site_in_the_help(cli, columns):
+    top = cli("--help", env={"COLUMNS": columns})
+    assert top.returncode == 0 and "site" in top.stdout
+    result = cli("site", "--help", env={"COLUMNS": columns})
+    assert result.returncode == 0 and "python -m tfcnnwrap site library --out site" in result.stdout
+    assert max(len(line) for line in result.stdout.splitlines() if "python -m" not in line) <= columns
+    for verb in ("report", "compare"):
+        assert "html" in cli(verb, "--help", env={"COLUMNS": columns}).stdout
