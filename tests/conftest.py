@@ -368,17 +368,6 @@ SPAWNING_NAMES = re.compile(
 TIER_MARKS = ("slow", "tf", "slurm", "browser")
 
 
-def pytest_configure(config):
-    for name, what in (("slow", "starts a process or waits (left out of the everyday loop: -m 'not slow')"),
-                       ("tf", "needs a real TensorFlow (TFCNNWRAP_REAL_TF_PYTHON)"),
-                       ("slurm", "needs a running Slurm cluster (.ci/slurm-up)"),
-                       ("browser", "needs Chromium and Playwright")):
-        config.addinivalue_line("markers", "%s: %s" % (name, what))
-
-
-_SPAWNING_BY_MODULE = {}
-
-
 def _spawning_functions(path):
     """Names of a test module's functions whose source starts a process or waits, directly or through the
     module's own helpers (read once per module, with ast: collection stays fast)."""

@@ -34,6 +34,13 @@ HANDLERS = {
     "library": "tfcnnwrap.library:cmd_library",
     "publish": "tfcnnwrap.share:cmd_publish",
     "pull": "tfcnnwrap.share:cmd_pull",
+    "site": "tfcnnwrap.htmlsite:cmd_site",
+}
+# --format html goes to the page builders, which call the verb's own code (report and compare import no
+# page code, so no module imports one that imports it back).
+HTML_HANDLERS = {
+    "report": "tfcnnwrap.htmlpage:cmd_report_html",
+    "compare": "tfcnnwrap.htmlcompare:cmd_compare_html",
 }
 
 
@@ -132,6 +139,12 @@ def _add_format(p, formats):
     # a metavar: "[--format {table,markdown,csv,json}]" alone is wider than a 60-column usage line
     p.add_argument("--format", choices=formats, default=formats[0], metavar="FORMAT",
                    help="%s or %s (default: %s)" % (", ".join(formats[:-1]), formats[-1], formats[0]))
+
+
+def _add_out(p):
+    p.add_argument("--out", metavar="FILE", type=_text,
+                   help="write to FILE (replaced atomically) instead of standard output; with --format html, "
+                   "run logs under FILE's folder are linked")
 
 
 def _add_verb(verbs, parent, name, help, description, examples):
@@ -269,7 +282,8 @@ def _add_report(verbs, parent):
     )
     p.add_argument("sweep_dir", nargs="?", metavar="SWEEP_DIR", type=_text,
                    help="default: the newest sweep under results/")
-    _add_format(p, ["table", "markdown", "csv", "json"])
+    _add_format(p, ["table", "markdown", "csv", "json", "html"])
+    _add_out(p)
     p.add_argument("--plot", metavar="FILE.png", type=_plot_path,
                    help="also draw each configuration's runs: images/sec of every step, and the GPU's "
                    "temperature, SM clock and power over time; the suffix picks the format (.png, .svg, ...)")
@@ -316,7 +330,8 @@ def _add_compare(verbs, parent):
                    "(Welch, 95%%) than the baseline by more than PCT%%, naming it")
     p.add_argument("--host", metavar="NAME", type=_text,
                    help="a fleet sweep: this host's runs only (default: every host's runs pooled)")
-    _add_format(p, ["table", "markdown", "csv", "json"])
+    _add_format(p, ["table", "markdown", "csv", "json", "html"])
+    _add_out(p)
     p.add_argument(
         "--plot",
         metavar="FILE.png",
@@ -444,8 +459,24 @@ def _add_pull(verbs, parent):
     p.add_argument("--branch", metavar="B", type=_text, help="default: the repository's default branch")
 
 
+def _add_site(verbs, parent):
+    p = _add_verb(
+        verbs, parent, "site",
+        help="a static HTML site of sweeps, bundles or the library (no network needed to view it)",
+        description="An index (rank per model under each set of conditions, newest results), a page per "
+        "GPU, a page per sweep or bundle; relative links only, so the directory can be served by any static "
+        "host or opened from disk.",
+        examples=["results/* --out site", "library --out site", "results/a results/b --ab --out site"],
+    )
+    p.add_argument("sources", nargs="+", metavar="SOURCE", type=_text,
+                   help="sweep directories, bundles (*.tfcw.json.gz), directories of them, or `library`")
+    p.add_argument("--out", metavar="DIR", type=_text, required=True, help="the site's directory")
+    p.add_argument("--ab", action="store_true",
+                   help="also an A/B page: the first sweep is the baseline, the others candidates")
+
+
 VERB_BUILDERS = (_add_setup, _add_sweep, _add_report, _add_compare, _add_references, _add_parse, _add_doctor,
-                 _add_export, _add_verify, _add_import, _add_library, _add_publish, _add_pull)
+                 _add_export, _add_verify, _add_import, _add_library, _add_publish, _add_pull, _add_site)
 
 
 class _VersionAction(argparse.Action):
@@ -521,7 +552,8 @@ def main(argv=None):
     if not args.verb:
         parser.print_help()
         return EXIT_USAGE
-    module_name, func_name = HANDLERS[args.verb].split(":")
+    handlers = HTML_HANDLERS if getattr(args, "format", None) == "html" else HANDLERS
+    module_name, func_name = handlers.get(args.verb, HANDLERS[args.verb]).split(":")
     try:
         handler = getattr(importlib.import_module(module_name), func_name)
         return int(handler(args) or 0)

@@ -184,9 +184,23 @@ def _regression_exit(result, pct):
     return 1
 
 
-def cmd_compare(args):
+def _render(result, fmt, text_form, page):
+    """The view's page when the caller passed one (``--format html``), else its text form."""
+    if page is not None:
+        page(result)
+    else:
+        text_form(result, fmt)
+
+
+def cmd_compare(args, pages=None):
+    """``pages``: view ("against", "ab", "rank") -> a function writing that view's page; htmlcompare passes
+    them for ``--format html``, so compare imports no page code."""
     import sys
 
+    if getattr(args, "out", None) and getattr(args, "format", None) != "html":
+        from tfcnnwrap.outfile import written_to
+
+        return written_to(args.out, cmd_compare, args)
     dirs = list(getattr(args, "dirs", None) or [])
     mode = _mode(args, dirs)
     dirs = _dirs(args, mode)
@@ -197,10 +211,11 @@ def cmd_compare(args):
 
         require_matplotlib()
     host = getattr(args, "host", None)
+    pages = pages or {}
     if mode == "rank":
         from tfcnnwrap import rank
 
-        return rank.cmd_rank(args, dirs[0], fmt, plot_path)
+        return rank.cmd_rank(args, dirs[0], fmt, plot_path, page=pages.get("rank"))
     from tfcnnwrap import abtext, comparetext, plot
 
     code = 0
@@ -208,13 +223,13 @@ def cmd_compare(args):
         result = against_references(dirs[0], args.against, getattr(args, "references", None),
                                     strict=bool(getattr(args, "strict", False)), host=host,
                                     source=getattr(args, "source", None) or "all")
-        comparetext.render_against(result, fmt)
+        _render(result, fmt, comparetext.render_against, pages.get("against"))
         drawn = plot.plot_against if plot_path else None
     else:
         from tfcnnwrap.compareab import sweep_vs_sweeps
 
         result = sweep_vs_sweeps(dirs[0], dirs[1:], host=host)
-        abtext.render_ab(result, fmt)
+        _render(result, fmt, abtext.render_ab, pages.get("ab"))
         drawn = plot.plot_ab if plot_path else None
         pct = getattr(args, "fail_on_regression", None)
         code = _regression_exit(result, pct) if pct is not None else 0

@@ -163,7 +163,8 @@ def _with_rank(row, rank_number):
     return replace(row, rank=rank_number)
 
 
-def cmd_rank(args, sweep_dir, fmt, plot_path=None):
+def cmd_rank(args, sweep_dir, fmt, plot_path=None, page=None):
+    """``page``: a function writing the ranking's page (``--format html``, from htmlcompare)."""
     import sys
 
     from tfcnnwrap import ranktext
@@ -172,7 +173,10 @@ def cmd_rank(args, sweep_dir, fmt, plot_path=None):
                    watts=getattr(args, "watts", None), references_csv=getattr(args, "references", None),
                    strict=bool(getattr(args, "strict", False)), host=getattr(args, "host", None),
                    source=getattr(args, "source", None) or "all")
-    ranktext.render_rank(ranking, fmt)
+    if page is not None:
+        page(ranking)
+    else:
+        ranktext.render_rank(ranking, fmt)
     if fmt in ("table", "markdown"):
         from tfcnnwrap.community import print_provenance
 

@@ -73,6 +73,9 @@ def _plan_conditions(meta):
     return cond
 
 
+plan_conditions = _plan_conditions  # the HTML pages (htmlpage) read the same conditions
+
+
 def _gpu_count_text(counts):
     if len(counts) == 1:
         return "%d GPU%s" % (counts[0], "" if counts[0] == 1 else "s")
@@ -171,6 +174,10 @@ def cmd_report(args):
     """Exit 0 whenever the sweep can be read, failed runs or not (they are in the table); 2 when it cannot."""
     from tfcnnwrap import render
 
+    if getattr(args, "out", None) and args.format != "html":
+        from tfcnnwrap.outfile import written_to
+
+        return written_to(args.out, cmd_report, args)
     plot_path = getattr(args, "plot", None)
     if plot_path:
         from tfcnnwrap.plot import require_matplotlib
