@@ -117,8 +117,8 @@ def wait_job(multi, job_id, deadline_s=180):
     pause = 0.1
     while True:
         listed = multi.slurm("squeue", "--noheader", "--jobs=%s" % job_id, "--format=%T")
-        if listed.returncode == 0 and not listed.stdout.strip():
-            break
+        if (listed.returncode == 0 and not listed.stdout.strip()) or "Invalid job id" in listed.stderr:
+            break  # ended (or ended so long ago that slurmctld has forgotten it: MinJobAge)
         if time.monotonic() > deadline:
             multi.slurm("scancel", job_id)
             pytest.fail("job %s still listed after %d s: %s" % (job_id, deadline_s, listed.stdout))
@@ -307,7 +307,8 @@ def test_a_fleet_over_three_nodes_flags_exactly_the_slow_one(multi, tmp_path, tf
 
 @pytest.fixture(scope="module")
 def ten_nodes(multi, tmp_path_factory):
-    """A second cluster of 10 nodes beside the first (its own DIR, tag, subnet and ports), for one test."""
+    """A second cluster of 10 nodes beside the first (its own DIR, tag, subnet and ports): the 10-host fleet and
+    the real-TensorFlow job run there."""
     directory = tmp_path_factory.mktemp("slurm-ten")
     up = subprocess.run([str(REPO_ROOT / ".ci" / "slurm-multi-up"), str(directory), "10"], stdout=subprocess.PIPE,
                         stderr=subprocess.STDOUT, universal_newlines=True, timeout=120)
@@ -450,26 +451,46 @@ def test_a_node_that_stops_answering_fails_the_run_naming_it_and_leaves_nothing(
 # -- 1 with real TensorFlow ------------------------------------------------------------------------------------
 
 
-@pytest.mark.slurm
-def test_real_tensorflow_ps_job_across_nodes_records_worker0s_total(multi, tmp_path):
+@pytest.fixture(scope="module", autouse=True)
+def real_tf_job(request, tmp_path_factory):
+    """The real-TensorFlow job, submitted when this module starts and checked by its last test: it runs on the
+    second (10-node) cluster, beside the tests that kill nodes of the first, so that its ~40 s of TensorFlow
+    start-up and Supervisor wait overlap their ~20 s waits for Slurm to notice a dead node.
+    None when there is no cluster, no TensorFlow or no tensorflow/benchmarks (the test then skips, saying which)."""
     from realtf import REAL_TF_PYTHON, REPO
 
-    python = REAL_TF_PYTHON or ("/work/tfvenv/bin/python" if Path("/work/tfvenv/bin/python").exists() else None)
-    if not python or REPO is None:
-        pytest.skip("needs TFCNNWRAP_REAL_TF_PYTHON and a local tensorflow/benchmarks (TFCNNWRAP_BENCHMARKS_REPO)")
+    if os.environ.get("TFCNNWRAP_SLURM_MULTI") != "1" or not REAL_TF_PYTHON or REPO is None:
+        yield None
+        return
+    cluster = request.getfixturevalue("ten_nodes")
+    where = tmp_path_factory.mktemp("real-tf-multi")
     env = {telemetry.ENV_NVIDIA_SMI: "none", "CUDA_VISIBLE_DEVICES": ""}
-    vendor = tmp_path / "vendor"
-    setup = run_cli("setup", "--repo-url", REPO, "--python", python, "--vendor-dir", vendor, cwd=tmp_path, env=env,
-                    timeout=300)
-    assert setup.returncode == 0, setup
-    out = tmp_path / "sweep"
-    argv = ["sweep", "--vendor-dir", vendor, "--python", python, "--out", out, "--device", "cpu", "--models",
-            "trivial", "--batch-size", "trivial=8", "--num-batches", "5", "--runs", "1", "--cluster", "slurm",
-            "--workers", "2", "--ps", "1"]
-    started = time.perf_counter()
-    _, state, text = run_job(multi, tmp_path, "realtf", [argv], ["-N", "3"], env, deadline_s=400)
+    vendor = where / "vendor"
+    setup = run_cli("setup", "--repo-url", REPO, "--python", REAL_TF_PYTHON, "--vendor-dir", vendor, cwd=where,
+                    env=env, timeout=300)
+    out = where / "sweep"
+    argv = ["sweep", "--vendor-dir", vendor, "--python", REAL_TF_PYTHON, "--out", out, "--device", "cpu",
+            "--models", "trivial", "--batch-size", "trivial=8", "--num-batches", "5", "--runs", "1",
+            "--cluster", "slurm", "--workers", "2", "--ps", "1"]
+    job = None
+    if setup.returncode == 0:
+        job = submit(cluster, where, "realtf", [argv], ["-N", "3"], env)
+    yield {"cluster": cluster, "setup": setup, "job": job, "out": out, "started": time.perf_counter()}
+    if job is not None:
+        cluster.slurm("scancel", job[0])  # a selection that left out the test below: stop it
+
+
+@pytest.mark.slurm
+def test_real_tensorflow_ps_job_across_nodes_records_worker0s_total(real_tf_job):
+    if real_tf_job is None:
+        pytest.skip("needs the multi-node cluster (TFCNNWRAP_SLURM_MULTI=1), TFCNNWRAP_REAL_TF_PYTHON and a local "
+                    "tensorflow/benchmarks (TFCNNWRAP_BENCHMARKS_REPO)")
+    assert real_tf_job["setup"].returncode == 0, real_tf_job["setup"]
+    cluster, (job_id, output), out = real_tf_job["cluster"], real_tf_job["job"], real_tf_job["out"]
+    state = wait_job(cluster, job_id, deadline_s=400)
+    text = output.read_text() if output.exists() else ""
     assert state == "COMPLETED" and "step0-exit=0" in text, text
-    run = check_across_nodes(out, multi.nodes, [("ps", 0), ("worker", 0), ("worker", 1)])
+    run = check_across_nodes(out, cluster.nodes, [("ps", 0), ("worker", 0), ("worker", 1)])
     assert run["images_per_sec"] > 0
-    print("real TF 1 ps + 2 workers on 3 nodes: sbatch %.1f s, job %.1f s"
-          % (time.perf_counter() - started, run["duration_s"]))
+    print("real TF 1 ps + 2 workers on 3 nodes: %.1f s from sbatch to checked, job %.1f s"
+          % (time.perf_counter() - real_tf_job["started"], run["duration_s"]))
