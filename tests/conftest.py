@@ -368,6 +368,9 @@ SPAWNING_NAMES = re.compile(
 TIER_MARKS = ("slow", "tf", "slurm", "browser")
 
 
+_SPAWNING_BY_MODULE = {}
+
+
 def _spawning_functions(path):
     """Names of a test module's functions whose source starts a process or waits, directly or through the
     module's own helpers (read once per module, with ast: collection stays fast)."""

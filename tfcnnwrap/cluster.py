@@ -156,6 +156,7 @@ class _TaskRun:
         self.log_bytes = 0
         self.stopped = False
         self.ended = False  # its end has been taken from the queue
+        self.lost: Optional[str] = None  # why its node is gone ("node_failure: n3"), from the job's watch
         self.thread = None
 
     def open_log(self):
@@ -197,8 +198,9 @@ class _TaskRun:
 
 
 class _Job:
-    def __init__(self, plan: ClusterPlan, log_dir, run_name, on_step, launcher=None, backend="local"):
+    def __init__(self, plan: ClusterPlan, log_dir, run_name, on_step, launcher=None, backend="local", watch=None):
         self.plan = plan
+        self.watch = watch
         self.launcher = launcher
         self.backend = backend
         # SimpleQueue: put() is reentrant, so a StopSignal may be set from a signal handler.
@@ -255,6 +257,11 @@ class _Job:
 
     def _ended(self, run: _TaskRun, reporters) -> Optional[str]:
         run.ended = True
+        if self.watch is not None:
+            run.lost = self.watch.ended(run.task, run.log_path)
+            if run.lost:  # srun exits 0 after a node failure: the task is gone, whatever its code says
+                self.failed = run
+                return "interrupted" if self.watch.allocation_ending() else "failed"
         if run.task.reports:
             reporters.discard(id(run))
             if run.exit_code != 0:
@@ -274,6 +281,20 @@ class _Job:
             self.grace_timer.daemon = True
             self.grace_timer.start()
         return None
+
+    def check_nodes(self, verdict: str) -> str:
+        """Before the tasks still running are stopped: any of them whose node no longer answers fails the
+        job, even when the reporting task has printed a total (it counted a worker that is gone)."""
+        if self.watch is None or verdict not in ("done", "timeout"):
+            return verdict  # "failed" has its reason; a task Slurm is stopping would look lost
+        running = {r.task.name: r for r in self.runs if r.running and not r.ended}
+        lost = self.watch.unreachable([r.task for r in running.values()], silent_only=verdict == "timeout")
+        for name, reason in lost.items():
+            running[name].lost = reason
+        if lost and verdict != "timeout":
+            self.failed = next(r for r in self.runs if r.lost)
+            return "failed"
+        return verdict
 
     def stop_all(self):
         """Stop every task still running, all at once (each ``kill_tree`` waits out its own grace)."""
@@ -297,13 +318,14 @@ class _Job:
 
 def run_plan(plan: ClusterPlan, base_argv, cwd, env, log_dir, run_name, timeout_s=None,
              on_step: Optional[Callable] = None, stop: Optional[StopSignal] = None, relative_to=None,
-             launcher: Optional[Callable] = None, backend: str = "local") -> JobOutcome:
+             launcher: Optional[Callable] = None, backend: str = "local", watch=None) -> JobOutcome:
     """Run every task of ``plan`` (its ports fixed) once; see run_job.
 
     ``launcher(task, argv) -> argv`` starts a task some other way, e.g. ``["srun", "--nodes=1", "--ntasks=1",
     "-w", task.host, *argv]`` for a task on another node: its output still comes back through the pipe and
-    stopping the launcher's process group stops the task. ``backend`` names it in the ``cluster`` field."""
-    job = _Job(plan, log_dir, run_name, on_step, launcher, backend)
+    stopping the launcher's process group stops the task. ``backend`` names it in the ``cluster`` field.
+    ``watch``: a ``nodewatch.NodeWatch`` (tasks on other nodes): a task whose node failed fails the job."""
+    job = _Job(plan, log_dir, run_name, on_step, launcher, backend, watch)
     started = time.monotonic()
     timer = None
     listener = lambda: job.post("interrupted")  # noqa: E731 - identity needed to unregister it
@@ -316,7 +338,7 @@ def run_plan(plan: ClusterPlan, base_argv, cwd, env, log_dir, run_name, timeout_
             timer.daemon = True
             timer.start()
         job.start(base_argv, cwd, env)
-        verdict = job.wait()
+        verdict = job.check_nodes(job.wait())
     finally:
         if timer is not None:
             timer.cancel()
@@ -336,7 +358,12 @@ def _outcome(job: _Job, verdict: str, duration_s: float, relative_to) -> JobOutc
         if decider is job.failed and status in ("ok", "no_result"):
             status = "crashed"  # a ps (or a blocked worker) that ends by itself has broken the job
     failure = None
-    if job.failed is not None:
+    lost = [r for r in job.runs if r.lost]
+    if lost and verdict != "interrupted":
+        if status != "timeout":
+            status = "crashed"
+        failure = ("timeout: " if status == "timeout" else "") + "; ".join(r.lost for r in lost)
+    elif job.failed is not None:
         reason = job.failed.parsed.failure_message or _last_line(job.failed.log_path) or (
             "exited with code %s" % job.failed.exit_code)
         failure = "%s: %s" % (job.failed.task.name, reason)
@@ -375,7 +402,7 @@ def _cluster_field(job: _Job, relative_to) -> dict:
             "exit_code": run.exit_code, "stopped": run.stopped,
             "status": "stopped" if run.stopped else run.status(), "log": log.as_posix(),
             "images_per_sec": parsed.total_images_per_sec, "command": [str(a) for a in run.argv or ()],
-            "env": dict(run.task.env),
+            "env": dict(run.task.env), "lost": run.lost,
         })
     return {"backend": job.backend, "mode": job.plan.mode, "all_reduce_spec": job.plan.all_reduce_spec,
             "workers": job.plan.workers, "ps": len(job.plan.by_role("ps")), "tasks": tasks}

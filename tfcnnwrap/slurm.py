@@ -84,6 +84,26 @@ def allocation(environ=None) -> Allocation:
     return Allocation(job_id, nodes)
 
 
+def job_nodes(job_id, fallback: Sequence[str]) -> Tuple[str, ...]:
+    """The nodes job ``job_id`` holds now, as slurmctld says. After a node failure in a job that survives it
+    (``--no-kill``), the job goes on without that node while ``SLURM_JOB_NODELIST`` still names it, and a step
+    asking for it is refused. ``fallback`` (the allocation's nodes) when Slurm does not say."""
+    done = _slurm(["squeue", "--noheader", "--jobs=%s" % job_id, "--format=%N"], "squeue --jobs=%s" % job_id,
+                  check=False)
+    nodelist = done.stdout.strip().splitlines()[0].strip() if done.returncode == 0 and done.stdout.strip() else ""
+    if not nodelist:
+        return tuple(fallback)
+    expanded = _slurm(["scontrol", "show", "hostnames", nodelist], "scontrol show hostnames %s" % nodelist,
+                      check=False)
+    nodes = tuple(line.strip() for line in expanded.stdout.splitlines() if line.strip())
+    return nodes if expanded.returncode == 0 and nodes else tuple(fallback)
+
+
+def is_plain_host(nodelist: str) -> bool:
+    """Whether a Slurm node list is one host name, not a range (``n[1-3]``) or a list (``a,b``)."""
+    return bool(nodelist) and not any(c in nodelist for c in "[],")
+
+
 def srun_command(argv, ntasks, job_name, job_id=None, nodes=None, ntasks_per_node=None, output_pattern=None):
     """The srun argv for one step (pure). stderr goes to the same file as stdout, as srun does by default."""
     if ntasks < 1:

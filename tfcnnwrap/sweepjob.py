@@ -73,7 +73,7 @@ def run_job(ctx, display, index, spec):
         telemetry_summary = sampler.stop() if sampler is not None else None
     rel = Path(os.path.relpath(str(outcome.log), str(sweep.path))).as_posix() if outcome.log else rel_log
     record = sweep_mod._run_record(ctx, spec, outcome, argv, started_at, rel, telemetry_summary)
-    if outcome.failure and outcome.status not in ("timeout", "interrupted"):
+    if outcome.failure and outcome.status != "interrupted":
         record["failure"] = outcome.failure
     record["cluster"] = outcome.cluster
     return outcome, record
@@ -169,6 +169,8 @@ def _slurm_job(ctx, argv, log_dir, run_name, index, spec, display, stop):
     from tfcnnwrap import cluster, slurm
 
     alloc = slurm.allocation()
+    # The nodes the job still holds: a node that failed earlier in a --no-kill job is left out of this run.
+    alloc = alloc._replace(nodes=slurm.job_nodes(alloc.job_id, alloc.nodes))
 
     def attempt(number, timeout):
         return _slurm_attempt(ctx, alloc, slurm_plan(ctx, alloc, index, attempt=number), argv, log_dir, run_name,
@@ -179,6 +181,7 @@ def _slurm_job(ctx, argv, log_dir, run_name, index, spec, display, stop):
 
 def _slurm_attempt(ctx, alloc, job_plan, argv, log_dir, run_name, spec, display, stop, timeout_s):
     from tfcnnwrap import cluster, safefs, slurm
+    from tfcnnwrap.nodewatch import NodeWatch
 
     plan_path = ctx.sweep.path / "cluster" / (run_name + ".plan.json")
     plan_path.parent.mkdir(parents=True, exist_ok=True)
@@ -196,7 +199,7 @@ def _slurm_attempt(ctx, alloc, job_plan, argv, log_dir, run_name, spec, display,
     common["timeout_s"] = timeout_s
     try:
         return cluster.run_plan(job_plan, argv, ctx.script.parent, ctx.env, log_dir, run_name, launcher=launcher,
-                                backend="slurm", **common)
+                                backend="slurm", watch=NodeWatch(alloc.job_id), **common)
     finally:
         release_steps(alloc.job_id, names.values())
 
@@ -241,12 +244,19 @@ def release_steps(job_id, names, timeout_s=RELEASE_TIMEOUT_S):
 
 
 def _listed(job_id, names):
-    """Which of the step ``names`` ``squeue`` still lists in job ``job_id`` (one query for all)."""
+    """Which of the step ``names`` ``squeue`` still lists in job ``job_id`` (one query for all), leaving out a
+    step whose node has failed and left the job (``--no-kill``): Slurm lists it until the whole job ends, and
+    it holds nothing on the nodes the job still has."""
     from tfcnnwrap import slurm
 
-    done = slurm._slurm(["squeue", "--noheader", "--steps", "--jobs=%s" % job_id, "--format=%j"],
+    done = slurm._slurm(["squeue", "--noheader", "--steps", "--jobs=%s" % job_id, "--format=%j %N"],
                         "squeue --steps --jobs=%s" % job_id, check=False)
     if done.returncode != 0:
         return []
-    listed = {line.strip() for line in done.stdout.splitlines()}
-    return [n for n in names if n in listed]
+    listed = dict(line.strip().partition(" ")[::2] for line in done.stdout.splitlines() if line.strip())
+    waiting = [n for n in names if n in listed]
+    if waiting:
+        held = set(slurm.job_nodes(job_id, ()))
+        # Each step of a job is one task on one node (srun_task_command): its node list is one plain name.
+        waiting = [n for n in waiting if not held or listed[n] in held or not slurm.is_plain_host(listed[n])]
+    return waiting

@@ -42,6 +42,9 @@ controller.
 FAKE_TFCNN_TASK_FAULTS "task=mode,..." where task is ps0, worker1, controller0...; modes as FAKE_TFCNN_FAULTS
                        (a ps or a blocked worker knows crash, oom and exit0: ending by itself)
 FAKE_TFCNN_PID_DIR     directory: each task writes its pid to <role><index>.pid there when it starts
+FAKE_TFCNN_HOST_FACTOR "host=factor,...": on the machine whose hostname is host, images/sec x factor (a slow node)
+FAKE_TFCNN_TASKS_FIFO  a named pipe: each distributed task writes "<role><index> <hostname> <pid>" into it once its
+                       server listens (skipped when nobody reads it), so a test can act on a running task
 """
 
 import os
@@ -173,7 +176,7 @@ def main(argv):
     device = flags.get("device", "gpu")
     overall, per_model = count_invocation(model)
     fault = pick_fault(model, overall, per_model)
-    ips = pick_ips(model, per_model)
+    ips = pick_ips(model, per_model) * host_factor()
     if num_gpus > 1:
         ips *= num_gpus * float(os.environ.get("FAKE_TFCNN_GPU_EFFICIENCY", "1") or 1)
     step_ips = ips
@@ -382,6 +385,31 @@ def distributed_task(flags, fault):
 SERVERS = []
 
 
+def host_factor():
+    import socket
+    for item in os.environ.get("FAKE_TFCNN_HOST_FACTOR", "").split(","):
+        host, eq, factor = item.partition("=")
+        if eq and host.strip() == socket.gethostname():
+            return float(factor)
+    return 1.0
+
+
+def announce(name):
+    """One line into FAKE_TFCNN_TASKS_FIFO (atomic: shorter than PIPE_BUF); nothing when no one reads it."""
+    import socket
+    path = os.environ.get("FAKE_TFCNN_TASKS_FIFO")
+    if not path:
+        return
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError:
+        return
+    try:
+        os.write(fd, ("%s %s %d\n" % (name, socket.gethostname(), os.getpid())).encode())
+    finally:
+        os.close(fd)
+
+
 def distributed_join(flags, fault):
     """After the header, as upstream: a ps (a distributed_all_reduce worker) joins its server for good;
     other tasks wait for the tasks they need."""
@@ -391,6 +419,7 @@ def distributed_join(flags, fault):
         out("Running parameter server %s" % index if job == "ps" else "Starting worker %s" % index)
     for server in SERVERS:
         server.listen(64)
+    announce("%s%s" % (job, index))
     if blocks:
         if fault == "oom":
             sys.stderr.write("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating "
