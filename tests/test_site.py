@@ -156,6 +156,7 @@ def test_site_rebuilt_in_place_replaces_its_pages(cli, sources, tmp_path):
     assert victim.read_text(encoding="utf-8") == "keep" and not Path(page).is_symlink()
 
 
+@pytest.mark.slow  # forks worker processes
 def test_many_sources_are_read_in_worker_processes_alike(sources, tmp_path, monkeypatch):
     from tfcnnwrap import htmlsite
 
