@@ -291,6 +291,12 @@ def _add_compare(verbs, parent):
     p.add_argument("--strict", action="store_true",
                    help="with --against or --rank: only references under exactly the sweep's conditions "
                    "(batch size included) and its TensorFlow X.Y; no closest-row stand-ins (\u2020)")
+    p.add_argument("--include-low-trust", action="store_true",
+                   help="with --against or --rank: also use references of trust derived or partial (left out "
+                   "by default; see `references`)")
+    p.add_argument("--nearest", action="store_true",
+                   help="with --rank: also rank the reference GPUs without a figure under the sweep's "
+                   "conditions, by their closest figures (marked \u2020 with what differs)")
     p.add_argument("--rank", action="store_true",
                    help="place the measured GPU among every reference GPU with the sweep's conditions, by the "
                    "geometric mean of measured / reference over the configurations they share")
