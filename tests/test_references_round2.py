@@ -294,6 +294,13 @@ def test_a_hostile_reference_csv_reaches_no_cell_or_terminal_unguarded(cli, tmp_
     assert table.returncode == 0 and "\x1b" not in table.stdout, table
 
 
+def test_an_error_quoting_a_hostile_path_shows_its_escapes(cli, tmp_path):
+    missing = tmp_path / "refs\x1b]0;pwned\x07.csv"
+    result = cli("references", "--references", missing)
+    line = assert_clean_error(result, 2, "does not exist")
+    assert "\x1b" not in result.stderr and "\\x1b]0;pwned" in line
+
+
 # -- issue 27, minor: a 5e-324 figure --------------------------------------------------------------------------
 
 

@@ -430,7 +430,9 @@ def main(argv=None):
         handler = getattr(importlib.import_module(module_name), func_name)
         return int(handler(args) or 0)
     except TfcnnwrapError as exc:
-        sys.stderr.write("tfcnnwrap %s: error: %s\n" % (args.verb, exc.message))
+        from tfcnnwrap.render import safe_text  # a message may quote a name or path from someone's file
+
+        sys.stderr.write("tfcnnwrap %s: error: %s\n" % (args.verb, safe_text(exc.message)))
         return exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("tfcnnwrap %s: interrupted\n" % args.verb)
