@@ -31,8 +31,9 @@ def test_rank_places_the_seeds_2070_as_its_table_implies(cli, seed_sweep):
     names = [r["gpu"] for r in rows]
     me = names.index("GeForce RTX 2070")
     assert rows[me]["measured"] is True and rows[me]["geomean_pct"] == 100.0
-    # Best first: just below the 1080 Ti and the 2080, above the Vega 64 (the seed's geomean row).
-    assert names[me - 2:me] == ["GeForce GTX 1080 Ti", "GeForce RTX 2080"]
+    # Best first: just below the 1080 Ti, the 2080 and the Radeon VII (one configuration, issue 23's
+    # sources), above the Vega 64 (the seed's geomean row).
+    assert names[me - 3:me] == ["GeForce GTX 1080 Ti", "GeForce RTX 2080", "Radeon VII"]
     assert names.index("Radeon RX Vega 64") > me
     assert names.index("Tesla V100") < names.index("GeForce RTX 2080 Ti") < me
     measured = [SEED_2070[m] for m in SEED_ORDER]
@@ -54,8 +55,8 @@ def test_rank_says_where_the_gpu_lands(cli, seed_sweep):
         assert result.returncode == 0, result
         out = " ".join(result.stdout.split())
         # The place and the field grow as published references are added; the neighbours are the point.
-        assert re.search(r"Your GeForce RTX 2070: \d+ of \d+ by images/sec, between the GeForce RTX 2080 \(83\.2%, "
-                         r"on 5 configurations\) and the Radeon RX Vega 64 \(107\.3%, on 5 configurations\)", out), out
+        assert re.search(r"Your GeForce RTX 2070: \d+ of \d+ by images/sec, between the Radeon VII \(89\.8%, "
+                         r"on 1 configuration\) and the Radeon RX Vega 64 \(107\.3%, on 5 configurations\)", out), out
         assert "level with the GeForce RTX 2070 eGPU (Thunderbolt 3)" in out
         assert "5 of 5" in out and "3 of 5" in out
 
@@ -69,9 +70,11 @@ def test_rank_per_watt_from_the_flag_and_from_telemetry(cli, seed_sweep, tmp_pat
     expected = geomean_pct(measured, SEED_REFS["2080"], 225.0 / 175.0)
     assert by_id["rtx2080"]["geomean_pct"] == pytest.approx(expected)
     assert by_id["rtx2080"]["speed_geomean_pct"] == pytest.approx(geomean_pct(measured, SEED_REFS["2080"]))
-    # The 2080 Ti does more per watt than a 175 W 2070; the 1080 Ti less.
+    # The 3080 and the 2080 Ti do more per watt than a 175 W 2070; the 1080 Ti and the 1070 (x1 risers) less;
+    # the 70 W T4 comes first, on its one configuration.
     ranked = [r["gpu_id"] for r in rows if r["rank"] is not None]
-    assert ranked == ["rtx2080ti", None, "rtx2080", "gtx1080ti"]
+    assert ranked[ranked.index(None) - 2:] == ["rtx3080", "rtx2080ti", None, "rtx2080", "gtx1080ti", "gtx1070"]
+    assert set(ranked[:ranked.index(None) - 2]) <= {"tesla-t4"}
     assert [r["per"] for r in rows] == ["watt"] * len(rows)
     unranked = [r for r in rows if r["rank"] is None]
     assert {r["gpu_id"] for r in unranked} >= {"v100", "vega64"}
@@ -104,12 +107,14 @@ def test_rank_per_dollar(cli, seed_sweep):
     measured = [SEED_2070[m] for m in SEED_ORDER]
     assert by_id["gtx1080ti"]["geomean_pct"] == pytest.approx(geomean_pct(measured, SEED_REFS["1080-Ti"],
                                                                           700.0 / 499.0))
-    # At $499 the 2070 gives the most images/sec per dollar of these; the Vega 64 (also $499) is slower.
-    assert rows[0]["measured"] is True and rows[0]["price_usd"] == 499.0
-    assert by_id["vega64"]["rank"] < by_id["gtx1080ti"]["rank"]
+    # At $499 the 2070 gives more images/sec per dollar than the Vega 64 (also $499, slower) and the 1080 Ti;
+    # only the 3080 (2.3x the speed at $699) and the eGPU 2070 (level) come before it.
+    me = next(r for r in rows if r["measured"])
+    assert me["price_usd"] == 499.0 and rows[0]["gpu_id"] == "rtx3080"
+    assert me["rank"] < by_id["vega64"]["rank"] < by_id["gtx1080ti"]["rank"]
     assert by_id["v100"]["rank"] is None and by_id["v100"]["why_not_ranked"] == "no published launch price"
     text = cli("compare", seed_sweep, "--rank", "--per", "dollar", "--price", "499")
-    assert "Not ranked (launch price not published): Tesla V100" in " ".join(text.stdout.split())
+    assert re.search(r"Not ranked \(launch price not published\): [^.]*Tesla V100", " ".join(text.stdout.split()))
     assert_clean_error(cli("compare", seed_sweep, "--rank", "--per", "dollar"), 2, "--price")
     assert_clean_error(cli("compare", seed_sweep, "--per", "dollar", "--price", "5"), 2, "--rank")
     assert_clean_error(cli("compare", seed_sweep, "--rank", "--against", "V100"), 2, "--against and --rank")
@@ -203,7 +208,7 @@ def test_rank_and_ab_fit_the_terminal(seed_sweep, tmp_path, columns):
     screen = run_in_pty(["compare", str(seed_sweep), "--rank", "--per", "watt", "--watts", "175"], columns)
     assert screen.returncode == 0, screen
     assert screen.widest() <= columns, screen
-    assert "Your GeForce RTX 2070: 2 of 4 by images/sec per watt" in " ".join(screen.text.split())
+    assert "Your GeForce RTX 2070: 4 of 7 by images/sec per watt" in " ".join(screen.text.split())
     other = write_sweep(tmp_path / "other", seed_runs(3, {m: v * 0.9 for m, v in SEED_2070.items()}))
     screen = run_in_pty(["compare", str(seed_sweep), str(other)], columns)
     assert screen.returncode == 0 and screen.widest() <= columns, screen

@@ -316,6 +316,12 @@ def _add_compare(verbs, parent):
     p.add_argument("--strict", action="store_true",
                    help="with --against or --rank: only references under exactly the sweep's conditions "
                    "(batch size included) and its TensorFlow X.Y; no closest-row stand-ins (\u2020)")
+    p.add_argument("--include-low-trust", action="store_true",
+                   help="with --against or --rank: also use references of trust derived or partial (left out "
+                   "by default; see `references`)")
+    p.add_argument("--nearest", action="store_true",
+                   help="with --rank: also rank the reference GPUs without a figure under the sweep's "
+                   "conditions, by their closest figures (marked \u2020 with what differs)")
     p.add_argument("--rank", action="store_true",
                    help="place the measured GPU among every reference GPU with the sweep's conditions, by the "
                    "geometric mean of measured / reference over the configurations they share")
@@ -558,7 +564,9 @@ def main(argv=None):
         handler = getattr(importlib.import_module(module_name), func_name)
         return int(handler(args) or 0)
     except TfcnnwrapError as exc:
-        sys.stderr.write("tfcnnwrap %s: error: %s\n" % (args.verb, exc.message))
+        from tfcnnwrap.render import safe_text  # a message may quote a name or path from someone's file
+
+        sys.stderr.write("tfcnnwrap %s: error: %s\n" % (args.verb, safe_text(exc.message)))
         return exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("tfcnnwrap %s: interrupted\n" % args.verb)

@@ -28,6 +28,7 @@ class AgainstReferences:
     conditions: dict  # the sweep's (no batch size)
     sources: Tuple  # (source text, (typed names citing it)) in column order
     strict: bool = False
+    low_trust_left_out: int = 0  # derived/partial rows of these GPUs and models left out
 
     @property
     def measured_count(self):
@@ -48,22 +49,37 @@ def tf_differs(reference, sweep):
     return a is not None and b is not None and a != b
 
 
-def closest_result(gpu, model, wanted, strict=False, tf_version=None):
-    """(result, differing condition names): ``gpu``'s closest row (references' rule), or with ``strict`` its
-    first row with exactly ``wanted``'s conditions and the sweep's TensorFlow X.Y (else (None, []))."""
-    if not strict:
-        return gpu.best_result(model, wanted)
-    exact = [(i, r) for i, r in enumerate(gpu.results)
-             if r.model == model and not r.differences(wanted) and not tf_differs(r.tf_version, tf_version)]
-    if not exact:
-        return None, []
-    # XLA off when the sweep does not say, then the CSV's order, as best_result breaks ties.
-    return min(exact, key=lambda item: (not wanted.get("xla") and item[1].xla == "yes", item[0]))[1], []
+def usable_rows(gpu, model, include_low_trust=False):
+    """``gpu``'s rows for ``model`` a comparison may use: `derived` and `partial` ones only when asked."""
+    from tfcnnwrap.references import LOW_TRUST
+
+    return [r for r in gpu.results if r.model == model and (include_low_trust or r.trust not in LOW_TRUST)]
 
 
-def reference_cell(typed, gpu, model, mean, wanted, strict=False, tf_version=None):
+def low_trust_left_out(gpus, models, include_low_trust=False):
+    """How many rows of ``gpus`` for ``models`` a comparison leaves out for their trust level."""
+    if include_low_trust:
+        return 0
+    models = set(models)
+    return sum(1 for gpu in gpus for r in gpu.results if r.model in models
+               and r not in usable_rows(gpu, r.model))
+
+
+def closest_result(gpu, model, wanted, strict=False, tf_version=None, include_low_trust=False):
+    """(result, differing condition names): ``gpu``'s closest usable row (`references.closest_row`), or with
+    ``strict`` its closest among the rows with exactly ``wanted``'s conditions and the sweep's TensorFlow X.Y
+    (else (None, []))."""
+    from tfcnnwrap.references import closest_row
+
+    rows = usable_rows(gpu, model, include_low_trust)
+    if strict:
+        rows = [r for r in rows if not r.differences(wanted) and not tf_differs(r.tf_version, tf_version)]
+    return closest_row(rows, wanted)
+
+
+def reference_cell(typed, gpu, model, mean, wanted, strict=False, tf_version=None, include_low_trust=False):
     """``mean`` (None: no ok run) against ``gpu``'s closest published figure for ``wanted`` conditions."""
-    result, differs = closest_result(gpu, model, wanted, strict, tf_version)
+    result, differs = closest_result(gpu, model, wanted, strict, tf_version, include_low_trust)
     if result is None:
         return ReferenceCell(name=typed, id=gpu.id, gpu_name=gpu.name)
     return ReferenceCell(
@@ -88,7 +104,8 @@ def _sources(columns, rows):
     return tuple((source, tuple(names)) for source, names in cited.items())
 
 
-def against_references(sweep_path, against, references_csv=None, strict=False, host=None, source="all"):
+def against_references(sweep_path, against, references_csv=None, strict=False, host=None,
+                       include_low_trust=False, source="all"):
     """The sweep's measured rows against each named reference GPU, and each one's geometric mean.
     ``source``: builtin, community (the library's results) or all (tfcnnwrap.community)."""
     from tfcnnwrap.community import reference_set
@@ -99,8 +116,8 @@ def against_references(sweep_path, against, references_csv=None, strict=False, h
     rows = []
     for measured in sweep.rows:
         wanted = sweep.conditions(measured.batch_size, measured.num_gpus)
-        cells = tuple(reference_cell(typed, gpu, measured.model, measured.mean, wanted, strict, tf_version)
-                      for typed, gpu in columns)
+        cells = tuple(reference_cell(typed, gpu, measured.model, measured.mean, wanted, strict, tf_version,
+                                     include_low_trust) for typed, gpu in columns)
         rows.append(ReferenceRow(model=measured.model, batch_size=measured.batch_size, measured=measured.mean,
                                  runs_ok=measured.runs_ok, cells=cells, num_gpus=measured.num_gpus))
     of = sum(1 for r in rows if r.measured is not None)
@@ -112,7 +129,9 @@ def against_references(sweep_path, against, references_csv=None, strict=False, h
         geomean.append(GeomeanCell(name=typed, id=gpu.id, gpu_name=gpu.name,
                                    ratio_pct=g * 100.0 if g is not None else None, count=len(ratios), of=of))
     return AgainstReferences(sweep=sweep, columns=columns, rows=tuple(rows), geomean=tuple(geomean),
-                             conditions=sweep.conditions(), sources=_sources(columns, rows), strict=strict)
+                             conditions=sweep.conditions(), sources=_sources(columns, rows), strict=strict,
+                             low_trust_left_out=low_trust_left_out([g for _, g in columns],
+                                                                   {r.model for r in rows}, include_low_trust))
 
 
 # -- the verb --------------------------------------------------------------------------------------------
@@ -129,6 +148,10 @@ def _mode(args, dirs):
     for attr, flag in _ONLY_RANK:
         if getattr(args, attr, None) is not None and not rank:
             raise UsageError("%s only goes with --rank; add --rank or drop it" % flag)
+    if getattr(args, "nearest", False) and not rank:
+        raise UsageError("--nearest only goes with --rank; add --rank or drop it")
+    if getattr(args, "include_low_trust", False) and against is None and not rank:
+        raise UsageError("--include-low-trust only goes with --against or --rank; drop it to compare sweeps")
     if against is not None or rank:
         if len(dirs) > 1:
             raise UsageError("%s compares one sweep; give one SWEEP_DIR (or none: the newest under results/), "
@@ -222,6 +245,7 @@ def cmd_compare(args, pages=None):
     if mode == "against":
         result = against_references(dirs[0], args.against, getattr(args, "references", None),
                                     strict=bool(getattr(args, "strict", False)), host=host,
+                                    include_low_trust=bool(getattr(args, "include_low_trust", False)),
                                     source=getattr(args, "source", None) or "all")
         _render(result, fmt, comparetext.render_against, pages.get("against"))
         drawn = plot.plot_against if plot_path else None

@@ -67,7 +67,7 @@ class Sweep:
             cond["xla"] = None if xla is None else ("yes" if xla else "no")
         cond["batch_size"] = batch_size
         if num_gpus is not None:
-            cond["num_gpus"] = num_gpus
+            cond["num_gpus"] = num_gpus * self.plan.job_workers()
         return cond
 
     def mean_power_w(self, config=None):

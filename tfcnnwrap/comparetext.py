@@ -123,7 +123,7 @@ def against_notes(comparison):
     if comparison.sweep.meta.on_cpu:
         notes.append("This sweep ran on the CPU; the references are GPUs.")
     notes += footnotes(comparison)
-    notes += closest_notes(comparison) + tf_notes(comparison)
+    notes += closest_notes(comparison) + tf_notes(comparison) + low_trust_notes(comparison.low_trust_left_out)
     notes += ["Source of %s: %s" % (", ".join(names), source) for source, names in comparison.sources]
     return notes
 
@@ -134,10 +134,18 @@ def closest_notes(comparison):
         return ["--strict: only figures under exactly this sweep's conditions (and its TensorFlow X.Y, where "
                 "both are known); n/a where a reference has none."]
     if any(c.found and not c.comparable for r in comparison.rows for c in r.cells):
-        return ["%s: no published figure under exactly this sweep's conditions; the closest is shown (fewest "
-                "differing conditions, precision and GPU count first, then the nearest batch size); --strict "
-                "leaves such figures out." % MARK]
+        return ["%s: no published figure under exactly this sweep's conditions; the closest is shown (same "
+                "precision, then GPU count, batch size, variable update, synthetic data, higher trust, newer "
+                "TF: docs/usage.md); --strict leaves such figures out." % MARK]
     return []
+
+
+def low_trust_notes(count):
+    """The line saying how many derived/partial figures a comparison left out, if any."""
+    if not count:
+        return []
+    return ["%d low-trust figure%s (trust derived or partial) left out; --include-low-trust takes %s in."
+            % (count, "" if count == 1 else "s", "it" if count == 1 else "them")]
 
 
 def tf_notes(comparison):

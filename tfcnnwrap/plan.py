@@ -189,6 +189,13 @@ class Plan:
             raise UsageError("the sweep's recorded plan is unreadable (%s); start a new sweep" % exc) from None
         return plan
 
+    def job_workers(self):
+        """How many workers one run's total is summed over: ``--workers`` of a distributed job (each with the
+        plan's GPUs per worker), else 1 (a fleet sweep runs the single-node sweep on each node)."""
+        if self.cluster and not self.fleet and self.workers:
+            return int(self.workers)
+        return 1
+
     def conditions(self):
         """What the plan measures under, in the reference CSV's terms: precision, num_gpus, variable_update,
         data. fp16 and real data come from the plan's own fields where it has them, else from the
@@ -212,7 +219,7 @@ class Plan:
         num_gpus = self.num_gpus[0] if isinstance(self.num_gpus, (list, tuple)) else self.num_gpus
         return {
             "precision": "fp16" if fp16 else "fp32",
-            "num_gpus": int(num_gpus or 1),
+            "num_gpus": int(num_gpus or 1) * self.job_workers(),
             "variable_update": str(self.variable_update or DEFAULT_VARIABLE_UPDATE),
             "data": "real" if flag("data_dir") else "synthetic",
             "xla": "yes" if xla else "no",

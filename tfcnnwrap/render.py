@@ -30,6 +30,38 @@ class Col(NamedTuple):
     digits: Optional[int] = None
 
 
+# What a spreadsheet reads as a formula when a cell starts with it (OWASP's list): `=cmd|' /C calc'!A0`.
+CSV_FORMULA_START = "=+-@\t\r"
+# Control characters (C0 but tab and newline, DEL, C1): an ESC from a GPU name would drive the terminal.
+_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def safe_text(text):
+    """``text`` with its control characters shown (``ESC`` -> ``\\x1b``), never obeyed by a terminal. Every
+    table, Markdown, CSV and note passes its text here, so what came from a file or another person (a
+    reference CSV, a bundle, a log) cannot move the cursor, retitle the window or hide what follows."""
+    return _UNSAFE.sub(lambda m: "\\x%02x" % ord(m.group()), text)
+
+
+def _is_number(text):
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+def csv_safe(value):
+    """A CSV cell a spreadsheet shows as text: a string starting with ``= + - @``, tab or CR gets a leading
+    ``'`` (what spreadsheets themselves do), unless it is a number such as ``-6.6``; control characters are
+    shown as in `safe_text`. Other values pass unchanged. `references._unguard` reads it back."""
+    if not isinstance(value, str):
+        return value
+    value = safe_text(value)
+    if value[:1] and value[0] in CSV_FORMULA_START and not _is_number(value):
+        return "'" + value
+    return value
+
+
 def _is_missing(value):
     return value is None or (isinstance(value, float) and not math.isfinite(value))
 
@@ -44,7 +76,7 @@ def human(value, digits=2):
         return "%.*f" % (digits, value)
     if isinstance(value, (list, tuple)):
         return ", ".join(human(v, digits) for v in value)
-    return str(value)
+    return safe_text(str(value))
 
 
 def jsonable(value):
@@ -113,7 +145,7 @@ def to_csv(rows, columns=None):
             v = jsonable(row.get(c.key))
             if isinstance(v, (list, dict)):
                 v = dumps(v)
-            cells.append("" if v is None else v)
+            cells.append("" if v is None else csv_safe(v))
         writer.writerow(cells)
     return buf.getvalue()
 
@@ -131,7 +163,10 @@ def make_table(rows, columns=None, title=None, digits=2, caption=None, hint=None
     cols = columns_of(rows, columns)
     cells = [[human(row.get(c.key), _digits(c, digits)) for c in cols] for row in rows]
     numeric = [_numeric(rows, c.key) for c in cols]
-    return FittedTable(cols, cells, numeric, title=title, caption=caption, hint=hint or HIDDEN_HINT)
+    if title is not None:
+        title = [safe_text(t) for t in title] if isinstance(title, (list, tuple)) else safe_text(title)
+    return FittedTable(cols, cells, numeric, title=title, caption=caption and safe_text(caption),
+                       hint=hint or HIDDEN_HINT)
 
 
 PIPE_WIDTH = 160
@@ -152,6 +187,10 @@ def console(stderr=False, **options):
                 pass
             raise SystemExit(0)
 
+        def print(self, *objects, **kwargs):
+            # a line of text may carry a name from someone's file: show its control characters
+            super().print(*(safe_text(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
     options.setdefault("highlight", False)
     options.setdefault("soft_wrap", False)
     con = _Console(stderr=stderr, **options)
@@ -168,6 +207,7 @@ def print_note(out, line):
     """Print a note on ``out`` wrapped at its width, except a URL too long for a line: that one gets a line
     of its own, unbroken (the terminal folds it without a newline, so a copied URL still works) and, on a
     terminal, an OSC 8 link."""
+    line = safe_text(line)
     parts, start = [], 0
     for match in _URL.finditer(line):
         url = match.group().rstrip(".,;:)]'\"")  # "(see https://...)": the bracket is the sentence's
@@ -199,9 +239,10 @@ def emit(rows, fmt, columns=None, title=None, digits=2, caption=None, stream=Non
         stream.write(to_csv(rows, columns))
     elif fmt == "markdown":
         if title:
-            stream.write("### %s\n\n" % (" · ".join(title) if isinstance(title, (list, tuple)) else title))
+            title = " · ".join(title) if isinstance(title, (list, tuple)) else title
+            stream.write("### %s\n\n" % safe_text(title))
         stream.write(to_markdown(rows, columns, digits))
         if caption:
-            stream.write("\n%s\n" % caption)
+            stream.write("\n%s\n" % safe_text(caption))
     else:
         console().print(make_table(rows, columns, title, digits, caption))
