@@ -24,7 +24,7 @@ HANDLERS = {
     "sweep": "tfcnnwrap.sweep:cmd_sweep",
     "report": "tfcnnwrap.report:cmd_report",
     "compare": "tfcnnwrap.compare:cmd_compare",
-    "references": "tfcnnwrap.references:cmd_references",
+    "references": "tfcnnwrap.refview:cmd_references",
     "parse": "tfcnnwrap.parse:cmd_parse",
     "doctor": "tfcnnwrap.doctor:cmd_doctor",
 }

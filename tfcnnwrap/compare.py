@@ -9,12 +9,18 @@ taken under other conditions is not comparable, is marked †, and stays out of 
 Sweep against sweep: compareab. Ranking: rank.
 """
 
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Tuple
 
+from tfcnnwrap import abtext, comparetext, plot, rank
+from tfcnnwrap.closest import reference_cell
+from tfcnnwrap.compareab import regressions, sweep_vs_sweeps
 from tfcnnwrap.comparesweep import Sweep, geometric_mean, newest_sweeps
 from tfcnnwrap.errors import UsageError
-from tfcnnwrap.records import GeomeanCell, ReferenceCell, ReferenceRow
+from tfcnnwrap.records import GeomeanCell, ReferenceRow
+from tfcnnwrap.references import load_references
 
 # -- against references ----------------------------------------------------------------------------------
 
@@ -34,47 +40,6 @@ class AgainstReferences:
         return sum(1 for r in self.rows if r.measured is not None)
 
 
-def tf_xy(version):
-    """``'1.12.0'`` -> ``'1.12'``; None for what is not a version (``git b1e174e``, blank)."""
-    parts = str(version or "").strip().split(".")
-    if len(parts) >= 2 and parts[0].isdigit() and parts[1][:2].isdigit():
-        return "%s.%s" % (parts[0], "".join(ch for ch in parts[1] if ch.isdigit()))
-    return None
-
-
-def tf_differs(reference, sweep):
-    """True when both TensorFlow versions are known and their X.Y differ (blanks never differ)."""
-    a, b = tf_xy(reference), tf_xy(sweep)
-    return a is not None and b is not None and a != b
-
-
-def closest_result(gpu, model, wanted, strict=False, tf_version=None):
-    """(result, differing condition names): ``gpu``'s closest row (references' rule), or with ``strict`` its
-    first row with exactly ``wanted``'s conditions and the sweep's TensorFlow X.Y (else (None, []))."""
-    if not strict:
-        return gpu.best_result(model, wanted)
-    exact = [(i, r) for i, r in enumerate(gpu.results)
-             if r.model == model and not r.differences(wanted) and not tf_differs(r.tf_version, tf_version)]
-    if not exact:
-        return None, []
-    # XLA off when the sweep does not say, then the CSV's order, as best_result breaks ties.
-    return min(exact, key=lambda item: (not wanted.get("xla") and item[1].xla == "yes", item[0]))[1], []
-
-
-def reference_cell(typed, gpu, model, mean, wanted, strict=False, tf_version=None):
-    """``mean`` (None: no ok run) against ``gpu``'s closest published figure for ``wanted`` conditions."""
-    result, differs = closest_result(gpu, model, wanted, strict, tf_version)
-    if result is None:
-        return ReferenceCell(name=typed, id=gpu.id, gpu_name=gpu.name)
-    return ReferenceCell(
-        name=typed, id=gpu.id, gpu_name=gpu.name, images_per_sec=result.images_per_sec,
-        published=result.display, ratio_pct=mean / result.images_per_sec * 100.0 if mean is not None else None,
-        comparable=not differs,
-        differs={k: {"reference": getattr(result, k), "sweep": wanted[k]} for k in differs},
-        conditions=result.conditions(), source=result.source or gpu.origin, tf_version=result.tf_version,
-    )
-
-
 def _sources(columns, rows):
     """The sources of the figures the table shows (a GPU's library may cite hundreds), in column order."""
     cited = {}
@@ -90,8 +55,6 @@ def _sources(columns, rows):
 
 def against_references(sweep_path, against, references_csv=None, strict=False, host=None):
     """The sweep's measured rows against each named reference GPU, and each one's geometric mean."""
-    from tfcnnwrap.references import load_references
-
     columns = tuple(load_references(references_csv).resolve_list(against))
     sweep = Sweep(sweep_path, host=host)
     tf_version = sweep.meta.tensorflow_version
@@ -158,8 +121,6 @@ def _dirs(args, mode):
 def _refuse_repeats(dirs):
     """A candidate named twice only repeats its rows (a sweep against itself stays allowed: the sanity check
     that reads 'Same environment' and +0.0%)."""
-    from pathlib import Path
-
     seen = {}
     for d in dirs:
         key = Path(d).resolve()
@@ -171,37 +132,24 @@ def _refuse_repeats(dirs):
 
 def _regression_exit(result, pct):
     """1 (and one line naming the configurations) when a candidate regressed beyond ``pct``; else 0."""
-    import sys
-
-    from tfcnnwrap.abtext import regression_text
-    from tfcnnwrap.compareab import regressions
-
     found = regressions(result, pct)
     if not found:
         return 0
-    sys.stderr.write("tfcnnwrap compare: %s\n" % regression_text(found, pct, result.several))
+    sys.stderr.write("tfcnnwrap compare: %s\n" % abtext.regression_text(found, pct, result.several))
     return 1
 
 
 def cmd_compare(args):
-    import sys
-
     dirs = list(getattr(args, "dirs", None) or [])
     mode = _mode(args, dirs)
     dirs = _dirs(args, mode)
     fmt = getattr(args, "format", None) or "table"
     plot_path = getattr(args, "plot", None)
     if plot_path:
-        from tfcnnwrap.plot import require_matplotlib
-
-        require_matplotlib()
+        plot.require_matplotlib()
     host = getattr(args, "host", None)
     if mode == "rank":
-        from tfcnnwrap import rank
-
         return rank.cmd_rank(args, dirs[0], fmt, plot_path)
-    from tfcnnwrap import abtext, comparetext, plot
-
     code = 0
     if mode == "against":
         result = against_references(dirs[0], args.against, getattr(args, "references", None),
@@ -209,8 +157,6 @@ def cmd_compare(args):
         comparetext.render_against(result, fmt)
         drawn = plot.plot_against if plot_path else None
     else:
-        from tfcnnwrap.compareab import sweep_vs_sweeps
-
         result = sweep_vs_sweeps(dirs[0], dirs[1:], host=host)
         abtext.render_ab(result, fmt)
         drawn = plot.plot_ab if plot_path else None

@@ -4,6 +4,7 @@ conditions line, and the table, Markdown, CSV and JSON forms of compare's result
 import sys
 
 from tfcnnwrap import render
+from tfcnnwrap.closest import tf_differs
 
 MARK = "\u2020"  # dagger: a reference measured under other conditions
 GEOMEAN = "geomean"  # the model column of the geometric-mean row in every output form
@@ -143,8 +144,6 @@ def closest_notes(comparison):
 def tf_notes(comparison):
     """Which references' figures were measured with another TensorFlow X.Y than the sweep (kept: a version
     changes figures less than a condition does, and most sources give none)."""
-    from tfcnnwrap.compare import tf_differs
-
     ours = comparison.sweep.meta.tensorflow_version
     seen = {}
     for row in comparison.rows:

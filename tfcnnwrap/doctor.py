@@ -156,7 +156,7 @@ def auto_device(report):
     """(device, note) that `sweep --device auto` would run on: sweep's own rule, not a second copy."""
     from types import SimpleNamespace
 
-    from tfcnnwrap.sweep import resolve_device
+    from tfcnnwrap.probe import resolve_device
 
     return resolve_device("auto", SimpleNamespace(gpus=report["gpus"]))
 

@@ -17,18 +17,20 @@ import signal
 import subprocess
 import sys
 import threading
+from dataclasses import replace
 from pathlib import Path
 
+from tfcnnwrap import runlife
 from tfcnnwrap.clock import utc_now
+from tfcnnwrap.records import Status
 
 
 def run_fleet(ctx, display, index, spec):
     """One run on every node: records every host's record but the last, returns (outcome, last record)."""
     from tfcnnwrap import slurm
-    from tfcnnwrap import sweep as sweep_mod
 
     plan, sweep = ctx.plan, ctx.sweep
-    argv, rel_log, run_name, log_dir = sweep_mod.job_files(ctx, spec)
+    argv, rel_log, run_name, log_dir = runlife.job_files(ctx, spec)
     hosts_dir = sweep.path / "fleet" / run_name
     hosts_dir.mkdir(parents=True, exist_ok=True)
     for old in hosts_dir.glob("task-*.json"):  # a resumed run: last attempt's hosts are not this one's
@@ -49,7 +51,7 @@ def run_fleet(ctx, display, index, spec):
         records = [_host_record(ctx, spec, argv, started_at, rel_log, {"exit_code": step.poll()}, verdict,
                                 duration, failure=_last_line(hosts_dir / "srun.log"))]
     for _outcome, record in records[:-1]:
-        sweep_mod._record(ctx, record)
+        runlife.record(ctx, record)
     return records[-1]
 
 
@@ -90,7 +92,6 @@ def _wait(ctx, step, timeout_s):
 
 
 def _host_record(ctx, spec, argv, started_at, rel_log, rec, verdict, duration, failure=None):
-    from tfcnnwrap import sweep as sweep_mod
     from tfcnnwrap.logparse import ParsedLog, classify, parse_file
     from tfcnnwrap.runner import RunOutcome
 
@@ -103,10 +104,10 @@ def _host_record(ctx, spec, argv, started_at, rel_log, rec, verdict, duration, f
     outcome = RunOutcome(status=status, exit_code=exit_code, duration_s=duration, parsed=parsed,
                          interrupted=verdict == "interrupted",
                          log_bytes=path.stat().st_size if path.is_file() else 0)
-    record = sweep_mod._run_record(ctx, spec, outcome, argv, started_at, rel, None)
-    record["host"] = node
-    if failure and status != "ok":
-        record["failure"] = failure
+    record = runlife.run_record(ctx, spec, outcome, argv, started_at, rel, None)
+    record = replace(record, host=node)
+    if failure and status != Status.OK:
+        record = replace(record, failure=failure)
     return outcome, record
 
 

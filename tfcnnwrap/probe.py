@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Optional, Tuple
 
 from tfcnnwrap.errors import SetupError
+from tfcnnwrap.telemetry import find_nvidia_smi
 
 PROBE_SCRIPT = Path(__file__).with_name("_probe.py")
 MARKER = "TFCNNWRAP-PROBE-JSON: "
@@ -274,3 +275,23 @@ def _answer(exe, stdout):
             "that has TensorFlow, and is tfcnnwrap's _probe.py unmodified?" % (exe, type(data).__name__)
         )
     return answer
+
+
+def resolve_device(requested: str, probe_result: "ProbeAnswer") -> Tuple[str, Optional[str]]:
+    """(device, warning or None) for --device auto|gpu|cpu: the device rule, one for sweep and doctor."""
+    if requested in ("gpu", "cpu"):
+        return requested, None
+    gpus = probe_result.gpus
+    if gpus:
+        return "gpu", None
+    if gpus is None:
+        if find_nvidia_smi():
+            return "gpu", "TensorFlow could not say whether it sees a GPU; nvidia-smi is present, so using the GPU"
+        return "cpu", (
+            "TensorFlow could not say whether it sees a GPU and there is no nvidia-smi: running on the CPU "
+            "(--device=cpu --data_format=NHWC); pass --device gpu to insist"
+        )
+    return "cpu", (
+        "TensorFlow sees no GPU: running on the CPU (--device=cpu --data_format=NHWC), which is slow; "
+        "check `python -m tfcnnwrap doctor`, or pass --device gpu to insist"
+    )

@@ -14,7 +14,7 @@ References without a published power or price are listed as such, not ranked.
 from dataclasses import dataclass
 from typing import Any, Optional, Tuple
 
-from tfcnnwrap.compare import closest_result
+from tfcnnwrap.closest import closest_result
 from tfcnnwrap.comparesweep import Sweep, config_of, geometric_mean
 from tfcnnwrap.errors import UsageError
 

@@ -500,8 +500,3 @@ def _check_names(gpus):
                     % (gpu.origin, gpu.label(), other.label())
                 )
 
-
-def cmd_references(args):
-    from tfcnnwrap.refview import cmd_references as run
-
-    return run(args)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tfcnnwrap import safefs
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
-from tfcnnwrap.filelock import FileLock, LockBusy
+from tfcnnwrap.filelock import FileLock
 from tfcnnwrap.records import FORMAT_VERSION, RunRecord, SweepMeta  # noqa: F401 - FORMAT_VERSION for the writer
 
 SWEEP_JSON = "sweep.json"
@@ -118,10 +118,6 @@ def log_name(model, batch_size, run, suffix=".log", num_gpus=None):
 
 def is_sweep(path):
     return (Path(path) / SWEEP_JSON).is_file()
-
-
-# The sweep's writer lock lives in filelock (setup uses it too); the old names stay importable.
-SweepLocked = LockBusy
 
 
 def read_json_lines(path):

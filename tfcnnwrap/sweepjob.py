@@ -21,7 +21,11 @@ import os
 import socket
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
+
+from tfcnnwrap import runlife
+from tfcnnwrap.records import Status
 
 SLURM_PORT_LOW = 30000
 SLURM_PORT_SPAN = 20000
@@ -54,29 +58,26 @@ def guarded(ctx, work):
 
 
 def run_job(ctx, display, index, spec):
-    """One run as a distributed job: (outcome, record), the record as ``sweep._run_record`` writes it plus
+    """One run as a distributed job: (outcome, record), the record as ``runlife.run_record`` writes it plus
     ``cluster`` (backend, mode, tasks) and ``log`` = the task that decided the run (the reporting one, or
     the one that failed)."""
-    from tfcnnwrap import sweep as sweep_mod
-
     plan, sweep = ctx.plan, ctx.sweep
-    argv, rel_log, run_name, log_dir = sweep_mod.job_files(ctx, spec)
-    started_at, sampler = sweep_mod.start_run(ctx, display, index, spec)
+    argv, rel_log, run_name, log_dir = runlife.job_files(ctx, spec)
+    started_at, sampler = runlife.start_run(ctx, display, index, spec)
     try:
         if plan.cluster == "slurm":
             outcome = guarded(ctx, lambda stop: _slurm_job(ctx, argv, log_dir, run_name, index, spec, display, stop))
         else:
             outcome = guarded(ctx, lambda stop: _local_job(ctx, argv, log_dir, run_name, spec, display, stop))
     except OSError as exc:
-        raise sweep_mod._run_failed(ctx, spec, exc) from None
+        raise runlife.run_failed(ctx, spec, exc) from None
     finally:
         telemetry_summary = sampler.stop() if sampler is not None else None
     rel = Path(os.path.relpath(str(outcome.log), str(sweep.path))).as_posix() if outcome.log else rel_log
-    record = sweep_mod._run_record(ctx, spec, outcome, argv, started_at, rel, telemetry_summary)
-    if outcome.failure and outcome.status not in ("timeout", "interrupted"):
-        record["failure"] = outcome.failure
-    record["cluster"] = outcome.cluster
-    return outcome, record
+    record = runlife.run_record(ctx, spec, outcome, argv, started_at, rel, telemetry_summary)
+    if outcome.failure and outcome.status not in (Status.TIMEOUT, Status.INTERRUPTED):
+        record = replace(record, failure=outcome.failure)
+    return outcome, replace(record, cluster=outcome.cluster)
 
 
 def _common(ctx, display, stop):
