@@ -35,14 +35,14 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
     list of them, never at a hyphen); indented lines, the examples, stay as written for copying."""
 
     def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
-        import shutil
+        import shutil  # start-up: --help loads only what it needs
 
         width = width or shutil.get_terminal_size().columns - 2
         # under 80 columns the help starts further left, so a URL or a path fits on its line whole
         super().__init__(prog, indent_increment, max_help_position if width >= 78 else 12, width)
 
     def _fill_text(self, text, width, indent):
-        import textwrap
+        import textwrap  # start-up: --help loads only what it needs
 
         return "\n".join(line if not line.strip() or line.startswith(" ") else
                          textwrap.fill(line, width, initial_indent=indent, subsequent_indent=indent,
@@ -50,7 +50,7 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
                          for line in text.splitlines())
 
     def _split_lines(self, text, width):
-        import textwrap
+        import textwrap  # start-up: --help loads only what it needs
 
         return textwrap.wrap(" ".join(text.split()), width, break_long_words=False, break_on_hyphens=False)
 
@@ -387,8 +387,8 @@ def build_parser():
 
 def _crash_report(exc):
     """Write the traceback to a file and return its path (or None if even that fails)."""
-    import tempfile
-    import traceback
+    import tempfile  # start-up: --help loads only what it needs
+    import traceback  # start-up: --help loads only what it needs
 
     try:
         fd, path = tempfile.mkstemp(
@@ -438,7 +438,7 @@ def main(argv=None):
         return 0
     except Exception as exc:  # noqa: BLE001 - last line of defence: one line, traceback to a file
         if getattr(args, "debug", False):
-            import traceback
+            import traceback  # start-up: --help loads only what it needs
 
             traceback.print_exc()
             return 3

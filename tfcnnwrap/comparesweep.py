@@ -13,6 +13,7 @@ from pathlib import Path
 from tfcnnwrap import settings
 from tfcnnwrap.aggregate import summarize
 from tfcnnwrap.errors import UsageError
+from tfcnnwrap.plan import Plan
 from tfcnnwrap.records import SummaryRow
 from tfcnnwrap.store import load_sweep, sweeps_by_age
 
@@ -26,8 +27,6 @@ class Sweep:
     """A sweep directory read for comparison: its meta, its plan, its rows per configuration."""
 
     def __init__(self, path, host=None):
-        from tfcnnwrap.plan import Plan
-
         self.dir, self.meta, runs = load_sweep(path)
         self.path = Path(path)
         self.plan = Plan.from_dict(self.meta.plan)

@@ -12,7 +12,9 @@ import sys
 
 from tfcnnwrap import __version__
 from tfcnnwrap.clock import utc_now
+from tfcnnwrap.probe import ProbeAnswer, run_probe
 from tfcnnwrap.procs import format_command
+from tfcnnwrap.telemetry import query_gpus
 
 _SUBPROCESS_TIMEOUT_S = 10.0
 
@@ -57,7 +59,7 @@ def _cpuinfo_fields():
 
 
 def _windows_cpu_model():
-    import winreg
+    import winreg  # Windows only
 
     key = winreg.OpenKey(winreg.HKEY_LOCAL_MACHINE, r"HARDWARE\DESCRIPTION\System\CentralProcessor\0")
     try:
@@ -106,7 +108,7 @@ def physical_cores():
 
 
 def _windows_ram_bytes():
-    import ctypes
+    import ctypes  # Windows only
 
     class MemoryStatusEx(ctypes.Structure):
         _fields_ = [
@@ -196,8 +198,6 @@ def command_line(argv=None):
 
 def _probe_facts(python, probe):
     """(ProbeAnswer, error text or None): the answer given, else one asked for in version mode."""
-    from tfcnnwrap.probe import ProbeAnswer, run_probe
-
     if probe is None:
         try:
             probe = run_probe(python)
@@ -210,8 +210,6 @@ _ASK = object()
 
 
 def _query_smi():
-    from tfcnnwrap.telemetry import query_gpus
-
     return query_gpus()
 
 
@@ -225,8 +223,6 @@ def capture_environment(python=None, probe=None, manifest=None, argv=None, smi=_
     """
     facts, probe_error = _safe(_probe_facts, python, probe) or (None, "the probe could not be run")
     if facts is None:
-        from tfcnnwrap.probe import ProbeAnswer
-
         facts = ProbeAnswer()
     if smi is _ASK:
         smi = _safe(_query_smi)

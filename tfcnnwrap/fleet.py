@@ -17,18 +17,20 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
-from tfcnnwrap import runlife
+from tfcnnwrap import runlife, safefs, slurm
 from tfcnnwrap.clock import utc_now
+from tfcnnwrap.logparse import ParsedLog, classify, parse_file
 from tfcnnwrap.records import Status
+from tfcnnwrap.runner import RunOutcome
+from tfcnnwrap.sweepjob import StopBridge
 
 
 def run_fleet(ctx, display, index, spec):
     """One run on every node: records every host's record but the last, returns (outcome, last record)."""
-    from tfcnnwrap import slurm
-
     plan, sweep = ctx.plan, ctx.sweep
     argv, rel_log, run_name, log_dir = runlife.job_files(ctx, spec)
     hosts_dir = sweep.path / "fleet" / run_name
@@ -57,10 +59,6 @@ def run_fleet(ctx, display, index, spec):
 
 def _wait(ctx, step, timeout_s):
     """Wait for the step; cancel it on ``--timeout`` or a stop request. (verdict, seconds)."""
-    import time
-
-    from tfcnnwrap.sweepjob import StopBridge
-
     started = time.monotonic()
     state = {"verdict": "done"}
 
@@ -92,9 +90,6 @@ def _wait(ctx, step, timeout_s):
 
 
 def _host_record(ctx, spec, argv, started_at, rel_log, rec, verdict, duration, failure=None):
-    from tfcnnwrap.logparse import ParsedLog, classify, parse_file
-    from tfcnnwrap.runner import RunOutcome
-
     node = rec.get("node")
     rel = rel_log if node is None else "%s.%s.log" % (rel_log[: -len(".log")], node)
     path = ctx.sweep.path / rel
@@ -125,8 +120,6 @@ def _last_line(path):
 
 def run_task(hosts_dir, cwd, argv, environ=None):
     """Record this node, run ``argv`` in ``cwd`` (signals forwarded), record its exit code; returns 0."""
-    from tfcnnwrap import safefs, slurm
-
     record = slurm.host_record(environ)
     path = Path(hosts_dir) / ("task-%d.json" % record["task"])
     safefs.atomic_write(path, json.dumps(record, allow_nan=False) + "\n")

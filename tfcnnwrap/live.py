@@ -14,6 +14,7 @@ import sys
 import time
 
 from tfcnnwrap.records import RunRecord
+from tfcnnwrap.render import gpus_text
 
 TICKS_PER_SECOND = 1
 MAX_REDRAWS_PER_SECOND = 4
@@ -26,11 +27,6 @@ def _fmt_duration(seconds):
     if seconds >= 60:
         return "%dm%02ds" % (seconds // 60, seconds % 60)
     return "%ds" % seconds
-
-
-def gpus_text(num_gpus):
-    """' gpus=N' past one GPU: in a sweep over GPU counts the runs of one model differ by nothing else."""
-    return " gpus=%d" % num_gpus if num_gpus and num_gpus > 1 else ""
 
 
 def run_label(model, batch_size, run, runs, num_gpus=None):
@@ -177,11 +173,11 @@ class LiveDisplay:
         return parts
 
     def __rich_console__(self, console, options):
-        from rich.progress_bar import ProgressBar
-        from rich.table import Table
-        from rich.text import Text
+        from rich.progress_bar import ProgressBar  # rich: only when something is drawn
+        from rich.table import Table  # rich: only when something is drawn
+        from rich.text import Text  # rich: only when something is drawn
 
-        from tfcnnwrap.fit import wrap_parts
+        from tfcnnwrap.fit import wrap_parts  # fit loads rich: only when a table is drawn
 
         self.drawn_at = time.monotonic()
         width = options.max_width
@@ -204,7 +200,7 @@ class LiveDisplay:
                 yield Text("\n".join(lines), style=style, overflow="fold")
 
     def start(self, total, header):
-        from rich.live import Live
+        from rich.live import Live  # rich.live: only when the live view starts
 
         self.total = total
         for line in header:
@@ -228,7 +224,7 @@ class LiveDisplay:
         self._changed()
 
     def run_finished(self, index, record, runs):
-        from rich.markup import escape
+        from rich.markup import escape  # rich: only when something is drawn
 
         record = RunRecord.coerce(record)
         self.done += 1

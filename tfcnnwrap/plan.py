@@ -7,7 +7,7 @@ import difflib
 from dataclasses import asdict, dataclass, field
 from typing import List, NamedTuple, Optional, Tuple
 
-from tfcnnwrap import bounds
+from tfcnnwrap import bounds, clusterplan
 from tfcnnwrap.bounds import OutOfBounds
 from tfcnnwrap.errors import UsageError
 
@@ -468,8 +468,6 @@ def gpu_counts(value):
 def cluster_fields(args, variable_update):
     """Plan fields of ``--cluster/--workers/--ps/--fleet``, checked as far as the flags alone allow (the
     checkout's branch is checked once it is known, before anything runs)."""
-    from tfcnnwrap import clusterplan
-
     cluster = getattr(args, "cluster", None)
     workers, ps = getattr(args, "workers", None), getattr(args, "ps", None)
     fleet = bool(getattr(args, "fleet", False))

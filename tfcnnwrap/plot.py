@@ -5,10 +5,13 @@ own panel and scale. The measured bar stands out; a reference taken under other 
 daggered like its table cell. matplotlib (the `plot` extra) is imported only here, with the Agg canvas.
 """
 
+import io
 import math
 from pathlib import Path
 
+from tfcnnwrap.comparetext import MARK, cell_text, conditions_line, geomean_text
 from tfcnnwrap.errors import UsageError
+from tfcnnwrap.safefs import atomic_write
 
 MEASURED_COLOR = "#d95f02"
 REFERENCE_COLOR = "#7570b3"
@@ -33,7 +36,7 @@ def _figure(panels, title, footnotes=()):
     drawn top down; ``line`` draws a dashed vertical line there (100 for percentages).
     """
     require_matplotlib()
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # matplotlib (the plot extra): only for --plot
 
     ncols = 1 if len(panels) == 1 else 2
     nrows = int(math.ceil(len(panels) / float(ncols)))
@@ -107,10 +110,6 @@ def _save(fig, path):
     The CLI checks the path first (cli._plot_path); this refuses the same cases for other callers, because
     matplotlib would add ``.png`` to a name without a suffix and the old code created missing directories.
     """
-    import io
-
-    from tfcnnwrap.safefs import atomic_write
-
     path = Path(path)
     fmt = path.suffix.lower().lstrip(".")
     if path.is_dir() or not fmt:
@@ -131,8 +130,6 @@ def _save(fig, path):
 
 def plot_against(comparison, path):
     """Measured against each reference, per model, and the geometric means (compare.AgainstReferences)."""
-    from tfcnnwrap.comparetext import MARK, cell_text, conditions_line, geomean_text
-
     panels = []
     for row in comparison.rows:
         if row.measured is None:

@@ -7,6 +7,7 @@ Python 3.5 with TF 1.x) and answers with JSON lines: a snapshot after each stage
 
 import json
 import os
+import shutil
 import signal
 import sys
 from dataclasses import dataclass, replace
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Optional, Tuple
 
 from tfcnnwrap.errors import SetupError
+from tfcnnwrap.procs import run_captured
 from tfcnnwrap.telemetry import find_nvidia_smi
 
 PROBE_SCRIPT = Path(__file__).with_name("_probe.py")
@@ -58,7 +60,6 @@ def target_python(python):
     text = str(python)
     if os.sep in text or (os.altsep and os.altsep in text):
         return str(Path(text).absolute())
-    import shutil
 
     return shutil.which(text) or text
 
@@ -216,8 +217,6 @@ def run_probe(python=None, full=False, matmul=False, timeout=None, env=None, par
     saying where and why the probe stopped. The probe runs in a process group of its own; whatever it
     started is killed with it, and children holding its output get a short grace once it has exited.
     """
-    from tfcnnwrap.procs import run_captured
-
     exe = target_python(python)
     args = [exe, str(PROBE_SCRIPT)]
     if full:

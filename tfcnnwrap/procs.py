@@ -70,7 +70,7 @@ def _parent_death_signal():
     if not sys.platform.startswith("linux"):
         return None
     try:
-        import ctypes
+        import ctypes  # Windows only
 
         prctl = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
@@ -111,8 +111,8 @@ def _windows_kill_on_close_job():
 def _new_windows_job():
     """A Windows job object whose processes are all killed when its last handle closes, which happens when
     tfcnnwrap exits or is killed: Windows' counterpart of the Linux parent-death signal. None if unavailable."""
-    import ctypes
-    from ctypes import wintypes
+    import ctypes  # Windows only
+    from ctypes import wintypes  # Windows only
 
     class BasicLimits(ctypes.Structure):
         _fields_ = [

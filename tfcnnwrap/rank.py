@@ -11,12 +11,16 @@ W_ref), i.e. measured / reference x W_ref / W, with W the measured GPU's mean po
 References without a published power or price are listed as such, not ranked.
 """
 
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, replace
 from typing import Any, Optional, Tuple
 
+from tfcnnwrap import ranktext
 from tfcnnwrap.closest import closest_result
 from tfcnnwrap.comparesweep import Sweep, config_of, geometric_mean
 from tfcnnwrap.errors import UsageError
+from tfcnnwrap.plotrank import plot_rank
+from tfcnnwrap.references import load_references
 
 LEVEL_PCT = 1.0  # within this many percent of the measured GPU reads as "level with" it
 
@@ -121,8 +125,6 @@ def _reference_row(gpu, pairs, per, power_of, price):
 
 
 def rank(sweep_path, per=None, price=None, watts=None, references_csv=None, strict=False, host=None):
-    from tfcnnwrap.references import load_references
-
     if per == "dollar" and price is None:
         raise UsageError("--per dollar needs --price USD: what the measured GPU cost")
     # a price or power the ranking would not use must not look as if it had been
@@ -157,23 +159,15 @@ def rank(sweep_path, per=None, price=None, watts=None, references_csv=None, stri
 
 
 def _with_rank(row, rank_number):
-    from dataclasses import replace
-
     return replace(row, rank=rank_number)
 
 
 def cmd_rank(args, sweep_dir, fmt, plot_path=None):
-    import sys
-
-    from tfcnnwrap import ranktext
-
     ranking = rank(sweep_dir, per=getattr(args, "per", None), price=getattr(args, "price", None),
                    watts=getattr(args, "watts", None), references_csv=getattr(args, "references", None),
                    strict=bool(getattr(args, "strict", False)), host=getattr(args, "host", None))
     ranktext.render_rank(ranking, fmt)
     if plot_path:
-        from tfcnnwrap.plotrank import plot_rank
-
         plot_rank(ranking, plot_path)
         sys.stderr.write("tfcnnwrap compare: wrote %s\n" % plot_path)
     return 0

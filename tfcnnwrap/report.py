@@ -5,13 +5,20 @@ only when runs recorded telemetry) and fits the terminal: its title names the co
 measured under, and on a narrow terminal std, min, max and median step aside first.
 """
 
+import sys
 from pathlib import Path
 
+from tfcnnwrap import render
 from tfcnnwrap.aggregate import summarize, summary_columns
+from tfcnnwrap.errors import TfcnnwrapError
 from tfcnnwrap.fleetreport import cluster_label, fleet_columns, with_fleet
+from tfcnnwrap.plan import Plan
+from tfcnnwrap.plot import require_matplotlib
+from tfcnnwrap.plotruns import plot_runs
+from tfcnnwrap.plotscaling import plot_scaling
 from tfcnnwrap.records import RunRecord, SweepMeta
-from tfcnnwrap.render import Col
-from tfcnnwrap.scaling import emit_scaling
+from tfcnnwrap.render import Col, gpus_text, make_table
+from tfcnnwrap.scaling import emit_scaling, is_scaling
 from tfcnnwrap.store import load_sweep, newest_sweep
 
 # Priority 0 never drops; on a narrow terminal the highest priority drops first (equal ones together).
@@ -56,9 +63,6 @@ def table_columns(rows):
 def _plan_conditions(meta):
     """The Plan's conditions (precision, XLA, GPU count(s), variable update, data), or None when the recorded
     plan cannot be read back (then the title says less rather than failing the report)."""
-    from tfcnnwrap.errors import TfcnnwrapError
-    from tfcnnwrap.plan import Plan
-
     try:
         plan = Plan.from_dict(meta.plan)
     except TfcnnwrapError:
@@ -118,9 +122,7 @@ def failed_runs(runs):
 
 def _failure_lines(sweep, run):
     """The run and why, then its log on a line of its own (a path is long; the run's name stays whole)."""
-    from rich.markup import escape
-
-    from tfcnnwrap.live import gpus_text
+    from rich.markup import escape  # rich: only when something is drawn
 
     detail = (run.failure or "").strip()
     log = sweep.path / run.log if run.log and sweep.inside(run.log) else None
@@ -132,8 +134,6 @@ def _failure_lines(sweep, run):
 
 def print_summary(console, sweep, meta, rows, runs):
     """The rich summary a sweep ends with (also `report`'s table): SummaryRows, then each failed run."""
-    from tfcnnwrap.render import make_table
-
     rows = with_fleet(rows)
     dicts = [row.to_dict() for row in rows]
     console.print(make_table(dicts, fleet_columns(rows, table_columns(dicts)), title=title_parts(sweep.path, meta)))
@@ -150,16 +150,9 @@ def print_summary(console, sweep, meta, rows, runs):
 def _plot(sweep, meta, runs, rows, plot_path):
     """The per-run panels (steps, temperature, clock, power); in a sweep of several GPU counts FILE is the
     scaling chart and the per-run panels go beside it as FILE-runs.SUFFIX."""
-    import sys
-
-    from tfcnnwrap.plotruns import plot_runs
-    from tfcnnwrap.scaling import is_scaling
-
     written = []
     runs_path = Path(plot_path)
     if is_scaling(rows):
-        from tfcnnwrap.plotscaling import plot_scaling
-
         written.append(plot_scaling(rows, plot_path))
         runs_path = runs_path.with_name(runs_path.stem + "-runs" + runs_path.suffix)
     plot_runs(sweep, "%s (%s)" % (sweep.path, describe(meta)), runs, runs_path)
@@ -169,12 +162,8 @@ def _plot(sweep, meta, runs, rows, plot_path):
 
 def cmd_report(args):
     """Exit 0 whenever the sweep can be read, failed runs or not (they are in the table); 2 when it cannot."""
-    from tfcnnwrap import render
-
     plot_path = getattr(args, "plot", None)
     if plot_path:
-        from tfcnnwrap.plot import require_matplotlib
-
         require_matplotlib()  # before any work: a missing extra is a usage error, not a late surprise
     path = Path(args.sweep_dir) if args.sweep_dir else newest_sweep()
     sweep, meta, runs = load_sweep(path)

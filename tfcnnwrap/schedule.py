@@ -13,6 +13,7 @@ Pure: it sees the records the sweep has written and says what to run (or to reco
 
 import statistics
 
+from tfcnnwrap.aggregate import ci95_pct
 from tfcnnwrap.plan import RunSpec
 
 RERUN_STATUSES = {"interrupted"}
@@ -24,8 +25,6 @@ def _needs_run(record, retry_failed):
 
 def ci_pct(values):
     """The 95% CI half-width of the mean of ``values`` as % of it (Student t), None under 2 values."""
-    from tfcnnwrap.aggregate import ci95_pct
-
     if len(values) < 2:
         return None
     return ci95_pct(statistics.stdev(values), len(values), statistics.mean(values))

@@ -13,7 +13,7 @@ Git lives in ``gitremote``, the checkout on disk in ``checkout``.
 import sys
 import time
 
-from tfcnnwrap import __version__, checkout, gitremote, render, settings, versions
+from tfcnnwrap import __version__, checkout, gitremote, probe, render, settings, versions
 from tfcnnwrap.clock import utc_now
 from tfcnnwrap.errors import SetupError, UsageError
 from tfcnnwrap.procs import format_command, pip_install_command
@@ -37,7 +37,7 @@ def resolve_settings(args, environ=None):
     if vendor_from:
         notes.append("vendor dir from %s" % vendor_from)
     checkout.refuse_unsafe_vendor(vendor)  # before the manifest is read through a planted link
-    python, python_from = settings.target_python(args.python, vendor, environ)
+    python, python_from = checkout.target_python(args.python, vendor, environ)
     if python_from == ENV_PYTHON:
         notes.append("python from %s" % ENV_PYTHON)
     elif python_from and python_from != "--python":
@@ -61,8 +61,6 @@ def resolve_settings(args, environ=None):
 
 def resolve_tensorflow(args, python_arg):
     """What setup knows about the target's TensorFlow: a dict with version, parsed, source, python, ..."""
-    from tfcnnwrap import probe
-
     python = probe.target_python(python_arg)
     info = {
         "python": python,
@@ -341,7 +339,7 @@ def _settings_to_record(manifest, url, tf, settings):
 
 
 def print_summary(out, headline, tf, branch, reason, commit, vendor, url, settings, started):
-    from rich.text import Text
+    from rich.text import Text  # rich: only when something is drawn
 
     keras_row, keras_warning = keras_notes(tf)
     rows = [

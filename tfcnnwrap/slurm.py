@@ -18,9 +18,11 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import NamedTuple, Optional, Sequence, Tuple
 
+from tfcnnwrap import procs, safefs
 from tfcnnwrap.errors import SetupError, UsageError
 
 QUERY_TIMEOUT_S = 60  # a slurmctld under load can take tens of seconds to answer
@@ -163,8 +165,6 @@ class Step:
 
         Slurm offers nothing to block on here, so this asks ``squeue`` at growing intervals (50 ms to 1 s).
         """
-        import time
-
         self.proc.wait()
         deadline = time.monotonic() + timeout
         pause = 0.05
@@ -178,8 +178,6 @@ class Step:
     def cancel(self, grace_s=CANCEL_GRACE_S):
         """End the step: ``scancel`` it when Slurm knows it (the tasks on every node get the signal), then
         stop srun itself if it is still there (a step not yet started cannot be found by name)."""
-        from tfcnnwrap import procs
-
         if self.proc.poll() is not None:
             return self.proc.returncode
         step_id = self.step_id()
@@ -195,8 +193,6 @@ class Step:
 def _refuse_planted_links(output_pattern, ntasks):
     """slurmstepd opens ``--output`` files following links, which tfcnnwrap never does (see safefs): refuse a
     link planted where a task's file will be. Checked for ``%t`` patterns, the ones whose names are known."""
-    from tfcnnwrap import safefs
-
     if "%" not in output_pattern.replace("%t", ""):
         for task in range(ntasks):
             path = output_pattern.replace("%t", str(task))
@@ -214,8 +210,6 @@ def launch_step(argv: Sequence, ntasks: int, nodes=None, ntasks_per_node=None, o
     ``srun_log``: a file for srun's own messages (which task failed, cancellations); else they go to
     tfcnnwrap's stderr. srun runs in a process group of its own and dies with tfcnnwrap, taking the step down.
     """
-    from tfcnnwrap import procs, safefs
-
     alloc = alloc or allocation()
     if output_pattern is not None:
         # slurmstepd opens the files on each node, in the step's working directory: make it unambiguous.
@@ -276,8 +270,6 @@ def host_record(environ=None):
 
 
 def _record_host_main(args):
-    from tfcnnwrap import safefs
-
     if len(args) < 3 or args[1] != "--":
         print("usage: python -m tfcnnwrap.slurm record-host DIR -- ARGV...", file=sys.stderr)
         return 2

@@ -17,6 +17,7 @@ from tfcnnwrap import safefs
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
 from tfcnnwrap.filelock import FileLock
 from tfcnnwrap.records import FORMAT_VERSION, RunRecord, SweepMeta  # noqa: F401 - FORMAT_VERSION for the writer
+from tfcnnwrap.settings import results_dir as default_results
 
 SWEEP_JSON = "sweep.json"
 RUNS_JSONL = "runs.jsonl"
@@ -455,8 +456,6 @@ def sweeps_by_age(root):
 
 def newest_sweep(results_dir=None):
     """The most recently created sweep under ``results_dir`` (default: $TFCNNWRAP_RESULTS, else results/)."""
-    from tfcnnwrap.settings import results_dir as default_results
-
     root = Path(results_dir) if results_dir is not None else default_results()
     found = sweeps_by_age(root)
     if not found:

@@ -9,8 +9,10 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from tfcnnwrap import __version__, checkout, cooling, probe, runlife, settings
+from tfcnnwrap import __version__, checkout, cooling, probe, render, runlife, settings
 from tfcnnwrap.clock import utc_now
+from tfcnnwrap.cooling import throttle_warning
+from tfcnnwrap.envinfo import capture_environment
 from tfcnnwrap.errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -20,13 +22,21 @@ from tfcnnwrap.errors import (
     TfcnnwrapError,
     UsageError,
 )
+from tfcnnwrap.features import BRANCH_FLAGS, branch_flags
+from tfcnnwrap.fleet import run_fleet
+from tfcnnwrap.live import make_display
 from tfcnnwrap.plan import Plan, build_plan, plan_flags_given
 from tfcnnwrap.probe import resolve_device
 from tfcnnwrap.procs import format_command, pip_install_command
 from tfcnnwrap.records import Status
+from tfcnnwrap.report import print_summary
 from tfcnnwrap.runlife import SCRIPT_NAME, SweepContext, latest
-from tfcnnwrap.schedule import Schedule
+from tfcnnwrap.runner import run_benchmark
+from tfcnnwrap.schedule import Schedule, oom_hints
+from tfcnnwrap.stopping import StopRequests
 from tfcnnwrap.store import FORMAT_VERSION, SweepDir, latest_runs, open_sweep
+from tfcnnwrap.sweepjob import check, run_job, task_argvs
+from tfcnnwrap.telemetry import Telemetry
 from tfcnnwrap.versions import needs_legacy_keras
 
 
@@ -87,8 +97,6 @@ def command_template(plan, device, features=()):
 def _install_signal_handlers():
     """SIGINT, SIGTERM (SIGBREAK, SIGHUP) become a stop request: the running benchmark's tree is stopped
     and the loop ends; the handler itself never raises (see ``stopping``)."""
-    from tfcnnwrap.stopping import StopRequests
-
     return StopRequests().install()
 
 
@@ -143,7 +151,7 @@ def _where_to_run(args, meta):
     else:
         vendor_dir = Path(recorded["vendor_dir"])
     if args.python or not recorded.get("python"):
-        python, source = settings.target_python(args.python, vendor_dir)
+        python, source = checkout.target_python(args.python, vendor_dir)
     else:
         python, source = recorded["python"], "the sweep's sweep.json"
     return probe.target_python(python), vendor_dir, source
@@ -162,8 +170,6 @@ def _hold_vendor(vendor_dir):
 
 def _prepare(args, sweep, meta, plan, python, vendor_dir, python_from=None):
     """Probe the target, check it against a resumed sweep, settle the device: a SweepContext."""
-    from tfcnnwrap import render
-
     script = checkout.script_path(vendor_dir) if args.dry_run else checkout.require_script(vendor_dir)
     # A new sweep asks TensorFlow itself (GPUs, CUDA, cuDNN) for the record in sweep.json and for
     # --device auto; a resumed one only needs the version.
@@ -196,8 +202,6 @@ def _prepare(args, sweep, meta, plan, python, vendor_dir, python_from=None):
 
 def _feature_flags(plan, manifest, script):
     """--fp16 / --xla as the checked-out branch spells them (UsageError where it has no such flag)."""
-    from tfcnnwrap.features import BRANCH_FLAGS, branch_flags
-
     wanted = [f for f in ("fp16", "xla") if getattr(plan, f)]
     if not wanted:
         return []
@@ -210,8 +214,6 @@ def _feature_flags(plan, manifest, script):
 
 def _check_cluster(ctx):
     if ctx.plan.cluster:
-        from tfcnnwrap.sweepjob import check
-
         check(ctx)
 
 
@@ -273,8 +275,6 @@ def _print_dry_run(ctx):
 
 
 def _new_meta(ctx):
-    from tfcnnwrap.envinfo import capture_environment
-
     return {
         "format": FORMAT_VERSION,
         "tool": "tfcnnwrap",
@@ -312,8 +312,6 @@ def _open_for_writing(ctx):
 
 
 def _run_sweep(ctx):
-    from tfcnnwrap.live import make_display
-
     schedule = Schedule(ctx.plan, latest(ctx), ctx.retry_failed)
     todo = schedule.planned()
     header = _header(ctx, todo)
@@ -411,7 +409,6 @@ def _telemetry(device, header):
     """A Telemetry for GPU runs (its start and stop never raise), or None; the header says why not."""
     if device != "gpu":
         return None
-    from tfcnnwrap.telemetry import Telemetry
 
     telemetry = Telemetry()
     if not telemetry.available:
@@ -424,7 +421,6 @@ def _run_one(ctx, display, index, spec):
     """Run one benchmark (with its telemetry): (outcome, record)."""
     if ctx.plan.cluster:
         return _run_job(ctx, display, index, spec)
-    from tfcnnwrap.runner import run_benchmark
 
     plan, sweep = ctx.plan, ctx.sweep
     rel_log = sweep.spec_log(spec, plan)
@@ -454,10 +450,7 @@ def _before_run(ctx, display, spec) -> dict:
 def _run_job(ctx, display, index, spec):
     """A distributed job (--cluster) or a fleet run (--fleet): see sweepjob and fleet."""
     if ctx.plan.fleet:
-        from tfcnnwrap.fleet import run_fleet
-
         return run_fleet(ctx, display, index, spec)
-    from tfcnnwrap.sweepjob import run_job
 
     return run_job(ctx, display, index, spec)
 
@@ -465,8 +458,6 @@ def _run_job(ctx, display, index, spec):
 def _dry_run_argvs(ctx, spec):
     """The commands of one run: one, or one per task of a distributed job."""
     if ctx.plan.cluster and not ctx.plan.fleet:
-        from tfcnnwrap.sweepjob import task_argvs
-
         return task_argvs(ctx, runlife.argv(ctx, spec))
     return [runlife.argv(ctx, spec)]
 
@@ -519,15 +510,10 @@ def _finish(ctx, started, stop, failure):
 
 
 def _thermal_warning(ctx, runs):
-    from tfcnnwrap.cooling import throttle_warning
-
     _warn(ctx, throttle_warning(runs))
 
 
 def _print_summary(console, sweep, meta, rows, runs):
-    from tfcnnwrap.report import print_summary
-    from tfcnnwrap.schedule import oom_hints
-
     print_summary(console, sweep, meta, rows, runs)
     for hint in oom_hints(runs):  # the batch size to try instead (issue 13)
         console.print("[yellow]hint:[/] " + hint, highlight=False)

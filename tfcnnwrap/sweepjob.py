@@ -19,12 +19,14 @@ bind is run once more with the next base.
 
 import os
 import socket
+import sys
 import threading
 import time
 from dataclasses import replace
 from pathlib import Path
 
-from tfcnnwrap import runlife
+from tfcnnwrap import cluster, clusterplan, runlife, safefs, slurm
+from tfcnnwrap.cluster import StopSignal
 from tfcnnwrap.records import Status
 
 SLURM_PORT_LOW = 30000
@@ -36,8 +38,6 @@ class StopBridge:
     """What ``stopping.StopRequests.guard`` stops: Ctrl-C or SIGTERM sets the job's ``cluster.StopSignal``."""
 
     def __init__(self):
-        from tfcnnwrap.cluster import StopSignal
-
         self.signal = StopSignal()
         self.exited = threading.Event()
 
@@ -85,8 +85,6 @@ def _common(ctx, display, stop):
 
 
 def _local_job(ctx, argv, log_dir, run_name, spec, display, stop):
-    from tfcnnwrap import cluster
-
     plan = ctx.plan
     gpus = getattr(ctx.probe, "gpus", None)
     return cluster.run_job(
@@ -98,29 +96,21 @@ def _local_job(ctx, argv, log_dir, run_name, spec, display, stop):
 def check(ctx):
     """Before anything runs: the job is one this checkout's tf_cnn_benchmarks accepts, and (Slurm) we are
     inside an allocation. UsageError (exit 2) naming the fix otherwise."""
-    from tfcnnwrap import clusterplan
-
     plan = ctx.plan
     if not plan.cluster:
         return
     if not plan.fleet:
         clusterplan.validate(plan.variable_update, plan.workers, plan.ps, ctx.branch)
     if plan.cluster == "slurm":
-        from tfcnnwrap import slurm
-
         slurm.allocation()
 
 
 def task_argvs(ctx, argv):
     """Every task's command of one job (``--dry-run``): on this machine from clusterplan's base port (a real
     run takes free ports), under Slurm on the allocation's nodes."""
-    from tfcnnwrap import clusterplan
-
     plan = ctx.plan
     hosts = ("localhost",)
     if plan.cluster == "slurm":
-        from tfcnnwrap import slurm
-
         hosts = slurm.allocation().nodes
     job = clusterplan.build_plan(plan.variable_update, plan.workers, plan.ps, hosts=hosts,
                                  branch=ctx.branch)
@@ -147,8 +137,6 @@ def _port_free(port):
 
 def slurm_plan(ctx, alloc, index, attempt=0):
     """The job's plan over the allocation's nodes, its ports counted up from a base picked per job."""
-    from tfcnnwrap import clusterplan
-
     plan = ctx.plan
     probe = clusterplan.build_plan(plan.variable_update, plan.workers, plan.ps, hosts=alloc.nodes,
                                    branch=ctx.branch)
@@ -167,8 +155,6 @@ def slurm_plan(ctx, alloc, index, attempt=0):
 
 
 def _slurm_job(ctx, argv, log_dir, run_name, index, spec, display, stop):
-    from tfcnnwrap import cluster, slurm
-
     alloc = slurm.allocation()
 
     def attempt(number, timeout):
@@ -179,8 +165,6 @@ def _slurm_job(ctx, argv, log_dir, run_name, index, spec, display, stop):
 
 
 def _slurm_attempt(ctx, alloc, job_plan, argv, log_dir, run_name, spec, display, stop, timeout_s):
-    from tfcnnwrap import cluster, safefs, slurm
-
     plan_path = ctx.sweep.path / "cluster" / (run_name + ".plan.json")
     plan_path.parent.mkdir(parents=True, exist_ok=True)
     safefs.atomic_write(plan_path, job_plan.to_json())
@@ -205,16 +189,12 @@ def _slurm_attempt(ctx, alloc, job_plan, argv, log_dir, run_name, spec, display,
 def _tfcnnwrap_python():
     """The interpreter running tfcnnwrap (the task entry point needs only the standard library and tfcnnwrap,
     which every node sees at the same path on the shared filesystem)."""
-    import sys
-
     return sys.executable
 
 
 def srun_task_command(argv, name, host, job_id):
     """``srun`` for one task of a job on ``host`` (pure). ``--overlap``: the job's tasks share the allocation's
     CPUs (a ps mostly waits); ``--kill-on-bad-exit``: a task that dies ends its step at once."""
-    from tfcnnwrap import slurm
-
     cmd = slurm.srun_command(argv, 1, name, job_id=job_id, nodes=1)
     cut = cmd.index("--")
     return cmd[:cut] + ["--nodelist=%s" % host, "--overlap", "--quiet"] + cmd[cut:]
@@ -224,8 +204,6 @@ def release_steps(job_id, names, timeout_s=RELEASE_TIMEOUT_S):
     """``scancel`` every step of ``names`` Slurm still lists, then wait until it lists none of them: the next
     run starts on a clean allocation and the sweep ends with nothing running. Slurm offers nothing to block
     on here, so ``squeue`` is asked at growing intervals (50 ms to 1 s)."""
-    from tfcnnwrap import slurm
-
     names = list(names)
     for name in names:
         step = slurm.find_step(job_id, name)
@@ -243,8 +221,6 @@ def release_steps(job_id, names, timeout_s=RELEASE_TIMEOUT_S):
 
 def _listed(job_id, names):
     """Which of the step ``names`` ``squeue`` still lists in job ``job_id`` (one query for all)."""
-    from tfcnnwrap import slurm
-
     done = slurm._slurm(["squeue", "--noheader", "--steps", "--jobs=%s" % job_id, "--format=%j"],
                         "squeue --steps --jobs=%s" % job_id, check=False)
     if done.returncode != 0:
