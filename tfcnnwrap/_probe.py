@@ -206,6 +206,7 @@ def _time_matmul(tf, device, repeats=5):
                     sess.run(total)
                     took = time.time() - start
                     best = took if best is None else min(best, took)
+    assert best is not None  # the loop ran at least once
     return round(flops / best / 1e9, 1)
 
 
@@ -240,7 +241,7 @@ def _matmul(tf, result, warnings):
 def main(argv):
     full = "--full" in argv or "--matmul" in argv
     matmul = "--matmul" in argv
-    warnings = []
+    warnings = []  # type: list
     result = {
         "python": sys.executable,
         "python_version": platform.python_version(),

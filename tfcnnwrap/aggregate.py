@@ -16,7 +16,7 @@ _FRAME_COLUMNS = ["model", "batch_size", "num_gpus", "host", "status", "images_p
 
 
 def _failures_text(statuses):
-    counts = {}
+    counts: dict = {}
     for status in statuses:
         if status != "ok":
             counts[str(status)] = counts.get(str(status), 0) + 1
@@ -83,7 +83,8 @@ def thermal_columns(runs):
     gpus = [r.gpu for r in runs if r.value is not None and r.gpu is not None]
     powers = [g.mean_power_w for g in gpus if g.mean_power_w is not None]
     clocks = [g.mean_sm_clock_mhz for g in gpus if g.mean_sm_clock_mhz is not None]
-    reasons, links = {}, []
+    reasons: dict = {}
+    links: list = []
     for g in gpus:
         for reason in g.throttle_reasons:
             reasons[reason] = reasons.get(reason, 0) + 1
@@ -143,7 +144,7 @@ def summarize(runs, order=None):
         stats = grouped["images_per_sec"].agg(["count", "mean", "std", "min", "max", "median"])
     statuses = grouped["status"].agg(list)
     sizes = grouped.size()
-    by_config = {}
+    by_config: dict = {}
     for r in runs:
         by_config.setdefault(r.config, []).append(r)
     rows = []

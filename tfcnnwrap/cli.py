@@ -407,7 +407,7 @@ def _tolerant_streams():
     """Never die on a character the console's code page lacks (cp1252 on Windows, say)."""
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.reconfigure(errors="replace")
+            stream.reconfigure(errors="replace")  # type: ignore[union-attr]  # a TextIOWrapper, or refused
         except (AttributeError, ValueError):
             pass
 

@@ -42,7 +42,7 @@ class AgainstReferences:
 
 def _sources(columns, rows):
     """The sources of the figures the table shows (a GPU's library may cite hundreds), in column order."""
-    cited = {}
+    cited: dict = {}
     for i, (typed, _gpu) in enumerate(columns):
         for row in rows:
             source = row.cells[i].source
@@ -68,8 +68,8 @@ def against_references(sweep_path, against, references_csv=None, strict=False, h
     of = sum(1 for r in rows if r.measured is not None)
     geomean = []
     for i, (typed, gpu) in enumerate(columns):
-        ratios = [r.cells[i].ratio_pct / 100.0 for r in rows if r.cells[i].comparable and r.cells[i].ratio_pct
-                  is not None]
+        column = [r.cells[i] for r in rows]
+        ratios = [c.ratio_pct / 100.0 for c in column if c.comparable and c.ratio_pct is not None]
         g = geometric_mean(ratios)
         geomean.append(GeomeanCell(name=typed, id=gpu.id, gpu_name=gpu.name,
                                    ratio_pct=g * 100.0 if g is not None else None, count=len(ratios), of=of))
@@ -121,7 +121,7 @@ def _dirs(args, mode):
 def _refuse_repeats(dirs):
     """A candidate named twice only repeats its rows (a sweep against itself stays allowed: the sanity check
     that reads 'Same environment' and +0.0%)."""
-    seen = {}
+    seen: dict = {}
     for d in dirs:
         key = Path(d).resolve()
         if key in seen:

@@ -84,7 +84,7 @@ class Sweep:
 
 def measured_rows(configs, runs):
     """SummaryRows in plan order, one per configuration; a planned one without runs yet has no mean."""
-    summary = {}
+    summary: dict = {}
     for row in summarize(runs, [c[:2] for c in configs]):
         summary.setdefault(config_of(row), row)
     rows = [summary.pop(tuple(c), None) or SummaryRow(model=c[0], batch_size=c[1], num_gpus=c[2])
@@ -94,7 +94,7 @@ def measured_rows(configs, runs):
 
 def ok_values(runs):
     """{(model, batch_size, num_gpus): [images/sec of each ok run]} for the statistics of a change."""
-    values = {}
+    values: dict = {}
     for r in runs:
         if r.value is not None:
             values.setdefault(config_of(r), []).append(r.value)

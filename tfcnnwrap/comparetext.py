@@ -54,7 +54,7 @@ def geomean_text(cell):
 
 def footnotes(comparison):
     """One line per (reference, differing conditions): which models, and why they are not comparable."""
-    models = {}
+    models: dict = {}
     for row in comparison.rows:
         for cell in row.cells:
             if cell.found and not cell.comparable:
@@ -145,7 +145,7 @@ def tf_notes(comparison):
     """Which references' figures were measured with another TensorFlow X.Y than the sweep (kept: a version
     changes figures less than a condition does, and most sources give none)."""
     ours = comparison.sweep.meta.tensorflow_version
-    seen = {}
+    seen: dict = {}
     for row in comparison.rows:
         for cell in row.cells:
             if cell.found and tf_differs(cell.tf_version, ours):

@@ -113,7 +113,7 @@ def steadiness_fields(log_path):
 
 
 def _reason_text(runs):
-    counts = {}
+    counts: dict = {}
     for run in runs:
         for reason in run.gpu.throttle_reasons:
             counts[reason] = counts.get(reason, 0) + 1

@@ -55,7 +55,7 @@ def git_info():
 
         version = ".".join(str(part) for part in git.Git().version_info)
         executable = git.Git.GIT_PYTHON_GIT_EXECUTABLE
-        return version or None, shutil.which(executable) or executable
+        return version or None, shutil.which(executable or "git") or executable
     except Exception:  # noqa: BLE001 - ImportError "Bad git executable", GitCommandNotFound, ...
         return None, None
 
@@ -384,7 +384,7 @@ def _check_lines(row, mark, name_width, width):
     value_width = max(width - lead, 12)
     parts = [p for p in str(row["value"]).split(", ") if p]
     values = wrap_parts(parts, value_width, sep=", ") or [""]
-    lines = [Text.assemble((symbol, colour), " ", (row["check"].ljust(name_width), "bold"), " ", values[0],
+    lines: list = [Text.assemble((symbol, colour), " ", (row["check"].ljust(name_width), "bold"), " ", values[0],
                            overflow="fold")]
     lines += [Text(" " * lead + more, overflow="fold") for more in values[1:]]
     if row["hint"]:

@@ -44,7 +44,8 @@ def _sysctl(name):
 
 def _cpuinfo_fields():
     """Linux /proc/cpuinfo as a list of dicts, one per logical CPU."""
-    cpus, current = [], {}
+    cpus: list = []
+    current: dict = {}
     for line in _read_text("/proc/cpuinfo").splitlines():
         if not line.strip():
             if current:
@@ -61,11 +62,11 @@ def _cpuinfo_fields():
 def _windows_cpu_model():
     import winreg  # Windows only
 
-    key = winreg.OpenKey(winreg.HKEY_LOCAL_MACHINE, r"HARDWARE\DESCRIPTION\System\CentralProcessor\0")
+    key = winreg.OpenKey(winreg.HKEY_LOCAL_MACHINE, r"HARDWARE\DESCRIPTION\System\CentralProcessor\0")  # type: ignore[attr-defined]  # Windows only
     try:
-        return str(winreg.QueryValueEx(key, "ProcessorNameString")[0]).strip()
+        return str(winreg.QueryValueEx(key, "ProcessorNameString")[0]).strip()  # type: ignore[attr-defined]  # Windows only
     finally:
-        winreg.CloseKey(key)
+        winreg.CloseKey(key)  # type: ignore[attr-defined]  # Windows only
 
 
 def cpu_model():
@@ -125,7 +126,7 @@ def _windows_ram_bytes():
 
     status = MemoryStatusEx()
     status.dwLength = ctypes.sizeof(MemoryStatusEx)
-    if not ctypes.windll.kernel32.GlobalMemoryStatusEx(ctypes.byref(status)):
+    if not ctypes.windll.kernel32.GlobalMemoryStatusEx(ctypes.byref(status)):  # type: ignore[attr-defined]  # Windows only
         return None
     return int(status.ullTotalPhys)
 

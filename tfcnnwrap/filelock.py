@@ -40,9 +40,9 @@ def _lock_windows(fh, shared):
 
     LOCKFILE_FAIL_IMMEDIATELY, LOCKFILE_EXCLUSIVE_LOCK = 0x1, 0x2
     flags = LOCKFILE_FAIL_IMMEDIATELY | (0 if shared else LOCKFILE_EXCLUSIVE_LOCK)
-    handle = msvcrt.get_osfhandle(fh.fileno())
+    handle = msvcrt.get_osfhandle(fh.fileno())  # type: ignore[attr-defined]  # Windows only
     overlapped = _overlapped()
-    if not ctypes.windll.kernel32.LockFileEx(handle, flags, 0, 1, 0, ctypes.byref(overlapped)):
+    if not ctypes.windll.kernel32.LockFileEx(handle, flags, 0, 1, 0, ctypes.byref(overlapped)):  # type: ignore[attr-defined]  # Windows only
         raise OSError("LockFileEx failed")
 
 
@@ -50,8 +50,8 @@ def _unlock_windows(fh):
     import ctypes  # Windows only
     import msvcrt  # Windows only
 
-    handle = msvcrt.get_osfhandle(fh.fileno())
-    ctypes.windll.kernel32.UnlockFileEx(handle, 0, 1, 0, ctypes.byref(_overlapped()))
+    handle = msvcrt.get_osfhandle(fh.fileno())  # type: ignore[attr-defined]  # Windows only
+    ctypes.windll.kernel32.UnlockFileEx(handle, 0, 1, 0, ctypes.byref(_overlapped()))  # type: ignore[attr-defined]  # Windows only
 
 
 class FileLock:

@@ -67,8 +67,7 @@ def _wait(ctx, step, timeout_s):
             state["verdict"] = verdict
         step.cancel()
 
-    bridge = StopBridge()
-    bridge.terminate = lambda: threading.Thread(target=stop, args=("interrupted",), daemon=True).start()
+    bridge = StopBridge(lambda: threading.Thread(target=stop, args=("interrupted",), daemon=True).start())
     timer = threading.Timer(timeout_s, stop, ("timeout",)) if timeout_s else None
     try:
         if timer is not None:

@@ -204,7 +204,8 @@ def _message(line):
 def _step_from(text):
     """The Step of a step line (its payload, on which ``_STEP_RE`` matches)."""
     m = _STEP_RE.match(text)
-    tail = _STEP_TAIL_RE.match(text, m.end()).groups()
+    assert m is not None  # called on step lines only
+    tail = _STEP_TAIL_RE.match(text, m.end()).groups()  # type: ignore[union-attr]  # the tail pattern is optional parts
     return Step(int(m.group(1)), float(m.group(2)), _float(tail[0]), _float(tail[1]), _float(tail[2]),
                 _float(tail[3]), _float(tail[4]))
 

@@ -360,9 +360,8 @@ def check_extra_args(extra, features=()):
     return args
 
 
-def build_plan(args):
-    """A Plan from the sweep flags (argparse namespace), or UsageError naming the bad flag."""
-    quick = bool(getattr(args, "quick", False))
+def _plan_models(args, quick):
+    """[(model, batch size)] from --models and --batch-size MODEL=N, defaults (divided under --quick) else."""
     default_sizes = dict(DEFAULT_MODELS)
     explicit_sizes = dict(parse_batch_size(item) for item in (args.batch_size or []))
 
@@ -392,8 +391,15 @@ def build_plan(args):
                 "%s has no default batch size; give one with --batch-size %s=N" % (name, name)
             )
         models.append((name, size))
+    return models
 
+
+def build_plan(args):
+    """A Plan from the sweep flags (argparse namespace), or UsageError naming the bad flag."""
+    quick = bool(getattr(args, "quick", False))
+    models = _plan_models(args, quick)
     runs = _int(args.runs, bounds.RUNS) if args.runs is not None else (QUICK_RUNS if quick else DEFAULT_RUNS)
+
     counts = gpu_counts(args.num_gpus)
     variable_update = args.variable_update or DEFAULT_VARIABLE_UPDATE
     if variable_update not in VARIABLE_UPDATES:

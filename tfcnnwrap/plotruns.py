@@ -42,7 +42,7 @@ def run_series(sweep, run):
 
 
 def _configs(runs):
-    by_config = {}
+    by_config: dict = {}
     for run in runs:
         by_config.setdefault(run.config, []).append(run)
     return by_config

@@ -28,7 +28,7 @@ def _as_row(row):
 
 def _series(rows):
     """{(model, host): [row, ...]} in plan order, each model's rows by GPU count."""
-    series = {}
+    series: dict = {}
     for row in map(_as_row, rows):
         if row.num_gpus is not None:
             series.setdefault((row.model, row.host), []).append(row)

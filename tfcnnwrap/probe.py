@@ -12,7 +12,7 @@ import signal
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Optional, Tuple
+from typing import Optional, Protocol, Tuple
 
 from tfcnnwrap.errors import SetupError
 from tfcnnwrap.procs import run_captured
@@ -276,7 +276,13 @@ def _answer(exe, stdout):
     return answer
 
 
-def resolve_device(requested: str, probe_result: "ProbeAnswer") -> Tuple[str, Optional[str]]:
+class HasGpus(Protocol):
+    """What the device rule reads of a probe: ``gpus``, a tuple of names, () for none, None for cannot tell."""
+
+    gpus: Optional[Tuple[str, ...]]
+
+
+def resolve_device(requested: str, probe_result: "HasGpus") -> Tuple[str, Optional[str]]:
     """(device, warning or None) for --device auto|gpu|cpu: the device rule, one for sweep and doctor."""
     if requested in ("gpu", "cpu"):
         return requested, None

@@ -72,10 +72,10 @@ class Ranking:
     def neighbours(self):
         """(faster, level, slower): the nearest ranked GPU above and below the measured one beyond LEVEL_PCT,
         and those within it."""
-        ranked = [r for r in self.rows if r.geomean_pct is not None and not r.measured]
-        level = [r for r in ranked if abs(r.geomean_pct - 100.0) < LEVEL_PCT]
-        faster = [r for r in ranked if r.geomean_pct <= 100.0 - LEVEL_PCT]
-        slower = [r for r in ranked if r.geomean_pct >= 100.0 + LEVEL_PCT]
+        ranked = [(r.geomean_pct, r) for r in self.rows if r.geomean_pct is not None and not r.measured]
+        level = [r for pct, r in ranked if abs(pct - 100.0) < LEVEL_PCT]
+        faster = [r for pct, r in ranked if pct <= 100.0 - LEVEL_PCT]
+        slower = [r for pct, r in ranked if pct >= 100.0 + LEVEL_PCT]
         return (faster[-1] if faster else None), level, (slower[0] if slower else None)
 
 

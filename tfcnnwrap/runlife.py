@@ -106,7 +106,7 @@ def run_record(ctx: SweepContext, spec: RunSpec, outcome: "RunOutcome", command:
     ok = outcome.status == Status.OK
     failure = parsed.failure_message if not ok else None
     if outcome.status == Status.TIMEOUT and not failure:
-        failure = "killed after %.0f s (--timeout)" % ctx.plan.timeout_s
+        failure = "killed after %.0f s (--timeout)" % (ctx.plan.timeout_s or 0)
     return RunRecord(
         model=spec.model, batch_size=spec.batch_size, num_gpus=spec.num_gpus, run=spec.run,
         status=Status.read(outcome.status),

@@ -12,6 +12,7 @@ Git lives in ``gitremote``, the checkout on disk in ``checkout``.
 
 import sys
 import time
+from typing import Any
 
 from tfcnnwrap import __version__, checkout, gitremote, probe, render, settings, versions
 from tfcnnwrap.clock import utc_now
@@ -262,7 +263,7 @@ def fetch(args, url, branch_arg, vendor, tf, manifest, console, lock, settings):
     def manifest_for(commit, fetched_at=None):
         return build_manifest(url, branch, reason, source, commit, tf, heads, fetched_at or utc_now(), settings)
 
-    old = manifest if manifest and checkout.checkout_matches(vendor, manifest) else None
+    old: Any = manifest if manifest and checkout.checkout_matches(vendor, manifest) else None
     same = old is not None and old.get("url") == url and old.get("branch") == branch
     if same and (not args.update or heads[branch] == old.get("commit")):
         commit = old.get("commit")

@@ -321,7 +321,9 @@ def _run_sweep(ctx):
     if gpu_source is not None and ctx.telemetry is not None:
         gpu_source(ctx.telemetry.latest)  # the live view reads the running sampler's newest tick
     ctx.stops = _install_signal_handlers()
-    stop, failure, started = None, None, []
+    stop = None
+    failure = None
+    started: list = []
     display.start(len(todo), header)
     try:
         stop = _run_loop(ctx, display, schedule, started)

@@ -24,6 +24,7 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Callable, Optional, Tuple
 
 from tfcnnwrap import cluster, clusterplan, runlife, safefs, slurm
 from tfcnnwrap.cluster import StopSignal
@@ -37,12 +38,16 @@ RELEASE_TIMEOUT_S = 60
 class StopBridge:
     """What ``stopping.StopRequests.guard`` stops: Ctrl-C or SIGTERM sets the job's ``cluster.StopSignal``."""
 
-    def __init__(self):
+    def __init__(self, on_terminate: Optional[Callable[[], None]] = None):
         self.signal = StopSignal()
         self.exited = threading.Event()
+        self.on_terminate = on_terminate  # instead of setting the signal (a fleet step is cancelled)
 
-    def terminate(self):
-        self.signal.set()
+    def terminate(self) -> None:
+        if self.on_terminate is not None:
+            self.on_terminate()
+        else:
+            self.signal.set()
 
 
 def guarded(ctx, work):
@@ -109,7 +114,7 @@ def task_argvs(ctx, argv):
     """Every task's command of one job (``--dry-run``): on this machine from clusterplan's base port (a real
     run takes free ports), under Slurm on the allocation's nodes."""
     plan = ctx.plan
-    hosts = ("localhost",)
+    hosts: Tuple[str, ...] = ("localhost",)
     if plan.cluster == "slurm":
         hosts = slurm.allocation().nodes
     job = clusterplan.build_plan(plan.variable_update, plan.workers, plan.ps, hosts=hosts,
