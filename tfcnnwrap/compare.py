@@ -85,7 +85,7 @@ _ONLY_RANK = (("per", "--per"), ("price", "--price"), ("watts", "--watts"))
 
 def _mode(args, dirs):
     """'against', 'rank' or 'ab', after the rules on which arguments go together."""
-    against, rank = getattr(args, "against", None), getattr(args, "rank", False)
+    against, rank = args.against, args.rank
     if against is not None and rank:
         raise UsageError("--against and --rank are two views; give one of them")
     for attr, flag in _ONLY_RANK:
@@ -95,7 +95,7 @@ def _mode(args, dirs):
         if len(dirs) > 1:
             raise UsageError("%s compares one sweep; give one SWEEP_DIR (or none: the newest under results/), "
                              "or drop it to compare sweeps" % ("--against" if against is not None else "--rank"))
-        if getattr(args, "fail_on_regression", None) is not None:
+        if args.fail_on_regression is not None:
             raise UsageError(_ONLY_AB[1])
         return "against" if against is not None else "rank"
     if len(dirs) == 1:
@@ -103,15 +103,15 @@ def _mode(args, dirs):
             "comparing one sweep needs --against NAME[,NAME...] (see `tfcnnwrap references`) or --rank, "
             "or give two sweep directories to compare them"
         )
-    if getattr(args, "references", None):
+    if args.references:
         raise UsageError("--references only goes with --against or --rank; drop it to compare sweeps")
-    if getattr(args, "strict", False):
+    if args.strict:
         raise UsageError("--strict only goes with --against or --rank; drop it to compare sweeps")
     return "ab"
 
 
 def _dirs(args, mode):
-    dirs = list(getattr(args, "dirs", None) or [])
+    dirs = list(args.dirs or [])
     if dirs:
         _refuse_repeats(dirs[1:])
         return dirs
@@ -140,27 +140,27 @@ def _regression_exit(result, pct):
 
 
 def cmd_compare(args):
-    dirs = list(getattr(args, "dirs", None) or [])
+    dirs = list(args.dirs or [])
     mode = _mode(args, dirs)
     dirs = _dirs(args, mode)
-    fmt = getattr(args, "format", None) or "table"
-    plot_path = getattr(args, "plot", None)
+    fmt = args.format or "table"
+    plot_path = args.plot
     if plot_path:
         plot.require_matplotlib()
-    host = getattr(args, "host", None)
+    host = args.host
     if mode == "rank":
         return rank.cmd_rank(args, dirs[0], fmt, plot_path)
     code = 0
     if mode == "against":
-        result = against_references(dirs[0], args.against, getattr(args, "references", None),
-                                    strict=bool(getattr(args, "strict", False)), host=host)
+        result = against_references(dirs[0], args.against, args.references,
+                                    strict=bool(args.strict), host=host)
         comparetext.render_against(result, fmt)
         drawn = plot.plot_against if plot_path else None
     else:
         result = sweep_vs_sweeps(dirs[0], dirs[1:], host=host)
         abtext.render_ab(result, fmt)
         drawn = plot.plot_ab if plot_path else None
-        pct = getattr(args, "fail_on_regression", None)
+        pct = args.fail_on_regression
         code = _regression_exit(result, pct) if pct is not None else 0
     if drawn:
         drawn(result, plot_path)

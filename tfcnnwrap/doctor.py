@@ -418,10 +418,10 @@ def print_table(report, stream=None):
 
 
 def cmd_doctor(args):
-    vendor_dir = settings.vendor_dir(getattr(args, "vendor_dir", None))[0]
-    python = checkout.target_python(getattr(args, "python", None), vendor_dir)[0]
-    fmt = getattr(args, "format", "table") or "table"
-    matmul = bool(getattr(args, "matmul", False))
+    vendor_dir = settings.vendor_dir(args.vendor_dir)[0]
+    python = checkout.target_python(args.python, vendor_dir)[0]
+    fmt = args.format or "table"
+    matmul = bool(args.matmul)
     err = console(stderr=True)
     what = "timing the matmul" if matmul else "questioning TensorFlow"
     with err.status("%s in %s ..." % (what, python or sys.executable)):
@@ -430,4 +430,4 @@ def cmd_doctor(args):
         sys.stdout.write(to_json(report) + "\n")
     else:
         print_table(report)
-    return 1 if getattr(args, "strict", False) and not report["ready"] else 0
+    return 1 if args.strict and not report["ready"] else 0

@@ -223,7 +223,7 @@ def records(files):
 
 
 def cmd_parse(args):
-    fmt = getattr(args, "format", None) or "table"
+    fmt = args.format or "table"
     files = list(find_logs(args.paths))
     if not files:
         raise UsageError(

@@ -396,7 +396,7 @@ def _plan_models(args, quick):
 
 def build_plan(args):
     """A Plan from the sweep flags (argparse namespace), or UsageError naming the bad flag."""
-    quick = bool(getattr(args, "quick", False))
+    quick = bool(args.quick)
     models = _plan_models(args, quick)
     runs = _int(args.runs, bounds.RUNS) if args.runs is not None else (QUICK_RUNS if quick else DEFAULT_RUNS)
 
@@ -431,8 +431,8 @@ def build_plan(args):
         timeout_s=timeout,
         extra_args=check_extra_args(args.extra, features),
         gpu_counts=counts if len(counts) > 1 else None,
-        cooldown_s=_optional_float(getattr(args, "cooldown", None), bounds.COOLDOWN),
-        cool_to_c=_optional_float(getattr(args, "cool_to", None), bounds.COOL_TO),
+        cooldown_s=_optional_float(args.cooldown, bounds.COOLDOWN),
+        cool_to_c=_optional_float(args.cool_to, bounds.COOL_TO),
         **flow,
         **cluster_fields(args, variable_update),
     )
@@ -440,8 +440,8 @@ def build_plan(args):
 
 def _flow(args, runs):
     """fp16, xla, until_ci, max_runs and order from the flags (argparse has bounded the numbers)."""
-    until_ci = getattr(args, "until_ci", None)
-    max_runs = getattr(args, "max_runs", None)
+    until_ci = args.until_ci
+    max_runs = args.max_runs
     if max_runs is not None and until_ci is None:
         raise UsageError("--max-runs caps --until-ci; add --until-ci PCT (or use --runs N for a fixed count)")
     if until_ci is not None:
@@ -449,10 +449,10 @@ def _flow(args, runs):
         max_runs = _int(max_runs, bounds.MAX_RUNS) if max_runs is not None else max(DEFAULT_MAX_RUNS, runs)
         if max_runs < runs:
             raise UsageError("--max-runs %d is below --runs %d; raise --max-runs or lower --runs" % (max_runs, runs))
-    order = getattr(args, "order", None) or "grouped"
+    order = args.order or "grouped"
     if order not in ORDERS:
         raise UsageError("--order takes %s, got %r" % (" or ".join(ORDERS), order))
-    return {"fp16": bool(getattr(args, "fp16", False)), "xla": bool(getattr(args, "xla", False)),
+    return {"fp16": bool(args.fp16), "xla": bool(args.xla),
             "until_ci": until_ci, "max_runs": max_runs, "order": order}
 
 
@@ -474,9 +474,9 @@ def gpu_counts(value):
 def cluster_fields(args, variable_update):
     """Plan fields of ``--cluster/--workers/--ps/--fleet``, checked as far as the flags alone allow (the
     checkout's branch is checked once it is known, before anything runs)."""
-    cluster = getattr(args, "cluster", None)
-    workers, ps = getattr(args, "workers", None), getattr(args, "ps", None)
-    fleet = bool(getattr(args, "fleet", False))
+    cluster = args.cluster
+    workers, ps = args.workers, args.ps
+    fleet = bool(args.fleet)
     if cluster is None:
         given = [flag for flag, value in (("--workers", workers), ("--ps", ps), ("--fleet", fleet or None))
                  if value is not None]

@@ -163,9 +163,9 @@ def _with_rank(row, rank_number):
 
 
 def cmd_rank(args, sweep_dir, fmt, plot_path=None):
-    ranking = rank(sweep_dir, per=getattr(args, "per", None), price=getattr(args, "price", None),
-                   watts=getattr(args, "watts", None), references_csv=getattr(args, "references", None),
-                   strict=bool(getattr(args, "strict", False)), host=getattr(args, "host", None))
+    ranking = rank(sweep_dir, per=args.per, price=args.price,
+                   watts=args.watts, references_csv=args.references,
+                   strict=bool(args.strict), host=args.host)
     ranktext.render_rank(ranking, fmt)
     if plot_path:
         plot_rank(ranking, plot_path)

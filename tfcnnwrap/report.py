@@ -162,7 +162,7 @@ def _plot(sweep, meta, runs, rows, plot_path):
 
 def cmd_report(args):
     """Exit 0 whenever the sweep can be read, failed runs or not (they are in the table); 2 when it cannot."""
-    plot_path = getattr(args, "plot", None)
+    plot_path = args.plot
     if plot_path:
         require_matplotlib()  # before any work: a missing extra is a usage error, not a late surprise
     path = Path(args.sweep_dir) if args.sweep_dir else newest_sweep()

@@ -34,7 +34,7 @@ def resolve_settings(args, environ=None):
     cli.py gives --vendor-dir and --repo-url no default, so None means "not typed".
     """
     notes = []
-    vendor, vendor_from = settings.vendor_dir(getattr(args, "vendor_dir", None), environ)
+    vendor, vendor_from = settings.vendor_dir(args.vendor_dir, environ)
     if vendor_from:
         notes.append("vendor dir from %s" % vendor_from)
     checkout.refuse_unsafe_vendor(vendor)  # before the manifest is read through a planted link
@@ -43,7 +43,7 @@ def resolve_settings(args, environ=None):
         notes.append("python from %s" % ENV_PYTHON)
     elif python_from and python_from != "--python":
         notes.append("python from the last setup")
-    url = getattr(args, "repo_url", None)
+    url = args.repo_url
     if url is None:
         url = checkout.remembered(vendor)[1]
         if url:
