@@ -6,7 +6,7 @@ import warnings
 from dataclasses import replace
 
 from tfcnnwrap.fleetreport import fleet_columns, with_fleet
-from tfcnnwrap.records import SCALING_COLUMNS, SUMMARY_COLUMNS, RunRecord, SummaryRow
+from tfcnnwrap.records import SCALING_COLUMNS, SUMMARY_COLUMNS, SummaryRow
 from tfcnnwrap.render import to_csv
 
 __all__ = ["SUMMARY_COLUMNS", "summarize", "summary_csv_text", "ci95_pct", "add_scaling",
@@ -130,7 +130,6 @@ def summarize(runs, order=None):
     ``runs``: RunRecords (dicts are read as records). Rows follow ``order`` (the plan's (model, batch_size)
     pairs), then any other configuration in first-seen order; std needs two ok runs.
     """
-    runs = [RunRecord.coerce(r) for r in runs]
     if not runs:
         return []
     # pandas drops NaN group keys: a record without num_gpus or host groups under a stand-in.

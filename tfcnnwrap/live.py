@@ -13,7 +13,6 @@ until ``waiting(None)``.
 import sys
 import time
 
-from tfcnnwrap.records import RunRecord
 from tfcnnwrap.render import gpus_text
 
 TICKS_PER_SECOND = 1
@@ -35,7 +34,6 @@ def run_label(model, batch_size, run, runs, num_gpus=None):
 
 def result_text(record):
     """One finished run for people: its images/sec, or its status, failure and log."""
-    record = RunRecord.coerce(record)
     took = _fmt_duration(record.duration_s or 0.0)
     if record.value is not None:
         return "ok  %.2f images/sec  (%s)" % (record.value, took)
@@ -45,7 +43,6 @@ def result_text(record):
 
 
 def finished_label(record, runs):
-    record = RunRecord.coerce(record)
     return run_label(record.model, record.batch_size, record.run, runs, record.num_gpus)
 
 
@@ -226,7 +223,6 @@ class LiveDisplay:
     def run_finished(self, index, record, runs):
         from rich.markup import escape  # rich: only when something is drawn
 
-        record = RunRecord.coerce(record)
         self.done += 1
         self.finished_durations.append(record.duration_s or 0.0)
         colour = "green" if record.ok else "red"

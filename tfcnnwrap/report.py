@@ -16,7 +16,6 @@ from tfcnnwrap.plan import Plan
 from tfcnnwrap.plot import require_matplotlib
 from tfcnnwrap.plotruns import plot_runs
 from tfcnnwrap.plotscaling import plot_scaling
-from tfcnnwrap.records import RunRecord, SweepMeta
 from tfcnnwrap.render import Col, gpus_text, make_table
 from tfcnnwrap.scaling import emit_scaling, is_scaling
 from tfcnnwrap.store import load_sweep, newest_sweep
@@ -86,7 +85,6 @@ def _gpu_count_text(counts):
 def title_parts(sweep_path, meta):
     """What the figures were measured on and under, one part each (kept whole when the title wraps): the
     sweep, the GPU, precision, XLA, GPU count, variable update, data, TensorFlow and branch."""
-    meta = SweepMeta.coerce(meta)
     cond = _plan_conditions(meta)
     gpu = meta.gpu_names() or None
     if meta.on_cpu:
@@ -105,7 +103,6 @@ def title_parts(sweep_path, meta):
 
 def describe(meta):
     """One line naming what was measured: GPU, TensorFlow, branch, device."""
-    meta = SweepMeta.coerce(meta)
     parts = [
         meta.gpu_names() or ("CPU" if meta.device == "cpu" else None),
         "TF %s" % meta.tensorflow_version if meta.tensorflow_version else None,
@@ -138,7 +135,7 @@ def print_summary(console, sweep, meta, rows, runs):
     dicts = [row.to_dict() for row in rows]
     console.print(make_table(dicts, fleet_columns(rows, table_columns(dicts)), title=title_parts(sweep.path, meta)))
     emit_scaling(rows, "table", console)
-    failures = failed_runs([RunRecord.coerce(r) for r in runs])
+    failures = failed_runs(runs)
     if failures:
         console.print("[red]%d run%s did not give a result:[/]" % (len(failures), "" if len(failures) == 1 else "s"),
                       highlight=False)

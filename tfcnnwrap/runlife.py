@@ -134,7 +134,7 @@ def record(ctx: SweepContext, run: RunRecord) -> None:
 
 
 def latest(ctx: SweepContext) -> List[RunRecord]:
-    return latest_runs(ctx.records, ctx.plan.num_gpus)
+    return latest_runs(ctx.records)
 
 
 def summary_rows(ctx: SweepContext) -> list:

@@ -28,13 +28,13 @@ from tfcnnwrap.live import make_display
 from tfcnnwrap.plan import Plan, build_plan, plan_flags_given
 from tfcnnwrap.probe import resolve_device
 from tfcnnwrap.procs import format_command, pip_install_command
-from tfcnnwrap.records import Status
+from tfcnnwrap.records import Status, SweepMeta
 from tfcnnwrap.report import print_summary
 from tfcnnwrap.runlife import SCRIPT_NAME, SweepContext, latest
 from tfcnnwrap.runner import run_benchmark
 from tfcnnwrap.schedule import Schedule, oom_hints
 from tfcnnwrap.stopping import StopRequests
-from tfcnnwrap.store import FORMAT_VERSION, SweepDir, latest_runs, open_sweep
+from tfcnnwrap.store import FORMAT_VERSION, SweepDir, open_sweep
 from tfcnnwrap.sweepjob import check, run_job, task_argvs
 from tfcnnwrap.telemetry import Telemetry
 from tfcnnwrap.versions import needs_legacy_keras
@@ -262,7 +262,7 @@ def _refuse_another_tensorflow(ctx):
 
 def _print_dry_run(ctx):
     plan = ctx.plan
-    records = latest_runs(ctx.sweep.read_runs(), plan.num_gpus) if ctx.meta is not None else []
+    records = ctx.sweep.read_runs() if ctx.meta is not None else []
     specs = Schedule(plan, records, ctx.retry_failed).planned()
     for spec in specs:
         for argv in _dry_run_argvs(ctx, spec):
@@ -480,7 +480,7 @@ def _finish(ctx, started, stop, failure):
         failure = failure or exc
         rows = runlife.summary_rows(ctx)
     final = latest(ctx)
-    _print_summary(ctx.console, ctx.sweep, ctx.meta, rows, final)
+    _print_summary(ctx.console, ctx.sweep, SweepMeta.from_dict(ctx.meta), rows, final)
     _thermal_warning(ctx, final)
     if failure is not None:
         kept = len(final)
