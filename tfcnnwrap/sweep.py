@@ -506,7 +506,7 @@ def _finish(ctx, started, stop, failure):
             highlight=False,
         )
         return EXIT_INTERRUPTED
-    if any(r.status != "ok" for r in final):
+    if any(r.status != Status.OK for r in final):
         return EXIT_RUNS_FAILED
     return EXIT_OK
 
