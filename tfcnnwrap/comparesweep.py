@@ -58,12 +58,8 @@ class Sweep:
         return len({r.num_gpus for r in self.rows}) > 1
 
     def conditions(self, batch_size=None, num_gpus=None):
-        """The plan's conditions (the references' terms), with one configuration's batch size and GPU count.
-        ``xla`` is read with a default: plans written before tfcnnwrap had `--xla` do not say (None)."""
+        """The plan's conditions (the references' terms), with one configuration's batch size and GPU count."""
         cond = dict(self.plan.conditions())
-        if "xla" not in cond:
-            xla = getattr(self.plan, "xla", None)
-            cond["xla"] = None if xla is None else ("yes" if xla else "no")
         cond["batch_size"] = batch_size
         if num_gpus is not None:
             cond["num_gpus"] = num_gpus

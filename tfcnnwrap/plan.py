@@ -156,6 +156,11 @@ class Plan:
         """(model, batch_size, num_gpus) in plan order."""
         return [(m, bs, g) for m, bs in self.models for g in self.counts]
 
+    @property
+    def features(self) -> List[str]:
+        """--fp16 / --xla as the plan asks for them, in FEATURE_FLAGS' order (features.py spells them)."""
+        return [f for f in FEATURE_FLAGS if getattr(self, f)]
+
     def to_dict(self):
         data = asdict(self)
         data["models"] = [{"model": m, "batch_size": bs} for m, bs in self.models]
@@ -207,8 +212,8 @@ class Plan:
             value = flag(name)
             return value is not None and value.strip().lower() in ("1", "true", "yes", "t", "y")
 
-        fp16 = bool(getattr(self, "fp16", False)) or on("use_fp16")
-        xla = bool(getattr(self, "xla", False)) or on("xla") or on("xla_compile")
+        fp16 = self.fp16 or on("use_fp16")
+        xla = self.xla or on("xla") or on("xla_compile")
         num_gpus = self.num_gpus[0] if isinstance(self.num_gpus, (list, tuple)) else self.num_gpus
         return {
             "precision": "fp16" if fp16 else "fp32",
@@ -321,7 +326,9 @@ def flag_name(arg):
     return name
 
 
-# Pass-through flags that --fp16 / --xla set (in any spelling, --noX included): given both ways, refused.
+# --fp16 / --xla: the option and the upstream flags it stands for, the branches' own spelling first. The one
+# table: the plan's features, the pass-through check (given both ways, in any spelling, --noX included, refused)
+# and features.py's per-branch flags.
 FEATURE_FLAGS = {"fp16": ("--fp16", ("use_fp16",)), "xla": ("--xla", ("xla", "xla_compile"))}
 
 
@@ -417,7 +424,7 @@ def build_plan(args):
         num_warmup = QUICK_NUM_WARMUP_BATCHES if quick else None
     timeout = None if args.timeout is None else float(_int(args.timeout, bounds.TIMEOUT))
     flow = _flow(args, runs)
-    features = [f for f in ("fp16", "xla") if flow[f]]
+    features = [f for f in FEATURE_FLAGS if flow[f]]
 
     return Plan(
         models=models,

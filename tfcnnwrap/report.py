@@ -67,11 +67,6 @@ def _plan_conditions(meta):
     except TfcnnwrapError:
         return None
     cond = dict(plan.conditions())
-    if "xla" not in cond:
-        flags = [str(a) for a in plan.extra_args or []]
-        xla = bool(getattr(plan, "xla", False)) or any(
-            f in ("--xla", "--xla_compile", "--xla=true", "--xla_compile=true") for f in flags)
-        cond["xla"] = xla
     cond["counts"] = list(plan.counts)
     return cond
 
@@ -91,8 +86,7 @@ def title_parts(sweep_path, meta):
         gpu = "CPU" + (" (%s)" % meta.environment["cpu_model"] if meta.environment.get("cpu_model") else "")
     parts = [str(sweep_path), gpu]
     if cond:
-        xla = cond.get("xla")
-        parts += [cond["precision"], "XLA" if xla is True or xla in ("on", "true") else "no XLA",
+        parts += [cond["precision"], "XLA" if cond["xla"] == "yes" else "no XLA",
                   _gpu_count_text(cond["counts"]), cond["variable_update"], "%s data" % cond["data"]]
         if len(cond["counts"]) > 1 or cond["counts"][0] > 1:
             parts.append("batch per GPU")

@@ -202,7 +202,7 @@ def _prepare(args, sweep, meta, plan, python, vendor_dir, python_from=None):
 
 def _feature_flags(plan, manifest, script):
     """--fp16 / --xla as the checked-out branch spells them (UsageError where it has no such flag)."""
-    wanted = [f for f in ("fp16", "xla") if getattr(plan, f)]
+    wanted = plan.features
     if not wanted:
         return []
     source = None
