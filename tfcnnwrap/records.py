@@ -154,6 +154,8 @@ class RunRecord:
         for name in _RUN_ALWAYS:
             value = getattr(self, name)
             out[name] = value.value if isinstance(value, Status) else value
+            if name == "batch_size" and self.num_gpus is not None:
+                out["num_gpus"] = self.num_gpus  # where the sweep has always written it
         out["command"] = list(self.command)
         out["telemetry"] = dict(self.telemetry) if self.telemetry is not None else None
         for name in _RUN_OPTIONAL:
