@@ -23,7 +23,7 @@ from typing import Any, Callable, List, Optional
 
 from tfcnnwrap import safefs
 from tfcnnwrap.clusterplan import ClusterPlan, Task, build_plan
-from tfcnnwrap.logparse import LogParser, ParsedLog, classify
+from tfcnnwrap.logparse import LogParser, ParsedLog, classify, last_line
 from tfcnnwrap.procs import bind_to_our_lifetime, kill_tree, popen_group_kwargs
 from tfcnnwrap.runner import WINDOWS_WAIT_SLICE_S, Pump, RunOutcome
 
@@ -337,7 +337,7 @@ def _outcome(job: _Job, verdict: str, duration_s: float, relative_to) -> JobOutc
             status = "crashed"  # a ps (or a blocked worker) that ends by itself has broken the job
     failure = None
     if job.failed is not None:
-        reason = (job.failed.parsed or ParsedLog()).failure_message or _last_line(job.failed.log_path) or (
+        reason = (job.failed.parsed or ParsedLog()).failure_message or last_line(job.failed.log_path) or (
             "exited with code %s" % job.failed.exit_code)
         failure = "%s: %s" % (job.failed.task.name, reason)
     return JobOutcome(
@@ -346,20 +346,6 @@ def _outcome(job: _Job, verdict: str, duration_s: float, relative_to) -> JobOutc
         cluster=_cluster_field(job, relative_to), log=decider.log_path,
         failed_task=job.failed.task.name if job.failed else None, failure=failure,
     )
-
-
-def _last_line(log_path, tail_bytes=4096):
-    """The log's last non-blank line: the reason when the parser found no failure signature (a ps that
-    exits quietly, a TensorFlow C++ error line)."""
-    try:
-        with open(str(log_path), "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, fh.tell() - tail_bytes))
-            lines = [line.strip() for line in fh.read().decode("utf-8", "replace").splitlines()]
-    except OSError:
-        return None
-    lines = [line for line in lines if line]
-    return lines[-1][:500] if lines else None
 
 
 def _cluster_field(job: _Job, relative_to) -> dict:

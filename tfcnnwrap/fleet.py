@@ -23,7 +23,7 @@ from pathlib import Path
 
 from tfcnnwrap import runlife, safefs, slurm
 from tfcnnwrap.clock import utc_now
-from tfcnnwrap.logparse import ParsedLog, classify, parse_file
+from tfcnnwrap.logparse import ParsedLog, classify, last_line, parse_file
 from tfcnnwrap.records import Status
 from tfcnnwrap.runner import RunOutcome
 from tfcnnwrap.sweepjob import StopBridge
@@ -50,8 +50,9 @@ def run_fleet(ctx, display, index, spec):
     records = [_host_record(ctx, spec, argv, started_at, rel_log, rec, verdict, duration)
                for rec in slurm.fleet_hosts(hosts_dir)]
     if not records:
+        why = last_line(hosts_dir / "srun.log") or "the fleet step started no task"
         records = [_host_record(ctx, spec, argv, started_at, rel_log, {"exit_code": step.poll()}, verdict,
-                                duration, failure=_last_line(hosts_dir / "srun.log"))]
+                                duration, failure=why)]
     for _outcome, record in records[:-1]:
         runlife.record(ctx, record)
     return records[-1]
@@ -103,15 +104,6 @@ def _host_record(ctx, spec, argv, started_at, rel_log, rec, verdict, duration, f
     if failure and status != Status.OK:
         record = replace(record, failure=failure)
     return outcome, record
-
-
-def _last_line(path):
-    try:
-        lines = [line.strip() for line in Path(path).read_text(encoding="utf-8", errors="replace").splitlines()]
-    except OSError:
-        return None
-    lines = [line for line in lines if line]
-    return lines[-1][:500] if lines else "the fleet step started no task"
 
 
 # -- the per-node task --------------------------------------------------------------------------------

@@ -746,3 +746,22 @@ def classify(parsed: ParsedLog, exit_code: Optional[int], timed_out=False, inter
     if exit_code is None and parsed.failure_kind in (FLAG_ERROR, ERROR):
         return "crashed"
     return "no_result"
+
+
+def last_line_of(text: str, limit: int = 500) -> Optional[str]:
+    """The last non-blank line of ``text`` (stripped, at most ``limit`` characters), or None."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:limit] if lines else None
+
+
+def last_line(path, tail_bytes: int = 4096, limit: int = 500) -> Optional[str]:
+    """A file's last non-blank line, read from its last ``tail_bytes``: the reason when no failure signature
+    says one (a ps that exits quietly, a TensorFlow C++ error line, srun's own message); None if unreadable."""
+    try:
+        with open(str(path), "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - tail_bytes))
+            text = fh.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    return last_line_of(text, limit)

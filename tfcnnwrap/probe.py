@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Optional, Protocol, Tuple
 
 from tfcnnwrap.errors import SetupError
+from tfcnnwrap.logparse import last_line_of
 from tfcnnwrap.procs import run_captured
 from tfcnnwrap.telemetry import find_nvidia_smi
 
@@ -202,12 +203,6 @@ def crash_hint(returncode):
     return ""
 
 
-def _last_line(data):
-    text = (data or b"").decode("utf-8", "replace").strip()
-    lines = [line for line in text.splitlines() if line.strip()]
-    return lines[-1][:300] if lines else ""
-
-
 def run_probe(python=None, full=False, matmul=False, timeout=None, env=None, partial=False):
     """Run the probe and return its ``ProbeAnswer``.
 
@@ -250,7 +245,7 @@ def run_probe(python=None, full=False, matmul=False, timeout=None, env=None, par
     if answer is not None and answer.complete:
         return answer
     how = describe_exit(returncode)
-    err = _last_line(stderr)
+    err = last_line_of((stderr or b"").decode("utf-8", "replace"), 300) or ""
     if partial and answer is not None:
         return answer.with_warning(
             "the probe stopped (%s) while %s%s%s; what it learned before is shown"

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, NamedTuple, Optional, Sequence, Tuple
 
 from tfcnnwrap import procs, safefs
 from tfcnnwrap.errors import SetupError, UsageError
@@ -139,6 +139,19 @@ def cancel_step(job_id, step_id) -> bool:
                   check=False).returncode == 0
 
 
+def wait_until(done: Callable[[], bool], timeout: float) -> bool:
+    """Ask ``done()`` at growing intervals (50 ms to 1 s) until it says True (then True) or ``timeout``
+    seconds have passed (then False): for what Slurm offers nothing to block on (a step's release)."""
+    deadline = time.monotonic() + timeout
+    pause = 0.05
+    while not done():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(pause)
+        pause = min(pause * 2, 1.0)
+    return True
+
+
 class Step:
     """A running ``srun``: one job step of ``ntasks`` tasks, started by ``launch_step``."""
 
@@ -166,14 +179,7 @@ class Step:
         Slurm offers nothing to block on here, so this asks ``squeue`` at growing intervals (50 ms to 1 s).
         """
         self.proc.wait()
-        deadline = time.monotonic() + timeout
-        pause = 0.05
-        while self.step_id() is not None:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(pause)
-            pause = min(pause * 2, 1.0)
-        return True
+        return wait_until(lambda: self.step_id() is None, timeout)
 
     def cancel(self, grace_s=CANCEL_GRACE_S):
         """End the step: ``scancel`` it when Slurm knows it (the tasks on every node get the signal), then

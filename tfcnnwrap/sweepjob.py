@@ -21,7 +21,6 @@ import os
 import socket
 import sys
 import threading
-import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Optional, Tuple
@@ -214,14 +213,7 @@ def release_steps(job_id, names, timeout_s=RELEASE_TIMEOUT_S):
         step = slurm.find_step(job_id, name)
         if step is not None:
             slurm.cancel_step(job_id, step)
-    deadline = time.monotonic() + timeout_s
-    pause = 0.05
-    while _listed(job_id, names):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(pause)
-        pause = min(pause * 2, 1.0)
-    return True
+    return slurm.wait_until(lambda: not _listed(job_id, names), timeout_s)
 
 
 def _listed(job_id, names):
