@@ -7,9 +7,6 @@ other tasks waiting for it forever. Task output goes to files named by srun's ``
 the task id) in the sweep directory, which lies on the cluster's shared filesystem.
 
 Standard library only; every Slurm command runs without a shell, arguments as argv elements.
-
-``python -m tfcnnwrap.slurm record-host DIR -- ARGV...`` is the per-task wrapper of a fleet step: it records
-which node the task landed on in ``DIR/task-<id>.json`` and then becomes ``ARGV`` (exec).
 """
 
 import itertools
@@ -17,7 +14,6 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Callable, NamedTuple, Optional, Sequence, Tuple
@@ -238,19 +234,6 @@ def launch_step(argv: Sequence, ntasks: int, nodes=None, ntasks_per_node=None, o
     return Step(proc, alloc.job_id, name, command)
 
 
-def fleet(argv: Sequence, hosts_dir, nodes=None, output_pattern=None, env=None, job_name=None, srun_log=None,
-          alloc=None) -> Step:
-    """The same ``argv`` once on each of ``nodes`` nodes (default: every node of the allocation), at once:
-    ``srun --nodes=N --ntasks-per-node=1``. Each task first records its node in ``hosts_dir/task-<id>.json``
-    (read them back with ``fleet_hosts``), then becomes ``argv``."""
-    alloc = alloc or allocation()
-    nodes = len(alloc.nodes) if nodes is None else nodes
-    Path(hosts_dir).mkdir(parents=True, exist_ok=True)
-    wrapped = [sys.executable, "-m", "tfcnnwrap.slurm", "record-host", str(Path(hosts_dir).resolve()), "--"]
-    return launch_step(wrapped + [str(a) for a in argv], ntasks=nodes, nodes=nodes, ntasks_per_node=1,
-                       output_pattern=output_pattern, env=env, job_name=job_name, srun_log=srun_log, alloc=alloc)
-
-
 def fleet_hosts(hosts_dir):
     """The records fleet tasks left in ``hosts_dir``, by task id: ``{task, node, hostname, job_id, step_id}``."""
     records = []
@@ -273,30 +256,3 @@ def host_record(environ=None):
         "job_id": environ.get("SLURM_JOB_ID"),
         "step_id": environ.get("SLURM_STEP_ID"),
     }
-
-
-def _record_host_main(args):
-    if len(args) < 3 or args[1] != "--":
-        print("usage: python -m tfcnnwrap.slurm record-host DIR -- ARGV...", file=sys.stderr)
-        return 2
-    record = host_record()
-    path = Path(args[0]) / ("task-%d.json" % record["task"])
-    safefs.atomic_write(path, json.dumps(record, allow_nan=False) + "\n")
-    sys.stdout.flush()
-    try:
-        os.execvp(args[2], args[2:])  # the task itself: signals from Slurm reach it, not a wrapper
-    except OSError as exc:
-        print("record-host: cannot run %s: %s" % (args[2], exc), file=sys.stderr)
-        return 127
-
-
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["record-host"]:
-        return _record_host_main(argv[1:])
-    print("usage: python -m tfcnnwrap.slurm record-host DIR -- ARGV...", file=sys.stderr)
-    return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())
