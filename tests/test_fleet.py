@@ -102,7 +102,8 @@ def test_fleet_task_wrapper_records_the_exit_code_and_exits_0(tmp_path):
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-m", "tfcnnwrap.fleet", "run-task", str(tmp_path), str(tmp_path), "--",
+    done = subprocess.run([sys.executable, "-m", "tfcnnwrap.fleet", "run-task", str(tmp_path), str(tmp_path),
+                           "--",
                            sys.executable, "-c", "import sys; print('bench'); sys.exit(3)"],
                           env=cli_env({"SLURM_PROCID": "0", "SLURMD_NODENAME": "n7"}), stdout=subprocess.PIPE,
                           universal_newlines=True)

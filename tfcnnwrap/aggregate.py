@@ -2,9 +2,12 @@
 
 import math
 import statistics
+import warnings
 from dataclasses import replace
 
-from tfcnnwrap.records import SCALING_COLUMNS, SUMMARY_COLUMNS, RunRecord, SummaryRow
+from tfcnnwrap.fleetreport import fleet_columns, with_fleet
+from tfcnnwrap.records import SCALING_COLUMNS, SUMMARY_COLUMNS, SummaryRow
+from tfcnnwrap.render import to_csv
 
 __all__ = ["SUMMARY_COLUMNS", "summarize", "summary_csv_text", "ci95_pct", "add_scaling",
            "summary_columns"]
@@ -13,7 +16,7 @@ _FRAME_COLUMNS = ["model", "batch_size", "num_gpus", "host", "status", "images_p
 
 
 def _failures_text(statuses):
-    counts = {}
+    counts: dict = {}
     for status in statuses:
         if status != "ok":
             counts[str(status)] = counts.get(str(status), 0) + 1
@@ -22,7 +25,7 @@ def _failures_text(statuses):
 
 def runs_frame(runs):
     """The runs as a DataFrame with the columns statistics need (images/sec of ok runs only)."""
-    import pandas as pd
+    import pandas as pd  # pandas takes ~0.3 s to import: only when runs are summarised
 
     frame = pd.DataFrame(
         [[r.model, r.batch_size, r.num_gpus, r.host, str(r.status), r.value] for r in runs],
@@ -36,7 +39,7 @@ def ci95_pct(std, count, mean):
     """The 95% confidence interval's half-width (Student t) as % of the mean; None under 2 runs."""
     if std is None or mean is None or count < 2 or not mean:
         return None
-    from scipy.special import stdtrit
+    from scipy.special import stdtrit  # scipy: only when a comparison is computed
 
     half_width = float(stdtrit(count - 1, 0.975)) * std / math.sqrt(count)
     return _num(half_width / mean * 100.0)
@@ -80,7 +83,8 @@ def thermal_columns(runs):
     gpus = [r.gpu for r in runs if r.value is not None and r.gpu is not None]
     powers = [g.mean_power_w for g in gpus if g.mean_power_w is not None]
     clocks = [g.mean_sm_clock_mhz for g in gpus if g.mean_sm_clock_mhz is not None]
-    reasons, links = {}, []
+    reasons: dict = {}
+    links: list = []
     for g in gpus:
         for reason in g.throttle_reasons:
             reasons[reason] = reasons.get(reason, 0) + 1
@@ -126,13 +130,11 @@ def summarize(runs, order=None):
     ``runs``: RunRecords (dicts are read as records). Rows follow ``order`` (the plan's (model, batch_size)
     pairs), then any other configuration in first-seen order; std needs two ok runs.
     """
-    runs = [RunRecord.coerce(r) for r in runs]
     if not runs:
         return []
     # pandas drops NaN group keys: a record without num_gpus or host groups under a stand-in.
     frame = runs_frame(runs).fillna({"num_gpus": -1, "host": ""})
     grouped = frame.groupby(["model", "batch_size", "num_gpus", "host"], sort=False)
-    import warnings
 
     with warnings.catch_warnings():
         # figures near the float limit (a corrupted runs.jsonl) overflow to inf, which _num reads as None;
@@ -141,7 +143,7 @@ def summarize(runs, order=None):
         stats = grouped["images_per_sec"].agg(["count", "mean", "std", "min", "max", "median"])
     statuses = grouped["status"].agg(list)
     sizes = grouped.size()
-    by_config = {}
+    by_config: dict = {}
     for r in runs:
         by_config.setdefault(r.config, []).append(r)
     rows = []
@@ -175,9 +177,6 @@ def summary_columns(rows):
 
 
 def summary_csv_text(rows):
-    from tfcnnwrap.fleetreport import fleet_columns, with_fleet
-    from tfcnnwrap.render import to_csv
-
     rows = with_fleet(rows)  # a fleet's rows name their host and compare it with the fleet
     return to_csv([row.to_dict() for row in rows], fleet_columns(rows, summary_columns(rows)))
 

@@ -24,7 +24,7 @@ HANDLERS = {
     "sweep": "tfcnnwrap.sweep:cmd_sweep",
     "report": "tfcnnwrap.report:cmd_report",
     "compare": "tfcnnwrap.compare:cmd_compare",
-    "references": "tfcnnwrap.references:cmd_references",
+    "references": "tfcnnwrap.refview:cmd_references",
     "parse": "tfcnnwrap.parse:cmd_parse",
     "doctor": "tfcnnwrap.doctor:cmd_doctor",
     # results to share (issue 24): bundles, the local library, git
@@ -49,14 +49,14 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
     list of them, never at a hyphen); indented lines, the examples, stay as written for copying."""
 
     def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
-        import shutil
+        import shutil  # start-up: --help loads only what it needs
 
         width = width or shutil.get_terminal_size().columns - 2
         # under 80 columns the help starts further left, so a URL or a path fits on its line whole
         super().__init__(prog, indent_increment, max_help_position if width >= 78 else 12, width)
 
     def _fill_text(self, text, width, indent):
-        import textwrap
+        import textwrap  # start-up: --help loads only what it needs
 
         return "\n".join(line if not line.strip() or line.startswith(" ") else
                          textwrap.fill(line, width, initial_indent=indent, subsequent_indent=indent,
@@ -64,7 +64,7 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
                          for line in text.splitlines())
 
     def _split_lines(self, text, width):
-        import textwrap
+        import textwrap  # start-up: --help loads only what it needs
 
         return textwrap.wrap(" ".join(text.split()), width, break_long_words=False, break_on_hyphens=False)
 
@@ -526,8 +526,8 @@ def build_parser():
 
 def _crash_report(exc):
     """Write the traceback to a file and return its path (or None if even that fails)."""
-    import tempfile
-    import traceback
+    import tempfile  # start-up: --help loads only what it needs
+    import traceback  # start-up: --help loads only what it needs
 
     try:
         fd, path = tempfile.mkstemp(
@@ -546,7 +546,7 @@ def _tolerant_streams():
     """Never die on a character the console's code page lacks (cp1252 on Windows, say)."""
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.reconfigure(errors="replace")
+            stream.reconfigure(errors="replace")  # type: ignore[union-attr]  # a TextIOWrapper, or refused
         except (AttributeError, ValueError):
             pass
 
@@ -580,7 +580,7 @@ def main(argv=None):
         return 0
     except Exception as exc:  # noqa: BLE001 - last line of defence: one line, traceback to a file
         if getattr(args, "debug", False):
-            import traceback
+            import traceback  # start-up: --help loads only what it needs
 
             traceback.print_exc()
             return 3

@@ -19,11 +19,11 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import Any, Callable, List, Optional
 
 from tfcnnwrap import safefs
 from tfcnnwrap.clusterplan import ClusterPlan, Task, build_plan
-from tfcnnwrap.logparse import LogParser, ParsedLog, classify
+from tfcnnwrap.logparse import LogParser, ParsedLog, classify, last_line
 from tfcnnwrap.procs import bind_to_our_lifetime, kill_tree, popen_group_kwargs
 from tfcnnwrap.runner import WINDOWS_WAIT_SLICE_S, Pump, RunOutcome
 
@@ -150,14 +150,14 @@ class _TaskRun:
         self.events = events
         self.parser = LogParser()
         self.parsed: Optional[ParsedLog] = None
-        self.proc = None
-        self.argv = None
-        self.log = None
+        self.proc: Any = None  # set by start()/open_log()
+        self.argv: Any = None  # set by start()/open_log()
+        self.log: Any = None  # set by start()/open_log()
         self.log_bytes = 0
         self.stopped = False
         self.ended = False  # its end has been taken from the queue
         self.lost: Optional[str] = None  # why its node is gone ("node_failure: n3"), from the job's watch
-        self.thread = None
+        self.thread: Any = None  # set by start()/open_log()
 
     def open_log(self):
         self.log = safefs.create_replacing(self.log_path)
@@ -204,12 +204,12 @@ class _Job:
         self.launcher = launcher
         self.backend = backend
         # SimpleQueue: put() is reentrant, so a StopSignal may be set from a signal handler.
-        self.events = queue.SimpleQueue()
+        self.events: queue.SimpleQueue = queue.SimpleQueue()
         self.on_step = on_step
         self.runs = [_TaskRun(t, Path(log_dir) / ("%s.%s.log" % (run_name, t.name)), self.events)
                      for t in plan.tasks]
         self.failed: Optional[_TaskRun] = None
-        self.grace_timer = None
+        self.grace_timer: Optional[threading.Timer] = None
 
     def start(self, base_argv, cwd, env):
         for run in self.runs:  # every log first: a refused log path starts no process at all
@@ -364,29 +364,15 @@ def _outcome(job: _Job, verdict: str, duration_s: float, relative_to) -> JobOutc
             status = "crashed"
         failure = ("timeout: " if status == "timeout" else "") + "; ".join(r.lost for r in lost)
     elif job.failed is not None:
-        reason = job.failed.parsed.failure_message or _last_line(job.failed.log_path) or (
+        reason = (job.failed.parsed or ParsedLog()).failure_message or last_line(job.failed.log_path) or (
             "exited with code %s" % job.failed.exit_code)
         failure = "%s: %s" % (job.failed.task.name, reason)
     return JobOutcome(
-        status=status, exit_code=decider.exit_code, duration_s=duration_s, parsed=decider.parsed,
+        status=status, exit_code=decider.exit_code, duration_s=duration_s, parsed=decider.parsed or ParsedLog(),
         interrupted=verdict == "interrupted", log_bytes=sum(r.log_bytes for r in job.runs),
         cluster=_cluster_field(job, relative_to), log=decider.log_path,
         failed_task=job.failed.task.name if job.failed else None, failure=failure,
     )
-
-
-def _last_line(log_path, tail_bytes=4096):
-    """The log's last non-blank line: the reason when the parser found no failure signature (a ps that
-    exits quietly, a TensorFlow C++ error line)."""
-    try:
-        with open(str(log_path), "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, fh.tell() - tail_bytes))
-            lines = [line.strip() for line in fh.read().decode("utf-8", "replace").splitlines()]
-    except OSError:
-        return None
-    lines = [line for line in lines if line]
-    return lines[-1][:500] if lines else None
 
 
 def _cluster_field(job: _Job, relative_to) -> dict:

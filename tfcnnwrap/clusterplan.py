@@ -323,7 +323,7 @@ def _ports(roles, ports, base_port):
         if len(set(zip((r[2] for r in roles), ports))) != len(ports):
             raise UsageError("two tasks of the cluster plan share a host and port: give each its own port")
         return ports
-    next_port = {}
+    next_port: dict = {}
     out = []
     for _, _, host in roles:
         port = next_port.get(host, base_port)
@@ -337,7 +337,7 @@ def _gpu_placement(roles, gpus_per_host, gpus_per_worker):
     controller never sees a GPU (as in upstream's own distributed test): a TensorFlow server that sees one
     takes its memory from the worker beside it."""
     env = {}
-    per_host = {}
+    per_host: dict = {}
     for role, index, host in roles:
         if role == "worker":
             per_host.setdefault(host, []).append(index)

@@ -9,12 +9,18 @@ taken under other conditions is not comparable, is marked †, and stays out of 
 Sweep against sweep: compareab. Ranking: rank.
 """
 
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Tuple
 
+from tfcnnwrap import abtext, comparetext, plot, rank
+from tfcnnwrap.closest import low_trust_left_out, reference_cell
+from tfcnnwrap.community import reference_set
+from tfcnnwrap.compareab import regressions, sweep_vs_sweeps
 from tfcnnwrap.comparesweep import Sweep, geometric_mean, newest_sweeps
 from tfcnnwrap.errors import UsageError
-from tfcnnwrap.records import GeomeanCell, ReferenceCell, ReferenceRow
+from tfcnnwrap.records import GeomeanCell, ReferenceRow
 
 # -- against references ----------------------------------------------------------------------------------
 
@@ -35,65 +41,9 @@ class AgainstReferences:
         return sum(1 for r in self.rows if r.measured is not None)
 
 
-def tf_xy(version):
-    """``'1.12.0'`` -> ``'1.12'``; None for what is not a version (``git b1e174e``, blank)."""
-    parts = str(version or "").strip().split(".")
-    if len(parts) >= 2 and parts[0].isdigit() and parts[1][:2].isdigit():
-        return "%s.%s" % (parts[0], "".join(ch for ch in parts[1] if ch.isdigit()))
-    return None
-
-
-def tf_differs(reference, sweep):
-    """True when both TensorFlow versions are known and their X.Y differ (blanks never differ)."""
-    a, b = tf_xy(reference), tf_xy(sweep)
-    return a is not None and b is not None and a != b
-
-
-def usable_rows(gpu, model, include_low_trust=False):
-    """``gpu``'s rows for ``model`` a comparison may use: `derived` and `partial` ones only when asked."""
-    from tfcnnwrap.references import LOW_TRUST
-
-    return [r for r in gpu.results if r.model == model and (include_low_trust or r.trust not in LOW_TRUST)]
-
-
-def low_trust_left_out(gpus, models, include_low_trust=False):
-    """How many rows of ``gpus`` for ``models`` a comparison leaves out for their trust level."""
-    if include_low_trust:
-        return 0
-    models = set(models)
-    return sum(1 for gpu in gpus for r in gpu.results if r.model in models
-               and r not in usable_rows(gpu, r.model))
-
-
-def closest_result(gpu, model, wanted, strict=False, tf_version=None, include_low_trust=False):
-    """(result, differing condition names): ``gpu``'s closest usable row (`references.closest_row`), or with
-    ``strict`` its closest among the rows with exactly ``wanted``'s conditions and the sweep's TensorFlow X.Y
-    (else (None, []))."""
-    from tfcnnwrap.references import closest_row
-
-    rows = usable_rows(gpu, model, include_low_trust)
-    if strict:
-        rows = [r for r in rows if not r.differences(wanted) and not tf_differs(r.tf_version, tf_version)]
-    return closest_row(rows, wanted)
-
-
-def reference_cell(typed, gpu, model, mean, wanted, strict=False, tf_version=None, include_low_trust=False):
-    """``mean`` (None: no ok run) against ``gpu``'s closest published figure for ``wanted`` conditions."""
-    result, differs = closest_result(gpu, model, wanted, strict, tf_version, include_low_trust)
-    if result is None:
-        return ReferenceCell(name=typed, id=gpu.id, gpu_name=gpu.name)
-    return ReferenceCell(
-        name=typed, id=gpu.id, gpu_name=gpu.name, images_per_sec=result.images_per_sec,
-        published=result.display, ratio_pct=mean / result.images_per_sec * 100.0 if mean is not None else None,
-        comparable=not differs,
-        differs={k: {"reference": getattr(result, k), "sweep": wanted[k]} for k in differs},
-        conditions=result.conditions(), source=result.source or gpu.origin, tf_version=result.tf_version,
-    )
-
-
 def _sources(columns, rows):
     """The sources of the figures the table shows (a GPU's library may cite hundreds), in column order."""
-    cited = {}
+    cited: dict = {}
     for i, (typed, _gpu) in enumerate(columns):
         for row in rows:
             source = row.cells[i].source
@@ -108,8 +58,6 @@ def against_references(sweep_path, against, references_csv=None, strict=False, h
                        include_low_trust=False, source="all"):
     """The sweep's measured rows against each named reference GPU, and each one's geometric mean.
     ``source``: builtin, community (the library's results) or all (tfcnnwrap.community)."""
-    from tfcnnwrap.community import reference_set
-
     columns = tuple(reference_set(references_csv, source).resolve_list(against))
     sweep = Sweep(sweep_path, host=host)
     tf_version = sweep.meta.tensorflow_version
@@ -123,8 +71,8 @@ def against_references(sweep_path, against, references_csv=None, strict=False, h
     of = sum(1 for r in rows if r.measured is not None)
     geomean = []
     for i, (typed, gpu) in enumerate(columns):
-        ratios = [r.cells[i].ratio_pct / 100.0 for r in rows if r.cells[i].comparable and r.cells[i].ratio_pct
-                  is not None]
+        column = [r.cells[i] for r in rows]
+        ratios = [c.ratio_pct / 100.0 for c in column if c.comparable and c.ratio_pct is not None]
         g = geometric_mean(ratios)
         geomean.append(GeomeanCell(name=typed, id=gpu.id, gpu_name=gpu.name,
                                    ratio_pct=g * 100.0 if g is not None else None, count=len(ratios), of=of))
@@ -142,7 +90,7 @@ _ONLY_RANK = (("per", "--per"), ("price", "--price"), ("watts", "--watts"))
 
 def _mode(args, dirs):
     """'against', 'rank' or 'ab', after the rules on which arguments go together."""
-    against, rank = getattr(args, "against", None), getattr(args, "rank", False)
+    against, rank = args.against, args.rank
     if against is not None and rank:
         raise UsageError("--against and --rank are two views; give one of them")
     for attr, flag in _ONLY_RANK:
@@ -156,7 +104,7 @@ def _mode(args, dirs):
         if len(dirs) > 1:
             raise UsageError("%s compares one sweep; give one SWEEP_DIR (or none: the newest under results/), "
                              "or drop it to compare sweeps" % ("--against" if against is not None else "--rank"))
-        if getattr(args, "fail_on_regression", None) is not None:
+        if args.fail_on_regression is not None:
             raise UsageError(_ONLY_AB[1])
         return "against" if against is not None else "rank"
     if len(dirs) == 1:
@@ -164,15 +112,15 @@ def _mode(args, dirs):
             "comparing one sweep needs --against NAME[,NAME...] (see `tfcnnwrap references`) or --rank, "
             "or give two sweep directories to compare them"
         )
-    if getattr(args, "references", None):
+    if args.references:
         raise UsageError("--references only goes with --against or --rank; drop it to compare sweeps")
-    if getattr(args, "strict", False):
+    if args.strict:
         raise UsageError("--strict only goes with --against or --rank; drop it to compare sweeps")
     return "ab"
 
 
 def _dirs(args, mode):
-    dirs = list(getattr(args, "dirs", None) or [])
+    dirs = list(args.dirs or [])
     if dirs:
         _refuse_repeats(dirs[1:])
         return dirs
@@ -182,9 +130,7 @@ def _dirs(args, mode):
 def _refuse_repeats(dirs):
     """A candidate named twice only repeats its rows (a sweep against itself stays allowed: the sanity check
     that reads 'Same environment' and +0.0%)."""
-    from pathlib import Path
-
-    seen = {}
+    seen: dict = {}
     for d in dirs:
         key = Path(d).resolve()
         if key in seen:
@@ -195,15 +141,10 @@ def _refuse_repeats(dirs):
 
 def _regression_exit(result, pct):
     """1 (and one line naming the configurations) when a candidate regressed beyond ``pct``; else 0."""
-    import sys
-
-    from tfcnnwrap.abtext import regression_text
-    from tfcnnwrap.compareab import regressions
-
     found = regressions(result, pct)
     if not found:
         return 0
-    sys.stderr.write("tfcnnwrap compare: %s\n" % regression_text(found, pct, result.several))
+    sys.stderr.write("tfcnnwrap compare: %s\n" % abtext.regression_text(found, pct, result.several))
     return 1
 
 
@@ -218,44 +159,34 @@ def _render(result, fmt, text_form, page):
 def cmd_compare(args, pages=None):
     """``pages``: view ("against", "ab", "rank") -> a function writing that view's page; htmlcompare passes
     them for ``--format html``, so compare imports no page code."""
-    import sys
-
-    if getattr(args, "out", None) and getattr(args, "format", None) != "html":
+    if args.out and args.format != "html":
         from tfcnnwrap.outfile import written_to
 
         return written_to(args.out, cmd_compare, args)
-    dirs = list(getattr(args, "dirs", None) or [])
+    dirs = list(args.dirs or [])
     mode = _mode(args, dirs)
     dirs = _dirs(args, mode)
-    fmt = getattr(args, "format", None) or "table"
-    plot_path = getattr(args, "plot", None)
+    fmt = args.format or "table"
+    plot_path = args.plot
     if plot_path:
-        from tfcnnwrap.plot import require_matplotlib
-
-        require_matplotlib()
-    host = getattr(args, "host", None)
+        plot.require_matplotlib()
+    host = args.host
     pages = pages or {}
     if mode == "rank":
-        from tfcnnwrap import rank
-
         return rank.cmd_rank(args, dirs[0], fmt, plot_path, page=pages.get("rank"))
-    from tfcnnwrap import abtext, comparetext, plot
-
     code = 0
     if mode == "against":
-        result = against_references(dirs[0], args.against, getattr(args, "references", None),
-                                    strict=bool(getattr(args, "strict", False)), host=host,
-                                    include_low_trust=bool(getattr(args, "include_low_trust", False)),
-                                    source=getattr(args, "source", None) or "all")
+        result = against_references(dirs[0], args.against, args.references,
+                                    strict=bool(args.strict), host=host,
+                                    include_low_trust=bool(args.include_low_trust),
+                                    source=args.source or "all")
         _render(result, fmt, comparetext.render_against, pages.get("against"))
         drawn = plot.plot_against if plot_path else None
     else:
-        from tfcnnwrap.compareab import sweep_vs_sweeps
-
         result = sweep_vs_sweeps(dirs[0], dirs[1:], host=host)
         _render(result, fmt, abtext.render_ab, pages.get("ab"))
         drawn = plot.plot_ab if plot_path else None
-        pct = getattr(args, "fail_on_regression", None)
+        pct = args.fail_on_regression
         code = _regression_exit(result, pct) if pct is not None else 0
     if drawn:
         drawn(result, plot_path)

@@ -61,7 +61,7 @@ def welch(baseline, candidate):
         # Neither side has any spread: t is undefined, and any difference is certain.
         p = 0.0 if mb != mc else 1.0
         return p, p < ALPHA
-    from scipy.special import stdtr
+    from scipy.special import stdtr  # scipy: only when a comparison is computed
 
     t = (mc - mb) / math.sqrt(vb + vc)
     p = float(min(1.0, 2.0 * stdtr(_welch_df(nb, vb, nc, vc), -abs(t))))
@@ -81,7 +81,7 @@ def change_interval(baseline, candidate):
     if vb + vc == 0.0:
         change = (mc / mb - 1.0) * 100.0
         return change, change
-    from scipy.special import stdtrit
+    from scipy.special import stdtrit  # scipy: only when a comparison is computed
 
     t = float(stdtrit(_welch_df(nb, vb, nc, vc), 1.0 - ALPHA / 2.0))
     # (mc - r mb)^2 <= t^2 (vc + r^2 vb)  <=>  a r^2 - 2 b r + c <= 0

@@ -4,6 +4,7 @@ conditions line, and the table, Markdown, CSV and JSON forms of compare's result
 import sys
 
 from tfcnnwrap import render
+from tfcnnwrap.closest import tf_differs
 
 MARK = "\u2020"  # dagger: a reference measured under other conditions
 GEOMEAN = "geomean"  # the model column of the geometric-mean row in every output form
@@ -53,7 +54,7 @@ def geomean_text(cell):
 
 def footnotes(comparison):
     """One line per (reference, differing conditions): which models, and why they are not comparable."""
-    models = {}
+    models: dict = {}
     for row in comparison.rows:
         for cell in row.cells:
             if cell.found and not cell.comparable:
@@ -151,10 +152,8 @@ def low_trust_notes(count):
 def tf_notes(comparison):
     """Which references' figures were measured with another TensorFlow X.Y than the sweep (kept: a version
     changes figures less than a condition does, and most sources give none)."""
-    from tfcnnwrap.compare import tf_differs
-
     ours = comparison.sweep.meta.tensorflow_version
-    seen = {}
+    seen: dict = {}
     for row in comparison.rows:
         for cell in row.cells:
             if cell.found and tf_differs(cell.tf_version, ours):

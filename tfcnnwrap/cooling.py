@@ -10,6 +10,8 @@ import os
 import time
 from dataclasses import dataclass
 
+from tfcnnwrap import logparse
+
 POLL_S = 2.0
 COOL_MAX_S = 600.0
 SUGGESTED_COOL_TO_C = 60
@@ -99,8 +101,6 @@ def before_run(ctx, display, state, warn):
 
 def steadiness_fields(log_path):
     """{"steady_images_per_sec", "drift_pct", "drifting"} from a run's log, {} with too few step lines."""
-    from tfcnnwrap import logparse
-
     try:
         rates = logparse.step_rates_file(log_path)
     except OSError:
@@ -113,7 +113,7 @@ def steadiness_fields(log_path):
 
 
 def _reason_text(runs):
-    counts = {}
+    counts: dict = {}
     for run in runs:
         for reason in run.gpu.throttle_reasons:
             counts[reason] = counts.get(reason, 0) + 1

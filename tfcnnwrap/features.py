@@ -12,12 +12,13 @@ which every branch has and the published XLA figures used; ``xla_compile`` stays
 import re
 
 from tfcnnwrap.errors import UsageError
+from tfcnnwrap.plan import FEATURE_FLAGS
 from tfcnnwrap.versions import KNOWN_BRANCHES
 
-_EVERY_FEATURE = {"fp16": "use_fp16", "xla": "xla"}
+_EVERY_FEATURE = {feature: theirs[0] for feature, (_, theirs) in FEATURE_FLAGS.items()}
 # branch -> {feature: the upstream flag that turns it on}
 BRANCH_FLAGS = {branch: dict(_EVERY_FEATURE) for branch in KNOWN_BRANCHES}
-FEATURE_OPTIONS = {"fp16": "--fp16", "xla": "--xla"}
+FEATURE_OPTIONS = {feature: ours for feature, (ours, _) in FEATURE_FLAGS.items()}
 
 
 def defined_flags(source):
@@ -33,7 +34,7 @@ def branch_flags(features, branch, source=None):
     A branch outside the table (a fork, a ``setup --branch`` of one's own) is judged by its checkout's
     ``benchmark_cnn.py`` text (``source``); UsageError names a feature the branch does not know.
     """
-    features = [f for f in ("fp16", "xla") if f in features]
+    features = [f for f in FEATURE_FLAGS if f in features]
     if not features:
         return []
     table = BRANCH_FLAGS.get(branch or "")

@@ -17,18 +17,22 @@ import signal
 import subprocess
 import sys
 import threading
+import time
+from dataclasses import replace
 from pathlib import Path
 
+from tfcnnwrap import runlife, safefs, slurm
 from tfcnnwrap.clock import utc_now
+from tfcnnwrap.logparse import ParsedLog, classify, last_line, parse_file
+from tfcnnwrap.records import Status
+from tfcnnwrap.runner import RunOutcome
+from tfcnnwrap.sweepjob import StopBridge
 
 
 def run_fleet(ctx, display, index, spec):
     """One run on every node: records every host's record but the last, returns (outcome, last record)."""
-    from tfcnnwrap import slurm
-    from tfcnnwrap import sweep as sweep_mod
-
     plan, sweep = ctx.plan, ctx.sweep
-    argv, rel_log, run_name, log_dir = sweep_mod.job_files(ctx, spec)
+    argv, rel_log, run_name, log_dir = runlife.job_files(ctx, spec)
     hosts_dir = sweep.path / "fleet" / run_name
     hosts_dir.mkdir(parents=True, exist_ok=True)
     for old in hosts_dir.glob("task-*.json"):  # a resumed run: last attempt's hosts are not this one's
@@ -46,19 +50,16 @@ def run_fleet(ctx, display, index, spec):
     records = [_host_record(ctx, spec, argv, started_at, rel_log, rec, verdict, duration)
                for rec in slurm.fleet_hosts(hosts_dir)]
     if not records:
+        why = last_line(hosts_dir / "srun.log") or "the fleet step started no task"
         records = [_host_record(ctx, spec, argv, started_at, rel_log, {"exit_code": step.poll()}, verdict,
-                                duration, failure=_last_line(hosts_dir / "srun.log"))]
+                                duration, failure=why)]
     for _outcome, record in records[:-1]:
-        sweep_mod._record(ctx, record)
+        runlife.record(ctx, record)
     return records[-1]
 
 
 def _wait(ctx, step, timeout_s):
     """Wait for the step; cancel it on ``--timeout`` or a stop request. (verdict, seconds)."""
-    import time
-
-    from tfcnnwrap.sweepjob import StopBridge
-
     started = time.monotonic()
     state = {"verdict": "done"}
 
@@ -67,8 +68,7 @@ def _wait(ctx, step, timeout_s):
             state["verdict"] = verdict
         step.cancel()
 
-    bridge = StopBridge()
-    bridge.terminate = lambda: threading.Thread(target=stop, args=("interrupted",), daemon=True).start()
+    bridge = StopBridge(lambda: threading.Thread(target=stop, args=("interrupted",), daemon=True).start())
     timer = threading.Timer(timeout_s, stop, ("timeout",)) if timeout_s else None
     try:
         if timer is not None:
@@ -90,10 +90,6 @@ def _wait(ctx, step, timeout_s):
 
 
 def _host_record(ctx, spec, argv, started_at, rel_log, rec, verdict, duration, failure=None):
-    from tfcnnwrap import sweep as sweep_mod
-    from tfcnnwrap.logparse import ParsedLog, classify, parse_file
-    from tfcnnwrap.runner import RunOutcome
-
     node = rec.get("node")
     rel = rel_log if node is None else "%s.%s.log" % (rel_log[: -len(".log")], node)
     path = ctx.sweep.path / rel
@@ -103,20 +99,11 @@ def _host_record(ctx, spec, argv, started_at, rel_log, rec, verdict, duration, f
     outcome = RunOutcome(status=status, exit_code=exit_code, duration_s=duration, parsed=parsed,
                          interrupted=verdict == "interrupted",
                          log_bytes=path.stat().st_size if path.is_file() else 0)
-    record = sweep_mod._run_record(ctx, spec, outcome, argv, started_at, rel, None)
-    record["host"] = node
-    if failure and status != "ok":
-        record["failure"] = failure
+    record = runlife.run_record(ctx, spec, outcome, argv, started_at, rel, None)
+    record = replace(record, host=node)
+    if failure and status != Status.OK:
+        record = replace(record, failure=failure)
     return outcome, record
-
-
-def _last_line(path):
-    try:
-        lines = [line.strip() for line in Path(path).read_text(encoding="utf-8", errors="replace").splitlines()]
-    except OSError:
-        return None
-    lines = [line for line in lines if line]
-    return lines[-1][:500] if lines else "the fleet step started no task"
 
 
 # -- the per-node task --------------------------------------------------------------------------------
@@ -124,8 +111,6 @@ def _last_line(path):
 
 def run_task(hosts_dir, cwd, argv, environ=None):
     """Record this node, run ``argv`` in ``cwd`` (signals forwarded), record its exit code; returns 0."""
-    from tfcnnwrap import safefs, slurm
-
     record = slurm.host_record(environ)
     path = Path(hosts_dir) / ("task-%d.json" % record["task"])
     safefs.atomic_write(path, json.dumps(record, allow_nan=False) + "\n")

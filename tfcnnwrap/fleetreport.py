@@ -48,7 +48,7 @@ def flag(vs_pct: Optional[float], fleet_cv_pct: float) -> Optional[str]:
 def with_fleet(rows) -> List:
     """``rows`` (SummaryRows) with ``vs_fleet_pct`` and ``fleet_flag`` set on rows that name a host."""
     rows = list(rows)
-    groups = {}
+    groups: dict = {}
     for row in rows:
         if row.host and row.mean is not None:
             groups.setdefault((row.model, row.batch_size, row.num_gpus), []).append(row.mean)

@@ -204,7 +204,8 @@ def _message(line):
 def _step_from(text):
     """The Step of a step line (its payload, on which ``_STEP_RE`` matches)."""
     m = _STEP_RE.match(text)
-    tail = _STEP_TAIL_RE.match(text, m.end()).groups()
+    assert m is not None  # called on step lines only
+    tail = _STEP_TAIL_RE.match(text, m.end()).groups()  # type: ignore[union-attr]  # the tail pattern is optional parts
     return Step(int(m.group(1)), float(m.group(2)), _float(tail[0]), _float(tail[1]), _float(tail[2]),
                 _float(tail[3]), _float(tail[4]))
 
@@ -745,3 +746,22 @@ def classify(parsed: ParsedLog, exit_code: Optional[int], timed_out=False, inter
     if exit_code is None and parsed.failure_kind in (FLAG_ERROR, ERROR):
         return "crashed"
     return "no_result"
+
+
+def last_line_of(text: str, limit: int = 500) -> Optional[str]:
+    """The last non-blank line of ``text`` (stripped, at most ``limit`` characters), or None."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:limit] if lines else None
+
+
+def last_line(path, tail_bytes: int = 4096, limit: int = 500) -> Optional[str]:
+    """A file's last non-blank line, read from its last ``tail_bytes``: the reason when no failure signature
+    says one (a ps that exits quietly, a TensorFlow C++ error line, srun's own message); None if unreadable."""
+    try:
+        with open(str(path), "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - tail_bytes))
+            text = fh.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    return last_line_of(text, limit)

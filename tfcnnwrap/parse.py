@@ -16,14 +16,18 @@ Logs are read by a few worker processes when there are many of them (Linux only,
 and safe; TFCNNWRAP_PARSE_JOBS=N sets how many, 1 for none). Records come out in the same order either way.
 """
 
+import json
 import math
+import multiprocessing
 import os
 import re
+import signal
 import stat
 import sys
 
 from tfcnnwrap.errors import EXIT_OK, EXIT_RUNS_FAILED, UsageError
 from tfcnnwrap.logparse import TRACEBACK_START, classify, parse_file
+from tfcnnwrap.render import emit
 
 SNIFF_BYTES = 64 * 1024
 SNIFF_MARKERS = (b"TensorFlow:  ", b"images/sec:", b"Flags parsing error")
@@ -203,8 +207,6 @@ def _jobs(count):
 
 
 def _worker_init():
-    import signal
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it ends the pool
 
 
@@ -215,14 +217,13 @@ def records(files):
         for path in files:
             yield record(path)
         return
-    import multiprocessing
 
     with multiprocessing.get_context("fork").Pool(jobs, initializer=_worker_init) as pool:
         yield from pool.imap(record, files, chunksize=max(8, len(files) // (jobs * 16)))
 
 
 def cmd_parse(args):
-    fmt = getattr(args, "format", None) or "table"
+    fmt = args.format or "table"
     files = list(find_logs(args.paths))
     if not files:
         raise UsageError(
@@ -233,15 +234,12 @@ def cmd_parse(args):
     if fmt == "jsonl":
         # streamed: a line per log as soon as it is read. Strict JSON like render.emit(rows, "jsonl"), without
         # its per-value conversion: record() already made every number finite or None.
-        import json
 
         write = sys.stdout.write
         for row in records(files):
             all_ok = all_ok and not failed(row)
             write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
     else:
-        from tfcnnwrap.render import emit
-
         rows = list(records(files))
         all_ok = not any(failed(row) for row in rows)
         if fmt == "table":

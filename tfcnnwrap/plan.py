@@ -7,7 +7,7 @@ import difflib
 from dataclasses import asdict, dataclass, field
 from typing import List, NamedTuple, Optional, Tuple
 
-from tfcnnwrap import bounds
+from tfcnnwrap import bounds, clusterplan
 from tfcnnwrap.bounds import OutOfBounds
 from tfcnnwrap.errors import UsageError
 
@@ -156,6 +156,11 @@ class Plan:
         """(model, batch_size, num_gpus) in plan order."""
         return [(m, bs, g) for m, bs in self.models for g in self.counts]
 
+    @property
+    def features(self) -> List[str]:
+        """--fp16 / --xla as the plan asks for them, in FEATURE_FLAGS' order (features.py spells them)."""
+        return [f for f in FEATURE_FLAGS if getattr(self, f)]
+
     def to_dict(self):
         data = asdict(self)
         data["models"] = [{"model": m, "batch_size": bs} for m, bs in self.models]
@@ -214,8 +219,8 @@ class Plan:
             value = flag(name)
             return value is not None and value.strip().lower() in ("1", "true", "yes", "t", "y")
 
-        fp16 = bool(getattr(self, "fp16", False)) or on("use_fp16")
-        xla = bool(getattr(self, "xla", False)) or on("xla") or on("xla_compile")
+        fp16 = self.fp16 or on("use_fp16")
+        xla = self.xla or on("xla") or on("xla_compile")
         num_gpus = self.num_gpus[0] if isinstance(self.num_gpus, (list, tuple)) else self.num_gpus
         return {
             "precision": "fp16" if fp16 else "fp32",
@@ -328,7 +333,9 @@ def flag_name(arg):
     return name
 
 
-# Pass-through flags that --fp16 / --xla set (in any spelling, --noX included): given both ways, refused.
+# --fp16 / --xla: the option and the upstream flags it stands for, the branches' own spelling first. The one
+# table: the plan's features, the pass-through check (given both ways, in any spelling, --noX included, refused)
+# and features.py's per-branch flags.
 FEATURE_FLAGS = {"fp16": ("--fp16", ("use_fp16",)), "xla": ("--xla", ("xla", "xla_compile"))}
 
 
@@ -367,9 +374,8 @@ def check_extra_args(extra, features=()):
     return args
 
 
-def build_plan(args):
-    """A Plan from the sweep flags (argparse namespace), or UsageError naming the bad flag."""
-    quick = bool(getattr(args, "quick", False))
+def _plan_models(args, quick):
+    """[(model, batch size)] from --models and --batch-size MODEL=N, defaults (divided under --quick) else."""
     default_sizes = dict(DEFAULT_MODELS)
     explicit_sizes = dict(parse_batch_size(item) for item in (args.batch_size or []))
 
@@ -399,8 +405,15 @@ def build_plan(args):
                 "%s has no default batch size; give one with --batch-size %s=N" % (name, name)
             )
         models.append((name, size))
+    return models
 
+
+def build_plan(args):
+    """A Plan from the sweep flags (argparse namespace), or UsageError naming the bad flag."""
+    quick = bool(args.quick)
+    models = _plan_models(args, quick)
     runs = _int(args.runs, bounds.RUNS) if args.runs is not None else (QUICK_RUNS if quick else DEFAULT_RUNS)
+
     counts = gpu_counts(args.num_gpus)
     variable_update = args.variable_update or DEFAULT_VARIABLE_UPDATE
     if variable_update not in VARIABLE_UPDATES:
@@ -418,7 +431,7 @@ def build_plan(args):
         num_warmup = QUICK_NUM_WARMUP_BATCHES if quick else None
     timeout = None if args.timeout is None else float(_int(args.timeout, bounds.TIMEOUT))
     flow = _flow(args, runs)
-    features = [f for f in ("fp16", "xla") if flow[f]]
+    features = [f for f in FEATURE_FLAGS if flow[f]]
 
     return Plan(
         models=models,
@@ -432,8 +445,8 @@ def build_plan(args):
         timeout_s=timeout,
         extra_args=check_extra_args(args.extra, features),
         gpu_counts=counts if len(counts) > 1 else None,
-        cooldown_s=_optional_float(getattr(args, "cooldown", None), bounds.COOLDOWN),
-        cool_to_c=_optional_float(getattr(args, "cool_to", None), bounds.COOL_TO),
+        cooldown_s=_optional_float(args.cooldown, bounds.COOLDOWN),
+        cool_to_c=_optional_float(args.cool_to, bounds.COOL_TO),
         **flow,
         **cluster_fields(args, variable_update),
     )
@@ -441,8 +454,8 @@ def build_plan(args):
 
 def _flow(args, runs):
     """fp16, xla, until_ci, max_runs and order from the flags (argparse has bounded the numbers)."""
-    until_ci = getattr(args, "until_ci", None)
-    max_runs = getattr(args, "max_runs", None)
+    until_ci = args.until_ci
+    max_runs = args.max_runs
     if max_runs is not None and until_ci is None:
         raise UsageError("--max-runs caps --until-ci; add --until-ci PCT (or use --runs N for a fixed count)")
     if until_ci is not None:
@@ -450,10 +463,10 @@ def _flow(args, runs):
         max_runs = _int(max_runs, bounds.MAX_RUNS) if max_runs is not None else max(DEFAULT_MAX_RUNS, runs)
         if max_runs < runs:
             raise UsageError("--max-runs %d is below --runs %d; raise --max-runs or lower --runs" % (max_runs, runs))
-    order = getattr(args, "order", None) or "grouped"
+    order = args.order or "grouped"
     if order not in ORDERS:
         raise UsageError("--order takes %s, got %r" % (" or ".join(ORDERS), order))
-    return {"fp16": bool(getattr(args, "fp16", False)), "xla": bool(getattr(args, "xla", False)),
+    return {"fp16": bool(args.fp16), "xla": bool(args.xla),
             "until_ci": until_ci, "max_runs": max_runs, "order": order}
 
 
@@ -475,11 +488,9 @@ def gpu_counts(value):
 def cluster_fields(args, variable_update):
     """Plan fields of ``--cluster/--workers/--ps/--fleet``, checked as far as the flags alone allow (the
     checkout's branch is checked once it is known, before anything runs)."""
-    from tfcnnwrap import clusterplan
-
-    cluster = getattr(args, "cluster", None)
-    workers, ps = getattr(args, "workers", None), getattr(args, "ps", None)
-    fleet = bool(getattr(args, "fleet", False))
+    cluster = args.cluster
+    workers, ps = args.workers, args.ps
+    fleet = bool(args.fleet)
     if cluster is None:
         given = [flag for flag, value in (("--workers", workers), ("--ps", ps), ("--fleet", fleet or None))
                  if value is not None]

@@ -70,7 +70,7 @@ def _parent_death_signal():
     if not sys.platform.startswith("linux"):
         return None
     try:
-        import ctypes
+        import ctypes  # Windows only
 
         prctl = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
@@ -90,7 +90,7 @@ def popen_group_kwargs():
     """Popen arguments: a new process group (Ctrl-C in the terminal reaches tfcnnwrap alone, which then
     stops the child's whole tree) and, on Linux, death with the parent."""
     if os.name == "nt":
-        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
+        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}  # type: ignore[attr-defined]  # Windows only
     kwargs = {"start_new_session": True}
     if _DIE_WITH_PARENT is not None:
         kwargs["preexec_fn"] = _DIE_WITH_PARENT
@@ -111,8 +111,8 @@ def _windows_kill_on_close_job():
 def _new_windows_job():
     """A Windows job object whose processes are all killed when its last handle closes, which happens when
     tfcnnwrap exits or is killed: Windows' counterpart of the Linux parent-death signal. None if unavailable."""
-    import ctypes
-    from ctypes import wintypes
+    import ctypes  # Windows only
+    from ctypes import wintypes  # Windows only
 
     class BasicLimits(ctypes.Structure):
         _fields_ = [
@@ -143,7 +143,7 @@ def _new_windows_job():
             ("PeakJobMemoryUsed", ctypes.c_size_t),
         ]
 
-    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)  # type: ignore[attr-defined]  # Windows only
     kernel32.CreateJobObjectW.restype = wintypes.HANDLE
     # Handles are pointer-sized: without argtypes ctypes would pass them as C ints.
     kernel32.AssignProcessToJobObject.argtypes = [wintypes.HANDLE, wintypes.HANDLE]
@@ -246,7 +246,7 @@ class ProcessGroup:
         first = self._status.readline().split()
         if first[:1] != [b"started"]:
             self._status.close()
-            self.popen.stdin.close()
+            self.popen.stdin.close()  # type: ignore[union-attr]  # a pipe: stdin=PIPE
             self.popen.wait()
             for stream in (self.popen.stdout, self.popen.stderr):
                 if stream is not None:
@@ -267,13 +267,13 @@ class ProcessGroup:
     def _start_windows(self, cwd, env, stdout, stderr):
         self.popen = subprocess.Popen(
             self.argv, cwd=None if cwd is None else str(cwd), env=env, stdin=subprocess.DEVNULL, stdout=stdout,
-            stderr=stderr, bufsize=0, creationflags=subprocess.CREATE_NEW_PROCESS_GROUP,
+            stderr=stderr, bufsize=0, creationflags=subprocess.CREATE_NEW_PROCESS_GROUP,  # type: ignore[attr-defined]  # Windows only
         )
         try:
             self._job = _new_windows_job()
             if self._job is not None:
                 kernel32, job = self._job
-                kernel32.AssignProcessToJobObject(job, int(self.popen._handle))
+                kernel32.AssignProcessToJobObject(job, int(self.popen._handle))  # type: ignore[attr-defined]  # Windows only
         except Exception:  # noqa: BLE001 - taskkill /T still stops the tree while its leader lives
             self._job = None
         threading.Thread(target=self._reap_windows, name="tfcnnwrap-reap", daemon=True).start()
@@ -320,7 +320,7 @@ class ProcessGroup:
         """End what is left of the tree and reap it."""
         if os.name != "nt":
             try:
-                self.popen.stdin.close()  # the supervisor kills its group at end-of-file
+                self.popen.stdin.close()  # type: ignore[union-attr]  # the supervisor kills its group at end-of-file
             except OSError:
                 pass
         else:

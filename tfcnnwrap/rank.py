@@ -11,12 +11,16 @@ W_ref), i.e. measured / reference x W_ref / W, with W the measured GPU's mean po
 References without a published power or price are listed as such, not ranked.
 """
 
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, replace
 from typing import Any, Optional, Tuple
 
-from tfcnnwrap.compare import closest_result
+from tfcnnwrap import ranktext
+from tfcnnwrap.closest import closest_result, low_trust_left_out
+from tfcnnwrap.community import print_provenance, reference_set
 from tfcnnwrap.comparesweep import Sweep, config_of, geometric_mean
 from tfcnnwrap.errors import UsageError
+from tfcnnwrap.plotrank import plot_rank
 from tfcnnwrap.references import CONDITIONS
 
 LEVEL_PCT = 1.0  # within this many percent of the measured GPU reads as "level with" it
@@ -74,10 +78,10 @@ class Ranking:
     def neighbours(self):
         """(faster, level, slower): the nearest ranked GPU above and below the measured one beyond LEVEL_PCT,
         and those within it."""
-        ranked = [r for r in self.rows if r.geomean_pct is not None and not r.measured]
-        level = [r for r in ranked if abs(r.geomean_pct - 100.0) < LEVEL_PCT]
-        faster = [r for r in ranked if r.geomean_pct <= 100.0 - LEVEL_PCT]
-        slower = [r for r in ranked if r.geomean_pct >= 100.0 + LEVEL_PCT]
+        ranked = [(r.geomean_pct, r) for r in self.rows if r.geomean_pct is not None and not r.measured]
+        level = [r for pct, r in ranked if abs(pct - 100.0) < LEVEL_PCT]
+        faster = [r for pct, r in ranked if pct <= 100.0 - LEVEL_PCT]
+        slower = [r for pct, r in ranked if pct >= 100.0 + LEVEL_PCT]
         return (faster[-1] if faster else None), level, (slower[0] if slower else None)
 
 
@@ -131,9 +135,6 @@ def _reference_row(gpu, pairs, per, power_of, price, differs=()):
 
 def rank(sweep_path, per=None, price=None, watts=None, references_csv=None, strict=False, host=None,
          include_low_trust=False, nearest=False, source="all"):
-    from tfcnnwrap.community import reference_set
-    from tfcnnwrap.compare import low_trust_left_out
-
     if per == "dollar" and price is None:
         raise UsageError("--per dollar needs --price USD: what the measured GPU cost")
     # a price or power the ranking would not use must not look as if it had been
@@ -172,34 +173,23 @@ def rank(sweep_path, per=None, price=None, watts=None, references_csv=None, stri
 
 
 def _with_rank(row, rank_number):
-    from dataclasses import replace
-
     return replace(row, rank=rank_number)
 
 
 def cmd_rank(args, sweep_dir, fmt, plot_path=None, page=None):
     """``page``: a function writing the ranking's page (``--format html``, from htmlcompare)."""
-    import sys
-
-    from tfcnnwrap import ranktext
-
-    ranking = rank(sweep_dir, per=getattr(args, "per", None), price=getattr(args, "price", None),
-                   watts=getattr(args, "watts", None), references_csv=getattr(args, "references", None),
-                   strict=bool(getattr(args, "strict", False)), host=getattr(args, "host", None),
-                   include_low_trust=bool(getattr(args, "include_low_trust", False)),
-                   nearest=bool(getattr(args, "nearest", False)),
-                   source=getattr(args, "source", None) or "all")
+    ranking = rank(sweep_dir, per=args.per, price=args.price,
+                   watts=args.watts, references_csv=args.references,
+                   strict=bool(args.strict), host=args.host,
+                   include_low_trust=bool(args.include_low_trust), nearest=bool(args.nearest),
+                   source=args.source or "all")
     if page is not None:
         page(ranking)
     else:
         ranktext.render_rank(ranking, fmt)
     if fmt in ("table", "markdown"):
-        from tfcnnwrap.community import print_provenance
-
         print_provenance(ranking, fmt)
     if plot_path:
-        from tfcnnwrap.plotrank import plot_rank
-
         plot_rank(ranking, plot_path)
         sys.stderr.write("tfcnnwrap compare: wrote %s\n" % plot_path)
     return 0

@@ -149,16 +149,13 @@ class RunRecord:
             extra={k: v for k, v in data.items() if k not in known},
         )
 
-    @classmethod
-    def coerce(cls, record, default_num_gpus=None):
-        """A RunRecord from a RunRecord or a dict (writers that still build dicts)."""
-        return record if isinstance(record, cls) else cls.from_dict(record, default_num_gpus)
-
     def to_dict(self):
         out = {}
         for name in _RUN_ALWAYS:
             value = getattr(self, name)
             out[name] = value.value if isinstance(value, Status) else value
+            if name == "batch_size" and self.num_gpus is not None:
+                out["num_gpus"] = self.num_gpus  # where the sweep has always written it
         out["command"] = list(self.command)
         out["telemetry"] = dict(self.telemetry) if self.telemetry is not None else None
         for name in _RUN_OPTIONAL:
@@ -201,10 +198,6 @@ class RunRecord:
     def gpu(self):
         """The run's GPU telemetry, typed (GpuTelemetry); None when the run recorded none."""
         return GpuTelemetry.from_dict(self.telemetry) if self.telemetry is not None else None
-
-    def get(self, key, default=None):
-        """The JSON value of ``key``, for writers not yet moved to the fields (sweep.py); read the fields."""
-        return self.to_dict().get(key, default)
 
 
 @dataclass(frozen=True)
@@ -330,10 +323,6 @@ class SweepMeta:
             created_at=data.get("created_at"),
             extra={k: v for k, v in data.items() if k not in known},
         )
-
-    @classmethod
-    def coerce(cls, meta):
-        return meta if isinstance(meta, cls) else cls.from_dict(meta)
 
     def to_dict(self):
         out = {"format": self.format, "tfcnnwrap_version": self.tfcnnwrap_version, "created_at": self.created_at,

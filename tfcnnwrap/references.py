@@ -317,7 +317,7 @@ class ReferenceSet:
                 "(see `tfcnnwrap references`)"
             )
         resolved = [(n, self.resolve(n)) for n in names]
-        first = {}
+        first: dict = {}
         for typed, gpu in resolved:
             if gpu.id in first:
                 raise UsageError("--against names %s twice (%r and %r); drop one"
@@ -473,7 +473,7 @@ def parse_csv(path, origin, builtin=None):
             "(`tfcnnwrap references --format csv` prints a template)"
             % (shown, "s" if len(missing) > 1 else "", ", ".join(missing), ",".join(COLUMNS))
         )
-    gpus = {}
+    gpus: dict = {}
     seen = {r.key(): ("built-in", r.images_per_sec) for g in builtin.values() for r in g.results}
     added = 0
     for line, row in rows:
@@ -548,7 +548,7 @@ def load_references(user_csv=None):
 
 def _check_names(gpus):
     """Two GPUs must not answer to the same exact name, or neither could be chosen by it."""
-    owner = {}
+    owner: dict = {}
     for gpu in gpus.values():
         for key in gpu.keys():
             other = owner.setdefault(key, gpu)
@@ -558,8 +558,3 @@ def _check_names(gpus):
                     % (gpu.origin, gpu.label(), other.label())
                 )
 
-
-def cmd_references(args):
-    from tfcnnwrap.refview import cmd_references as run
-
-    return run(args)

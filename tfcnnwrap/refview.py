@@ -167,10 +167,10 @@ def _print_lines(fmt, rows, columns, title, lines):
 
 
 def cmd_references(args):
-    references = load_references(getattr(args, "references", None))
-    gpu_name, model = getattr(args, "gpu", None), getattr(args, "model", None)
+    references = load_references(args.references)
+    gpu_name, model = args.gpu, args.model
     selected = select(references, gpu_name, model)
-    fmt = getattr(args, "format", "table") or "table"
+    fmt = args.format or "table"
     if fmt == "json":
         render.emit(detail_json(selected), "json")
     elif fmt == "csv":

@@ -158,7 +158,7 @@ def make_table(rows, columns=None, title=None, digits=2, caption=None, hint=None
     """A rich table of ``rows`` that fits the width it is printed at (``fit.FittedTable``): no cell ever
     folds, the highest-priority columns drop out first, a line names them. ``title``: text, or a list of
     parts kept whole and wrapped between them (a GPU name never splits)."""
-    from tfcnnwrap.fit import HIDDEN_HINT, FittedTable
+    from tfcnnwrap.fit import HIDDEN_HINT, FittedTable  # fit loads rich: only when a table is drawn
 
     cols = columns_of(rows, columns)
     cells = [[human(row.get(c.key), _digits(c, digits)) for c in cols] for row in rows]
@@ -173,7 +173,7 @@ PIPE_WIDTH = 160
 
 
 def console(stderr=False, **options):
-    from rich.console import Console
+    from rich.console import Console  # rich: only when something is drawn
 
     class _Console(Console):
         def on_broken_pipe(self):
@@ -219,8 +219,8 @@ def print_note(out, line):
         if not part:
             continue
         if k % 2:
-            from rich.style import Style
-            from rich.text import Text
+            from rich.style import Style  # rich: only when something is drawn
+            from rich.text import Text  # rich: only when something is drawn
 
             out.print(Text(part, style=Style(link=part)), soft_wrap=True)
         else:
@@ -246,3 +246,8 @@ def emit(rows, fmt, columns=None, title=None, digits=2, caption=None, stream=Non
             stream.write("\n%s\n" % safe_text(caption))
     else:
         console().print(make_table(rows, columns, title, digits, caption))
+
+
+def gpus_text(num_gpus: Optional[int]) -> str:
+    """' gpus=N' past one GPU: in a sweep over GPU counts the runs of one model differ by nothing else."""
+    return " gpus=%d" % num_gpus if num_gpus and num_gpus > 1 else ""

@@ -5,13 +5,19 @@ only when runs recorded telemetry) and fits the terminal: its title names the co
 measured under, and on a narrow terminal std, min, max and median step aside first.
 """
 
+import sys
 from pathlib import Path
 
+from tfcnnwrap import render
 from tfcnnwrap.aggregate import summarize, summary_columns
+from tfcnnwrap.errors import TfcnnwrapError
 from tfcnnwrap.fleetreport import cluster_label, fleet_columns, with_fleet
-from tfcnnwrap.records import RunRecord, SweepMeta
-from tfcnnwrap.render import Col
-from tfcnnwrap.scaling import emit_scaling
+from tfcnnwrap.plan import Plan
+from tfcnnwrap.plot import require_matplotlib
+from tfcnnwrap.plotruns import plot_runs
+from tfcnnwrap.plotscaling import plot_scaling
+from tfcnnwrap.render import Col, gpus_text, make_table
+from tfcnnwrap.scaling import emit_scaling, is_scaling
 from tfcnnwrap.store import load_sweep, newest_sweep
 
 # Priority 0 never drops; on a narrow terminal the highest priority drops first (equal ones together).
@@ -56,19 +62,11 @@ def table_columns(rows):
 def _plan_conditions(meta):
     """The Plan's conditions (precision, XLA, GPU count(s), variable update, data), or None when the recorded
     plan cannot be read back (then the title says less rather than failing the report)."""
-    from tfcnnwrap.errors import TfcnnwrapError
-    from tfcnnwrap.plan import Plan
-
     try:
         plan = Plan.from_dict(meta.plan)
     except TfcnnwrapError:
         return None
     cond = dict(plan.conditions())
-    if "xla" not in cond:
-        flags = [str(a) for a in plan.extra_args or []]
-        xla = bool(getattr(plan, "xla", False)) or any(
-            f in ("--xla", "--xla_compile", "--xla=true", "--xla_compile=true") for f in flags)
-        cond["xla"] = xla
     cond["counts"] = list(plan.counts)
     return cond
 
@@ -85,15 +83,13 @@ def _gpu_count_text(counts):
 def title_parts(sweep_path, meta):
     """What the figures were measured on and under, one part each (kept whole when the title wraps): the
     sweep, the GPU, precision, XLA, GPU count, variable update, data, TensorFlow and branch."""
-    meta = SweepMeta.coerce(meta)
     cond = _plan_conditions(meta)
     gpu = meta.gpu_names() or None
     if meta.on_cpu:
         gpu = "CPU" + (" (%s)" % meta.environment["cpu_model"] if meta.environment.get("cpu_model") else "")
     parts = [str(sweep_path), gpu]
     if cond:
-        xla = cond.get("xla")
-        parts += [cond["precision"], "XLA" if xla is True or xla in ("on", "true") else "no XLA",
+        parts += [cond["precision"], "XLA" if cond["xla"] == "yes" else "no XLA",
                   _gpu_count_text(cond["counts"]), cond["variable_update"], "%s data" % cond["data"]]
         if len(cond["counts"]) > 1 or cond["counts"][0] > 1:
             parts.append("batch per GPU")
@@ -104,7 +100,6 @@ def title_parts(sweep_path, meta):
 
 def describe(meta):
     """One line naming what was measured: GPU, TensorFlow, branch, device."""
-    meta = SweepMeta.coerce(meta)
     parts = [
         meta.gpu_names() or ("CPU" if meta.device == "cpu" else None),
         "TF %s" % meta.tensorflow_version if meta.tensorflow_version else None,
@@ -121,9 +116,7 @@ def failed_runs(runs):
 
 def _failure_lines(sweep, run):
     """The run and why, then its log on a line of its own (a path is long; the run's name stays whole)."""
-    from rich.markup import escape
-
-    from tfcnnwrap.live import gpus_text
+    from rich.markup import escape  # rich: only when something is drawn
 
     detail = (run.failure or "").strip()
     log = sweep.path / run.log if run.log and sweep.inside(run.log) else None
@@ -135,13 +128,11 @@ def _failure_lines(sweep, run):
 
 def print_summary(console, sweep, meta, rows, runs):
     """The rich summary a sweep ends with (also `report`'s table): SummaryRows, then each failed run."""
-    from tfcnnwrap.render import make_table
-
     rows = with_fleet(rows)
     dicts = [row.to_dict() for row in rows]
     console.print(make_table(dicts, fleet_columns(rows, table_columns(dicts)), title=title_parts(sweep.path, meta)))
     emit_scaling(rows, "table", console)
-    failures = failed_runs([RunRecord.coerce(r) for r in runs])
+    failures = failed_runs(runs)
     if failures:
         console.print("[red]%d run%s did not give a result:[/]" % (len(failures), "" if len(failures) == 1 else "s"),
                       highlight=False)
@@ -153,16 +144,9 @@ def print_summary(console, sweep, meta, rows, runs):
 def _plot(sweep, meta, runs, rows, plot_path):
     """The per-run panels (steps, temperature, clock, power); in a sweep of several GPU counts FILE is the
     scaling chart and the per-run panels go beside it as FILE-runs.SUFFIX."""
-    import sys
-
-    from tfcnnwrap.plotruns import plot_runs
-    from tfcnnwrap.scaling import is_scaling
-
     written = []
     runs_path = Path(plot_path)
     if is_scaling(rows):
-        from tfcnnwrap.plotscaling import plot_scaling
-
         written.append(plot_scaling(rows, plot_path))
         runs_path = runs_path.with_name(runs_path.stem + "-runs" + runs_path.suffix)
     plot_runs(sweep, "%s (%s)" % (sweep.path, describe(meta)), runs, runs_path)
@@ -172,16 +156,12 @@ def _plot(sweep, meta, runs, rows, plot_path):
 
 def cmd_report(args):
     """Exit 0 whenever the sweep can be read, failed runs or not (they are in the table); 2 when it cannot."""
-    from tfcnnwrap import render
-
-    if getattr(args, "out", None) and args.format != "html":
+    if args.out and args.format != "html":
         from tfcnnwrap.outfile import written_to
 
         return written_to(args.out, cmd_report, args)
-    plot_path = getattr(args, "plot", None)
+    plot_path = args.plot
     if plot_path:
-        from tfcnnwrap.plot import require_matplotlib
-
         require_matplotlib()  # before any work: a missing extra is a usage error, not a late surprise
     path = Path(args.sweep_dir) if args.sweep_dir else newest_sweep()
     sweep, meta, runs = load_sweep(path)

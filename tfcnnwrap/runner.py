@@ -110,7 +110,7 @@ def run_benchmark(
     parsed = parser.result()
     # A benchmark that exited 0 with a total had finished before the stop reached it.
     finished = group.returncode == 0 and parsed.total_images_per_sec is not None
-    interrupted = bool(getattr(guard, "fired", False)) and guard.leader_was_running and not finished
+    interrupted = bool(getattr(guard, "fired", False)) and getattr(guard, "leader_was_running", False) and not finished
     status = classify(parsed, group.returncode, timed_out=timed_out.is_set(), interrupted=interrupted)
     return RunOutcome(
         status=status,

@@ -1,7 +1,7 @@
 """Where a setting comes from when no flag gives it: environment variable, then what setup remembered, then
 the built-in default. One place, so setup, sweep, doctor and report agree (docs/usage.md's table).
 
-Standard library (and checkout's manifest reader) only.
+Standard library only; the last setup's python is checkout.target_python's (it reads the manifest).
 """
 
 import os
@@ -26,22 +26,6 @@ def vendor_dir(flag=None, environ=None):
     if value:
         return Path(value), ENV_VENDOR_DIR
     return Path(DEFAULT_VENDOR_DIR), None
-
-
-def target_python(flag, vendor, environ=None):
-    """(python or None, where it came from): --python > TFCNNWRAP_PYTHON > the last setup's in ``vendor``'s
-    manifest > None (the interpreter running tfcnnwrap)."""
-    if flag:
-        return flag, "--python"
-    value = _environ(environ).get(ENV_PYTHON)
-    if value:
-        return value, ENV_PYTHON
-    from tfcnnwrap import checkout
-
-    last_python, _ = checkout.remembered(vendor)
-    if last_python:
-        return last_python, "the last setup (%s)" % checkout.manifest_path(vendor)
-    return None, None
 
 
 def results_dir(environ=None):

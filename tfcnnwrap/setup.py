@@ -12,8 +12,9 @@ Git lives in ``gitremote``, the checkout on disk in ``checkout``.
 
 import sys
 import time
+from typing import Any
 
-from tfcnnwrap import __version__, checkout, gitremote, render, settings, versions
+from tfcnnwrap import __version__, checkout, gitremote, probe, render, settings, versions
 from tfcnnwrap.clock import utc_now
 from tfcnnwrap.errors import SetupError, UsageError
 from tfcnnwrap.procs import format_command, pip_install_command
@@ -33,16 +34,16 @@ def resolve_settings(args, environ=None):
     cli.py gives --vendor-dir and --repo-url no default, so None means "not typed".
     """
     notes = []
-    vendor, vendor_from = settings.vendor_dir(getattr(args, "vendor_dir", None), environ)
+    vendor, vendor_from = settings.vendor_dir(args.vendor_dir, environ)
     if vendor_from:
         notes.append("vendor dir from %s" % vendor_from)
     checkout.refuse_unsafe_vendor(vendor)  # before the manifest is read through a planted link
-    python, python_from = settings.target_python(args.python, vendor, environ)
+    python, python_from = checkout.target_python(args.python, vendor, environ)
     if python_from == ENV_PYTHON:
         notes.append("python from %s" % ENV_PYTHON)
     elif python_from and python_from != "--python":
         notes.append("python from the last setup")
-    url = getattr(args, "repo_url", None)
+    url = args.repo_url
     if url is None:
         url = checkout.remembered(vendor)[1]
         if url:
@@ -61,8 +62,6 @@ def resolve_settings(args, environ=None):
 
 def resolve_tensorflow(args, python_arg):
     """What setup knows about the target's TensorFlow: a dict with version, parsed, source, python, ..."""
-    from tfcnnwrap import probe
-
     python = probe.target_python(python_arg)
     info = {
         "python": python,
@@ -264,7 +263,7 @@ def fetch(args, url, branch_arg, vendor, tf, manifest, console, lock, settings):
     def manifest_for(commit, fetched_at=None):
         return build_manifest(url, branch, reason, source, commit, tf, heads, fetched_at or utc_now(), settings)
 
-    old = manifest if manifest and checkout.checkout_matches(vendor, manifest) else None
+    old: Any = manifest if manifest and checkout.checkout_matches(vendor, manifest) else None
     same = old is not None and old.get("url") == url and old.get("branch") == branch
     if same and (not args.update or heads[branch] == old.get("commit")):
         commit = old.get("commit")
@@ -341,7 +340,7 @@ def _settings_to_record(manifest, url, tf, settings):
 
 
 def print_summary(out, headline, tf, branch, reason, commit, vendor, url, settings, started):
-    from rich.text import Text
+    from rich.text import Text  # rich: only when something is drawn
 
     keras_row, keras_warning = keras_notes(tf)
     rows = [

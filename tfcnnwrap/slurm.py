@@ -7,9 +7,6 @@ other tasks waiting for it forever. Task output goes to files named by srun's ``
 the task id) in the sweep directory, which lies on the cluster's shared filesystem.
 
 Standard library only; every Slurm command runs without a shell, arguments as argv elements.
-
-``python -m tfcnnwrap.slurm record-host DIR -- ARGV...`` is the per-task wrapper of a fleet step: it records
-which node the task landed on in ``DIR/task-<id>.json`` and then becomes ``ARGV`` (exec).
 """
 
 import itertools
@@ -17,10 +14,11 @@ import json
 import os
 import socket
 import subprocess
-import sys
+import time
 from pathlib import Path
-from typing import NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, NamedTuple, Optional, Sequence, Tuple
 
+from tfcnnwrap import procs, safefs
 from tfcnnwrap.errors import SetupError, UsageError
 
 QUERY_TIMEOUT_S = 60  # a slurmctld under load can take tens of seconds to answer
@@ -157,6 +155,19 @@ def cancel_step(job_id, step_id) -> bool:
                   check=False).returncode == 0
 
 
+def wait_until(done: Callable[[], bool], timeout: float) -> bool:
+    """Ask ``done()`` at growing intervals (50 ms to 1 s) until it says True (then True) or ``timeout``
+    seconds have passed (then False): for what Slurm offers nothing to block on (a step's release)."""
+    deadline = time.monotonic() + timeout
+    pause = 0.05
+    while not done():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(pause)
+        pause = min(pause * 2, 1.0)
+    return True
+
+
 class Step:
     """A running ``srun``: one job step of ``ntasks`` tasks, started by ``launch_step``."""
 
@@ -183,23 +194,12 @@ class Step:
 
         Slurm offers nothing to block on here, so this asks ``squeue`` at growing intervals (50 ms to 1 s).
         """
-        import time
-
         self.proc.wait()
-        deadline = time.monotonic() + timeout
-        pause = 0.05
-        while self.step_id() is not None:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(pause)
-            pause = min(pause * 2, 1.0)
-        return True
+        return wait_until(lambda: self.step_id() is None, timeout)
 
     def cancel(self, grace_s=CANCEL_GRACE_S):
         """End the step: ``scancel`` it when Slurm knows it (the tasks on every node get the signal), then
         stop srun itself if it is still there (a step not yet started cannot be found by name)."""
-        from tfcnnwrap import procs
-
         if self.proc.poll() is not None:
             return self.proc.returncode
         step_id = self.step_id()
@@ -215,8 +215,6 @@ class Step:
 def _refuse_planted_links(output_pattern, ntasks):
     """slurmstepd opens ``--output`` files following links, which tfcnnwrap never does (see safefs): refuse a
     link planted where a task's file will be. Checked for ``%t`` patterns, the ones whose names are known."""
-    from tfcnnwrap import safefs
-
     if "%" not in output_pattern.replace("%t", ""):
         for task in range(ntasks):
             path = output_pattern.replace("%t", str(task))
@@ -234,8 +232,6 @@ def launch_step(argv: Sequence, ntasks: int, nodes=None, ntasks_per_node=None, o
     ``srun_log``: a file for srun's own messages (which task failed, cancellations); else they go to
     tfcnnwrap's stderr. srun runs in a process group of its own and dies with tfcnnwrap, taking the step down.
     """
-    from tfcnnwrap import procs, safefs
-
     alloc = alloc or allocation()
     if output_pattern is not None:
         # slurmstepd opens the files on each node, in the step's working directory: make it unambiguous.
@@ -256,19 +252,6 @@ def launch_step(argv: Sequence, ntasks: int, nodes=None, ntasks_per_node=None, o
             log.close()
     procs.bind_to_our_lifetime(proc)
     return Step(proc, alloc.job_id, name, command)
-
-
-def fleet(argv: Sequence, hosts_dir, nodes=None, output_pattern=None, env=None, job_name=None, srun_log=None,
-          alloc=None) -> Step:
-    """The same ``argv`` once on each of ``nodes`` nodes (default: every node of the allocation), at once:
-    ``srun --nodes=N --ntasks-per-node=1``. Each task first records its node in ``hosts_dir/task-<id>.json``
-    (read them back with ``fleet_hosts``), then becomes ``argv``."""
-    alloc = alloc or allocation()
-    nodes = len(alloc.nodes) if nodes is None else nodes
-    Path(hosts_dir).mkdir(parents=True, exist_ok=True)
-    wrapped = [sys.executable, "-m", "tfcnnwrap.slurm", "record-host", str(Path(hosts_dir).resolve()), "--"]
-    return launch_step(wrapped + [str(a) for a in argv], ntasks=nodes, nodes=nodes, ntasks_per_node=1,
-                       output_pattern=output_pattern, env=env, job_name=job_name, srun_log=srun_log, alloc=alloc)
 
 
 def fleet_hosts(hosts_dir):
@@ -293,32 +276,3 @@ def host_record(environ=None):
         "job_id": environ.get("SLURM_JOB_ID"),
         "step_id": environ.get("SLURM_STEP_ID"),
     }
-
-
-def _record_host_main(args):
-    from tfcnnwrap import safefs
-
-    if len(args) < 3 or args[1] != "--":
-        print("usage: python -m tfcnnwrap.slurm record-host DIR -- ARGV...", file=sys.stderr)
-        return 2
-    record = host_record()
-    path = Path(args[0]) / ("task-%d.json" % record["task"])
-    safefs.atomic_write(path, json.dumps(record, allow_nan=False) + "\n")
-    sys.stdout.flush()
-    try:
-        os.execvp(args[2], args[2:])  # the task itself: signals from Slurm reach it, not a wrapper
-    except OSError as exc:
-        print("record-host: cannot run %s: %s" % (args[2], exc), file=sys.stderr)
-        return 127
-
-
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["record-host"]:
-        return _record_host_main(argv[1:])
-    print("usage: python -m tfcnnwrap.slurm record-host DIR -- ARGV...", file=sys.stderr)
-    return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -166,33 +166,8 @@ def noise():
     sys.stderr.flush()
 
 
-def main(argv):
-    flags = parse_flags(argv)
-    record_flags(flags)
-    model = flags.get("model", "trivial")
-    batch = int(flags.get("batch_size", "32"))
-    num_gpus = int(flags.get("num_gpus", "1"))
-    num_batches = int(flags.get("num_batches", "100"))
-    device = flags.get("device", "gpu")
-    overall, per_model = count_invocation(model)
-    fault = pick_fault(model, overall, per_model)
-    ips = pick_ips(model, per_model) * host_factor()
-    if num_gpus > 1:
-        ips *= num_gpus * float(os.environ.get("FAKE_TFCNN_GPU_EFFICIENCY", "1") or 1)
-    step_ips = ips
-    if flags.get("job_name") or flags.get("variable_update") == "distributed_replicated":
-        fault = task_fault(flags) or fault
-        code = distributed_task(flags, fault)
-        if code is not None:
-            return code
-        if flags.get("job_name") == "worker":
-            ips = ips * len(flags["worker_hosts"].split(","))  # upstream: workers x this worker's rate
-    delay = float(os.environ.get("FAKE_TFCNN_STEP_DELAY", "0") or 0)
-
-    wait_fifo = os.environ.get("FAKE_TFCNN_WAIT_FIFO")
-    if wait_fifo:
-        with open(wait_fifo) as fh:
-            fh.read()
+def print_header(flags, model, batch, num_gpus, num_batches, device):
+    """The header block upstream prints before it builds the model."""
     noise()
     out("TensorFlow:  %s" % os.environ.get("FAKE_TFCNN_TF_VERSION", "1.12"))
     out("Model:       %s" % model)
@@ -209,14 +184,10 @@ def main(argv):
     out("Optimizer:   %s" % flags.get("optimizer", "sgd"))
     out("Variables:   %s" % flags.get("variable_update", "parameter_server"))
     out("==========")
-    if flags.get("job_name"):
-        code = distributed_join(flags, fault)
-        if code is not None:
-            return code
-    out("Generating training model")
-    out("Initializing graph")
-    out("Running warm up")
 
+
+def warm_up_fault(fault, batch):
+    """The faults that strike during warm-up: an exit code, or None to go on to the steps."""
     if fault == "oom":
         sys.stderr.write(
             "2026-11-30 10:00:05.000000: W tensorflow/core/common_runtime/bfc_allocator.cc:271] Allocator "
@@ -262,6 +233,48 @@ def main(argv):
         for _ in range(int(mb * 1024 * 1024 / len(chunk)) + 1):
             sys.stderr.write(chunk)
         sys.stderr.flush()
+    return None
+
+
+def main(argv):
+    flags = parse_flags(argv)
+    record_flags(flags)
+    model = flags.get("model", "trivial")
+    batch = int(flags.get("batch_size", "32"))
+    num_gpus = int(flags.get("num_gpus", "1"))
+    num_batches = int(flags.get("num_batches", "100"))
+    device = flags.get("device", "gpu")
+    overall, per_model = count_invocation(model)
+    fault = pick_fault(model, overall, per_model)
+    ips = pick_ips(model, per_model) * host_factor()
+    if num_gpus > 1:
+        ips *= num_gpus * float(os.environ.get("FAKE_TFCNN_GPU_EFFICIENCY", "1") or 1)
+    step_ips = ips
+    if flags.get("job_name") or flags.get("variable_update") == "distributed_replicated":
+        fault = task_fault(flags) or fault
+        code = distributed_task(flags, fault)
+        if code is not None:
+            return code
+        if flags.get("job_name") == "worker":
+            ips = ips * len(flags["worker_hosts"].split(","))  # upstream: workers x this worker's rate
+    delay = float(os.environ.get("FAKE_TFCNN_STEP_DELAY", "0") or 0)
+
+    wait_fifo = os.environ.get("FAKE_TFCNN_WAIT_FIFO")
+    if wait_fifo:
+        with open(wait_fifo) as fh:
+            fh.read()
+    print_header(flags, model, batch, num_gpus, num_batches, device)
+    if flags.get("job_name"):
+        code = distributed_join(flags, fault)
+        if code is not None:
+            return code
+    out("Generating training model")
+    out("Initializing graph")
+    out("Running warm up")
+
+    code = warm_up_fault(fault, batch)
+    if code is not None:
+        return code
 
     out("Done warm up")
     out("Step\tImg/sec\ttotal_loss")
