@@ -19,7 +19,6 @@ from tfcnnwrap import htmlcharts
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.outfile import check_out, emit  # noqa: F401 - the pages' writers (htmlcompare)
 
-TEMPLATES = Path(__file__).resolve().parent / "templates"
 _ENV: list = []
 
 
@@ -28,7 +27,7 @@ def environment():
     if not _ENV:
         import jinja2
 
-        env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
+        env = jinja2.Environment(loader=jinja2.PackageLoader("tfcnnwrap", "templates"), autoescape=True,
                                  undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
         env.filters["num"] = num
         _ENV.append(env)

@@ -14,13 +14,15 @@ import csv
 import io
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
+from importlib.resources import files
 from typing import Dict, List, Tuple
 
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.render import CSV_FORMULA_START
 
-DATA_DIR = Path(__file__).resolve().parent / "data"
+# Package data through importlib.resources, never a path into the source tree: a wheel, an editable checkout
+# and a moved module find it alike (a regular install gives a real path, which the CSV reader opens).
+DATA_DIR = files("tfcnnwrap") / "data"
 DATA_FILE = DATA_DIR / "references.csv"
 FACTS_FILE = DATA_DIR / "gpus.csv"
 
