@@ -267,3 +267,40 @@ def test_bounds_refuse_unicode_digits_underscores_and_negative_zero():
     assert bounds.PS.parse("0") == 0 and bounds.FAIL_ON_REGRESSION.parse("0") == 0.0
     assert bounds.RUNS.parse(" 10 ") == 10 and bounds.PRICE.parse("499") == 499.0
     assert bounds.NUM_GPUS.parse_list("1, 2") == [1, 2] and bounds.TIMEOUT.parse("+5") == 5.0
+
+
+# -- 9. a regression gate fails when a candidate has nothing to compare ----------------------------------------
+
+
+def sweep_dir(out, values, model="trivial", batch=8, status="ok"):
+    """A sweep directory as the sweep writes it: ``values`` the totals of its runs (None: a crashed run)."""
+    (out / "logs").mkdir(parents=True)
+    meta = {"format": 1, "tool": "tfcnnwrap", "device": "gpu",
+            "plan": {"models": [{"model": model, "batch_size": batch}], "runs": len(values)}}
+    (out / "sweep.json").write_text(json.dumps(meta))
+    lines = []
+    for run, value in enumerate(values, 1):
+        rec = {"model": model, "batch_size": batch, "run": run, "num_gpus": 1,
+               "status": "ok" if value is not None else "crashed", "images_per_sec": value,
+               "log": "logs/%s-bs%d-run%d.log" % (model, batch, run)}
+        if value is None:
+            rec["failure"] = "Segmentation fault"
+        lines.append(json.dumps(rec))
+    (out / "runs.jsonl").write_text("\n".join(lines) + "\n")
+    return out
+
+
+def test_gate_fails_when_every_candidate_run_crashed(cli, tmp_path):
+    base = sweep_dir(tmp_path / "base", [100.0, 101.0, 99.0])
+    cand = sweep_dir(tmp_path / "cand", [None, None, None])
+    result = cli("compare", base, cand, "--fail-on-regression", "5", "--format", "json")
+    assert result.returncode == 1, result
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "no ok candidate run" in lines[0] and "trivial" in lines[0], result.stderr
+
+
+def test_gate_still_passes_an_unchanged_candidate(cli, tmp_path):
+    base = sweep_dir(tmp_path / "base", [100.0, 101.0, 99.0])
+    cand = sweep_dir(tmp_path / "cand", [100.5, 99.5, 100.0])
+    result = cli("compare", base, cand, "--fail-on-regression", "5", "--format", "json")
+    assert result.returncode == 0 and not result.stderr.strip(), result

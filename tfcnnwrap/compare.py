@@ -170,16 +170,19 @@ def _refuse_repeats(dirs):
 
 
 def _regression_exit(result, pct):
-    """1 (and one line naming the configurations) when a candidate regressed beyond ``pct``; else 0."""
+    """1 (and one line naming the configurations) when a candidate regressed beyond ``pct`` or has a
+    configuration without a single ok run; else 0."""
     import sys
 
-    from tfcnnwrap.abtext import regression_text
-    from tfcnnwrap.compareab import regressions
+    from tfcnnwrap.abtext import regression_text, unmeasured_text
+    from tfcnnwrap.compareab import regressions, unmeasured
 
-    found = regressions(result, pct)
-    if not found:
+    found, missing = regressions(result, pct), unmeasured(result)
+    reasons = ([regression_text(found, pct, result.several)] if found else []) + (
+        [unmeasured_text(missing, result.several)] if missing else [])
+    if not reasons:
         return 0
-    sys.stderr.write("tfcnnwrap compare: %s\n" % regression_text(found, pct, result.several))
+    sys.stderr.write("tfcnnwrap compare: %s\n" % "; and ".join(reasons))
     return 1
 
 

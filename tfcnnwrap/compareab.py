@@ -199,6 +199,13 @@ def sweep_vs_sweep(baseline_path, candidate_path, host=None):
     return sweep_vs_sweeps(baseline_path, [candidate_path], host).comparisons[0]
 
 
+def unmeasured(result):
+    """(comparison, row) of every configuration a candidate ran without a single ok run (each crashed, ran out
+    of memory or timed out): a gate cannot pass what it could not measure."""
+    return [(comparison, row) for comparison in result.comparisons for row in comparison.rows
+            if row.candidate is None and row.candidate_runs is not None]
+
+
 def regressions(result, pct):
     """(comparison, row) of every configuration whose candidate is significantly slower (Welch, 95%) than
     the baseline and slower by more than ``pct`` percent: asv's `continuous` rule (a significant change and
