@@ -304,3 +304,36 @@ def test_gate_still_passes_an_unchanged_candidate(cli, tmp_path):
     cand = sweep_dir(tmp_path / "cand", [100.5, 99.5, 100.0])
     result = cli("compare", base, cand, "--fail-on-regression", "5", "--format", "json")
     assert result.returncode == 0 and not result.stderr.strip(), result
+
+
+# -- minor: a dry run without a checkout ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("more", [[], ["--fp16"]])
+def test_dry_run_without_a_checkout_says_so_and_exits_2(cli, tmp_path, tf112, more):
+    result = cli("sweep", "--dry-run", "--models", "resnet50", "--vendor-dir", tmp_path / "none", "--python", tf112,
+                 "--device", "cpu", *more, cwd=tmp_path)
+    line = assert_clean_error(result, 2, "no tf_cnn_benchmarks checkout", "tfcnnwrap setup")
+    assert "?" not in line and "tf_cnn_benchmarks.py --model" not in result.stdout
+
+
+def test_fp16_on_an_unknown_branch_names_the_fix():
+    from tfcnnwrap import features
+    from tfcnnwrap.errors import UsageError
+
+    with pytest.raises(UsageError) as err:
+        features.branch_flags(["fp16"], None)
+    assert "branch ?" not in err.value.message and "tfcnnwrap setup" in err.value.message
+
+
+# -- minor: compare's CSV carries no float noise --------------------------------------------------------------
+
+
+def test_compare_csv_rounds_the_change_once(cli, tmp_path):
+    base = sweep_dir(tmp_path / "base", [100.0, 100.0, 100.0])
+    cand = sweep_dir(tmp_path / "cand", [90.1, 89.9, 90.0])
+    result = cli("compare", base, cand, "--format", "csv")
+    assert result.returncode == 0, result
+    assert "99999999" not in result.stdout and "00000000" not in result.stdout, result.stdout
+    rows = result.stdout.splitlines()
+    assert rows[1].split(",")[4] == "-10.0" and rows[2].split(",")[4] == "-10.0"
