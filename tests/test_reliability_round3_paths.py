@@ -337,3 +337,31 @@ def test_compare_csv_rounds_the_change_once(cli, tmp_path):
     assert "99999999" not in result.stdout and "00000000" not in result.stdout, result.stdout
     rows = result.stdout.splitlines()
     assert rows[1].split(",")[4] == "-10.0" and rows[2].split(",")[4] == "-10.0"
+
+
+# -- minor: --plot -------------------------------------------------------------------------------------------------
+
+
+def test_report_plot_with_no_ok_run_says_there_is_nothing_to_plot(cli, tmp_path):
+    pytest.importorskip("matplotlib")
+    dead = sweep_dir(tmp_path / "dead", [None, None])
+    result = cli("report", dead, "--plot", tmp_path / "x.png")
+    assert result.returncode == 0, result
+    assert "nothing to plot" in result.stderr and "Warning" not in result.stderr, result.stderr
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_report_plot_of_runs_whose_logs_are_gone_warns_nothing(cli, tmp_path):
+    pytest.importorskip("matplotlib")
+    ok = sweep_dir(tmp_path / "ok", [100.0, 101.0])
+    result = cli("report", ok, "--plot", tmp_path / "x.png")
+    assert result.returncode == 0 and "Warning" not in result.stderr, result.stderr
+    assert (tmp_path / "x.png").is_file()
+
+
+@pytest.mark.parametrize("verb", [["report"], ["compare", "--against", "V100"]])
+def test_plot_path_with_a_trailing_separator_is_refused(cli, tmp_path, verb):
+    ok = sweep_dir(tmp_path / "ok", [100.0, 101.0])
+    result = cli(verb[0], ok, *verb[1:], "--plot", str(tmp_path / "a.png") + os.sep)
+    assert_clean_error(result, 2, "--plot", "separator")
+    assert not (tmp_path / "a.png").exists()

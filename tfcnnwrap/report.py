@@ -155,6 +155,11 @@ def _plot(sweep, meta, runs, rows, plot_path):
     from tfcnnwrap.plotruns import plot_runs
     from tfcnnwrap.scaling import is_scaling
 
+    if not any(run.ok for run in runs):
+        # an empty chart (and matplotlib's warning about its legend) would say less than this line
+        sys.stderr.write("tfcnnwrap report: nothing to plot: no run of this sweep has a result yet; %s not "
+                         "written\n" % plot_path)
+        return
     written = []
     runs_path = Path(plot_path)
     if is_scaling(rows):
