@@ -365,3 +365,22 @@ def test_plot_path_with_a_trailing_separator_is_refused(cli, tmp_path, verb):
     result = cli(verb[0], ok, *verb[1:], "--plot", str(tmp_path / "a.png") + os.sep)
     assert_clean_error(result, 2, "--plot", "separator")
     assert not (tmp_path / "a.png").exists()
+
+
+# -- minor: one OOM hint per model and batch size ----------------------------------------------------------------
+
+
+def test_oom_hint_once_for_two_gpu_counts():
+    from types import SimpleNamespace
+
+    from tfcnnwrap.schedule import oom_hints
+
+    def run(status, gpus, model="resnet50"):
+        return SimpleNamespace(model=model, batch_size=64, num_gpus=gpus, status=status)
+
+    runs = [run("oom", 1), run("skipped", 1), run("oom", 2), run("skipped", 2), run("skipped", 2),
+            run("ok", 1, "vgg16"), run("oom", 4, "vgg16")]
+    hints = oom_hints(runs)
+    assert len(hints) == 2, hints
+    assert hints[0].startswith("resnet50 bs=64 ran out of GPU memory at 1 and 2 GPUs (3 runs skipped)")
+    assert "resnet50=32" in hints[0] and hints[1].startswith("vgg16 bs=64 ran out of GPU memory (0 runs skipped)")
