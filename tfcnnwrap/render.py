@@ -30,6 +30,9 @@ class Col(NamedTuple):
     digits: Optional[int] = None
 
 
+HUMAN_FIXED_LIMIT = 1e15  # floats this large are shown in scientific notation
+
+
 def _is_missing(value):
     return value is None or (isinstance(value, float) and not math.isfinite(value))
 
@@ -41,6 +44,8 @@ def human(value, digits=2):
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
+        if abs(value) >= HUMAN_FIXED_LIMIT:  # 1.7e308 in fixed point is 309 digits no one reads
+            return "%.*e" % (digits, value)
         return "%.*f" % (digits, value)
     if isinstance(value, (list, tuple)):
         return ", ".join(human(v, digits) for v in value)
