@@ -188,3 +188,20 @@ def test_parse_verb_counts_ranks(tmp_path, cli):
                    encoding="utf-8")
     row = json.loads(cli("parse", str(log), "--format", "jsonl").stdout)
     assert (row["status"], row["images_per_sec"], row["batch_size"], row["ranks"]) == ("ok", 546.96, 8, 2)
+
+
+@pytest.mark.parametrize("noise", ["note: TensorFlow:  2.21 found\n", "Model: TensorFlow:  2.21\n",
+                                   "== TensorFlow:  2.21\n", "Step\tTensorFlow:  2.21\n"])
+def test_a_prefix_that_would_eat_tf_cnn_benchmarks_own_text_is_not_learned(tmp_path, noise):
+    log = engines(noise + REAL, tmp_path)
+    assert (shape(log), log.ranks) == (BARE, 1)
+
+
+def test_ranks_are_bounded(tmp_path, monkeypatch):
+    """A hostile log whose every line names another rank: memory stays bounded, the first ranks count."""
+    from tfcnnwrap import logparse
+
+    monkeypatch.setattr(logparse, "MAX_RANKS", 8)
+    text = "".join(prefixed(REAL, srun_label(r)) for r in range(20))
+    log = engines(text, tmp_path)
+    assert log.ranks == 8 and shape(log) == BARE

@@ -148,6 +148,11 @@ _ANSI_BYTES_RE = re.compile(_ANSI_RE.pattern.encode())
 _TF_HEADER_RE = re.compile(r"TensorFlow:[ \t]+v?\d+\.\d+", _A)
 _PREFIX_TOKEN_RE = re.compile(r"(\d+)|(\w+)|([ \t]+)|(.)", _A | re.S)
 _CLOCK_RE = re.compile(r"\d\d?:\d\d", _A)
+MAX_RANKS = 4096  # ranks told apart in one log; lines of further ones go to the rank that printed last
+# tf_cnn_benchmarks' own text: a learned prefix that would match the start of one of these is no prefix
+_OWN_LINES = ("TensorFlow:  2.21", "Model:       resnet50", "Batch size:  64 global", "total images/sec: 1.0",
+              "10\timages/sec: 1.0 +/- 0.0 (jitter = 0.0)\t7.0", "Traceback (most recent call last):",
+              "Done warm up", "Step\tImg/sec\ttotal_loss", "Running warm up", "==========")
 _DIGITS_RE = re.compile(r"\d+", _A)
 
 
@@ -271,7 +276,10 @@ def learn_prefix(line: str) -> Optional[Prefix]:
     if _payload(line).startswith("TensorFlow:") and (
             _CLOCK_RE.search(head) is not None or _DIGITS_RE.search(head) is None):
         return None
-    return Prefix(_prefix_pattern(head), _CLOCK_RE.search(head) is None)
+    pattern = _prefix_pattern(head)
+    if any(pattern.match(text) for text in _OWN_LINES):
+        return None  # "note: TensorFlow:  2.21" would teach "\w+: ", which eats "Model: " off every line
+    return Prefix(pattern, _CLOCK_RE.search(head) is None)
 
 
 def _prefix_pattern(head):
@@ -446,6 +454,8 @@ class LogParser:
         else:
             key, line = split
             rank = self._ranks.get(key)
+            if rank is None and len(self._ranks) >= MAX_RANKS:  # hostile input: memory stays bounded
+                return self._current._feed_one(line)
             if rank is None:
                 rank = self._first if not self._ranks else LogParser()
                 rank._learns = False
