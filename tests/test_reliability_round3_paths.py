@@ -217,6 +217,17 @@ def test_a_percent_in_out_keeps_fleet_logs_in_the_sweep(cli, tmp_path, vendor, t
 
 
 @POSIX
+def test_a_backslash_in_a_fleets_out_is_refused_before_anything_runs(cli, tmp_path, vendor, tf112):
+    env = slurm_tools(tmp_path, scontrol=b"echo nodeA\n")
+    (tmp_path / "slurm-bin" / "srun").write_text(FLEET_SRUN)
+    result = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--device", "cpu", "--out", tmp_path / "a\\b",
+                 "--models", "trivial", "--batch-size", "trivial=8", "--runs", "1", "--cluster", "slurm", "--fleet",
+                 cwd=tmp_path, env=env, timeout=180)
+    assert_clean_error(result, 2, "backslash")
+    assert not list(tmp_path.glob("*.log")) and not (tmp_path / "a\\b" / "runs.jsonl").exists()
+
+
+@POSIX
 def test_a_slow_squeue_after_a_fleet_run_keeps_every_hosts_record(cli, tmp_path, vendor, tf112):
     env = slurm_tools(tmp_path, squeue=b"exec /bin/sleep 30\n", scontrol=b"echo nodeA\necho nodeB\n")
     (tmp_path / "slurm-bin" / "srun").write_text(FLEET_SRUN)
@@ -359,10 +370,11 @@ def test_report_plot_of_runs_whose_logs_are_gone_warns_nothing(cli, tmp_path):
     assert (tmp_path / "x.png").is_file()
 
 
-@pytest.mark.parametrize("verb", [["report"], ["compare", "--against", "V100"]])
-def test_plot_path_with_a_trailing_separator_is_refused(cli, tmp_path, verb):
+@pytest.mark.parametrize("verb, tail", [(["report"], os.sep), (["compare", "--against", "V100"], os.sep),
+                                       (["report"], os.sep + "."), (["report"], os.sep + os.sep)])
+def test_plot_path_with_a_trailing_separator_is_refused(cli, tmp_path, verb, tail):
     ok = sweep_dir(tmp_path / "ok", [100.0, 101.0])
-    result = cli(verb[0], ok, *verb[1:], "--plot", str(tmp_path / "a.png") + os.sep)
+    result = cli(verb[0], ok, *verb[1:], "--plot", str(tmp_path / "a.png") + tail)
     assert_clean_error(result, 2, "--plot", "separator")
     assert not (tmp_path / "a.png").exists()
 

@@ -88,8 +88,9 @@ def _plot_path(value):
     """``--plot FILE``: checked before anything runs; matplotlib would add ``.png`` to a name without a
     suffix (``--plot /tmp`` wrote /tmp.png) and the old code created missing directories."""
     _text(value)
-    if value.endswith(("/", os.sep)) or (os.altsep and value.endswith(os.altsep)):
-        # Path() drops a trailing separator: "a.png/" (meant as a directory?) wrote the file a.png
+    last = value.replace(os.altsep or os.sep, os.sep).rsplit(os.sep, 1)[-1]
+    if last in ("", ".", ".."):
+        # Path() drops a trailing separator or "/.": "a.png/" (meant as a directory?) wrote the file a.png
         raise argparse.ArgumentTypeError("%s ends with a path separator; give a file name such as %s"
                                          % (value, Path(value) / "compare.png"))
     path = Path(value)

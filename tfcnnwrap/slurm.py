@@ -123,8 +123,13 @@ def allocation(environ=None) -> Allocation:
 
 def literal_pattern(path) -> str:
     """``path`` (absolute) as the literal part of an srun ``--output`` pattern: each ``%`` doubled, so a
-    sweep directory named ``runs%j`` or ``100%`` is not expanded by srun into another place."""
-    return str(Path(path).absolute()).replace("%", "%%")
+    sweep directory named ``runs%j`` or ``100%`` is not expanded by srun into another place. A backslash
+    makes srun take the whole pattern literally (no ``%N``: every node would write one file): refused."""
+    text = str(Path(path).absolute())
+    if "\\" in text and os.sep != "\\":
+        raise UsageError("%s holds a backslash, which makes srun ignore its --output pattern (every node's log "
+                         "would be one file): give --out a path without one" % text)
+    return text.replace("%", "%%")
 
 
 def srun_command(argv, ntasks, job_name, job_id=None, nodes=None, ntasks_per_node=None, output_pattern=None):

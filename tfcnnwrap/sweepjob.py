@@ -108,6 +108,8 @@ def check(ctx):
         from tfcnnwrap import slurm
 
         slurm.allocation()
+        if plan.fleet:
+            slurm.literal_pattern(ctx.sweep.path)  # refuses a path srun's --output could not hold
 
 
 def task_argvs(ctx, argv):
