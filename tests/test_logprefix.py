@@ -205,3 +205,11 @@ def test_ranks_are_bounded(tmp_path, monkeypatch):
     text = "".join(prefixed(REAL, srun_label(r)) for r in range(20))
     log = engines(text, tmp_path)
     assert log.ranks == 8 and shape(log) == BARE
+
+
+def test_after_a_bare_header_nothing_is_learned(tmp_path):
+    """The first header line decides: a bare one means the log's lines carry no prefix, so a later prefixed
+    header (a second log appended) is read as the existing parser reads it, by both engines alike."""
+    text = REAL + prefixed(other_rank(REAL), srun_label(0))
+    log = engines(text, tmp_path)
+    assert log.ranks == 1 and log.total_images_per_sec == 546.96

@@ -417,10 +417,13 @@ class LogParser:
         if self._ranks is not None:
             return self._route(line)
         if self._learns and "TensorFlow:" in line:
-            prefix = learn_prefix(line)
-            if prefix is not None:
-                self._start_ranks(prefix)
-                return self._route(line)
+            if line.lstrip().startswith("TensorFlow:"):
+                self._learns = False  # a bare header line: this log's lines carry no prefix
+            else:
+                prefix = learn_prefix(line)
+                if prefix is not None:
+                    self._start_ranks(prefix)
+                    return self._route(line)
         step = None
         if _PROGRESS_MARKER in line and self._progress(line):
             if self._last_step_line is not None:
@@ -793,7 +796,9 @@ def _needs_lines(data):
     pos = data.find(b"TensorFlow:")
     while pos >= 0:
         start = max(data.rfind(b"\n", 0, pos), data.rfind(b"\r", 0, pos)) + 1
-        if start < pos <= start + MAX_PREFIX and learn_prefix(
+        if not data[start:pos].strip():
+            return False  # a bare header line: the streaming engine stops learning there too
+        if pos <= start + MAX_PREFIX and learn_prefix(
                 data[start:pos + 64].decode("utf-8", "replace")) is not None:
             return True
         pos = data.find(b"TensorFlow:", pos + 1)
