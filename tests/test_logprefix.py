@@ -213,3 +213,9 @@ def test_after_a_bare_header_nothing_is_learned(tmp_path):
     text = REAL + prefixed(other_rank(REAL), srun_label(0))
     log = engines(text, tmp_path)
     assert log.ranks == 1 and log.total_images_per_sec == 546.96
+
+
+@pytest.mark.parametrize("dirt", ["\x1b", "\x1b[", "\x1b]0;title\x07", "\x1b[38;5;196m", "\x1b(B"])
+def test_escapes_whole_cut_or_alone_leave_no_trace(tmp_path, dirt):
+    log = engines("".join(line + dirt + "\n" for line in REAL.splitlines()), tmp_path)
+    assert shape(log) == BARE and "\x1b" not in repr(log)

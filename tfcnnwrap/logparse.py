@@ -143,7 +143,8 @@ _LINE_SPLIT_RE = re.compile(r"\r\n|\r|\n")
 # -- prefixes learned from the log: see learn_prefix --------------------------------------------------------
 MAX_PREFIX = 200  # a header line's prefix longer than this is not learned
 _PREFIX_SPAN = 2 * MAX_PREFIX  # a learned prefix is looked for in this many characters (bounds its regex)
-_ANSI_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+# CSI (colours, cursor moves; cut off too), OSC (titles), other escapes (ESC 7, ESC ( B), and a lone ESC
+_ANSI_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]?|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[ -/]*[0-~])?")
 _ANSI_BYTES_RE = re.compile(_ANSI_RE.pattern.encode())
 _TF_HEADER_RE = re.compile(r"TensorFlow:[ \t]+v?\d+\.\d+", _A)
 _PREFIX_TOKEN_RE = re.compile(r"(\d+)|(\w+)|([ \t]+)|(.)", _A | re.S)
