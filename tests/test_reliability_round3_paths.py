@@ -411,3 +411,21 @@ def test_totals_near_the_float_limit_have_a_mean(cli, tmp_path):
     mixed = sweep_dir(tmp_path / "mixed", [1.7e308, 1.6e308, 1.5e308])
     [row] = cli("report", mixed, "--format", "json").json()
     assert row["mean"] == pytest.approx(1.6e308) and row["std"] == pytest.approx(1e307)
+
+
+# -- on screen: the fleet report and a huge figure at 60, 80 and 120 columns -------------------------------------
+
+
+@POSIX
+@pytest.mark.parametrize("columns", [60, 80, 120])
+def test_fleet_report_and_huge_figures_on_a_terminal(tmp_path, columns):
+    from ptyscreen import run_in_pty
+
+    fleet = run_in_pty(["report", fleet_sweep_dir(tmp_path / "fleet")], columns=columns)
+    assert fleet.returncode == 0 and fleet.widest() <= columns, fleet
+    for line in fleet.lines:  # the header (wrapped when narrow), or a narrow screen's block per row
+        assert line.split().count("host") <= 1 and line.split().count("vs") <= 1, fleet
+    assert "node3" in fleet.text and "host" in fleet.text, fleet
+    huge = run_in_pty(["report", sweep_dir(tmp_path / "huge", [1.7e308, 1.7e308, 1.7e308])], columns=columns)
+    assert huge.returncode == 0 and huge.widest() <= columns, huge
+    assert "1.70e+308" in huge.text and "999999" not in huge.text, huge
