@@ -112,7 +112,7 @@ def _config_text(row, several_counts):
     return "%s (batch %s%s) %+.1f%%%s" % (row.model, row.batch_size, gpus, row.change_pct, ci)
 
 
-def unmeasured_text(found, several):
+def unmeasured_text(found: list, several: bool) -> str:
     """One line naming every configuration whose candidate has no ok run (the gate's other reason to fail)."""
     counts = {r.num_gpus for _, r in found}
     parts = []

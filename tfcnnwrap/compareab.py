@@ -205,7 +205,7 @@ def sweep_vs_sweep(baseline_path, candidate_path, host=None):
     return sweep_vs_sweeps(baseline_path, [candidate_path], host).comparisons[0]
 
 
-def unmeasured(result):
+def unmeasured(result: ABResult) -> list:
     """(comparison, row) of every configuration a candidate ran without a single ok run (each crashed, ran out
     of memory or timed out): a gate cannot pass what it could not measure."""
     return [(comparison, row) for comparison in result.comparisons for row in comparison.rows

@@ -250,7 +250,7 @@ class Prefix:
     pattern: "re.Pattern[str]"
     ranked: bool
 
-    def split(self, line: str):
+    def split(self, line: str) -> Optional[tuple]:
         """(rank key, the line without its prefix), or None when the line does not carry it."""
         m = self.pattern.match(line, 0, _PREFIX_SPAN)
         if m is None:
