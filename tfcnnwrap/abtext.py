@@ -112,6 +112,18 @@ def _config_text(row, several_counts):
     return "%s (batch %s%s) %+.1f%%%s" % (row.model, row.batch_size, gpus, row.change_pct, ci)
 
 
+def unmeasured_text(found: list, several: bool) -> str:
+    """One line naming every configuration whose candidate has no ok run (the gate's other reason to fail)."""
+    counts = {r.num_gpus for _, r in found}
+    parts = []
+    for comparison, row in found:
+        gpus = ", %d GPUs" % row.num_gpus if len(counts) > 1 or (row.num_gpus or 1) > 1 else ""
+        where = " in %s" % comparison.candidate_dir if several else ""
+        parts.append("%s (batch %s%s)%s" % (row.model, row.batch_size, gpus, where))
+    return ("%d configuration%s with no ok candidate run to measure (--fail-on-regression fails what it cannot "
+            "compare): %s" % (len(found), "" if len(found) == 1 else "s", "; ".join(parts)))
+
+
 def regression_text(found, pct, several):
     """One line naming every regressed configuration (and its candidate when there are several)."""
     counts = {r.num_gpus for _, r in found}

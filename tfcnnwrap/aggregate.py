@@ -54,10 +54,21 @@ def _telemetry(runs):
     return (sum(flags) if flags else None), (max(temps) if temps else None)
 
 
+def _exact_mean_std(runs):
+    """(mean, std) of the ok runs' figures in exact arithmetic (statistics' fractions): for figures near the
+    float limit, whose float sum overflows (three totals of 1.7e308 have a mean of 1.7e308, not inf)."""
+    values = [r.value for r in runs if r.value is not None and math.isfinite(r.value)]
+    if not values:
+        return None, None
+    return _num(statistics.mean(values)), (_num(statistics.stdev(values)) if len(values) > 1 else None)
+
+
 def _row(config, stats, size, statuses, runs):
     model, batch_size, num_gpus, host = config
     mean, std = _num(stats["mean"]), _num(stats["std"])
     count = int(stats["count"])
+    if count and (mean is None or (count > 1 and std is None)):
+        mean, std = _exact_mean_std(runs)
     throttled, max_temp = _telemetry(runs)
     ci95 = ci95_pct(std, count, mean)
     return SummaryRow(
@@ -137,8 +148,8 @@ def summarize(runs, order=None):
     grouped = frame.groupby(["model", "batch_size", "num_gpus", "host"], sort=False)
 
     with warnings.catch_warnings():
-        # figures near the float limit (a corrupted runs.jsonl) overflow to inf, which _num reads as None;
-        # numpy's RuntimeWarning about it would only print a path into pandas
+        # figures near the float limit (a corrupted runs.jsonl) overflow to inf here, and _row computes
+        # those exactly; numpy's RuntimeWarning about it would only print a path into pandas
         warnings.simplefilter("ignore", RuntimeWarning)
         stats = grouped["images_per_sec"].agg(["count", "mean", "std", "min", "max", "median"])
     statuses = grouped["status"].agg(list)

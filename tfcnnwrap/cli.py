@@ -102,6 +102,11 @@ def _plot_path(value):
     """``--plot FILE``: checked before anything runs; matplotlib would add ``.png`` to a name without a
     suffix (``--plot /tmp`` wrote /tmp.png) and the old code created missing directories."""
     _text(value)
+    last = value.replace(os.altsep or os.sep, os.sep).rsplit(os.sep, 1)[-1]
+    if last in ("", ".", ".."):
+        # Path() drops a trailing separator or "/.": "a.png/" (meant as a directory?) wrote the file a.png
+        raise argparse.ArgumentTypeError("%s ends with a path separator; give a file name such as %s"
+                                         % (value, Path(value) / "compare.png"))
     path = Path(value)
     if path.is_dir():
         raise argparse.ArgumentTypeError("%s is a directory; give a file such as %s" % (value, path / "compare.png"))

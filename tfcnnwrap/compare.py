@@ -17,7 +17,7 @@ from typing import Any, Tuple
 from tfcnnwrap import abtext, comparetext, plot, rank
 from tfcnnwrap.closest import low_trust_left_out, reference_cell
 from tfcnnwrap.community import reference_set
-from tfcnnwrap.compareab import regressions, sweep_vs_sweeps
+from tfcnnwrap.compareab import regressions, sweep_vs_sweeps, unmeasured
 from tfcnnwrap.comparesweep import Sweep, geometric_mean, newest_sweeps
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.records import GeomeanCell, ReferenceRow
@@ -140,11 +140,14 @@ def _refuse_repeats(dirs):
 
 
 def _regression_exit(result, pct):
-    """1 (and one line naming the configurations) when a candidate regressed beyond ``pct``; else 0."""
-    found = regressions(result, pct)
-    if not found:
+    """1 (and one line naming the configurations) when a candidate regressed beyond ``pct`` or has a
+    configuration without a single ok run; else 0."""
+    found, missing = regressions(result, pct), unmeasured(result)
+    reasons = ([abtext.regression_text(found, pct, result.several)] if found else []) + (
+        [abtext.unmeasured_text(missing, result.several)] if missing else [])
+    if not reasons:
         return 0
-    sys.stderr.write("tfcnnwrap compare: %s\n" % abtext.regression_text(found, pct, result.several))
+    sys.stderr.write("tfcnnwrap compare: %s\n" % "; and ".join(reasons))
     return 1
 
 

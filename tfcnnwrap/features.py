@@ -41,9 +41,10 @@ def branch_flags(features, branch, source=None):
     if table is None:
         if source is None:
             raise UsageError(
-                "cannot tell which flags branch %s uses for %s (no benchmark_cnn.py in the checkout); pass "
-                "them after -- instead (e.g. -- --use_fp16=True --xla=True)"
-                % (branch or "?", " and ".join(FEATURE_OPTIONS[f] for f in features)))
+                "cannot tell which flags %s uses for %s (no benchmark_cnn.py in the checkout): run `python -m "
+                "tfcnnwrap setup` for a known branch, or pass them after -- instead (e.g. -- --use_fp16=True "
+                "--xla=True)" % ("branch %s" % branch if branch else "the checkout (its branch is unknown)",
+                                 " and ".join(FEATURE_OPTIONS[f] for f in features)))
         known = defined_flags(source)
         table = {f: flag for f, flag in _EVERY_FEATURE.items() if flag in known}
     missing = [f for f in features if f not in table]

@@ -44,7 +44,7 @@ def run_fleet(ctx, display, index, spec):
     wrapper = [sys.executable, "-m", "tfcnnwrap.fleet", "run-task", str(hosts_dir.resolve()),
                str(ctx.script.parent.resolve()), "--"] + argv
     step = slurm.launch_step(wrapper, ntasks=len(alloc.nodes), nodes=len(alloc.nodes), ntasks_per_node=1,
-                             output_pattern=str(log_dir / (run_name + ".%N.log")), env=ctx.env,
+                             output_pattern=slurm.literal_pattern(log_dir / run_name) + ".%N.log", env=ctx.env,
                              srun_log=hosts_dir / "srun.log", alloc=alloc)
     verdict, duration = _wait(ctx, step, plan.timeout_s)
     records = [_host_record(ctx, spec, argv, started_at, rel_log, rec, verdict, duration)
@@ -83,10 +83,23 @@ def _wait(ctx, step, timeout_s):
         bridge.exited.set()
         if timer is not None:
             timer.cancel()
+        _release(step)
+    return state["verdict"], time.monotonic() - started
+
+
+def _release(step):
+    """Cancel the step if srun still runs, then wait until Slurm has let it go. A Slurm tool that hangs or
+    fails here is a warning: the hosts' logs, not the clean-up, decide the run."""
+    from tfcnnwrap import slurm
+    from tfcnnwrap.errors import TfcnnwrapError
+
+    try:
         if step.poll() is None:
             step.cancel()
-        step.wait_released()
-    return state["verdict"], time.monotonic() - started
+        if not step.wait_released():
+            slurm.warn_cleanup("Slurm still lists the step after %d s" % slurm.CANCEL_GRACE_S)
+    except (TfcnnwrapError, OSError) as exc:
+        slurm.warn_cleanup(slurm.cleanup_reason(exc))
 
 
 def _host_record(ctx, spec, argv, started_at, rel_log, rec, verdict, duration, failure=None):

@@ -26,7 +26,7 @@ import stat
 import sys
 
 from tfcnnwrap.errors import EXIT_OK, EXIT_RUNS_FAILED, UsageError
-from tfcnnwrap.logparse import TRACEBACK_START, classify, parse_file
+from tfcnnwrap.logparse import TRACEBACK_START, classify, parse_file, strip_ansi_bytes
 from tfcnnwrap.render import emit
 
 SNIFF_BYTES = 64 * 1024
@@ -48,6 +48,7 @@ COLUMNS = [
     "path", "status", "images_per_sec", "model", "batch_size", "batch_size_global", "devices", "tf_version",
     "dataset", "mode", "num_batches", "num_epochs", "data_format", "optimizer", "variable_update",
     "steps_seen", "last_step", "last_step_images_per_sec", "failure_kind", "failure_message", "task_role",
+    "ranks",
 ]
 # What tf_cnn_benchmarks prints when a task of a distributed job serves instead of reporting (benchmark_cnn.py):
 # a parameter server, or a worker under distributed_all_reduce. Such a log has no total by design.
@@ -75,6 +76,7 @@ def looks_like_log(path):
 
 def sniff(head):
     """Whether the first bytes of a file look like a tf_cnn_benchmarks log (see the module docstring)."""
+    head = strip_ansi_bytes(head)  # a coloured log is still a log
     if any(marker in head for marker in SNIFF_MARKERS):
         return True
     if _TRACEBACK_BYTES in head or _CPP_LOG_LINE_RE.search(head) is not None:
@@ -145,7 +147,7 @@ def record(path):
         parsed = parse_file(path, failures="without_total")
     except OSError as exc:
         return dict(
-            {c: None for c in COLUMNS}, path=path, status="no_result", steps_seen=0, failure_kind="error",
+            {c: None for c in COLUMNS}, path=path, status="no_result", steps_seen=0, failure_kind="error", ranks=1,
             failure_message="cannot read the file: %s" % (exc.strerror or exc),
         )
     last = parsed.last_step
@@ -172,6 +174,7 @@ def record(path):
         "failure_kind": parsed.failure_kind,
         "failure_message": parsed.failure_message,
         "task_role": serving_role(path) if status == "no_result" and parsed.failure_kind is None else None,
+        "ranks": parsed.ranks,
     }
 
 

@@ -91,7 +91,8 @@ def _draw_config(axes, config, runs, series):
     step_ax.set_title(_title(config, runs), fontsize=10, loc="left", fontweight="bold")
     step_ax.set_xlabel("step")
     step_ax.set_ylabel("images/sec")
-    step_ax.legend(fontsize=7, loc="lower left")
+    if step_ax.get_legend_handles_labels()[0]:  # runs whose logs are gone draw no line to name
+        step_ax.legend(fontsize=7, loc="lower left")
     for ax, (_, label) in zip(axes[1:], GPU_PANELS):
         ax.set_xlabel("seconds into the run")
         ax.set_ylabel(label)

@@ -30,6 +30,8 @@ class Col(NamedTuple):
     digits: Optional[int] = None
 
 
+HUMAN_FIXED_LIMIT = 1e15  # floats this large are shown in scientific notation
+
 # What a spreadsheet reads as a formula when a cell starts with it (OWASP's list): `=cmd|' /C calc'!A0`.
 CSV_FORMULA_START = "=+-@\t\r"
 # Control characters (C0 but tab and newline, DEL, C1): an ESC from a GPU name would drive the terminal.
@@ -73,6 +75,8 @@ def human(value, digits=2):
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
+        if abs(value) >= HUMAN_FIXED_LIMIT:  # 1.7e308 in fixed point is 309 digits no one reads
+            return "%.*e" % (digits, value)
         return "%.*f" % (digits, value)
     if isinstance(value, (list, tuple)):
         return ", ".join(human(v, digits) for v in value)

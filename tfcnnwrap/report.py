@@ -144,6 +144,11 @@ def print_summary(console, sweep, meta, rows, runs):
 def _plot(sweep, meta, runs, rows, plot_path):
     """The per-run panels (steps, temperature, clock, power); in a sweep of several GPU counts FILE is the
     scaling chart and the per-run panels go beside it as FILE-runs.SUFFIX."""
+    if not any(run.ok for run in runs):
+        # an empty chart (and matplotlib's warning about its legend) would say less than this line
+        sys.stderr.write("tfcnnwrap report: nothing to plot: no run of this sweep has a result yet; %s not "
+                         "written\n" % plot_path)
+        return
     written = []
     runs_path = Path(plot_path)
     if is_scaling(rows):

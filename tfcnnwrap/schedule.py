@@ -125,18 +125,20 @@ def runs_to_do(plan, records, retry_failed):
 
 
 def oom_hints(runs):
-    """One line per configuration that ran out of GPU memory: the batch size to try instead."""
+    """One line per model and batch size (per device) that ran out of GPU memory: the batch size to try
+    instead. A scaling sweep that ran out at several GPU counts gets one line naming them: the fix is one."""
     lines = []
-    seen = set()
+    counts = {}
     for run in runs:
-        key = (run.model, run.batch_size, run.num_gpus)
-        if run.status != Status.OOM or key in seen:
-            continue
-        seen.add(key)
-        skipped = sum(1 for r in runs if (r.model, r.batch_size, r.num_gpus) == key and r.status == Status.SKIPPED)
-        half = run.batch_size // 2
-        fix = ("try --batch-size %s=%d in a new sweep" % (run.model, half)) if half else \
+        if run.status == Status.OOM:
+            counts.setdefault((run.model, run.batch_size), set()).add(run.num_gpus or 1)
+    for (model, batch_size), gpus in counts.items():
+        skipped = sum(1 for r in runs if (r.model, r.batch_size) == (model, batch_size)
+                      and r.status == Status.SKIPPED)
+        half = batch_size // 2
+        fix = ("try --batch-size %s=%d in a new sweep" % (model, half)) if half else \
             "batch size 1 does not fit: a smaller model or a GPU with more memory"
-        lines.append("%s bs=%d ran out of GPU memory (%d run%s skipped): %s; or free GPU memory and resume "
-                     "with --retry-failed" % (run.model, run.batch_size, skipped, "" if skipped == 1 else "s", fix))
+        where = " at %s GPUs" % " and ".join(str(g) for g in sorted(gpus)) if len(gpus) > 1 else ""
+        lines.append("%s bs=%d ran out of GPU memory%s (%d run%s skipped): %s; or free GPU memory and resume "
+                     "with --retry-failed" % (model, batch_size, where, skipped, "" if skipped == 1 else "s", fix))
     return lines

@@ -14,6 +14,7 @@ import json
 import os
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Callable, NamedTuple, Optional, Sequence, Tuple
@@ -22,6 +23,7 @@ from tfcnnwrap import procs, safefs
 from tfcnnwrap.errors import SetupError, UsageError
 
 QUERY_TIMEOUT_S = 60  # a slurmctld under load can take tens of seconds to answer
+QUERY_TIMEOUT_ENV = "TFCNNWRAP_SLURM_QUERY_TIMEOUT_S"
 CANCEL_GRACE_S = 30  # KillWait plus slurmstepd's clean-up, on a busy controller
 _NAMES = itertools.count(1)
 
@@ -36,16 +38,36 @@ class Allocation(NamedTuple):
     nodes: Tuple[str, ...]
 
 
+def query_timeout_s(environ=None) -> float:
+    """How long a Slurm client command may take: TFCNNWRAP_SLURM_QUERY_TIMEOUT_S seconds (0.1 to 3600), else
+    QUERY_TIMEOUT_S. A value that is no such number is a usage error, met at the first Slurm query (the
+    allocation's, before anything runs)."""
+    environ = os.environ if environ is None else environ
+    text = environ.get(QUERY_TIMEOUT_ENV, "").strip()
+    if not text:
+        return QUERY_TIMEOUT_S
+    try:
+        value = float(text) if text.isascii() and "_" not in text else None
+    except ValueError:
+        value = None
+    if value is None or not 0.1 <= value <= 3600:
+        raise UsageError("%s must be a number of seconds from 0.1 to 3600, not %r" % (QUERY_TIMEOUT_ENV, text))
+    return value
+
+
 def _slurm(argv, what, check=True):
-    """Run a Slurm client command; returns the CompletedProcess (text). A missing command is a set-up error."""
+    """Run a Slurm client command; returns the CompletedProcess (text, undecodable bytes replaced). A missing
+    command is a set-up error, and so is one that does not answer within ``query_timeout_s()``."""
+    timeout = query_timeout_s()
     try:
         done = subprocess.run(
             [str(a) for a in argv],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            universal_newlines=True,
-            timeout=QUERY_TIMEOUT_S,
+            encoding="utf-8",
+            errors="replace",  # a node or job name in another encoding is no reason to stop a sweep
+            timeout=timeout,
             check=False,
         )
     except FileNotFoundError:
@@ -54,12 +76,28 @@ def _slurm(argv, what, check=True):
         ) from None
     except subprocess.TimeoutExpired:
         raise SetupError(
-            "%s did not answer within %d s: is slurmctld up? (`sinfo`)" % (what, QUERY_TIMEOUT_S)
+            "%s did not answer within %g s: is slurmctld up? (`sinfo`; a slow controller: raise %s)"
+            % (what, timeout, QUERY_TIMEOUT_ENV)
         ) from None
     if check and done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["exit status %d" % done.returncode])[-1]
         raise SetupError("%s failed: %s" % (what, last))
     return done
+
+
+def warn_cleanup(why: str) -> None:
+    """One warning line on stderr for a step clean-up that failed (a Slurm tool that hung, failed or could
+    not run): it comes after the run and never decides it, so it is no error."""
+    try:
+        sys.stderr.write("tfcnnwrap sweep: warning: could not release the run's Slurm steps (%s); the run is "
+                         "recorded from its logs; check `squeue --steps` before the next job\n" % why)
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass  # no stderr to warn on: the record is what matters
+
+
+def cleanup_reason(exc: BaseException) -> str:
+    return getattr(exc, "message", None) or str(exc) or type(exc).__name__
 
 
 def allocation(environ=None) -> Allocation:
@@ -80,6 +118,17 @@ def allocation(environ=None) -> Allocation:
     if not nodes:
         raise SetupError("scontrol show hostnames %s named no host" % nodelist)
     return Allocation(job_id, nodes)
+
+
+def literal_pattern(path) -> str:
+    """``path`` (absolute) as the literal part of an srun ``--output`` pattern: each ``%`` doubled, so a
+    sweep directory named ``runs%j`` or ``100%`` is not expanded by srun into another place. A backslash
+    makes srun take the whole pattern literally (no ``%N``: every node would write one file): refused."""
+    text = str(Path(path).absolute())
+    if "\\" in text and os.sep != "\\":
+        raise UsageError("%s holds a backslash, which makes srun ignore its --output pattern (every node's log "
+                         "would be one file): give --out a path without one" % text)
+    return text.replace("%", "%%")
 
 
 def job_nodes(job_id, fallback: Sequence[str]) -> Tuple[str, ...]:

@@ -170,7 +170,8 @@ def _hold_vendor(vendor_dir):
 
 def _prepare(args, sweep, meta, plan, python, vendor_dir, python_from=None):
     """Probe the target, check it against a resumed sweep, settle the device: a SweepContext."""
-    script = checkout.script_path(vendor_dir) if args.dry_run else checkout.require_script(vendor_dir)
+    # a dry run too: it prints commands to run, and without a checkout none of them can (exit 2 as the sweep)
+    script = checkout.require_script(vendor_dir)
     # A new sweep asks TensorFlow itself (GPUs, CUDA, cuDNN) for the record in sweep.json and for
     # --device auto; a resumed one only needs the version.
     full = meta is None and (plan.device == "auto" or not args.dry_run)

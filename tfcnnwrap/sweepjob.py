@@ -108,6 +108,8 @@ def check(ctx):
         clusterplan.validate(plan.variable_update, plan.workers, plan.ps, ctx.branch)
     if plan.cluster == "slurm":
         slurm.allocation()
+        if plan.fleet:
+            slurm.literal_pattern(ctx.sweep.path)  # refuses a path srun's --output could not hold
 
 
 def task_argvs(ctx, argv):
@@ -190,7 +192,8 @@ def _slurm_attempt(ctx, alloc, job_plan, argv, log_dir, run_name, spec, display,
         return cluster.run_plan(job_plan, argv, ctx.script.parent, ctx.env, log_dir, run_name, launcher=launcher,
                                 backend="slurm", watch=NodeWatch(alloc.job_id), **common)
     finally:
-        release_steps(alloc.job_id, names.values())
+        # the run's outcome is already decided by its logs: a failing clean-up must not replace it
+        release_steps_or_warn(alloc.job_id, names.values())
 
 
 def _tfcnnwrap_python():
@@ -205,6 +208,22 @@ def srun_task_command(argv, name, host, job_id):
     cmd = slurm.srun_command(argv, 1, name, job_id=job_id, nodes=1)
     cut = cmd.index("--")
     return cmd[:cut] + ["--nodelist=%s" % host, "--overlap", "--quiet"] + cmd[cut:]
+
+
+def release_steps_or_warn(job_id, names, timeout_s=RELEASE_TIMEOUT_S) -> bool:
+    """``release_steps``, with a Slurm tool that fails, hangs past its timeout or cannot run reported as one
+    warning line on stderr (False) instead of raised: clean-up comes after the run and never decides it."""
+    from tfcnnwrap import slurm
+    from tfcnnwrap.errors import TfcnnwrapError
+
+    try:
+        released = release_steps(job_id, names, timeout_s)
+    except (TfcnnwrapError, OSError) as exc:
+        slurm.warn_cleanup(slurm.cleanup_reason(exc))
+        return False
+    if not released:
+        slurm.warn_cleanup("Slurm still lists them after %.0f s" % timeout_s)
+    return released
 
 
 def release_steps(job_id, names, timeout_s=RELEASE_TIMEOUT_S):
