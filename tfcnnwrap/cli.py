@@ -419,6 +419,13 @@ def main(argv=None):
     if not args.verb:
         parser.print_help()
         return EXIT_USAGE
+    from tfcnnwrap import outstream
+
+    guarded = outstream.guard_stdout(args.verb)  # a closed, full or cut-off stdout never stops a verb
+    return outstream.exit_code(args.verb, _run_verb(args), guarded)
+
+
+def _run_verb(args):
     module_name, func_name = HANDLERS[args.verb].split(":")
     try:
         handler = getattr(importlib.import_module(module_name), func_name)

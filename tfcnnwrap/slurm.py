@@ -40,24 +40,21 @@ class Allocation(NamedTuple):
 
 def _slurm(argv, what, check=True):
     """Run a Slurm client command; returns the CompletedProcess (text). A missing command is a set-up error."""
+    from tfcnnwrap.procs import run_captured
+
+    argv = [str(a) for a in argv]
     try:
-        done = subprocess.run(
-            [str(a) for a in argv],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            universal_newlines=True,
-            timeout=QUERY_TIMEOUT_S,
-            check=False,
-        )
+        # In a process group of its own: at the timeout a wrapper script's children die with it.
+        code, out, err = run_captured(argv, QUERY_TIMEOUT_S)
     except FileNotFoundError:
         raise SetupError(
             "%s not found on PATH: run tfcnnwrap on a node of the Slurm cluster (or `module load slurm`)" % argv[0]
         ) from None
-    except subprocess.TimeoutExpired:
+    if code is None:
         raise SetupError(
             "%s did not answer within %d s: is slurmctld up? (`sinfo`)" % (what, QUERY_TIMEOUT_S)
         ) from None
+    done = subprocess.CompletedProcess(argv, code, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
     if check and done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["exit status %d" % done.returncode])[-1]
         raise SetupError("%s failed: %s" % (what, last))

@@ -604,6 +604,8 @@ def _run_record(ctx, spec, outcome, argv, started_at, rel_log, telemetry_summary
         "tensorflow_reported": parsed.tf_version,
         "telemetry": telemetry_summary,
     }
+    if getattr(outcome, "hung_after_total", False):
+        record["hung_after_total"] = True  # the total was in its log; it hung afterwards until --timeout
     if outcome.status == "timeout" and not record["failure"]:
         record["failure"] = "killed after %.0f s (--timeout)" % ctx.plan.timeout_s
     return record
@@ -646,6 +648,7 @@ def _finish(ctx, started, stop, failure):
     final = _latest(ctx)
     _print_summary(ctx.console, ctx.sweep, ctx.meta, rows, final)
     _thermal_warning(ctx, final)
+    _hung_note(ctx, final)
     if failure is not None:
         kept = len(final)
         raise TfcnnwrapError(
@@ -673,6 +676,16 @@ def _finish(ctx, started, stop, failure):
     if any(r.status != "ok" for r in final):
         return EXIT_RUNS_FAILED
     return EXIT_OK
+
+
+def _hung_note(ctx, runs):
+    hung = [r for r in runs if r.extra.get("hung_after_total")]
+    if hung:
+        ctx.console.print(
+            "[yellow]note:[/] %s printed %s total and then hung until --timeout; %s figure%s kept "
+            "(hung_after_total in runs.jsonl)" % (_counted(len(hung), "run"), "its" if len(hung) == 1 else "their",
+                                                  "its" if len(hung) == 1 else "their", "" if len(hung) == 1 else "s"),
+            highlight=False)
 
 
 def _thermal_warning(ctx, runs):

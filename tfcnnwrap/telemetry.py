@@ -101,47 +101,95 @@ def query_gpus(nvidia_smi=None, timeout=QUERY_TIMEOUT_S):
     return info
 
 
-def _run_smi(args, timeout=QUERY_TIMEOUT_S):
-    """(exit code, text) of a one-shot nvidia-smi call; (None, why) when it could not run."""
+class _KillAtOnce:
+    """What a stop request ends while a one-shot query waits: the query's whole tree, with no grace (an
+    nvidia-smi that hangs ignores SIGTERM too)."""
+
+    def __init__(self, group):
+        self.exited = group.exited
+        self.terminate = group.kill
+
+
+def _run_smi(args, timeout=QUERY_TIMEOUT_S, stops=None, hung=None):
+    """(exit code, text) of a one-shot nvidia-smi call; (None, why) when it could not run, did not answer
+    (its whole tree is killed, a wrapper's children too) or a stop request (Ctrl-C) ended the wait.
+    ``hung``: a dict (a Telemetry's) remembering an nvidia-smi that did not answer, so that each later query
+    of it answers at once with that reason instead of costing another ``timeout``."""
+    from tfcnnwrap.procs import run_captured
+
+    path = str(args[0])
+    if hung is not None and path in hung:
+        return None, hung[path]
+    if stops is not None and stops.requested:
+        return None, "stopped"
     try:
-        proc = subprocess.run(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None, "nvidia-smi did not answer within %.0f s" % timeout
+        code, out, err = run_captured([str(a) for a in args], timeout,
+                                      guard=(lambda g: stops.guard(_KillAtOnce(g))) if stops is not None else None)
     except OSError as exc:
         return None, "cannot run %s: %s" % (args[0], exc.strerror or exc)
-    return proc.returncode, proc.stdout.decode("utf-8", "replace")
+    if stops is not None and stops.requested:
+        return None, "stopped"
+    if code is None:
+        why = "nvidia-smi did not answer within %.0f s" % timeout
+        if hung is not None:
+            hung[path] = why
+        return None, why
+    return code, (out + err).decode("utf-8", "replace")
 
 
-def choose_fields(path):
+def choose_fields(path, hung=None):
     """The sample fields this nvidia-smi knows: the legacy seven, plus throttle reasons (whichever name the
     driver uses) and the PCIe link. Asked once with ``--help-query-gpu``; a driver whose help cannot be read
     gets one trial query of the full list and, if refused, the legacy fields."""
-    code, text = _run_smi([str(path), "--help-query-gpu"])
+    code, text = _run_smi([str(path), "--help-query-gpu"], hung=hung)
     if code == 0 and "temperature.gpu" in text:
         reasons = [f for f in REASON_FIELDS if '"%s"' % f in text or f in text.split()]
         pcie = [f for f in PCIE_FIELDS if f in text]
         return LEGACY_FIELDS + tuple(reasons[:1]) + (PCIE_FIELDS if len(pcie) == len(PCIE_FIELDS) else ())
     for reason in REASON_FIELDS:
         fields = LEGACY_FIELDS + (reason,) + PCIE_FIELDS
-        code, _ = _run_smi([str(path), "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"])
+        code, _ = _run_smi([str(path), "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"],
+                           hung=hung)
         if code == 0:
             return fields
     return LEGACY_FIELDS
 
 
+# A GPU reading outside this range is not a temperature (-300 °C, 65535 from a driver that cannot tell).
+TEMP_RANGE_C = (-40.0, 150.0)
+
+
 def query_temps(path, timeout=QUERY_TIMEOUT_S):
     """{GPU index: temperature in °C} now, or {} when nvidia-smi cannot tell."""
+    return read_temps(path, timeout)[0]
+
+
+def read_temps(path, timeout=QUERY_TIMEOUT_S, stops=None, hung=None):
+    """({GPU index: °C}, problem): problem is None, or one line saying what was wrong with nvidia-smi's
+    answer (it failed, hung, gave no number; readings out of range or a GPU listed twice are left out)."""
     code, text = _run_smi([str(path), "--query-gpu=index,temperature.gpu", "--format=csv,noheader,nounits"],
-                          timeout)
-    temps = {}
-    for line in text.splitlines() if code == 0 else ():
+                          timeout, stops, hung)
+    if code is None:
+        return {}, text
+    if code != 0:
+        first = next((line.strip() for line in text.splitlines() if line.strip()), "no output")
+        return {}, "nvidia-smi failed (exit %d: %s)" % (code, first[:200])
+    temps, problems = {}, []
+    for line in text.splitlines():
         parts = line.split(",")
-        if len(parts) == 2:
-            index, temp = _number(parts[0]), _number(parts[1])
-            if index is not None and temp is not None:
-                temps[int(index)] = temp
-    return temps
+        index, temp = (_number(parts[0]), _number(parts[1])) if len(parts) == 2 else (None, None)
+        if index is None or temp is None or not float(index).is_integer():
+            continue
+        if not TEMP_RANGE_C[0] <= temp <= TEMP_RANGE_C[1]:
+            problems.append("GPU %d read %g °C, not a temperature" % (index, temp))
+        elif int(index) in temps:
+            problems.append("GPU %d listed twice" % index)
+        else:
+            temps[int(index)] = temp
+    if not temps and not problems:
+        first = next((line.strip() for line in text.splitlines() if line.strip()), "no output")
+        problems.append("nvidia-smi gave no temperature (%s)" % first[:200])
+    return temps, "; ".join(problems) or None
 
 
 def read_sample_lines(path):
@@ -263,11 +311,12 @@ class Telemetry:
         self.note = None if self.available else "nvidia-smi not found: no GPU telemetry"
         self.current = None  # the running Sampler, for the live view
         self._fields = None
+        self.hung = {}  # an nvidia-smi that did not answer a one-shot query is not asked again (_run_smi)
 
     @property
     def fields(self):
         if self._fields is None:
-            self._fields = choose_fields(self.path) if self.available else SAMPLE_FIELDS
+            self._fields = choose_fields(self.path, self.hung) if self.available else SAMPLE_FIELDS
         return self._fields
 
     def latest(self):
@@ -277,7 +326,13 @@ class Telemetry:
         return sampler.latest() if sampler is not None and sampler._summary is None else {}
 
     def temps(self):
-        return query_temps(self.path) if self.available else {}
+        return self.read_temps()[0]
+
+    def read_temps(self, stops=None):
+        """({GPU index: °C}, problem or None), as ``read_temps``; a stop request ends the query at once."""
+        if not self.available:
+            return {}, self.note or "no nvidia-smi"
+        return read_temps(self.path, stops=stops, hung=self.hung)
 
     def start(self, samples_path):
         if not self.available:
