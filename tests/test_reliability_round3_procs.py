@@ -317,6 +317,7 @@ def test_a_hanging_nvidia_smi_is_asked_once_and_its_whole_tree_is_killed(tmp_pat
     from tfcnnwrap import telemetry
 
     pids = tmp_path / "pids"
+    monkeypatch.setattr(telemetry, "_HUNG", {})  # this process's memory of a hung nvidia-smi, fresh
     monkeypatch.setenv("FAKE_NVSMI_HANG", "1")
     monkeypatch.setenv("FAKE_NVSMI_HANG_PIDS", str(pids))
     tele = telemetry.Telemetry(str(FAKE_DIR / "nvidia-smi"))
@@ -328,6 +329,7 @@ def test_a_hanging_nvidia_smi_is_asked_once_and_its_whole_tree_is_killed(tmp_pat
         assert gone(pid), "the nvidia-smi wrapper's child outlived the timeout"
     again = time.monotonic()
     assert tele.read_temps() == ({}, problem) and time.monotonic() - again < 1  # not another 20 s
+    assert telemetry.query_gpus(str(FAKE_DIR / "nvidia-smi"))["error"] == problem  # nor any other query
 
 
 @POSIX
@@ -336,6 +338,7 @@ def test_ctrl_c_ends_a_hanging_temperature_query_at_once(tmp_path, monkeypatch):
     from tfcnnwrap.stopping import StopRequests
 
     pids = tmp_path / "pids"
+    monkeypatch.setattr(telemetry, "_HUNG", {})  # this process's memory of a hung nvidia-smi, fresh
     monkeypatch.setenv("FAKE_NVSMI_HANG", "1")
     monkeypatch.setenv("FAKE_NVSMI_HANG_PIDS", str(pids))
     tele = telemetry.Telemetry(str(FAKE_DIR / "nvidia-smi"))
@@ -384,3 +387,22 @@ def test_a_squeue_that_times_out_takes_its_wrappers_children_along(tmp_path, mon
         slurm._slurm([tool, "--noheader"], "squeue")
     for pid in map(int, pids.read_text().split()):
         assert gone(pid), "the wrapper's child outlived the squeue timeout"
+
+
+@pytest.mark.parametrize("answer, temps, problem", [
+    ("0, 50\\n1, 40\\n0, 90", {0: 50, 1: 40}, "GPU 0 listed twice"),
+    ("0, 65535", {}, "GPU 0 read 65535 °C, not a temperature"),
+    ("0, 1e308", {}, "GPU 0 read 1e+308 °C, not a temperature"),
+    ("0, inf", {}, "nvidia-smi gave no temperature (0, inf)"),
+    ("-1, 50", {}, "nvidia-smi gave no temperature (-1, 50)"),
+    ("\x1b[31m0, 50", {}, "nvidia-smi gave no temperature (?[31m0, 50)"),  # no escape reaches the terminal
+    ("", {}, "nvidia-smi gave no temperature (no output)"),
+    ("0, 41", {0: 41}, None),
+])
+def test_temperature_answers_are_checked(tmp_path, monkeypatch, answer, temps, problem):
+    from tfcnnwrap import telemetry
+
+    script = tmp_path / "smi.json"
+    script.write_text(json.dumps({"temps": [answer]}))
+    monkeypatch.setenv("FAKE_NVSMI_SCRIPT", str(script))
+    assert telemetry.read_temps(str(FAKE_DIR / "nvidia-smi")) == (temps, problem)

@@ -110,16 +110,20 @@ class _KillAtOnce:
         self.terminate = group.kill
 
 
-def _run_smi(args, timeout=QUERY_TIMEOUT_S, stops=None, hung=None):
+# nvidia-smi paths whose one-shot query timed out in this process, and why: each later one-shot query of it
+# answers at once with that reason instead of costing another QUERY_TIMEOUT_S (a hung driver stays hung).
+_HUNG = {}
+
+
+def _run_smi(args, timeout=QUERY_TIMEOUT_S, stops=None):
     """(exit code, text) of a one-shot nvidia-smi call; (None, why) when it could not run, did not answer
-    (its whole tree is killed, a wrapper's children too) or a stop request (Ctrl-C) ended the wait.
-    ``hung``: a dict (a Telemetry's) remembering an nvidia-smi that did not answer, so that each later query
-    of it answers at once with that reason instead of costing another ``timeout``."""
+    (its whole tree is killed, a wrapper's children too; it is not asked again, see ``_HUNG``) or a stop
+    request (Ctrl-C) ended the wait."""
     from tfcnnwrap.procs import run_captured
 
     path = str(args[0])
-    if hung is not None and path in hung:
-        return None, hung[path]
+    if path in _HUNG:
+        return None, _HUNG[path]
     if stops is not None and stops.requested:
         return None, "stopped"
     try:
@@ -131,28 +135,31 @@ def _run_smi(args, timeout=QUERY_TIMEOUT_S, stops=None, hung=None):
         return None, "stopped"
     if code is None:
         why = "nvidia-smi did not answer within %.0f s" % timeout
-        if hung is not None:
-            hung[path] = why
+        _HUNG[path] = why
         return None, why
     return code, (out + err).decode("utf-8", "replace")
 
 
-def choose_fields(path, hung=None):
+def choose_fields(path):
     """The sample fields this nvidia-smi knows: the legacy seven, plus throttle reasons (whichever name the
     driver uses) and the PCIe link. Asked once with ``--help-query-gpu``; a driver whose help cannot be read
     gets one trial query of the full list and, if refused, the legacy fields."""
-    code, text = _run_smi([str(path), "--help-query-gpu"], hung=hung)
+    code, text = _run_smi([str(path), "--help-query-gpu"])
     if code == 0 and "temperature.gpu" in text:
         reasons = [f for f in REASON_FIELDS if '"%s"' % f in text or f in text.split()]
         pcie = [f for f in PCIE_FIELDS if f in text]
         return LEGACY_FIELDS + tuple(reasons[:1]) + (PCIE_FIELDS if len(pcie) == len(PCIE_FIELDS) else ())
     for reason in REASON_FIELDS:
         fields = LEGACY_FIELDS + (reason,) + PCIE_FIELDS
-        code, _ = _run_smi([str(path), "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"],
-                           hung=hung)
+        code, _ = _run_smi([str(path), "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"])
         if code == 0:
             return fields
     return LEGACY_FIELDS
+
+
+def _printable(text):
+    """``text`` with control characters (a terminal escape in a tool's answer) shown as ``?``."""
+    return "".join("?" if ord(c) < 32 or 127 <= ord(c) < 160 else c for c in text)
 
 
 # A GPU reading outside this range is not a temperature (-300 °C, 65535 from a driver that cannot tell).
@@ -164,21 +171,21 @@ def query_temps(path, timeout=QUERY_TIMEOUT_S):
     return read_temps(path, timeout)[0]
 
 
-def read_temps(path, timeout=QUERY_TIMEOUT_S, stops=None, hung=None):
+def read_temps(path, timeout=QUERY_TIMEOUT_S, stops=None):
     """({GPU index: °C}, problem): problem is None, or one line saying what was wrong with nvidia-smi's
     answer (it failed, hung, gave no number; readings out of range or a GPU listed twice are left out)."""
     code, text = _run_smi([str(path), "--query-gpu=index,temperature.gpu", "--format=csv,noheader,nounits"],
-                          timeout, stops, hung)
+                          timeout, stops)
     if code is None:
         return {}, text
+    first = _printable(next((line.strip() for line in text.splitlines() if line.strip()), "no output"))[:200]
     if code != 0:
-        first = next((line.strip() for line in text.splitlines() if line.strip()), "no output")
-        return {}, "nvidia-smi failed (exit %d: %s)" % (code, first[:200])
+        return {}, "nvidia-smi failed (exit %d: %s)" % (code, first)
     temps, problems = {}, []
     for line in text.splitlines():
         parts = line.split(",")
         index, temp = (_number(parts[0]), _number(parts[1])) if len(parts) == 2 else (None, None)
-        if index is None or temp is None or not float(index).is_integer():
+        if index is None or temp is None or not float(index).is_integer() or index < 0:
             continue
         if not TEMP_RANGE_C[0] <= temp <= TEMP_RANGE_C[1]:
             problems.append("GPU %d read %g °C, not a temperature" % (index, temp))
@@ -187,8 +194,7 @@ def read_temps(path, timeout=QUERY_TIMEOUT_S, stops=None, hung=None):
         else:
             temps[int(index)] = temp
     if not temps and not problems:
-        first = next((line.strip() for line in text.splitlines() if line.strip()), "no output")
-        problems.append("nvidia-smi gave no temperature (%s)" % first[:200])
+        problems.append("nvidia-smi gave no temperature (%s)" % first)
     return temps, "; ".join(problems) or None
 
 
@@ -311,12 +317,11 @@ class Telemetry:
         self.note = None if self.available else "nvidia-smi not found: no GPU telemetry"
         self.current = None  # the running Sampler, for the live view
         self._fields = None
-        self.hung = {}  # an nvidia-smi that did not answer a one-shot query is not asked again (_run_smi)
 
     @property
     def fields(self):
         if self._fields is None:
-            self._fields = choose_fields(self.path, self.hung) if self.available else SAMPLE_FIELDS
+            self._fields = choose_fields(self.path) if self.available else SAMPLE_FIELDS
         return self._fields
 
     def latest(self):
@@ -332,7 +337,7 @@ class Telemetry:
         """({GPU index: °C}, problem or None), as ``read_temps``; a stop request ends the query at once."""
         if not self.available:
             return {}, self.note or "no nvidia-smi"
-        return read_temps(self.path, stops=stops, hung=self.hung)
+        return read_temps(self.path, stops=stops)
 
     def start(self, samples_path):
         if not self.available:
