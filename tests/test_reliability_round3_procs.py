@@ -406,3 +406,16 @@ def test_temperature_answers_are_checked(tmp_path, monkeypatch, answer, temps, p
     script.write_text(json.dumps({"temps": [answer]}))
     monkeypatch.setenv("FAKE_NVSMI_SCRIPT", str(script))
     assert telemetry.read_temps(str(FAKE_DIR / "nvidia-smi")) == (temps, problem)
+
+
+def test_the_verdict_of_a_run_stopped_at_its_timeout():
+    """runner.verdict, shared by single runs, cluster jobs' reporting tasks and fleet hosts."""
+    from tfcnnwrap.logparse import ParsedLog
+    from tfcnnwrap.runner import verdict
+
+    with_total, without = ParsedLog(total_images_per_sec=200.0), ParsedLog()
+    assert verdict(with_total, -15, timed_out=True) == ("ok", True)
+    assert verdict(without, -15, timed_out=True) == ("timeout", False)
+    assert verdict(ParsedLog(total_images_per_sec=float("nan")), -15, timed_out=True) == ("timeout", False)
+    assert verdict(with_total, -15, timed_out=True, interrupted=True) == ("interrupted", False)
+    assert verdict(with_total, 0, timed_out=False) == ("ok", False)

@@ -91,18 +91,20 @@ def _wait(ctx, step, timeout_s):
 
 def _host_record(ctx, spec, argv, started_at, rel_log, rec, verdict, duration, failure=None):
     from tfcnnwrap import sweep as sweep_mod
-    from tfcnnwrap.logparse import ParsedLog, classify, parse_file
+    from tfcnnwrap.logparse import ParsedLog, parse_file
     from tfcnnwrap.runner import RunOutcome
+    from tfcnnwrap.runner import verdict as verdict_of
 
     node = rec.get("node")
     rel = rel_log if node is None else "%s.%s.log" % (rel_log[: -len(".log")], node)
     path = ctx.sweep.path / rel
     parsed = parse_file(path) if path.is_file() else ParsedLog()
     exit_code = rec.get("exit_code")
-    status = classify(parsed, exit_code, timed_out=verdict == "timeout", interrupted=verdict == "interrupted")
+    # As a single run: a host whose log holds its total and then hung until --timeout keeps the figure.
+    status, hung = verdict_of(parsed, exit_code, verdict == "timeout", verdict == "interrupted")
     outcome = RunOutcome(status=status, exit_code=exit_code, duration_s=duration, parsed=parsed,
                          interrupted=verdict == "interrupted",
-                         log_bytes=path.stat().st_size if path.is_file() else 0)
+                         log_bytes=path.stat().st_size if path.is_file() else 0, hung_after_total=hung)
     record = sweep_mod._run_record(ctx, spec, outcome, argv, started_at, rel, None)
     record["host"] = node
     if failure and status != "ok":
