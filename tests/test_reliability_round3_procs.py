@@ -419,3 +419,30 @@ def test_the_verdict_of_a_run_stopped_at_its_timeout():
     assert verdict(ParsedLog(total_images_per_sec=float("nan")), -15, timed_out=True) == ("timeout", False)
     assert verdict(with_total, -15, timed_out=True, interrupted=True) == ("interrupted", False)
     assert verdict(with_total, 0, timed_out=False) == ("ok", False)
+
+
+class _Stopped:
+    requested = True
+
+
+@POSIX
+@pytest.mark.parametrize("stopped", [False, True])
+def test_a_hung_sampler_is_ended_with_its_children_and_at_once_after_ctrl_c(tmp_path, monkeypatch, stopped):
+    from tfcnnwrap import telemetry
+
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("FAKE_NVSMI_HANG", "all")
+    monkeypatch.setenv("FAKE_NVSMI_HANG_PIDS", str(pids))
+    fifo = tmp_path / "started"
+    sampler = telemetry.Sampler(FAKE_DIR / "nvidia-smi", tmp_path / "gpu.csv", fields=telemetry.LEGACY_FIELDS)
+    sampler.stops = _Stopped() if stopped else None
+    deadline = time.monotonic() + 30
+    while not (pids.exists() and len(pids.read_text().split()) == 2) and time.monotonic() < deadline:
+        threading.Event().wait(0.05)  # the stand-in writes its pids as it starts; bounded
+    started = time.monotonic()
+    sampler.stop()
+    took = time.monotonic() - started
+    assert not fifo.exists()
+    assert took < (2 if stopped else 15), took
+    for pid in map(int, pids.read_text().split()):
+        assert gone(pid), "the hung nvidia-smi's child outlived the sampler"

@@ -31,12 +31,6 @@ _SUPERVISOR = r"""
 import os, signal, sys, _thread
 status_fd, argv = int(sys.argv[1]), sys.argv[2:]
 signal.signal(signal.SIGTERM, lambda signum, frame: None)
-if sys.platform.startswith("linux"):
-    try:
-        import ctypes
-        ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans of the tree stay ours
-    except Exception:
-        pass
 
 
 def descendants():
@@ -98,6 +92,13 @@ if failed:
 os.write(status_fd, b"started\n")
 os.dup2(null, 1)
 os.dup2(null, 2)
+if sys.platform.startswith("linux"):
+    # After the exec, off the command's start-up path; long before it can orphan a child of its own.
+    try:
+        import ctypes
+        ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans of the tree stay ours
+    except Exception:
+        pass
 
 
 def reap():

@@ -380,6 +380,8 @@ def _run_sweep(ctx):
     if gpu_source is not None and ctx.telemetry is not None:
         gpu_source(ctx.telemetry.latest)  # the live view reads the running sampler's newest tick
     ctx.stops = _install_signal_handlers()
+    if ctx.telemetry is not None:
+        ctx.telemetry.stops = ctx.stops  # Ctrl-C: no grace for a hung nvidia-smi sampler
     stop, failure, started = None, None, []
     display.start(len(todo), header)
     try:

@@ -28,7 +28,7 @@ from tfcnnwrap.gpusamples import (  # noqa: F401 - re-exported: the sampler's re
     summarize_samples,
     throttle_verdict,
 )
-from tfcnnwrap.procs import bind_to_our_lifetime, popen_group_kwargs
+from tfcnnwrap.procs import bind_to_our_lifetime, kill_tree, popen_group_kwargs
 
 ENV_NVIDIA_SMI = "TFCNNWRAP_NVIDIA_SMI"  # a path to use, or "none" to switch telemetry off
 SAMPLE_FIELDS = LEGACY_FIELDS  # what every nvidia-smi knows; more when the driver does (choose_fields)
@@ -221,6 +221,7 @@ class Sampler:
             str(int(interval_ms)),
         ]
         self._summary = None
+        self.stops = None  # the sweep's StopRequests: after a stop request, stop() waits for nothing
         self._out = safefs.create_replacing(self.samples_path)  # a planted link is replaced, not followed
         try:
             # Our header row, not nvidia-smi's: its names are the query's, whatever the driver's units.
@@ -236,7 +237,9 @@ class Sampler:
             raise
 
     def _end_process(self):
-        if self.process.poll() is None and os.name != "nt":
+        # After a stop request (Ctrl-C) nothing is waited for: an nvidia-smi that hangs ignores signals too.
+        hurry = self.stops is not None and self.stops.requested
+        if not hurry and self.process.poll() is None and os.name != "nt":
             # Ctrl-C first: nvidia-smi then leaves its loop and exits normally, flushing what it buffered;
             # SIGTERM would end it with a block-buffered file's last lines unwritten.
             self.process.send_signal(signal.SIGINT)
@@ -244,13 +247,9 @@ class Sampler:
                 self.process.wait(timeout=INTERRUPT_WAIT_S)
             except subprocess.TimeoutExpired:
                 pass
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=STOP_WAIT_S)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=STOP_WAIT_S)
+        # Its whole group, also what a wrapper script started (SIGKILL after the grace, to the group).
+        kill_tree(self.process, grace_s=0 if hurry else STOP_WAIT_S)
+        self.process.wait(timeout=STOP_WAIT_S)
 
     def latest(self):
         """{GPU index: sample} of the newest complete tick nvidia-smi has written (the live view's figures),
@@ -316,6 +315,7 @@ class Telemetry:
         self.available = self.path is not None
         self.note = None if self.available else "nvidia-smi not found: no GPU telemetry"
         self.current = None  # the running Sampler, for the live view
+        self.stops = None  # the sweep's StopRequests, handed to each Sampler
         self._fields = None
 
     @property
@@ -344,6 +344,7 @@ class Telemetry:
             return None
         try:
             self.current = Sampler(self.path, samples_path, self.interval_ms, self.fields)
+            self.current.stops = self.stops
             return self.current
         except Exception as exc:  # noqa: BLE001 - no telemetry, the run goes on
             self.available = False
