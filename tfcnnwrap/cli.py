@@ -563,6 +563,13 @@ def main(argv=None):
     if not args.verb:
         parser.print_help()
         return EXIT_USAGE
+    from tfcnnwrap import outstream
+
+    guarded = outstream.guard_stdout(args.verb)  # a closed, full or cut-off stdout never stops a verb
+    return outstream.exit_code(args.verb, _run_verb(args), guarded)
+
+
+def _run_verb(args):
     handlers = HTML_HANDLERS if getattr(args, "format", None) == "html" else HANDLERS
     module_name, func_name = handlers.get(args.verb, HANDLERS[args.verb]).split(":")
     try:

@@ -23,9 +23,10 @@ from typing import Any, Callable, List, Optional
 
 from tfcnnwrap import safefs
 from tfcnnwrap.clusterplan import ClusterPlan, Task, build_plan
-from tfcnnwrap.logparse import LogParser, ParsedLog, classify, last_line
-from tfcnnwrap.procs import bind_to_our_lifetime, kill_tree, popen_group_kwargs
-from tfcnnwrap.runner import WINDOWS_WAIT_SLICE_S, Pump, RunOutcome
+from tfcnnwrap.logparse import LogParser, ParsedLog, classify, good_total, last_line
+from tfcnnwrap.procs import ProcessGroup
+from tfcnnwrap.runner import WINDOWS_WAIT_SLICE_S, Pump, RunOutcome, watch_output
+from tfcnnwrap.runner import verdict as verdict_of
 
 LOCAL_HOST = "localhost"
 # After the reporting tasks end, the other workers of a ps job (which finish together with worker 0 when
@@ -164,16 +165,14 @@ class _TaskRun:
 
     def start(self, argv, cwd, env):
         self.argv = list(argv)
-        self.proc = subprocess.Popen(
-            argv, cwd=str(cwd), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, bufsize=0, **popen_group_kwargs())
-        bind_to_our_lifetime(self.proc)
+        self.proc = ProcessGroup(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         self.thread = threading.Thread(target=self._pump, name="tfcnnwrap-" + self.task.name, daemon=True)
         self.thread.start()
 
     def _pump(self):
         on_step = (lambda step: self.events.put(("step", step))) if self.task.reports else None
         pump = Pump(self.proc.stdout, self.log, self.parser, on_step)
+        watch_output(self.proc, pump)  # a single run's ending: a child holding the pipe cannot hang the job
         try:
             pump.run()
             self.parser.feed_bytes(b"", final=True)
@@ -187,7 +186,7 @@ class _TaskRun:
 
     @property
     def running(self):
-        return self.proc is not None and self.proc.poll() is None
+        return self.proc is not None and not self.proc.exited.is_set()
 
     @property
     def exit_code(self):
@@ -304,14 +303,15 @@ class _Job:
         for run in self.runs:
             if run.running:
                 run.stopped = True
-                killer = threading.Thread(target=kill_tree, args=(run.proc,), daemon=True)
+                killer = threading.Thread(target=run.proc.terminate, daemon=True)
                 killer.start()
                 killers.append(killer)
         for killer in killers:
             killer.join()
         for run in self.runs:
             if run.thread is not None:
-                run.thread.join()
+                run.thread.join()  # bounded: end_lingering_output lets a held pipe go
+                run.proc.close()  # and what the task left running, in any session
             elif run.log is not None:
                 run.log.close()
 
@@ -351,8 +351,10 @@ def run_plan(plan: ClusterPlan, base_argv, cwd, env, log_dir, run_name, timeout_
 def _outcome(job: _Job, verdict: str, duration_s: float, relative_to) -> JobOutcome:
     reporter = next(r for r in job.runs if r.task.reports)
     decider = job.failed or reporter
+    hung = False
     if verdict in ("timeout", "interrupted"):
-        status = verdict
+        status, hung = _stopped_status(reporter, verdict)
+        verdict = "done" if status == "ok" else verdict
     else:
         status = decider.status()
         if decider is job.failed and status in ("ok", "no_result"):
@@ -371,8 +373,20 @@ def _outcome(job: _Job, verdict: str, duration_s: float, relative_to) -> JobOutc
         status=status, exit_code=decider.exit_code, duration_s=duration_s, parsed=decider.parsed or ParsedLog(),
         interrupted=verdict == "interrupted", log_bytes=sum(r.log_bytes for r in job.runs),
         cluster=_cluster_field(job, relative_to), log=decider.log_path,
-        failed_task=job.failed.task.name if job.failed else None, failure=failure,
+        failed_task=job.failed.task.name if job.failed else None, failure=failure, hung_after_total=hung,
     )
+
+
+def _stopped_status(reporter: _TaskRun, verdict: str):
+    """(status, hung_after_total) of a job stopped by its timeout or a stop request, as for a single run: a
+    reporting task that had exited 0 with its total finished the job (the others were in their finish
+    grace); one whose log holds the total but still ran at the timeout keeps the figure, marked hung."""
+    parsed = reporter.parsed or ParsedLog()
+    if not reporter.stopped and reporter.exit_code == 0 and good_total(parsed.total_images_per_sec):
+        return "ok", False
+    if verdict == "timeout":
+        return verdict_of(parsed, reporter.exit_code, timed_out=True)
+    return verdict, False
 
 
 def _cluster_field(job: _Job, relative_to) -> dict:

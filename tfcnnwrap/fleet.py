@@ -23,9 +23,10 @@ from pathlib import Path
 
 from tfcnnwrap import runlife, safefs, slurm
 from tfcnnwrap.clock import utc_now
-from tfcnnwrap.logparse import ParsedLog, classify, last_line, parse_file
+from tfcnnwrap.logparse import ParsedLog, last_line, parse_file
 from tfcnnwrap.records import Status
 from tfcnnwrap.runner import RunOutcome
+from tfcnnwrap.runner import verdict as verdict_of
 from tfcnnwrap.sweepjob import StopBridge
 
 
@@ -108,10 +109,11 @@ def _host_record(ctx, spec, argv, started_at, rel_log, rec, verdict, duration, f
     path = ctx.sweep.path / rel
     parsed = parse_file(path) if path.is_file() else ParsedLog()
     exit_code = rec.get("exit_code")
-    status = classify(parsed, exit_code, timed_out=verdict == "timeout", interrupted=verdict == "interrupted")
+    # As a single run: a host whose log holds its total and then hung until --timeout keeps the figure.
+    status, hung = verdict_of(parsed, exit_code, verdict == "timeout", verdict == "interrupted")
     outcome = RunOutcome(status=status, exit_code=exit_code, duration_s=duration, parsed=parsed,
                          interrupted=verdict == "interrupted",
-                         log_bytes=path.stat().st_size if path.is_file() else 0)
+                         log_bytes=path.stat().st_size if path.is_file() else 0, hung_after_total=hung)
     record = runlife.run_record(ctx, spec, outcome, argv, started_at, rel, None)
     record = replace(record, host=node)
     if failure and status != Status.OK:

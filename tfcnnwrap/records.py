@@ -7,7 +7,7 @@ newer or hand-extended file loses nothing. Bottom floor: imports nothing of tfcn
 """
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from typing import Any, Mapping, Optional, Tuple
 
@@ -148,6 +148,13 @@ class RunRecord:
             drifting=data.get("drifting") if isinstance(data.get("drifting"), bool) else None,
             extra={k: v for k, v in data.items() if k not in known},
         )
+
+    def updated(self, values: Mapping) -> "RunRecord":
+        """A copy with ``values`` set: its fields replaced, any other key kept in ``extra`` and written back as
+        it is (what cooling adds to a record, say ``cool_to_problem``, needs no field of its own)."""
+        known = {f.name for f in fields(self)} - {"extra"}
+        extra = {k: v for k, v in values.items() if k not in known}
+        return replace(self, **{k: v for k, v in values.items() if k in known}, extra={**self.extra, **extra})
 
     def to_dict(self):
         out = {}

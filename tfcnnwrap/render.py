@@ -197,11 +197,36 @@ def console(stderr=False, **options):
 
     options.setdefault("highlight", False)
     options.setdefault("soft_wrap", False)
+    columns = env_columns()
+    if columns is None and "COLUMNS" in os.environ and "width" not in options:
+        # A COLUMNS rich would take literally (0, 3) is ignored like an unset one: the terminal's own width.
+        options["width"] = _terminal_width(stderr)
     con = _Console(stderr=stderr, **options)
-    if not con.is_terminal and not os.environ.get("COLUMNS"):
+    if not con.is_terminal and columns is None and options.get("width") is None:
         # Redirected to a file or a CI log: no terminal to fit, and rich's 80 columns would fold every table.
         con.width = PIPE_WIDTH
     return con
+
+
+MIN_COLUMNS = 20  # narrower than this, no table can show a column: such a COLUMNS is a mistake, not a width
+
+
+def env_columns():
+    """$COLUMNS as a width, or None when it is unset, not a number or under MIN_COLUMNS."""
+    raw = os.environ.get("COLUMNS", "").strip()
+    if not raw.isascii() or not raw.isdigit():
+        return None
+    value = int(raw)
+    return value if value >= MIN_COLUMNS else None
+
+
+def _terminal_width(stderr):
+    """The width of the terminal the console writes to, or None when it writes elsewhere."""
+    try:
+        width = os.get_terminal_size((sys.stderr if stderr else sys.stdout).fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        return None
+    return width if width >= MIN_COLUMNS else None
 
 
 _URL = re.compile(r"https?://\S+")

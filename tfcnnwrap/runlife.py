@@ -117,6 +117,8 @@ def run_record(ctx: SweepContext, spec: RunSpec, outcome: "RunOutcome", command:
         steps_seen=parsed.steps_seen,
         last_step_images_per_sec=parsed.last_step.images_per_sec if parsed.last_step else None,
         log_bytes=outcome.log_bytes, tensorflow_reported=parsed.tf_version, telemetry=telemetry_summary,
+        # the total was in its log; it hung afterwards until --timeout (runner.verdict)
+        extra={"hung_after_total": True} if getattr(outcome, "hung_after_total", False) else {},
     )
 
 

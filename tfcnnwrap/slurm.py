@@ -56,29 +56,26 @@ def query_timeout_s(environ=None) -> float:
 
 
 def _slurm(argv, what, check=True):
-    """Run a Slurm client command; returns the CompletedProcess (text, undecodable bytes replaced). A missing
-    command is a set-up error, and so is one that does not answer within ``query_timeout_s()``."""
+    """Run a Slurm client command; returns the CompletedProcess (text, undecodable bytes replaced: a node or
+    job name in another encoding is no reason to stop a sweep). A missing command is a set-up error, and so is
+    one that does not answer within ``query_timeout_s()``."""
+    from tfcnnwrap.procs import run_captured
+
+    argv = [str(a) for a in argv]
     timeout = query_timeout_s()
     try:
-        done = subprocess.run(
-            [str(a) for a in argv],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            encoding="utf-8",
-            errors="replace",  # a node or job name in another encoding is no reason to stop a sweep
-            timeout=timeout,
-            check=False,
-        )
+        # In a process group of its own: at the timeout a wrapper script's children die with it.
+        code, out, err = run_captured(argv, timeout)
     except FileNotFoundError:
         raise SetupError(
             "%s not found on PATH: run tfcnnwrap on a node of the Slurm cluster (or `module load slurm`)" % argv[0]
         ) from None
-    except subprocess.TimeoutExpired:
+    if code is None:
         raise SetupError(
             "%s did not answer within %g s: is slurmctld up? (`sinfo`; a slow controller: raise %s)"
             % (what, timeout, QUERY_TIMEOUT_ENV)
         ) from None
+    done = subprocess.CompletedProcess(argv, code, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
     if check and done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["exit status %d" % done.returncode])[-1]
         raise SetupError("%s failed: %s" % (what, last))

@@ -322,6 +322,8 @@ def _run_sweep(ctx):
     if gpu_source is not None and ctx.telemetry is not None:
         gpu_source(ctx.telemetry.latest)  # the live view reads the running sampler's newest tick
     ctx.stops = _install_signal_handlers()
+    if ctx.telemetry is not None:
+        ctx.telemetry.stops = ctx.stops  # Ctrl-C: no grace for a hung nvidia-smi sampler
     stop = None
     failure = None
     started: list = []
@@ -360,7 +362,7 @@ def _run_loop(ctx, display, schedule, started):
             if ctx.stops.requested:
                 return "interrupted"  # stopped during the pause: the run never started, so it has no record
             outcome, record = _run_one(ctx, display, index, spec)
-            record = replace(record, **extra)
+            record = record.updated(extra)
         runlife.record(ctx, record)
         schedule.finished(ctx.records[-1])
         display.run_finished(index, record, ctx.plan.most_runs)
@@ -483,6 +485,7 @@ def _finish(ctx, started, stop, failure):
     final = latest(ctx)
     _print_summary(ctx.console, ctx.sweep, SweepMeta.from_dict(ctx.meta), rows, final)
     _thermal_warning(ctx, final)
+    _hung_note(ctx, final)
     if failure is not None:
         kept = len(final)
         raise TfcnnwrapError(
@@ -510,6 +513,16 @@ def _finish(ctx, started, stop, failure):
     if any(r.status != Status.OK for r in final):
         return EXIT_RUNS_FAILED
     return EXIT_OK
+
+
+def _hung_note(ctx, runs):
+    hung = [r for r in runs if r.extra.get("hung_after_total")]
+    if hung:
+        ctx.console.print(
+            "[yellow]note:[/] %s printed %s total and then hung until --timeout; %s figure%s kept "
+            "(hung_after_total in runs.jsonl)" % (_counted(len(hung), "run"), "its" if len(hung) == 1 else "their",
+                                                  "its" if len(hung) == 1 else "their", "" if len(hung) == 1 else "s"),
+            highlight=False)
 
 
 def _thermal_warning(ctx, runs):

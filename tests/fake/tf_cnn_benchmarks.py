@@ -28,6 +28,10 @@ FAKE_TFCNN_DRIFT       percent: the step lines' images/sec change by this much f
 mode leave_child       a normal run that, before exiting, starts a child which keeps stdout open and sleeps; once
                        the benchmark has exited the child writes "<benchmark pid> <child pid>" into
                        FAKE_TFCNN_READY_FIFO (if set)
+mode leave_child_setsid  the same, the child in a session of its own (setsid)
+mode hang_tree_setsid  as hang_tree, the child in a session of its own (setsid), holding stdout
+mode hang_after_total  a normal run that prints its total, then writes "<pid> 0" into FAKE_TFCNN_READY_FIFO (if
+                       set) and hangs
 
 Distributed mode (--job_name=ps|worker|controller, as upstream): each task binds its own port from
 --ps_hosts/--worker_hosts/--controller_host (a taken port fails like TensorFlow: "Could not start gRPC
@@ -208,16 +212,17 @@ def warm_up_fault(fault, batch):
         if hasattr(signal, "SIGSEGV") and os.name == "posix":
             os.kill(os.getpid(), signal.SIGSEGV)
         os._exit(139)
-    if fault in ("hang", "hang_tree"):
+    if fault in ("hang", "hang_tree", "hang_tree_setsid"):
         out("Done warm up")
-        if fault == "hang_tree":
-            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+        if fault != "hang":
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"],
+                                     start_new_session=fault == "hang_tree_setsid")
             out("child pid: %d" % child.pid)
         out("hanging")
         fifo = os.environ.get("FAKE_TFCNN_READY_FIFO")
         if fifo:
             with open(fifo, "w") as fh:
-                fh.write("%d %d\n" % (os.getpid(), child.pid if fault == "hang_tree" else 0))
+                fh.write("%d %d\n" % (os.getpid(), child.pid if fault != "hang" else 0))
         time.sleep(3600)
         return 0
     if fault == "garbage":
@@ -293,9 +298,19 @@ def main(argv):
     out("-" * 64)
     out("total images/sec: %.2f" % ips)
     out("-" * 64)
-    if fault == "leave_child":
-        leave_child()
+    if fault in ("leave_child", "leave_child_setsid"):
+        leave_child(setsid=fault == "leave_child_setsid")
+    if fault == "hang_after_total":
+        ready_fifo(os.getpid(), 0)
+        time.sleep(3600)
     return 0
+
+
+def ready_fifo(*pids):
+    fifo = os.environ.get("FAKE_TFCNN_READY_FIFO")
+    if fifo:
+        with open(fifo, "w") as fh:
+            fh.write(" ".join(str(p) for p in pids) + "\n")
 
 
 # The child learns that the benchmark has exited when its stdin (a pipe from the benchmark) reaches its end.
@@ -310,9 +325,11 @@ LEFT_CHILD = (
 )
 
 
-def leave_child():
-    """A child that outlives the benchmark and keeps its stdout (the caller's pipe) open."""
-    child = subprocess.Popen([sys.executable, "-c", LEFT_CHILD, str(os.getpid())], stdin=subprocess.PIPE)
+def leave_child(setsid=False):
+    """A child that outlives the benchmark and keeps its stdout (the caller's pipe) open; ``setsid``: in a
+    session (and process group) of its own, out of reach of a group kill."""
+    child = subprocess.Popen([sys.executable, "-c", LEFT_CHILD, str(os.getpid())], stdin=subprocess.PIPE,
+                             start_new_session=setsid)
     out("child pid: %d" % child.pid)
 
 
