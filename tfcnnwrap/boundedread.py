@@ -10,6 +10,7 @@ then reads as empty).
 import os
 import stat
 import time
+from typing import List
 
 from tfcnnwrap.errors import UsageError
 
@@ -39,7 +40,8 @@ def _too_big(path, limit, what):
 
 
 def _read_regular(fd, path, limit, what):
-    chunks, size = [], 0
+    chunks: List[bytes] = []
+    size = 0
     while True:
         chunk = os.read(fd, 1024 * 1024)
         if not chunk:
@@ -54,7 +56,8 @@ def _read_pipe(fd, path, limit, what, idle_s, total_s):
     """A pipe's bytes until it ends; UsageError when it goes quiet for ``idle_s`` or lasts past ``total_s``."""
     import select
 
-    chunks, size = [], 0
+    chunks: List[bytes] = []
+    size = 0
     deadline = time.monotonic() + total_s
     while True:
         wait = min(idle_s, deadline - time.monotonic())

@@ -360,11 +360,11 @@ def _outcome(job: _Job, verdict: str, duration_s: float, relative_to) -> JobOutc
         if decider is job.failed and status in ("ok", "no_result"):
             status = "crashed"  # a ps (or a blocked worker) that ends by itself has broken the job
     failure = None
-    lost = [r for r in job.runs if r.lost]
+    lost = [r.lost for r in job.runs if r.lost]
     if lost and verdict != "interrupted":
         if status != "timeout":
             status = "crashed"
-        failure = ("timeout: " if status == "timeout" else "") + "; ".join(r.lost for r in lost)
+        failure = ("timeout: " if status == "timeout" else "") + "; ".join(lost)
     elif job.failed is not None:
         reason = (job.failed.parsed or ParsedLog()).failure_message or last_line(job.failed.log_path) or (
             "exited with code %s" % job.failed.exit_code)

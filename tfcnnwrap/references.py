@@ -171,6 +171,7 @@ class ReferenceGPU:
     origin: str
     results: List[Result] = field(default_factory=list)
     facts: Facts = field(default_factory=Facts)
+    bundle_ids: List[str] = field(default_factory=list)  # a community GPU's bundles, for its provenance note
 
     def names(self):
         return [n for n in (self.id, self.name, *self.aliases) if name_key(n)]

@@ -5,9 +5,11 @@ CSV carries every row in the data's own columns, so it reads back with ``--refer
 every row per GPU with its launch price and board power.
 """
 
+from typing import List
+
 from tfcnnwrap import render
 from tfcnnwrap.errors import UsageError
-from tfcnnwrap.references import COLUMNS, TRUST_LEVELS, load_references
+from tfcnnwrap.references import COLUMNS, TRUST_LEVELS, Result, load_references
 
 SHORT_UPDATE = {"parameter_server": "ps", "replicated": "repl", "independent": "indep",
                 "distributed_replicated": "dist-repl", "distributed_all_reduce": "dist-ar"}
@@ -91,7 +93,7 @@ def _spread(group):
 
 def grouped(results):
     """[[results with identical conditions]] in `_sort_key` order (a group: one configuration's sources)."""
-    groups = []
+    groups: List[List[Result]] = []
     for r in sorted(results, key=_sort_key):
         key = tuple(getattr(r, k) for k in _GROUP_KEYS)
         if groups and tuple(getattr(groups[-1][0], k) for k in _GROUP_KEYS) == key:
