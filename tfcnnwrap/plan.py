@@ -257,6 +257,24 @@ def _recorded_counts(value):
     return counts or None
 
 
+# tf_cnn_benchmarks' default batch size per model: the size each model class passes to Model.__init__ (the
+# script's --batch_size=0), as upstream master's models/*.py give them (imagenet; the CIFAR-10-only models
+# their CIFAR-10 size). tests/test_plan_defaults.py reads them back from the real repository.
+UPSTREAM_BATCH_SIZES = {
+    "alexnet": 512, "googlenet": 32, "inception3": 32, "inception4": 32, "lenet": 32, "ncf": 2048,
+    "overfeat": 32, "trivial": 32, "vgg11": 64, "vgg16": 64, "vgg19": 64,
+    "resnet50": 64, "resnet50_v1.5": 64, "resnet50_v2": 64, "resnet101": 32, "resnet101_v2": 32,
+    "resnet152": 32, "resnet152_v2": 32,
+    "official_resnet18": 32, "official_resnet18_v2": 32, "official_resnet34": 32, "official_resnet34_v2": 32,
+    "official_resnet50": 128, "official_resnet50_v2": 128, "official_resnet101": 32, "official_resnet101_v2": 32,
+    "official_resnet152": 32, "official_resnet152_v2": 32, "official_resnet200": 32, "official_resnet200_v2": 32,
+    "resnet20": 128, "resnet20_v2": 128, "resnet32": 128, "resnet32_v2": 128, "resnet44": 128,
+    "resnet44_v2": 128, "resnet56": 128, "resnet56_v2": 128, "resnet110": 128, "resnet110_v2": 128,
+    "densenet40_k12": 64, "densenet100_k12": 64, "densenet100_k24": 64,
+    "mobilenet": 32, "nasnet": 32, "nasnetlarge": 16, "ssd300": 32, "deepspeech2": 128,
+}
+
+
 def check_model(name):
     """The model's name as tf_cnn_benchmarks spells it (``ResNet50`` -> ``resnet50``), or UsageError with the
     closest known names."""
@@ -383,8 +401,9 @@ def build_plan(args):
     for name in names:
         if name in explicit_sizes:
             size = explicit_sizes[name]
-        elif name in default_sizes:
-            size = default_sizes[name]
+        elif name in default_sizes or name in UPSTREAM_BATCH_SIZES:
+            # the seed's size where it chose one, else tf_cnn_benchmarks' own (what the script runs by hand)
+            size = default_sizes.get(name) or UPSTREAM_BATCH_SIZES[name]
             if quick:
                 size = max(1, size // QUICK_BATCH_DIVISOR)
         else:

@@ -320,8 +320,8 @@ def _print_dry_run(ctx):
     records = latest_runs(ctx.sweep.read_runs(), plan.num_gpus) if ctx.meta is not None else []
     specs = Schedule(plan, records, ctx.retry_failed).planned()
     for spec in specs:
-        for argv in _dry_run_argvs(ctx, spec):
-            sys.stdout.write("cd %s && %s\n" % (format_command([str(ctx.script.parent)]), format_command(argv)))
+        for env, argv in _dry_run_argvs(ctx, spec):
+            sys.stdout.write(shell_lines(ctx.script.parent, env, argv))
     fields = ["%d run%s" % (len(specs), "" if len(specs) == 1 else "s"), "device %s" % ctx.device,
               "TensorFlow %s" % ctx.tf_version,
               "TF_USE_LEGACY_KERAS=1" if "TF_USE_LEGACY_KERAS" in ctx.env else "", _flow_text(ctx)]
@@ -548,12 +548,30 @@ def _run_job(ctx, display, index, spec):
 
 
 def _dry_run_argvs(ctx, spec):
-    """The commands of one run: one, or one per task of a distributed job."""
+    """(environment, command) of one run: one, or one per task of a distributed job; the environment is
+    what tfcnnwrap sets on top of the user's (TF_USE_LEGACY_KERAS, a task's CUDA_VISIBLE_DEVICES)."""
+    env = {k: ctx.env[k] for k in SET_ENV if k in ctx.env}
     if ctx.plan.cluster and not ctx.plan.fleet:
         from tfcnnwrap.sweepjob import task_argvs
 
-        return task_argvs(ctx, _argv(ctx, spec))
-    return [_argv(ctx, spec)]
+        return [(dict(env, **task_env), argv) for task_env, argv in task_argvs(ctx, _argv(ctx, spec))]
+    return [(env, _argv(ctx, spec))]
+
+
+# What a run's environment gets from tfcnnwrap beyond the user's own (PYTHONUNBUFFERED is the -u it also passes)
+SET_ENV = ("TF_USE_LEGACY_KERAS",)
+
+
+def shell_lines(cwd, env, argv, windows=None):
+    """A run as a person pastes it into this system's shell, so that it runs as tfcnnwrap runs it: POSIX
+    ``cd DIR && env A=B CMD``; Windows (cmd) ``cd /d DIR``, a ``set A=B`` line per variable, then CMD."""
+    windows = os.name == "nt" if windows is None else windows
+    if windows:
+        lines = ["cd /d %s" % format_command([str(cwd)])]
+        lines += ["set %s=%s" % (k, v) for k, v in env.items()]
+        return "\n".join(lines + [format_command(argv)]) + "\n"
+    prefix = ["env"] + ["%s=%s" % (k, v) for k, v in env.items()] if env else []
+    return "cd %s && %s\n" % (format_command([str(cwd)]), format_command(prefix + list(argv)))
 
 
 def job_files(ctx, spec):
