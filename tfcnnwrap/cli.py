@@ -27,6 +27,7 @@ HANDLERS = {
     "references": "tfcnnwrap.references:cmd_references",
     "parse": "tfcnnwrap.parse:cmd_parse",
     "doctor": "tfcnnwrap.doctor:cmd_doctor",
+    "list": "tfcnnwrap.history:cmd_list",
 }
 
 
@@ -339,7 +340,7 @@ def _add_parse(verbs, parent):
         examples=["resnet50.log", "old-logs/ --format csv"],
     )
     p.add_argument("paths", nargs="+", metavar="PATH", type=_text, help="log files or directories (recursive)")
-    _add_format(p, ["table", "json", "jsonl", "csv"])
+    _add_format(p, ["table", "markdown", "csv", "json", "jsonl"])
 
 
 def _add_doctor(verbs, parent):
@@ -357,7 +358,21 @@ def _add_doctor(verbs, parent):
     _add_format(p, ["table", "json"])
 
 
-VERB_BUILDERS = (_add_setup, _add_sweep, _add_report, _add_compare, _add_references, _add_parse, _add_doctor)
+def _add_list(verbs, parent):
+    p = _add_verb(
+        verbs, parent, "list",
+        help="past sweeps, newest first: GPU, TensorFlow, conditions, runs, complete or interrupted",
+        description="Every sweep under RESULTS_DIR, newest first, with the command that resumes an "
+        "interrupted one.",
+        examples=["", "results --format json"],
+    )
+    p.add_argument("results_dir", nargs="?", metavar="RESULTS_DIR", type=_text,
+                   help="default: $TFCNNWRAP_RESULTS, else results/")
+    _add_format(p, ["table", "markdown", "csv", "json"])
+
+
+VERB_BUILDERS = (_add_setup, _add_sweep, _add_report, _add_compare, _add_references, _add_parse, _add_doctor,
+                 _add_list)
 
 
 def build_parser():

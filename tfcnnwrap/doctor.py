@@ -428,6 +428,7 @@ def print_table(report, stream=None):
 
 def cmd_doctor(args):
     from tfcnnwrap import settings
+    from tfcnnwrap.jsontext import FORMAT
     from tfcnnwrap.render import console, to_json
 
     vendor_dir = settings.vendor_dir(getattr(args, "vendor_dir", None))[0]
@@ -439,7 +440,8 @@ def cmd_doctor(args):
     with err.status("%s in %s ..." % (what, python or sys.executable)):
         report = collect(python, str(vendor_dir), matmul)
     if fmt == "json":
-        sys.stdout.write(to_json(report) + "\n")
+        # one object with its own keys, plus the envelope's version and kind (every --format json has both)
+        sys.stdout.write(to_json(dict(report, format=FORMAT, kind="doctor")) + "\n")
     else:
         print_table(report)
     return 1 if getattr(args, "strict", False) and not report["ready"] else 0

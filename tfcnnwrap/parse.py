@@ -231,20 +231,21 @@ def cmd_parse(args):
         )
     all_ok = True
     if fmt == "jsonl":
-        # streamed: a line per log as soon as it is read. Strict JSON like render.emit(rows, "jsonl"), without
-        # its per-value conversion: record() already made every number finite or None.
-        import json
+        # streamed: a line per log as soon as it is read, through the one strict JSON writer
+        from tfcnnwrap.jsontext import dumps
 
         write = sys.stdout.write
         for row in records(files):
             all_ok = all_ok and not failed(row)
-            write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
+            write(dumps(row) + "\n")
     else:
         from tfcnnwrap.render import emit
 
         rows = list(records(files))
         all_ok = not any(failed(row) for row in rows)
-        if fmt == "table":
+        if fmt == "markdown":
+            emit(rows, fmt, columns=TABLE_COLUMNS, title="tf_cnn_benchmarks logs")
+        elif fmt == "table":
             ok = sum(1 for r in rows if r["status"] == "ok")
             serving = sum(1 for r in rows if r.get("task_role"))
             caption = "%d log(s), %d ok, %d failed" % (len(rows), ok, len(rows) - ok - serving)
@@ -252,5 +253,5 @@ def cmd_parse(args):
                 caption += ", %d serving task(s) of distributed jobs (no total by design)" % serving
             emit(rows, "table", columns=TABLE_COLUMNS, title="tf_cnn_benchmarks logs", caption=caption)
         else:
-            emit(rows, fmt, columns=COLUMNS)
+            emit(rows, fmt, columns=COLUMNS, kind="parse")
     return EXIT_OK if all_ok else EXIT_RUNS_FAILED

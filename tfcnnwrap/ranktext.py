@@ -107,7 +107,10 @@ def rank_notes(ranking):
 def render_rank(ranking, fmt, stream=None):
     stream = stream or sys.stdout
     if fmt == "json":
-        render.emit(rank_json(ranking), "json", stream=stream)
+        sweep = ranking.sweep
+        render.emit(rank_json(ranking), fmt, stream=stream, kind="rank",
+                    conditions=dict(sweep.conditions(), gpu=sweep.gpu_label()),
+                    extra={"sweep": str(sweep.path), "per": ranking.per, "of": ranking.of, "strict": ranking.strict})
         return
     if fmt == "csv":
         render.emit(rank_json(ranking), "csv", columns=JSON_KEYS, stream=stream)

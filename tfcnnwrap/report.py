@@ -7,6 +7,7 @@ measured under, and on a narrow terminal std, min, max and median step aside fir
 
 from pathlib import Path
 
+from tfcnnwrap import quality
 from tfcnnwrap.aggregate import summarize, summary_columns
 from tfcnnwrap.fleetreport import cluster_label, fleet_columns, with_fleet
 from tfcnnwrap.records import RunRecord, SweepMeta
@@ -32,6 +33,7 @@ TABLE_COLUMNS = [
     Col("median", "median", 10),
     Col("throttled_runs", "throttled", 5),
     Col("max_temp_c", "max °C", 5, digits=0),
+    Col("flags", "flags", 4),  # quality.FLAGS; each one explained under the table
     Col("failures", "failures", 6, True),  # also listed run by run under the table
 ]
 # Speed-up and efficiency have their own table (scaling.emit_scaling). Shown whatever their values; the
@@ -45,7 +47,7 @@ def _carries_information(column, rows):
     values = [row.get(column.key) for row in rows]
     if column.key == "num_gpus":
         return len(set(values)) > 1
-    return any(v not in (None, "") for v in values)
+    return any(v not in (None, "", (), []) for v in values)
 
 
 def table_columns(rows):
@@ -73,6 +75,11 @@ def _plan_conditions(meta):
     return cond
 
 
+def _xla_on(value):
+    """Plan.conditions() says "yes"/"no"; older spellings were booleans and "on"/"true"."""
+    return value is True or value in ("yes", "on", "true")
+
+
 def _gpu_count_text(counts):
     if len(counts) == 1:
         return "%d GPU%s" % (counts[0], "" if counts[0] == 1 else "s")
@@ -89,14 +96,54 @@ def title_parts(sweep_path, meta):
         gpu = "CPU" + (" (%s)" % meta.environment["cpu_model"] if meta.environment.get("cpu_model") else "")
     parts = [str(sweep_path), gpu]
     if cond:
-        xla = cond.get("xla")
-        parts += [cond["precision"], "XLA" if xla is True or xla in ("on", "true") else "no XLA",
+        parts += [cond["precision"], "XLA" if _xla_on(cond.get("xla")) else "no XLA",
                   _gpu_count_text(cond["counts"]), cond["variable_update"], "%s data" % cond["data"]]
         if len(cond["counts"]) > 1 or cond["counts"][0] > 1:
             parts.append("batch per GPU")
     parts += ["TF %s" % meta.tensorflow_version if meta.tensorflow_version else None, meta.upstream.branch,
               cluster_label(meta)]
     return [p for p in parts if p]
+
+
+def conditions(meta):
+    """What every figure of the sweep was measured on and under, for the JSON envelope's ``conditions``: the
+    device and GPU, precision, XLA, GPU count(s), variable update, data, TensorFlow and branch."""
+    meta = SweepMeta.coerce(meta)
+    cond = _plan_conditions(meta) or {}
+    out = {"device": "cpu" if meta.on_cpu else (meta.device or "gpu"), "gpu": meta.gpu_names() or None}
+    out.update((k, v) for k, v in cond.items() if k not in ("counts", "num_gpus", "xla"))
+    if cond:
+        out["xla"] = _xla_on(cond.get("xla"))
+    out["num_gpus"] = cond.get("counts") or None
+    out.update(tensorflow_version=meta.tensorflow_version or None, branch=meta.upstream.branch or None,
+               commit=meta.upstream.commit or None)
+    return out
+
+
+def quality_lines(rows):
+    """One line per problem a configuration's figures have (quality.problems), named by configuration."""
+    from tfcnnwrap.aggregate import verdict
+    from tfcnnwrap.live import gpus_text
+
+    lines = []
+    for row in rows:
+        where = "%s bs=%d%s%s" % (row.model, row.batch_size, gpus_text(row.num_gpus),
+                                  " on %s" % row.host if row.host else "")
+        lines += ["%s: %s" % (where, problem) for problem in quality.problems(verdict(row))]
+    return lines
+
+
+def print_quality(console, rows):
+    """The flags explained under the table, each with what to do."""
+    lines = quality_lines(rows)
+    if not lines:
+        return
+    console.print("[yellow]%d thing%s to check:[/]" % (len(lines), "" if len(lines) == 1 else "s"), highlight=False)
+    from rich.padding import Padding
+    from rich.text import Text
+
+    for line in lines:  # wrapped between words, every line of it indented under the heading
+        console.print(Padding(Text(line), (0, 0, 0, 2), expand=False), highlight=False)
 
 
 def describe(meta):
@@ -138,6 +185,7 @@ def print_summary(console, sweep, meta, rows, runs):
     dicts = [row.to_dict() for row in rows]
     console.print(make_table(dicts, fleet_columns(rows, table_columns(dicts)), title=title_parts(sweep.path, meta)))
     emit_scaling(rows, "table", console)
+    print_quality(console, rows)
     failures = failed_runs([RunRecord.coerce(r) for r in runs])
     if failures:
         console.print("[red]%d run%s did not give a result:[/]" % (len(failures), "" if len(failures) == 1 else "s"),
@@ -183,11 +231,31 @@ def cmd_report(args):
         _plot(sweep, meta, runs, rows, plot_path)
     if args.format == "table":
         print_summary(render.console(), sweep, meta, rows, runs)
-        return 0
-    # People read the table and Markdown; scripts read every column of the JSON and CSV.
+    else:
+        _emit_report(sweep, meta, rows, args.format)
+    _warn_throttled(runs)
+    return 0
+
+
+def _emit_report(sweep, meta, rows, fmt):
+    """People read the table and Markdown; scripts read every column of the JSON and CSV."""
+    from tfcnnwrap import render
+
     rows = with_fleet(rows)
     dicts = [row.to_dict() for row in rows]
-    columns = summary_columns(rows) if args.format in ("json", "csv") else table_columns(dicts)
-    render.emit(dicts, args.format, fleet_columns(rows, columns), title=title_parts(sweep.path, meta))
-    emit_scaling(rows, args.format)
-    return 0
+    columns = summary_columns(rows) if fmt in ("json", "csv") else table_columns(dicts)
+    lines = quality_lines(rows) if fmt == "markdown" else []
+    render.emit(dicts, fmt, fleet_columns(rows, columns), title=title_parts(sweep.path, meta),
+                caption="\n".join("- " + line for line in lines) or None, kind="report",
+                conditions=conditions(meta), extra={"sweep": str(sweep.path)})
+    emit_scaling(rows, fmt)
+
+
+def _warn_throttled(runs):
+    """The throttle warning the sweep ended with, on stderr as the sweep printed it."""
+    from tfcnnwrap import render
+    from tfcnnwrap.cooling import throttle_warning
+
+    warning = throttle_warning([RunRecord.coerce(r) for r in runs])
+    if warning:
+        render.console(stderr=True).print("[yellow]warning:[/] " + warning, highlight=False)

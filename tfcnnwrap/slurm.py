@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import NamedTuple, Optional, Sequence, Tuple
 
+from tfcnnwrap import jsontext
 from tfcnnwrap.errors import SetupError, UsageError
 
 QUERY_TIMEOUT_S = 60  # a slurmctld under load can take tens of seconds to answer
@@ -283,7 +284,7 @@ def _record_host_main(args):
         return 2
     record = host_record()
     path = Path(args[0]) / ("task-%d.json" % record["task"])
-    safefs.atomic_write(path, json.dumps(record, allow_nan=False) + "\n")
+    safefs.atomic_write(path, jsontext.dumps(record) + "\n")
     sys.stdout.flush()
     try:
         os.execvp(args[2], args[2:])  # the task itself: signals from Slurm reach it, not a wrapper
