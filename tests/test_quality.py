@@ -139,7 +139,7 @@ def test_an_xla_sweeps_title_says_xla(cli, tmp_path):
 
 def test_one_json_writer():
     text = jsontext.dumps({"a": float("nan"), "b": (1, 2), "c": 176.92999999999998, "p": 9.8458282404278e-05})
-    assert json.loads(text) == {"a": None, "b": [1, 2], "c": 176.93, "p": 9.84582824043e-05}
+    assert json.loads(text) == {"a": None, "b": [1, 2], "c": 176.93, "p": 9.8458282404278e-05}
     assert jsontext.csv_cell(True) == "true" and jsontext.csv_cell(None) == "" and jsontext.csv_cell([4]) == "[4]"
     from tfcnnwrap import render, store
 

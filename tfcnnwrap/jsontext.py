@@ -14,7 +14,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 FORMAT = 2  # the envelope's version: docs/results-format.md, "JSON output"
 KINDS = ("report", "compare", "ab", "rank", "references", "library", "parse", "list", "doctor")
-DIGITS = 12  # significant digits: float noise sits at the 16th; a p-value of 9.8e-05 keeps its own
+DIGITS = 15  # significant digits: float noise sits at the 16th and 17th; a p-value of 9.8e-05 keeps its own
 
 
 def plain(value: Any) -> Any:

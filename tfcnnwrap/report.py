@@ -34,8 +34,9 @@ TABLE_COLUMNS = [
     Col("throttled_runs", "throttled", 5),
     Col("max_temp_c", "max °C", 5, digits=0),
     Col("flags", "flags", 4),  # quality.FLAGS; each one explained under the table
-    Col("failures", "failures", 6, True),  # also listed run by run under the table
 ]
+# No failures column: the failed count is in the table and each failed run, with its status, why and its
+# log, is listed under it; the flags took its place (the table with every column fits 120 columns).
 # Speed-up and efficiency have their own table (scaling.emit_scaling). Shown whatever their values; the
 # others only when a row has one (num_gpus: when it differs).
 ALWAYS = {"model", "batch_size", "runs_ok", "runs_failed", "mean", "std", "cv_pct", "min", "max", "median"}
