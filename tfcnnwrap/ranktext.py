@@ -67,11 +67,12 @@ def rank_text_rows(ranking, short=False):
                      "speed": "" if row.speed_geomean_pct is None else _pct(row.speed_geomean_pct),
                      "figure": _figure(row, ranking.per)})
     what = {None: "", "watt": " per W", "dollar": " per $"}[ranking.per]
+    # under --per each ratio's header says per what: a per-dollar ratio is not a speed ratio
     columns = [("rank", "#"), ("gpu", "GPU"),
-               ("geomean", "yours/it" if short else "measured / reference" + what),
-               ("relative", "it/yours" if short else "reference / measured" + what)]
+               ("geomean", ("yours/it" if short else "measured / reference") + what),
+               ("relative", ("it/yours" if short else "reference / measured") + what)]
     if ranking.per:
-        columns += [("speed", "img/s" if short else "images/sec measured / reference"),
+        columns += [("speed", "img/s yours/it" if short else "images/sec measured / reference"),
                     ("figure", "power" if ranking.per == "watt" else "price")]
     columns.append(("configs", "configs" if short else "configurations"))
     return rows, columns

@@ -97,10 +97,14 @@ def title_parts(sweep_path, meta):
         gpu = "CPU" + (" (%s)" % meta.environment["cpu_model"] if meta.environment.get("cpu_model") else "")
     parts = [str(sweep_path), gpu]
     if cond:
+        # on the CPU a "GPU count" is tf_cnn_benchmarks' number of towers on /cpu:0, /cpu:1, ...
+        several = len(cond["counts"]) > 1 or cond["counts"][0] > 1
+        count = _gpu_count_text(cond["counts"]) if not meta.on_cpu else (
+            "%s towers" % ", ".join(str(c) for c in cond["counts"]) if several else None)
         parts += [cond["precision"], "XLA" if _xla_on(cond.get("xla")) else "no XLA",
-                  _gpu_count_text(cond["counts"]), cond["variable_update"], "%s data" % cond["data"]]
-        if len(cond["counts"]) > 1 or cond["counts"][0] > 1:
-            parts.append("batch per GPU")
+                  count, cond["variable_update"], "%s data" % cond["data"]]
+        if several:
+            parts.append("batch per tower" if meta.on_cpu else "batch per GPU")
     parts += ["TF %s" % meta.tensorflow_version if meta.tensorflow_version else None, meta.upstream.branch,
               cluster_label(meta)]
     return [p for p in parts if p]
@@ -164,6 +168,26 @@ def failed_runs(runs):
     return [r for r in runs if not r.ok]
 
 
+FAILURE_CHARS = 200  # of a failure's text on its line; the log has it all
+
+
+def next_compare(sweep_path, meta):
+    """The `compare` line that fits what the sweep ran on: against the published figure of the same GPU when
+    it is a reference, else ranked among them; None on the CPU (the references are GPUs)."""
+    from tfcnnwrap.procs import format_command
+    from tfcnnwrap.references import load_references
+
+    meta = SweepMeta.coerce(meta)
+    if meta.on_cpu:
+        return None
+    base = ["python", "-m", "tfcnnwrap", "compare", str(sweep_path)]
+    names = [n.strip() for n in (meta.gpu_names() or "").split(",") if n.strip()]
+    found = load_references().candidates(names[0]) if len(names) == 1 else []
+    if len(found) == 1:
+        return "%s; %s" % (format_command(base + ["--against", found[0].id]), format_command(base + ["--rank"]))
+    return format_command(base + ["--rank"])
+
+
 def _failure_lines(sweep, run):
     """The run and why, then its log on a line of its own (a path is long; the run's name stays whole)."""
     from rich.markup import escape
@@ -172,7 +196,8 @@ def _failure_lines(sweep, run):
 
     detail = (run.failure or "").strip()
     log = sweep.path / run.log if run.log and sweep.inside(run.log) else None
-    why = (" - " + escape(detail[:200])) if detail else ""
+    cut = detail[:FAILURE_CHARS] + ("…" if len(detail) > FAILURE_CHARS else "")
+    why = (" - " + escape(cut)) if detail else ""
     return ["  %s bs=%s%s run %s: [red]%s[/]%s" % (escape(run.model), run.batch_size, gpus_text(run.num_gpus),
                                                    run.run, escape(str(run.status)), why),
             "    log: %s" % (escape(str(log)) if log else "(none)")]

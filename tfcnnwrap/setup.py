@@ -364,3 +364,8 @@ def print_summary(out, headline, tf, branch, reason, commit, vendor, url, settin
     err = render.console(stderr=True, markup=False)
     for warning in tf["warnings"] + ([keras_warning] if keras_warning else []):
         err.print("warning: " + warning, soft_wrap=True)
+    sys.stderr.flush()
+    # the last line: what to run now (a quick sweep checks every model runs before the long one)
+    first = "after the warning's fix, " if keras_warning else ""
+    out.print("next: %spython -m tfcnnwrap sweep --quick, then python -m tfcnnwrap sweep" % first,
+              markup=False, highlight=False)

@@ -664,6 +664,7 @@ def _finish(ctx, started, stop, failure):
     final = _latest(ctx)
     _print_summary(ctx.console, ctx.sweep, ctx.meta, rows, final)
     _thermal_warning(ctx, final)
+    _next_line(ctx, final)
     if failure is not None:
         kept = len(final)
         raise TfcnnwrapError(
@@ -691,6 +692,15 @@ def _finish(ctx, started, stop, failure):
     if any(r.status != "ok" for r in final):
         return EXIT_RUNS_FAILED
     return EXIT_OK
+
+
+def _next_line(ctx, runs):
+    """What to run next: the compare that fits the sweep's GPU, once some run gave a figure."""
+    from tfcnnwrap.report import next_compare
+
+    line = next_compare(ctx.sweep.path, ctx.meta) if any(r.ok for r in runs) else None
+    if line:
+        ctx.console.print("next: " + line, markup=False, highlight=False)
 
 
 def _thermal_warning(ctx, runs):
