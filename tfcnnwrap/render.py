@@ -93,8 +93,18 @@ def to_csv(rows, columns=None):
     return buf.getvalue()
 
 
+# A figure already written as text: "203.99 (86.7%)", "+5.6%", "<0.001", "3/3", "1.09x", "175 W", "$699"
+_FIGURE = re.compile(r"^[<>+\-\u2212$]?\d[\d.,]*(%|x| W)?(/\d+)?( \([^)]*\))?\u2020?$")
+_NO_FIGURE = ("", "-", "n/a")
+
+
 def _numeric(rows, key):
-    return any(isinstance(r.get(key), (int, float)) and not isinstance(r.get(key), bool) for r in rows)
+    """Whether a column holds figures (right-aligned, as numbers are): numbers, or text that writes one."""
+    values = [r.get(key) for r in rows]
+    if any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return True
+    texts = [v for v in values if isinstance(v, str) and v.strip() not in _NO_FIGURE]
+    return bool(texts) and all(_FIGURE.match(v.strip()) for v in texts)
 
 
 def make_table(rows, columns=None, title=None, digits=2, caption=None, hint=None):
