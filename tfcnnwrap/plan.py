@@ -378,10 +378,18 @@ def check_extra_args(extra, features=()):
     return args
 
 
+def default_batch_size(name, quick=False):
+    """The seed's size where it chose one, else tf_cnn_benchmarks' own (what the script runs by hand with no
+    --batch_size); divided by 8 under --quick."""
+    size = dict(DEFAULT_MODELS).get(name) or UPSTREAM_BATCH_SIZES.get(name)
+    if size is None:
+        raise UsageError("%s has no default batch size; give one with --batch-size %s=N" % (name, name))
+    return max(1, size // QUICK_BATCH_DIVISOR) if quick else size
+
+
 def build_plan(args):
     """A Plan from the sweep flags (argparse namespace), or UsageError naming the bad flag."""
     quick = bool(getattr(args, "quick", False))
-    default_sizes = dict(DEFAULT_MODELS)
     explicit_sizes = dict(parse_batch_size(item) for item in (args.batch_size or []))
 
     if args.models:
@@ -397,20 +405,7 @@ def build_plan(args):
                 )
             names.append(model)
 
-    models = []
-    for name in names:
-        if name in explicit_sizes:
-            size = explicit_sizes[name]
-        elif name in default_sizes or name in UPSTREAM_BATCH_SIZES:
-            # the seed's size where it chose one, else tf_cnn_benchmarks' own (what the script runs by hand)
-            size = default_sizes.get(name) or UPSTREAM_BATCH_SIZES[name]
-            if quick:
-                size = max(1, size // QUICK_BATCH_DIVISOR)
-        else:
-            raise UsageError(
-                "%s has no default batch size; give one with --batch-size %s=N" % (name, name)
-            )
-        models.append((name, size))
+    models = [(name, explicit_sizes.get(name) or default_batch_size(name, quick)) for name in names]
 
     runs = _int(args.runs, bounds.RUNS) if args.runs is not None else (QUICK_RUNS if quick else DEFAULT_RUNS)
     counts = gpu_counts(args.num_gpus)
