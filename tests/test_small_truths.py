@@ -69,3 +69,14 @@ def test_setup_ends_with_the_next_command(cli, tmp_path, fake_upstream):
     assert result.returncode == 0, result
     assert result.stdout.strip().splitlines()[-1] == ("next: python -m tfcnnwrap sweep --quick, then python -m "
                                                       "tfcnnwrap sweep")
+
+
+def test_parse_offers_markdown_and_the_envelope(cli, tmp_path):
+    from test_parse_cli import fake_log
+
+    log = fake_log(tmp_path / "logs" / "resnet50.log", "--model=resnet50", "--batch_size=64")
+    markdown = cli("parse", log.parent, "--format", "markdown")
+    assert markdown.returncode == 0, markdown
+    assert markdown.stdout.startswith("### tf_cnn_benchmarks logs") and "| resnet50 |" in markdown.stdout
+    data = cli("parse", log.parent, "--format", "json").json()
+    assert (data["format"], data["kind"]) == (2, "parse") and data["rows"][0]["model"] == "resnet50"
