@@ -80,3 +80,13 @@ def test_parse_offers_markdown_and_the_envelope(cli, tmp_path):
     assert markdown.stdout.startswith("### tf_cnn_benchmarks logs") and "| resnet50 |" in markdown.stdout
     data = cli("parse", log.parent, "--format", "json").json()
     assert (data["format"], data["kind"]) == (2, "parse") and data["rows"][0]["model"] == "resnet50"
+
+
+def test_setup_names_the_vendor_dir_a_plain_sweep_would_miss(cli, tmp_path, fake_upstream):
+    elsewhere = tmp_path / "elsewhere"
+    result = cli("setup", "--vendor-dir", elsewhere, "--repo-url", fake_upstream.url, "--tf-version", "1.12",
+                 cwd=tmp_path)
+    assert result.returncode == 0, result
+    assert result.stdout.strip().splitlines()[-1] == (
+        "next: python -m tfcnnwrap sweep --vendor-dir %s --quick, then python -m tfcnnwrap sweep --vendor-dir %s"
+        % (elsewhere, elsewhere))

@@ -12,6 +12,7 @@ Git lives in ``gitremote``, the checkout on disk in ``checkout``.
 
 import sys
 import time
+from pathlib import Path
 
 from tfcnnwrap import __version__, checkout, gitremote, render, settings, versions
 from tfcnnwrap.clock import utc_now
@@ -367,5 +368,14 @@ def print_summary(out, headline, tf, branch, reason, commit, vendor, url, settin
     sys.stderr.flush()
     # the last line: what to run now (a quick sweep checks every model runs before the long one)
     first = "after the warning's fix, " if keras_warning else ""
-    out.print("next: %spython -m tfcnnwrap sweep --quick, then python -m tfcnnwrap sweep" % first,
-              markup=False, highlight=False)
+    # soft_wrap: a command is never broken with a newline (the terminal folds it; a copy still runs)
+    out.print("next: %s%s --quick, then %s" % (first, _sweep_command(vendor), _sweep_command(vendor)),
+              markup=False, highlight=False, soft_wrap=True)
+
+
+def _sweep_command(vendor):
+    """`python -m tfcnnwrap sweep`, with --vendor-dir when a plain sweep would look elsewhere."""
+    argv = ["python", "-m", "tfcnnwrap", "sweep"]
+    if Path(vendor).resolve() != settings.vendor_dir()[0].resolve():
+        argv += ["--vendor-dir", str(vendor)]
+    return format_command(argv)

@@ -700,7 +700,7 @@ def _next_line(ctx, runs):
 
     line = next_compare(ctx.sweep.path, ctx.meta) if any(r.ok for r in runs) else None
     if line:
-        ctx.console.print("next: " + line, markup=False, highlight=False)
+        ctx.console.print("next: " + line, markup=False, highlight=False, soft_wrap=True)  # a command, unbroken
 
 
 def _thermal_warning(ctx, runs):
