@@ -5,6 +5,7 @@ only when runs recorded telemetry) and fits the terminal: its title names the co
 measured under, and on a narrow terminal std, min, max and median step aside first.
 """
 
+import re
 from pathlib import Path
 
 from tfcnnwrap import quality
@@ -144,11 +145,21 @@ def print_quality(console, rows):
     if not lines:
         return
     console.print("[yellow]%d thing%s to check:[/]" % (len(lines), "" if len(lines) == 1 else "s"), highlight=False)
-    from rich.padding import Padding
-    from rich.text import Text
-
     for line in lines:  # wrapped between words, every line of it indented under the heading
-        console.print(Padding(Text(line), (0, 0, 0, 2), expand=False), highlight=False)
+        for part in wrap_keeping_units(line, console.width - 2):
+            console.print("  " + part, markup=False, highlight=False, soft_wrap=True)
+
+
+_UNIT = re.compile(r"(\d) (°C|%|W|MHz)(?=\W|$)")
+
+
+def wrap_keeping_units(text, width):
+    """``text`` wrapped between words at ``width``, a number never apart from its unit (``86 °C``)."""
+    import textwrap
+
+    glued = _UNIT.sub("\\1\x00\\2", text)  # \x00 is no space to textwrap
+    lines = textwrap.wrap(glued, max(width, 20), break_long_words=False, break_on_hyphens=False)
+    return [line.replace("\x00", " ") for line in lines]
 
 
 def describe(meta):
@@ -284,4 +295,6 @@ def _warn_throttled(runs):
 
     warning = throttle_warning([RunRecord.coerce(r) for r in runs])
     if warning:
-        render.console(stderr=True).print("[yellow]warning:[/] " + warning, highlight=False)
+        err = render.console(stderr=True)
+        for line in wrap_keeping_units("warning: " + warning, err.width):
+            err.print(line, markup=False, highlight=False, soft_wrap=True)
