@@ -239,6 +239,12 @@ class CliResult:
     def json(self):
         return json.loads(self.stdout)
 
+    def rows(self):
+        """The rows of a `--format json` envelope (format 2: docs/results-format.md), checked to be one."""
+        data = self.json()
+        assert data["format"] == 2 and isinstance(data["rows"], list) and "conditions" in data, data
+        return data["rows"]
+
     def __repr__(self):
         return "<rc=%s\nstdout=%s\nstderr=%s>" % (self.returncode, self.stdout[-3000:], self.stderr[-3000:])
 

@@ -26,7 +26,7 @@ def seed_sweep(tmp_path):
 def test_rank_places_the_seeds_2070_as_its_table_implies(cli, seed_sweep):
     result = cli("compare", seed_sweep, "--rank", "--format", "json")
     assert result.returncode == 0, result
-    rows = result.json()
+    rows = result.rows()
     by_id = {r["gpu_id"]: r for r in rows}
     names = [r["gpu"] for r in rows]
     me = names.index("GeForce RTX 2070")
@@ -64,7 +64,7 @@ def test_rank_says_where_the_gpu_lands(cli, seed_sweep):
 def test_rank_per_watt_from_the_flag_and_from_telemetry(cli, seed_sweep, tmp_path):
     result = cli("compare", seed_sweep, "--rank", "--per", "watt", "--watts", "175", "--format", "json")
     assert result.returncode == 0, result
-    rows = result.json()
+    rows = result.rows()
     by_id = {r["gpu_id"]: r for r in rows}
     measured = [SEED_2070[m] for m in SEED_ORDER]
     expected = geomean_pct(measured, SEED_REFS["2080"], 225.0 / 175.0)
@@ -92,7 +92,7 @@ def test_rank_per_watt_from_the_flag_and_from_telemetry(cli, seed_sweep, tmp_pat
     (sweep / "runs.jsonl").write_text("".join(json.dumps(r.to_dict()) + "\n" for r in records), encoding="utf-8")
     result = cli("compare", sweep, "--rank", "--per", "watt", "--format", "json")
     assert result.returncode == 0, result
-    r2080 = {r["gpu_id"]: r for r in result.json()}["rtx2080"]
+    r2080 = {r["gpu_id"]: r for r in result.rows()}["rtx2080"]
     factors = [225.0 / (150.0 if m == "alexnet" else 175.0) for m in SEED_ORDER]
     expected = math.exp(sum(math.log(m / r * f) for m, r, f in zip(measured, SEED_REFS["2080"], factors)) / 5) * 100
     assert r2080["geomean_pct"] == pytest.approx(expected)
@@ -102,7 +102,7 @@ def test_rank_per_watt_from_the_flag_and_from_telemetry(cli, seed_sweep, tmp_pat
 def test_rank_per_dollar(cli, seed_sweep):
     result = cli("compare", seed_sweep, "--rank", "--per", "dollar", "--price", "499", "--format", "json")
     assert result.returncode == 0, result
-    rows = result.json()
+    rows = result.rows()
     by_id = {r["gpu_id"]: r for r in rows}
     measured = [SEED_2070[m] for m in SEED_ORDER]
     assert by_id["gtx1080ti"]["geomean_pct"] == pytest.approx(geomean_pct(measured, SEED_REFS["1080-Ti"],
@@ -152,14 +152,14 @@ def test_an_fp16_sweep_meets_fp16_references_without_a_dagger(cli, fp16_pair):
     assert fp16_figure.precision == "fp16" and fp16_figure.images_per_sec != fp32_figure.images_per_sec
     half = cli("compare", fp16_pair[0], "--against", "1080-Ti", "--format", "json")
     assert half.returncode == 0, half
-    cell = half.json()[0]["references"][0]
+    cell = half.rows()[0]["references"][0]
     assert cell["comparable"] is True and cell["images_per_sec"] == fp16_figure.images_per_sec
     assert cell["conditions"]["precision"] == "fp16" and "\u2020" not in cell["cell"]
     # The fp32 sweep gets the fp32 figure (published at batch size 64 only: daggered for that alone).
-    cell = cli("compare", fp16_pair[1], "--against", "1080-Ti", "--format", "json").json()[0]["references"][0]
+    cell = cli("compare", fp16_pair[1], "--against", "1080-Ti", "--format", "json").rows()[0]["references"][0]
     assert cell["images_per_sec"] == fp32_figure.images_per_sec and cell["conditions"]["precision"] == "fp32"
     assert list(cell["differs"]) == ["batch_size"]
-    ranked = cli("compare", fp16_pair[0], "--rank", "--format", "json").json()
+    ranked = cli("compare", fp16_pair[0], "--rank", "--format", "json").rows()
     assert "fp16" in cli("compare", fp16_pair[0], "--rank").stdout
     ids = {r["gpu_id"] for r in ranked}
     assert "gtx1080ti" in ids and "rtx2080" not in ids  # the 2080 published no fp16 replicated figure
@@ -195,9 +195,9 @@ def test_tensorflow_versions_are_noted_and_strict_leaves_other_ones_out(capsys, 
     assert "TensorFlow: 1080-Ti (resnet50) measured with TF 2.2, this sweep with TF 2.4.1" in out
     code, out, _ = in_process(capsys, monkeypatch, "compare", sweep, "--against", "1080-Ti", "--strict",
                               "--format", "json")
-    assert json.loads(out)[0]["references"][0]["published"] is None
+    assert json.loads(out)["rows"][0]["references"][0]["published"] is None
     code, out, _ = in_process(capsys, monkeypatch, "compare", sweep, "--rank", "--strict", "--format", "json")
-    assert "gtx1080ti" not in {r["gpu_id"] for r in json.loads(out)}
+    assert "gtx1080ti" not in {r["gpu_id"] for r in json.loads(out)["rows"]}
 
 
 @pytest.mark.skipif(__import__("os").name != "posix", reason="a pseudo-terminal")
@@ -220,7 +220,7 @@ def test_rank_with_no_reference_under_the_sweeps_conditions(cli, tmp_path):
     result = cli("compare", quick, "--rank")
     assert result.returncode == 0, result
     assert "no reference GPU published a figure under this sweep's conditions" in " ".join(result.stdout.split())
-    rows = cli("compare", quick, "--rank", "--format", "json").json()
+    rows = cli("compare", quick, "--rank", "--format", "json").rows()
     assert len(rows) == 1 and rows[0]["measured"] is True and rows[0]["rank"] == 1
     png = tmp_path / "rank.png"
     assert_clean_error(cli("compare", quick, "--rank", "--plot", png), 2, "nothing to plot")

@@ -62,7 +62,7 @@ def test_a_format_1_sweep_reads_as_it_did(capsys, monkeypatch, format1, verb, fm
         return
     # report's JSON and CSV gained the contract's columns; every column main wrote reads the same.
     if fmt == "json":
-        old, new = json.loads(want.rsplit("rc=", 1)[0]), json.loads(out.rsplit("rc=", 1)[0])
+        old, new = json.loads(want.rsplit("rc=", 1)[0]), json.loads(out.rsplit("rc=", 1)[0])["rows"]
     else:
         old = list(csv.DictReader(io.StringIO(want.rsplit("rc=", 1)[0])))
         new = list(csv.DictReader(io.StringIO(out.rsplit("rc=", 1)[0])))
@@ -74,7 +74,7 @@ def test_a_format_1_sweep_reads_as_it_did(capsys, monkeypatch, format1, verb, fm
 
 def test_format_1_report_json_has_the_new_statistics(capsys, monkeypatch, format1):
     out, _ = in_process(capsys, monkeypatch, format1, "report", "base", "--format", "json")
-    rows = {r["model"]: r for r in json.loads(out.rsplit("rc=", 1)[0])}
+    rows = {r["model"]: r for r in json.loads(out.rsplit("rc=", 1)[0])["rows"]}
     from scipy import stats
 
     values = [176.93, 177.41, 175.88]
@@ -211,5 +211,5 @@ def test_report_json_is_strict_json(cli, tmp_path):
         fh.write('{"model": "resnet50", "batch_size": 64, "run": 2, "status": "ok", "images_per_sec": Infinity}\n')
     result = cli("report", path, "--format", "json")
     assert result.returncode == 0, result
-    rows = json.loads(result.stdout, parse_constant=lambda name: pytest.fail("non-strict JSON: %s" % name))
+    rows = json.loads(result.stdout, parse_constant=lambda name: pytest.fail("non-strict JSON: %s" % name))["rows"]
     assert rows[0]["runs_ok"] == 1 and rows[0]["runs_failed"] == 1 and rows[0]["mean"] == 100.0

@@ -262,7 +262,7 @@ def test_references_filters_by_model_in_every_format(cli):
     rows = list(csv.DictReader(io.StringIO(cli("references", "--model", "alexnet", "--format", "csv").stdout)))
     assert rows and {r["model"] for r in rows} == {"alexnet"}
     assert len({r["gpu_id"] for r in rows}) >= 20
-    data = cli("references", "--gpu", "V100", "--format", "json").json()
+    data = cli("references", "--gpu", "V100", "--format", "json").rows()
     assert [g["id"] for g in data] == ["v100"]
 
 
@@ -289,7 +289,7 @@ def test_references_csv_reads_back_as_a_user_file(cli, tmp_path):
     mine[COLUMNS.index("source")] = "my run"
     mine[COLUMNS.index("notes")] = "desk"
     template.write_text("\n".join(lines + [_csv_line(mine)]) + "\n", encoding="utf-8")
-    data = cli("references", "--references", template, "--gpu", "2080-Ti", "--format", "json").json()
+    data = cli("references", "--references", template, "--gpu", "2080-Ti", "--format", "json").rows()
     assert [r["source"] for r in data[0]["results"]].count("my run") == 1
     changed = next(csv.reader([lines[1]]))
     changed[COLUMNS.index("images_per_sec")] = "1.5"
@@ -306,7 +306,7 @@ def _csv_line(cells):
 def test_references_json_has_every_figure_with_its_conditions(cli):
     result = cli("references", "--format", "json")
     assert result.returncode == 0, result
-    data = {g["id"]: g for g in result.json()}
+    data = {g["id"]: g for g in result.rows()}
     v100 = data["v100"]
     assert v100["aliases"] and v100["sources"]
     vgg = [r for r in v100["results"] if r["model"] == "vgg16"][0]
@@ -336,7 +336,7 @@ def test_references_with_a_user_file(cli, tmp_path):
     path = write_user_csv(tmp_path / "mine.csv", [GOOD_ROW])
     result = cli("references", "--references", path, "--format", "json")
     assert result.returncode == 0, result
-    mine = [g for g in result.json() if g["id"] == "my-2070"]
+    mine = [g for g in result.rows() if g["id"] == "my-2070"]
     assert mine and mine[0]["origin"] == str(path) and mine[0]["results"][0]["images_per_sec"] == 180.5
 
 

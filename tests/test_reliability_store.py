@@ -64,7 +64,7 @@ def test_a_torn_last_line_is_set_aside_before_the_next_append(cli, tmp_path, ven
     assert [(r["run"], r["status"]) for r in records] == [(1, "ok"), (2, "crashed"), (2, "ok")]
     (side,) = out.glob("runs.jsonl.torn-*")
     assert side.read_bytes() == fragment
-    rows = cli("report", out, "--format", "json").json()
+    rows = cli("report", out, "--format", "json").rows()
     assert rows[0]["runs_ok"] == 2 and rows[0]["runs_failed"] == 0
     assert (out / "summary.csv").read_text().splitlines()[1].startswith("alexnet,512,2,0,")
 

@@ -37,10 +37,30 @@ def _geomean_row(comparison):
 
 
 def ab_json(result):
+    """Rows for CSV: each candidate's configurations, then its geometric mean as a row (a flat file has no
+    other place for it)."""
     out = []
     for comparison in result.comparisons:
         out += [row.to_dict() for row in comparison.rows] + [_geomean_row(comparison)]
     return out
+
+
+def ab_envelope(result):
+    """`--format json`: the configurations' rows, and beside them the baseline's and candidates' directories,
+    each candidate's geometric mean and what differs in its environment."""
+    rows = [row.to_dict() for comparison in result.comparisons for row in comparison.rows]
+    geomean, differences = [], []
+    for comparison in result.comparisons:
+        where = str(comparison.candidate.path)
+        geomean.append({"candidate_dir": where, "change_pct": comparison.geomean_change_pct,
+                        "pairs": comparison.pairs})
+        differences += [{"candidate_dir": where, "what": w, "baseline": b, "candidate": c}
+                        for w, b, c in comparison.environment]
+    baseline = result.comparisons[0].baseline if result.comparisons else None
+    return dict(rows=rows, conditions=baseline.conditions() if baseline is not None else {},
+                extra={"baseline": str(baseline.path) if baseline is not None else None,
+                       "candidates": [str(c.candidate.path) for c in result.comparisons],
+                       "geomean": geomean, "environment_differences": differences})
 
 
 def _p_text(p):
@@ -93,7 +113,7 @@ def ab_notes(comparison):
 def render_ab(result, fmt, stream=None):
     stream = stream or sys.stdout
     if fmt == "json":
-        render.emit(ab_json(result), "json", stream=stream)
+        render.emit(fmt=fmt, stream=stream, kind="ab", **ab_envelope(result))
         return
     if fmt == "csv":
         columns = AB_COLUMNS + ["pairs"] + (["candidate_dir"] if result.several else [])

@@ -5,6 +5,7 @@ import statistics
 import warnings
 from dataclasses import replace
 
+from tfcnnwrap import quality
 from tfcnnwrap.fleetreport import fleet_columns, with_fleet
 from tfcnnwrap.records import SCALING_COLUMNS, SUMMARY_COLUMNS, SummaryRow
 from tfcnnwrap.render import to_csv
@@ -71,7 +72,7 @@ def _row(config, stats, size, statuses, runs):
         mean, std = _exact_mean_std(runs)
     throttled, max_temp = _telemetry(runs)
     ci95 = ci95_pct(std, count, mean)
-    return SummaryRow(
+    row = SummaryRow(
         model=model, batch_size=int(batch_size), runs_ok=count, runs_failed=int(size - count),
         mean=mean, std=std, cv_pct=_num(std / mean * 100.0) if std is not None and mean else None,
         min=_num(stats["min"]), max=_num(stats["max"]), median=_num(stats["median"]),
@@ -79,12 +80,25 @@ def _row(config, stats, size, statuses, runs):
         throttled_runs=throttled, max_temp_c=max_temp, host=host,
         **thermal_columns(runs), **steadiness_columns(runs, ci95),
     )
+    trend = _num(quality.trend_pct([r.value for r in sorted(runs, key=lambda r: r.run) if r.value is not None]))
+    return replace(row, trend_pct=trend, flags=tuple(verdict(replace(row, trend_pct=trend)).flags))
+
+
+def verdict(row):
+    """The quality verdict (flags and what to do) of a SummaryRow."""
+    return quality.Verdict(outlier_runs=tuple(row.outlier_runs), ci95_pct=row.ci95_pct, trend_pct=row.trend_pct,
+                           throttled_runs=row.throttled_runs, runs_ok=row.runs_ok,
+                           throttle_reasons=tuple(sorted(row.throttle_reasons.items())),
+                           max_temp_c=row.max_temp_c)
 
 
 # -- issue 14: are the numbers to be trusted? ------------------------------------------------------------
 
-CI95_WIDE_PCT = 2.0
+CI95_WIDE_PCT = quality.CI95_WIDE_PCT
 OUTLIER_MADS = 3.0
+# Of 3 runs the MAD is the smaller distance to the median, so the other run "lies" 3 MADs out at the
+# slightest spread (185.9, 187.2, 186.1): too few to tell an outlier; a wide CI95 says it instead.
+OUTLIER_MIN_RUNS = 5
 MAD_TO_SIGMA = 1.4826  # the MAD of normal data times this estimates its standard deviation
 
 
@@ -104,16 +118,16 @@ def thermal_columns(runs):
     return {
         "mean_power_w": round(sum(powers) / len(powers), 2) if powers else None,
         "mean_sm_clock_mhz": round(sum(clocks) / len(clocks), 1) if clocks else None,
-        "throttle_reasons": " ".join("%s:%d" % (k, reasons[k]) for k in sorted(reasons)),
+        "throttle_reasons": {k: reasons[k] for k in sorted(reasons)},
         "pcie_link": "; ".join(links),
     }
 
 
 def outlier_runs(runs):
     """Run numbers of the ok runs outside median +- 3 MAD (scaled to a standard deviation) of their
-    configuration; none when the MAD is 0 or there are fewer than 3 ok runs."""
+    configuration; none when the MAD is 0 or there are fewer than ``OUTLIER_MIN_RUNS`` ok runs."""
     ok = [r for r in runs if r.value is not None]
-    if len(ok) < 3:
+    if len(ok) < OUTLIER_MIN_RUNS:
         return []
     values = [r.value for r in ok]
     median = statistics.median(values)
@@ -130,7 +144,7 @@ def steadiness_columns(runs, ci95):
     judged = [r.drifting for r in ok if r.drifting is not None]
     return {
         "drifting_runs": sum(judged) if judged else None,
-        "outlier_runs": " ".join(str(n) for n in outlier_runs(runs)),
+        "outlier_runs": tuple(outlier_runs(runs)),
         "ci95_wide": None if ci95 is None else ci95 > CI95_WIDE_PCT,
     }
 

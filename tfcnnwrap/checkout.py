@@ -25,7 +25,7 @@ import uuid
 from pathlib import Path
 from typing import Mapping, Optional, Tuple
 
-from tfcnnwrap import safefs, settings, versions
+from tfcnnwrap import jsontext, safefs, settings, versions
 from tfcnnwrap.errors import SetupError, TfcnnwrapError
 from tfcnnwrap.filelock import FileLock
 
@@ -76,7 +76,7 @@ def read_manifest(vendor_dir):
 
 def write_manifest(vendor_dir, manifest):
     """Replace the manifest all at once, never writing through a link planted at its name or a temp name."""
-    text = json.dumps(manifest, indent=2, sort_keys=True, allow_nan=False) + "\n"
+    text = jsontext.dumps(manifest, indent=2, sort_keys=True) + "\n"
     try:
         safefs.atomic_write(manifest_path(vendor_dir), text)
     except OSError as exc:

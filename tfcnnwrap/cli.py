@@ -35,6 +35,7 @@ HANDLERS = {
     "publish": "tfcnnwrap.share:cmd_publish",
     "pull": "tfcnnwrap.share:cmd_pull",
     "site": "tfcnnwrap.htmlsite:cmd_site",
+    "list": "tfcnnwrap.history:cmd_list",
 }
 # --format html goes to the page builders, which call the verb's own code (report and compare import no
 # page code, so no module imports one that imports it back).
@@ -376,7 +377,7 @@ def _add_parse(verbs, parent):
         examples=["resnet50.log", "old-logs/ --format csv"],
     )
     p.add_argument("paths", nargs="+", metavar="PATH", type=_text, help="log files or directories (recursive)")
-    _add_format(p, ["table", "json", "jsonl", "csv"])
+    _add_format(p, ["table", "markdown", "csv", "json", "jsonl"])
 
 
 def _add_doctor(verbs, parent):
@@ -486,8 +487,21 @@ def _add_site(verbs, parent):
                    help="also an A/B page: the first sweep is the baseline, the others candidates")
 
 
+def _add_list(verbs, parent):
+    p = _add_verb(
+        verbs, parent, "list",
+        help="past sweeps, newest first: GPU, TensorFlow, conditions, runs, complete or interrupted",
+        description="Every sweep under RESULTS_DIR, newest first, with the command that resumes an "
+        "interrupted one.",
+        examples=["", "results --format json"],
+    )
+    p.add_argument("results_dir", nargs="?", metavar="RESULTS_DIR", type=_text,
+                   help="default: $TFCNNWRAP_RESULTS, else results/")
+    _add_format(p, ["table", "markdown", "csv", "json"])
+
+
 VERB_BUILDERS = (_add_setup, _add_sweep, _add_report, _add_compare, _add_references, _add_parse, _add_doctor,
-                 _add_export, _add_verify, _add_import, _add_library, _add_publish, _add_pull, _add_site)
+                 _add_list, _add_export, _add_verify, _add_import, _add_library, _add_publish, _add_pull, _add_site)
 
 
 class _VersionAction(argparse.Action):

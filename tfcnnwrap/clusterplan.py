@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, List, Optional, Sequence, Tuple
 
+from tfcnnwrap import jsontext
 from tfcnnwrap.errors import UsageError
 
 FORMAT = 1
@@ -153,7 +154,7 @@ class ClusterPlan:
                 "tasks": [t.to_dict() for t in self.tasks]}
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n"
+        return jsontext.dumps(self.to_dict(), indent=2) + "\n"
 
     @classmethod
     def from_dict(cls, data) -> "ClusterPlan":

@@ -73,6 +73,8 @@ _CELL_KEYS = ("name", "id", "gpu_name", "images_per_sec", "published", "ratio_pc
 
 
 def against_json(comparison):
+    """`--format json`: a row per configuration with its reference cells; the geometric mean per reference
+    in ``geomean`` (never a model row); the sweep's conditions."""
     out = []
     for row in comparison.rows:
         refs = [dict({k: getattr(c, k) for k in _CELL_KEYS}, cell=cell_text(c)) for c in row.cells]
@@ -80,9 +82,9 @@ def against_json(comparison):
                     "measured": row.measured, "runs_ok": row.runs_ok, "references": refs})
     geo = [{"name": g.name, "id": g.id, "gpu_name": g.gpu_name, "ratio_pct": g.ratio_pct, "count": g.count,
             "cell": geomean_text(g)} for g in comparison.geomean]
-    out.append({"model": GEOMEAN, "batch_size": None, "num_gpus": None, "measured": None, "runs_ok": None,
-                "references": geo})
-    return out
+    sweep = comparison.sweep
+    return dict(rows=out, conditions=dict(comparison.conditions, gpu=sweep.gpu_label()),
+                extra={"sweep": str(sweep.path), "strict": comparison.strict, "geomean": geo})
 
 
 def against_csv_rows(comparison):
@@ -165,7 +167,7 @@ def tf_notes(comparison):
 def render_against(comparison, fmt, stream=None):
     stream = stream or sys.stdout
     if fmt == "json":
-        render.emit(against_json(comparison), "json", stream=stream)
+        render.emit(fmt=fmt, stream=stream, kind="compare", **against_json(comparison))
         return
     if fmt == "csv":
         rows, columns = against_csv_rows(comparison)

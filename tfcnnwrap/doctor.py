@@ -17,6 +17,7 @@ from tfcnnwrap import __version__, checkout, settings, versions
 from tfcnnwrap.checkout import branch_for, branch_mismatch, read_manifest, script_path
 from tfcnnwrap.envinfo import capture_environment
 from tfcnnwrap.errors import TfcnnwrapError
+from tfcnnwrap.jsontext import FORMAT
 from tfcnnwrap.probe import resolve_device, run_probe
 from tfcnnwrap.procs import pip_install_command
 from tfcnnwrap.render import console, to_json
@@ -427,7 +428,8 @@ def cmd_doctor(args):
     with err.status("%s in %s ..." % (what, python or sys.executable)):
         report = collect(python, str(vendor_dir), matmul)
     if fmt == "json":
-        sys.stdout.write(to_json(report) + "\n")
+        # one object with its own keys, plus the envelope's version and kind (every --format json has both)
+        sys.stdout.write(to_json(dict(report, format=FORMAT, kind="doctor")) + "\n")
     else:
         print_table(report)
     return 1 if args.strict and not report["ready"] else 0

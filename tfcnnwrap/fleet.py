@@ -11,7 +11,6 @@ its ``host``; `report` shows one row per host and configuration with ``vs_fleet_
 Ctrl-C and ``--timeout`` ``scancel`` the step; the next run starts once Slurm has released it.
 """
 
-import json
 import os
 import signal
 import subprocess
@@ -21,7 +20,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from tfcnnwrap import runlife, safefs, slurm
+from tfcnnwrap import jsontext, runlife, safefs, slurm
 from tfcnnwrap.clock import utc_now
 from tfcnnwrap.logparse import ParsedLog, last_line, parse_file
 from tfcnnwrap.records import Status
@@ -128,7 +127,7 @@ def run_task(hosts_dir, cwd, argv, environ=None):
     """Record this node, run ``argv`` in ``cwd`` (signals forwarded), record its exit code; returns 0."""
     record = slurm.host_record(environ)
     path = Path(hosts_dir) / ("task-%d.json" % record["task"])
-    safefs.atomic_write(path, json.dumps(record, allow_nan=False) + "\n")
+    safefs.atomic_write(path, jsontext.dumps(record) + "\n")
     sys.stdout.flush()
     try:
         child = subprocess.Popen(argv, cwd=str(cwd))
@@ -144,7 +143,7 @@ def run_task(hosts_dir, cwd, argv, environ=None):
             if sig is not None:
                 signal.signal(sig, forward)
         record["exit_code"] = child.wait()
-    safefs.atomic_write(path, json.dumps(record, allow_nan=False) + "\n")
+    safefs.atomic_write(path, jsontext.dumps(record) + "\n")
     return 0
 
 

@@ -16,7 +16,6 @@ Logs are read by a few worker processes when there are many of them (Linux only,
 and safe; TFCNNWRAP_PARSE_JOBS=N sets how many, 1 for none). Records come out in the same order either way.
 """
 
-import json
 import math
 import multiprocessing
 import os
@@ -26,6 +25,7 @@ import stat
 import sys
 
 from tfcnnwrap.errors import EXIT_OK, EXIT_RUNS_FAILED, UsageError
+from tfcnnwrap.jsontext import dumps
 from tfcnnwrap.logparse import TRACEBACK_START, classify, parse_file, strip_ansi_bytes
 from tfcnnwrap.render import emit
 
@@ -235,17 +235,18 @@ def cmd_parse(args):
         )
     all_ok = True
     if fmt == "jsonl":
-        # streamed: a line per log as soon as it is read. Strict JSON like render.emit(rows, "jsonl"), without
-        # its per-value conversion: record() already made every number finite or None.
+        # streamed: a line per log as soon as it is read, through the one strict JSON writer
 
         write = sys.stdout.write
         for row in records(files):
             all_ok = all_ok and not failed(row)
-            write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
+            write(dumps(row) + "\n")
     else:
         rows = list(records(files))
         all_ok = not any(failed(row) for row in rows)
-        if fmt == "table":
+        if fmt == "markdown":
+            emit(rows, fmt, columns=TABLE_COLUMNS, title="tf_cnn_benchmarks logs")
+        elif fmt == "table":
             ok = sum(1 for r in rows if r["status"] == "ok")
             serving = sum(1 for r in rows if r.get("task_role"))
             caption = "%d log(s), %d ok, %d failed" % (len(rows), ok, len(rows) - ok - serving)
@@ -253,5 +254,5 @@ def cmd_parse(args):
                 caption += ", %d serving task(s) of distributed jobs (no total by design)" % serving
             emit(rows, "table", columns=TABLE_COLUMNS, title="tf_cnn_benchmarks logs", caption=caption)
         else:
-            emit(rows, fmt, columns=COLUMNS)
+            emit(rows, fmt, columns=COLUMNS, kind="parse")
     return EXIT_OK if all_ok else EXIT_RUNS_FAILED

@@ -269,6 +269,24 @@ def _recorded_counts(value):
     return counts or None
 
 
+# tf_cnn_benchmarks' default batch size per model: the size each model class passes to Model.__init__ (the
+# script's --batch_size=0), as upstream master's models/*.py give them (imagenet; the CIFAR-10-only models
+# their CIFAR-10 size). tests/test_plan_defaults.py reads them back from the real repository.
+UPSTREAM_BATCH_SIZES = {
+    "alexnet": 512, "googlenet": 32, "inception3": 32, "inception4": 32, "lenet": 32, "ncf": 2048,
+    "overfeat": 32, "trivial": 32, "vgg11": 64, "vgg16": 64, "vgg19": 64,
+    "resnet50": 64, "resnet50_v1.5": 64, "resnet50_v2": 64, "resnet101": 32, "resnet101_v2": 32,
+    "resnet152": 32, "resnet152_v2": 32,
+    "official_resnet18": 32, "official_resnet18_v2": 32, "official_resnet34": 32, "official_resnet34_v2": 32,
+    "official_resnet50": 128, "official_resnet50_v2": 128, "official_resnet101": 32, "official_resnet101_v2": 32,
+    "official_resnet152": 32, "official_resnet152_v2": 32, "official_resnet200": 32, "official_resnet200_v2": 32,
+    "resnet20": 128, "resnet20_v2": 128, "resnet32": 128, "resnet32_v2": 128, "resnet44": 128,
+    "resnet44_v2": 128, "resnet56": 128, "resnet56_v2": 128, "resnet110": 128, "resnet110_v2": 128,
+    "densenet40_k12": 64, "densenet100_k12": 64, "densenet100_k24": 64,
+    "mobilenet": 32, "nasnet": 32, "nasnetlarge": 16, "ssd300": 32, "deepspeech2": 128,
+}
+
+
 def check_model(name):
     """The model's name as tf_cnn_benchmarks spells it (``ResNet50`` -> ``resnet50``), or UsageError with the
     closest known names."""
@@ -374,9 +392,17 @@ def check_extra_args(extra, features=()):
     return args
 
 
+def default_batch_size(name, quick=False):
+    """The seed's size where it chose one, else tf_cnn_benchmarks' own (what the script runs by hand with no
+    --batch_size); divided by 8 under --quick."""
+    size = dict(DEFAULT_MODELS).get(name) or UPSTREAM_BATCH_SIZES.get(name)
+    if size is None:
+        raise UsageError("%s has no default batch size; give one with --batch-size %s=N" % (name, name))
+    return max(1, size // QUICK_BATCH_DIVISOR) if quick else size
+
+
 def _plan_models(args, quick):
     """[(model, batch size)] from --models and --batch-size MODEL=N, defaults (divided under --quick) else."""
-    default_sizes = dict(DEFAULT_MODELS)
     explicit_sizes = dict(parse_batch_size(item) for item in (args.batch_size or []))
 
     if args.models:
@@ -392,19 +418,7 @@ def _plan_models(args, quick):
                 )
             names.append(model)
 
-    models = []
-    for name in names:
-        if name in explicit_sizes:
-            size = explicit_sizes[name]
-        elif name in default_sizes:
-            size = default_sizes[name]
-            if quick:
-                size = max(1, size // QUICK_BATCH_DIVISOR)
-        else:
-            raise UsageError(
-                "%s has no default batch size; give one with --batch-size %s=N" % (name, name)
-            )
-        models.append((name, size))
+    models = [(name, explicit_sizes.get(name) or default_batch_size(name, quick)) for name in names]
     return models
 
 

@@ -72,11 +72,12 @@ def rank_text_rows(ranking, short=False):
                      "speed": "" if row.speed_geomean_pct is None else _pct(row.speed_geomean_pct),
                      "figure": _figure(row, ranking.per)})
     what = {None: "", "watt": " per W", "dollar": " per $"}[ranking.per]
+    # under --per each ratio's header says per what: a per-dollar ratio is not a speed ratio
     columns = [("rank", "#"), ("gpu", "GPU"),
-               ("geomean", "yours/it" if short else "measured / reference" + what),
-               ("relative", "it/yours" if short else "reference / measured" + what)]
+               ("geomean", ("yours/it" if short else "measured / reference") + what),
+               ("relative", ("it/yours" if short else "reference / measured") + what)]
     if ranking.per:
-        columns += [("speed", "img/s" if short else "images/sec measured / reference"),
+        columns += [("speed", "img/s yours/it" if short else "images/sec measured / reference"),
                     ("figure", "power" if ranking.per == "watt" else "price")]
     columns.append(("configs", "configs" if short else "configurations"))
     return rows, columns
@@ -118,7 +119,10 @@ def rank_notes(ranking):
 def render_rank(ranking, fmt, stream=None):
     stream = stream or sys.stdout
     if fmt == "json":
-        render.emit(rank_json(ranking), "json", stream=stream)
+        sweep = ranking.sweep
+        render.emit(rank_json(ranking), fmt, stream=stream, kind="rank",
+                    conditions=dict(sweep.conditions(), gpu=sweep.gpu_label()),
+                    extra={"sweep": str(sweep.path), "per": ranking.per, "of": ranking.of, "strict": ranking.strict})
         return
     if fmt == "csv":
         render.emit(rank_json(ranking), "csv", columns=JSON_KEYS, stream=stream)

@@ -377,7 +377,9 @@ SCALING_COLUMNS = ["speedup", "efficiency_pct"]
 # Issue 14: trustworthy numbers (aggregate.thermal_columns / steadiness_columns).
 THERMAL_COLUMNS = ["mean_power_w", "mean_sm_clock_mhz", "throttle_reasons", "pcie_link", "drifting_runs",
                    "outlier_runs", "ci95_wide"]
-SUMMARY_COLUMNS += THERMAL_COLUMNS
+# Issue 22: the verdict beside every mean (quality.py): the trend between runs and the flags it all earns.
+QUALITY_COLUMNS = ["trend_pct", "flags"]
+SUMMARY_COLUMNS += THERMAL_COLUMNS + QUALITY_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -409,11 +411,14 @@ class SummaryRow:
     fleet_flag: Optional[str] = None
     mean_power_w: Optional[float] = None  # mean over ok runs of each run's busy-sample mean
     mean_sm_clock_mhz: Optional[float] = None
-    throttle_reasons: str = ""  # "sw_thermal_slowdown:3 sw_power_cap:1": runs each reason was active in
+    # {"sw_thermal_slowdown": 3, "sw_power_cap": 1}: the ok runs each reason was active in
+    throttle_reasons: Mapping[str, int] = field(default_factory=dict)
     pcie_link: str = ""  # the links the runs saw, "gen3 x4 of gen3 x16"
     drifting_runs: Optional[int] = None  # ok runs whose step rate drifted more than 3 % (None: no step data)
-    outlier_runs: str = ""  # run numbers outside median +- 3 MAD, e.g. "2 5"; flagged, never dropped
+    outlier_runs: Tuple[int, ...] = ()  # run numbers outside median +- 3 MAD, e.g. (2, 5); flagged, never dropped
     ci95_wide: Optional[bool] = None  # ci95_pct wider than 2 %: more runs (or --until-ci) would help
+    trend_pct: Optional[float] = None  # last third of the ok runs against the first, in % (quality.trend_pct)
+    flags: Tuple[str, ...] = ()  # quality.FLAGS this configuration earned: "outlier", "wide CI", "drift", ...
 
     @property
     def pair(self):

@@ -174,7 +174,8 @@ def cmd_references(args):
     selected = select(references, gpu_name, model)
     fmt = args.format or "table"
     if fmt == "json":
-        render.emit(detail_json(selected), "json")
+        render.emit(detail_json(selected), fmt, kind="references",
+                    conditions={"gpu": gpu_name or None, "model": model or None})
     elif fmt == "csv":
         render.emit(flat_rows(selected), "csv", columns=COLUMNS)
     elif gpu_name:

@@ -1,4 +1,4 @@
-"""Rows of dicts out as a rich table, GitHub Markdown, CSV or JSON.
+"""Rows of dicts out as a rich table, GitHub Markdown, CSV or JSON (the envelope of jsontext.py).
 
 Every verb that prints rows goes through here, so the four formats look the same everywhere. JSON and CSV
 carry raw values; table and Markdown format floats for people.
@@ -6,12 +6,13 @@ carry raw values; table and Markdown format floats for people.
 
 import csv
 import io
-import json
 import math
 import os
 import re
 import sys
 from typing import NamedTuple, Optional
+
+from tfcnnwrap.jsontext import csv_cell, dumps, envelope
 
 
 class Col(NamedTuple):
@@ -83,28 +84,6 @@ def human(value, digits=2):
     return safe_text(str(value))
 
 
-def jsonable(value):
-    """Plain JSON values: numpy scalars become Python ones, NaN and infinity None (strict JSON has neither)."""
-    if isinstance(value, dict):
-        return {k: jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        try:
-            value = value.item()
-        except (TypeError, ValueError):
-            pass
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def dumps(obj, **options):
-    """``obj`` as strict JSON (``allow_nan=False``), non-finite numbers written as null: every JSON and JSON
-    lines text tfcnnwrap writes goes through here, so a strict parser reads all of it."""
-    return json.dumps(jsonable(obj), allow_nan=False, ensure_ascii=False, **options)
-
-
 def to_json(obj):
     return dumps(obj, indent=2)
 
@@ -131,7 +110,9 @@ def _digits(column, default):
 
 def to_markdown(rows, columns=None, digits=2):
     cols = _columns(rows, columns)
-    out = ["| " + " | ".join(c.header for c in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    # numbers right-aligned, as in the terminal's table
+    rule = "|".join("---:" if _numeric(rows, c.key) else "---" for c in cols)
+    out = ["| " + " | ".join(c.header for c in cols) + " |", "|" + rule + "|"]
     for row in rows:
         cells = [human(row.get(c.key), _digits(c, digits)).replace("|", "\\|") for c in cols]
         out.append("| " + " | ".join(cells) + " |")
@@ -144,18 +125,22 @@ def to_csv(rows, columns=None):
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow([c.key for c in cols])
     for row in rows:
-        cells = []
-        for c in cols:
-            v = jsonable(row.get(c.key))
-            if isinstance(v, (list, dict)):
-                v = dumps(v)
-            cells.append("" if v is None else csv_safe(v))
-        writer.writerow(cells)
+        writer.writerow([csv_safe(csv_cell(row.get(c.key))) for c in cols])
     return buf.getvalue()
 
 
+# A figure already written as text: "203.99 (86.7%)", "+5.6%", "<0.001", "3/3", "1.09x", "175 W", "$699"
+_FIGURE = re.compile(r"^[<>+\-\u2212$]?\d[\d.,]*(%|x| W)?(/\d+)?( \([^)]*\))?\u2020?$")
+_NO_FIGURE = ("", "-", "n/a")
+
+
 def _numeric(rows, key):
-    return any(isinstance(r.get(key), (int, float)) and not isinstance(r.get(key), bool) for r in rows)
+    """Whether a column holds figures (right-aligned, as numbers are): numbers, or text that writes one."""
+    values = [r.get(key) for r in rows]
+    if any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return True
+    texts = [v for v in values if isinstance(v, str) and v.strip() not in _NO_FIGURE]
+    return bool(texts) and all(_FIGURE.match(v.strip()) for v in texts)
 
 
 def make_table(rows, columns=None, title=None, digits=2, caption=None, hint=None):
@@ -256,11 +241,13 @@ def print_note(out, line):
             out.print(part, markup=False)
 
 
-def emit(rows, fmt, columns=None, title=None, digits=2, caption=None, stream=None):
-    """Write ``rows`` to stdout in ``fmt`` (table, markdown, csv, json or jsonl)."""
+def emit(rows=(), fmt="table", columns=None, title=None, digits=2, caption=None, stream=None, kind=None,
+         conditions=None, extra=None):
+    """Write ``rows`` to stdout in ``fmt`` (table, markdown, csv, json or jsonl): the one format dispatcher.
+    JSON is the envelope (``jsontext.envelope``) of ``kind`` with ``conditions`` and ``extra`` keys."""
     stream = stream or sys.stdout
     if fmt == "json":
-        stream.write(to_json(rows) + "\n")
+        stream.write(to_json(envelope(kind, rows, conditions, **(extra or {}))) + "\n")
     elif fmt == "jsonl":
         for row in rows:
             stream.write(dumps(row) + "\n")

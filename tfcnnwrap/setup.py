@@ -12,6 +12,7 @@ Git lives in ``gitremote``, the checkout on disk in ``checkout``.
 
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from tfcnnwrap import __version__, checkout, gitremote, probe, render, settings, versions
@@ -363,3 +364,17 @@ def print_summary(out, headline, tf, branch, reason, commit, vendor, url, settin
     err = render.console(stderr=True, markup=False)
     for warning in tf["warnings"] + ([keras_warning] if keras_warning else []):
         err.print("warning: " + warning, soft_wrap=True)
+    sys.stderr.flush()
+    # the last line: what to run now (a quick sweep checks every model runs before the long one)
+    first = "after the warning's fix, " if keras_warning else ""
+    # soft_wrap: a command is never broken with a newline (the terminal folds it; a copy still runs)
+    out.print("next: %s%s --quick, then %s" % (first, _sweep_command(vendor), _sweep_command(vendor)),
+              markup=False, highlight=False, soft_wrap=True)
+
+
+def _sweep_command(vendor):
+    """`python -m tfcnnwrap sweep`, with --vendor-dir when a plain sweep would look elsewhere."""
+    argv = ["python", "-m", "tfcnnwrap", "sweep"]
+    if Path(vendor).resolve() != settings.vendor_dir()[0].resolve():
+        argv += ["--vendor-dir", str(vendor)]
+    return format_command(argv)

@@ -6,7 +6,6 @@ reader outside it.
 """
 
 import json
-import math
 import os
 import re
 import shutil
@@ -17,6 +16,7 @@ from typing import Iterable, List
 from tfcnnwrap import safefs
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
 from tfcnnwrap.filelock import FileLock
+from tfcnnwrap.jsontext import dumps
 from tfcnnwrap.records import FORMAT_VERSION, RunRecord, SweepMeta  # noqa: F401 - FORMAT_VERSION for the writer
 from tfcnnwrap.settings import results_dir as default_results
 
@@ -29,30 +29,6 @@ LOCK_NAME = ".tfcnnwrap.lock"
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.\-]+")
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _BINARY = getattr(os, "O_BINARY", 0)
-
-
-def json_safe(value):
-    """``value`` with what a strict JSON parser refuses made representable: a NaN or infinite number
-    becomes null (no measurement), a string holding undecodable bytes (surrogate escapes from a non-UTF-8
-    command line) gets U+FFFD in their place."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-        return value
-    if isinstance(value, dict):
-        return {json_safe(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    return value
-
-
-def json_text(value, **kw):
-    """The one JSON encoder of the sweep's files: strict (``allow_nan=False``) after ``json_safe``."""
-    return json.dumps(json_safe(value), ensure_ascii=False, allow_nan=False, **kw)
 
 
 def fs_error(verb, path, exc, exit_code=2):
@@ -281,7 +257,7 @@ class SweepDir:
 
     def write_meta(self, meta):
         try:
-            safefs.atomic_write(self.sweep_json, json_text(meta, indent=2) + "\n")
+            safefs.atomic_write(self.sweep_json, dumps(meta, indent=2) + "\n")
         except OSError as exc:
             raise fs_error("write", self.sweep_json, exc) from None
 
@@ -356,7 +332,7 @@ class SweepDir:
 
         A write that fails (a full disk) is cut off again, so runs.jsonl keeps whole lines only.
         """
-        line = (json_text(record.to_dict()) + "\n").encode("utf-8")
+        line = (dumps(record.to_dict()) + "\n").encode("utf-8")
         try:
             self._repair_tail()
             with safefs.open_append(self.runs_jsonl) as fh:

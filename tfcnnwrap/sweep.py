@@ -29,7 +29,7 @@ from tfcnnwrap.plan import Plan, build_plan, plan_flags_given
 from tfcnnwrap.probe import resolve_device
 from tfcnnwrap.procs import format_command, pip_install_command
 from tfcnnwrap.records import Status, SweepMeta
-from tfcnnwrap.report import print_summary
+from tfcnnwrap.report import next_compare, print_summary
 from tfcnnwrap.runlife import SCRIPT_NAME, SweepContext, latest
 from tfcnnwrap.runner import run_benchmark
 from tfcnnwrap.schedule import Schedule, oom_hints
@@ -266,8 +266,8 @@ def _print_dry_run(ctx):
     records = ctx.sweep.read_runs() if ctx.meta is not None else []
     specs = Schedule(plan, records, ctx.retry_failed).planned()
     for spec in specs:
-        for argv in _dry_run_argvs(ctx, spec):
-            sys.stdout.write("cd %s && %s\n" % (format_command([str(ctx.script.parent)]), format_command(argv)))
+        for env, argv in _dry_run_argvs(ctx, spec):
+            sys.stdout.write(shell_lines(ctx.script.parent, env, argv))
     fields = ["%d run%s" % (len(specs), "" if len(specs) == 1 else "s"), "device %s" % ctx.device,
               "TensorFlow %s" % ctx.tf_version,
               "TF_USE_LEGACY_KERAS=1" if "TF_USE_LEGACY_KERAS" in ctx.env else "", _flow_text(ctx)]
@@ -461,10 +461,28 @@ def _run_job(ctx, display, index, spec):
 
 
 def _dry_run_argvs(ctx, spec):
-    """The commands of one run: one, or one per task of a distributed job."""
+    """(environment, command) of one run: one, or one per task of a distributed job; the environment is
+    what tfcnnwrap sets on top of the user's (TF_USE_LEGACY_KERAS, a task's CUDA_VISIBLE_DEVICES)."""
+    env = {k: ctx.env[k] for k in SET_ENV if k in ctx.env}
     if ctx.plan.cluster and not ctx.plan.fleet:
-        return task_argvs(ctx, runlife.argv(ctx, spec))
-    return [runlife.argv(ctx, spec)]
+        return [(dict(env, **task_env), argv) for task_env, argv in task_argvs(ctx, runlife.argv(ctx, spec))]
+    return [(env, runlife.argv(ctx, spec))]
+
+
+# What a run's environment gets from tfcnnwrap beyond the user's own (PYTHONUNBUFFERED is the -u it also passes)
+SET_ENV = ("TF_USE_LEGACY_KERAS",)
+
+
+def shell_lines(cwd, env, argv, windows=None):
+    """A run as a person pastes it into this system's shell, so that it runs as tfcnnwrap runs it: POSIX
+    ``cd DIR && env A=B CMD``; Windows (cmd) ``cd /d DIR``, a ``set A=B`` line per variable, then CMD."""
+    windows = os.name == "nt" if windows is None else windows
+    if windows:
+        lines = ["cd /d %s" % format_command([str(cwd)])]
+        lines += ["set %s=%s" % (k, v) for k, v in env.items()]
+        return "\n".join(lines + [format_command(argv)]) + "\n"
+    prefix = ["env"] + ["%s=%s" % (k, v) for k, v in env.items()] if env else []
+    return "cd %s && %s\n" % (format_command([str(cwd)]), format_command(prefix + list(argv)))
 
 
 def _stop_reason(index, outcome, stops):
@@ -486,6 +504,7 @@ def _finish(ctx, started, stop, failure):
     _print_summary(ctx.console, ctx.sweep, SweepMeta.from_dict(ctx.meta), rows, final)
     _thermal_warning(ctx, final)
     _hung_note(ctx, final)
+    _next_line(ctx, final)
     if failure is not None:
         kept = len(final)
         raise TfcnnwrapError(
@@ -523,6 +542,13 @@ def _hung_note(ctx, runs):
             "(hung_after_total in runs.jsonl)" % (_counted(len(hung), "run"), "its" if len(hung) == 1 else "their",
                                                   "its" if len(hung) == 1 else "their", "" if len(hung) == 1 else "s"),
             highlight=False)
+
+
+def _next_line(ctx, runs):
+    """What to run next: the compare that fits the sweep's GPU, once some run gave a figure."""
+    line = next_compare(ctx.sweep.path, SweepMeta.from_dict(ctx.meta)) if any(r.ok for r in runs) else None
+    if line:
+        ctx.console.print("next: " + line, markup=False, highlight=False, soft_wrap=True)  # a command, unbroken
 
 
 def _thermal_warning(ctx, runs):

@@ -113,15 +113,15 @@ def check(ctx):
 
 
 def task_argvs(ctx, argv):
-    """Every task's command of one job (``--dry-run``): on this machine from clusterplan's base port (a real
-    run takes free ports), under Slurm on the allocation's nodes."""
+    """Every task's (environment it adds, command) of one job (``--dry-run``): on this machine from
+    clusterplan's base port (a real run takes free ports), under Slurm on the allocation's nodes."""
     plan = ctx.plan
     hosts: Tuple[str, ...] = ("localhost",)
     if plan.cluster == "slurm":
         hosts = slurm.allocation().nodes
     job = clusterplan.build_plan(plan.variable_update, plan.workers, plan.ps, hosts=hosts,
                                  branch=ctx.branch)
-    return [job.argv_for(task, argv) for task in job.tasks]
+    return [(dict(task.env), job.argv_for(task, argv)) for task in job.tasks]
 
 
 # -- Slurm ---------------------------------------------------------------------------------------------
