@@ -4,6 +4,7 @@ conditions line, and the table, Markdown, CSV and JSON forms of compare's result
 import sys
 
 from tfcnnwrap import render
+from tfcnnwrap.linknote import link_notes
 
 MARK = "\u2020"  # dagger: a reference measured under other conditions
 GEOMEAN = "geomean"  # the model column of the geometric-mean row in every output form
@@ -124,6 +125,7 @@ def against_notes(comparison):
         notes.append("This sweep ran on the CPU; the references are GPUs.")
     notes += footnotes(comparison)
     notes += closest_notes(comparison) + tf_notes(comparison) + low_trust_notes(comparison.low_trust_left_out)
+    notes += link_notes(comparison.sweep)
     notes += ["Source of %s: %s" % (", ".join(names), source) for source, names in comparison.sources]
     return notes
 
