@@ -26,6 +26,17 @@ def require_matplotlib():
         ) from None
 
 
+PANEL_W = 4.6  # inches of a bar panel, its labels aside
+
+
+def fit_title(title, width_in, fontsize=12):
+    """``title`` wrapped between words to a figure ``width_in`` inches wide (bold glyphs average ~0.62 em)."""
+    import textwrap
+
+    chars = max(20, int(width_in * 72.0 / (fontsize * 0.62)))
+    return "\n".join(textwrap.wrap(title, chars, break_on_hyphens=False)) or title
+
+
 def _figure(panels, title, footnotes=()):
     """A Figure with one horizontal-bar panel per entry of ``panels``.
 
@@ -39,11 +50,12 @@ def _figure(panels, title, footnotes=()):
     nrows = int(math.ceil(len(panels) / float(ncols)))
     longest = max(len(b["label"]) for p in panels for b in p["bars"])
     label_w = 0.075 * longest + 0.3
-    axes_w, gap = 4.6, 0.35
+    axes_w, gap = PANEL_W, 0.35
     most_bars = max(len(p["bars"]) for p in panels)
     axes_h = 0.36 * most_bars + 0.2
-    head, foot, vgap = 0.75, 0.25 + 0.17 * len(footnotes), 0.95
     width = ncols * (label_w + axes_w) + (ncols - 1) * gap + 0.2
+    title = fit_title(title, width - 0.2)
+    head, foot, vgap = 0.55 + 0.22 * (title.count("\n") + 1), 0.25 + 0.17 * len(footnotes), 0.95
     height = head + nrows * axes_h + (nrows - 1) * vgap + 0.5 + foot
     fig = Figure(figsize=(width, height), dpi=110)
     grid = fig.add_gridspec(
@@ -110,7 +122,7 @@ def _draw_panel(ax, panel):
     ax.set_yticklabels([b["label"] for b in bars], fontsize=9)
     ax.set_ylim(-0.6, len(bars) - 0.4)
     ax.set_xlim(low, high)
-    ax.set_title(panel["title"], fontsize=10.5, loc="left")
+    ax.set_title(fit_title(panel["title"], PANEL_W, 10.5), fontsize=10.5, loc="left")
     ax.tick_params(axis="x", labelsize=8)
     ax.set_xlabel(panel.get("xlabel", "images/sec"), fontsize=8.5)
     for side in ("top", "right"):
@@ -245,7 +257,7 @@ def ab_figure(result):
     if not panels:
         raise UsageError("nothing to plot: neither sweep has a model yet")
     if change_bars:
-        panels.append({"title": "change against baseline %s" % base.name, "bars": change_bars, "line": 0.0,
+        panels.append({"title": "change against the baseline", "bars": change_bars, "line": 0.0,
                        "percent": True, "xlabel": "change, % (whiskers: 95% CI; * significant)"})
     names = ", ".join(c.candidate.label() for c in comparisons)
     title = "%s %s against baseline %s" % ("candidates" if several else "candidate", names, base.label())
