@@ -213,3 +213,25 @@ def test_ab_title_with_long_sweep_names_fits_its_one_panel_figure(tmp_path):
     for ax in fig.axes:
         panel_title = ax.title if ax.title.get_text() else ax._left_title
         assert panel_title.get_window_extent(renderer).x1 <= fig.bbox.width, panel_title.get_text()
+
+
+def test_scaling_panel_titles_wrap_to_their_panel():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from tfcnnwrap.plotscaling import scaling_figure
+    from tfcnnwrap.records import SummaryRow
+
+    models = ["resnet50", "resnet152", "inception3", "inception4", "vgg16", "alexnet", "googlenet", "mobilenet"]
+    rows = [SummaryRow(model="resnet50", batch_size=64, num_gpus=n, mean=176.9 * n * 0.95, runs_ok=3,
+                       speedup=0.95 * n, efficiency_pct=95.0 if n > 1 else 100.0, scaling=True) for n in (1, 2)]
+    rows += [SummaryRow(model=m, batch_size=64, num_gpus=2, mean=100.0, runs_ok=3, scaling=True)
+             for m in models[1:]]
+    fig = scaling_figure(rows)
+    keep(fig, "scaling.png")
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    efficiency = next(ax for ax in fig.axes if ax.get_title().startswith("Scaling efficiency"))
+    assert "\n" in efficiency.get_title()
+    for ax in fig.axes:
+        box = ax.title.get_window_extent(renderer)
+        assert box.x0 >= 0 and box.x1 <= fig.bbox.width, ax.get_title()

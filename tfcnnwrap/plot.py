@@ -29,11 +29,12 @@ def require_matplotlib():
 PANEL_W = 4.6  # inches of a bar panel, its labels aside
 
 
-def fit_title(title, width_in, fontsize=12):
-    """``title`` wrapped between words to a figure ``width_in`` inches wide (bold glyphs average ~0.62 em)."""
+def fit_title(title, width_in, fontsize=12, em=0.62):
+    """``title`` wrapped between words to ``width_in`` inches; ``em``: the average glyph width in ems (~0.62
+    for bold DejaVu Sans, ~0.52 for regular)."""
     import textwrap
 
-    chars = max(20, int(width_in * 72.0 / (fontsize * 0.62)))
+    chars = max(20, int(width_in * 72.0 / (fontsize * em)))
     return "\n".join(textwrap.wrap(title, chars, break_on_hyphens=False)) or title
 
 
