@@ -270,7 +270,7 @@ def _copy_times_graph(tf, count, repeats):
 
 def _bandwidth(tf, result, warnings):
     """Host<->/gpu:0 copy bandwidth in GB/s (median), or a reason why there is none."""
-    found = {"h2d_gbps": None, "d2h_gbps": None, "reason": None}
+    found = {"h2d_gbps": None, "d2h_gbps": None, "reason": None}  # type: dict
     result["bandwidth"] = found
     if result["gpus"] is None:
         found["reason"] = "TensorFlow could not list its GPUs"

@@ -16,6 +16,7 @@ into a missing directory).
 import statistics
 from datetime import datetime
 from pathlib import Path
+from typing import Dict
 
 from tfcnnwrap import gpusamples, logparse
 from tfcnnwrap.plot import _save, fit_title, require_matplotlib
@@ -116,7 +117,7 @@ def _draw_config(axes, config, runs, series):
 
     colours = colormaps["tab10"]
     step_ax = axes[0]
-    drawn = {key: [] for key, _ in GPU_PANELS}
+    drawn: Dict[str, list] = {key: [] for key, _ in GPU_PANELS}
     rates = []
     for i, (run, (steps, samples)) in enumerate(zip(runs, series)):
         colour = colours(i % 10)
