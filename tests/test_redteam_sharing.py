@@ -10,6 +10,7 @@ import pytest
 from bundledata import logged_sweep
 from conftest import assert_clean_error
 
+from tfcnnwrap import bundle as bundles
 from tfcnnwrap.bundleexport import build
 
 
@@ -36,3 +37,21 @@ def test_out_at_a_fifo_is_refused_not_replaced(cli, tmp_path, verb):
     result = cli(verb[0], sweep, *verb[1:], "--out", fifo, cwd=tmp_path)
     assert_clean_error(result, 2, str(fifo))
     assert stat.S_ISFIFO(os.lstat(str(fifo)).st_mode), "the FIFO was replaced by a file"
+
+
+# -- what a bundle holds -----------------------------------------------------------------------------------
+
+
+def test_a_gpu_name_with_control_characters_is_refused(cli, tmp_path, seed_bundle):
+    # "GeForce\x1b[2J" cleared the screen of whoever ran `verify` or `import` on it
+    content = {k: v for k, v in seed_bundle.items() if k != "id"}
+    content["conditions"] = dict(content["conditions"], gpu="GeForce RTX 2070\x1b[2J\x1b]0;pwned\x07")
+    path = tmp_path / "evil.tfcw.json.gz"
+    path.write_bytes(bundles.to_bytes(bundles.with_id(content)))
+    result = cli("verify", path, cwd=tmp_path)
+    assert result.returncode == 2, result
+    assert "\x1b" not in result.stdout + result.stderr and "\x07" not in result.stdout + result.stderr, result
+    assert "control character" in result.stdout, result
+    imported = cli("import", path, cwd=tmp_path, env={"TFCNNWRAP_DATA": str(tmp_path / "data")})
+    assert imported.returncode == 1, imported
+    assert "\x1b" not in imported.stdout + imported.stderr, imported

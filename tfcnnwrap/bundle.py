@@ -195,6 +195,8 @@ def _check_header(bundle, where):
     if not isinstance(gpu, str) or not gpu.strip() or len(gpu) > 200:
         raise BundleRefused("%s: the bundle names no GPU (conditions.gpu is empty); a result without its GPU "
                             "compares with nothing" % where)
+    if not gpu.isprintable():  # it is shown on terminals and pages: ESC in it would drive the terminal
+        raise BundleRefused("%s: not a bundle: its GPU name %s holds control characters" % (where, ascii(gpu)[:80]))
     if not isinstance(bundle["summary"], list) or not all(isinstance(r, dict) for r in bundle["summary"]):
         raise BundleRefused("%s: not a bundle: `summary` is not a list of objects" % where)
 
