@@ -3,6 +3,7 @@ regression test each. Bundles from other people are hostile: what they hold must
 control characters, crash a reader, or mean one thing to us and another to the next JSON parser."""
 
 import gzip
+import json
 import os
 import stat
 
@@ -55,3 +56,13 @@ def test_a_gpu_name_with_control_characters_is_refused(cli, tmp_path, seed_bundl
     imported = cli("import", path, cwd=tmp_path, env={"TFCNNWRAP_DATA": str(tmp_path / "data")})
     assert imported.returncode == 1, imported
     assert "\x1b" not in imported.stdout + imported.stderr, imported
+
+
+def test_an_overflowing_number_is_refused_not_a_crash(cli, tmp_path, seed_bundle):
+    # 1e999 is valid JSON syntax that Python reads as infinity; the id check then crashed with a traceback
+    text = json.dumps(seed_bundle).replace('"summary": [', '"summary": [{"mean": 1e999}, ', 1)
+    path = write_raw(tmp_path / "inf.tfcw.json.gz", text)
+    result = cli("verify", path, cwd=tmp_path)
+    assert result.returncode == 2, result
+    assert "Traceback" not in result.stdout + result.stderr and "unexpected error" not in result.stderr, result
+    assert "1e999" in result.stdout, result

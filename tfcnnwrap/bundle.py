@@ -97,6 +97,15 @@ def _refuse_constant(name):
     raise ValueError("%s is not a JSON number" % name)
 
 
+def _finite_float(text):
+    """A JSON number as a float; one too large for a float (``1e999``, read as infinity) is refused here,
+    where it can be named, not later when the id is computed."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError("%s is out of range of a number" % text[:40])
+    return value
+
+
 def read_path(path):
     """The bundle in file ``path``; BundleRefused for anything that is not a sound bundle."""
     return read_bytes(read_path_bytes(path), str(path))
@@ -132,7 +141,7 @@ def read_bytes(data, where):
         raise BundleRefused("%s: %d bytes, over the %d-byte limit of a bundle; not read" % (where, len(data), limit))
     text = _inflate(data, where, limit * INFLATE_FACTOR)
     try:
-        bundle = json.loads(text.decode("utf-8"), parse_constant=_refuse_constant)
+        bundle = json.loads(text.decode("utf-8"), parse_constant=_refuse_constant, parse_float=_finite_float)
     except (ValueError, RecursionError) as exc:
         raise BundleRefused("%s: not a bundle: its JSON is invalid (%s)" % (where, str(exc)[:120])) from None
     check_shape(bundle, where)
