@@ -66,3 +66,17 @@ def test_an_overflowing_number_is_refused_not_a_crash(cli, tmp_path, seed_bundle
     assert result.returncode == 2, result
     assert "Traceback" not in result.stdout + result.stderr and "unexpected error" not in result.stderr, result
     assert "1e999" in result.stdout, result
+
+
+def test_a_duplicate_key_is_refused(cli, tmp_path, seed_bundle):
+    # {"images_per_sec": 999.0, "images_per_sec": 176.93}: we read the last, a first-wins reader of the stored
+    # file the first; the bundle verified and was imported byte for byte
+    text = json.dumps(seed_bundle)
+    at = text.index('"images_per_sec"')
+    path = write_raw(tmp_path / "dup.tfcw.json.gz", text[:at] + '"images_per_sec": 999.0, ' + text[at:])
+    result = cli("verify", path, cwd=tmp_path)
+    assert result.returncode == 2, result
+    assert "images_per_sec" in result.stdout and "twice" in result.stdout, result
+    imported = cli("import", path, cwd=tmp_path, env={"TFCNNWRAP_DATA": str(tmp_path / "data")})
+    assert imported.returncode == 1, imported
+    assert not list((tmp_path / "data" / "bundles").glob("*.gz")), "a refused bundle was stored"

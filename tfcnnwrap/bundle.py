@@ -106,6 +106,17 @@ def _finite_float(text):
     return value
 
 
+def _unique_keys(pairs):
+    """An object whose keys are all different: with a key twice, we would read the last value and another
+    parser of the same file the first, so the bundle would say two things."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise ValueError("the key %r is there twice" % twice[:40])
+    return obj
+
+
 def read_path(path):
     """The bundle in file ``path``; BundleRefused for anything that is not a sound bundle."""
     return read_bytes(read_path_bytes(path), str(path))
@@ -141,7 +152,8 @@ def read_bytes(data, where):
         raise BundleRefused("%s: %d bytes, over the %d-byte limit of a bundle; not read" % (where, len(data), limit))
     text = _inflate(data, where, limit * INFLATE_FACTOR)
     try:
-        bundle = json.loads(text.decode("utf-8"), parse_constant=_refuse_constant, parse_float=_finite_float)
+        bundle = json.loads(text.decode("utf-8"), parse_constant=_refuse_constant, parse_float=_finite_float,
+                            object_pairs_hook=_unique_keys)
     except (ValueError, RecursionError) as exc:
         raise BundleRefused("%s: not a bundle: its JSON is invalid (%s)" % (where, str(exc)[:120])) from None
     check_shape(bundle, where)
