@@ -80,3 +80,19 @@ def test_a_duplicate_key_is_refused(cli, tmp_path, seed_bundle):
     imported = cli("import", path, cwd=tmp_path, env={"TFCNNWRAP_DATA": str(tmp_path / "data")})
     assert imported.returncode == 1, imported
     assert not list((tmp_path / "data" / "bundles").glob("*.gz")), "a refused bundle was stored"
+
+
+def test_findings_show_control_characters_of_the_bundle_never_send_them(cli, tmp_path, seed_bundle):
+    # a run's model or log name is the bundle's text: verify and import quoted it raw in their findings
+    content = {k: v for k, v in seed_bundle.items() if k != "id"}
+    runs = content["runs"]
+    content["runs"] = [dict(runs[0], model="resnet50\x1b[2J\x1b]0;pwned\x07"), dict(runs[1], log="x\x1b[5m")]
+    path = tmp_path / "evil.tfcw.json.gz"
+    path.write_bytes(bundles.to_bytes(bundles.with_id(content)))
+    result = cli("verify", path, cwd=tmp_path)
+    assert result.returncode == 1, result
+    assert "\\x1b[2J" in result.stdout, result
+    assert "\x1b" not in result.stdout + result.stderr and "\x07" not in result.stdout + result.stderr, result
+    imported = cli("import", path, cwd=tmp_path, env={"TFCNNWRAP_DATA": str(tmp_path / "data")})
+    assert imported.returncode == 1 and "not verified" in imported.stderr, imported
+    assert "\x1b" not in imported.stdout + imported.stderr, imported
