@@ -96,3 +96,25 @@ def test_findings_show_control_characters_of_the_bundle_never_send_them(cli, tmp
     imported = cli("import", path, cwd=tmp_path, env={"TFCNNWRAP_DATA": str(tmp_path / "data")})
     assert imported.returncode == 1 and "not verified" in imported.stderr, imported
     assert "\x1b" not in imported.stdout + imported.stderr, imported
+
+
+def test_a_json_bomb_is_refused_before_it_is_parsed(cli, tmp_path, seed_bundle):
+    # a 60 KB bundle of '{},{},...' took 1.6 GB of memory to parse; at the size limit one took the machine's
+    content = {k: v for k, v in seed_bundle.items() if k != "id"}
+    content["summary"] = [{} for _ in range(20000)] + content["summary"]
+    path = tmp_path / "bomb.tfcw.json.gz"
+    path.write_bytes(bundles.to_bytes(bundles.with_id(content)))
+    assert path.stat().st_size < 10000
+    env = {"TFCNNWRAP_MAX_BUNDLE_BYTES": "100000", "TFCNNWRAP_DATA": str(tmp_path / "data")}
+    result = cli("verify", path, cwd=tmp_path, env=env)
+    assert result.returncode == 2, result
+    assert "values" in result.stdout and "limit" in result.stdout, result
+    imported = cli("import", path, cwd=tmp_path, env=env)
+    assert imported.returncode == 1 and "values" in imported.stderr, imported
+
+
+def test_a_bundle_of_many_runs_with_logs_is_not_taken_for_a_bomb(cli, tmp_path, seed_bundle):
+    path = tmp_path / "seed.tfcw.json.gz"
+    path.write_bytes(bundles.to_bytes(seed_bundle))
+    result = cli("verify", path, cwd=tmp_path, env={"TFCNNWRAP_MAX_BUNDLE_BYTES": "100000"})
+    assert result.returncode == 0, result

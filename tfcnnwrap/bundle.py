@@ -27,6 +27,9 @@ SUFFIX = ".tfcw.json.gz"
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 ENV_MAX_BYTES = "TFCNNWRAP_MAX_BUNDLE_BYTES"  # tests lower the limit; never raised past the default
 INFLATE_FACTOR = 8  # JSON text may be at most this many times the compressed limit
+# Python holds each JSON value in some 50-100 bytes: 512 MiB of '{},{},...' (a 500 KB file) would take 15 GB.
+# A real bundle's text is mostly log text, a few values per hundred bytes; this bounds the values to parse.
+BYTES_PER_VALUE = 8
 KEYS = ("format", "id", "tool_version", "created_at", "conditions", "runs", "summary", "logs")
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -151,6 +154,7 @@ def read_bytes(data, where):
     if len(data) > limit:
         raise BundleRefused("%s: %d bytes, over the %d-byte limit of a bundle; not read" % (where, len(data), limit))
     text = _inflate(data, where, limit * INFLATE_FACTOR)
+    _check_values(text, where, limit // BYTES_PER_VALUE)
     try:
         bundle = json.loads(text.decode("utf-8"), parse_constant=_refuse_constant, parse_float=_finite_float,
                             object_pairs_hook=_unique_keys)
@@ -172,6 +176,20 @@ def _inflate(data, where, limit):
     if len(text) > limit:
         raise BundleRefused("%s: inflates past %d bytes, over the limit of a bundle; not read" % (where, limit))
     return text
+
+
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+
+
+def _check_values(text, where, most):
+    """BundleRefused when the JSON ``text`` holds more than ``most`` values (counted by the commas, brackets and
+    braces outside its strings), before the parser makes an object of each."""
+    def count(skeleton):
+        return skeleton.count(b",") + skeleton.count(b"[") + skeleton.count(b"{")
+
+    if count(text) <= most or count(_STRING.sub(b"", text)) <= most:  # the quick count includes the strings'
+        return
+    raise BundleRefused("%s: holds more than %d JSON values, over the limit of a bundle; not parsed" % (where, most))
 
 
 def _number(value):
