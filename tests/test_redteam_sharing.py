@@ -5,6 +5,7 @@ control characters, crash a reader, or mean one thing to us and another to the n
 import gzip
 import json
 import os
+import re
 import stat
 
 import pytest
@@ -118,3 +119,21 @@ def test_a_bundle_of_many_runs_with_logs_is_not_taken_for_a_bomb(cli, tmp_path, 
     path.write_bytes(bundles.to_bytes(seed_bundle))
     result = cli("verify", path, cwd=tmp_path, env={"TFCNNWRAP_MAX_BUNDLE_BYTES": "100000"})
     assert result.returncode == 0, result
+
+
+@pytest.mark.parametrize("tamper", ["overflow", "duplicate"])
+def test_site_reads_a_bundle_as_strictly_as_verify(cli, tmp_path, seed_bundle, tamper):
+    # site had a reader of its own: 1e999 images/sec was shown as "nan", a key twice read as its last value
+    text = json.dumps(seed_bundle)
+    at = text.index('"images_per_sec"')
+    text = (text.replace("176.93", "1e999") if tamper == "overflow"
+            else text[:at] + '"images_per_sec": 999.0, ' + text[at:])
+    good = tmp_path / "in" / bundles.file_name(seed_bundle)
+    good.parent.mkdir()
+    good.write_bytes(bundles.to_bytes(seed_bundle))
+    bad = write_raw(tmp_path / "in" / "bad.tfcw.json.gz", text)
+    result = cli("site", good, bad, "--out", tmp_path / "site", cwd=tmp_path)
+    assert result.returncode == 1, result
+    assert "bad.tfcw.json.gz" in result.stderr and "Traceback" not in result.stderr, result
+    pages = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "site").rglob("*.html"))
+    assert not re.search(r"\bnan\b", pages, re.IGNORECASE) and "999.0" not in pages

@@ -153,15 +153,21 @@ def read_bytes(data, where):
     limit = max_bytes()
     if len(data) > limit:
         raise BundleRefused("%s: %d bytes, over the %d-byte limit of a bundle; not read" % (where, len(data), limit))
-    text = _inflate(data, where, limit * INFLATE_FACTOR)
-    _check_values(text, where, limit // BYTES_PER_VALUE)
-    try:
-        bundle = json.loads(text.decode("utf-8"), parse_constant=_refuse_constant, parse_float=_finite_float,
-                            object_pairs_hook=_unique_keys)
-    except (ValueError, RecursionError) as exc:
-        raise BundleRefused("%s: not a bundle: its JSON is invalid (%s)" % (where, str(exc)[:120])) from None
+    bundle = parse_json(_inflate(data, where, limit * INFLATE_FACTOR), where)
     check_shape(bundle, where)
     return bundle
+
+
+def parse_json(text, where):
+    """The value of the JSON ``text`` (bytes) of a bundle, parsed strictly: no NaN/Infinity or number out of a
+    float's range, no key twice, at most max_bytes/8 values; BundleRefused otherwise. Every reader of a
+    bundle's text parses it here (verify, import, pull, site)."""
+    _check_values(text, where, max_bytes() // BYTES_PER_VALUE)
+    try:
+        return json.loads(text.decode("utf-8"), parse_constant=_refuse_constant, parse_float=_finite_float,
+                          object_pairs_hook=_unique_keys)
+    except (ValueError, RecursionError) as exc:
+        raise BundleRefused("%s: not a bundle: its JSON is invalid (%s)" % (where, str(exc)[:120])) from None
 
 
 def _inflate(data, where, limit):
