@@ -137,3 +137,17 @@ def test_site_reads_a_bundle_as_strictly_as_verify(cli, tmp_path, seed_bundle, t
     assert "bad.tfcw.json.gz" in result.stderr and "Traceback" not in result.stderr, result
     pages = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "site").rglob("*.html"))
     assert not re.search(r"\bnan\b", pages, re.IGNORECASE) and "999.0" not in pages
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+def test_export_skips_a_log_that_is_not_a_regular_file(cli, tmp_path):
+    # a FIFO where a run's log should be: export waited for a writer for ever
+    sweep = logged_sweep(tmp_path / "s", values={"resnet50": 176.93})
+    log = sorted((sweep / "logs").iterdir())[0]
+    log.unlink()
+    os.mkfifo(str(log))
+    out = tmp_path / "b.tfcw.json.gz"
+    result = cli("export", sweep, "--out", out, cwd=tmp_path, timeout=60)
+    assert result.returncode == 0, result
+    bundle = bundles.read_path(out)
+    assert len(bundle["logs"]) == 2 and not any(log.name in name for name in bundle["logs"]), bundle["logs"].keys()
