@@ -151,3 +151,15 @@ def test_export_skips_a_log_that_is_not_a_regular_file(cli, tmp_path):
     assert result.returncode == 0, result
     bundle = bundles.read_path(out)
     assert len(bundle["logs"]) == 2 and not any(log.name in name for name in bundle["logs"]), bundle["logs"].keys()
+
+
+def test_a_run_status_outside_the_contract_is_refused(cli, tmp_path, seed_bundle):
+    # "banana" is no status; with no log to check against, the bundle was reported verified
+    content = {k: v for k, v in seed_bundle.items() if k != "id"}
+    content["runs"] = content["runs"] + [dict(content["runs"][0], run=4, status="banana", images_per_sec=None,
+                                              log=None)]
+    path = tmp_path / "odd.tfcw.json.gz"
+    path.write_bytes(bundles.to_bytes(bundles.with_id(content)))
+    result = cli("verify", path, cwd=tmp_path)
+    assert result.returncode == 2, result
+    assert "banana" in result.stdout and "status" in result.stdout, result

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from tfcnnwrap import __version__
 from tfcnnwrap.errors import TfcnnwrapError
+from tfcnnwrap.records import Status
 
 FORMAT = 1  # the bundle format this tfcnnwrap writes, and the newest it reads
 SUFFIX = ".tfcw.json.gz"
@@ -35,6 +36,7 @@ KEYS = ("format", "id", "tool_version", "created_at", "conditions", "runs", "sum
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _LOG_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,199}$")
 MAX_RUNS = 100000
+_STATUSES = frozenset(status.value for status in Status)  # a run's status is one of the contract's
 
 
 class BundleRefused(TfcnnwrapError):
@@ -258,6 +260,9 @@ def _check_runs(runs, where):
         if not ok:
             raise BundleRefused("%s: not a bundle: run %d lacks a text model and status, whole-number batch_size, "
                                 "run and num_gpus, or a numeric images_per_sec" % (where, i))
+        if run["status"] not in _STATUSES:
+            raise BundleRefused("%s: not a bundle: run %d has status %s, not one of %s"
+                                % (where, i, ascii(run["status"][:40]), ", ".join(sorted(_STATUSES))))
 
 
 def _check_logs(logs, where):
