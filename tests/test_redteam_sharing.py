@@ -163,3 +163,26 @@ def test_a_run_status_outside_the_contract_is_refused(cli, tmp_path, seed_bundle
     result = cli("verify", path, cwd=tmp_path)
     assert result.returncode == 2, result
     assert "banana" in result.stdout and "status" in result.stdout, result
+
+
+def test_a_second_pull_of_one_url_into_one_library_says_a_pull_is_running(cli, tmp_path):
+    # three pulls at once: two failed on git's shallow.lock, reported as "check the URL, your access and your
+    # network"; the pull cache is now locked for the whole pull (here the test holds the lock)
+    import subprocess
+
+    from tfcnnwrap import gitremote
+    from tfcnnwrap.filelock import FileLock
+    from tfcnnwrap.library import Library
+    from tfcnnwrap.share import cache_path
+
+    bare = tmp_path / "results.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    library = Library(tmp_path / "data")
+    path = cache_path(library, gitremote.normalise_repo_url(str(bare), flag="GIT_URL"))
+    library.close()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(path.parent / (path.name + ".lock")):
+        result = cli("pull", bare, cwd=tmp_path, env={"TFCNNWRAP_DATA": str(tmp_path / "data")})
+    assert_clean_error(result, 2, "another tfcnnwrap pull", "wait for it")
+    again = cli("pull", bare, cwd=tmp_path, env={"TFCNNWRAP_DATA": str(tmp_path / "data")})
+    assert again.returncode == 0, again
