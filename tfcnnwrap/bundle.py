@@ -21,17 +21,22 @@ from pathlib import Path
 
 from tfcnnwrap import __version__
 from tfcnnwrap.errors import TfcnnwrapError
+from tfcnnwrap.records import Status
 
 FORMAT = 1  # the bundle format this tfcnnwrap writes, and the newest it reads
 SUFFIX = ".tfcw.json.gz"
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 ENV_MAX_BYTES = "TFCNNWRAP_MAX_BUNDLE_BYTES"  # tests lower the limit; never raised past the default
 INFLATE_FACTOR = 8  # JSON text may be at most this many times the compressed limit
+# Python holds each JSON value in some 50-100 bytes: 512 MiB of '{},{},...' (a 500 KB file) would take 15 GB.
+# A real bundle's text is mostly log text, a few values per hundred bytes; this bounds the values to parse.
+BYTES_PER_VALUE = 8
 KEYS = ("format", "id", "tool_version", "created_at", "conditions", "runs", "summary", "logs")
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _LOG_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,199}$")
 MAX_RUNS = 100000
+_STATUSES = frozenset(status.value for status in Status)  # a run's status is one of the contract's
 
 
 class BundleRefused(TfcnnwrapError):
@@ -97,6 +102,26 @@ def _refuse_constant(name):
     raise ValueError("%s is not a JSON number" % name)
 
 
+def _finite_float(text):
+    """A JSON number as a float; one too large for a float (``1e999``, read as infinity) is refused here,
+    where it can be named, not later when the id is computed."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError("%s is out of range of a number" % text[:40])
+    return value
+
+
+def _unique_keys(pairs):
+    """An object whose keys are all different: with a key twice, we would read the last value and another
+    parser of the same file the first, so the bundle would say two things."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise ValueError("the key %r is there twice" % twice[:40])
+    return obj
+
+
 def read_path(path):
     """The bundle in file ``path``; BundleRefused for anything that is not a sound bundle."""
     return read_bytes(read_path_bytes(path), str(path))
@@ -130,13 +155,21 @@ def read_bytes(data, where):
     limit = max_bytes()
     if len(data) > limit:
         raise BundleRefused("%s: %d bytes, over the %d-byte limit of a bundle; not read" % (where, len(data), limit))
-    text = _inflate(data, where, limit * INFLATE_FACTOR)
-    try:
-        bundle = json.loads(text.decode("utf-8"), parse_constant=_refuse_constant)
-    except (ValueError, RecursionError) as exc:
-        raise BundleRefused("%s: not a bundle: its JSON is invalid (%s)" % (where, str(exc)[:120])) from None
+    bundle = parse_json(_inflate(data, where, limit * INFLATE_FACTOR), where)
     check_shape(bundle, where)
     return bundle
+
+
+def parse_json(text, where):
+    """The value of the JSON ``text`` (bytes) of a bundle, parsed strictly: no NaN/Infinity or number out of a
+    float's range, no key twice, at most max_bytes/8 values; BundleRefused otherwise. Every reader of a
+    bundle's text parses it here (verify, import, pull, site)."""
+    _check_values(text, where, max_bytes() // BYTES_PER_VALUE)
+    try:
+        return json.loads(text.decode("utf-8"), parse_constant=_refuse_constant, parse_float=_finite_float,
+                          object_pairs_hook=_unique_keys)
+    except (ValueError, RecursionError) as exc:
+        raise BundleRefused("%s: not a bundle: its JSON is invalid (%s)" % (where, str(exc)[:120])) from None
 
 
 def _inflate(data, where, limit):
@@ -151,6 +184,20 @@ def _inflate(data, where, limit):
     if len(text) > limit:
         raise BundleRefused("%s: inflates past %d bytes, over the limit of a bundle; not read" % (where, limit))
     return text
+
+
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+
+
+def _check_values(text, where, most):
+    """BundleRefused when the JSON ``text`` holds more than ``most`` values (counted by the commas, brackets and
+    braces outside its strings), before the parser makes an object of each."""
+    def count(skeleton):
+        return skeleton.count(b",") + skeleton.count(b"[") + skeleton.count(b"{")
+
+    if count(text) <= most or count(_STRING.sub(b"", text)) <= most:  # the quick count includes the strings'
+        return
+    raise BundleRefused("%s: holds more than %d JSON values, over the limit of a bundle; not parsed" % (where, most))
 
 
 def _number(value):
@@ -195,6 +242,8 @@ def _check_header(bundle, where):
     if not isinstance(gpu, str) or not gpu.strip() or len(gpu) > 200:
         raise BundleRefused("%s: the bundle names no GPU (conditions.gpu is empty); a result without its GPU "
                             "compares with nothing" % where)
+    if not gpu.isprintable():  # it is shown on terminals and pages: ESC in it would drive the terminal
+        raise BundleRefused("%s: not a bundle: its GPU name %s holds control characters" % (where, ascii(gpu)[:80]))
     if not isinstance(bundle["summary"], list) or not all(isinstance(r, dict) for r in bundle["summary"]):
         raise BundleRefused("%s: not a bundle: `summary` is not a list of objects" % where)
 
@@ -211,6 +260,9 @@ def _check_runs(runs, where):
         if not ok:
             raise BundleRefused("%s: not a bundle: run %d lacks a text model and status, whole-number batch_size, "
                                 "run and num_gpus, or a numeric images_per_sec" % (where, i))
+        if run["status"] not in _STATUSES:
+            raise BundleRefused("%s: not a bundle: run %d has status %s, not one of %s"
+                                % (where, i, ascii(run["status"][:40]), ", ".join(sorted(_STATUSES))))
 
 
 def _check_logs(logs, where):

@@ -137,7 +137,10 @@ def verify(bundle):
             break
     findings.extend(_summary_findings(bundle))
     if findings:
-        return Verdict(FAILED, tuple(findings[:_MAX_FINDINGS]))
+        # they quote the bundle's own text (model, status, log name, its logs' header): shown, never obeyed
+        from tfcnnwrap.render import safe_text
+
+        return Verdict(FAILED, tuple(safe_text(f) for f in findings[:_MAX_FINDINGS]))
     if logs is None:
         return Verdict(UNVERIFIED, ("exported with --no-logs: there is nothing to check its figures against",))
     return Verdict(VERIFIED, ())

@@ -8,6 +8,7 @@ name; the hashes are of the redacted text, which is what the bundle holds.
 """
 
 import getpass
+import os
 import re
 import socket
 import sys
@@ -85,6 +86,28 @@ def _log_name(relpath):
     return name.replace("..", "_")[:200]
 
 
+def _regular_file_bytes(path):
+    """The bytes of ``path`` when it is a regular file, else None: a link is never followed, and a FIFO or
+    device would block or never end. Bounded: a log larger than a bundle can carry is refused."""
+    import stat
+
+    try:
+        info = os.lstat(str(path))
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    limit = bundles.max_bytes() * bundles.INFLATE_FACTOR
+    if info.st_size > limit:
+        raise UsageError("%s is %d bytes, more than a bundle can hold (%d); export with --no-logs"
+                         % (path, info.st_size, limit))
+    try:
+        with open(str(path), "rb") as fh:
+            return fh.read(limit)
+    except OSError:
+        return None
+
+
 def _read_logs(sweep, runs, redact):
     """{bundle log name: (relpath, redacted text)} of every run's log that is on disk."""
     logs = {}
@@ -92,11 +115,8 @@ def _read_logs(sweep, runs, redact):
         if not run.log:
             continue
         path = sweep.dir.inside(run.log)  # None: the record points out of the sweep; never followed
-        if path is None or path.is_symlink():
-            continue
-        try:
-            data = path.read_bytes()
-        except OSError:
+        data = None if path is None else _regular_file_bytes(path)
+        if data is None:
             continue
         logs[_log_name(run.log)] = (run.log, redact.text(data.decode("utf-8", "replace")))
     return logs

@@ -20,6 +20,9 @@ def check_out(out: Optional[str]) -> Optional[Path]:
         raise UsageError("--out %s is a directory; give a file such as %s" % (out, path / "report.html"))
     if not path.parent.is_dir():
         raise UsageError("--out %s: the directory %s does not exist; create it first" % (out, path.parent))
+    from tfcnnwrap.safefs import refuse_special
+
+    refuse_special(path)  # before any work, not after it
     return path
 
 def emit(text: str, out: Optional[Path]) -> None:

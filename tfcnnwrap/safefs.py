@@ -75,13 +75,28 @@ def open_existing_rw(path):
     return os.fdopen(fd, "r+b")
 
 
+def refuse_special(path):
+    """UsageError when ``path`` is a device, FIFO or socket: renaming over it would replace the node itself
+    (as root, ``--out /dev/null`` turned the device into a regular file)."""
+    import stat
+
+    try:
+        mode = os.lstat(str(path)).st_mode
+    except OSError:
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode) or stat.S_ISDIR(mode)):
+        raise UsageError("%s is a device, FIFO or socket, not a file; give the name of a file to write" % path)
+
+
 def atomic_write(path, data, fsync=True):
     """Replace ``path`` with ``data`` (bytes or str) all at once: a reader sees the old file or the new one.
 
     The temporary file is made by ``tempfile.mkstemp`` (``O_EXCL``, ``O_NOFOLLOW``, a random name), so no
-    planted ``*.tmp`` link can redirect the write; ``os.replace`` then renames over the name itself.
+    planted ``*.tmp`` link can redirect the write; ``os.replace`` then renames over the name itself, which
+    must not be a device, FIFO or socket.
     """
     path = Path(path)
+    refuse_special(path)
     if isinstance(data, str):
         data = data.encode("utf-8")
     fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=str(path.parent))

@@ -202,9 +202,28 @@ def tree_entries(listing):
     return out
 
 
+def cache_path(library, url):
+    return library.root / REMOTES / hashlib.sha256(url.encode("utf-8")).hexdigest()[:24]
+
+
+def _cache_lock(library, url):
+    """The lock of ``url``'s pull cache, held for the whole pull: two pulls fetching into one cache at once
+    made git fail on its shallow.lock, reported as a network error."""
+    from tfcnnwrap.filelock import FileLock
+
+    path = cache_path(library, url)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SetupError("cannot make the pull cache %s (%s)" % (path.parent, exc.strerror or exc)) from None
+    return FileLock(path.parent / (path.name + ".lock"),
+                    busy_message="another tfcnnwrap pull of %s into %s is running; wait for it to finish and "
+                                 "pull again" % (url, library.root)).acquire()
+
+
 def _cache_repo(library, url):
     git = gitremote.import_git()
-    path = library.root / REMOTES / hashlib.sha256(url.encode("utf-8")).hexdigest()[:24]
+    path = cache_path(library, url)
     if (path / "HEAD").is_file():
         try:
             return git.Repo(str(path))
@@ -252,7 +271,17 @@ def pull(url, branch=None, out=sys.stdout, err=sys.stderr):
     if branch:
         gitremote.validate_branch_name(branch)
     library = Library()
-    repo = _cache_repo(library, url)
+    try:
+        lock = _cache_lock(library, url)
+    except TfcnnwrapError:
+        library.close()
+        raise
+    try:
+        repo = _cache_repo(library, url)
+    except TfcnnwrapError:
+        lock.release()
+        library.close()
+        raise
     counts = {"imported": 0, "present": 0, "refused": 0}
     try:
         tip = fetch_tip(repo, url, branch)
@@ -273,6 +302,7 @@ def pull(url, branch=None, out=sys.stdout, err=sys.stderr):
     finally:
         repo.close()
         library.close()
+        lock.release()
     return counts, tip
 
 
