@@ -116,8 +116,8 @@ def _unique_keys(pairs):
     parser of the same file the first, so the bundle would say two things."""
     obj = dict(pairs)
     if len(obj) != len(pairs):
-        seen = set()
-        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
+        keys = [k for k, _ in pairs]
+        twice = next(k for i, k in enumerate(keys) if k in keys[:i])
         raise ValueError("the key %r is there twice" % twice[:40])
     return obj
 
