@@ -34,6 +34,7 @@ HANDLERS = {
     "library": "tfcnnwrap.library:cmd_library",
     "publish": "tfcnnwrap.share:cmd_publish",
     "pull": "tfcnnwrap.share:cmd_pull",
+    "completion": "tfcnnwrap.completion:cmd_completion",
 }
 
 
@@ -444,8 +445,22 @@ def _add_pull(verbs, parent):
     p.add_argument("--branch", metavar="B", type=_text, help="default: the repository's default branch")
 
 
+def _add_completion(verbs, parent):
+    p = _add_verb(
+        verbs, parent, "completion",
+        help="print the shell completion script (bash, zsh or fish)",
+        description="Prints the completion script for your shell; load it once per shell session or save it "
+        "where your shell reads completions (docs/usage.md).",
+        examples=["bash > ~/.local/share/bash-completion/completions/tfcnnwrap",
+                  "zsh > ~/.zfunc/_tfcnnwrap", "fish > ~/.config/fish/completions/tfcnnwrap.fish"],
+    )
+    # the shell names live here, not in completion.py, so that --help never imports shtab
+    p.add_argument("shell", choices=("bash", "zsh", "fish"), help="bash, zsh or fish")
+
+
 VERB_BUILDERS = (_add_setup, _add_sweep, _add_report, _add_compare, _add_references, _add_parse, _add_doctor,
-                 _add_export, _add_verify, _add_import, _add_library, _add_publish, _add_pull)
+                 _add_export, _add_verify, _add_import, _add_library, _add_publish, _add_pull,
+                 _add_completion)
 
 
 class _VersionAction(argparse.Action):
