@@ -116,7 +116,8 @@ def _add_python(p, what):
         metavar="PY",
         type=_text,
         help="interpreter that has TensorFlow, e.g. C:\\Anaconda3\\envs\\tf112\\python.exe "
-        "(default: $TFCNNWRAP_PYTHON, else the last setup's, else the one running tfcnnwrap); %s" % what,
+        "(default: $TFCNNWRAP_PYTHON, else the config file's, else the last setup's, else the one running "
+        "tfcnnwrap); %s" % what,
     )
 
 
@@ -125,7 +126,8 @@ def _add_vendor_dir(p):
         "--vendor-dir",
         metavar="DIR",
         type=_text,
-        help="where setup keeps the tensorflow/benchmarks checkout (default: $TFCNNWRAP_VENDOR_DIR, else ./vendor)",
+        help="where setup keeps the tensorflow/benchmarks checkout (default: $TFCNNWRAP_VENDOR_DIR, else the "
+        "config file's, else ./vendor)",
     )
 
 
