@@ -39,11 +39,14 @@ class RunOutcome:
 class Pump:
     """Copies the child's output to the log and the parser until the pipe closes."""
 
-    def __init__(self, stream, log, parser, on_step):
+    def __init__(self, stream, log, parser, on_step, on_stage=None):
         self.stream = stream
         self.log = log
         self.parser = parser
         self.on_step = on_step
+        # on_stage(stage): the run's stage (logparse.STAGES) each time the parser moves it on
+        self.on_stage = on_stage
+        self.stage = None
         self.log_bytes = 0
         self.reader = None
 
@@ -53,8 +56,15 @@ class Pump:
             self.log.flush()
             self.log_bytes += len(chunk)
         step = self.parser.feed_bytes(chunk, final=final)
+        self.stage_changed()
         if step is not None and self.on_step is not None:
             self.on_step(step)
+
+    def stage_changed(self):
+        stage = getattr(self.parser, "stage", None)
+        if self.on_stage is not None and stage != self.stage:
+            self.stage = stage
+            self.on_stage(stage)
 
     def run(self):
         while True:
@@ -82,6 +92,7 @@ def run_benchmark(
     timeout_s: Optional[float] = None,
     on_step: Optional[Callable] = None,
     stops=None,
+    on_stage: Optional[Callable] = None,
 ) -> RunOutcome:
     """Run one benchmark command to the end (or the timeout, or a stop request) and classify it."""
     parser = LogParser()
@@ -90,7 +101,8 @@ def run_benchmark(
     with safefs.create_replacing(log_path) as log, ProcessGroup(  # a planted link is replaced, never followed
         argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
     ) as group:
-        pump = Pump(group.stdout, log, parser, on_step)
+        pump = Pump(group.stdout, log, parser, on_step, on_stage)
+        pump.stage_changed()  # "starting TensorFlow" from the moment the process runs
         output_ended = threading.Event()
         timer = _start_timer(group, timeout_s, timed_out)
         threading.Thread(target=_end_lingering_output, args=(group, output_ended), daemon=True).start()

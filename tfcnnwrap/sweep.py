@@ -382,6 +382,7 @@ def _run_sweep(ctx):
     ctx.stops = _install_signal_handlers()
     stop, failure, started = None, None, []
     display.start(len(todo), header)
+    display.expect([(spec.model, spec.batch_size, spec.num_gpus) for spec in todo])  # per-model time left
     try:
         stop = _run_loop(ctx, display, schedule, started)
     except KeyboardInterrupt:
@@ -499,7 +500,7 @@ def _run_one(ctx, display, index, spec):
     started_at, sampler = start_run(ctx, display, index, spec)
     try:
         outcome = run_benchmark(argv, ctx.script.parent, ctx.env, sweep.path / rel_log, timeout_s=plan.timeout_s,
-                                on_step=display.step, stops=ctx.stops)
+                                on_step=display.step, stops=ctx.stops, on_stage=getattr(display, "stage", None))
     except OSError as exc:
         raise _run_failed(ctx, spec, exc) from None
     finally:
