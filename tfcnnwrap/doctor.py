@@ -215,15 +215,12 @@ def _gpu_row(report):
             return _row("GPUs TensorFlow sees", INFO, "-", "needs TensorFlow")
         return _row("GPUs TensorFlow sees", WARN, "cannot tell", "this TensorFlow could not list its devices")
     if smi_names:
-        parsed = _parsed(report["tensorflow_version"])
-        hint = (
-            "nvidia-smi sees %s but TensorFlow does not: install a GPU build with the CUDA/cuDNN it wants"
-            % ", ".join(smi_names)
-        )
-        if os.name == "nt" and parsed and parsed >= (2, 11):
-            hint += " (TensorFlow 2.10 is the last with GPU support on native Windows; use WSL2 or 2.10)"
-        elif parsed and parsed >= (2, 14):
-            hint += " (%s)" % _install(report, '"tensorflow[and-cuda]"')
+        from tfcnnwrap.gpusetup import install_hint
+
+        fix = install_hint(_parsed(report["tensorflow_version"]), report["tensorflow_distribution"],
+                           report["python"], os.name == "nt", report["is_cuda_build"], report["cuda_version"],
+                           report["cudnn_version"])
+        hint = "nvidia-smi sees %s but TensorFlow does not: %s" % (", ".join(smi_names), fix)
         return _row("GPUs TensorFlow sees", FAIL, "none", hint)
     return _row("GPUs TensorFlow sees", WARN, "none", "sweeps run on the CPU (--device cpu); no GPU to benchmark")
 
