@@ -207,7 +207,7 @@ def test_a_stage_never_goes_back_and_a_log_without_markers_goes_straight_to_time
 
 
 @pytest.mark.slow
-def test_the_runner_reports_each_stage_of_a_real_process_once(tmp_path):
+def test_the_runner_reports_each_change_of_stage_of_a_real_process_once(tmp_path):
     from tfcnnwrap.runner import run_benchmark
 
     seen = []
@@ -215,7 +215,10 @@ def test_the_runner_reports_each_stage_of_a_real_process_once(tmp_path):
     outcome = run_benchmark(argv, tmp_path, dict(os.environ), tmp_path / "run.log", timeout_s=60,
                             on_stage=seen.append)
     assert outcome.status == "ok"
-    assert seen == STAGES_IN_ORDER
+    # each change once, in order, from the moment it runs to its total; stages that came out in the same
+    # chunk of output are passed over (the parser's own test sees every one)
+    assert seen[0] == logparse.STAGE_STARTING and seen[-1] == logparse.STAGE_FINISHING
+    assert seen == sorted(set(seen), key=STAGES_IN_ORDER.index), seen
 
 
 # --- on a real terminal ----------------------------------------------------------------------------------------
