@@ -67,7 +67,10 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports errors as one line naming the fix, with exit code 2."""
 
     def error(self, message):
-        self.exit(EXIT_USAGE, "%s: error: %s (see `%s --help`)\n" % (self.prog, message, self.prog))
+        from tfcnnwrap import prose  # wrapped between words on a terminal, one line elsewhere
+
+        prose.write("%s: error: %s (see `%s --help`)" % (self.prog, message, self.prog))
+        sys.exit(EXIT_USAGE)
 
 
 def _text(value):
@@ -543,7 +546,9 @@ def main(argv=None):
         handler = getattr(importlib.import_module(module_name), func_name)
         return int(handler(args) or 0)
     except TfcnnwrapError as exc:
-        sys.stderr.write("tfcnnwrap %s: error: %s\n" % (args.verb, exc.message))
+        from tfcnnwrap import prose  # wrapped between words on a terminal, one line elsewhere
+
+        prose.write("tfcnnwrap %s: error: %s" % (args.verb, exc.message))
         return exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("tfcnnwrap %s: interrupted\n" % args.verb)

@@ -180,7 +180,9 @@ def _regression_exit(result, pct):
     found = regressions(result, pct)
     if not found:
         return 0
-    sys.stderr.write("tfcnnwrap compare: %s\n" % regression_text(found, pct, result.several))
+    from tfcnnwrap import prose
+
+    prose.write("tfcnnwrap compare: %s" % regression_text(found, pct, result.several), sys.stderr)
     return 1
 
 

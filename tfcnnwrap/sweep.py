@@ -273,8 +273,17 @@ def _check_cluster(ctx):
 
 
 def _warn(ctx, warning):
+    """One warning: wrapped between words to a terminal's width (a number kept with its unit), else one line."""
     if warning:
-        ctx.warn_console.print("[yellow]warning:[/] " + warning, highlight=False)
+        from rich.text import Text
+
+        from tfcnnwrap.prose import fill
+
+        con = ctx.warn_console
+        text = "warning: " + warning
+        shown = Text(fill(text, con.width) if con.is_terminal else text)
+        shown.stylize("yellow", 0, len("warning:"))
+        con.print(shown, soft_wrap=True, highlight=False)
 
 
 def _require_tensorflow(python, probe_result, python_from=None):
