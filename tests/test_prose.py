@@ -109,3 +109,28 @@ def test_a_usage_error_on_a_terminal_fits(tmp_path, columns, args):
     assert screen.returncode == piped.returncode == 2, (screen, piped)
     assert screen.widest() <= columns, screen
     assert _words(screen.text) == _words(piped.stderr), screen
+
+
+def _two_sweeps(tmp_path):
+    from sweepdata import SEED_2070, SEED_BATCH, write_sweep
+
+    write_sweep(tmp_path / "a", {(m, SEED_BATCH[m]): [v, v * 1.01, v * 0.99] for m, v in SEED_2070.items()})
+    write_sweep(tmp_path / "b", {(m, SEED_BATCH[m]): [v * 0.93, v * 0.94, v * 0.935] for m, v in SEED_2070.items()})
+
+
+@pytest.mark.parametrize("columns", (80, 120))
+def test_compare_a_b_is_a_table_at_80_columns_and_up(tmp_path, columns):
+    _two_sweeps(tmp_path)
+    screen = run_in_pty(["compare", "a", "b", "--fail-on-regression", "1"], columns=columns, cwd=tmp_path)
+    assert screen.returncode == 1, screen
+    assert screen.widest() <= columns, screen
+    header = next((line for line in screen.lines if line.startswith("model")), "")
+    assert _words(header)[:8] == ["model", "batch", "baseline", "candidate", "change", "95%", "CI", "signif"], screen
+    row = next(line for line in screen.lines if line.startswith("resnet50"))
+    assert _words(row)[:8] == ["resnet50", "64", "176.93", "165.43", "-6.5%", "-8.4%", "to", "-4.5%"], screen
+    if columns == 80:
+        assert any(line.startswith("runs hidden to fit 80 columns") for line in screen.lines), screen
+    message = [i for i, line in enumerate(screen.lines) if line.startswith("tfcnnwrap compare: 5 configurations")]
+    assert message, screen  # the --fail-on-regression message, wrapped between words below
+    text = " ".join(screen.lines[message[0]:])
+    assert "-6.5% (95% CI -8.4% to -4.5%)" in " ".join(text.split()), screen
