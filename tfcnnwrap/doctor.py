@@ -146,6 +146,9 @@ def collect(python=None, vendor_dir="vendor", matmul=False, timeout=None):
         "warnings": warnings,
     }
     report["git"], report["git_path"] = git_info()
+    from tfcnnwrap.quiet import gather
+
+    report["quiet"] = gather()  # [{what, fix}]: what would make the numbers wander (quiet.py)
     report["machine"] = {key: env[key] for key in MACHINE_KEYS}
     report["checks"] = checks(report)
     report.update(readiness(report))
@@ -336,8 +339,15 @@ def checks(report):
         usable = rows[-1]["status"] == OK  # the checkout: sweeps need no git, only setup does
         rows.append(_row("git", WARN if usable else FAIL, "not found",
                          "setup needs git: install it (https://git-scm.com) or set GIT_PYTHON_GIT_EXECUTABLE"))
-    rows += [_smi_row(report), _matmul_row(report)]
+    rows += [_smi_row(report), _matmul_row(report), _quiet_row(report)]
     return rows
+
+
+def _quiet_row(report):
+    found = report.get("quiet") or []
+    if not found:
+        return _row("machine quiet", OK, "nothing found", "GPU processes, clocks, power limit, PCIe, CPU governor")
+    return _row("machine quiet", WARN, "; ".join(f["what"] for f in found), "; ".join(f["fix"] for f in found))
 
 
 # --- output ---------------------------------------------------------------------------------------------

@@ -272,6 +272,14 @@ def _check_cluster(ctx):
         check(ctx)
 
 
+def _warn_noisy_machine(ctx):
+    """Once, before the first run: what on this machine would make the numbers wander (quiet.py)."""
+    from tfcnnwrap.quiet import gather
+
+    for finding in gather(gpu=ctx.device == "gpu"):
+        _warn(ctx, "%s: %s" % (finding["what"], finding["fix"]))
+
+
 def _warn(ctx, warning):
     """One warning: wrapped between words to a terminal's width (a number kept with its unit), else one line."""
     if warning:
@@ -383,6 +391,7 @@ def _run_sweep(ctx):
     schedule = Schedule(ctx.plan, _latest(ctx), ctx.retry_failed)
     todo = schedule.planned()
     header = _header(ctx, todo)
+    _warn_noisy_machine(ctx)
     ctx.telemetry = _telemetry(ctx.device, header)
     display = make_display(ctx.console)
     gpu_source = getattr(display, "set_gpu_source", None)
