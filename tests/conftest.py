@@ -241,6 +241,12 @@ class CliResult:
     def json(self):
         return json.loads(self.stdout)
 
+    def rows(self):
+        """The rows of a `--format json` envelope (format 2: docs/results-format.md), checked to be one."""
+        data = self.json()
+        assert data["format"] == 2 and isinstance(data["rows"], list) and "conditions" in data, data
+        return data["rows"]
+
     def __repr__(self):
         return "<rc=%s\nstdout=%s\nstderr=%s>" % (self.returncode, self.stdout[-3000:], self.stderr[-3000:])
 
@@ -366,16 +372,9 @@ SPAWNING_NAMES = re.compile(
     r"\b(run_cli|run_in_pty|subprocess|Popen|ProcessGroup|run_captured|Sampler|start_sampler|spawn|fork|system"
     r"|pty|threading|Thread|sleep|wait|git|build_fake_upstream|make_fake_tf_env|make_vendor|venv|run_plan"
     r"|launch_step|query_gpus|query_temps|multiprocessing|ProcessPoolExecutor|parse_paths|cmd_[a-z]+"
-    r"|start|Telemetry|mkfifo|nvidia_smi|FAKE_SMI|run_job|git_info|capture_environment|run_probe|allocation)\b")
+    r"|start|Telemetry|mkfifo|nvidia_smi|FAKE_SMI|run_job|git_info|capture_environment|run_probe|allocation"
+    r"|read_temps|_slurm)\b")
 TIER_MARKS = ("slow", "tf", "slurm", "browser")
-
-
-def pytest_configure(config):
-    for name, what in (("slow", "starts a process or waits (left out of the everyday loop: -m 'not slow')"),
-                       ("tf", "needs a real TensorFlow (TFCNNWRAP_REAL_TF_PYTHON)"),
-                       ("slurm", "needs a running Slurm cluster (.ci/slurm-up)"),
-                       ("browser", "needs Chromium and Playwright")):
-        config.addinivalue_line("markers", "%s: %s" % (name, what))
 
 
 _SPAWNING_BY_MODULE = {}

@@ -2,6 +2,7 @@
 
 import gzip
 import json
+from importlib.resources import files
 from pathlib import Path
 
 import jsonschema
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from tfcnnwrap import bundle as bundles
 from tfcnnwrap.bundlecheck import FAILED, UNVERIFIED, VERIFIED, verify
 
-SCHEMA = json.loads((Path(bundles.__file__).parent / "data" / "bundle.schema.json").read_text(encoding="utf-8"))
+SCHEMA = json.loads(files("tfcnnwrap").joinpath("data", "bundle.schema.json").read_text(encoding="utf-8"))
 
 
 def check_schema(bundle):

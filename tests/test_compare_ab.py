@@ -108,7 +108,7 @@ def firmware(tmp_path):
 def test_json_rows_carry_the_interval_and_the_configuration(cli, firmware):
     result = cli("compare", firmware[0], firmware[1], "--format", "json")
     assert result.returncode == 0, result
-    rows = result.json()
+    rows = result.rows()
     r50 = rows[0]
     assert (r50["model"], r50["batch_size"], r50["num_gpus"]) == ("resnet50", 64, 1)
     assert r50["change_pct"] == pytest.approx((164.1666666 / 177.0 - 1) * 100, rel=1e-6)
@@ -117,10 +117,13 @@ def test_json_rows_carry_the_interval_and_the_configuration(cli, firmware):
     vgg = rows[1]
     assert vgg["significant"] is False and vgg["change_ci95_low"] < 0 < vgg["change_ci95_high"]
     assert "candidate_dir" not in r50
-    geo = rows[-1]
-    assert geo["model"] == "geomean"
-    assert {"what": "driver", "baseline": "410.79", "candidate": "418.56"} in geo["environment_differences"]
-    assert {d["what"] for d in geo["environment_differences"]} == {"driver", "commit"}
+    data = result.json()
+    assert [r["model"] for r in rows] == ["resnet50", "vgg16"]  # the geometric mean has its own key
+    assert data["baseline"] == str(firmware[0]) and data["candidates"] == [str(firmware[1])]
+    assert data["geomean"][0]["candidate_dir"] == str(firmware[1])
+    differences = [{k: d[k] for k in ("what", "baseline", "candidate")} for d in data["environment_differences"]]
+    assert {"what": "driver", "baseline": "410.79", "candidate": "418.56"} in differences
+    assert {d["what"] for d in differences} == {"driver", "commit"}
 
 
 def test_what_differs_is_listed_above_the_table(cli, firmware):
@@ -162,17 +165,18 @@ def test_a_drop_that_is_not_significant_never_fails(cli, tmp_path):
     cand = write_sweep(tmp_path / "c", {("resnet50", 64): [150.0]})
     result = cli("compare", base, cand, "--fail-on-regression", "1", "--format", "json")
     assert result.returncode == 0, result
-    assert result.json()[0]["significant"] is None and result.json()[0]["change_ci95_low"] is None
+    assert result.rows()[0]["significant"] is None and result.rows()[0]["change_ci95_low"] is None
 
 
 def test_several_candidates_one_row_set_each(cli, firmware):
     result = cli("compare", *firmware, "--format", "json")
     assert result.returncode == 0, result
-    rows = result.json()
+    rows = result.rows()
     assert [(r["model"], r["candidate_dir"]) for r in rows] == [
-        ("resnet50", str(firmware[1])), ("vgg16", str(firmware[1])), ("geomean", str(firmware[1])),
-        ("resnet50", str(firmware[2])), ("vgg16", str(firmware[2])), ("geomean", str(firmware[2]))]
-    assert rows[3]["change_pct"] > 0
+        ("resnet50", str(firmware[1])), ("vgg16", str(firmware[1])),
+        ("resnet50", str(firmware[2])), ("vgg16", str(firmware[2]))]
+    assert [g["candidate_dir"] for g in result.json()["geomean"]] == [str(firmware[1]), str(firmware[2])]
+    assert rows[2]["change_pct"] > 0
     text = cli("compare", *firmware, "--format", "markdown")
     assert text.stdout.count("against baseline egpu-F1.0") == 2
     assert "TensorFlow: 1.12.0 -> 1.13.1" in text.stdout
@@ -189,12 +193,12 @@ def test_no_directory_compares_the_two_newest_sweeps(cli, tmp_path):
         edit_meta(write_sweep(results / name, {("resnet50", 64): [value, value]}), created_at=stamp)
     result = cli("compare", "--format", "json", env={"TFCNNWRAP_RESULTS": results})
     assert result.returncode == 0, result
-    row = result.json()[0]
+    row = result.rows()[0]
     assert (row["baseline"], row["candidate"]) == (110.0, 121.0)
     assert_clean_error(cli("compare", cwd=tmp_path), 2, "results", "holds 0 sweeps", "TFCNNWRAP_RESULTS")
     ranked = cli("compare", "--rank", "--format", "json", env={"TFCNNWRAP_RESULTS": results})
     assert ranked.returncode == 0, ranked
-    assert any(r["measured"] for r in ranked.json())
+    assert any(r["measured"] for r in ranked.rows())
 
 
 def test_gpu_counts_are_configurations_of_their_own(capsys, tmp_path):
@@ -225,9 +229,9 @@ def fleet(tmp_path):
 def test_fleet_hosts_are_pooled_unless_one_is_picked(cli, fleet):
     pooled = cli("compare", *fleet, "--format", "json")
     assert pooled.returncode == 0, pooled
-    row = pooled.json()[0]
+    row = pooled.rows()[0]
     assert row["baseline"] == pytest.approx(95.5) and row["baseline_runs"] == 4
-    one = cli("compare", *fleet, "--host", "node1", "--format", "json").json()[0]
+    one = cli("compare", *fleet, "--host", "node1", "--format", "json").rows()[0]
     assert one["change_pct"] == pytest.approx(0.0) and one["baseline_runs"] == 2
     assert_clean_error(cli("compare", *fleet, "--host", "node9"), 2, "node9", "node1, node2")
 

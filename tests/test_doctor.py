@@ -225,7 +225,7 @@ def test_verdict_line_names_the_device_sweep_would_pick(monkeypatch):
 
 
 def test_cannot_tell_with_nvidia_smi_is_the_gpu_as_sweep_decides(monkeypatch):
-    from tfcnnwrap.sweep import resolve_device
+    from tfcnnwrap.probe import resolve_device
 
     monkeypatch.setenv("TFCNNWRAP_NVIDIA_SMI", str(FAKE_DIR / "nvidia-smi"))
     smi = {"path": "nvidia-smi", "gpus": [{"name": "NVIDIA GeForce RTX 2070", "driver_version": "417.35",

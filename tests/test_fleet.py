@@ -66,7 +66,7 @@ def test_report_shows_one_row_per_host_with_vs_fleet(cli, tmp_path):
     (out / "runs.jsonl").write_text("\n".join(lines) + "\n")
     result = cli("report", out, "--format", "json")
     assert result.returncode == 0, result
-    rows = {r["host"]: r for r in result.json()}
+    rows = {r["host"]: r for r in result.rows()}
     assert set(rows) == {"node1", "node2", "node3"}
     # host means 201, 200, 180.5: the fleet median is 200
     assert rows["node1"]["vs_fleet_pct"] == 0.5 and rows["node3"]["vs_fleet_pct"] == -9.75
@@ -92,7 +92,7 @@ def test_fleet_on_the_one_node_cluster_records_its_host(slurm, tmp_path, vendor,
 
     report = subprocess.run([sys.executable, "-m", "tfcnnwrap", "report", str(out), "--format", "json"],
                             env=cli_env(), stdout=subprocess.PIPE, universal_newlines=True)
-    [row] = json.loads(report.stdout)
+    [row] = json.loads(report.stdout)["rows"]
     assert row["host"] == slurm.node and row["vs_fleet_pct"] == 0.0 and row["fleet_flag"] is None
     header = (out / "summary.csv").read_text().splitlines()[0].split(",")
     assert header[-3:] == ["host", "vs_fleet_pct", "fleet_flag"]
@@ -102,7 +102,8 @@ def test_fleet_task_wrapper_records_the_exit_code_and_exits_0(tmp_path):
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-m", "tfcnnwrap.fleet", "run-task", str(tmp_path), str(tmp_path), "--",
+    done = subprocess.run([sys.executable, "-m", "tfcnnwrap.fleet", "run-task", str(tmp_path), str(tmp_path),
+                           "--",
                            sys.executable, "-c", "import sys; print('bench'); sys.exit(3)"],
                           env=cli_env({"SLURM_PROCID": "0", "SLURMD_NODENAME": "n7"}), stdout=subprocess.PIPE,
                           universal_newlines=True)

@@ -45,13 +45,13 @@ def logs(tmp_path_factory):
 
 
 def rows_by_name(result):
-    return {Path(row["path"]).name: row for row in result.json()}
+    return {Path(row["path"]).name: row for row in result.rows()}
 
 
 def test_one_ok_log(cli, logs):
     result = cli("parse", logs / "resnet50.log", "--format", "json")
     assert result.returncode == ALL_OK, result
-    (row,) = result.json()
+    (row,) = result.rows()
     assert row["path"] == str(logs / "resnet50.log")
     assert row["status"] == "ok"
     assert row["images_per_sec"] == 176.93
@@ -74,7 +74,7 @@ def test_directory_is_searched_recursively(cli, logs):
     assert rows["flags.txt"]["status"] == "crashed"
     assert rows["flags.txt"]["failure_kind"] == "flag_error"
     assert "Unknown command line flag 'use_fp17'" in rows["flags.txt"]["failure_message"]
-    order = [str(Path(row["path"]).relative_to(logs)).replace(os.sep, "/") for row in result.json()]
+    order = [str(Path(row["path"]).relative_to(logs)).replace(os.sep, "/") for row in result.rows()]
     assert order == ["resnet50.log", "2080ti/alexnet.log", "2080ti/vgg16-bs64.log", "2080ti/old/flags.txt",
                      "2080ti/old/slurm-1234.out"]  # by name, a folder's files before its sub-folders
 
@@ -84,7 +84,7 @@ def test_any_file_named_explicitly_is_parsed(cli, logs, tmp_path):
     target.write_bytes((logs / "resnet50.log").read_bytes())
     result = cli("parse", target, logs / "2080ti" / "alexnet.log", "--format", "json")
     assert result.returncode == SOME_FAILED, result
-    assert [row["status"] for row in result.json()] == ["ok", "oom"]
+    assert [row["status"] for row in result.rows()] == ["ok", "oom"]
 
 
 def test_jsonl_streams_one_record_per_line(cli, logs):
@@ -147,7 +147,7 @@ def test_no_result_log(cli, tmp_path):
     log = fake_log(tmp_path / "cut.log", "--model=resnet50", FAKE_TFCNN_FAULTS="*=no_total")
     result = cli("parse", log, "--format", "json")
     assert result.returncode == SOME_FAILED, result
-    (row,) = result.json()
+    (row,) = result.rows()
     assert row["status"] == "no_result" and row["steps_seen"] == 11 and row["images_per_sec"] is None
 
 
@@ -170,7 +170,7 @@ def test_a_bad_total_is_no_result_and_every_format_is_strict_json(cli, tmp_path,
     bad.write_text(text, encoding="utf-8")
     result = cli("parse", bad, "--format", "json")
     assert result.returncode == SOME_FAILED, result
-    (row,) = strict_json(result.stdout)
+    (row,) = strict_json(result.stdout)["rows"]
     assert row["status"] == "no_result" and row["images_per_sec"] is None
     assert row["failure_kind"] == "bad_total" and total in row["failure_message"]
     lines = cli("parse", bad, "--format", "jsonl").stdout.splitlines()

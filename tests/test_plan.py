@@ -5,11 +5,14 @@ import argparse
 import pytest
 
 from tfcnnwrap import plan
+from tfcnnwrap.cli import build_parser
 from tfcnnwrap.errors import UsageError
 
 
 def sweep_args(**kw):
-    base = dict(models=None, batch_size=[], runs=None, device=None, num_gpus=None, variable_update=None,
+    """What the parser gives `sweep` with no flags, then the test's."""
+    base = vars(build_parser().parse_args(["sweep"]))
+    base.update(models=None, batch_size=[], runs=None, device=None, num_gpus=None, variable_update=None,
                 num_batches=None, num_warmup_batches=None, quick=False, timeout=None, extra=[])
     base.update(kw)
     return argparse.Namespace(**base)

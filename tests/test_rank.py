@@ -26,13 +26,14 @@ def seed_sweep(tmp_path):
 def test_rank_places_the_seeds_2070_as_its_table_implies(cli, seed_sweep):
     result = cli("compare", seed_sweep, "--rank", "--format", "json")
     assert result.returncode == 0, result
-    rows = result.json()
+    rows = result.rows()
     by_id = {r["gpu_id"]: r for r in rows}
     names = [r["gpu"] for r in rows]
     me = names.index("GeForce RTX 2070")
     assert rows[me]["measured"] is True and rows[me]["geomean_pct"] == 100.0
-    # Best first: just below the 1080 Ti and the 2080, above the Vega 64 (the seed's geomean row).
-    assert names[me - 2:me] == ["GeForce GTX 1080 Ti", "GeForce RTX 2080"]
+    # Best first: just below the 1080 Ti, the 2080 and the Radeon VII (one configuration, issue 23's
+    # sources), above the Vega 64 (the seed's geomean row).
+    assert names[me - 3:me] == ["GeForce GTX 1080 Ti", "GeForce RTX 2080", "Radeon VII"]
     assert names.index("Radeon RX Vega 64") > me
     assert names.index("Tesla V100") < names.index("GeForce RTX 2080 Ti") < me
     measured = [SEED_2070[m] for m in SEED_ORDER]
@@ -54,8 +55,8 @@ def test_rank_says_where_the_gpu_lands(cli, seed_sweep):
         assert result.returncode == 0, result
         out = " ".join(result.stdout.split())
         # The place and the field grow as published references are added; the neighbours are the point.
-        assert re.search(r"Your GeForce RTX 2070: \d+ of \d+ by images/sec, between the GeForce RTX 2080 \(83\.2%, "
-                         r"on 5 configurations\) and the Radeon RX Vega 64 \(107\.3%, on 5 configurations\)", out), out
+        assert re.search(r"Your GeForce RTX 2070: \d+ of \d+ by images/sec, between the Radeon VII \(89\.8%, "
+                         r"on 1 configuration\) and the Radeon RX Vega 64 \(107\.3%, on 5 configurations\)", out), out
         assert "level with the GeForce RTX 2070 eGPU (Thunderbolt 3)" in out
         assert "5 of 5" in out and "3 of 5" in out
 
@@ -63,15 +64,17 @@ def test_rank_says_where_the_gpu_lands(cli, seed_sweep):
 def test_rank_per_watt_from_the_flag_and_from_telemetry(cli, seed_sweep, tmp_path):
     result = cli("compare", seed_sweep, "--rank", "--per", "watt", "--watts", "175", "--format", "json")
     assert result.returncode == 0, result
-    rows = result.json()
+    rows = result.rows()
     by_id = {r["gpu_id"]: r for r in rows}
     measured = [SEED_2070[m] for m in SEED_ORDER]
     expected = geomean_pct(measured, SEED_REFS["2080"], 225.0 / 175.0)
     assert by_id["rtx2080"]["geomean_pct"] == pytest.approx(expected)
     assert by_id["rtx2080"]["speed_geomean_pct"] == pytest.approx(geomean_pct(measured, SEED_REFS["2080"]))
-    # The 2080 Ti does more per watt than a 175 W 2070; the 1080 Ti less.
+    # The 3080 and the 2080 Ti do more per watt than a 175 W 2070; the 1080 Ti and the 1070 (x1 risers) less;
+    # the 70 W T4 comes first, on its one configuration.
     ranked = [r["gpu_id"] for r in rows if r["rank"] is not None]
-    assert ranked == ["rtx2080ti", None, "rtx2080", "gtx1080ti"]
+    assert ranked[ranked.index(None) - 2:] == ["rtx3080", "rtx2080ti", None, "rtx2080", "gtx1080ti", "gtx1070"]
+    assert set(ranked[:ranked.index(None) - 2]) <= {"tesla-t4"}
     assert [r["per"] for r in rows] == ["watt"] * len(rows)
     unranked = [r for r in rows if r["rank"] is None]
     assert {r["gpu_id"] for r in unranked} >= {"v100", "vega64"}
@@ -89,7 +92,7 @@ def test_rank_per_watt_from_the_flag_and_from_telemetry(cli, seed_sweep, tmp_pat
     (sweep / "runs.jsonl").write_text("".join(json.dumps(r.to_dict()) + "\n" for r in records), encoding="utf-8")
     result = cli("compare", sweep, "--rank", "--per", "watt", "--format", "json")
     assert result.returncode == 0, result
-    r2080 = {r["gpu_id"]: r for r in result.json()}["rtx2080"]
+    r2080 = {r["gpu_id"]: r for r in result.rows()}["rtx2080"]
     factors = [225.0 / (150.0 if m == "alexnet" else 175.0) for m in SEED_ORDER]
     expected = math.exp(sum(math.log(m / r * f) for m, r, f in zip(measured, SEED_REFS["2080"], factors)) / 5) * 100
     assert r2080["geomean_pct"] == pytest.approx(expected)
@@ -99,17 +102,19 @@ def test_rank_per_watt_from_the_flag_and_from_telemetry(cli, seed_sweep, tmp_pat
 def test_rank_per_dollar(cli, seed_sweep):
     result = cli("compare", seed_sweep, "--rank", "--per", "dollar", "--price", "499", "--format", "json")
     assert result.returncode == 0, result
-    rows = result.json()
+    rows = result.rows()
     by_id = {r["gpu_id"]: r for r in rows}
     measured = [SEED_2070[m] for m in SEED_ORDER]
     assert by_id["gtx1080ti"]["geomean_pct"] == pytest.approx(geomean_pct(measured, SEED_REFS["1080-Ti"],
                                                                           700.0 / 499.0))
-    # At $499 the 2070 gives the most images/sec per dollar of these; the Vega 64 (also $499) is slower.
-    assert rows[0]["measured"] is True and rows[0]["price_usd"] == 499.0
-    assert by_id["vega64"]["rank"] < by_id["gtx1080ti"]["rank"]
+    # At $499 the 2070 gives more images/sec per dollar than the Vega 64 (also $499, slower) and the 1080 Ti;
+    # only the 3080 (2.3x the speed at $699) and the eGPU 2070 (level) come before it.
+    me = next(r for r in rows if r["measured"])
+    assert me["price_usd"] == 499.0 and rows[0]["gpu_id"] == "rtx3080"
+    assert me["rank"] < by_id["vega64"]["rank"] < by_id["gtx1080ti"]["rank"]
     assert by_id["v100"]["rank"] is None and by_id["v100"]["why_not_ranked"] == "no published launch price"
     text = cli("compare", seed_sweep, "--rank", "--per", "dollar", "--price", "499")
-    assert "Not ranked (launch price not published): Tesla V100" in " ".join(text.stdout.split())
+    assert re.search(r"Not ranked \(launch price not published\): [^.]*Tesla V100", " ".join(text.stdout.split()))
     assert_clean_error(cli("compare", seed_sweep, "--rank", "--per", "dollar"), 2, "--price")
     assert_clean_error(cli("compare", seed_sweep, "--per", "dollar", "--price", "5"), 2, "--rank")
     assert_clean_error(cli("compare", seed_sweep, "--rank", "--against", "V100"), 2, "--against and --rank")
@@ -147,14 +152,14 @@ def test_an_fp16_sweep_meets_fp16_references_without_a_dagger(cli, fp16_pair):
     assert fp16_figure.precision == "fp16" and fp16_figure.images_per_sec != fp32_figure.images_per_sec
     half = cli("compare", fp16_pair[0], "--against", "1080-Ti", "--format", "json")
     assert half.returncode == 0, half
-    cell = half.json()[0]["references"][0]
+    cell = half.rows()[0]["references"][0]
     assert cell["comparable"] is True and cell["images_per_sec"] == fp16_figure.images_per_sec
     assert cell["conditions"]["precision"] == "fp16" and "\u2020" not in cell["cell"]
     # The fp32 sweep gets the fp32 figure (published at batch size 64 only: daggered for that alone).
-    cell = cli("compare", fp16_pair[1], "--against", "1080-Ti", "--format", "json").json()[0]["references"][0]
+    cell = cli("compare", fp16_pair[1], "--against", "1080-Ti", "--format", "json").rows()[0]["references"][0]
     assert cell["images_per_sec"] == fp32_figure.images_per_sec and cell["conditions"]["precision"] == "fp32"
     assert list(cell["differs"]) == ["batch_size"]
-    ranked = cli("compare", fp16_pair[0], "--rank", "--format", "json").json()
+    ranked = cli("compare", fp16_pair[0], "--rank", "--format", "json").rows()
     assert "fp16" in cli("compare", fp16_pair[0], "--rank").stdout
     ids = {r["gpu_id"] for r in ranked}
     assert "gtx1080ti" in ids and "rtx2080" not in ids  # the 2080 published no fp16 replicated figure
@@ -190,9 +195,9 @@ def test_tensorflow_versions_are_noted_and_strict_leaves_other_ones_out(capsys, 
     assert "TensorFlow: 1080-Ti (resnet50) measured with TF 2.2, this sweep with TF 2.4.1" in out
     code, out, _ = in_process(capsys, monkeypatch, "compare", sweep, "--against", "1080-Ti", "--strict",
                               "--format", "json")
-    assert json.loads(out)[0]["references"][0]["published"] is None
+    assert json.loads(out)["rows"][0]["references"][0]["published"] is None
     code, out, _ = in_process(capsys, monkeypatch, "compare", sweep, "--rank", "--strict", "--format", "json")
-    assert "gtx1080ti" not in {r["gpu_id"] for r in json.loads(out)}
+    assert "gtx1080ti" not in {r["gpu_id"] for r in json.loads(out)["rows"]}
 
 
 @pytest.mark.skipif(__import__("os").name != "posix", reason="a pseudo-terminal")
@@ -203,7 +208,7 @@ def test_rank_and_ab_fit_the_terminal(seed_sweep, tmp_path, columns):
     screen = run_in_pty(["compare", str(seed_sweep), "--rank", "--per", "watt", "--watts", "175"], columns)
     assert screen.returncode == 0, screen
     assert screen.widest() <= columns, screen
-    assert "Your GeForce RTX 2070: 2 of 4 by images/sec per watt" in " ".join(screen.text.split())
+    assert "Your GeForce RTX 2070: 4 of 7 by images/sec per watt" in " ".join(screen.text.split())
     other = write_sweep(tmp_path / "other", seed_runs(3, {m: v * 0.9 for m, v in SEED_2070.items()}))
     screen = run_in_pty(["compare", str(seed_sweep), str(other)], columns)
     assert screen.returncode == 0 and screen.widest() <= columns, screen
@@ -215,7 +220,7 @@ def test_rank_with_no_reference_under_the_sweeps_conditions(cli, tmp_path):
     result = cli("compare", quick, "--rank")
     assert result.returncode == 0, result
     assert "no reference GPU published a figure under this sweep's conditions" in " ".join(result.stdout.split())
-    rows = cli("compare", quick, "--rank", "--format", "json").json()
+    rows = cli("compare", quick, "--rank", "--format", "json").rows()
     assert len(rows) == 1 and rows[0]["measured"] is True and rows[0]["rank"] == 1
     png = tmp_path / "rank.png"
     assert_clean_error(cli("compare", quick, "--rank", "--plot", png), 2, "nothing to plot")

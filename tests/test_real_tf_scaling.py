@@ -51,7 +51,7 @@ def test_a_cpu_scaling_sweep_records_each_logs_total(cli, tmp_path):
         assert DEVICES.search(log).group(1) == str(["/cpu:%d" % i for i in range(run["num_gpus"])])
         assert "Batch size:  %d global" % (2 * run["num_gpus"]) in log
 
-    rows = cli("report", out, "--format", "json", cwd=tmp_path).json()
+    rows = cli("report", out, "--format", "json", cwd=tmp_path).rows()
     assert [r["num_gpus"] for r in rows] == [1, 2]
     assert rows[0]["speedup"] == 1.0 and rows[1]["speedup"] == pytest.approx(runs[1]["images_per_sec"]
                                                                               / runs[0]["images_per_sec"])

@@ -2,6 +2,7 @@
 exactly as before, summary rows carry the contract's statistics."""
 
 import csv
+import dataclasses
 import io
 import json
 import math
@@ -61,7 +62,7 @@ def test_a_format_1_sweep_reads_as_it_did(capsys, monkeypatch, format1, verb, fm
         return
     # report's JSON and CSV gained the contract's columns; every column main wrote reads the same.
     if fmt == "json":
-        old, new = json.loads(want.rsplit("rc=", 1)[0]), json.loads(out.rsplit("rc=", 1)[0])
+        old, new = json.loads(want.rsplit("rc=", 1)[0]), json.loads(out.rsplit("rc=", 1)[0])["rows"]
     else:
         old = list(csv.DictReader(io.StringIO(want.rsplit("rc=", 1)[0])))
         new = list(csv.DictReader(io.StringIO(out.rsplit("rc=", 1)[0])))
@@ -73,7 +74,7 @@ def test_a_format_1_sweep_reads_as_it_did(capsys, monkeypatch, format1, verb, fm
 
 def test_format_1_report_json_has_the_new_statistics(capsys, monkeypatch, format1):
     out, _ = in_process(capsys, monkeypatch, format1, "report", "base", "--format", "json")
-    rows = {r["model"]: r for r in json.loads(out.rsplit("rc=", 1)[0])}
+    rows = {r["model"]: r for r in json.loads(out.rsplit("rc=", 1)[0])["rows"]}
     from scipy import stats
 
     values = [176.93, 177.41, 175.88]
@@ -120,9 +121,9 @@ def test_old_records_count_as_their_plans_gpus_so_a_rerun_replaces_them(tmp_path
     records = sweep.read_runs()
     assert [r.num_gpus for r in records] == [2, 2]
     rerun = dict(run_record("resnet50", 64, 2, 101.0).to_dict())  # a writer's dict, without num_gpus
-    sweep.append_run(rerun)
+    sweep.append_run(RunRecord.from_dict(rerun))
     sweep.append_run(RunRecord.from_dict(dict(rerun, run=3, num_gpus=2)))
-    latest = latest_runs(records + [rerun])
+    latest = latest_runs(records + [RunRecord.from_dict(rerun, 2)])  # read back with its plan's count
     assert [(r.run, r.value) for r in latest] == [(1, 100.0), (2, 101.0)]
     assert [(r.run, r.value, r.num_gpus) for r in sweep.read_runs()] == [(1, 100.0, 2), (2, 101.0, 2),
                                                                           (3, 101.0, 2)]
@@ -197,7 +198,8 @@ def test_live_lines_read_records_and_dicts():
     display = PlainDisplay(out)
     display.start(2, ["header"])
     display.run_finished(1, run_record("vgg16", 64, 1, 110.5), 3)
-    display.run_finished(2, dict(run_record("vgg16", 64, 2, "skipped").to_dict(), failure="an earlier run ran out"), 3)
+    skipped = dataclasses.replace(run_record("vgg16", 64, 2, "skipped"), failure="an earlier run ran out")
+    display.run_finished(2, skipped, 3)
     lines = out.getvalue().splitlines()
     assert lines[1] == "[1/2] vgg16 bs=64 run 1/3: ok  110.50 images/sec  (1m00s)"
     assert lines[2].startswith("[2/2] vgg16 bs=64 run 2/3: SKIPPED  (1m00s)  an earlier run ran out  log: logs/")
@@ -209,5 +211,5 @@ def test_report_json_is_strict_json(cli, tmp_path):
         fh.write('{"model": "resnet50", "batch_size": 64, "run": 2, "status": "ok", "images_per_sec": Infinity}\n')
     result = cli("report", path, "--format", "json")
     assert result.returncode == 0, result
-    rows = json.loads(result.stdout, parse_constant=lambda name: pytest.fail("non-strict JSON: %s" % name))
+    rows = json.loads(result.stdout, parse_constant=lambda name: pytest.fail("non-strict JSON: %s" % name))["rows"]
     assert rows[0]["runs_ok"] == 1 and rows[0]["runs_failed"] == 1 and rows[0]["mean"] == 100.0

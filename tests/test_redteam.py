@@ -135,7 +135,7 @@ def test_an_absurd_figure_in_runs_jsonl_is_no_internal_error_in_compare(cli, tmp
     def refuse(constant):
         raise ValueError(constant)
 
-    rows = json.loads(result.stdout, parse_constant=refuse)
+    rows = json.loads(result.stdout, parse_constant=refuse)["rows"]
     assert rows[0]["significant"] is None, rows
     # pandas' overflow warning (a file path and a line of its source) is no message for a user
     report = cli("report", "a", "--format", "json", cwd=tmp_path)

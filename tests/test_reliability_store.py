@@ -14,6 +14,8 @@ import pytest
 from conftest import assert_clean_error, cli_env, make_vendor
 from test_sweep import _start_sweep, _wait_hanging, ips_env, read_runs, sweep_args
 
+from tfcnnwrap.records import RunRecord
+
 POSIX = pytest.mark.skipif(os.name != "posix", reason="POSIX links, FIFOs and rlimits")
 ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 
@@ -62,7 +64,7 @@ def test_a_torn_last_line_is_set_aside_before_the_next_append(cli, tmp_path, ven
     assert [(r["run"], r["status"]) for r in records] == [(1, "ok"), (2, "crashed"), (2, "ok")]
     (side,) = out.glob("runs.jsonl.torn-*")
     assert side.read_bytes() == fragment
-    rows = cli("report", out, "--format", "json").json()
+    rows = cli("report", out, "--format", "json").rows()
     assert rows[0]["runs_ok"] == 2 and rows[0]["runs_failed"] == 0
     assert (out / "summary.csv").read_text().splitlines()[1].startswith("alexnet,512,2,0,")
 
@@ -73,7 +75,7 @@ def test_a_whole_last_record_without_its_newline_is_kept(tmp_path):
     sweep = SweepDir(tmp_path)
     first = {"model": "alexnet", "batch_size": 512, "run": 1, "status": "ok", "images_per_sec": 1.0}
     (tmp_path / "runs.jsonl").write_text(json.dumps(first))  # a hand edit that lost the final newline
-    sweep.append_run(dict(first, run=2))
+    sweep.append_run(RunRecord.from_dict(dict(first, run=2)))
     assert [r["run"] for r in strict_lines(tmp_path / "runs.jsonl")] == [1, 2]
     assert not list(tmp_path.glob("runs.jsonl.torn-*"))
 
@@ -85,7 +87,7 @@ def test_a_failed_append_leaves_no_fragment(tmp_path, monkeypatch):
 
     sweep = store.SweepDir(tmp_path)
     rec = {"model": "alexnet", "batch_size": 512, "run": 1, "status": "ok", "images_per_sec": 1.0}
-    sweep.append_run(rec)
+    sweep.append_run(RunRecord.from_dict(rec))
     before = (tmp_path / "runs.jsonl").read_bytes()
 
     def half_then_full(fd, data):
@@ -94,7 +96,7 @@ def test_a_failed_append_leaves_no_fragment(tmp_path, monkeypatch):
 
     monkeypatch.setattr(store, "_write_all", half_then_full)
     with pytest.raises(TfcnnwrapError) as err:
-        sweep.append_run(dict(rec, run=2))
+        sweep.append_run(RunRecord.from_dict(dict(rec, run=2)))
     assert "No space left on device" in err.value.message and "runs.jsonl" in err.value.message
     assert (tmp_path / "runs.jsonl").read_bytes() == before
 
@@ -229,9 +231,9 @@ def test_non_finite_numbers_never_reach_disk(tmp_path):
     from tfcnnwrap.store import SweepDir
 
     sweep = SweepDir(tmp_path)
-    sweep.append_run({"model": "alexnet", "batch_size": 512, "run": 1, "status": "no_result",
+    sweep.append_run(RunRecord.from_dict({"model": "alexnet", "batch_size": 512, "run": 1, "status": "no_result",
                       "images_per_sec": None, "last_step_images_per_sec": float("nan"),
-                      "telemetry": {"mean_power_w": float("inf"), "samples": [1.5, float("-inf")]}})
+                      "telemetry": {"mean_power_w": float("inf"), "samples": [1.5, float("-inf")]}}))
     (rec,) = strict_lines(tmp_path / "runs.jsonl")
     assert rec["last_step_images_per_sec"] is None
     assert rec["telemetry"] == {"mean_power_w": None, "samples": [1.5, None]}

@@ -78,7 +78,7 @@ def test_a_scaling_sweep_runs_every_model_at_every_count_and_reports_speedup(cli
 
     report = cli("report", out, "--format", "json", cwd=tmp_path)
     assert report.returncode == 0, report
-    rows = report.json()
+    rows = report.rows()
     assert [(r["model"], r["num_gpus"]) for r in rows] == [(m, g) for m in ("resnet50", "vgg16") for g in (1, 2, 4)]
     for row in rows:
         want = row["num_gpus"] * (0.9 if row["num_gpus"] > 1 else 1)
@@ -164,14 +164,14 @@ def test_resume_re_runs_only_the_failed_run_of_its_own_count(cli, tmp_path, vend
     assert resumed.returncode == 0, resumed
     runs = read_runs(out)
     assert len(runs) == 9 and (runs[-1]["model"], runs[-1]["num_gpus"], runs[-1]["run"]) == ("resnet50", 2, 1)
-    rows = cli("report", out, "--format", "json", cwd=tmp_path).json()
+    rows = cli("report", out, "--format", "json", cwd=tmp_path).rows()
     assert [r["runs_ok"] for r in rows] == [2, 2, 2, 2] and rows[1]["speedup"] == pytest.approx(1.8, rel=1e-4)
 
 
 def test_without_a_one_gpu_row_speedup_is_null(cli, tmp_path, vendor, tf24):
     out, result = scaling_sweep(cli, tmp_path, vendor, tf24, "2,4", "--device", "cpu")
     assert result.returncode == 0, result
-    rows = cli("report", out, "--format", "json", cwd=tmp_path).json()
+    rows = cli("report", out, "--format", "json", cwd=tmp_path).rows()
     assert [(r["num_gpus"], r["speedup"], r["efficiency_pct"]) for r in rows] == [(2, None, None), (4, None, None)] * 2
 
 
@@ -180,7 +180,7 @@ def test_a_single_count_sweep_has_no_scaling_columns(cli, tmp_path, vendor, tf24
     assert result.returncode == 0, result
     assert {r["num_gpus"] for r in read_runs(out)} == {2}
     assert read_runs(out)[0]["log"] == "logs/resnet50-bs64-run1.log"  # named as before
-    rows = cli("report", out, "--format", "json", cwd=tmp_path).json()
+    rows = cli("report", out, "--format", "json", cwd=tmp_path).rows()
     assert all("speedup" not in r and "efficiency_pct" not in r for r in rows)
     assert "speedup" not in (out / "summary.csv").read_text(encoding="utf-8").splitlines()[0]
     assert "Scaling" not in result.stdout

@@ -120,7 +120,7 @@ def report_sweep(tmp_path_factory):
 
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_report_fits_and_shows_every_number_whole(cli, report_sweep, columns):
-    rows = cli("report", report_sweep, "--format", "json").json()
+    rows = cli("report", report_sweep, "--format", "json").rows()
     scr = screen(["report", report_sweep], columns)
     assert scr.returncode == 0, scr
     assert_fits(scr)
@@ -150,7 +150,7 @@ def test_a_sweep_of_several_gpu_counts_gets_a_gpu_column(cli, tmp_path):
     twos = [json.dumps(dict(json.loads(line), num_gpus=2, images_per_sec=340.25)) for line in ones]
     runs.write_text("\n".join([json.dumps(dict(json.loads(line), num_gpus=1)) for line in ones] + twos) + "\n",
                     encoding="utf-8")
-    rows = cli("report", path, "--format", "json").json()
+    rows = cli("report", path, "--format", "json").rows()
     assert [r["num_gpus"] for r in rows] == [1, 2]
     for columns in WIDTHS:
         scr = screen(["report", path], columns)
@@ -165,7 +165,7 @@ def test_report_json_and_csv_carry_no_float_noise(cli, tmp_path):
     path = write_sweep(tmp_path / "seed", seed_runs())
     text = cli("report", path, "--format", "json").stdout + cli("report", path, "--format", "csv").stdout
     assert not re.search(r"\d\.\d{10,}", text), text  # 176.92999999999998 would be float arithmetic's noise
-    row = cli("report", path, "--format", "json").json()[0]
+    row = cli("report", path, "--format", "json").rows()[0]
     assert row["mean"] == 176.93 and row["std"] == 0.0 and row["cv_pct"] == 0.0
 
 
@@ -186,7 +186,7 @@ def ab_sweeps(tmp_path_factory):
 def test_compare_against_references_shows_every_figure_whole(cli, ab_sweeps, columns):
     base, _ = ab_sweeps
     args = ["compare", base, "--against", SEED_REFERENCES]
-    rows = cli(*args, "--format", "json").json()
+    rows = cli(*args, "--format", "json").rows()
     scr = screen(args, columns)
     assert scr.returncode == 0, scr
     assert_fits(scr)
@@ -224,7 +224,7 @@ def test_a_source_url_longer_than_the_terminal_is_never_broken_by_a_newline(cli,
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_compare_a_b_shows_every_figure_whole(cli, ab_sweeps, columns):
     base, cand = ab_sweeps
-    rows = cli("compare", base, cand, "--format", "json").json()
+    rows = cli("compare", base, cand, "--format", "json").rows()
     scr = screen(["compare", base, cand], columns)
     assert scr.returncode == 0, scr
     assert_fits(scr)
@@ -339,7 +339,7 @@ def test_live_sweep_view_fits_and_its_summary_shows_every_number(cli, tmp_path, 
     final = session.lines()
     assert max(len(line) for line in final) <= columns
 
-    rows = cli("report", out, "--format", "json").json()
+    rows = cli("report", out, "--format", "json").rows()
     from ptyscreen import Screen
 
     scr = Screen([line for line in final if line], b"", 130, columns)

@@ -85,10 +85,6 @@ DRIVER = textwrap.dedent('''
         step, pids = blocking_step(2)
         result["rc"] = step.cancel()
         result["alive"] = [t for t, pid in pids.items() if alive(pid)]
-    elif mode == "fleet":
-        step = slurm.fleet([py, task, "ok"], out / "hosts", output_pattern=str(out / "fleet-%t.log"))
-        result["rc"] = step.wait()
-        result["hosts"] = slurm.fleet_hosts(out / "hosts")
     result["released"] = step.wait_released()
     result["steps_after"] = slurm.running_steps(alloc.job_id)
     (out / "result.json").write_text(json.dumps(result))
@@ -133,24 +129,6 @@ def test_allocation_without_a_nodelist_or_scontrol_says_what_to_do(monkeypatch, 
     with pytest.raises(SetupError) as info:
         slurm_mod.allocation({"SLURM_JOB_ID": "7", "SLURM_JOB_NODELIST": "n[1-2]"})
     assert info.value.exit_code == EXIT_USAGE and "scontrol not found" in info.value.message
-
-
-def test_record_host_writes_where_the_task_ran_then_becomes_the_command(tmp_path):
-    """The fleet wrapper, without a cluster: srun's variables stand in for a real task's."""
-    env = cli_env({"SLURM_PROCID": "2", "SLURMD_NODENAME": "gpu07", "SLURM_JOB_ID": "99", "SLURM_STEP_ID": "3"})
-    proc = subprocess.Popen([sys.executable, "-m", "tfcnnwrap.slurm", "record-host", str(tmp_path), "--",
-                             sys.executable, "-c", "import os; print('pid', os.getpid())"],
-                            env=env, stdout=subprocess.PIPE, universal_newlines=True)
-    out, _ = proc.communicate(timeout=60)
-    assert proc.returncode == 0
-    assert out.split() == ["pid", str(proc.pid)]  # exec'd: Slurm's signals reach the task, not a wrapper
-    record = json.loads(read(tmp_path / "task-2.json"))
-    assert record["task"] == 2 and record["node"] == "gpu07" and record["hostname"]
-    assert (record["job_id"], record["step_id"]) == ("99", "3")
-    assert slurm_mod.fleet_hosts(tmp_path) == [record]
-    bad = subprocess.run([sys.executable, "-m", "tfcnnwrap.slurm", "record-host", str(tmp_path)], env=env,
-                         stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
-    assert bad.returncode == 2 and "usage" in bad.stderr
 
 
 def test_srun_command_kills_the_step_on_a_bad_exit_and_keeps_argv_apart():
@@ -230,14 +208,3 @@ def test_step_cancel_stops_a_running_step_through_slurm(slurm, scripts):
     assert result["rc"] not in (0, None) and result["alive"] == []
     assert result["released"] is True and result["steps_after"] == []
     assert "CANCELLED" in read(out / "srun.log") or "CANCELLED" in read(out / "task-0.log")
-
-
-def test_fleet_runs_once_per_node_and_records_each_tasks_host(slurm, scripts):
-    tmp_path, out = scripts
-    result = in_salloc(slurm, tmp_path, out, "fleet", 1)
-    assert result["rc"] == 0 and result["released"] is True
-    hosts = result["hosts"]
-    assert [(h["task"], h["node"], h["job_id"]) for h in hosts] == [(0, slurm.node, result["job_id"])]
-    assert hosts[0]["hostname"]
-    # The wrapper exec'd the task itself: its output is the task's, nothing else.
-    assert read(out / "fleet-0.log").splitlines()[0] == "task 0 of 1 on %s" % slurm.node

@@ -78,7 +78,7 @@ def test_default_sweep_is_the_seeds_fifteen_runs(cli, tmp_path, vendor, tf112):
 
     report = cli("report", out, "--format", "json", cwd=tmp_path)
     assert report.returncode == 0, report
-    rows = report.json()
+    rows = report.rows()
     assert [(r["model"], r["batch_size"]) for r in rows] == SEED
     for row in rows:
         vals = IPS[row["model"]]
@@ -104,7 +104,7 @@ def test_report_defaults_to_newest_sweep_under_results(cli, tmp_path, vendor, tf
     second = cli(*sweep_args(vendor, tf112, tmp_path / "results" / "b", "--models", "vgg16", "--runs", "1"),
                  cwd=tmp_path, env=env)
     assert first.returncode == 0 and second.returncode == 0, (first, second)
-    rows = cli("report", "--format", "json", cwd=tmp_path).json()
+    rows = cli("report", "--format", "json", cwd=tmp_path).rows()
     assert [r["model"] for r in rows] == ["vgg16"]
     md = cli("report", tmp_path / "results" / "a", "--format", "markdown", cwd=tmp_path)
     assert "| resnet50 | 64 | 1 | 0 |" in md.stdout
@@ -256,7 +256,7 @@ def test_failures_are_named_the_sweep_goes_on_and_exits_1(cli, tmp_path, vendor,
             assert (out / r["log"]).is_file()
     assert b"\xff\xfe\x00binary" in (out / runs[("alexnet", 1)]["log"]).read_bytes()
     assert "OOM" in result.stdout and "vgg16-bs64-run1.log" in result.stdout
-    rows = {r["model"]: r for r in cli("report", out, "--format", "json").json()}
+    rows = {r["model"]: r for r in cli("report", out, "--format", "json").rows()}
     assert rows["vgg16"]["runs_ok"] == 0 and rows["vgg16"]["runs_failed"] == 2 and rows["vgg16"]["mean"] is None
     assert rows["vgg16"]["failures"] == "oom:1 skipped:1"
     assert rows["resnet50"]["runs_ok"] == 1 and rows["resnet50"]["std"] is None
@@ -321,7 +321,7 @@ def test_torn_last_line_is_tolerated(cli, tmp_path, vendor, tf112):
     assert cli(*sweep_args(vendor, tf112, out, "--models", "alexnet", "--runs", "2"), cwd=tmp_path).returncode == 0
     with open(out / "runs.jsonl", "ab") as fh:
         fh.write(b'{"model": "alexnet", "batch_si')
-    rows = cli("report", out, "--format", "json").json()
+    rows = cli("report", out, "--format", "json").rows()
     assert rows[0]["runs_ok"] == 2
 
 
@@ -422,7 +422,7 @@ def test_interrupt_records_the_run_and_exits_130(cli, tmp_path, vendor, tf112, s
     assert result.returncode == 0, result
     runs = read_runs(out)
     assert len({(r["model"], r["run"]) for r in runs}) == 15
-    rows = cli("report", out, "--format", "json").json()
+    rows = cli("report", out, "--format", "json").rows()
     assert sum(r["runs_ok"] for r in rows) == 15
 
 
@@ -439,7 +439,7 @@ def test_retry_failed_reruns_only_failed_runs(cli, tmp_path, vendor, tf112):
                 env=ips_env(state))
     assert retry.returncode == 0, retry
     assert int((state / "all").read_text()) == 5
-    rows = {r["model"]: r for r in cli("report", out, "--format", "json").json()}
+    rows = {r["model"]: r for r in cli("report", out, "--format", "json").rows()}
     assert rows["vgg16"]["runs_ok"] == 2 and rows["vgg16"]["runs_failed"] == 0
 
 
@@ -548,7 +548,7 @@ def test_hand_edited_sweep_files_are_refused_or_skipped_cleanly(cli, tmp_path, v
     assert cli(*sweep_args(vendor, tf112, out, "--models", "alexnet", "--runs", "1"), cwd=tmp_path).returncode == 0
     with open(out / "runs.jsonl", "a") as fh:
         fh.write(json.dumps({"model": "alexnet", "batch_size": "x", "run": 2, "status": "ok"}) + "\n")
-    rows = cli("report", out, "--format", "json").json()
+    rows = cli("report", out, "--format", "json").rows()
     assert rows[0]["runs_ok"] == 1
     meta = json.loads((out / "sweep.json").read_text())
     (out / "sweep.json").write_text(json.dumps(dict(meta, plan="x")))

@@ -74,7 +74,7 @@ def test_ps_and_two_workers_record_worker0s_total_and_every_tasks_log(cli, tmp_p
     assert not [p for p in task_pids(tmp_path) if alive(p)]
 
     report = cli("report", out, "--format", "json")
-    assert report.returncode == 0 and report.json()[0]["mean"] == 100.0
+    assert report.returncode == 0 and report.rows()[0]["mean"] == 100.0
     table = cli("report", out)
     assert "parameter_server" in table.stdout and "1 ps + 2 workers" in table.stdout, table.stdout
 
@@ -261,7 +261,7 @@ def test_parse_of_a_good_cluster_sweep_counts_its_serving_tasks_as_no_failure(cl
     assert result.returncode == 0, result
     parsed = cli("parse", out / "logs", "--format", "json")
     assert parsed.returncode == 0, parsed  # the ps has no total by design: no failure
-    roles = {Path(r["path"]).name.split(".")[-2]: (r["status"], r["task_role"]) for r in parsed.json()}
+    roles = {Path(r["path"]).name.split(".")[-2]: (r["status"], r["task_role"]) for r in parsed.rows()}
     assert roles["ps0"] == ("no_result", "ps")
     assert roles["worker0"] == ("ok", None) and roles["worker1"] == ("ok", None)
     table = cli("parse", out / "logs")

@@ -189,7 +189,7 @@ def test_until_ci_stops_once_the_interval_is_narrow(cli, tmp_path, vendor, tf112
     assert result.returncode == 0, result
     runs = read_runs(out)
     assert [r["run"] for r in runs] == list(range(1, expected + 1))
-    (row,) = cli("report", out, "--format", "json").json()
+    (row,) = cli("report", out, "--format", "json").rows()
     assert row["runs_ok"] == expected and row["ci95_pct"] <= 1.0
     plan = json.loads((out / "sweep.json").read_text())["plan"]
     assert plan["until_ci"] == 1.0 and plan["max_runs"] == 10
@@ -274,7 +274,7 @@ def test_oom_skips_the_rest_of_the_configuration_until_retry_failed(cli, tmp_pat
     assert "ran out of GPU memory" in skipped["failure"] and "--batch-size vgg16=32" in skipped["failure"]
     assert "--model=vgg16" in skipped["command"]
     assert "try --batch-size vgg16=32" in result.stdout  # the summary's hint
-    (row,) = [r for r in cli("report", out, "--format", "json").json() if r["model"] == "vgg16"]
+    (row,) = [r for r in cli("report", out, "--format", "json").rows() if r["model"] == "vgg16"]
     assert row["runs_failed"] == 3 and row["failures"] == "oom:1 skipped:2"
 
     plain = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--resume", out, env=env_for(tmp_path))
@@ -283,7 +283,7 @@ def test_oom_skips_the_rest_of_the_configuration_until_retry_failed(cli, tmp_pat
                 env=env_for(tmp_path))
     assert retry.returncode == 0, retry
     assert invocations(tmp_path) == 7
-    (row,) = [r for r in cli("report", out, "--format", "json").json() if r["model"] == "vgg16"]
+    (row,) = [r for r in cli("report", out, "--format", "json").rows() if r["model"] == "vgg16"]
     assert row["runs_ok"] == 3 and row["runs_failed"] == 0
 
 
@@ -340,7 +340,7 @@ def test_vendor_dir_and_results_from_the_environment(cli, tmp_path, vendor, tf11
     (made,) = list(results.iterdir())
     assert not (work / "results").exists()
     report = cli("report", "--format", "json", cwd=work, env=env)
-    assert report.returncode == 0 and report.json()[0]["model"] == "alexnet", report
+    assert report.returncode == 0 and report.rows()[0]["model"] == "alexnet", report
     assert str(made) in cli("report", cwd=work, env=env).stdout.replace("\n", "")
 
 

@@ -85,7 +85,7 @@ def find_distribution():
 
 def module_present(name):
     try:
-        import importlib.util
+        import importlib.util  # in the target's Python, which may be 3.5
 
         return importlib.util.find_spec(name) is not None
     except Exception:  # noqa: BLE001 - a broken package must not break the probe
@@ -153,7 +153,7 @@ def _build_info(tf, result, warnings):
             warnings.append("tf.sysconfig.get_build_info failed: %s: %s" % (type(exc).__name__, exc))
     try:
         # TF 1.x: the generated module holds the versions on some builds (the Windows ones, mostly).
-        from tensorflow.python.platform import build_info
+        from tensorflow.python.platform import build_info  # in the target's Python: TensorFlow only when asked
 
         result["cuda_version"] = getattr(build_info, "cuda_version_number", None)
         result["cudnn_version"] = getattr(build_info, "cudnn_version_number", None)
@@ -206,6 +206,7 @@ def _time_matmul(tf, device, repeats=5):
                     sess.run(total)
                     took = time.time() - start
                     best = took if best is None else min(best, took)
+    assert best is not None  # the loop ran at least once
     return round(flops / best / 1e9, 1)
 
 
@@ -240,7 +241,7 @@ def _matmul(tf, result, warnings):
 def main(argv):
     full = "--full" in argv or "--matmul" in argv
     matmul = "--matmul" in argv
-    warnings = []
+    warnings = []  # type: list
     result = {
         "python": sys.executable,
         "python_version": platform.python_version(),
@@ -269,7 +270,7 @@ def main(argv):
     emit(result, "metadata")
     if full or dist is None:
         try:
-            import tensorflow as tf
+            import tensorflow as tf  # in the target's Python: TensorFlow only when asked
 
             result["tensorflow_importable"] = True
         except Exception as exc:  # noqa: BLE001 - report, never raise

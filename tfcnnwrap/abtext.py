@@ -37,10 +37,30 @@ def _geomean_row(comparison):
 
 
 def ab_json(result):
+    """Rows for CSV: each candidate's configurations, then its geometric mean as a row (a flat file has no
+    other place for it)."""
     out = []
     for comparison in result.comparisons:
         out += [row.to_dict() for row in comparison.rows] + [_geomean_row(comparison)]
     return out
+
+
+def ab_envelope(result):
+    """`--format json`: the configurations' rows, and beside them the baseline's and candidates' directories,
+    each candidate's geometric mean and what differs in its environment."""
+    rows = [row.to_dict() for comparison in result.comparisons for row in comparison.rows]
+    geomean, differences = [], []
+    for comparison in result.comparisons:
+        where = str(comparison.candidate.path)
+        geomean.append({"candidate_dir": where, "change_pct": comparison.geomean_change_pct,
+                        "pairs": comparison.pairs})
+        differences += [{"candidate_dir": where, "what": w, "baseline": b, "candidate": c}
+                        for w, b, c in comparison.environment]
+    baseline = result.comparisons[0].baseline if result.comparisons else None
+    return dict(rows=rows, conditions=baseline.conditions() if baseline is not None else {},
+                extra={"baseline": str(baseline.path) if baseline is not None else None,
+                       "candidates": [str(c.candidate.path) for c in result.comparisons],
+                       "geomean": geomean, "environment_differences": differences})
 
 
 def _p_text(p):
@@ -95,7 +115,7 @@ def ab_notes(comparison):
 def render_ab(result, fmt, stream=None):
     stream = stream or sys.stdout
     if fmt == "json":
-        render.emit(ab_json(result), "json", stream=stream)
+        render.emit(fmt=fmt, stream=stream, kind="ab", **ab_envelope(result))
         return
     if fmt == "csv":
         columns = AB_COLUMNS + ["pairs"] + (["candidate_dir"] if result.several else [])
@@ -112,6 +132,18 @@ def _config_text(row, several_counts):
     gpus = ", %d GPU%s" % (row.num_gpus, "" if row.num_gpus == 1 else "s") if several_counts else ""
     ci = " (95%% CI %s)" % ci_text(row) if row.change_ci95_low is not None else ""
     return "%s (batch %s%s) %+.1f%%%s" % (row.model, row.batch_size, gpus, row.change_pct, ci)
+
+
+def unmeasured_text(found: list, several: bool) -> str:
+    """One line naming every configuration whose candidate has no ok run (the gate's other reason to fail)."""
+    counts = {r.num_gpus for _, r in found}
+    parts = []
+    for comparison, row in found:
+        gpus = ", %d GPUs" % row.num_gpus if len(counts) > 1 or (row.num_gpus or 1) > 1 else ""
+        where = " in %s" % comparison.candidate_dir if several else ""
+        parts.append("%s (batch %s%s)%s" % (row.model, row.batch_size, gpus, where))
+    return ("%d configuration%s with no ok candidate run to measure (--fail-on-regression fails what it cannot "
+            "compare): %s" % (len(found), "" if len(found) == 1 else "s", "; ".join(parts)))
 
 
 def regression_text(found, pct, several):

@@ -2,9 +2,13 @@
 
 import math
 import statistics
+import warnings
 from dataclasses import replace
 
-from tfcnnwrap.records import SCALING_COLUMNS, SUMMARY_COLUMNS, RunRecord, SummaryRow
+from tfcnnwrap import quality
+from tfcnnwrap.fleetreport import fleet_columns, with_fleet
+from tfcnnwrap.records import SCALING_COLUMNS, SUMMARY_COLUMNS, SummaryRow
+from tfcnnwrap.render import to_csv
 
 __all__ = ["SUMMARY_COLUMNS", "summarize", "summary_csv_text", "ci95_pct", "add_scaling",
            "summary_columns"]
@@ -13,7 +17,7 @@ _FRAME_COLUMNS = ["model", "batch_size", "num_gpus", "host", "status", "images_p
 
 
 def _failures_text(statuses):
-    counts = {}
+    counts: dict = {}
     for status in statuses:
         if status != "ok":
             counts[str(status)] = counts.get(str(status), 0) + 1
@@ -22,7 +26,7 @@ def _failures_text(statuses):
 
 def runs_frame(runs):
     """The runs as a DataFrame with the columns statistics need (images/sec of ok runs only)."""
-    import pandas as pd
+    import pandas as pd  # pandas takes ~0.3 s to import: only when runs are summarised
 
     frame = pd.DataFrame(
         [[r.model, r.batch_size, r.num_gpus, r.host, str(r.status), r.value] for r in runs],
@@ -36,7 +40,7 @@ def ci95_pct(std, count, mean):
     """The 95% confidence interval's half-width (Student t) as % of the mean; None under 2 runs."""
     if std is None or mean is None or count < 2 or not mean:
         return None
-    from scipy.special import stdtrit
+    from scipy.special import stdtrit  # scipy: only when a comparison is computed
 
     half_width = float(stdtrit(count - 1, 0.975)) * std / math.sqrt(count)
     return _num(half_width / mean * 100.0)
@@ -51,13 +55,24 @@ def _telemetry(runs):
     return (sum(flags) if flags else None), (max(temps) if temps else None)
 
 
+def _exact_mean_std(runs):
+    """(mean, std) of the ok runs' figures in exact arithmetic (statistics' fractions): for figures near the
+    float limit, whose float sum overflows (three totals of 1.7e308 have a mean of 1.7e308, not inf)."""
+    values = [r.value for r in runs if r.value is not None and math.isfinite(r.value)]
+    if not values:
+        return None, None
+    return _num(statistics.mean(values)), (_num(statistics.stdev(values)) if len(values) > 1 else None)
+
+
 def _row(config, stats, size, statuses, runs):
     model, batch_size, num_gpus, host = config
     mean, std = _num(stats["mean"]), _num(stats["std"])
     count = int(stats["count"])
+    if count and (mean is None or (count > 1 and std is None)):
+        mean, std = _exact_mean_std(runs)
     throttled, max_temp = _telemetry(runs)
     ci95 = ci95_pct(std, count, mean)
-    return SummaryRow(
+    row = SummaryRow(
         model=model, batch_size=int(batch_size), runs_ok=count, runs_failed=int(size - count),
         mean=mean, std=std, cv_pct=_num(std / mean * 100.0) if std is not None and mean else None,
         min=_num(stats["min"]), max=_num(stats["max"]), median=_num(stats["median"]),
@@ -65,12 +80,25 @@ def _row(config, stats, size, statuses, runs):
         throttled_runs=throttled, max_temp_c=max_temp, host=host,
         **thermal_columns(runs), **steadiness_columns(runs, ci95),
     )
+    trend = _num(quality.trend_pct([r.value for r in sorted(runs, key=lambda r: r.run) if r.value is not None]))
+    return replace(row, trend_pct=trend, flags=tuple(verdict(replace(row, trend_pct=trend)).flags))
+
+
+def verdict(row):
+    """The quality verdict (flags and what to do) of a SummaryRow."""
+    return quality.Verdict(outlier_runs=tuple(row.outlier_runs), ci95_pct=row.ci95_pct, trend_pct=row.trend_pct,
+                           throttled_runs=row.throttled_runs, runs_ok=row.runs_ok,
+                           throttle_reasons=tuple(sorted(row.throttle_reasons.items())),
+                           max_temp_c=row.max_temp_c)
 
 
 # -- issue 14: are the numbers to be trusted? ------------------------------------------------------------
 
-CI95_WIDE_PCT = 2.0
+CI95_WIDE_PCT = quality.CI95_WIDE_PCT
 OUTLIER_MADS = 3.0
+# Of 3 runs the MAD is the smaller distance to the median, so the other run "lies" 3 MADs out at the
+# slightest spread (185.9, 187.2, 186.1): too few to tell an outlier; a wide CI95 says it instead.
+OUTLIER_MIN_RUNS = 5
 MAD_TO_SIGMA = 1.4826  # the MAD of normal data times this estimates its standard deviation
 
 
@@ -80,7 +108,8 @@ def thermal_columns(runs):
     gpus = [r.gpu for r in runs if r.value is not None and r.gpu is not None]
     powers = [g.mean_power_w for g in gpus if g.mean_power_w is not None]
     clocks = [g.mean_sm_clock_mhz for g in gpus if g.mean_sm_clock_mhz is not None]
-    reasons, links = {}, []
+    reasons: dict = {}
+    links: list = []
     for g in gpus:
         for reason in g.throttle_reasons:
             reasons[reason] = reasons.get(reason, 0) + 1
@@ -89,16 +118,16 @@ def thermal_columns(runs):
     return {
         "mean_power_w": round(sum(powers) / len(powers), 2) if powers else None,
         "mean_sm_clock_mhz": round(sum(clocks) / len(clocks), 1) if clocks else None,
-        "throttle_reasons": " ".join("%s:%d" % (k, reasons[k]) for k in sorted(reasons)),
+        "throttle_reasons": {k: reasons[k] for k in sorted(reasons)},
         "pcie_link": "; ".join(links),
     }
 
 
 def outlier_runs(runs):
     """Run numbers of the ok runs outside median +- 3 MAD (scaled to a standard deviation) of their
-    configuration; none when the MAD is 0 or there are fewer than 3 ok runs."""
+    configuration; none when the MAD is 0 or there are fewer than ``OUTLIER_MIN_RUNS`` ok runs."""
     ok = [r for r in runs if r.value is not None]
-    if len(ok) < 3:
+    if len(ok) < OUTLIER_MIN_RUNS:
         return []
     values = [r.value for r in ok]
     median = statistics.median(values)
@@ -115,7 +144,7 @@ def steadiness_columns(runs, ci95):
     judged = [r.drifting for r in ok if r.drifting is not None]
     return {
         "drifting_runs": sum(judged) if judged else None,
-        "outlier_runs": " ".join(str(n) for n in outlier_runs(runs)),
+        "outlier_runs": tuple(outlier_runs(runs)),
         "ci95_wide": None if ci95 is None else ci95 > CI95_WIDE_PCT,
     }
 
@@ -126,22 +155,20 @@ def summarize(runs, order=None):
     ``runs``: RunRecords (dicts are read as records). Rows follow ``order`` (the plan's (model, batch_size)
     pairs), then any other configuration in first-seen order; std needs two ok runs.
     """
-    runs = [RunRecord.coerce(r) for r in runs]
     if not runs:
         return []
     # pandas drops NaN group keys: a record without num_gpus or host groups under a stand-in.
     frame = runs_frame(runs).fillna({"num_gpus": -1, "host": ""})
     grouped = frame.groupby(["model", "batch_size", "num_gpus", "host"], sort=False)
-    import warnings
 
     with warnings.catch_warnings():
-        # figures near the float limit (a corrupted runs.jsonl) overflow to inf, which _num reads as None;
-        # numpy's RuntimeWarning about it would only print a path into pandas
+        # figures near the float limit (a corrupted runs.jsonl) overflow to inf here, and _row computes
+        # those exactly; numpy's RuntimeWarning about it would only print a path into pandas
         warnings.simplefilter("ignore", RuntimeWarning)
         stats = grouped["images_per_sec"].agg(["count", "mean", "std", "min", "max", "median"])
     statuses = grouped["status"].agg(list)
     sizes = grouped.size()
-    by_config = {}
+    by_config: dict = {}
     for r in runs:
         by_config.setdefault(r.config, []).append(r)
     rows = []
@@ -175,9 +202,6 @@ def summary_columns(rows):
 
 
 def summary_csv_text(rows):
-    from tfcnnwrap.fleetreport import fleet_columns, with_fleet
-    from tfcnnwrap.render import to_csv
-
     rows = with_fleet(rows)  # a fleet's rows name their host and compare it with the fleet
     return to_csv([row.to_dict() for row in rows], fleet_columns(rows, summary_columns(rows)))
 

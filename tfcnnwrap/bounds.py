@@ -58,16 +58,21 @@ class Bound:
         text = value if isinstance(value, str) else repr(value)
         text = text.strip()
         try:
-            if len(text) > MAX_TEXT:
+            # int() and float() also take other scripts' digits (١ is 1) and underscores (1_0 is 10): a
+            # typo or a pasted character is no number here. "-0" is refused as "-5" would be.
+            if len(text) > MAX_TEXT or not text.isascii() or "_" in text:
                 raise ValueError(text)
             if self.whole:
                 if isinstance(value, float) and value.is_integer():
                     return int(value)
-                return int(text)
+                number = int(text)
+                if number == 0 and text.startswith("-"):
+                    raise ValueError(text)
+                return number
             number = float(text)
         except (ValueError, OverflowError):
             raise OutOfBounds("must be %s, got %s" % (self.describe(), _shown(value))) from None
-        if not math.isfinite(number):
+        if not math.isfinite(number) or (number == 0 and text.startswith("-")):
             raise OutOfBounds("must be %s, got %s" % (self.describe(), _shown(value)))
         return number
 
@@ -92,7 +97,8 @@ COOLDOWN = Bound("--cooldown", 0, 3600, whole=False, unit="seconds")
 COOL_TO = Bound("--cool-to", 20, 100, whole=False, unit="degrees Celsius")
 UNTIL_CI = Bound("--until-ci", 0, 100, whole=False, low_open=True, unit="percent")
 FAIL_ON_REGRESSION = Bound("--fail-on-regression", 0, 100, whole=False, unit="percent")
-PRICE = Bound("--price", 0, 10000000, whole=False, low_open=True, unit="USD")
-WATTS = Bound("--watts", 0, 100000, whole=False, low_open=True, unit="W")
+# a GPU's price and power: below 1 USD or 1 W no card exists, and a tiny one (1e-300) made 300-digit figures
+PRICE = Bound("--price", 1, 10000000, whole=False, unit="USD")
+WATTS = Bound("--watts", 1, 100000, whole=False, unit="W")
 # What a bundle from someone else may claim (tfcnnwrap.bundlecheck): no GPU sustains a million images/sec.
 IMAGES_PER_SEC = Bound("images/sec", 0, 1000000, whole=False, low_open=True)

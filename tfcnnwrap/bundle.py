@@ -166,7 +166,7 @@ def check_shape(bundle, where):
     if not isinstance(bundle, dict):
         raise BundleRefused("%s: not a bundle: its JSON is %s, not an object" % (where, type(bundle).__name__))
     fmt = bundle.get("format")
-    if not _whole(fmt) or fmt < 1:
+    if not isinstance(fmt, int) or isinstance(fmt, bool) or fmt < 1:
         raise BundleRefused("%s: not a bundle: `format` is %r, not a whole number" % (where, fmt))
     if fmt > FORMAT:
         raise BundleRefused("%s: bundle format %d is newer than this tfcnnwrap reads (%d); upgrade tfcnnwrap"

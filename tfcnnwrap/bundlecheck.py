@@ -10,7 +10,7 @@ import math
 import statistics
 import sys
 from dataclasses import dataclass
-from typing import Tuple
+from typing import Dict, List, Tuple, Union
 
 from tfcnnwrap import bounds, logparse
 
@@ -18,6 +18,8 @@ VERIFIED, UNVERIFIED, FAILED = "verified", "unverified", "not verified"
 # Statuses a log alone cannot confirm: the sweep decided them (timeout, the user's stop, the OOM rule).
 _DECIDED_OUTSIDE = ("timeout", "interrupted", "skipped")
 _MAX_FINDINGS = 50
+# (model, batch size, GPUs): the configuration a summary row's mean belongs to.
+_Config = Tuple[Union[str, int], ...]
 
 
 @dataclass(frozen=True)
@@ -43,9 +45,10 @@ def _same(a, b):
 
 def _bounds_findings(run, where):
     out = []
-    checks = ((bounds.BATCH_SIZE, run.get("batch_size")), (bounds.NUM_GPUS, run.get("num_gpus") or 1))
+    checks: List[Tuple[bounds.Bound, object]] = [
+        (bounds.BATCH_SIZE, run.get("batch_size")), (bounds.NUM_GPUS, run.get("num_gpus") or 1)]
     if run.get("images_per_sec") is not None:
-        checks += ((bounds.IMAGES_PER_SEC, run["images_per_sec"]),)
+        checks.append((bounds.IMAGES_PER_SEC, run["images_per_sec"]))
     for bound, value in checks:
         try:
             bound.parse(value)
@@ -106,11 +109,11 @@ def _run_findings(run, logs):
 
 
 def _summary_findings(bundle):
-    values = {}
+    values: Dict[_Config, List[float]] = {}
     for run in bundle["runs"]:
         if run["status"] == "ok" and isinstance(run.get("images_per_sec"), (int, float)):
-            key = (run["model"], run["batch_size"], run.get("num_gpus") or 1)
-            values.setdefault(key, []).append(run["images_per_sec"])
+            config: _Config = (run["model"], run["batch_size"], run.get("num_gpus") or 1)
+            values.setdefault(config, []).append(run["images_per_sec"])
     out = []
     for row in bundle["summary"]:
         key = tuple(v if isinstance(v, (str, int)) else repr(v)[:40]  # others' rows: any value, kept hashable

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from tfcnnwrap import bundle as bundles
 from tfcnnwrap.errors import UsageError
+from tfcnnwrap.jsontext import plain
 
 HOST, USER, HOME = "<host>", "<user>", "~"
 # A TensorFlow device line: "name: GeForce RTX 2070 major: 7 ..." (1.x) or "..., name: ..., pci bus id" (2.x).
@@ -164,9 +165,7 @@ def build(sweep_path, logs=True, keep_host=False):
 
 
 def _clean(value):
-    from tfcnnwrap.store import json_safe
-
-    return json_safe(value)
+    return plain(value)
 
 
 def cmd_export(args):

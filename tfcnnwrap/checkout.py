@@ -18,12 +18,16 @@ Nothing here is written, chmod-ed or deleted through a symbolic link.
 import json
 import os
 import re
+import shutil
 import stat
+import sys
 import uuid
 from pathlib import Path
+from typing import Mapping, Optional, Tuple
 
-from tfcnnwrap import safefs
+from tfcnnwrap import jsontext, safefs, settings, versions
 from tfcnnwrap.errors import SetupError, TfcnnwrapError
+from tfcnnwrap.filelock import FileLock
 
 CHECKOUT_NAME = "benchmarks"
 MANIFEST_NAME = "tfcnnwrap-setup.json"
@@ -38,8 +42,6 @@ _OWN_LEFTOVER = re.compile(r"^\.benchmarks-(new|old)-[0-9a-f]{8}$")
 def vendor_lock(vendor_dir, shared):
     """The vendor directory's lock: ``setup`` takes it exclusively (it clones, swaps and cleans up there),
     a running sweep shared, so that setup cannot swap the checkout under a sweep."""
-    from tfcnnwrap.filelock import FileLock
-
     vendor_dir = Path(vendor_dir)
     if shared:
         busy = "%s is being changed by `tfcnnwrap setup`; wait for it to finish, then run the sweep" % vendor_dir
@@ -74,7 +76,7 @@ def read_manifest(vendor_dir):
 
 def write_manifest(vendor_dir, manifest):
     """Replace the manifest all at once, never writing through a link planted at its name or a temp name."""
-    text = json.dumps(manifest, indent=2, sort_keys=True, allow_nan=False) + "\n"
+    text = jsontext.dumps(manifest, indent=2, sort_keys=True) + "\n"
     try:
         safefs.atomic_write(manifest_path(vendor_dir), text)
     except OSError as exc:
@@ -101,8 +103,6 @@ def remembered(vendor_dir):
 def branch_for(tf_version, manifest):
     """(branch, reason) setup would choose for ``tf_version``, offline: from the branch list the manifest
     cached when setup last asked the remote, else from the branches known to exist upstream."""
-    from tfcnnwrap import versions
-
     names = (manifest or {}).get("upstream_branches") or versions.KNOWN_BRANCHES
     return versions.choose_branch(tf_version, names)
 
@@ -276,9 +276,6 @@ def remove_tree(path):
         except OSError:
             pass
 
-    import shutil
-    import sys
-
     if sys.version_info >= (3, 12):
         shutil.rmtree(path, onexc=retry)
     else:
@@ -340,3 +337,21 @@ def swap_into_place(staging, target):
         ) from None
     if retired is not None:
         remove_tree(retired)
+
+
+def target_python(flag: Optional[str], vendor: Path, environ: Optional[Mapping[str, str]] = None
+                  ) -> Tuple[Optional[str], Optional[str]]:
+    """(python or None, where it came from): --python > TFCNNWRAP_PYTHON > the config file's python > the
+    last setup's in ``vendor``'s manifest > None (the interpreter running tfcnnwrap)."""
+    if flag:
+        return flag, "--python"
+    value = (os.environ if environ is None else environ).get(settings.ENV_PYTHON)
+    if value:
+        return value, settings.ENV_PYTHON
+    value, source = settings.from_config("python", environ)
+    if value:
+        return value, source
+    last_python, _ = remembered(vendor)
+    if last_python:
+        return last_python, "the last setup (%s)" % manifest_path(vendor)
+    return None, None

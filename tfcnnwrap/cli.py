@@ -24,7 +24,7 @@ HANDLERS = {
     "sweep": "tfcnnwrap.sweep:cmd_sweep",
     "report": "tfcnnwrap.report:cmd_report",
     "compare": "tfcnnwrap.compare:cmd_compare",
-    "references": "tfcnnwrap.references:cmd_references",
+    "references": "tfcnnwrap.refview:cmd_references",
     "parse": "tfcnnwrap.parse:cmd_parse",
     "doctor": "tfcnnwrap.doctor:cmd_doctor",
     # results to share (issue 24): bundles, the local library, git
@@ -35,6 +35,14 @@ HANDLERS = {
     "publish": "tfcnnwrap.share:cmd_publish",
     "pull": "tfcnnwrap.share:cmd_pull",
     "completion": "tfcnnwrap.completion:cmd_completion",
+    "site": "tfcnnwrap.htmlsite:cmd_site",
+    "list": "tfcnnwrap.history:cmd_list",
+}
+# --format html goes to the page builders, which call the verb's own code (report and compare import no
+# page code, so no module imports one that imports it back).
+HTML_HANDLERS = {
+    "report": "tfcnnwrap.htmlpage:cmd_report_html",
+    "compare": "tfcnnwrap.htmlcompare:cmd_compare_html",
 }
 
 
@@ -43,14 +51,14 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
     list of them, never at a hyphen); indented lines, the examples, stay as written for copying."""
 
     def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
-        import shutil
+        import shutil  # start-up: --help loads only what it needs
 
         width = width or shutil.get_terminal_size().columns - 2
         # under 80 columns the help starts further left, so a URL or a path fits on its line whole
         super().__init__(prog, indent_increment, max_help_position if width >= 78 else 12, width)
 
     def _fill_text(self, text, width, indent):
-        import textwrap
+        import textwrap  # start-up: --help loads only what it needs
 
         return "\n".join(line if not line.strip() or line.startswith(" ") else
                          textwrap.fill(line, width, initial_indent=indent, subsequent_indent=indent,
@@ -58,7 +66,7 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
                          for line in text.splitlines())
 
     def _split_lines(self, text, width):
-        import textwrap
+        import textwrap  # start-up: --help loads only what it needs
 
         return textwrap.wrap(" ".join(text.split()), width, break_long_words=False, break_on_hyphens=False)
 
@@ -99,6 +107,11 @@ def _plot_path(value):
     """``--plot FILE``: checked before anything runs; matplotlib would add ``.png`` to a name without a
     suffix (``--plot /tmp`` wrote /tmp.png) and the old code created missing directories."""
     _text(value)
+    last = value.replace(os.altsep or os.sep, os.sep).rsplit(os.sep, 1)[-1]
+    if last in ("", ".", ".."):
+        # Path() drops a trailing separator or "/.": "a.png/" (meant as a directory?) wrote the file a.png
+        raise argparse.ArgumentTypeError("%s ends with a path separator; give a file name such as %s"
+                                         % (value, Path(value) / "compare.png"))
     path = Path(value)
     if path.is_dir():
         raise argparse.ArgumentTypeError("%s is a directory; give a file such as %s" % (value, path / "compare.png"))
@@ -138,6 +151,12 @@ def _add_format(p, formats):
     # a metavar: "[--format {table,markdown,csv,json}]" alone is wider than a 60-column usage line
     p.add_argument("--format", choices=formats, default=formats[0], metavar="FORMAT",
                    help="%s or %s (default: %s)" % (", ".join(formats[:-1]), formats[-1], formats[0]))
+
+
+def _add_out(p):
+    p.add_argument("--out", metavar="FILE", type=_text,
+                   help="write to FILE (replaced atomically) instead of standard output; with --format html, "
+                   "run logs under FILE's folder are linked")
 
 
 def _add_verb(verbs, parent, name, help, description, examples):
@@ -275,7 +294,8 @@ def _add_report(verbs, parent):
     )
     p.add_argument("sweep_dir", nargs="?", metavar="SWEEP_DIR", type=_text,
                    help="default: the newest sweep under results/")
-    _add_format(p, ["table", "markdown", "csv", "json"])
+    _add_format(p, ["table", "markdown", "csv", "json", "html"])
+    _add_out(p)
     p.add_argument("--plot", metavar="FILE.png", type=_plot_path,
                    help="also draw each configuration's runs: images/sec of every step, and the GPU's "
                    "temperature, SM clock and power over time; the suffix picks the format (.png, .svg, ...)")
@@ -308,6 +328,12 @@ def _add_compare(verbs, parent):
     p.add_argument("--strict", action="store_true",
                    help="with --against or --rank: only references under exactly the sweep's conditions "
                    "(batch size included) and its TensorFlow X.Y; no closest-row stand-ins (\u2020)")
+    p.add_argument("--include-low-trust", action="store_true",
+                   help="with --against or --rank: also use references of trust derived or partial (left out "
+                   "by default; see `references`)")
+    p.add_argument("--nearest", action="store_true",
+                   help="with --rank: also rank the reference GPUs without a figure under the sweep's "
+                   "conditions, by their closest figures (marked \u2020 with what differs)")
     p.add_argument("--rank", action="store_true",
                    help="place the measured GPU among every reference GPU with the sweep's conditions, by the "
                    "geometric mean of measured / reference over the configurations they share")
@@ -322,7 +348,8 @@ def _add_compare(verbs, parent):
                    "(Welch, 95%%) than the baseline by more than PCT%%, naming it")
     p.add_argument("--host", metavar="NAME", type=_text,
                    help="a fleet sweep: this host's runs only (default: every host's runs pooled)")
-    _add_format(p, ["table", "markdown", "csv", "json"])
+    _add_format(p, ["table", "markdown", "csv", "json", "html"])
+    _add_out(p)
     p.add_argument(
         "--plot",
         metavar="FILE.png",
@@ -356,7 +383,7 @@ def _add_parse(verbs, parent):
         examples=["resnet50.log", "old-logs/ --format csv"],
     )
     p.add_argument("paths", nargs="+", metavar="PATH", type=_text, help="log files or directories (recursive)")
-    _add_format(p, ["table", "json", "jsonl", "csv"])
+    _add_format(p, ["table", "markdown", "csv", "json", "jsonl"])
 
 
 def _add_doctor(verbs, parent):
@@ -450,6 +477,35 @@ def _add_pull(verbs, parent):
     p.add_argument("--branch", metavar="B", type=_text, help="default: the repository's default branch")
 
 
+def _add_site(verbs, parent):
+    p = _add_verb(
+        verbs, parent, "site",
+        help="a static HTML site of sweeps, bundles or the library (no network needed to view it)",
+        description="An index (rank per model under each set of conditions, newest results), a page per "
+        "GPU, a page per sweep or bundle; relative links only, so the directory can be served by any static "
+        "host or opened from disk.",
+        examples=["results/* --out site", "library --out site", "results/a results/b --ab --out site"],
+    )
+    p.add_argument("sources", nargs="+", metavar="SOURCE", type=_text,
+                   help="sweep directories, bundles (*.tfcw.json.gz), directories of them, or `library`")
+    p.add_argument("--out", metavar="DIR", type=_text, required=True, help="the site's directory")
+    p.add_argument("--ab", action="store_true",
+                   help="also an A/B page: the first sweep is the baseline, the others candidates")
+
+
+def _add_list(verbs, parent):
+    p = _add_verb(
+        verbs, parent, "list",
+        help="past sweeps, newest first: GPU, TensorFlow, conditions, runs, complete or interrupted",
+        description="Every sweep under RESULTS_DIR, newest first, with the command that resumes an "
+        "interrupted one.",
+        examples=["", "results --format json"],
+    )
+    p.add_argument("results_dir", nargs="?", metavar="RESULTS_DIR", type=_text,
+                   help="default: $TFCNNWRAP_RESULTS, else results/")
+    _add_format(p, ["table", "markdown", "csv", "json"])
+
+
 def _add_completion(verbs, parent):
     p = _add_verb(
         verbs, parent, "completion",
@@ -464,7 +520,7 @@ def _add_completion(verbs, parent):
 
 
 VERB_BUILDERS = (_add_setup, _add_sweep, _add_report, _add_compare, _add_references, _add_parse, _add_doctor,
-                 _add_export, _add_verify, _add_import, _add_library, _add_publish, _add_pull,
+                 _add_list, _add_export, _add_verify, _add_import, _add_library, _add_publish, _add_pull, _add_site,
                  _add_completion)
 
 
@@ -509,8 +565,8 @@ def build_parser():
 
 def _crash_report(exc):
     """Write the traceback to a file and return its path (or None if even that fails)."""
-    import tempfile
-    import traceback
+    import tempfile  # start-up: --help loads only what it needs
+    import traceback  # start-up: --help loads only what it needs
 
     try:
         fd, path = tempfile.mkstemp(
@@ -529,7 +585,7 @@ def _tolerant_streams():
     """Never die on a character the console's code page lacks (cp1252 on Windows, say)."""
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.reconfigure(errors="replace")
+            stream.reconfigure(errors="replace")  # type: ignore[union-attr]  # a TextIOWrapper, or refused
         except (AttributeError, ValueError):
             pass
 
@@ -541,14 +597,23 @@ def main(argv=None):
     if not args.verb:
         parser.print_help()
         return EXIT_USAGE
-    module_name, func_name = HANDLERS[args.verb].split(":")
+    from tfcnnwrap import outstream
+
+    guarded = outstream.guard_stdout(args.verb)  # a closed, full or cut-off stdout never stops a verb
+    return outstream.exit_code(args.verb, _run_verb(args), guarded)
+
+
+def _run_verb(args):
+    handlers = HTML_HANDLERS if getattr(args, "format", None) == "html" else HANDLERS
+    module_name, func_name = handlers.get(args.verb, HANDLERS[args.verb]).split(":")
     try:
         handler = getattr(importlib.import_module(module_name), func_name)
         return int(handler(args) or 0)
     except TfcnnwrapError as exc:
         from tfcnnwrap import prose  # wrapped between words on a terminal, one line elsewhere
+        from tfcnnwrap.render import safe_text  # a message may quote a name or path from someone's file
 
-        prose.write("tfcnnwrap %s: error: %s" % (args.verb, exc.message))
+        prose.write("tfcnnwrap %s: error: %s" % (args.verb, safe_text(exc.message)))
         return exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("tfcnnwrap %s: interrupted\n" % args.verb)
@@ -562,7 +627,7 @@ def main(argv=None):
         return 0
     except Exception as exc:  # noqa: BLE001 - last line of defence: one line, traceback to a file
         if getattr(args, "debug", False):
-            import traceback
+            import traceback  # start-up: --help loads only what it needs
 
             traceback.print_exc()
             return 3

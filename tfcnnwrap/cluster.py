@@ -19,13 +19,14 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import Any, Callable, List, Optional
 
 from tfcnnwrap import safefs
 from tfcnnwrap.clusterplan import ClusterPlan, Task, build_plan
-from tfcnnwrap.logparse import LogParser, ParsedLog, classify
-from tfcnnwrap.procs import bind_to_our_lifetime, kill_tree, popen_group_kwargs
-from tfcnnwrap.runner import WINDOWS_WAIT_SLICE_S, Pump, RunOutcome
+from tfcnnwrap.logparse import LogParser, ParsedLog, classify, good_total, last_line
+from tfcnnwrap.procs import ProcessGroup
+from tfcnnwrap.runner import WINDOWS_WAIT_SLICE_S, Pump, RunOutcome, watch_output
+from tfcnnwrap.runner import verdict as verdict_of
 
 LOCAL_HOST = "localhost"
 # After the reporting tasks end, the other workers of a ps job (which finish together with worker 0 when
@@ -150,29 +151,28 @@ class _TaskRun:
         self.events = events
         self.parser = LogParser()
         self.parsed: Optional[ParsedLog] = None
-        self.proc = None
-        self.argv = None
-        self.log = None
+        self.proc: Any = None  # set by start()/open_log()
+        self.argv: Any = None  # set by start()/open_log()
+        self.log: Any = None  # set by start()/open_log()
         self.log_bytes = 0
         self.stopped = False
         self.ended = False  # its end has been taken from the queue
-        self.thread = None
+        self.lost: Optional[str] = None  # why its node is gone ("node_failure: n3"), from the job's watch
+        self.thread: Any = None  # set by start()/open_log()
 
     def open_log(self):
         self.log = safefs.create_replacing(self.log_path)
 
     def start(self, argv, cwd, env):
         self.argv = list(argv)
-        self.proc = subprocess.Popen(
-            argv, cwd=str(cwd), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, bufsize=0, **popen_group_kwargs())
-        bind_to_our_lifetime(self.proc)
+        self.proc = ProcessGroup(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         self.thread = threading.Thread(target=self._pump, name="tfcnnwrap-" + self.task.name, daemon=True)
         self.thread.start()
 
     def _pump(self):
         on_step = (lambda step: self.events.put(("step", step))) if self.task.reports else None
         pump = Pump(self.proc.stdout, self.log, self.parser, on_step)
+        watch_output(self.proc, pump)  # a single run's ending: a child holding the pipe cannot hang the job
         try:
             pump.run()
             self.parser.feed_bytes(b"", final=True)
@@ -186,7 +186,7 @@ class _TaskRun:
 
     @property
     def running(self):
-        return self.proc is not None and self.proc.poll() is None
+        return self.proc is not None and not self.proc.exited.is_set()
 
     @property
     def exit_code(self):
@@ -197,17 +197,18 @@ class _TaskRun:
 
 
 class _Job:
-    def __init__(self, plan: ClusterPlan, log_dir, run_name, on_step, launcher=None, backend="local"):
+    def __init__(self, plan: ClusterPlan, log_dir, run_name, on_step, launcher=None, backend="local", watch=None):
         self.plan = plan
+        self.watch = watch
         self.launcher = launcher
         self.backend = backend
         # SimpleQueue: put() is reentrant, so a StopSignal may be set from a signal handler.
-        self.events = queue.SimpleQueue()
+        self.events: queue.SimpleQueue = queue.SimpleQueue()
         self.on_step = on_step
         self.runs = [_TaskRun(t, Path(log_dir) / ("%s.%s.log" % (run_name, t.name)), self.events)
                      for t in plan.tasks]
         self.failed: Optional[_TaskRun] = None
-        self.grace_timer = None
+        self.grace_timer: Optional[threading.Timer] = None
 
     def start(self, base_argv, cwd, env):
         for run in self.runs:  # every log first: a refused log path starts no process at all
@@ -255,6 +256,11 @@ class _Job:
 
     def _ended(self, run: _TaskRun, reporters) -> Optional[str]:
         run.ended = True
+        if self.watch is not None:
+            run.lost = self.watch.ended(run.task, run.log_path)
+            if run.lost:  # srun exits 0 after a node failure: the task is gone, whatever its code says
+                self.failed = run
+                return "interrupted" if self.watch.allocation_ending() else "failed"
         if run.task.reports:
             reporters.discard(id(run))
             if run.exit_code != 0:
@@ -275,6 +281,20 @@ class _Job:
             self.grace_timer.start()
         return None
 
+    def check_nodes(self, verdict: str) -> str:
+        """Before the tasks still running are stopped: any of them whose node no longer answers fails the
+        job, even when the reporting task has printed a total (it counted a worker that is gone)."""
+        if self.watch is None or verdict not in ("done", "timeout"):
+            return verdict  # "failed" has its reason; a task Slurm is stopping would look lost
+        running = {r.task.name: r for r in self.runs if r.running and not r.ended}
+        lost = self.watch.unreachable([r.task for r in running.values()], silent_only=verdict == "timeout")
+        for name, reason in lost.items():
+            running[name].lost = reason
+        if lost and verdict != "timeout":
+            self.failed = next(r for r in self.runs if r.lost)
+            return "failed"
+        return verdict
+
     def stop_all(self):
         """Stop every task still running, all at once (each ``kill_tree`` waits out its own grace)."""
         if self.grace_timer is not None:
@@ -283,27 +303,29 @@ class _Job:
         for run in self.runs:
             if run.running:
                 run.stopped = True
-                killer = threading.Thread(target=kill_tree, args=(run.proc,), daemon=True)
+                killer = threading.Thread(target=run.proc.terminate, daemon=True)
                 killer.start()
                 killers.append(killer)
         for killer in killers:
             killer.join()
         for run in self.runs:
             if run.thread is not None:
-                run.thread.join()
+                run.thread.join()  # bounded: end_lingering_output lets a held pipe go
+                run.proc.close()  # and what the task left running, in any session
             elif run.log is not None:
                 run.log.close()
 
 
 def run_plan(plan: ClusterPlan, base_argv, cwd, env, log_dir, run_name, timeout_s=None,
              on_step: Optional[Callable] = None, stop: Optional[StopSignal] = None, relative_to=None,
-             launcher: Optional[Callable] = None, backend: str = "local") -> JobOutcome:
+             launcher: Optional[Callable] = None, backend: str = "local", watch=None) -> JobOutcome:
     """Run every task of ``plan`` (its ports fixed) once; see run_job.
 
     ``launcher(task, argv) -> argv`` starts a task some other way, e.g. ``["srun", "--nodes=1", "--ntasks=1",
     "-w", task.host, *argv]`` for a task on another node: its output still comes back through the pipe and
-    stopping the launcher's process group stops the task. ``backend`` names it in the ``cluster`` field."""
-    job = _Job(plan, log_dir, run_name, on_step, launcher, backend)
+    stopping the launcher's process group stops the task. ``backend`` names it in the ``cluster`` field.
+    ``watch``: a ``nodewatch.NodeWatch`` (tasks on other nodes): a task whose node failed fails the job."""
+    job = _Job(plan, log_dir, run_name, on_step, launcher, backend, watch)
     started = time.monotonic()
     timer = None
     listener = lambda: job.post("interrupted")  # noqa: E731 - identity needed to unregister it
@@ -316,7 +338,7 @@ def run_plan(plan: ClusterPlan, base_argv, cwd, env, log_dir, run_name, timeout_
             timer.daemon = True
             timer.start()
         job.start(base_argv, cwd, env)
-        verdict = job.wait()
+        verdict = job.check_nodes(job.wait())
     finally:
         if timer is not None:
             timer.cancel()
@@ -329,37 +351,42 @@ def run_plan(plan: ClusterPlan, base_argv, cwd, env, log_dir, run_name, timeout_
 def _outcome(job: _Job, verdict: str, duration_s: float, relative_to) -> JobOutcome:
     reporter = next(r for r in job.runs if r.task.reports)
     decider = job.failed or reporter
+    hung = False
     if verdict in ("timeout", "interrupted"):
-        status = verdict
+        status, hung = _stopped_status(reporter, verdict)
+        verdict = "done" if status == "ok" else verdict
     else:
         status = decider.status()
         if decider is job.failed and status in ("ok", "no_result"):
             status = "crashed"  # a ps (or a blocked worker) that ends by itself has broken the job
     failure = None
-    if job.failed is not None:
-        reason = job.failed.parsed.failure_message or _last_line(job.failed.log_path) or (
+    lost = [r.lost for r in job.runs if r.lost]
+    if lost and verdict != "interrupted":
+        if status != "timeout":
+            status = "crashed"
+        failure = ("timeout: " if status == "timeout" else "") + "; ".join(lost)
+    elif job.failed is not None:
+        reason = (job.failed.parsed or ParsedLog()).failure_message or last_line(job.failed.log_path) or (
             "exited with code %s" % job.failed.exit_code)
         failure = "%s: %s" % (job.failed.task.name, reason)
     return JobOutcome(
-        status=status, exit_code=decider.exit_code, duration_s=duration_s, parsed=decider.parsed,
+        status=status, exit_code=decider.exit_code, duration_s=duration_s, parsed=decider.parsed or ParsedLog(),
         interrupted=verdict == "interrupted", log_bytes=sum(r.log_bytes for r in job.runs),
         cluster=_cluster_field(job, relative_to), log=decider.log_path,
-        failed_task=job.failed.task.name if job.failed else None, failure=failure,
+        failed_task=job.failed.task.name if job.failed else None, failure=failure, hung_after_total=hung,
     )
 
 
-def _last_line(log_path, tail_bytes=4096):
-    """The log's last non-blank line: the reason when the parser found no failure signature (a ps that
-    exits quietly, a TensorFlow C++ error line)."""
-    try:
-        with open(str(log_path), "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, fh.tell() - tail_bytes))
-            lines = [line.strip() for line in fh.read().decode("utf-8", "replace").splitlines()]
-    except OSError:
-        return None
-    lines = [line for line in lines if line]
-    return lines[-1][:500] if lines else None
+def _stopped_status(reporter: _TaskRun, verdict: str):
+    """(status, hung_after_total) of a job stopped by its timeout or a stop request, as for a single run: a
+    reporting task that had exited 0 with its total finished the job (the others were in their finish
+    grace); one whose log holds the total but still ran at the timeout keeps the figure, marked hung."""
+    parsed = reporter.parsed or ParsedLog()
+    if not reporter.stopped and reporter.exit_code == 0 and good_total(parsed.total_images_per_sec):
+        return "ok", False
+    if verdict == "timeout":
+        return verdict_of(parsed, reporter.exit_code, timed_out=True)
+    return verdict, False
 
 
 def _cluster_field(job: _Job, relative_to) -> dict:
@@ -375,7 +402,7 @@ def _cluster_field(job: _Job, relative_to) -> dict:
             "exit_code": run.exit_code, "stopped": run.stopped,
             "status": "stopped" if run.stopped else run.status(), "log": log.as_posix(),
             "images_per_sec": parsed.total_images_per_sec, "command": [str(a) for a in run.argv or ()],
-            "env": dict(run.task.env),
+            "env": dict(run.task.env), "lost": run.lost,
         })
     return {"backend": job.backend, "mode": job.plan.mode, "all_reduce_spec": job.plan.all_reduce_spec,
             "workers": job.plan.workers, "ps": len(job.plan.by_role("ps")), "tasks": tasks}

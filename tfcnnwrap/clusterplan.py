@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, List, Optional, Sequence, Tuple
 
+from tfcnnwrap import jsontext
 from tfcnnwrap.errors import UsageError
 
 FORMAT = 1
@@ -153,7 +154,7 @@ class ClusterPlan:
                 "tasks": [t.to_dict() for t in self.tasks]}
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n"
+        return jsontext.dumps(self.to_dict(), indent=2) + "\n"
 
     @classmethod
     def from_dict(cls, data) -> "ClusterPlan":
@@ -281,19 +282,20 @@ def build_plan(mode: str, workers: int, ps: Optional[int] = None, hosts: Sequenc
                branch: Optional[str] = None, all_reduce_spec: Optional[str] = None,
                gpus_per_host: Optional[int] = None, gpus_per_worker: int = 1) -> ClusterPlan:
     """The job's tasks: ps first, then workers, then the controller (that order is also the Slurm
-    ``SLURM_PROCID`` order). Workers go round-robin over ``hosts``, ps tasks too, the controller on the
-    first host. ``ports``: one per task in that order (the local backend's free ports); otherwise each host
-    counts up from ``base_port``. ps and controller get no GPU; with ``gpus_per_host`` known (None: leave
-    the workers' GPUs alone, as under Slurm) workers get GPUs of their own when they fit, else a share of
-    every GPU's memory."""
+    ``SLURM_PROCID`` order), placed round-robin over ``hosts`` in that order. ``ports``: one per task in
+    that order (the local backend's free ports); otherwise each host counts up from ``base_port``. ps and
+    controller get no GPU; with ``gpus_per_host`` known (None: leave the workers' GPUs alone, as under
+    Slurm) workers get GPUs of their own when they fit, else a share of every GPU's memory."""
     ps, spec = validate(mode, workers, ps, branch, all_reduce_spec)
     hosts = [_checked_host(h) for h in hosts]
     if not hosts:
         raise UsageError("a cluster plan needs hosts: give at least one host name")
-    roles = [("ps", i, hosts[i % len(hosts)]) for i in range(ps)]
-    roles += [("worker", i, hosts[i % len(hosts)]) for i in range(workers)]
+    kinds = [("ps", i) for i in range(ps)] + [("worker", i) for i in range(workers)]
     if mode == "distributed_all_reduce":
-        roles.append(("controller", 0, hosts[0]))
+        kinds.append(("controller", 0))
+    # One round-robin over all tasks, not one per role: with as many hosts as tasks, each task gets a host of
+    # its own (a ps beside a worker would share its network card and CPU with it).
+    roles = [(role, index, hosts[n % len(hosts)]) for n, (role, index) in enumerate(kinds)]
     addresses = _ports(roles, ports, base_port)
     gpu_env, extra = _gpu_placement(roles, gpus_per_host, gpus_per_worker)
     tasks = []
@@ -322,7 +324,7 @@ def _ports(roles, ports, base_port):
         if len(set(zip((r[2] for r in roles), ports))) != len(ports):
             raise UsageError("two tasks of the cluster plan share a host and port: give each its own port")
         return ports
-    next_port = {}
+    next_port: dict = {}
     out = []
     for _, _, host in roles:
         port = next_port.get(host, base_port)
@@ -336,7 +338,7 @@ def _gpu_placement(roles, gpus_per_host, gpus_per_worker):
     controller never sees a GPU (as in upstream's own distributed test): a TensorFlow server that sees one
     takes its memory from the worker beside it."""
     env = {}
-    per_host = {}
+    per_host: dict = {}
     for role, index, host in roles:
         if role == "worker":
             per_host.setdefault(host, []).append(index)

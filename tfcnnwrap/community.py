@@ -10,12 +10,15 @@ library of 10,000 bundles ranks in well under a second.
 """
 
 import statistics
+from typing import Dict, List, Tuple
 
 from tfcnnwrap.errors import UsageError
 
 SOURCES = ("builtin", "community", "all")
 ID_PREFIX = "community-"
 SHOWN_IDS = 5  # bundle ids a provenance note names before "and N more"
+# (model, batch size, GPU count, precision, xla, variable update, data, TF X.Y): one set of conditions
+_Conditions = Tuple[str, int, int, str, str, str, str, str]
 
 
 def _tf_xy(version):
@@ -26,7 +29,7 @@ def _tf_xy(version):
 def group_rows(rows):
     """{gpu: {(model, batch, gpus, precision, xla, update, data, tf X.Y): [(images/sec, bundle id)]}} of
     ``rows``: library.Library.community_rows tuples (gpu, ..., tf_version, images/sec, id)."""
-    groups = {}
+    groups: Dict[str, Dict[_Conditions, List[Tuple[float, str]]]] = {}
     for gpu, model, batch, count, precision, xla, update, data, tf, value, ident in rows:
         key = (model, batch, count, precision or "", xla or "", update or "", data or "", _tf_xy(tf))
         groups.setdefault(gpu, {}).setdefault(key, []).append((value, ident))
@@ -63,9 +66,9 @@ def community_gpus(rows):
         gpu_id = ID_PREFIX + slug(name)
         sweeps = len({i for pairs in groups.values() for _, i in pairs})
         gpu = ReferenceGPU(id=gpu_id, name="%s community (%d sweep%s)" % (name, sweeps, "" if sweeps == 1 else "s"),
-                           aliases=(), vendor=vendor_of(name), origin="community")
+                           aliases=(), vendor=vendor_of(name), origin="community",
+                           bundle_ids=sorted({i for pairs in groups.values() for _, i in pairs}))
         gpu.results = [_result(gpu_id, key, pairs) for key, pairs in sorted(groups.items())]
-        gpu.bundle_ids = sorted({i for pairs in groups.values() for _, i in pairs})  # for the provenance note
         gpus[gpu_id] = gpu
     return gpus
 

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Optional, Tuple
 
+from tfcnnwrap.aggregate import STAT_DECIMALS
 from tfcnnwrap.comparesweep import Sweep, geometric_mean
 from tfcnnwrap.records import ChangeRow
 
@@ -61,7 +62,7 @@ def welch(baseline, candidate):
         # Neither side has any spread: t is undefined, and any difference is certain.
         p = 0.0 if mb != mc else 1.0
         return p, p < ALPHA
-    from scipy.special import stdtr
+    from scipy.special import stdtr  # scipy: only when a comparison is computed
 
     t = (mc - mb) / math.sqrt(vb + vc)
     p = float(min(1.0, 2.0 * stdtr(_welch_df(nb, vb, nc, vc), -abs(t))))
@@ -81,7 +82,7 @@ def change_interval(baseline, candidate):
     if vb + vc == 0.0:
         change = (mc / mb - 1.0) * 100.0
         return change, change
-    from scipy.special import stdtrit
+    from scipy.special import stdtrit  # scipy: only when a comparison is computed
 
     t = float(stdtrit(_welch_df(nb, vb, nc, vc), 1.0 - ALPHA / 2.0))
     # (mc - r mb)^2 <= t^2 (vc + r^2 vb)  <=>  a r^2 - 2 b r + c <= 0
@@ -157,14 +158,19 @@ def environment_differences(baseline, candidate):
     return tuple(out)
 
 
+def _pct(value):
+    """A percentage rounded once, where it is made (90 / 100 - 1 is -9.999999999999998 %, not -10)."""
+    return None if value is None else round(value, STAT_DECIMALS) + 0.0
+
+
 def change_row(key, b, c, baseline_values, candidate_values, candidate_dir=None):
     """One configuration of both sweeps (``b``/``c``: its SummaryRow on each side, or None)."""
     b_mean, c_mean = b.mean if b else None, c.mean if c else None
     p_value, significant = welch(baseline_values, candidate_values)
-    low, high = change_interval(baseline_values, candidate_values)
+    low, high = (_pct(v) for v in change_interval(baseline_values, candidate_values))
     return ChangeRow(
         model=key[0], batch_size=key[1], baseline=b_mean, candidate=c_mean,
-        change_pct=(c_mean / b_mean - 1.0) * 100.0 if b_mean and c_mean is not None else None,
+        change_pct=_pct((c_mean / b_mean - 1.0) * 100.0) if b_mean and c_mean is not None else None,
         significant=significant, p_value=p_value,
         baseline_runs=b.runs_ok if b else None, candidate_runs=c.runs_ok if c else None,
         baseline_std=b.std if b else None, candidate_std=c.std if c else None,
@@ -181,7 +187,7 @@ def compare_one(baseline, candidate, candidate_dir=None):
     ratios = [r.candidate / r.baseline for r in rows if r.change_pct is not None]
     g = geometric_mean(ratios)
     return SweepComparison(baseline=baseline, candidate=candidate, rows=rows,
-                           geomean_change_pct=(g - 1.0) * 100.0 if g is not None else None, pairs=len(ratios),
+                           geomean_change_pct=_pct((g - 1.0) * 100.0) if g is not None else None, pairs=len(ratios),
                            environment=environment_differences(baseline, candidate), candidate_dir=candidate_dir)
 
 
@@ -197,6 +203,13 @@ def sweep_vs_sweeps(baseline_path, candidate_paths, host=None):
 
 def sweep_vs_sweep(baseline_path, candidate_path, host=None):
     return sweep_vs_sweeps(baseline_path, [candidate_path], host).comparisons[0]
+
+
+def unmeasured(result: ABResult) -> list:
+    """(comparison, row) of every configuration a candidate ran without a single ok run (each crashed, ran out
+    of memory or timed out): a gate cannot pass what it could not measure."""
+    return [(comparison, row) for comparison in result.comparisons for row in comparison.rows
+            if row.candidate is None and row.candidate_runs is not None]
 
 
 def regressions(result, pct):

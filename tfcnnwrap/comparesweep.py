@@ -13,6 +13,7 @@ from pathlib import Path
 from tfcnnwrap import settings
 from tfcnnwrap.aggregate import summarize
 from tfcnnwrap.errors import UsageError
+from tfcnnwrap.plan import Plan
 from tfcnnwrap.records import SummaryRow
 from tfcnnwrap.store import load_sweep, sweeps_by_age
 
@@ -26,8 +27,6 @@ class Sweep:
     """A sweep directory read for comparison: its meta, its plan, its rows per configuration."""
 
     def __init__(self, path, host=None):
-        from tfcnnwrap.plan import Plan
-
         self.dir, self.meta, runs = load_sweep(path)
         self.path = Path(path)
         self.plan = Plan.from_dict(self.meta.plan)
@@ -59,15 +58,11 @@ class Sweep:
         return len({r.num_gpus for r in self.rows}) > 1
 
     def conditions(self, batch_size=None, num_gpus=None):
-        """The plan's conditions (the references' terms), with one configuration's batch size and GPU count.
-        ``xla`` is read with a default: plans written before tfcnnwrap had `--xla` do not say (None)."""
+        """The plan's conditions (the references' terms), with one configuration's batch size and GPU count."""
         cond = dict(self.plan.conditions())
-        if "xla" not in cond:
-            xla = getattr(self.plan, "xla", None)
-            cond["xla"] = None if xla is None else ("yes" if xla else "no")
         cond["batch_size"] = batch_size
         if num_gpus is not None:
-            cond["num_gpus"] = num_gpus
+            cond["num_gpus"] = num_gpus * self.plan.job_workers()
         return cond
 
     def mean_power_w(self, config=None):
@@ -85,7 +80,7 @@ class Sweep:
 
 def measured_rows(configs, runs):
     """SummaryRows in plan order, one per configuration; a planned one without runs yet has no mean."""
-    summary = {}
+    summary: dict = {}
     for row in summarize(runs, [c[:2] for c in configs]):
         summary.setdefault(config_of(row), row)
     rows = [summary.pop(tuple(c), None) or SummaryRow(model=c[0], batch_size=c[1], num_gpus=c[2])
@@ -95,7 +90,7 @@ def measured_rows(configs, runs):
 
 def ok_values(runs):
     """{(model, batch_size, num_gpus): [images/sec of each ok run]} for the statistics of a change."""
-    values = {}
+    values: dict = {}
     for r in runs:
         if r.value is not None:
             values.setdefault(config_of(r), []).append(r.value)

@@ -4,6 +4,7 @@ conditions line, and the table, Markdown, CSV and JSON forms of compare's result
 import sys
 
 from tfcnnwrap import render
+from tfcnnwrap.closest import tf_differs
 
 MARK = "\u2020"  # dagger: a reference measured under other conditions
 GEOMEAN = "geomean"  # the model column of the geometric-mean row in every output form
@@ -53,7 +54,7 @@ def geomean_text(cell):
 
 def footnotes(comparison):
     """One line per (reference, differing conditions): which models, and why they are not comparable."""
-    models = {}
+    models: dict = {}
     for row in comparison.rows:
         for cell in row.cells:
             if cell.found and not cell.comparable:
@@ -72,6 +73,8 @@ _CELL_KEYS = ("name", "id", "gpu_name", "images_per_sec", "published", "ratio_pc
 
 
 def against_json(comparison):
+    """`--format json`: a row per configuration with its reference cells; the geometric mean per reference
+    in ``geomean`` (never a model row); the sweep's conditions."""
     out = []
     for row in comparison.rows:
         refs = [dict({k: getattr(c, k) for k in _CELL_KEYS}, cell=cell_text(c)) for c in row.cells]
@@ -79,9 +82,9 @@ def against_json(comparison):
                     "measured": row.measured, "runs_ok": row.runs_ok, "references": refs})
     geo = [{"name": g.name, "id": g.id, "gpu_name": g.gpu_name, "ratio_pct": g.ratio_pct, "count": g.count,
             "cell": geomean_text(g)} for g in comparison.geomean]
-    out.append({"model": GEOMEAN, "batch_size": None, "num_gpus": None, "measured": None, "runs_ok": None,
-                "references": geo})
-    return out
+    sweep = comparison.sweep
+    return dict(rows=out, conditions=dict(comparison.conditions, gpu=sweep.gpu_label()),
+                extra={"sweep": str(sweep.path), "strict": comparison.strict, "geomean": geo})
 
 
 def against_csv_rows(comparison):
@@ -123,7 +126,7 @@ def against_notes(comparison):
     if comparison.sweep.meta.on_cpu:
         notes.append("This sweep ran on the CPU; the references are GPUs.")
     notes += footnotes(comparison)
-    notes += closest_notes(comparison) + tf_notes(comparison)
+    notes += closest_notes(comparison) + tf_notes(comparison) + low_trust_notes(comparison.low_trust_left_out)
     notes += ["Source of %s: %s" % (", ".join(names), source) for source, names in comparison.sources]
     return notes
 
@@ -134,19 +137,25 @@ def closest_notes(comparison):
         return ["--strict: only figures under exactly this sweep's conditions (and its TensorFlow X.Y, where "
                 "both are known); n/a where a reference has none."]
     if any(c.found and not c.comparable for r in comparison.rows for c in r.cells):
-        return ["%s: no published figure under exactly this sweep's conditions; the closest is shown (fewest "
-                "differing conditions, precision and GPU count first, then the nearest batch size); --strict "
-                "leaves such figures out." % MARK]
+        return ["%s: no published figure under exactly this sweep's conditions; the closest is shown (same "
+                "precision, then GPU count, batch size, variable update, synthetic data, higher trust, newer "
+                "TF: docs/usage.md); --strict leaves such figures out." % MARK]
     return []
+
+
+def low_trust_notes(count):
+    """The line saying how many derived/partial figures a comparison left out, if any."""
+    if not count:
+        return []
+    return ["%d low-trust figure%s (trust derived or partial) left out; --include-low-trust takes %s in."
+            % (count, "" if count == 1 else "s", "it" if count == 1 else "them")]
 
 
 def tf_notes(comparison):
     """Which references' figures were measured with another TensorFlow X.Y than the sweep (kept: a version
     changes figures less than a condition does, and most sources give none)."""
-    from tfcnnwrap.compare import tf_differs
-
     ours = comparison.sweep.meta.tensorflow_version
-    seen = {}
+    seen: dict = {}
     for row in comparison.rows:
         for cell in row.cells:
             if cell.found and tf_differs(cell.tf_version, ours):
@@ -158,7 +167,7 @@ def tf_notes(comparison):
 def render_against(comparison, fmt, stream=None):
     stream = stream or sys.stdout
     if fmt == "json":
-        render.emit(against_json(comparison), "json", stream=stream)
+        render.emit(fmt=fmt, stream=stream, kind="compare", **against_json(comparison))
         return
     if fmt == "csv":
         rows, columns = against_csv_rows(comparison)

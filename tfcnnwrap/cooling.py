@@ -8,7 +8,9 @@ outside condition; nothing to block on), for at most ``COOL_MAX_S``.
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from tfcnnwrap import logparse
 
 POLL_S = 2.0
 COOL_MAX_S = 600.0
@@ -30,6 +32,7 @@ class CoolingState:
 
     started: int = 0
     warned_no_smi: bool = False
+    warned: set = field(default_factory=set)  # the nvidia-smi problem said (once per sweep)
 
 
 def _wait(stops, seconds):
@@ -70,10 +73,11 @@ def wait_until_cool(read_temps, limit_c, stops=None, show=None, poll_s=None, max
 
 
 def before_run(ctx, display, state, warn):
-    """The pause and the cool-down before one run: {"cooldown_s", "start_temp_c"} for its record."""
+    """The pause and the cool-down before one run: {"cooldown_s", "start_temp_c"} for its record, and
+    ``cool_to_problem`` when nvidia-smi could not give the temperatures --cool-to waits on."""
     plan, tele = ctx.plan, ctx.telemetry
     cooldown, cool_to = getattr(plan, "cooldown_s", None), getattr(plan, "cool_to_c", None)
-    out, waited, temps = {}, 0.0, None
+    out, waited, temps, problems = {}, 0.0, None, []
     started = time.monotonic()
     if cooldown and state.started:
         pause = getattr(display, "pause", None)  # the live view counts the pause down
@@ -85,26 +89,50 @@ def before_run(ctx, display, state, warn):
     if cool_to is not None and tele is None and not state.warned_no_smi:
         state.warned_no_smi = True
         warn("--cool-to needs GPU telemetry (nvidia-smi on a GPU sweep): not waiting for the GPUs to cool")
-    if cool_to is not None and tele is not None and not (ctx.stops and ctx.stops.requested):
-        _, temps, reached = wait_until_cool(tele.temps, cool_to, ctx.stops, lambda text: _show(display, text))
-        if not reached and temps and not (ctx.stops and ctx.stops.requested):
-            warn("the GPUs did not cool to %g °C within %d minutes (hottest %g °C): running anyway"
-                 % (cool_to, COOL_MAX_S // 60, max(temps.values())))
+    if cool_to is not None and tele is not None and not _stopped(ctx):
+        temps = _cool_to(ctx, display, cool_to, problems, warn)
     if cooldown or cool_to is not None:
         waited = time.monotonic() - started
         out["cooldown_s"] = round(waited, 3)
-    if tele is not None:
-        temps = temps if temps else tele.temps()
+    if tele is not None and not _stopped(ctx):
+        temps = temps if temps else _read(tele, ctx.stops, problems if cool_to is not None else [])
         if temps:
             out["start_temp_c"] = max(temps.values())
+    problems = [p for p in problems if p != "stopped"]
+    if problems:
+        out["cool_to_problem"] = problems[-1]
+        if not state.warned:  # once per sweep: each record names its own problem
+            state.warned.add(problems[-1])
+            warn("--cool-to: %s: %s" % (problems[-1], "those readings are ignored" if temps else
+                 "not waiting for the GPUs to cool, the run goes ahead (its record says cool_to_problem)"))
     state.started += 1
     return out
 
 
+def _stopped(ctx):
+    return bool(ctx.stops and ctx.stops.requested)
+
+
+def _read(tele, stops, problems):
+    """The temperatures now (a stop request ends the query at once); what was wrong goes into ``problems``."""
+    temps, problem = tele.read_temps(stops) if hasattr(tele, "read_temps") else (tele.temps(), None)
+    if problem:
+        problems.append(problem)
+    return temps
+
+
+def _cool_to(ctx, display, cool_to, problems, warn):
+    """Wait until the GPUs read <= ``cool_to``: the last temperatures read ({} when nvidia-smi gave none)."""
+    _, temps, reached = wait_until_cool(lambda: _read(ctx.telemetry, ctx.stops, problems), cool_to, ctx.stops,
+                                        lambda text: _show(display, text))
+    if not reached and temps and not _stopped(ctx):
+        warn("the GPUs did not cool to %g °C within %d minutes (hottest %g °C): running anyway"
+             % (cool_to, COOL_MAX_S // 60, max(temps.values())))
+    return temps
+
+
 def steadiness_fields(log_path):
     """{"steady_images_per_sec", "drift_pct", "drifting"} from a run's log, {} with too few step lines."""
-    from tfcnnwrap import logparse
-
     try:
         rates = logparse.step_rates_file(log_path)
     except OSError:
@@ -117,7 +145,7 @@ def steadiness_fields(log_path):
 
 
 def _reason_text(runs):
-    counts = {}
+    counts: dict = {}
     for run in runs:
         for reason in run.gpu.throttle_reasons:
             counts[reason] = counts.get(reason, 0) + 1

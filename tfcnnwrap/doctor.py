@@ -11,12 +11,17 @@ on the device ``sweep --device auto`` would pick) or not, and why. Exit 0 whenev
 import os
 import shutil
 import sys
+from types import SimpleNamespace
 
-from tfcnnwrap import __version__
+from tfcnnwrap import __version__, checkout, settings, versions
 from tfcnnwrap.checkout import branch_for, branch_mismatch, read_manifest, script_path
+from tfcnnwrap.envinfo import capture_environment
 from tfcnnwrap.errors import TfcnnwrapError
-from tfcnnwrap.probe import run_probe
+from tfcnnwrap.jsontext import FORMAT
+from tfcnnwrap.probe import resolve_device, run_probe
 from tfcnnwrap.procs import pip_install_command
+from tfcnnwrap.render import console, to_json
+from tfcnnwrap.telemetry import query_gpus
 
 # CUDA and cuDNN of the official GPU pip builds (tensorflow.org "tested build configurations"), for the
 # TensorFlow versions that cannot say themselves (tf.sysconfig.get_build_info arrived in 2.3).
@@ -38,8 +43,6 @@ VENDOR = "vendor checkout"
 
 
 def _parsed(version):
-    from tfcnnwrap import versions
-
     try:
         return versions.parse_tf_version(version) if version else None
     except TfcnnwrapError:
@@ -49,11 +52,11 @@ def _parsed(version):
 def git_info():
     """(version string, executable path) of the git GitPython would use; (None, None) without git."""
     try:
-        import git
+        import git  # GitPython: only when git is needed
 
         version = ".".join(str(part) for part in git.Git().version_info)
         executable = git.Git.GIT_PYTHON_GIT_EXECUTABLE
-        return version or None, shutil.which(executable) or executable
+        return version or None, shutil.which(executable or "git") or executable
     except Exception:  # noqa: BLE001 - ImportError "Bad git executable", GitCommandNotFound, ...
         return None, None
 
@@ -100,9 +103,6 @@ def _cuda_facts(probe, parsed, warnings):
 def collect(python=None, vendor_dir="vendor", matmul=False, timeout=None):
     """Everything doctor reports, as the JSON dict. Raises SetupError only when the interpreter cannot be
     started or answers nothing at all. The facts come from ``envinfo``, the same snapshot a sweep records."""
-    from tfcnnwrap.envinfo import capture_environment
-    from tfcnnwrap.telemetry import query_gpus
-
     probe = run_probe(python, full=True, matmul=matmul, timeout=timeout, partial=True)
     manifest = read_manifest(vendor_dir)
     smi = query_gpus()
@@ -157,10 +157,6 @@ def collect(python=None, vendor_dir="vendor", matmul=False, timeout=None):
 
 def auto_device(report):
     """(device, note) that `sweep --device auto` would run on: sweep's own rule, not a second copy."""
-    from types import SimpleNamespace
-
-    from tfcnnwrap.sweep import resolve_device
-
     return resolve_device("auto", SimpleNamespace(gpus=report["gpus"]))
 
 
@@ -186,8 +182,6 @@ MACHINE_KEYS = ("host", "os", "cpu_model", "cpu_logical_cores", "cpu_physical_co
 
 
 def _needs_legacy_keras(parsed):
-    from tfcnnwrap import versions
-
     return versions.needs_legacy_keras(parsed) if parsed else None
 
 
@@ -388,17 +382,17 @@ def verdict(report):
 def _check_lines(row, mark, name_width, width):
     """One check as renderables: mark, name, value (wrapped between its comma-separated parts), then its
     hint indented under it."""
-    from rich.padding import Padding
-    from rich.text import Text
+    from rich.padding import Padding  # rich: only when something is drawn
+    from rich.text import Text  # rich: only when something is drawn
 
-    from tfcnnwrap.fit import wrap_parts
+    from tfcnnwrap.fit import wrap_parts  # fit loads rich: only when a table is drawn
 
     symbol, colour = mark
     lead = len(symbol) + 1 + name_width + 1
     value_width = max(width - lead, 12)
     parts = [p for p in str(row["value"]).split(", ") if p]
     values = wrap_parts(parts, value_width, sep=", ") or [""]
-    lines = [Text.assemble((symbol, colour), " ", (row["check"].ljust(name_width), "bold"), " ", values[0],
+    lines: list = [Text.assemble((symbol, colour), " ", (row["check"].ljust(name_width), "bold"), " ", values[0],
                            overflow="fold")]
     lines += [Text(" " * lead + more, overflow="fold") for more in values[1:]]
     if row["hint"]:
@@ -409,9 +403,7 @@ def _check_lines(row, mark, name_width, width):
 def print_table(report, stream=None):
     """One line per check (hints wrapped under it), the warnings, and the verdict: fits 60 columns in about
     a screen."""
-    from rich.text import Text
-
-    from tfcnnwrap.render import console
+    from rich.text import Text  # rich: only when something is drawn
 
     stream = stream or sys.stdout
     fancy = _unicode_ok(stream)
@@ -434,19 +426,17 @@ def print_table(report, stream=None):
 
 
 def cmd_doctor(args):
-    from tfcnnwrap import settings
-    from tfcnnwrap.render import console, to_json
-
-    vendor_dir = settings.vendor_dir(getattr(args, "vendor_dir", None))[0]
-    python = settings.target_python(getattr(args, "python", None), vendor_dir)[0]
-    fmt = getattr(args, "format", "table") or "table"
-    matmul = bool(getattr(args, "matmul", False))
+    vendor_dir = settings.vendor_dir(args.vendor_dir)[0]
+    python = checkout.target_python(args.python, vendor_dir)[0]
+    fmt = args.format or "table"
+    matmul = bool(args.matmul)
     err = console(stderr=True)
     what = "timing the matmul" if matmul else "questioning TensorFlow"
     with err.status("%s in %s ..." % (what, python or sys.executable)):
         report = collect(python, str(vendor_dir), matmul)
     if fmt == "json":
-        sys.stdout.write(to_json(report) + "\n")
+        # one object with its own keys, plus the envelope's version and kind (every --format json has both)
+        sys.stdout.write(to_json(dict(report, format=FORMAT, kind="doctor")) + "\n")
     else:
         print_table(report)
-    return 1 if getattr(args, "strict", False) and not report["ready"] else 0
+    return 1 if args.strict and not report["ready"] else 0

@@ -12,7 +12,9 @@ import sys
 
 from tfcnnwrap import __version__
 from tfcnnwrap.clock import utc_now
+from tfcnnwrap.probe import ProbeAnswer, run_probe
 from tfcnnwrap.procs import format_command
+from tfcnnwrap.telemetry import query_gpus
 
 _SUBPROCESS_TIMEOUT_S = 10.0
 
@@ -42,7 +44,8 @@ def _sysctl(name):
 
 def _cpuinfo_fields():
     """Linux /proc/cpuinfo as a list of dicts, one per logical CPU."""
-    cpus, current = [], {}
+    cpus: list = []
+    current: dict = {}
     for line in _read_text("/proc/cpuinfo").splitlines():
         if not line.strip():
             if current:
@@ -57,13 +60,13 @@ def _cpuinfo_fields():
 
 
 def _windows_cpu_model():
-    import winreg
+    import winreg  # Windows only
 
-    key = winreg.OpenKey(winreg.HKEY_LOCAL_MACHINE, r"HARDWARE\DESCRIPTION\System\CentralProcessor\0")
+    key = winreg.OpenKey(winreg.HKEY_LOCAL_MACHINE, r"HARDWARE\DESCRIPTION\System\CentralProcessor\0")  # type: ignore[attr-defined]  # Windows only
     try:
-        return str(winreg.QueryValueEx(key, "ProcessorNameString")[0]).strip()
+        return str(winreg.QueryValueEx(key, "ProcessorNameString")[0]).strip()  # type: ignore[attr-defined]  # Windows only
     finally:
-        winreg.CloseKey(key)
+        winreg.CloseKey(key)  # type: ignore[attr-defined]  # Windows only
 
 
 def cpu_model():
@@ -106,7 +109,7 @@ def physical_cores():
 
 
 def _windows_ram_bytes():
-    import ctypes
+    import ctypes  # Windows only
 
     class MemoryStatusEx(ctypes.Structure):
         _fields_ = [
@@ -123,7 +126,7 @@ def _windows_ram_bytes():
 
     status = MemoryStatusEx()
     status.dwLength = ctypes.sizeof(MemoryStatusEx)
-    if not ctypes.windll.kernel32.GlobalMemoryStatusEx(ctypes.byref(status)):
+    if not ctypes.windll.kernel32.GlobalMemoryStatusEx(ctypes.byref(status)):  # type: ignore[attr-defined]  # Windows only
         return None
     return int(status.ullTotalPhys)
 
@@ -196,8 +199,6 @@ def command_line(argv=None):
 
 def _probe_facts(python, probe):
     """(ProbeAnswer, error text or None): the answer given, else one asked for in version mode."""
-    from tfcnnwrap.probe import ProbeAnswer, run_probe
-
     if probe is None:
         try:
             probe = run_probe(python)
@@ -210,8 +211,6 @@ _ASK = object()
 
 
 def _query_smi():
-    from tfcnnwrap.telemetry import query_gpus
-
     return query_gpus()
 
 
@@ -225,8 +224,6 @@ def capture_environment(python=None, probe=None, manifest=None, argv=None, smi=_
     """
     facts, probe_error = _safe(_probe_facts, python, probe) or (None, "the probe could not be run")
     if facts is None:
-        from tfcnnwrap.probe import ProbeAnswer
-
         facts = ProbeAnswer()
     if smi is _ASK:
         smi = _safe(_query_smi)

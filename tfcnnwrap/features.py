@@ -12,12 +12,13 @@ which every branch has and the published XLA figures used; ``xla_compile`` stays
 import re
 
 from tfcnnwrap.errors import UsageError
+from tfcnnwrap.plan import FEATURE_FLAGS
 from tfcnnwrap.versions import KNOWN_BRANCHES
 
-_EVERY_FEATURE = {"fp16": "use_fp16", "xla": "xla"}
+_EVERY_FEATURE = {feature: theirs[0] for feature, (_, theirs) in FEATURE_FLAGS.items()}
 # branch -> {feature: the upstream flag that turns it on}
 BRANCH_FLAGS = {branch: dict(_EVERY_FEATURE) for branch in KNOWN_BRANCHES}
-FEATURE_OPTIONS = {"fp16": "--fp16", "xla": "--xla"}
+FEATURE_OPTIONS = {feature: ours for feature, (ours, _) in FEATURE_FLAGS.items()}
 
 
 def defined_flags(source):
@@ -33,16 +34,17 @@ def branch_flags(features, branch, source=None):
     A branch outside the table (a fork, a ``setup --branch`` of one's own) is judged by its checkout's
     ``benchmark_cnn.py`` text (``source``); UsageError names a feature the branch does not know.
     """
-    features = [f for f in ("fp16", "xla") if f in features]
+    features = [f for f in FEATURE_FLAGS if f in features]
     if not features:
         return []
     table = BRANCH_FLAGS.get(branch or "")
     if table is None:
         if source is None:
             raise UsageError(
-                "cannot tell which flags branch %s uses for %s (no benchmark_cnn.py in the checkout); pass "
-                "them after -- instead (e.g. -- --use_fp16=True --xla=True)"
-                % (branch or "?", " and ".join(FEATURE_OPTIONS[f] for f in features)))
+                "cannot tell which flags %s uses for %s (no benchmark_cnn.py in the checkout): run `python -m "
+                "tfcnnwrap setup` for a known branch, or pass them after -- instead (e.g. -- --use_fp16=True "
+                "--xla=True)" % ("branch %s" % branch if branch else "the checkout (its branch is unknown)",
+                                 " and ".join(FEATURE_OPTIONS[f] for f in features)))
         known = defined_flags(source)
         table = {f: flag for f, flag in _EVERY_FEATURE.items() if flag in known}
     missing = [f for f in features if f not in table]

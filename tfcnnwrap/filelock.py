@@ -18,14 +18,14 @@ class LockBusy(TfcnnwrapError):
 
 
 def _lock_posix(fh, shared):
-    import fcntl
+    import fcntl  # POSIX only
 
     fcntl.flock(fh.fileno(), (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
 
 
 def _overlapped():
-    import ctypes
-    from ctypes import wintypes
+    import ctypes  # Windows only
+    from ctypes import wintypes  # Windows only
 
     class OVERLAPPED(ctypes.Structure):
         _fields_ = [("Internal", ctypes.c_void_p), ("InternalHigh", ctypes.c_void_p),
@@ -35,23 +35,23 @@ def _overlapped():
 
 
 def _lock_windows(fh, shared):
-    import ctypes
-    import msvcrt
+    import ctypes  # Windows only
+    import msvcrt  # Windows only
 
     LOCKFILE_FAIL_IMMEDIATELY, LOCKFILE_EXCLUSIVE_LOCK = 0x1, 0x2
     flags = LOCKFILE_FAIL_IMMEDIATELY | (0 if shared else LOCKFILE_EXCLUSIVE_LOCK)
-    handle = msvcrt.get_osfhandle(fh.fileno())
+    handle = msvcrt.get_osfhandle(fh.fileno())  # type: ignore[attr-defined]  # Windows only
     overlapped = _overlapped()
-    if not ctypes.windll.kernel32.LockFileEx(handle, flags, 0, 1, 0, ctypes.byref(overlapped)):
+    if not ctypes.windll.kernel32.LockFileEx(handle, flags, 0, 1, 0, ctypes.byref(overlapped)):  # type: ignore[attr-defined]  # Windows only
         raise OSError("LockFileEx failed")
 
 
 def _unlock_windows(fh):
-    import ctypes
-    import msvcrt
+    import ctypes  # Windows only
+    import msvcrt  # Windows only
 
-    handle = msvcrt.get_osfhandle(fh.fileno())
-    ctypes.windll.kernel32.UnlockFileEx(handle, 0, 1, 0, ctypes.byref(_overlapped()))
+    handle = msvcrt.get_osfhandle(fh.fileno())  # type: ignore[attr-defined]  # Windows only
+    ctypes.windll.kernel32.UnlockFileEx(handle, 0, 1, 0, ctypes.byref(_overlapped()))  # type: ignore[attr-defined]  # Windows only
 
 
 class FileLock:

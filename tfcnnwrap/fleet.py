@@ -11,24 +11,28 @@ its ``host``; `report` shows one row per host and configuration with ``vs_fleet_
 Ctrl-C and ``--timeout`` ``scancel`` the step; the next run starts once Slurm has released it.
 """
 
-import json
 import os
 import signal
 import subprocess
 import sys
 import threading
+import time
+from dataclasses import replace
 from pathlib import Path
 
+from tfcnnwrap import jsontext, runlife, safefs, slurm
 from tfcnnwrap.clock import utc_now
+from tfcnnwrap.logparse import ParsedLog, last_line, parse_file
+from tfcnnwrap.records import Status
+from tfcnnwrap.runner import RunOutcome
+from tfcnnwrap.runner import verdict as verdict_of
+from tfcnnwrap.sweepjob import StopBridge
 
 
 def run_fleet(ctx, display, index, spec):
     """One run on every node: records every host's record but the last, returns (outcome, last record)."""
-    from tfcnnwrap import slurm
-    from tfcnnwrap import sweep as sweep_mod
-
     plan, sweep = ctx.plan, ctx.sweep
-    argv, rel_log, run_name, log_dir = sweep_mod.job_files(ctx, spec)
+    argv, rel_log, run_name, log_dir = runlife.job_files(ctx, spec)
     hosts_dir = sweep.path / "fleet" / run_name
     hosts_dir.mkdir(parents=True, exist_ok=True)
     for old in hosts_dir.glob("task-*.json"):  # a resumed run: last attempt's hosts are not this one's
@@ -40,25 +44,22 @@ def run_fleet(ctx, display, index, spec):
     wrapper = [sys.executable, "-m", "tfcnnwrap.fleet", "run-task", str(hosts_dir.resolve()),
                str(ctx.script.parent.resolve()), "--"] + argv
     step = slurm.launch_step(wrapper, ntasks=len(alloc.nodes), nodes=len(alloc.nodes), ntasks_per_node=1,
-                             output_pattern=str(log_dir / (run_name + ".%N.log")), env=ctx.env,
+                             output_pattern=slurm.literal_pattern(log_dir / run_name) + ".%N.log", env=ctx.env,
                              srun_log=hosts_dir / "srun.log", alloc=alloc)
     verdict, duration = _wait(ctx, step, plan.timeout_s)
     records = [_host_record(ctx, spec, argv, started_at, rel_log, rec, verdict, duration)
                for rec in slurm.fleet_hosts(hosts_dir)]
     if not records:
+        why = last_line(hosts_dir / "srun.log") or "the fleet step started no task"
         records = [_host_record(ctx, spec, argv, started_at, rel_log, {"exit_code": step.poll()}, verdict,
-                                duration, failure=_last_line(hosts_dir / "srun.log"))]
+                                duration, failure=why)]
     for _outcome, record in records[:-1]:
-        sweep_mod._record(ctx, record)
+        runlife.record(ctx, record)
     return records[-1]
 
 
 def _wait(ctx, step, timeout_s):
     """Wait for the step; cancel it on ``--timeout`` or a stop request. (verdict, seconds)."""
-    import time
-
-    from tfcnnwrap.sweepjob import StopBridge
-
     started = time.monotonic()
     state = {"verdict": "done"}
 
@@ -67,8 +68,7 @@ def _wait(ctx, step, timeout_s):
             state["verdict"] = verdict
         step.cancel()
 
-    bridge = StopBridge()
-    bridge.terminate = lambda: threading.Thread(target=stop, args=("interrupted",), daemon=True).start()
+    bridge = StopBridge(lambda: threading.Thread(target=stop, args=("interrupted",), daemon=True).start())
     timer = threading.Timer(timeout_s, stop, ("timeout",)) if timeout_s else None
     try:
         if timer is not None:
@@ -83,40 +83,41 @@ def _wait(ctx, step, timeout_s):
         bridge.exited.set()
         if timer is not None:
             timer.cancel()
-        if step.poll() is None:
-            step.cancel()
-        step.wait_released()
+        _release(step)
     return state["verdict"], time.monotonic() - started
 
 
-def _host_record(ctx, spec, argv, started_at, rel_log, rec, verdict, duration, failure=None):
-    from tfcnnwrap import sweep as sweep_mod
-    from tfcnnwrap.logparse import ParsedLog, classify, parse_file
-    from tfcnnwrap.runner import RunOutcome
+def _release(step):
+    """Cancel the step if srun still runs, then wait until Slurm has let it go. A Slurm tool that hangs or
+    fails here is a warning: the hosts' logs, not the clean-up, decide the run."""
+    from tfcnnwrap import slurm
+    from tfcnnwrap.errors import TfcnnwrapError
 
+    try:
+        if step.poll() is None:
+            step.cancel()
+        if not step.wait_released():
+            slurm.warn_cleanup("Slurm still lists the step after %d s" % slurm.CANCEL_GRACE_S)
+    except (TfcnnwrapError, OSError) as exc:
+        slurm.warn_cleanup(slurm.cleanup_reason(exc))
+
+
+def _host_record(ctx, spec, argv, started_at, rel_log, rec, verdict, duration, failure=None):
     node = rec.get("node")
     rel = rel_log if node is None else "%s.%s.log" % (rel_log[: -len(".log")], node)
     path = ctx.sweep.path / rel
     parsed = parse_file(path) if path.is_file() else ParsedLog()
     exit_code = rec.get("exit_code")
-    status = classify(parsed, exit_code, timed_out=verdict == "timeout", interrupted=verdict == "interrupted")
+    # As a single run: a host whose log holds its total and then hung until --timeout keeps the figure.
+    status, hung = verdict_of(parsed, exit_code, verdict == "timeout", verdict == "interrupted")
     outcome = RunOutcome(status=status, exit_code=exit_code, duration_s=duration, parsed=parsed,
                          interrupted=verdict == "interrupted",
-                         log_bytes=path.stat().st_size if path.is_file() else 0)
-    record = sweep_mod._run_record(ctx, spec, outcome, argv, started_at, rel, None)
-    record["host"] = node
-    if failure and status != "ok":
-        record["failure"] = failure
+                         log_bytes=path.stat().st_size if path.is_file() else 0, hung_after_total=hung)
+    record = runlife.run_record(ctx, spec, outcome, argv, started_at, rel, None)
+    record = replace(record, host=node)
+    if failure and status != Status.OK:
+        record = replace(record, failure=failure)
     return outcome, record
-
-
-def _last_line(path):
-    try:
-        lines = [line.strip() for line in Path(path).read_text(encoding="utf-8", errors="replace").splitlines()]
-    except OSError:
-        return None
-    lines = [line for line in lines if line]
-    return lines[-1][:500] if lines else "the fleet step started no task"
 
 
 # -- the per-node task --------------------------------------------------------------------------------
@@ -124,11 +125,9 @@ def _last_line(path):
 
 def run_task(hosts_dir, cwd, argv, environ=None):
     """Record this node, run ``argv`` in ``cwd`` (signals forwarded), record its exit code; returns 0."""
-    from tfcnnwrap import safefs, slurm
-
     record = slurm.host_record(environ)
     path = Path(hosts_dir) / ("task-%d.json" % record["task"])
-    safefs.atomic_write(path, json.dumps(record, allow_nan=False) + "\n")
+    safefs.atomic_write(path, jsontext.dumps(record) + "\n")
     sys.stdout.flush()
     try:
         child = subprocess.Popen(argv, cwd=str(cwd))
@@ -144,7 +143,7 @@ def run_task(hosts_dir, cwd, argv, environ=None):
             if sig is not None:
                 signal.signal(sig, forward)
         record["exit_code"] = child.wait()
-    safefs.atomic_write(path, json.dumps(record, allow_nan=False) + "\n")
+    safefs.atomic_write(path, jsontext.dumps(record) + "\n")
     return 0
 
 

@@ -48,7 +48,7 @@ def flag(vs_pct: Optional[float], fleet_cv_pct: float) -> Optional[str]:
 def with_fleet(rows) -> List:
     """``rows`` (SummaryRows) with ``vs_fleet_pct`` and ``fleet_flag`` set on rows that name a host."""
     rows = list(rows)
-    groups = {}
+    groups: dict = {}
     for row in rows:
         if row.host and row.mean is not None:
             groups.setdefault((row.model, row.batch_size, row.num_gpus), []).append(row.mean)
@@ -66,13 +66,20 @@ def with_fleet(rows) -> List:
 
 
 def fleet_columns(rows, columns):
-    """``columns`` (names, or (name, header) pairs) with host, vs_fleet_pct and the flag when rows name hosts."""
+    """``columns`` (names, or (name, header) pairs) with host, vs_fleet_pct and the flag when rows name hosts;
+    a column ``columns`` already holds (the report's table places host and vs fleet % itself) is not added
+    again."""
     if not any(getattr(r, "host", None) for r in rows):
         return columns
-    pairs = isinstance(columns[0], tuple)
-    host = ("host", "host") if pairs else "host"
-    extra = [("vs_fleet_pct", "vs fleet %"), ("fleet_flag", "flag")] if pairs else ["host", "vs_fleet_pct",
-                                                                                      "fleet_flag"]
-    if not pairs:
-        return list(columns) + extra
-    return [columns[0], host] + list(columns[1:]) + extra
+    pairs = bool(columns) and isinstance(columns[0], tuple)
+    have = {c[0] if pairs else c for c in columns}
+    out = list(columns)
+    if "host" not in have:
+        if pairs:
+            out.insert(1, ("host", "host"))
+        else:
+            out.append("host")
+    for name, header in (("vs_fleet_pct", "vs fleet %"), ("fleet_flag", "flag")):
+        if name not in have:
+            out.append((name, header) if pairs else name)
+    return out

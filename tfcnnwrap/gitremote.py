@@ -7,6 +7,8 @@ ever reaches it. GitPython is imported inside functions: the no-op re-run needs 
 import re
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
 
 from tfcnnwrap import versions
 from tfcnnwrap.errors import SetupError, UsageError
@@ -146,9 +148,6 @@ def local_path_of(url):
     """The directory a ``file://`` URL names, or None for other URLs."""
     if not url.lower().startswith("file://"):
         return None
-    from urllib.parse import urlsplit
-    from urllib.request import url2pathname
-
     parts = urlsplit(url)
     return Path(url2pathname(parts.path)) if parts.netloc in ("", "localhost") else None
 

@@ -148,7 +148,7 @@ def active_reasons(busy):
     if not masks:
         return None
     needed = 2 if len(masks) >= 4 else 1
-    counts = {}
+    counts: dict = {}
     for mask in masks:
         for name in reason_names(int(mask)):
             counts[name] = counts.get(name, 0) + 1
@@ -213,7 +213,7 @@ def summarize_samples(lines):
     all GPUs; ``per_gpu`` then holds each GPU's own summary.
     """
     samples, skipped = parse_lines(lines)
-    by_gpu = {}
+    by_gpu: dict = {}
     for sample in samples:
         by_gpu.setdefault(sample["index"], []).append(sample)
     if not by_gpu:

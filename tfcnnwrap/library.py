@@ -12,10 +12,14 @@ import os
 import statistics
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
 from tfcnnwrap import bundle as bundles
 from tfcnnwrap.clock import utc_now
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
+
+if TYPE_CHECKING:
+    import sqlite3
 
 ENV_DATA = "TFCNNWRAP_DATA"
 INDEX = "library.sqlite"
@@ -58,8 +62,8 @@ class Library:
 
     def __init__(self, root=None, create=True):
         self.root = Path(root) if root is not None else data_dir()
-        self.db = None
-        self._known = None
+        self.db: Optional["sqlite3.Connection"] = None
+        self._known: Optional[FrozenSet[str]] = None
         if not create and not (self.root / INDEX).is_file():
             return
         try:
@@ -77,24 +81,16 @@ class Library:
 
         self.sqlite3 = sqlite3
         try:
-            self.db = sqlite3.connect(str(self.root / INDEX), timeout=BUSY_TIMEOUT_S, isolation_level=None)
-            version = self.db.execute("PRAGMA user_version").fetchone()[0]
+            self.db = db = sqlite3.connect(str(self.root / INDEX), timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            version = db.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
                 raise _unusable(self.root, "its index was written by a newer tfcnnwrap; upgrade tfcnnwrap")
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
             if version < SCHEMA_VERSION:
-                self._create_schema()
+                _create_schema(db)
         except sqlite3.DatabaseError as exc:
             raise _unusable(self.root, "its index %s: %s" % (INDEX, exc)) from None
-
-    def _create_schema(self):
-        self.db.execute("BEGIN IMMEDIATE")  # two first imports at once: one creates, the other waits
-        for statement in _SCHEMA.split(";"):
-            if statement.strip():
-                self.db.execute(statement)
-        self.db.execute("PRAGMA user_version=%d" % SCHEMA_VERSION)
-        self.db.execute("COMMIT")
 
     def close(self):
         if self.db is not None:
@@ -102,12 +98,13 @@ class Library:
             self.db = None
 
     def known_ids(self):
-        if not self.exists:
+        if self.db is None:
             return set()
         return {row[0] for row in self.db.execute("SELECT id FROM bundles")}
 
     def has(self, ident):
-        return self.exists and self.db.execute("SELECT 1 FROM bundles WHERE id=?", (ident,)).fetchone() is not None
+        return self.db is not None and \
+            self.db.execute("SELECT 1 FROM bundles WHERE id=?", (ident,)).fetchone() is not None
 
     def path_of(self, ident):
         return self.root / BUNDLES / bundles.file_name(ident)
@@ -124,6 +121,9 @@ class Library:
         from tfcnnwrap import safefs
 
         ident = bundle_row[0]
+        db = self.db
+        if db is None:  # only Library(create=False) of a missing library has no index: it is for queries
+            raise RuntimeError("add_rows on a library that does not exist (opened with create=False)")
         if self.has(ident):
             return False
         try:
@@ -131,21 +131,21 @@ class Library:
         except OSError as exc:
             raise _unusable(self.root, "cannot write %s: %s" % (self.path_of(ident), exc.strerror)) from None
         try:
-            self.db.execute("BEGIN IMMEDIATE")
-            cur = self.db.execute("INSERT OR IGNORE INTO bundles VALUES (%s)" % ",".join("?" * 13), bundle_row)
+            db.execute("BEGIN IMMEDIATE")
+            cur = db.execute("INSERT OR IGNORE INTO bundles VALUES (%s)" % ",".join("?" * 13), bundle_row)
             if cur.rowcount:
-                self.db.executemany("INSERT OR IGNORE INTO results VALUES (%s)" % ",".join("?" * 14), rows)
-            self.db.execute("COMMIT")
+                db.executemany("INSERT OR IGNORE INTO results VALUES (%s)" % ",".join("?" * 14), rows)
+            db.execute("COMMIT")
         except self.sqlite3.DatabaseError as exc:
-            if self.db.in_transaction:
-                self.db.execute("ROLLBACK")
+            if db.in_transaction:
+                db.execute("ROLLBACK")
             raise _unusable(self.root, "its index: %s" % exc) from None
         return bool(cur.rowcount)
 
     def community_rows(self, models=None):
         """(gpu, model, batch_size, num_gpus, precision, xla, variable_update, data, tf_version, images_per_sec,
         bundle id) of every verified configuration (of ``models``): what compare needs, lean for 10,000s."""
-        if not self.exists:
+        if self.db is None:
             return []
         where = " AND model IN (%s)" % ",".join("?" * len(models)) if models else ""
         return self.db.execute("SELECT gpu, model, batch_size, num_gpus, precision, xla, variable_update, data, "
@@ -154,7 +154,7 @@ class Library:
 
     def rows(self, gpu=None, model=None):
         """Index rows (dicts of ROW_KEYS), newest bundle first; ``gpu``: names with those words."""
-        if not self.exists:
+        if self.db is None:
             return []
         where, params = [], []
         if model:
@@ -172,6 +172,15 @@ class Library:
         return out
 
 
+def _create_schema(db: "sqlite3.Connection") -> None:
+    db.execute("BEGIN IMMEDIATE")  # two first imports at once: one creates, the other waits
+    for statement in _SCHEMA.split(";"):
+        if statement.strip():
+            db.execute(statement)
+    db.execute("PRAGMA user_version=%d" % SCHEMA_VERSION)
+    db.execute("COMMIT")
+
+
 def gpu_matches(typed, name):
     """``--gpu 2070`` matches ``GeForce RTX 2070`` (the references' name rules: case, vendor words and
     punctuation do not count; every typed word must be one of the name's)."""
@@ -185,11 +194,11 @@ def index_rows(bundle, verified, origin=""):
     """(the bundles row, [results rows]) of a bundle: one results row per configuration with an ok run."""
     cond = {k: (v[:200] if isinstance(v, str) else None) for k, v in bundle["conditions"].items()}  # others' text
     tf = cond.get("tensorflow_version") or ""
-    gpu = cond["gpu"].strip()
+    gpu = bundle["conditions"]["gpu"].strip()  # check_shape: a str of at most 200 characters
     shared = (cond.get("precision"), cond.get("xla"), cond.get("variable_update"), cond.get("data"), tf)
     bundle_row = (bundle["id"], gpu, bundles.vendor_of(gpu), bundle["created_at"], utc_now(), int(verified),
                   bundle["tool_version"], tf) + shared[:4] + (str(origin)[:500],)
-    values = {}
+    values: Dict[Tuple[str, int, int], List[float]] = {}
     for run in bundle["runs"]:
         if run["status"] == "ok" and run.get("images_per_sec") is not None:  # a fleet's hosts pooled
             key = (run["model"], run["batch_size"], run.get("num_gpus") or 1)
@@ -254,7 +263,7 @@ def _bundle_files(paths):
             yield path
 
 
-_KNOWN = frozenset()
+_KNOWN: FrozenSet[str] = frozenset()
 
 
 def _check_file(path):

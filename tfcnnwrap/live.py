@@ -15,7 +15,7 @@ import sys
 import time
 from collections import Counter
 
-from tfcnnwrap.records import RunRecord
+from tfcnnwrap.render import gpus_text
 
 TICKS_PER_SECOND = 1
 MAX_REDRAWS_PER_SECOND = 4
@@ -30,18 +30,12 @@ def _fmt_duration(seconds):
     return "%ds" % seconds
 
 
-def gpus_text(num_gpus):
-    """' gpus=N' past one GPU: in a sweep over GPU counts the runs of one model differ by nothing else."""
-    return " gpus=%d" % num_gpus if num_gpus and num_gpus > 1 else ""
-
-
 def run_label(model, batch_size, run, runs, num_gpus=None):
     return "%s bs=%d%s run %d/%d" % (model, batch_size, gpus_text(num_gpus), run, runs)
 
 
 def result_text(record):
     """One finished run for people: its images/sec, or its status, failure and log."""
-    record = RunRecord.coerce(record)
     took = _fmt_duration(record.duration_s or 0.0)
     if record.value is not None:
         return "ok  %.2f images/sec  (%s)" % (record.value, took)
@@ -51,7 +45,6 @@ def result_text(record):
 
 
 def finished_label(record, runs):
-    record = RunRecord.coerce(record)
     return run_label(record.model, record.batch_size, record.run, runs, record.num_gpus)
 
 
@@ -269,11 +262,11 @@ class LiveDisplay:
         return ["pause before the next run: %s left (Ctrl-C stops)" % _fmt_duration(math.ceil(left))] if left else []
 
     def __rich_console__(self, console, options):
-        from rich.progress_bar import ProgressBar
-        from rich.table import Table
-        from rich.text import Text
+        from rich.progress_bar import ProgressBar  # rich: only when something is drawn
+        from rich.table import Table  # rich: only when something is drawn
+        from rich.text import Text  # rich: only when something is drawn
 
-        from tfcnnwrap.fit import wrap_parts
+        from tfcnnwrap.fit import wrap_parts  # fit loads rich: only when a table is drawn
 
         self.drawn_at = time.monotonic()
         width = options.max_width
@@ -296,7 +289,7 @@ class LiveDisplay:
                 yield Text("\n".join(lines), style=style, overflow="fold")
 
     def start(self, total, header):
-        from rich.live import Live
+        from rich.live import Live  # rich.live: only when the live view starts
 
         self.total = total
         for line in header:
@@ -329,9 +322,8 @@ class LiveDisplay:
         self._changed()
 
     def run_finished(self, index, record, runs):
-        from rich.markup import escape
+        from rich.markup import escape  # rich: only when something is drawn
 
-        record = RunRecord.coerce(record)
         key = (record.model, record.batch_size, record.num_gpus)
         if self.current_key is None:  # recorded without running (skipped after an OOM): owed no more
             self.time_left.started(key)

@@ -153,6 +153,22 @@ STAGE_MARKERS = (("TensorFlow:", STAGE_BUILDING), ("Generating", STAGE_BUILDING)
 _EXCEPTION_RE = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Z]\w*[a-z]\w*)(?::\s*(.*?))?\s*$", _A)
 _LINE_SPLIT_RE = re.compile(r"\r\n|\r|\n")
 
+# -- prefixes learned from the log: see learn_prefix --------------------------------------------------------
+MAX_PREFIX = 200  # a header line's prefix longer than this is not learned
+_PREFIX_SPAN = 2 * MAX_PREFIX  # a learned prefix is looked for in this many characters (bounds its regex)
+# CSI (colours, cursor moves; cut off too), OSC (titles), other escapes (ESC 7, ESC ( B), and a lone ESC
+_ANSI_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]?|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[ -/]*[0-~])?")
+_ANSI_BYTES_RE = re.compile(_ANSI_RE.pattern.encode())
+_TF_HEADER_RE = re.compile(r"TensorFlow:[ \t]+v?\d+\.\d+", _A)
+_PREFIX_TOKEN_RE = re.compile(r"(\d+)|(\w+)|([ \t]+)|(.)", _A | re.S)
+_CLOCK_RE = re.compile(r"\d\d?:\d\d", _A)
+MAX_RANKS = 4096  # ranks told apart in one log; lines of further ones go to the rank that printed last
+# tf_cnn_benchmarks' own text: a learned prefix that would match the start of one of these is no prefix
+_OWN_LINES = ("TensorFlow:  2.21", "Model:       resnet50", "Batch size:  64 global", "total images/sec: 1.0",
+              "10\timages/sec: 1.0 +/- 0.0 (jitter = 0.0)\t7.0", "Traceback (most recent call last):",
+              "Done warm up", "Step\tImg/sec\ttotal_loss", "Running warm up", "==========")
+_DIGITS_RE = re.compile(r"\d+", _A)
+
 
 @dataclass
 class Step:
@@ -185,6 +201,7 @@ class ParsedLog:
     failure_kind: Optional[str] = None  # 'oom' | 'flag_error' | 'error' | 'bad_total' | None
     failure_message: Optional[str] = None  # the most telling line
     totals_seen: int = 0
+    ranks: int = 1  # how many ranks printed a header, in a log where every line carries a rank's tag
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -217,9 +234,82 @@ def _message(line):
 def _step_from(text):
     """The Step of a step line (its payload, on which ``_STEP_RE`` matches)."""
     m = _STEP_RE.match(text)
-    tail = _STEP_TAIL_RE.match(text, m.end()).groups()
+    assert m is not None  # called on step lines only
+    tail = _STEP_TAIL_RE.match(text, m.end()).groups()  # type: ignore[union-attr]  # the tail pattern is optional parts
     return Step(int(m.group(1)), float(m.group(2)), _float(tail[0]), _float(tail[1]), _float(tail[2]),
                 _float(tail[3]), _float(tail[4]))
+
+
+def strip_ansi_bytes(data: bytes) -> bytes:
+    """``strip_ansi`` for raw bytes (what parse sniffs before deciding a file is a log)."""
+    return _ANSI_BYTES_RE.sub(b"", data) if b"\x1b" in data else data
+
+
+def strip_ansi(line: str) -> str:
+    """The line without ANSI/VT escape sequences (colours, cursor moves, OSC titles)."""
+    return _ANSI_RE.sub("", line) if "\x1b" in line else line
+
+
+@dataclass(frozen=True)
+class Prefix:
+    """What a log puts in front of every line, learned from its ``TensorFlow:`` header line.
+
+    ``pattern`` is that line's prefix with each run of digits made ``\\d+``, each other run of word
+    characters ``\\w+``, inner blanks ``[ \\t]+`` and the rest literal, so a timestamp, a line number or
+    a rank may change from line to line while the shape stays. ``ranked``: the prefix holds no clock time,
+    so its numbers name the process that printed the line (srun's ``3: ``, mpirun's ``[1,3]<stdout>:``, a
+    peer's ``10.0.0.7.10000::stdout] ``) and lines with different numbers are different ranks' output.
+    """
+
+    pattern: "re.Pattern[str]"
+    ranked: bool
+
+    def split(self, line: str) -> Optional[tuple]:
+        """(rank key, the line without its prefix), or None when the line does not carry it."""
+        m = self.pattern.match(line, 0, _PREFIX_SPAN)
+        if m is None:
+            return None
+        text = m.group()
+        return (tuple(int(d) for d in _DIGITS_RE.findall(text)) if self.ranked else ()), line[m.end():]
+
+
+def learn_prefix(line: str) -> Optional[Prefix]:
+    """The Prefix of a ``TensorFlow:  <version>`` header line (ANSI codes already stripped), or None.
+
+    None when the line carries nothing in front of its header, only blanks, or only a prefix the fixed
+    patterns of ``_payload`` strip and that names no rank (a logger's level and name, an absl or ISO time
+    stamp: no digits, or a clock time). A prefix must end in punctuation (``] ``, ``| ``, ``: ``, ``>:``):
+    ``printed TensorFlow:  2.21`` in noise is no prefix, or every line would lose its first word.
+    """
+    i = line.find("TensorFlow:")
+    if i <= 0 or i > MAX_PREFIX or _TF_HEADER_RE.match(line, i) is None:
+        return None
+    head = line[:i]
+    last = head.rstrip()[-1:]
+    if not last or last.isalnum() or last == "_":
+        return None
+    if _payload(line).startswith("TensorFlow:") and (
+            _CLOCK_RE.search(head) is not None or _DIGITS_RE.search(head) is None):
+        return None
+    pattern = _prefix_pattern(head)
+    if any(pattern.match(text) for text in _OWN_LINES):
+        return None  # "note: TensorFlow:  2.21" would teach "\w+: ", which eats "Model: " off every line
+    return Prefix(pattern, _CLOCK_RE.search(head) is None)
+
+
+def _prefix_pattern(head):
+    parts = []
+    for m in _PREFIX_TOKEN_RE.finditer(head):
+        digits, word, blank, other = m.groups()
+        if digits:
+            parts.append(r"\d+")
+        elif word:
+            parts.append(r"\w+")
+        elif blank:  # leading: srun pads its labels; trailing: exact, the line's own indentation follows
+            parts.append("[ \t]*" if m.start() == 0 else "[ \t]+" if m.end() < len(head) else re.escape(blank))
+        else:
+            parts.append(re.escape(other))
+    return re.compile("".join(parts), _A)
 
 
 class LogParser:
@@ -248,6 +338,12 @@ class LogParser:
         self._skipping = False
         # the run's stage (one of STAGES), for the live view; only the streaming engine moves it
         self.stage = STAGE_STARTING
+        # a log whose lines carry a learned prefix: one parser per rank (see _route)
+        self._learns = True
+        self._prefix = None
+        self._ranks = None  # {rank key: LogParser}
+        self._current = None  # the rank that printed the last line: it gets lines without the prefix
+        self._first = None  # the parser of the first rank, holding what came before the first header
 
     # -- public ---------------------------------------------------------------------------------
 
@@ -291,7 +387,27 @@ class LogParser:
         return step
 
     def result(self) -> ParsedLog:
-        """What has been read so far (a copy: feeding more lines does not change it)."""
+        """What has been read so far (a copy: feeding more lines does not change it).
+
+        In a log of several ranks, the run of the lowest rank that printed a header (rank 0, the first
+        peer), with ``ranks`` saying how many did; when that run has neither a total nor a failure, another
+        rank's failure says why the job died.
+        """
+        if self._ranks is None:
+            return self._own_result()
+        runs = sorted((key, rank) for key, rank in self._ranks.items() if rank._tf_seen)
+        primary = runs[0][1] if runs else next(iter(self._ranks.values()))
+        log = primary._own_result()
+        log.ranks = max(1, len(runs))
+        if log.failure_kind is None and not good_total(log.total_images_per_sec):
+            for rank in self._ranks.values():
+                other = rank._own_result()
+                if other.failure_kind is not None:
+                    log.failure_kind, log.failure_message = other.failure_kind, other.failure_message
+                    break
+        return log
+
+    def _own_result(self):
         log = self._log
         if self._last_step_line is not None:
             log.last_step = _step_from(self._last_step_line)
@@ -313,6 +429,18 @@ class LogParser:
         """The streaming engine: one line to every concern whose markers it holds."""
         if len(line) > MAX_LINE:
             line = line[:MAX_LINE]
+        if "\x1b" in line:
+            line = _ANSI_RE.sub("", line)
+        if self._ranks is not None:
+            return self._route(line)
+        if self._learns and "TensorFlow:" in line:
+            if line.lstrip().startswith("TensorFlow:"):
+                self._learns = False  # a bare header line: this log's lines carry no prefix
+            else:
+                prefix = learn_prefix(line)
+                if prefix is not None:
+                    self._start_ranks(prefix)
+                    return self._route(line)
         step = None
         if _PROGRESS_MARKER in line and self._progress(line):
             if self._last_step_line is not None:
@@ -343,6 +471,39 @@ class LogParser:
                     break
         if found is not None and STAGES.index(found) > STAGES.index(self.stage):
             self.stage = found
+
+    def _start_ranks(self, prefix):
+        """From here on, lines are told apart by rank; what was read before the first header belongs to
+        the first rank (its state moves to that rank's parser)."""
+        first = LogParser()
+        for name in ("_log", "_last_step_line", "_header_left", "_tf_seen", "_after_batch_size",
+                     "_traceback_left", "_oom", "_flag", "_error", "stage"):
+            setattr(first, name, getattr(self, name))
+        first._learns = False
+        self._log = ParsedLog()
+        self._prefix, self._ranks, self._current = prefix, {}, first
+        self._first = first
+
+    def _route(self, line):
+        """One line to the parser of the rank whose prefix it carries, without that prefix; a line without
+        the prefix (a launcher's own message) to the rank that printed the last line."""
+        split = self._prefix.split(line)
+        if split is None:
+            rank = self._current
+        else:
+            key, line = split
+            rank = self._ranks.get(key)
+            if rank is None and len(self._ranks) >= MAX_RANKS:  # hostile input: memory stays bounded
+                return self._current._feed_one(line)
+            if rank is None:
+                rank = self._first if not self._ranks else LogParser()
+                rank._learns = False
+                self._ranks[key] = rank
+            self._current = rank
+        step = rank._feed_one(line)
+        if rank is self._first:
+            self.stage = rank.stage  # the live view follows the first rank, as it follows its steps
+        return step
 
     # -- the line handlers: both engines hand them the lines that hold their concern's markers ----------
 
@@ -632,6 +793,9 @@ def parse_file(path, failures: str = "always", chunk_size: int = CHUNK_SIZE) -> 
     scanner = _FileScanner(parser)
     whole = _read_whole(path, chunk_size)
     if whole is not None:
+        if _needs_lines(whole):
+            _feed_block(parser, whole)
+            return _finish(parser, failures)
         scanner.progress(whole)
         scanner.header(whole, whole_file=True)
         if failures == "always":
@@ -639,16 +803,59 @@ def parse_file(path, failures: str = "always", chunk_size: int = CHUNK_SIZE) -> 
         elif not good_total(parser._log.total_images_per_sec):
             scanner.failures(whole, oom_first=True)
         return parser.result()
+    return _parse_chunks(path, failures, chunk_size)
+
+
+def _parse_chunks(path, failures, chunk_size):
+    """parse_file for a file bigger than one chunk: the scanner over blocks of whole lines."""
+    parser = LogParser()
+    scanner = _FileScanner(parser)
     scans = [scanner.progress, scanner.header]
     if failures == "always":
         scans.append(scanner.failures)
     for data in _complete_lines(path, chunk_size):
+        if _needs_lines(data):  # from the start, every line through the streaming engine
+            parser = LogParser()
+            for block in _complete_lines(path, chunk_size):
+                _feed_block(parser, block)
+            return _finish(parser, failures)
         for scan in scans:
             scan(data)
     if failures == "without_total" and not good_total(parser._log.total_images_per_sec):
         for data in _complete_lines(path, chunk_size):
             scanner.failures(data, oom_first=True)
     return parser.result()
+
+
+def _needs_lines(data):
+    """Whether a block of a log must go through the streaming engine: it holds ANSI escapes, or a
+    ``TensorFlow:`` header line carrying a prefix to learn (the scanner's marker search knows neither)."""
+    if b"\x1b" in data:
+        return True
+    pos = data.find(b"TensorFlow:")
+    while pos >= 0:
+        start = max(data.rfind(b"\n", 0, pos), data.rfind(b"\r", 0, pos)) + 1
+        if not data[start:pos].strip():
+            return False  # a bare header line: the streaming engine stops learning there too
+        if pos <= start + MAX_PREFIX and learn_prefix(
+                data[start:pos + 64].decode("utf-8", "replace")) is not None:
+            return True
+        pos = data.find(b"TensorFlow:", pos + 1)
+    return False
+
+
+def _feed_block(parser, data):
+    for raw in data.splitlines():  # bytes split at LF, CR and CRLF only
+        parser._feed_one(raw[:MAX_LINE].decode("utf-8", "replace"))
+
+
+def _finish(parser, failures):
+    """The result, with the failure left out of a log with a good total when only those without one are
+    looked at (what the scanner gives for ``failures="without_total"``)."""
+    log = parser.result()
+    if failures == "without_total" and good_total(log.total_images_per_sec):
+        log.failure_kind = log.failure_message = None
+    return log
 
 
 def _read_whole(path, chunk_size):
@@ -779,3 +986,22 @@ def classify(parsed: ParsedLog, exit_code: Optional[int], timed_out=False, inter
     if exit_code is None and parsed.failure_kind in (FLAG_ERROR, ERROR):
         return "crashed"
     return "no_result"
+
+
+def last_line_of(text: str, limit: int = 500) -> Optional[str]:
+    """The last non-blank line of ``text`` (stripped, at most ``limit`` characters), or None."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:limit] if lines else None
+
+
+def last_line(path, tail_bytes: int = 4096, limit: int = 500) -> Optional[str]:
+    """A file's last non-blank line, read from its last ``tail_bytes``: the reason when no failure signature
+    says one (a ps that exits quietly, a TensorFlow C++ error line, srun's own message); None if unreadable."""
+    try:
+        with open(str(path), "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - tail_bytes))
+            text = fh.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    return last_line_of(text, limit)

@@ -17,13 +17,17 @@ and safe; TFCNNWRAP_PARSE_JOBS=N sets how many, 1 for none). Records come out in
 """
 
 import math
+import multiprocessing
 import os
 import re
+import signal
 import stat
 import sys
 
 from tfcnnwrap.errors import EXIT_OK, EXIT_RUNS_FAILED, UsageError
-from tfcnnwrap.logparse import TRACEBACK_START, classify, parse_file
+from tfcnnwrap.jsontext import dumps
+from tfcnnwrap.logparse import TRACEBACK_START, classify, parse_file, strip_ansi_bytes
+from tfcnnwrap.render import emit
 
 SNIFF_BYTES = 64 * 1024
 SNIFF_MARKERS = (b"TensorFlow:  ", b"images/sec:", b"Flags parsing error")
@@ -44,6 +48,7 @@ COLUMNS = [
     "path", "status", "images_per_sec", "model", "batch_size", "batch_size_global", "devices", "tf_version",
     "dataset", "mode", "num_batches", "num_epochs", "data_format", "optimizer", "variable_update",
     "steps_seen", "last_step", "last_step_images_per_sec", "failure_kind", "failure_message", "task_role",
+    "ranks",
 ]
 # What tf_cnn_benchmarks prints when a task of a distributed job serves instead of reporting (benchmark_cnn.py):
 # a parameter server, or a worker under distributed_all_reduce. Such a log has no total by design.
@@ -71,6 +76,7 @@ def looks_like_log(path):
 
 def sniff(head):
     """Whether the first bytes of a file look like a tf_cnn_benchmarks log (see the module docstring)."""
+    head = strip_ansi_bytes(head)  # a coloured log is still a log
     if any(marker in head for marker in SNIFF_MARKERS):
         return True
     if _TRACEBACK_BYTES in head or _CPP_LOG_LINE_RE.search(head) is not None:
@@ -141,7 +147,7 @@ def record(path):
         parsed = parse_file(path, failures="without_total")
     except OSError as exc:
         return dict(
-            {c: None for c in COLUMNS}, path=path, status="no_result", steps_seen=0, failure_kind="error",
+            {c: None for c in COLUMNS}, path=path, status="no_result", steps_seen=0, failure_kind="error", ranks=1,
             failure_message="cannot read the file: %s" % (exc.strerror or exc),
         )
     last = parsed.last_step
@@ -168,6 +174,7 @@ def record(path):
         "failure_kind": parsed.failure_kind,
         "failure_message": parsed.failure_message,
         "task_role": serving_role(path) if status == "no_result" and parsed.failure_kind is None else None,
+        "ranks": parsed.ranks,
     }
 
 
@@ -203,8 +210,6 @@ def _jobs(count):
 
 
 def _worker_init():
-    import signal
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it ends the pool
 
 
@@ -215,14 +220,13 @@ def records(files):
         for path in files:
             yield record(path)
         return
-    import multiprocessing
 
     with multiprocessing.get_context("fork").Pool(jobs, initializer=_worker_init) as pool:
         yield from pool.imap(record, files, chunksize=max(8, len(files) // (jobs * 16)))
 
 
 def cmd_parse(args):
-    fmt = getattr(args, "format", None) or "table"
+    fmt = args.format or "table"
     files = list(find_logs(args.paths))
     if not files:
         raise UsageError(
@@ -231,20 +235,18 @@ def cmd_parse(args):
         )
     all_ok = True
     if fmt == "jsonl":
-        # streamed: a line per log as soon as it is read. Strict JSON like render.emit(rows, "jsonl"), without
-        # its per-value conversion: record() already made every number finite or None.
-        import json
+        # streamed: a line per log as soon as it is read, through the one strict JSON writer
 
         write = sys.stdout.write
         for row in records(files):
             all_ok = all_ok and not failed(row)
-            write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
+            write(dumps(row) + "\n")
     else:
-        from tfcnnwrap.render import emit
-
         rows = list(records(files))
         all_ok = not any(failed(row) for row in rows)
-        if fmt == "table":
+        if fmt == "markdown":
+            emit(rows, fmt, columns=TABLE_COLUMNS, title="tf_cnn_benchmarks logs")
+        elif fmt == "table":
             ok = sum(1 for r in rows if r["status"] == "ok")
             serving = sum(1 for r in rows if r.get("task_role"))
             caption = "%d log(s), %d ok, %d failed" % (len(rows), ok, len(rows) - ok - serving)
@@ -252,5 +254,5 @@ def cmd_parse(args):
                 caption += ", %d serving task(s) of distributed jobs (no total by design)" % serving
             emit(rows, "table", columns=TABLE_COLUMNS, title="tf_cnn_benchmarks logs", caption=caption)
         else:
-            emit(rows, fmt, columns=COLUMNS)
+            emit(rows, fmt, columns=COLUMNS, kind="parse")
     return EXIT_OK if all_ok else EXIT_RUNS_FAILED

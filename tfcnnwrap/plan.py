@@ -7,7 +7,7 @@ import difflib
 from dataclasses import asdict, dataclass, field
 from typing import List, NamedTuple, Optional, Tuple
 
-from tfcnnwrap import bounds
+from tfcnnwrap import bounds, clusterplan
 from tfcnnwrap.bounds import OutOfBounds
 from tfcnnwrap.errors import UsageError
 
@@ -156,6 +156,11 @@ class Plan:
         """(model, batch_size, num_gpus) in plan order."""
         return [(m, bs, g) for m, bs in self.models for g in self.counts]
 
+    @property
+    def features(self) -> List[str]:
+        """--fp16 / --xla as the plan asks for them, in FEATURE_FLAGS' order (features.py spells them)."""
+        return [f for f in FEATURE_FLAGS if getattr(self, f)]
+
     def to_dict(self):
         data = asdict(self)
         data["models"] = [{"model": m, "batch_size": bs} for m, bs in self.models]
@@ -189,6 +194,13 @@ class Plan:
             raise UsageError("the sweep's recorded plan is unreadable (%s); start a new sweep" % exc) from None
         return plan
 
+    def job_workers(self):
+        """How many workers one run's total is summed over: ``--workers`` of a distributed job (each with the
+        plan's GPUs per worker), else 1 (a fleet sweep runs the single-node sweep on each node)."""
+        if self.cluster and not self.fleet and self.workers:
+            return int(self.workers)
+        return 1
+
     def conditions(self):
         """What the plan measures under, in the reference CSV's terms: precision, num_gpus, variable_update,
         data. fp16 and real data come from the plan's own fields where it has them, else from the
@@ -207,12 +219,12 @@ class Plan:
             value = flag(name)
             return value is not None and value.strip().lower() in ("1", "true", "yes", "t", "y")
 
-        fp16 = bool(getattr(self, "fp16", False)) or on("use_fp16")
-        xla = bool(getattr(self, "xla", False)) or on("xla") or on("xla_compile")
+        fp16 = self.fp16 or on("use_fp16")
+        xla = self.xla or on("xla") or on("xla_compile")
         num_gpus = self.num_gpus[0] if isinstance(self.num_gpus, (list, tuple)) else self.num_gpus
         return {
             "precision": "fp16" if fp16 else "fp32",
-            "num_gpus": int(num_gpus or 1),
+            "num_gpus": int(num_gpus or 1) * self.job_workers(),
             "variable_update": str(self.variable_update or DEFAULT_VARIABLE_UPDATE),
             "data": "real" if flag("data_dir") else "synthetic",
             "xla": "yes" if xla else "no",
@@ -255,6 +267,24 @@ def _recorded_counts(value):
         # as --num-gpus refuses it: each count would run every configuration twice
         raise OutOfBounds("gpu_counts lists a value twice: %s" % ",".join(str(c) for c in counts))
     return counts or None
+
+
+# tf_cnn_benchmarks' default batch size per model: the size each model class passes to Model.__init__ (the
+# script's --batch_size=0), as upstream master's models/*.py give them (imagenet; the CIFAR-10-only models
+# their CIFAR-10 size). tests/test_plan_defaults.py reads them back from the real repository.
+UPSTREAM_BATCH_SIZES = {
+    "alexnet": 512, "googlenet": 32, "inception3": 32, "inception4": 32, "lenet": 32, "ncf": 2048,
+    "overfeat": 32, "trivial": 32, "vgg11": 64, "vgg16": 64, "vgg19": 64,
+    "resnet50": 64, "resnet50_v1.5": 64, "resnet50_v2": 64, "resnet101": 32, "resnet101_v2": 32,
+    "resnet152": 32, "resnet152_v2": 32,
+    "official_resnet18": 32, "official_resnet18_v2": 32, "official_resnet34": 32, "official_resnet34_v2": 32,
+    "official_resnet50": 128, "official_resnet50_v2": 128, "official_resnet101": 32, "official_resnet101_v2": 32,
+    "official_resnet152": 32, "official_resnet152_v2": 32, "official_resnet200": 32, "official_resnet200_v2": 32,
+    "resnet20": 128, "resnet20_v2": 128, "resnet32": 128, "resnet32_v2": 128, "resnet44": 128,
+    "resnet44_v2": 128, "resnet56": 128, "resnet56_v2": 128, "resnet110": 128, "resnet110_v2": 128,
+    "densenet40_k12": 64, "densenet100_k12": 64, "densenet100_k24": 64,
+    "mobilenet": 32, "nasnet": 32, "nasnetlarge": 16, "ssd300": 32, "deepspeech2": 128,
+}
 
 
 def check_model(name):
@@ -321,7 +351,9 @@ def flag_name(arg):
     return name
 
 
-# Pass-through flags that --fp16 / --xla set (in any spelling, --noX included): given both ways, refused.
+# --fp16 / --xla: the option and the upstream flags it stands for, the branches' own spelling first. The one
+# table: the plan's features, the pass-through check (given both ways, in any spelling, --noX included, refused)
+# and features.py's per-branch flags.
 FEATURE_FLAGS = {"fp16": ("--fp16", ("use_fp16",)), "xla": ("--xla", ("xla", "xla_compile"))}
 
 
@@ -360,10 +392,17 @@ def check_extra_args(extra, features=()):
     return args
 
 
-def build_plan(args):
-    """A Plan from the sweep flags (argparse namespace), or UsageError naming the bad flag."""
-    quick = bool(getattr(args, "quick", False))
-    default_sizes = dict(DEFAULT_MODELS)
+def default_batch_size(name, quick=False):
+    """The seed's size where it chose one, else tf_cnn_benchmarks' own (what the script runs by hand with no
+    --batch_size); divided by 8 under --quick."""
+    size = dict(DEFAULT_MODELS).get(name) or UPSTREAM_BATCH_SIZES.get(name)
+    if size is None:
+        raise UsageError("%s has no default batch size; give one with --batch-size %s=N" % (name, name))
+    return max(1, size // QUICK_BATCH_DIVISOR) if quick else size
+
+
+def _plan_models(args, quick):
+    """[(model, batch size)] from --models and --batch-size MODEL=N, defaults (divided under --quick) else."""
     explicit_sizes = dict(parse_batch_size(item) for item in (args.batch_size or []))
 
     if args.models:
@@ -379,21 +418,16 @@ def build_plan(args):
                 )
             names.append(model)
 
-    models = []
-    for name in names:
-        if name in explicit_sizes:
-            size = explicit_sizes[name]
-        elif name in default_sizes:
-            size = default_sizes[name]
-            if quick:
-                size = max(1, size // QUICK_BATCH_DIVISOR)
-        else:
-            raise UsageError(
-                "%s has no default batch size; give one with --batch-size %s=N" % (name, name)
-            )
-        models.append((name, size))
+    models = [(name, explicit_sizes.get(name) or default_batch_size(name, quick)) for name in names]
+    return models
 
+
+def build_plan(args):
+    """A Plan from the sweep flags (argparse namespace), or UsageError naming the bad flag."""
+    quick = bool(args.quick)
+    models = _plan_models(args, quick)
     runs = _int(args.runs, bounds.RUNS) if args.runs is not None else (QUICK_RUNS if quick else DEFAULT_RUNS)
+
     counts = gpu_counts(args.num_gpus)
     variable_update = args.variable_update or DEFAULT_VARIABLE_UPDATE
     if variable_update not in VARIABLE_UPDATES:
@@ -411,7 +445,7 @@ def build_plan(args):
         num_warmup = QUICK_NUM_WARMUP_BATCHES if quick else None
     timeout = None if args.timeout is None else float(_int(args.timeout, bounds.TIMEOUT))
     flow = _flow(args, runs)
-    features = [f for f in ("fp16", "xla") if flow[f]]
+    features = [f for f in FEATURE_FLAGS if flow[f]]
 
     return Plan(
         models=models,
@@ -425,8 +459,8 @@ def build_plan(args):
         timeout_s=timeout,
         extra_args=check_extra_args(args.extra, features),
         gpu_counts=counts if len(counts) > 1 else None,
-        cooldown_s=_optional_float(getattr(args, "cooldown", None), bounds.COOLDOWN),
-        cool_to_c=_optional_float(getattr(args, "cool_to", None), bounds.COOL_TO),
+        cooldown_s=_optional_float(args.cooldown, bounds.COOLDOWN),
+        cool_to_c=_optional_float(args.cool_to, bounds.COOL_TO),
         **flow,
         **cluster_fields(args, variable_update),
     )
@@ -434,8 +468,8 @@ def build_plan(args):
 
 def _flow(args, runs):
     """fp16, xla, until_ci, max_runs and order from the flags (argparse has bounded the numbers)."""
-    until_ci = getattr(args, "until_ci", None)
-    max_runs = getattr(args, "max_runs", None)
+    until_ci = args.until_ci
+    max_runs = args.max_runs
     if max_runs is not None and until_ci is None:
         raise UsageError("--max-runs caps --until-ci; add --until-ci PCT (or use --runs N for a fixed count)")
     if until_ci is not None:
@@ -443,10 +477,10 @@ def _flow(args, runs):
         max_runs = _int(max_runs, bounds.MAX_RUNS) if max_runs is not None else max(DEFAULT_MAX_RUNS, runs)
         if max_runs < runs:
             raise UsageError("--max-runs %d is below --runs %d; raise --max-runs or lower --runs" % (max_runs, runs))
-    order = getattr(args, "order", None) or "grouped"
+    order = args.order or "grouped"
     if order not in ORDERS:
         raise UsageError("--order takes %s, got %r" % (" or ".join(ORDERS), order))
-    return {"fp16": bool(getattr(args, "fp16", False)), "xla": bool(getattr(args, "xla", False)),
+    return {"fp16": bool(args.fp16), "xla": bool(args.xla),
             "until_ci": until_ci, "max_runs": max_runs, "order": order}
 
 
@@ -468,11 +502,9 @@ def gpu_counts(value):
 def cluster_fields(args, variable_update):
     """Plan fields of ``--cluster/--workers/--ps/--fleet``, checked as far as the flags alone allow (the
     checkout's branch is checked once it is known, before anything runs)."""
-    from tfcnnwrap import clusterplan
-
-    cluster = getattr(args, "cluster", None)
-    workers, ps = getattr(args, "workers", None), getattr(args, "ps", None)
-    fleet = bool(getattr(args, "fleet", False))
+    cluster = args.cluster
+    workers, ps = args.workers, args.ps
+    fleet = bool(args.fleet)
     if cluster is None:
         given = [flag for flag, value in (("--workers", workers), ("--ps", ps), ("--fleet", fleet or None))
                  if value is not None]

@@ -5,10 +5,13 @@ own panel and scale. The measured bar stands out; a reference taken under other 
 daggered like its table cell. matplotlib (the `plot` extra) is imported only here, with the Agg canvas.
 """
 
+import io
 import math
 from pathlib import Path
 
+from tfcnnwrap.comparetext import MARK, cell_text, conditions_line, geomean_text
 from tfcnnwrap.errors import UsageError
+from tfcnnwrap.safefs import atomic_write
 
 MEASURED_COLOR = "#d95f02"
 REFERENCE_COLOR = "#7570b3"
@@ -33,7 +36,7 @@ def _figure(panels, title, footnotes=()):
     drawn top down; ``line`` draws a dashed vertical line there (100 for percentages).
     """
     require_matplotlib()
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # matplotlib (the plot extra): only for --plot
 
     ncols = 1 if len(panels) == 1 else 2
     nrows = int(math.ceil(len(panels) / float(ncols)))
@@ -58,47 +61,51 @@ def _figure(panels, title, footnotes=()):
     )
     fig.suptitle(title, fontsize=12, fontweight="bold", y=1.0 - 0.25 / height, va="top")
     for index, panel in enumerate(panels):
-        ax = fig.add_subplot(grid[index // ncols, index % ncols])
-        bars = panel["bars"]
-        positions = list(range(len(bars)))[::-1]
-        values = [b["value"] if b["value"] is not None else 0.0 for b in bars]
-        drawn = ax.barh(
-            positions,
-            values,
-            color=[b["color"] for b in bars],
-            edgecolor="#333333",
-            linewidth=0.6,
-            height=0.72,
-        )
-        for bar, spec in zip(drawn, bars):
-            if spec.get("hatch"):
-                bar.set_hatch(spec["hatch"])
-                bar.set_alpha(0.55)
-        peak = max(values + [panel.get("line") or 0.0, 1.0])
-        low = min(values + [0.0])
-        span = peak - low
-        for pos, spec, value in zip(positions, bars, values):
-            if value < 0:
-                ax.text(value - span * 0.015, pos, spec["text"], va="center", ha="right", fontsize=8.5)
-            else:
-                ax.text(value + span * 0.015, pos, spec["text"], va="center", ha="left", fontsize=8.5)
-        if panel.get("line") is not None:
-            ax.axvline(panel["line"], color="#555555", linestyle="--", linewidth=0.8)
-        ax.set_yticks(positions)
-        ax.set_yticklabels([b["label"] for b in bars], fontsize=9)
-        ax.set_ylim(-0.6, len(bars) - 0.4)
-        ax.set_xlim(low - span * 0.4 if low < 0 else 0, peak + span * 0.4)
-        ax.set_title(panel["title"], fontsize=10.5, loc="left")
-        ax.tick_params(axis="x", labelsize=8)
-        ax.set_xlabel(panel.get("xlabel", "images/sec"), fontsize=8.5)
-        for side in ("top", "right"):
-            ax.spines[side].set_visible(False)
-        ax.grid(axis="x", color="#dddddd", linewidth=0.6)
-        ax.set_axisbelow(True)
+        _draw_panel(fig.add_subplot(grid[index // ncols, index % ncols]), panel)
     if footnotes:
         fig.text(0.1 / width, 0.1 / height, "\n".join(footnotes), fontsize=8, va="bottom", ha="left",
                  color="#333333")
     return fig
+
+
+def _draw_panel(ax, panel):
+    """One panel of ``_figure``: its bars top down, each with its text, the dashed line, labels and grid."""
+    bars = panel["bars"]
+    positions = list(range(len(bars)))[::-1]
+    values = [b["value"] if b["value"] is not None else 0.0 for b in bars]
+    drawn = ax.barh(
+        positions,
+        values,
+        color=[b["color"] for b in bars],
+        edgecolor="#333333",
+        linewidth=0.6,
+        height=0.72,
+    )
+    for bar, spec in zip(drawn, bars):
+        if spec.get("hatch"):
+            bar.set_hatch(spec["hatch"])
+            bar.set_alpha(0.55)
+    peak = max(values + [panel.get("line") or 0.0, 1.0])
+    low = min(values + [0.0])
+    span = peak - low
+    for pos, spec, value in zip(positions, bars, values):
+        if value < 0:
+            ax.text(value - span * 0.015, pos, spec["text"], va="center", ha="right", fontsize=8.5)
+        else:
+            ax.text(value + span * 0.015, pos, spec["text"], va="center", ha="left", fontsize=8.5)
+    if panel.get("line") is not None:
+        ax.axvline(panel["line"], color="#555555", linestyle="--", linewidth=0.8)
+    ax.set_yticks(positions)
+    ax.set_yticklabels([b["label"] for b in bars], fontsize=9)
+    ax.set_ylim(-0.6, len(bars) - 0.4)
+    ax.set_xlim(low - span * 0.4 if low < 0 else 0, peak + span * 0.4)
+    ax.set_title(panel["title"], fontsize=10.5, loc="left")
+    ax.tick_params(axis="x", labelsize=8)
+    ax.set_xlabel(panel.get("xlabel", "images/sec"), fontsize=8.5)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    ax.grid(axis="x", color="#dddddd", linewidth=0.6)
+    ax.set_axisbelow(True)
 
 
 def _save(fig, path):
@@ -107,10 +114,6 @@ def _save(fig, path):
     The CLI checks the path first (cli._plot_path); this refuses the same cases for other callers, because
     matplotlib would add ``.png`` to a name without a suffix and the old code created missing directories.
     """
-    import io
-
-    from tfcnnwrap.safefs import atomic_write
-
     path = Path(path)
     fmt = path.suffix.lower().lstrip(".")
     if path.is_dir() or not fmt:
@@ -131,9 +134,7 @@ def _save(fig, path):
 
 def plot_against(comparison, path):
     """Measured against each reference, per model, and the geometric means (compare.AgainstReferences)."""
-    from tfcnnwrap.comparetext import MARK, cell_text, conditions_line, geomean_text
-
-    panels = []
+    panels: list = []
     for row in comparison.rows:
         if row.measured is None:
             continue
@@ -183,7 +184,9 @@ def plot_ab(result, path):
     base = comparisons[0].baseline
     several = len(comparisons) > 1
     several_counts = len({r.num_gpus for c in comparisons for r in c.rows}) > 1
-    panels, change_bars, by_config = [], [], {}
+    panels: list = []
+    change_bars: list = []
+    by_config: dict = {}
     for index, comparison in enumerate(comparisons):
         color = CANDIDATE_COLORS[index % len(CANDIDATE_COLORS)]
         for row in comparison.rows:

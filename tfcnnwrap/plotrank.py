@@ -2,14 +2,15 @@
 relative to the measured one (100%), the measured bar standing out, each label saying how many
 configurations the comparison rests on. matplotlib is imported only through plot's helpers."""
 
+import textwrap
+
+from tfcnnwrap.comparetext import conditions_line
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.plot import MEASURED_COLOR, REFERENCE_COLOR, _figure, _save
+from tfcnnwrap.ranktext import _WHAT, placement
 
 
 def plot_rank(ranking, path):
-    from tfcnnwrap.comparetext import conditions_line
-    from tfcnnwrap.ranktext import _WHAT, placement
-
     bars = []
     for row in ranking.rows:
         if row.rank is None:
@@ -30,7 +31,6 @@ def plot_rank(ranking, path):
     if unranked:
         footnotes.append("Not ranked (no published %s): %s" % ("power" if ranking.per == "watt" else "price",
                                                                ", ".join(unranked)))
-    import textwrap
 
     title = "%s among published references" % ranking.measured_row.gpu
     # _figure gives each footnote one line of height: wrap them to the figure's width first.

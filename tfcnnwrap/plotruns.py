@@ -10,6 +10,7 @@ from datetime import datetime
 from pathlib import Path
 
 from tfcnnwrap import gpusamples, logparse
+from tfcnnwrap.plot import _save, require_matplotlib
 
 GPU_PANELS = (("temp_c", "temperature (°C)"), ("sm_clock_mhz", "SM clock (MHz)"), ("power_w", "power (W)"))
 _STAMP = "%Y/%m/%d %H:%M:%S.%f"
@@ -41,7 +42,7 @@ def run_series(sweep, run):
 
 
 def _configs(runs):
-    by_config = {}
+    by_config: dict = {}
     for run in runs:
         by_config.setdefault(run.config, []).append(run)
     return by_config
@@ -71,7 +72,7 @@ def _mark_throttling(ax, seconds, samples):
 
 
 def _draw_config(axes, config, runs, series):
-    from matplotlib import colormaps
+    from matplotlib import colormaps  # matplotlib (the plot extra): only for --plot
 
     colours = colormaps["tab10"]
     step_ax = axes[0]
@@ -90,7 +91,8 @@ def _draw_config(axes, config, runs, series):
     step_ax.set_title(_title(config, runs), fontsize=10, loc="left", fontweight="bold")
     step_ax.set_xlabel("step")
     step_ax.set_ylabel("images/sec")
-    step_ax.legend(fontsize=7, loc="lower left")
+    if step_ax.get_legend_handles_labels()[0]:  # runs whose logs are gone draw no line to name
+        step_ax.legend(fontsize=7, loc="lower left")
     for ax, (_, label) in zip(axes[1:], GPU_PANELS):
         ax.set_xlabel("seconds into the run")
         ax.set_ylabel(label)
@@ -100,10 +102,8 @@ def _draw_config(axes, config, runs, series):
 
 def figure(sweep, title, runs):
     """The Figure: a row per configuration (plan order as given), 1 or 4 panels wide."""
-    from tfcnnwrap.plot import require_matplotlib
-
     require_matplotlib()
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # matplotlib (the plot extra): only for --plot
 
     by_config = _configs(runs)
     series = {c: [run_series(sweep, r) for r in members] for c, members in by_config.items()}
@@ -121,6 +121,4 @@ def figure(sweep, title, runs):
 
 
 def plot_runs(sweep, title, runs, path):
-    from tfcnnwrap.plot import _save
-
     _save(figure(sweep, title, runs), path)

@@ -8,8 +8,10 @@ efficiency_pct filled by aggregate.add_scaling) or their dicts. matplotlib is im
 """
 
 import math
+from types import SimpleNamespace
 
 from tfcnnwrap.errors import UsageError
+from tfcnnwrap.plot import _save, require_matplotlib
 
 IDEAL_STYLE = dict(color="#888888", linestyle="--", linewidth=1.0)
 COLORS = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666"]
@@ -19,7 +21,6 @@ def _as_row(row):
     """A SummaryRow, or a row dict (`report --format json`) read as one."""
     if not isinstance(row, dict):
         return row
-    from types import SimpleNamespace
 
     keys = ("model", "batch_size", "num_gpus", "host", "mean", "speedup", "efficiency_pct")
     return SimpleNamespace(**{k: row.get(k) for k in keys})
@@ -27,7 +28,7 @@ def _as_row(row):
 
 def _series(rows):
     """{(model, host): [row, ...]} in plan order, each model's rows by GPU count."""
-    series = {}
+    series: dict = {}
     for row in map(_as_row, rows):
         if row.num_gpus is not None:
             series.setdefault((row.model, row.host), []).append(row)
@@ -41,7 +42,7 @@ def _label(key):
 
 def _count_axis(ax, counts):
     """GPU counts on a linear axis from 0, so that ideal scaling is a straight line; ticked at the counts."""
-    from matplotlib.ticker import FixedLocator
+    from matplotlib.ticker import FixedLocator  # matplotlib (the plot extra): only for --plot
 
     counts = sorted(set(counts))
     ax.xaxis.set_major_locator(FixedLocator(counts))
@@ -108,10 +109,8 @@ def model_panel(ax, rows, color=COLORS[0]):
 
 def scaling_figure(rows, title="Scaling: images/sec and efficiency by GPU count"):
     """A Figure: one model_panel per model, then the scaling_panel; two panels a row."""
-    from tfcnnwrap.plot import require_matplotlib
-
     require_matplotlib()
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # matplotlib (the plot extra): only for --plot
 
     series = _series(rows)
     if not series:
@@ -129,7 +128,5 @@ def scaling_figure(rows, title="Scaling: images/sec and efficiency by GPU count"
 
 def plot_scaling(rows, path):
     """Write the scaling chart to ``path`` (its suffix picks the format), as compare --plot writes its own."""
-    from tfcnnwrap.plot import _save
-
     _save(scaling_figure(rows), path)
     return path

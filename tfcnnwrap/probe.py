@@ -7,13 +7,17 @@ Python 3.5 with TF 1.x) and answers with JSON lines: a snapshot after each stage
 
 import json
 import os
+import shutil
 import signal
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Optional, Tuple
+from typing import Optional, Protocol, Tuple
 
 from tfcnnwrap.errors import SetupError
+from tfcnnwrap.logparse import last_line_of
+from tfcnnwrap.procs import run_captured
+from tfcnnwrap.telemetry import find_nvidia_smi
 
 PROBE_SCRIPT = Path(__file__).with_name("_probe.py")
 MARKER = "TFCNNWRAP-PROBE-JSON: "
@@ -57,7 +61,6 @@ def target_python(python):
     text = str(python)
     if os.sep in text or (os.altsep and os.altsep in text):
         return str(Path(text).absolute())
-    import shutil
 
     return shutil.which(text) or text
 
@@ -200,12 +203,6 @@ def crash_hint(returncode):
     return ""
 
 
-def _last_line(data):
-    text = (data or b"").decode("utf-8", "replace").strip()
-    lines = [line for line in text.splitlines() if line.strip()]
-    return lines[-1][:300] if lines else ""
-
-
 def run_probe(python=None, full=False, matmul=False, timeout=None, env=None, partial=False):
     """Run the probe and return its ``ProbeAnswer``.
 
@@ -215,8 +212,6 @@ def run_probe(python=None, full=False, matmul=False, timeout=None, env=None, par
     saying where and why the probe stopped. The probe runs in a process group of its own; whatever it
     started is killed with it, and children holding its output get a short grace once it has exited.
     """
-    from tfcnnwrap.procs import run_captured
-
     exe = target_python(python)
     args = [exe, str(PROBE_SCRIPT)]
     if full:
@@ -250,7 +245,7 @@ def run_probe(python=None, full=False, matmul=False, timeout=None, env=None, par
     if answer is not None and answer.complete:
         return answer
     how = describe_exit(returncode)
-    err = _last_line(stderr)
+    err = last_line_of((stderr or b"").decode("utf-8", "replace"), 300) or ""
     if partial and answer is not None:
         return answer.with_warning(
             "the probe stopped (%s) while %s%s%s; what it learned before is shown"
@@ -274,3 +269,29 @@ def _answer(exe, stdout):
             "that has TensorFlow, and is tfcnnwrap's _probe.py unmodified?" % (exe, type(data).__name__)
         )
     return answer
+
+
+class HasGpus(Protocol):
+    """What the device rule reads of a probe: ``gpus``, a tuple of names, () for none, None for cannot tell."""
+
+    gpus: Optional[Tuple[str, ...]]
+
+
+def resolve_device(requested: str, probe_result: "HasGpus") -> Tuple[str, Optional[str]]:
+    """(device, warning or None) for --device auto|gpu|cpu: the device rule, one for sweep and doctor."""
+    if requested in ("gpu", "cpu"):
+        return requested, None
+    gpus = probe_result.gpus
+    if gpus:
+        return "gpu", None
+    if gpus is None:
+        if find_nvidia_smi():
+            return "gpu", "TensorFlow could not say whether it sees a GPU; nvidia-smi is present, so using the GPU"
+        return "cpu", (
+            "TensorFlow could not say whether it sees a GPU and there is no nvidia-smi: running on the CPU "
+            "(--device=cpu --data_format=NHWC); pass --device gpu to insist"
+        )
+    return "cpu", (
+        "TensorFlow sees no GPU: running on the CPU (--device=cpu --data_format=NHWC), which is slow; "
+        "check `python -m tfcnnwrap doctor`, or pass --device gpu to insist"
+    )

@@ -5,8 +5,11 @@ is started by a tiny supervisor (``_SUPERVISOR``, standard library only) that le
 group: it forks and execs the command inside its group, reports the command's exit status on a pipe, and
 kills the whole group with SIGKILL as soon as its stdin reaches end-of-file. tfcnnwrap holds the other end
 of that stdin, so the group dies when tfcnnwrap finishes the run *or dies in any way*, SIGKILL included (the
-kernel closes its descriptors); a parent-death signal would only cover the direct child. On Windows the
-command goes into a kill-on-close job object of its own, which covers the tree the same way.
+kernel closes its descriptors); a parent-death signal would only cover the direct child. On Linux the
+supervisor is also a child subreaper: a process that leaves the group (``setsid``) and is orphaned becomes its
+child instead of init's, so before the group kill it ends every descendant it can find under /proc, in any
+session. On Windows the command goes into a kill-on-close job object of its own, which covers the tree the
+same way.
 """
 
 import os
@@ -28,6 +31,47 @@ _SUPERVISOR = r"""
 import os, signal, sys, _thread
 status_fd, argv = int(sys.argv[1]), sys.argv[2:]
 signal.signal(signal.SIGTERM, lambda signum, frame: None)
+
+
+def descendants():
+    # Every live process below this one, from /proc's parent links (Linux; elsewhere: none found).
+    children = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return set()
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry, "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != b"Z":
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    found, todo = set(), [os.getpid()]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def end_descendants():
+    # SIGKILL to every descendant, in whatever session; rounds until a scan finds none not yet killed.
+    killed = set()
+    for _ in range(100):
+        fresh = descendants() - killed
+        if not fresh:
+            return
+        for pid in fresh:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        killed |= fresh
 os.set_inheritable(status_fd, False)
 null = os.open(os.devnull, os.O_RDWR)
 err_r, err_w = os.pipe()
@@ -48,6 +92,13 @@ if failed:
 os.write(status_fd, b"started\n")
 os.dup2(null, 1)
 os.dup2(null, 2)
+if sys.platform.startswith("linux"):
+    # After the exec, off the command's start-up path; long before it can orphan a child of its own.
+    try:
+        import ctypes
+        ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans of the tree stay ours
+    except Exception:
+        pass
 
 
 def reap():
@@ -60,6 +111,7 @@ def reap():
 _thread.start_new_thread(reap, ())
 while os.read(0, 4096):
     pass
+end_descendants()
 os.killpg(0, signal.SIGKILL)
 """
 
@@ -70,7 +122,7 @@ def _parent_death_signal():
     if not sys.platform.startswith("linux"):
         return None
     try:
-        import ctypes
+        import ctypes  # Windows only
 
         prctl = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
@@ -90,7 +142,7 @@ def popen_group_kwargs():
     """Popen arguments: a new process group (Ctrl-C in the terminal reaches tfcnnwrap alone, which then
     stops the child's whole tree) and, on Linux, death with the parent."""
     if os.name == "nt":
-        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
+        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}  # type: ignore[attr-defined]  # Windows only
     kwargs = {"start_new_session": True}
     if _DIE_WITH_PARENT is not None:
         kwargs["preexec_fn"] = _DIE_WITH_PARENT
@@ -111,8 +163,8 @@ def _windows_kill_on_close_job():
 def _new_windows_job():
     """A Windows job object whose processes are all killed when its last handle closes, which happens when
     tfcnnwrap exits or is killed: Windows' counterpart of the Linux parent-death signal. None if unavailable."""
-    import ctypes
-    from ctypes import wintypes
+    import ctypes  # Windows only
+    from ctypes import wintypes  # Windows only
 
     class BasicLimits(ctypes.Structure):
         _fields_ = [
@@ -143,7 +195,7 @@ def _new_windows_job():
             ("PeakJobMemoryUsed", ctypes.c_size_t),
         ]
 
-    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)  # type: ignore[attr-defined]  # Windows only
     kernel32.CreateJobObjectW.restype = wintypes.HANDLE
     # Handles are pointer-sized: without argtypes ctypes would pass them as C ints.
     kernel32.AssignProcessToJobObject.argtypes = [wintypes.HANDLE, wintypes.HANDLE]
@@ -221,6 +273,7 @@ class ProcessGroup:
         self.exited = threading.Event()
         self.returncode = None
         self._job = None
+        self._stdin_lock = threading.Lock()
         if os.name == "nt":
             self._start_windows(cwd, env, stdout, stderr)
         else:
@@ -246,7 +299,7 @@ class ProcessGroup:
         first = self._status.readline().split()
         if first[:1] != [b"started"]:
             self._status.close()
-            self.popen.stdin.close()
+            self.popen.stdin.close()  # type: ignore[union-attr]  # a pipe: stdin=PIPE
             self.popen.wait()
             for stream in (self.popen.stdout, self.popen.stderr):
                 if stream is not None:
@@ -267,13 +320,13 @@ class ProcessGroup:
     def _start_windows(self, cwd, env, stdout, stderr):
         self.popen = subprocess.Popen(
             self.argv, cwd=None if cwd is None else str(cwd), env=env, stdin=subprocess.DEVNULL, stdout=stdout,
-            stderr=stderr, bufsize=0, creationflags=subprocess.CREATE_NEW_PROCESS_GROUP,
+            stderr=stderr, bufsize=0, creationflags=subprocess.CREATE_NEW_PROCESS_GROUP,  # type: ignore[attr-defined]  # Windows only
         )
         try:
             self._job = _new_windows_job()
             if self._job is not None:
                 kernel32, job = self._job
-                kernel32.AssignProcessToJobObject(job, int(self.popen._handle))
+                kernel32.AssignProcessToJobObject(job, int(self.popen._handle))  # type: ignore[attr-defined]  # Windows only
         except Exception:  # noqa: BLE001 - taskkill /T still stops the tree while its leader lives
             self._job = None
         threading.Thread(target=self._reap_windows, name="tfcnnwrap-reap", daemon=True).start()
@@ -293,10 +346,23 @@ class ProcessGroup:
         except (ProcessLookupError, PermissionError):
             pass
 
+    def _release_supervisor(self):
+        """Close the supervisor's stdin: it ends every descendant (other sessions too), then its group."""
+        with self._stdin_lock:
+            try:
+                self.popen.stdin.close()
+            except OSError:
+                pass
+
     def kill(self):
-        """Every process of the tree, at once."""
+        """Every process of the tree, at once: the supervisor ends it, descendants that left the group
+        included; SIGKILL to the group as well when the supervisor has not done so within ``GRACE_S``."""
         if os.name != "nt":
-            self._signal_group(signal.SIGKILL)
+            self._release_supervisor()
+            try:
+                self.popen.wait(GRACE_S)
+            except subprocess.TimeoutExpired:
+                self._signal_group(signal.SIGKILL)
             return
         if self._job is not None:
             kernel32, job = self._job
@@ -319,10 +385,7 @@ class ProcessGroup:
     def close(self):
         """End what is left of the tree and reap it."""
         if os.name != "nt":
-            try:
-                self.popen.stdin.close()  # the supervisor kills its group at end-of-file
-            except OSError:
-                pass
+            self._release_supervisor()  # the supervisor kills its tree at end-of-file
         else:
             self.kill()
             if self._job is not None:
@@ -338,16 +401,20 @@ class ProcessGroup:
         self.close()
 
 
-def run_captured(argv, timeout, env=None, cwd=None):
+def run_captured(argv, timeout, env=None, cwd=None, guard=None):
     """Run ``argv`` in a ``ProcessGroup``, collecting stdout and stderr apart.
 
     Returns (returncode or None when it timed out, stdout bytes, stderr bytes). A command that outlives
     ``timeout`` is killed with its whole tree; one that exits but leaves children holding its output gets
-    ``OUTPUT_GRACE_S`` for them to finish, then they are killed.
+    ``OUTPUT_GRACE_S`` for them to finish, then they are killed. ``guard(group)``: a context manager held
+    while the command runs (``StopRequests.guard``: a stop request ends the wait at once).
     """
+    import contextlib
+
     with ProcessGroup(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as group:
         readers = [_Collector(group.stdout), _Collector(group.stderr)]
-        returncode = group.wait(timeout)
+        with guard(group) if guard is not None else contextlib.nullcontext():
+            returncode = group.wait(timeout)
         if returncode is None:
             group.kill()
         elif not all(r.done.wait(OUTPUT_GRACE_S) for r in readers):

@@ -11,12 +11,17 @@ W_ref), i.e. measured / reference x W_ref / W, with W the measured GPU's mean po
 References without a published power or price are listed as such, not ranked.
 """
 
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, replace
 from typing import Any, Optional, Tuple
 
-from tfcnnwrap.compare import closest_result
+from tfcnnwrap import ranktext
+from tfcnnwrap.closest import closest_result, low_trust_left_out
+from tfcnnwrap.community import print_provenance, reference_set
 from tfcnnwrap.comparesweep import Sweep, config_of, geometric_mean
 from tfcnnwrap.errors import UsageError
+from tfcnnwrap.plotrank import plot_rank
+from tfcnnwrap.references import CONDITIONS
 
 LEVEL_PCT = 1.0  # within this many percent of the measured GPU reads as "level with" it
 
@@ -33,6 +38,7 @@ class RankRow:
     price_usd: Optional[float] = None
     rank: Optional[int] = None
     why_not_ranked: Optional[str] = None
+    differs: Tuple[str, ...] = ()  # with nearest: the conditions its closest figures differ in
 
     @property
     def relative_pct(self):
@@ -46,6 +52,8 @@ class RankRow:
                "power_w": self.power_w, "price_usd": self.price_usd}
         if self.why_not_ranked:
             out["why_not_ranked"] = self.why_not_ranked
+        if self.differs:
+            out["conditions_differ"] = list(self.differs)
         return out
 
 
@@ -60,6 +68,8 @@ class Ranking:
     measured_power_w: Optional[float] = None
     measured_price_usd: Optional[float] = None
     power_source: Optional[str] = None  # "--watts" or "telemetry" under --per watt
+    low_trust_left_out: int = 0  # derived/partial rows of the sweep's models left out
+    nearest: bool = False  # GPUs without a figure under the sweep's conditions ranked by their closest ones
 
     @property
     def measured_row(self):
@@ -68,10 +78,10 @@ class Ranking:
     def neighbours(self):
         """(faster, level, slower): the nearest ranked GPU above and below the measured one beyond LEVEL_PCT,
         and those within it."""
-        ranked = [r for r in self.rows if r.geomean_pct is not None and not r.measured]
-        level = [r for r in ranked if abs(r.geomean_pct - 100.0) < LEVEL_PCT]
-        faster = [r for r in ranked if r.geomean_pct <= 100.0 - LEVEL_PCT]
-        slower = [r for r in ranked if r.geomean_pct >= 100.0 + LEVEL_PCT]
+        ranked = [(r.geomean_pct, r) for r in self.rows if r.geomean_pct is not None and not r.measured]
+        level = [r for pct, r in ranked if abs(pct - 100.0) < LEVEL_PCT]
+        faster = [r for pct, r in ranked if pct <= 100.0 - LEVEL_PCT]
+        slower = [r for pct, r in ranked if pct >= 100.0 + LEVEL_PCT]
         return (faster[-1] if faster else None), level, (slower[0] if slower else None)
 
 
@@ -79,18 +89,21 @@ def measured_name(sweep):
     return sweep.gpu_label() or ("CPU" if sweep.meta.on_cpu else "GPU (name not recorded)")
 
 
-def _shared(gpu, sweep, strict):
-    """[(config, measured / reference)] of the configurations ``gpu`` has a figure for under exactly the
-    sweep's conditions."""
-    out = []
+def _shared(gpu, sweep, strict, include_low_trust=False, nearest=False):
+    """([(config, measured / reference)], differing condition names) over the configurations ``gpu`` has a
+    figure for under exactly the sweep's conditions, or with ``nearest`` its closest figure for each."""
+    out, differing = [], []
     for row in sweep.rows:
         if row.mean is None:
             continue
         wanted = sweep.conditions(row.batch_size, row.num_gpus)
-        result, differs = closest_result(gpu, row.model, wanted, strict, sweep.meta.tensorflow_version)
-        if result is not None and not differs:
+        result, differs = closest_result(gpu, row.model, wanted, strict, sweep.meta.tensorflow_version,
+                                         include_low_trust)
+        # a total over another GPU count is no stand-in for this one, not even the nearest
+        if result is not None and (not differs or (nearest and "num_gpus" not in differs)):
             out.append((config_of(row), row.mean / result.images_per_sec))
-    return out
+            differing += [d for d in differs if d not in differing]
+    return out, tuple(c for c in CONDITIONS if c in differing)
 
 
 def _measured_power(sweep, watts):
@@ -102,11 +115,11 @@ def _measured_power(sweep, watts):
     return lambda config: watts or sweep.mean_power_w(config) or overall
 
 
-def _reference_row(gpu, pairs, per, power_of, price):
+def _reference_row(gpu, pairs, per, power_of, price, differs=()):
     """The RankRow of one reference GPU over its shared (config, ratio) pairs."""
     speed = geometric_mean([ratio for _, ratio in pairs]) * 100.0
     base = dict(gpu=gpu.full_name, gpu_id=gpu.id, configurations=len(pairs), speed_geomean_pct=speed,
-                power_w=gpu.power_w, price_usd=gpu.price_usd)
+                power_w=gpu.power_w, price_usd=gpu.price_usd, differs=tuple(differs))
     if per is None:
         return RankRow(geomean_pct=speed, **base)
     if per == "watt":
@@ -121,9 +134,7 @@ def _reference_row(gpu, pairs, per, power_of, price):
 
 
 def rank(sweep_path, per=None, price=None, watts=None, references_csv=None, strict=False, host=None,
-         source="all"):
-    from tfcnnwrap.community import reference_set
-
+         include_low_trust=False, nearest=False, source="all"):
     if per == "dollar" and price is None:
         raise UsageError("--per dollar needs --price USD: what the measured GPU cost")
     # a price or power the ranking would not use must not look as if it had been
@@ -131,6 +142,8 @@ def rank(sweep_path, per=None, price=None, watts=None, references_csv=None, stri
         raise UsageError("--price ranks per dollar only: add --per dollar, or drop --price")
     if watts is not None and per != "watt":
         raise UsageError("--watts ranks per watt only: add --per watt, or drop --watts")
+    if nearest and strict:
+        raise UsageError("--nearest ranks by the closest figures, --strict by exact ones only; give one of them")
     references = reference_set(references_csv, source)  # built-in and/or the library's community results
     sweep = Sweep(sweep_path, host=host)
     of = sum(1 for r in sweep.rows if r.mean is not None)
@@ -139,11 +152,11 @@ def rank(sweep_path, per=None, price=None, watts=None, references_csv=None, stri
     power_of = _measured_power(sweep, watts) if per == "watt" else None
     rows, without = [], 0
     for gpu in references:
-        pairs = _shared(gpu, sweep, strict)
+        pairs, differs = _shared(gpu, sweep, strict, include_low_trust, nearest)
         if not pairs:
             without += 1
             continue
-        rows.append(_reference_row(gpu, pairs, per, power_of, price))
+        rows.append(_reference_row(gpu, pairs, per, power_of, price, differs))
     measured_power = power_of(None) if power_of else None
     rows.append(RankRow(gpu=measured_name(sweep), geomean_pct=100.0, configurations=of, measured=True,
                         speed_geomean_pct=100.0, power_w=measured_power,
@@ -154,32 +167,29 @@ def rank(sweep_path, per=None, price=None, watts=None, references_csv=None, stri
     return Ranking(sweep=sweep, rows=tuple(ranked + unranked), per=per, of=of, without_conditions=without,
                    strict=strict, measured_power_w=measured_power,
                    measured_price_usd=price if per == "dollar" else None,
-                   power_source=("--watts" if watts else "telemetry") if per == "watt" else None)
+                   power_source=("--watts" if watts else "telemetry") if per == "watt" else None,
+                   low_trust_left_out=low_trust_left_out(list(references), {r.model for r in sweep.rows},
+                                                         include_low_trust), nearest=nearest)
 
 
 def _with_rank(row, rank_number):
-    from dataclasses import replace
-
     return replace(row, rank=rank_number)
 
 
-def cmd_rank(args, sweep_dir, fmt, plot_path=None):
-    import sys
-
-    from tfcnnwrap import ranktext
-
-    ranking = rank(sweep_dir, per=getattr(args, "per", None), price=getattr(args, "price", None),
-                   watts=getattr(args, "watts", None), references_csv=getattr(args, "references", None),
-                   strict=bool(getattr(args, "strict", False)), host=getattr(args, "host", None),
-                   source=getattr(args, "source", None) or "all")
-    ranktext.render_rank(ranking, fmt)
+def cmd_rank(args, sweep_dir, fmt, plot_path=None, page=None):
+    """``page``: a function writing the ranking's page (``--format html``, from htmlcompare)."""
+    ranking = rank(sweep_dir, per=args.per, price=args.price,
+                   watts=args.watts, references_csv=args.references,
+                   strict=bool(args.strict), host=args.host,
+                   include_low_trust=bool(args.include_low_trust), nearest=bool(args.nearest),
+                   source=args.source or "all")
+    if page is not None:
+        page(ranking)
+    else:
+        ranktext.render_rank(ranking, fmt)
     if fmt in ("table", "markdown"):
-        from tfcnnwrap.community import print_provenance
-
         print_provenance(ranking, fmt)
     if plot_path:
-        from tfcnnwrap.plotrank import plot_rank
-
         plot_rank(ranking, plot_path)
         sys.stderr.write("tfcnnwrap compare: wrote %s\n" % plot_path)
     return 0

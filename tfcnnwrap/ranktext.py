@@ -5,11 +5,14 @@ the notes on method; JSON rows ``gpu, geomean_pct, configurations`` best first (
 import sys
 
 from tfcnnwrap import render
-from tfcnnwrap.comparetext import _emit_text, conditions_line
+from tfcnnwrap.comparetext import _emit_text, conditions_line, low_trust_notes
 
 _WHAT = {None: "images/sec", "watt": "images/sec per watt", "dollar": "images/sec per dollar"}
 JSON_KEYS = ["gpu", "geomean_pct", "configurations", "measured", "gpu_id", "rank", "of", "relative_pct",
-             "speed_geomean_pct", "per", "power_w", "price_usd", "why_not_ranked"]
+             "speed_geomean_pct", "per", "power_w", "price_usd", "why_not_ranked", "conditions_differ"]
+
+
+_SHORT = {"precision": "prec", "num_gpus": "GPUs", "batch_size": "batch", "variable_update": "update"}
 
 
 def _pct(value):
@@ -60,18 +63,21 @@ def rank_text_rows(ranking, short=False):
     for row in ranking.rows:
         # "-", not "": at narrow widths the rank titles a stacked row, and an empty title is a blank line
         rows.append({"rank": "-" if row.rank is None else str(row.rank),
-                     "gpu": ("> %s (yours)" % row.gpu) if row.measured else row.gpu,
+                     "gpu": ("> %s (yours)" % row.gpu) if row.measured else
+                     ("%s \u2020%s" % (row.gpu, ",".join(_SHORT.get(d, d) for d in row.differs))
+                      if row.differs else row.gpu),
                      "geomean": _pct(row.geomean_pct) if row.geomean_pct is not None else "n/a",
                      "relative": "" if row.relative_pct is None else "%.2fx" % (row.relative_pct / 100.0),
                      "configs": "%d of %d" % (row.configurations, ranking.of),
                      "speed": "" if row.speed_geomean_pct is None else _pct(row.speed_geomean_pct),
                      "figure": _figure(row, ranking.per)})
     what = {None: "", "watt": " per W", "dollar": " per $"}[ranking.per]
+    # under --per each ratio's header says per what: a per-dollar ratio is not a speed ratio
     columns = [("rank", "#"), ("gpu", "GPU"),
-               ("geomean", "yours/it" if short else "measured / reference" + what),
-               ("relative", "it/yours" if short else "reference / measured" + what)]
+               ("geomean", ("yours/it" if short else "measured / reference") + what),
+               ("relative", ("it/yours" if short else "reference / measured") + what)]
     if ranking.per:
-        columns += [("speed", "img/s" if short else "images/sec measured / reference"),
+        columns += [("speed", "img/s yours/it" if short else "images/sec measured / reference"),
                     ("figure", "power" if ranking.per == "watt" else "price")]
     columns.append(("configs", "configs" if short else "configurations"))
     return rows, columns
@@ -83,8 +89,9 @@ def rank_notes(ranking):
     notes.append("Score: the geometric mean over the configurations a reference shares with this sweep of "
                  "measured / reference %s, x 100 (under 100%%: the reference does better); best first. This "
                  "sweep: %s%s." % (_WHAT[ranking.per], conditions_line(sweep.conditions()),
-                                   ", every reference figure at the sweep's batch size" if not ranking.strict
-                                   else ", --strict: also its TensorFlow X.Y"))
+                                   ", every reference figure at the sweep's batch size" if not
+                                   (ranking.strict or ranking.nearest) else ", --strict: also its TensorFlow X.Y"
+                                   if ranking.strict else ", --nearest: each reference's closest figures"))
     if ranking.per == "watt":
         notes.append("Per watt: (measured / W) / (reference / W_ref); W = %s, W_ref = the reference's board "
                      "power (a rating: a GPU drawing less than its rating looks better than it is)."
@@ -97,6 +104,11 @@ def rank_notes(ranking):
     if unranked:
         notes.append("Not ranked (%s not published): %s." % ("board power" if ranking.per == "watt"
                                                              else "launch price", ", ".join(unranked)))
+    if any(r.differs for r in ranking.rows):
+        notes.append("\u2020 --nearest: no figure under exactly these conditions; ranked by its closest ones (same "
+                     "precision, then GPU count, batch size, variable update, synthetic data, higher trust, newer "
+                     "TF), which differ in what the mark names.")
+    notes += low_trust_notes(ranking.low_trust_left_out)
     if ranking.without_conditions:
         notes.append("%d other reference GPU%s published no figure under these conditions at these batch sizes "
                      "(see `compare --against NAME` for their closest figures, marked \u2020)."
@@ -107,7 +119,10 @@ def rank_notes(ranking):
 def render_rank(ranking, fmt, stream=None):
     stream = stream or sys.stdout
     if fmt == "json":
-        render.emit(rank_json(ranking), "json", stream=stream)
+        sweep = ranking.sweep
+        render.emit(rank_json(ranking), fmt, stream=stream, kind="rank",
+                    conditions=dict(sweep.conditions(), gpu=sweep.gpu_label()),
+                    extra={"sweep": str(sweep.path), "per": ranking.per, "of": ranking.of, "strict": ranking.strict})
         return
     if fmt == "csv":
         render.emit(rank_json(ranking), "csv", columns=JSON_KEYS, stream=stream)

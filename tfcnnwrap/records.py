@@ -7,7 +7,7 @@ newer or hand-extended file loses nothing. Bottom floor: imports nothing of tfcn
 """
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from typing import Any, Mapping, Optional, Tuple
 
@@ -149,16 +149,20 @@ class RunRecord:
             extra={k: v for k, v in data.items() if k not in known},
         )
 
-    @classmethod
-    def coerce(cls, record, default_num_gpus=None):
-        """A RunRecord from a RunRecord or a dict (writers that still build dicts)."""
-        return record if isinstance(record, cls) else cls.from_dict(record, default_num_gpus)
+    def updated(self, values: Mapping) -> "RunRecord":
+        """A copy with ``values`` set: its fields replaced, any other key kept in ``extra`` and written back as
+        it is (what cooling adds to a record, say ``cool_to_problem``, needs no field of its own)."""
+        known = {f.name for f in fields(self)} - {"extra"}
+        extra = {k: v for k, v in values.items() if k not in known}
+        return replace(self, **{k: v for k, v in values.items() if k in known}, extra={**self.extra, **extra})
 
     def to_dict(self):
         out = {}
         for name in _RUN_ALWAYS:
             value = getattr(self, name)
             out[name] = value.value if isinstance(value, Status) else value
+            if name == "batch_size" and self.num_gpus is not None:
+                out["num_gpus"] = self.num_gpus  # where the sweep has always written it
         out["command"] = list(self.command)
         out["telemetry"] = dict(self.telemetry) if self.telemetry is not None else None
         for name in _RUN_OPTIONAL:
@@ -201,10 +205,6 @@ class RunRecord:
     def gpu(self):
         """The run's GPU telemetry, typed (GpuTelemetry); None when the run recorded none."""
         return GpuTelemetry.from_dict(self.telemetry) if self.telemetry is not None else None
-
-    def get(self, key, default=None):
-        """The JSON value of ``key``, for writers not yet moved to the fields (sweep.py); read the fields."""
-        return self.to_dict().get(key, default)
 
 
 @dataclass(frozen=True)
@@ -331,10 +331,6 @@ class SweepMeta:
             extra={k: v for k, v in data.items() if k not in known},
         )
 
-    @classmethod
-    def coerce(cls, meta):
-        return meta if isinstance(meta, cls) else cls.from_dict(meta)
-
     def to_dict(self):
         out = {"format": self.format, "tfcnnwrap_version": self.tfcnnwrap_version, "created_at": self.created_at,
                "plan": dict(self.plan), "device": self.device,
@@ -381,7 +377,9 @@ SCALING_COLUMNS = ["speedup", "efficiency_pct"]
 # Issue 14: trustworthy numbers (aggregate.thermal_columns / steadiness_columns).
 THERMAL_COLUMNS = ["mean_power_w", "mean_sm_clock_mhz", "throttle_reasons", "pcie_link", "drifting_runs",
                    "outlier_runs", "ci95_wide"]
-SUMMARY_COLUMNS += THERMAL_COLUMNS
+# Issue 22: the verdict beside every mean (quality.py): the trend between runs and the flags it all earns.
+QUALITY_COLUMNS = ["trend_pct", "flags"]
+SUMMARY_COLUMNS += THERMAL_COLUMNS + QUALITY_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -413,11 +411,14 @@ class SummaryRow:
     fleet_flag: Optional[str] = None
     mean_power_w: Optional[float] = None  # mean over ok runs of each run's busy-sample mean
     mean_sm_clock_mhz: Optional[float] = None
-    throttle_reasons: str = ""  # "sw_thermal_slowdown:3 sw_power_cap:1": runs each reason was active in
+    # {"sw_thermal_slowdown": 3, "sw_power_cap": 1}: the ok runs each reason was active in
+    throttle_reasons: Mapping[str, int] = field(default_factory=dict)
     pcie_link: str = ""  # the links the runs saw, "gen3 x4 of gen3 x16"
     drifting_runs: Optional[int] = None  # ok runs whose step rate drifted more than 3 % (None: no step data)
-    outlier_runs: str = ""  # run numbers outside median +- 3 MAD, e.g. "2 5"; flagged, never dropped
+    outlier_runs: Tuple[int, ...] = ()  # run numbers outside median +- 3 MAD, e.g. (2, 5); flagged, never dropped
     ci95_wide: Optional[bool] = None  # ci95_pct wider than 2 %: more runs (or --until-ci) would help
+    trend_pct: Optional[float] = None  # last third of the ok runs against the first, in % (quality.trend_pct)
+    flags: Tuple[str, ...] = ()  # quality.FLAGS this configuration earned: "outlier", "wide CI", "drift", ...
 
     @property
     def pair(self):

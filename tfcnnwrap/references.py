@@ -11,14 +11,18 @@ means the 1080 Ti. A partial match is taken only when it is unique.
 """
 
 import csv
+import io
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
+from importlib.resources import files
 from typing import Dict, List, Tuple
 
 from tfcnnwrap.errors import UsageError
+from tfcnnwrap.render import CSV_FORMULA_START
 
-DATA_DIR = Path(__file__).resolve().parent / "data"
+# Package data through importlib.resources, never a path into the source tree: a wheel, an editable checkout
+# and a moved module find it alike (a regular install gives a real path, which the CSV reader opens).
+DATA_DIR = files("tfcnnwrap") / "data"
 DATA_FILE = DATA_DIR / "references.csv"
 FACTS_FILE = DATA_DIR / "gpus.csv"
 
@@ -38,8 +42,11 @@ COLUMNS = [
     "tf_version",
     "source",
     "notes",
+    "trust",
 ]
 REQUIRED_COLUMNS = ["gpu_id", "gpu_name", "model", "batch_size", "images_per_sec", "precision", "num_gpus"]
+
+MAX_CSV_BYTES = 64 * 1024 * 1024  # a reference CSV is text; the built-in one is under 2 MiB
 
 # The conditions that make two images/sec figures comparable; a blank value means "not recorded".
 CONDITIONS = ["batch_size", "precision", "num_gpus", "variable_update", "data", "xla"]
@@ -53,6 +60,11 @@ VARIANT_WORDS = frozenset(["ti", "super", "xt", "xtx", "max", "q", "maxq", "mobi
 PRECISIONS = {"fp32": "fp32", "float32": "fp32", "fp16": "fp16", "float16": "fp16", "bf16": "bf16",
               "bfloat16": "bf16"}
 DATA_KINDS = {"synthetic", "real"}
+# How far a figure can be trusted, most first (docs/usage.md): the maker's or a system builder's own runs, a
+# review or write-up (with the figures it quotes), a person's pasted log, a modified copy of tf_cnn_benchmarks,
+# a figure that is not a final `total images/sec`. Blank (a user's CSV that does not say) ranks as a log.
+TRUST_LEVELS = ("vendor", "reviewer", "user-log", "derived", "partial")
+LOW_TRUST = frozenset(["derived", "partial"])
 XLA_VALUES = {"yes": "yes", "true": "yes", "1": "yes", "on": "yes", "xla": "yes", "no": "no", "false": "no",
               "0": "no", "off": "no"}
 
@@ -85,7 +97,12 @@ def format_published(text, value):
     text = (text or "").strip()
     if _PLAIN_NUMBER.match(text):
         return text
-    return ("%.6f" % value).rstrip("0").rstrip(".")
+    # every digit of the float, in positional notation: 5e-324 must not print as 0 (which reads back as no
+    # figure at all), nor 1.5e3 as 1500.000000
+    from decimal import Decimal
+
+    plain = format(Decimal(repr(float(value))), "f")
+    return plain.rstrip("0").rstrip(".") if "." in plain else plain
 
 
 @dataclass(frozen=True)
@@ -104,6 +121,7 @@ class Result:
     notes: str
     origin: str
     xla: str = ""
+    trust: str = ""
 
     @property
     def display(self):
@@ -153,6 +171,7 @@ class ReferenceGPU:
     origin: str
     results: List[Result] = field(default_factory=list)
     facts: Facts = field(default_factory=Facts)
+    bundle_ids: List[str] = field(default_factory=list)  # a community GPU's bundles, for its provenance note
 
     def names(self):
         return [n for n in (self.id, self.name, *self.aliases) if name_key(n)]
@@ -186,27 +205,53 @@ class ReferenceGPU:
     def best_result(self, model, wanted, strict=False):
         """(result, differing condition names) of the row for ``model`` closest to ``wanted``; (None, []).
 
-        Closest: fewest differing conditions, then precision and GPU count before the rest, then the nearest
-        batch size, then XLA off when ``wanted`` does not say, then the CSV's order (so a source's own first
-        row wins a tie). ``strict``: only a row that differs in nothing, else (None, []).
+        Closest: `closest_row`'s order. ``strict``: only a row that differs in nothing, else (None, []).
         """
-        candidates = [(i, r) for i, r in enumerate(self.results) if r.model == model]
-        if not candidates:
-            return None, []
-
-        def distance(item):
-            order, r = item
-            differs = r.differences(wanted)
-            bs = wanted.get("batch_size") or r.batch_size
-            xla_guess = 1 if not wanted.get("xla") and r.xla == "yes" else 0
-            return (len(differs), "precision" in differs, "num_gpus" in differs, abs(r.batch_size - bs),
-                    xla_guess, r.num_gpus, order)
-
-        best = min(candidates, key=distance)[1]
-        differs = best.differences(wanted)
-        if strict and differs:
+        best, differs = closest_row([r for r in self.results if r.model == model], wanted)
+        if best is None or (strict and differs):
             return None, []
         return best, differs
+
+
+def _tf_key(version):
+    """``'1.12.0'`` -> (1, 12); () for a blank or what is not a version, so it sorts as the oldest."""
+    parts = str(version or "").strip().split(".")
+    try:
+        return (int(parts[0]), int("".join(ch for ch in parts[1] if ch.isdigit())))
+    except (IndexError, ValueError):
+        return ()
+
+
+def _trust_rank(trust):
+    return TRUST_LEVELS.index(trust) if trust in TRUST_LEVELS else TRUST_LEVELS.index("user-log")
+
+
+def closest_row(rows, wanted):
+    """(row, differing condition names) of the row of ``rows`` closest to the ``wanted`` conditions; (None, []).
+
+    ``rows``: one GPU's rows for one model (built-in, a user's CSV's, or any other origin's: the rule does not
+    care where a row came from). ``wanted``: the CONDITIONS, a blank or missing value meaning "any". Preferred,
+    in this order, each only breaking the ties of the ones before it: the same precision; the same GPU count;
+    the same batch size (else the nearest); the same variable update; synthetic data (the wanted kind when
+    ``wanted`` names one) and the same XLA setting (off when ``wanted`` does not say), the last of the
+    conditions; higher trust (TRUST_LEVELS); newer TensorFlow X.Y; then the order of ``rows`` (a source's
+    first row wins a tie). A row's blank condition never differs.
+    """
+    rows = list(rows)
+    if not rows:
+        return None, []
+    bs, data = wanted.get("batch_size"), wanted.get("data") or "synthetic"
+
+    def order(item):
+        index, r = item
+        differs = r.differences(wanted)
+        return ("precision" in differs, "num_gpus" in differs, "batch_size" in differs,
+                abs(r.batch_size - bs) if bs else 0, "variable_update" in differs, r.data not in ("", data),
+                r.xla != (wanted.get("xla") or "no") and r.xla != "",
+                _trust_rank(r.trust), tuple(-n for n in _tf_key(r.tf_version)) or (1,), index)
+
+    best = min(enumerate(rows), key=order)[1]
+    return best, best.differences(wanted)
 
 
 def _join(gpus):
@@ -275,7 +320,7 @@ class ReferenceSet:
                 "(see `tfcnnwrap references`)"
             )
         resolved = [(n, self.resolve(n)) for n in names]
-        first = {}
+        first: dict = {}
         for typed, gpu in resolved:
             if gpu.id in first:
                 raise UsageError("--against names %s twice (%r and %r); drop one"
@@ -342,6 +387,10 @@ def _result_from_row(row, where, origin):
     data = text("data").lower()
     if data and data not in DATA_KINDS:
         raise _bad(where, "data %r is not synthetic or real (or blank); fix that row" % text("data"))
+    trust = text("trust").lower()
+    if trust and trust not in TRUST_LEVELS:
+        raise _bad(where, "trust %r is not one of %s (or blank); fix that row" % (text("trust"),
+                                                                                 ", ".join(TRUST_LEVELS)))
     return Result(
         gpu_id=text("gpu_id"),
         model=text("model"),
@@ -357,26 +406,38 @@ def _result_from_row(row, where, origin):
         source=text("source"),
         notes=text("notes"),
         origin=origin,
+        trust=trust,
     )
 
 
 def _read_rows(path):
-    """(DictReader rows with stripped headers) of a CSV, or UsageError naming the fix."""
+    """(DictReader rows with stripped headers) of a CSV, or UsageError naming the fix.
+
+    The file is read whole, within MAX_CSV_BYTES, by ``boundedread`` (a device is refused, a pipe that does
+    not end is given up on); a cell that CSV output made safe for spreadsheets (``'=...``) reads back as
+    written before."""
+    from tfcnnwrap.boundedread import read_bounded
+
     shown = str(path)
+    data = read_bounded(path, MAX_CSV_BYTES, "a reference CSV")
     try:
-        with open(path, encoding="utf-8-sig", newline="") as fh:
-            reader = csv.DictReader(fh)
-            header = [h.strip() for h in (reader.fieldnames or [])]
-            reader.fieldnames = header
-            return header, [(reader.line_num, row) for row in reader]
-    except FileNotFoundError:
-        raise UsageError("%s does not exist; give the path of a reference CSV" % shown) from None
-    except IsADirectoryError:
-        raise UsageError("%s is a directory; give the path of a reference CSV" % shown) from None
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise UsageError("%s is not UTF-8 text; save it as CSV (UTF-8)" % shown) from None
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        header = [h.strip() for h in (reader.fieldnames or [])]
+        reader.fieldnames = header
+        return header, [(reader.line_num, {k: _unguard(v) for k, v in row.items()}) for row in reader]
     except csv.Error as exc:
         raise UsageError("%s is not a readable CSV (%s); fix the file" % (shown, exc)) from None
+
+
+def _unguard(value):
+    """The cell as written before `render.csv_safe` guarded it: ``'=SUM(1)`` -> ``=SUM(1)``."""
+    if isinstance(value, str) and value[:1] == "'" and value[1:2] and value[1] in CSV_FORMULA_START:
+        return value[1:]
+    return value
 
 
 def _gpu_for(row, result, gpus, builtin, where, origin):
@@ -415,7 +476,7 @@ def parse_csv(path, origin, builtin=None):
             "(`tfcnnwrap references --format csv` prints a template)"
             % (shown, "s" if len(missing) > 1 else "", ", ".join(missing), ",".join(COLUMNS))
         )
-    gpus = {}
+    gpus: dict = {}
     seen = {r.key(): ("built-in", r.images_per_sec) for g in builtin.values() for r in g.results}
     added = 0
     for line, row in rows:
@@ -490,7 +551,7 @@ def load_references(user_csv=None):
 
 def _check_names(gpus):
     """Two GPUs must not answer to the same exact name, or neither could be chosen by it."""
-    owner = {}
+    owner: dict = {}
     for gpu in gpus.values():
         for key in gpu.keys():
             other = owner.setdefault(key, gpu)
@@ -500,8 +561,3 @@ def _check_names(gpus):
                     % (gpu.origin, gpu.label(), other.label())
                 )
 
-
-def cmd_references(args):
-    from tfcnnwrap.refview import cmd_references as run
-
-    return run(args)

@@ -5,9 +5,11 @@ CSV carries every row in the data's own columns, so it reads back with ``--refer
 every row per GPU with its launch price and board power.
 """
 
+from typing import List
+
 from tfcnnwrap import render
 from tfcnnwrap.errors import UsageError
-from tfcnnwrap.references import COLUMNS, load_references
+from tfcnnwrap.references import COLUMNS, TRUST_LEVELS, Result, load_references
 
 SHORT_UPDATE = {"parameter_server": "ps", "replicated": "repl", "independent": "indep",
                 "distributed_replicated": "dist-repl", "distributed_all_reduce": "dist-ar"}
@@ -60,34 +62,67 @@ def summary_rows(selected):
             "gpus": counts,
             "price": _fact_text(gpu.facts.price_usd, "$"),
             "power": _fact_text(gpu.facts.power_w, "W"),
+            "trust": ",".join(t for t in TRUST_LEVELS if any(r.trust == t for r in results)) or "-",
         })
     return rows
 
 
-# No name column: the names would not fit 80 columns; `--gpu`, markdown-free JSON and CSV carry them.
-SUMMARY_COLUMNS = [("id", "id"), ("rows", "rows"), ("precision", "precision"),
-                   ("gpus", "GPU counts"), ("price", "launch"), ("power", "power")]
+# The name beside the id (issue 23); at a narrow width the columns of lowest priority drop out first.
+SUMMARY_COLUMNS = [("id", "id"), ("name", "GPU"), ("rows", "rows", 1), ("precision", "precision", 2),
+                   ("gpus", "GPU counts", 4), ("price", "launch", 5), ("power", "power", 5),
+                   ("trust", "trust", 3)]
 # No TF column: it would not fit 80 columns; each numbered source line says its TensorFlow version.
 DETAIL_COLUMNS = [("model", "model"), ("batch_size", "batch"), ("images_per_sec", "img/s"),
-                  ("precision", "prec"), ("num_gpus", "GPUs"), ("update", "update"), ("data", "data"),
-                  ("xla", "XLA"), ("source", "src")]
+                  ("precision", "prec"), ("num_gpus", "GPUs"), ("update", "update", 2), ("data", "data", 3),
+                  ("xla", "XLA", 3), ("source", "src"), ("trust", "trust", 1), ("spread", "spread", 1)]
+_GROUP_KEYS = ("model", "precision", "num_gpus", "batch_size", "variable_update", "data", "xla")
+
+
+def _sort_key(r):
+    """Model, precision, GPU count, batch size, data (synthetic first), then the rest of the conditions."""
+    return (r.model, r.precision, r.num_gpus, r.batch_size, r.data != "synthetic", r.data, r.variable_update,
+            r.xla)
+
+
+def _spread(group):
+    """``3 figures, +8.7%``: how many sources a configuration has and how far the highest lies above the
+    lowest (the figures themselves are the group's rows)."""
+    values = [r.images_per_sec for r in group]
+    return "%d figures, +%.1f%%" % (len(group), (max(values) / min(values) - 1.0) * 100.0)
+
+
+def grouped(results):
+    """[[results with identical conditions]] in `_sort_key` order (a group: one configuration's sources)."""
+    groups: List[List[Result]] = []
+    for r in sorted(results, key=_sort_key):
+        key = tuple(getattr(r, k) for k in _GROUP_KEYS)
+        if groups and tuple(getattr(groups[-1][0], k) for k in _GROUP_KEYS) == key:
+            groups[-1].append(r)
+        else:
+            groups.append([r])
+    return groups
 
 
 def detail_rows(selected):
-    """Every figure of the selection, with a number into the source lines printed under the table."""
+    """Every figure of the selection, sorted and grouped by conditions (a group's later rows leave the
+    conditions blank; its first carries the spread), with a number into the source lines under the table."""
     rows, sources = [], []
     for _, results in selected:
-        for r in results:
-            line = "(TF %s) %s" % (r.tf_version, r.source) if r.tf_version else r.source
-            if line not in sources:
-                sources.append(line)
-            rows.append({
-                "model": r.model, "batch_size": r.batch_size, "images_per_sec": r.display,
-                "precision": r.precision, "num_gpus": r.num_gpus,
-                "update": SHORT_UPDATE.get(r.variable_update, r.variable_update) or "-",
-                "data": {"synthetic": "syn"}.get(r.data, r.data) or "-", "xla": r.xla or "-",
-                "source": "[%d]" % (sources.index(line) + 1),
-            })
+        for group in grouped(results):
+            for i, r in enumerate(group):
+                line = "(TF %s) %s" % (r.tf_version, r.source) if r.tf_version else r.source
+                if line not in sources:
+                    sources.append(line)
+                same = i > 0
+                rows.append({
+                    "model": "" if same else r.model, "batch_size": "" if same else r.batch_size,
+                    "images_per_sec": r.display, "precision": "" if same else r.precision,
+                    "num_gpus": "" if same else r.num_gpus,
+                    "update": "" if same else (SHORT_UPDATE.get(r.variable_update, r.variable_update) or "-"),
+                    "data": "" if same else ({"synthetic": "syn"}.get(r.data, r.data) or "-"),
+                    "xla": "" if same else (r.xla or "-"), "source": "[%d]" % (sources.index(line) + 1),
+                    "trust": r.trust or "-", "spread": _spread(group) if len(group) > 1 and not same else "",
+                })
     return rows, sources
 
 
@@ -104,7 +139,7 @@ def detail_json(selected):
                 {"model": r.model, "batch_size": r.batch_size, "images_per_sec": r.images_per_sec,
                  "precision": r.precision, "num_gpus": r.num_gpus, "variable_update": r.variable_update or None,
                  "data": r.data or None, "xla": r.xla or None, "tf_version": r.tf_version or None,
-                 "source": r.source, "notes": r.notes or None}
+                 "source": r.source, "notes": r.notes or None, "trust": r.trust or None}
                 for r in results
             ],
         })
@@ -134,12 +169,13 @@ def _print_lines(fmt, rows, columns, title, lines):
 
 
 def cmd_references(args):
-    references = load_references(getattr(args, "references", None))
-    gpu_name, model = getattr(args, "gpu", None), getattr(args, "model", None)
+    references = load_references(args.references)
+    gpu_name, model = args.gpu, args.model
     selected = select(references, gpu_name, model)
-    fmt = getattr(args, "format", "table") or "table"
+    fmt = args.format or "table"
     if fmt == "json":
-        render.emit(detail_json(selected), "json")
+        render.emit(detail_json(selected), fmt, kind="references",
+                    conditions={"gpu": gpu_name or None, "model": model or None})
     elif fmt == "csv":
         render.emit(flat_rows(selected), "csv", columns=COLUMNS)
     elif gpu_name:
@@ -148,7 +184,10 @@ def cmd_references(args):
         title = "%s: %s (tf_cnn_benchmarks, images/sec)" % (gpu.id, gpu.full_name)
         facts = "Launch price: %s; board power: %s." % (_fact_text(gpu.facts.price_usd, "$"),
                                                         _fact_text(gpu.facts.power_w, "W"))
-        notes = ["update: ps = parameter_server, repl = replicated; images/sec in total over the GPUs.", facts]
+        notes = ["update: ps = parameter_server, repl = replicated; images/sec in total over the GPUs. Rows "
+                 "under identical conditions are grouped (conditions on the first), spread: how far apart.",
+                 "trust: vendor > reviewer > user-log > derived > partial; compare leaves derived and partial "
+                 "out unless --include-low-trust.", facts]
         _print_lines(fmt, rows, DETAIL_COLUMNS, title, notes + ["[%d] %s" % (i + 1, s)
                                                                for i, s in enumerate(sources)])
     else:

@@ -1,4 +1,4 @@
-"""Rows of dicts out as a rich table, GitHub Markdown, CSV or JSON.
+"""Rows of dicts out as a rich table, GitHub Markdown, CSV or JSON (the envelope of jsontext.py).
 
 Every verb that prints rows goes through here, so the four formats look the same everywhere. JSON and CSV
 carry raw values; table and Markdown format floats for people.
@@ -6,12 +6,13 @@ carry raw values; table and Markdown format floats for people.
 
 import csv
 import io
-import json
 import math
 import os
 import re
 import sys
 from typing import NamedTuple, Optional
+
+from tfcnnwrap.jsontext import csv_cell, dumps, envelope
 
 
 class Col(NamedTuple):
@@ -30,6 +31,40 @@ class Col(NamedTuple):
     digits: Optional[int] = None
 
 
+HUMAN_FIXED_LIMIT = 1e15  # floats this large are shown in scientific notation
+
+# What a spreadsheet reads as a formula when a cell starts with it (OWASP's list): `=cmd|' /C calc'!A0`.
+CSV_FORMULA_START = "=+-@\t\r"
+# Control characters (C0 but tab and newline, DEL, C1): an ESC from a GPU name would drive the terminal.
+_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def safe_text(text):
+    """``text`` with its control characters shown (``ESC`` -> ``\\x1b``), never obeyed by a terminal. Every
+    table, Markdown, CSV and note passes its text here, so what came from a file or another person (a
+    reference CSV, a bundle, a log) cannot move the cursor, retitle the window or hide what follows."""
+    return _UNSAFE.sub(lambda m: "\\x%02x" % ord(m.group()), text)
+
+
+def _is_number(text):
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+def csv_safe(value):
+    """A CSV cell a spreadsheet shows as text: a string starting with ``= + - @``, tab or CR gets a leading
+    ``'`` (what spreadsheets themselves do), unless it is a number such as ``-6.6``; control characters are
+    shown as in `safe_text`. Other values pass unchanged. `references._unguard` reads it back."""
+    if not isinstance(value, str):
+        return value
+    value = safe_text(value)
+    if value[:1] and value[0] in CSV_FORMULA_START and not _is_number(value):
+        return "'" + value
+    return value
+
+
 def _is_missing(value):
     return value is None or (isinstance(value, float) and not math.isfinite(value))
 
@@ -41,32 +76,12 @@ def human(value, digits=2):
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
+        if abs(value) >= HUMAN_FIXED_LIMIT:  # 1.7e308 in fixed point is 309 digits no one reads
+            return "%.*e" % (digits, value)
         return "%.*f" % (digits, value)
     if isinstance(value, (list, tuple)):
         return ", ".join(human(v, digits) for v in value)
-    return str(value)
-
-
-def jsonable(value):
-    """Plain JSON values: numpy scalars become Python ones, NaN and infinity None (strict JSON has neither)."""
-    if isinstance(value, dict):
-        return {k: jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        try:
-            value = value.item()
-        except (TypeError, ValueError):
-            pass
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def dumps(obj, **options):
-    """``obj`` as strict JSON (``allow_nan=False``), non-finite numbers written as null: every JSON and JSON
-    lines text tfcnnwrap writes goes through here, so a strict parser reads all of it."""
-    return json.dumps(jsonable(obj), allow_nan=False, ensure_ascii=False, **options)
+    return safe_text(str(value))
 
 
 def to_json(obj):
@@ -95,7 +110,9 @@ def _digits(column, default):
 
 def to_markdown(rows, columns=None, digits=2):
     cols = _columns(rows, columns)
-    out = ["| " + " | ".join(c.header for c in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    # numbers right-aligned, as in the terminal's table
+    rule = "|".join("---:" if _numeric(rows, c.key) else "---" for c in cols)
+    out = ["| " + " | ".join(c.header for c in cols) + " |", "|" + rule + "|"]
     for row in rows:
         cells = [human(row.get(c.key), _digits(c, digits)).replace("|", "\\|") for c in cols]
         out.append("| " + " | ".join(cells) + " |")
@@ -108,37 +125,44 @@ def to_csv(rows, columns=None):
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow([c.key for c in cols])
     for row in rows:
-        cells = []
-        for c in cols:
-            v = jsonable(row.get(c.key))
-            if isinstance(v, (list, dict)):
-                v = dumps(v)
-            cells.append("" if v is None else v)
-        writer.writerow(cells)
+        writer.writerow([csv_safe(csv_cell(row.get(c.key))) for c in cols])
     return buf.getvalue()
 
 
+# A figure already written as text: "203.99 (86.7%)", "+5.6%", "<0.001", "3/3", "1.09x", "175 W", "$699"
+_FIGURE = re.compile(r"^[<>+\-\u2212$]?\d[\d.,]*(%|x| W)?(/\d+)?( \([^)]*\))?\u2020?$")
+_NO_FIGURE = ("", "-", "n/a")
+
+
 def _numeric(rows, key):
-    return any(isinstance(r.get(key), (int, float)) and not isinstance(r.get(key), bool) for r in rows)
+    """Whether a column holds figures (right-aligned, as numbers are): numbers, or text that writes one."""
+    values = [r.get(key) for r in rows]
+    if any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return True
+    texts = [v for v in values if isinstance(v, str) and v.strip() not in _NO_FIGURE]
+    return bool(texts) and all(_FIGURE.match(v.strip()) for v in texts)
 
 
 def make_table(rows, columns=None, title=None, digits=2, caption=None, hint=None):
     """A rich table of ``rows`` that fits the width it is printed at (``fit.FittedTable``): no cell ever
     folds, the highest-priority columns drop out first, a line names them. ``title``: text, or a list of
     parts kept whole and wrapped between them (a GPU name never splits)."""
-    from tfcnnwrap.fit import HIDDEN_HINT, FittedTable
+    from tfcnnwrap.fit import HIDDEN_HINT, FittedTable  # fit loads rich: only when a table is drawn
 
     cols = columns_of(rows, columns)
     cells = [[human(row.get(c.key), _digits(c, digits)) for c in cols] for row in rows]
     numeric = [_numeric(rows, c.key) for c in cols]
-    return FittedTable(cols, cells, numeric, title=title, caption=caption, hint=hint or HIDDEN_HINT)
+    if title is not None:
+        title = [safe_text(t) for t in title] if isinstance(title, (list, tuple)) else safe_text(title)
+    return FittedTable(cols, cells, numeric, title=title, caption=caption and safe_text(caption),
+                       hint=hint or HIDDEN_HINT)
 
 
 PIPE_WIDTH = 160
 
 
 def console(stderr=False, **options):
-    from rich.console import Console
+    from rich.console import Console  # rich: only when something is drawn
 
     class _Console(Console):
         def on_broken_pipe(self):
@@ -152,13 +176,42 @@ def console(stderr=False, **options):
                 pass
             raise SystemExit(0)
 
+        def print(self, *objects, **kwargs):
+            # a line of text may carry a name from someone's file: show its control characters
+            super().print(*(safe_text(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
     options.setdefault("highlight", False)
     options.setdefault("soft_wrap", False)
+    columns = env_columns()
+    if columns is None and "COLUMNS" in os.environ and "width" not in options:
+        # A COLUMNS rich would take literally (0, 3) is ignored like an unset one: the terminal's own width.
+        options["width"] = _terminal_width(stderr)
     con = _Console(stderr=stderr, **options)
-    if not con.is_terminal and not os.environ.get("COLUMNS"):
+    if not con.is_terminal and columns is None and options.get("width") is None:
         # Redirected to a file or a CI log: no terminal to fit, and rich's 80 columns would fold every table.
         con.width = PIPE_WIDTH
     return con
+
+
+MIN_COLUMNS = 20  # narrower than this, no table can show a column: such a COLUMNS is a mistake, not a width
+
+
+def env_columns():
+    """$COLUMNS as a width, or None when it is unset, not a number or under MIN_COLUMNS."""
+    raw = os.environ.get("COLUMNS", "").strip()
+    if not raw.isascii() or not raw.isdigit():
+        return None
+    value = int(raw)
+    return value if value >= MIN_COLUMNS else None
+
+
+def _terminal_width(stderr):
+    """The width of the terminal the console writes to, or None when it writes elsewhere."""
+    try:
+        width = os.get_terminal_size((sys.stderr if stderr else sys.stdout).fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        return None
+    return width if width >= MIN_COLUMNS else None
 
 
 _URL = re.compile(r"https?://\S+")
@@ -168,6 +221,7 @@ def print_note(out, line):
     """Print a note on ``out`` wrapped at its width, except a URL too long for a line: that one gets a line
     of its own, unbroken (the terminal folds it without a newline, so a copied URL still works) and, on a
     terminal, an OSC 8 link."""
+    line = safe_text(line)
     parts, start = [], 0
     for match in _URL.finditer(line):
         url = match.group().rstrip(".,;:)]'\"")  # "(see https://...)": the bracket is the sentence's
@@ -179,19 +233,21 @@ def print_note(out, line):
         if not part:
             continue
         if k % 2:
-            from rich.style import Style
-            from rich.text import Text
+            from rich.style import Style  # rich: only when something is drawn
+            from rich.text import Text  # rich: only when something is drawn
 
             out.print(Text(part, style=Style(link=part)), soft_wrap=True)
         else:
             out.print(part, markup=False)
 
 
-def emit(rows, fmt, columns=None, title=None, digits=2, caption=None, stream=None):
-    """Write ``rows`` to stdout in ``fmt`` (table, markdown, csv, json or jsonl)."""
+def emit(rows=(), fmt="table", columns=None, title=None, digits=2, caption=None, stream=None, kind=None,
+         conditions=None, extra=None):
+    """Write ``rows`` to stdout in ``fmt`` (table, markdown, csv, json or jsonl): the one format dispatcher.
+    JSON is the envelope (``jsontext.envelope``) of ``kind`` with ``conditions`` and ``extra`` keys."""
     stream = stream or sys.stdout
     if fmt == "json":
-        stream.write(to_json(rows) + "\n")
+        stream.write(to_json(envelope(kind, rows, conditions, **(extra or {}))) + "\n")
     elif fmt == "jsonl":
         for row in rows:
             stream.write(dumps(row) + "\n")
@@ -199,9 +255,15 @@ def emit(rows, fmt, columns=None, title=None, digits=2, caption=None, stream=Non
         stream.write(to_csv(rows, columns))
     elif fmt == "markdown":
         if title:
-            stream.write("### %s\n\n" % (" · ".join(title) if isinstance(title, (list, tuple)) else title))
+            title = " · ".join(title) if isinstance(title, (list, tuple)) else title
+            stream.write("### %s\n\n" % safe_text(title))
         stream.write(to_markdown(rows, columns, digits))
         if caption:
-            stream.write("\n%s\n" % caption)
+            stream.write("\n%s\n" % safe_text(caption))
     else:
         console().print(make_table(rows, columns, title, digits, caption))
+
+
+def gpus_text(num_gpus: Optional[int]) -> str:
+    """' gpus=N' past one GPU: in a sweep over GPU counts the runs of one model differ by nothing else."""
+    return " gpus=%d" % num_gpus if num_gpus and num_gpus > 1 else ""

@@ -5,13 +5,20 @@ only when runs recorded telemetry) and fits the terminal: its title names the co
 measured under, and on a narrow terminal std, min, max and median step aside first.
 """
 
+import re
+import sys
 from pathlib import Path
 
+from tfcnnwrap import quality, render
 from tfcnnwrap.aggregate import summarize, summary_columns
+from tfcnnwrap.errors import TfcnnwrapError
 from tfcnnwrap.fleetreport import cluster_label, fleet_columns, with_fleet
-from tfcnnwrap.records import RunRecord, SweepMeta
-from tfcnnwrap.render import Col
-from tfcnnwrap.scaling import emit_scaling
+from tfcnnwrap.plan import Plan
+from tfcnnwrap.plot import require_matplotlib
+from tfcnnwrap.plotruns import plot_runs
+from tfcnnwrap.plotscaling import plot_scaling
+from tfcnnwrap.render import Col, gpus_text, make_table
+from tfcnnwrap.scaling import emit_scaling, is_scaling
 from tfcnnwrap.store import load_sweep, newest_sweep
 
 # Priority 0 never drops; on a narrow terminal the highest priority drops first (equal ones together).
@@ -32,8 +39,10 @@ TABLE_COLUMNS = [
     Col("median", "median", 10),
     Col("throttled_runs", "throttled", 5),
     Col("max_temp_c", "max °C", 5, digits=0),
-    Col("failures", "failures", 6, True),  # also listed run by run under the table
+    Col("flags", "flags", 4),  # quality.FLAGS; each one explained under the table
 ]
+# No failures column: the failed count is in the table and each failed run, with its status, why and its
+# log, is listed under it; the flags took its place (the table with every column fits 120 columns).
 # Speed-up and efficiency have their own table (scaling.emit_scaling). Shown whatever their values; the
 # others only when a row has one (num_gpus: when it differs).
 ALWAYS = {"model", "batch_size", "runs_ok", "runs_failed", "mean", "std", "cv_pct", "min", "max", "median"}
@@ -45,7 +54,7 @@ def _carries_information(column, rows):
     values = [row.get(column.key) for row in rows]
     if column.key == "num_gpus":
         return len(set(values)) > 1
-    return any(v not in (None, "") for v in values)
+    return any(v not in (None, "", (), []) for v in values)
 
 
 def table_columns(rows):
@@ -56,21 +65,16 @@ def table_columns(rows):
 def _plan_conditions(meta):
     """The Plan's conditions (precision, XLA, GPU count(s), variable update, data), or None when the recorded
     plan cannot be read back (then the title says less rather than failing the report)."""
-    from tfcnnwrap.errors import TfcnnwrapError
-    from tfcnnwrap.plan import Plan
-
     try:
         plan = Plan.from_dict(meta.plan)
     except TfcnnwrapError:
         return None
     cond = dict(plan.conditions())
-    if "xla" not in cond:
-        flags = [str(a) for a in plan.extra_args or []]
-        xla = bool(getattr(plan, "xla", False)) or any(
-            f in ("--xla", "--xla_compile", "--xla=true", "--xla_compile=true") for f in flags)
-        cond["xla"] = xla
     cond["counts"] = list(plan.counts)
     return cond
+
+
+plan_conditions = _plan_conditions  # the HTML pages (htmlpage) read the same conditions
 
 
 def _gpu_count_text(counts):
@@ -82,26 +86,77 @@ def _gpu_count_text(counts):
 def title_parts(sweep_path, meta):
     """What the figures were measured on and under, one part each (kept whole when the title wraps): the
     sweep, the GPU, precision, XLA, GPU count, variable update, data, TensorFlow and branch."""
-    meta = SweepMeta.coerce(meta)
     cond = _plan_conditions(meta)
     gpu = meta.gpu_names() or None
     if meta.on_cpu:
         gpu = "CPU" + (" (%s)" % meta.environment["cpu_model"] if meta.environment.get("cpu_model") else "")
     parts = [str(sweep_path), gpu]
     if cond:
-        xla = cond.get("xla")
-        parts += [cond["precision"], "XLA" if xla is True or xla in ("on", "true") else "no XLA",
-                  _gpu_count_text(cond["counts"]), cond["variable_update"], "%s data" % cond["data"]]
-        if len(cond["counts"]) > 1 or cond["counts"][0] > 1:
-            parts.append("batch per GPU")
+        # on the CPU a "GPU count" is tf_cnn_benchmarks' number of towers on /cpu:0, /cpu:1, ...
+        several = len(cond["counts"]) > 1 or cond["counts"][0] > 1
+        count = _gpu_count_text(cond["counts"]) if not meta.on_cpu else (
+            "%s towers" % ", ".join(str(c) for c in cond["counts"]) if several else None)
+        parts += [cond["precision"], "XLA" if cond["xla"] == "yes" else "no XLA",
+                  count, cond["variable_update"], "%s data" % cond["data"]]
+        if several:
+            parts.append("batch per tower" if meta.on_cpu else "batch per GPU")
     parts += ["TF %s" % meta.tensorflow_version if meta.tensorflow_version else None, meta.upstream.branch,
               cluster_label(meta)]
     return [p for p in parts if p]
 
 
+def conditions(meta):
+    """What every figure of the sweep was measured on and under, for the JSON envelope's ``conditions``: the
+    device and GPU, precision, XLA, GPU count(s), variable update, data, TensorFlow and branch."""
+    cond = _plan_conditions(meta) or {}
+    out = {"device": "cpu" if meta.on_cpu else (meta.device or "gpu"), "gpu": meta.gpu_names() or None}
+    out.update((k, v) for k, v in cond.items() if k not in ("counts", "num_gpus", "xla"))
+    if cond:
+        out["xla"] = cond.get("xla") == "yes"
+    out["num_gpus"] = cond.get("counts") or None
+    out.update(tensorflow_version=meta.tensorflow_version or None, branch=meta.upstream.branch or None,
+               commit=meta.upstream.commit or None)
+    return out
+
+
+def quality_lines(rows):
+    """One line per problem a configuration's figures have (quality.problems), named by configuration."""
+    from tfcnnwrap.aggregate import verdict
+    from tfcnnwrap.live import gpus_text
+
+    lines = []
+    for row in rows:
+        where = "%s bs=%d%s%s" % (row.model, row.batch_size, gpus_text(row.num_gpus),
+                                  " on %s" % row.host if row.host else "")
+        lines += ["%s: %s" % (where, problem) for problem in quality.problems(verdict(row))]
+    return lines
+
+
+def print_quality(console, rows):
+    """The flags explained under the table, each with what to do."""
+    lines = quality_lines(rows)
+    if not lines:
+        return
+    console.print("[yellow]%d thing%s to check:[/]" % (len(lines), "" if len(lines) == 1 else "s"), highlight=False)
+    for line in lines:  # wrapped between words, every line of it indented under the heading
+        for part in wrap_keeping_units(line, console.width - 2):
+            console.print("  " + part, markup=False, highlight=False, soft_wrap=True)
+
+
+_UNIT = re.compile(r"(\d) (°C|%|W|MHz)(?=\W|$)")
+
+
+def wrap_keeping_units(text, width):
+    """``text`` wrapped between words at ``width``, a number never apart from its unit (``86 °C``)."""
+    import textwrap
+
+    glued = _UNIT.sub("\\1\x00\\2", text)  # \x00 is no space to textwrap
+    lines = textwrap.wrap(glued, max(width, 20), break_long_words=False, break_on_hyphens=False)
+    return [line.replace("\x00", " ") for line in lines]
+
+
 def describe(meta):
     """One line naming what was measured: GPU, TensorFlow, branch, device."""
-    meta = SweepMeta.coerce(meta)
     parts = [
         meta.gpu_names() or ("CPU" if meta.device == "cpu" else None),
         "TF %s" % meta.tensorflow_version if meta.tensorflow_version else None,
@@ -116,15 +171,33 @@ def failed_runs(runs):
     return [r for r in runs if not r.ok]
 
 
+FAILURE_CHARS = 200  # of a failure's text on its line; the log has it all
+
+
+def next_compare(sweep_path, meta):
+    """The `compare` line that fits what the sweep ran on: against the published figure of the same GPU when
+    it is a reference, else ranked among them; None on the CPU (the references are GPUs)."""
+    from tfcnnwrap.procs import format_command
+    from tfcnnwrap.references import load_references
+
+    if meta.on_cpu:
+        return None
+    base = ["python", "-m", "tfcnnwrap", "compare", str(sweep_path)]
+    names = [n.strip() for n in (meta.gpu_names() or "").split(",") if n.strip()]
+    found = load_references().candidates(names[0]) if len(names) == 1 else []
+    if len(found) == 1:
+        return "%s; %s" % (format_command(base + ["--against", found[0].id]), format_command(base + ["--rank"]))
+    return format_command(base + ["--rank"])
+
+
 def _failure_lines(sweep, run):
     """The run and why, then its log on a line of its own (a path is long; the run's name stays whole)."""
-    from rich.markup import escape
-
-    from tfcnnwrap.live import gpus_text
+    from rich.markup import escape  # rich: only when something is drawn
 
     detail = (run.failure or "").strip()
     log = sweep.path / run.log if run.log and sweep.inside(run.log) else None
-    why = (" - " + escape(detail[:200])) if detail else ""
+    cut = detail[:FAILURE_CHARS] + ("…" if len(detail) > FAILURE_CHARS else "")
+    why = (" - " + escape(cut)) if detail else ""
     return ["  %s bs=%s%s run %s: [red]%s[/]%s" % (escape(run.model), run.batch_size, gpus_text(run.num_gpus),
                                                    run.run, escape(str(run.status)), why),
             "    log: %s" % (escape(str(log)) if log else "(none)")]
@@ -132,13 +205,12 @@ def _failure_lines(sweep, run):
 
 def print_summary(console, sweep, meta, rows, runs):
     """The rich summary a sweep ends with (also `report`'s table): SummaryRows, then each failed run."""
-    from tfcnnwrap.render import make_table
-
     rows = with_fleet(rows)
     dicts = [row.to_dict() for row in rows]
     console.print(make_table(dicts, fleet_columns(rows, table_columns(dicts)), title=title_parts(sweep.path, meta)))
     emit_scaling(rows, "table", console)
-    failures = failed_runs([RunRecord.coerce(r) for r in runs])
+    print_quality(console, rows)
+    failures = failed_runs(runs)
     if failures:
         console.print("[red]%d run%s did not give a result:[/]" % (len(failures), "" if len(failures) == 1 else "s"),
                       highlight=False)
@@ -150,16 +222,14 @@ def print_summary(console, sweep, meta, rows, runs):
 def _plot(sweep, meta, runs, rows, plot_path):
     """The per-run panels (steps, temperature, clock, power); in a sweep of several GPU counts FILE is the
     scaling chart and the per-run panels go beside it as FILE-runs.SUFFIX."""
-    import sys
-
-    from tfcnnwrap.plotruns import plot_runs
-    from tfcnnwrap.scaling import is_scaling
-
+    if not any(run.ok for run in runs):
+        # an empty chart (and matplotlib's warning about its legend) would say less than this line
+        sys.stderr.write("tfcnnwrap report: nothing to plot: no run of this sweep has a result yet; %s not "
+                         "written\n" % plot_path)
+        return
     written = []
     runs_path = Path(plot_path)
     if is_scaling(rows):
-        from tfcnnwrap.plotscaling import plot_scaling
-
         written.append(plot_scaling(rows, plot_path))
         runs_path = runs_path.with_name(runs_path.stem + "-runs" + runs_path.suffix)
     plot_runs(sweep, "%s (%s)" % (sweep.path, describe(meta)), runs, runs_path)
@@ -169,12 +239,12 @@ def _plot(sweep, meta, runs, rows, plot_path):
 
 def cmd_report(args):
     """Exit 0 whenever the sweep can be read, failed runs or not (they are in the table); 2 when it cannot."""
-    from tfcnnwrap import render
+    if args.out and args.format != "html":
+        from tfcnnwrap.outfile import written_to
 
-    plot_path = getattr(args, "plot", None)
+        return written_to(args.out, cmd_report, args)
+    plot_path = args.plot
     if plot_path:
-        from tfcnnwrap.plot import require_matplotlib
-
         require_matplotlib()  # before any work: a missing extra is a usage error, not a late surprise
     path = Path(args.sweep_dir) if args.sweep_dir else newest_sweep()
     sweep, meta, runs = load_sweep(path)
@@ -183,11 +253,33 @@ def cmd_report(args):
         _plot(sweep, meta, runs, rows, plot_path)
     if args.format == "table":
         print_summary(render.console(), sweep, meta, rows, runs)
-        return 0
-    # People read the table and Markdown; scripts read every column of the JSON and CSV.
+    else:
+        _emit_report(sweep, meta, rows, args.format)
+    _warn_throttled(runs)
+    return 0
+
+
+def _emit_report(sweep, meta, rows, fmt):
+    """People read the table and Markdown; scripts read every column of the JSON and CSV."""
+    from tfcnnwrap import render
+
     rows = with_fleet(rows)
     dicts = [row.to_dict() for row in rows]
-    columns = summary_columns(rows) if args.format in ("json", "csv") else table_columns(dicts)
-    render.emit(dicts, args.format, fleet_columns(rows, columns), title=title_parts(sweep.path, meta))
-    emit_scaling(rows, args.format)
-    return 0
+    columns = summary_columns(rows) if fmt in ("json", "csv") else table_columns(dicts)
+    lines = quality_lines(rows) if fmt == "markdown" else []
+    render.emit(dicts, fmt, fleet_columns(rows, columns), title=title_parts(sweep.path, meta),
+                caption="\n".join("- " + line for line in lines) or None, kind="report",
+                conditions=conditions(meta), extra={"sweep": str(sweep.path)})
+    emit_scaling(rows, fmt)
+
+
+def _warn_throttled(runs):
+    """The throttle warning the sweep ended with, on stderr as the sweep printed it."""
+    from tfcnnwrap import render
+    from tfcnnwrap.cooling import throttle_warning
+
+    warning = throttle_warning(runs)
+    if warning:
+        err = render.console(stderr=True)
+        for line in wrap_keeping_units("warning: " + warning, err.width):
+            err.print(line, markup=False, highlight=False, soft_wrap=True)

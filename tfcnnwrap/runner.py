@@ -2,14 +2,17 @@
 
 No shell, no polling: the parent blocks on the pipe, writes every byte to the log as it arrives and feeds
 it to the parser. A run ends when its output ends; the pipe can outlive the benchmark (a child it started
-keeps stdout open), so once the benchmark has exited its output gets ``OUTPUT_GRACE_S`` and then the whole
-group is killed. A timer kills the tree at the timeout, whatever the tree does. A stop request (Ctrl-C,
-SIGTERM: ``stopping.StopRequests``) terminates the tree; the run counts as interrupted unless the benchmark
-had already finished on its own with a result.
+keeps stdout open), so once the benchmark has exited its output gets ``OUTPUT_GRACE_S``, then the whole
+tree is killed (descendants in other sessions too, see ``procs``) and, ``OUTPUT_GRACE_S`` later, the pipe is
+let go whatever still holds it (``end_lingering_output``, which cluster tasks share). A timer kills the tree at
+the timeout, whatever the tree does; a run whose log already holds its total keeps it (``hung_after_total``).
+A stop request (Ctrl-C, SIGTERM: ``stopping.StopRequests``) terminates the tree; the run counts as interrupted
+unless the benchmark had already finished on its own with a result.
 """
 
 import contextlib
 import os
+import select
 import subprocess
 import threading
 import time
@@ -17,7 +20,7 @@ from dataclasses import dataclass
 from typing import Callable, List, Optional
 
 from tfcnnwrap import safefs
-from tfcnnwrap.logparse import LogParser, ParsedLog, classify
+from tfcnnwrap.logparse import LogParser, ParsedLog, classify, good_total
 from tfcnnwrap.procs import OUTPUT_GRACE_S, ProcessGroup
 
 READ_CHUNK = 64 * 1024
@@ -34,10 +37,12 @@ class RunOutcome:
     parsed: ParsedLog
     interrupted: bool = False
     log_bytes: int = 0
+    hung_after_total: bool = False  # its log gave the total, then it hung until --timeout: the figure is kept
 
 
 class Pump:
-    """Copies the child's output to the log and the parser until the pipe closes."""
+    """Copies the child's output to the log and the parser until the pipe closes, or until ``let_go`` (from
+    any thread) says to stop waiting for whatever still holds it."""
 
     def __init__(self, stream, log, parser, on_step, on_stage=None):
         self.stream = stream
@@ -49,6 +54,13 @@ class Pump:
         self.stage = None
         self.log_bytes = 0
         self.reader = None
+        self.ended = threading.Event()  # the output ended, or was let go
+        self.abandoned = False  # let go before its end: something outside our reach held the pipe
+        # POSIX: the reader blocks in poll() on the pipe and this wake-up pipe, so let_go ends the read at once.
+        # The lock keeps let_go from writing to the wake-up pipe's descriptor number once the reader closed it.
+        self._polled = hasattr(select, "poll")
+        self._wake = os.pipe() if self._polled else None
+        self._wake_lock = threading.Lock()
 
     def take(self, chunk, final=False):
         if chunk:
@@ -66,12 +78,51 @@ class Pump:
             self.stage = stage
             self.on_stage(stage)
 
+    def let_go(self):
+        """Stop reading now, whoever still holds the pipe open."""
+        with self._wake_lock:
+            self.abandoned = not self.ended.is_set()
+            if self._wake is not None:
+                os.write(self._wake[1], b"x")
+        self.ended.set()  # Windows: run_to_end stops waiting for its reader thread
+
     def run(self):
-        while True:
+        try:
+            if not self._polled:
+                self._read_plain()
+            else:
+                self._read_polled()
+        except (OSError, ValueError):
+            if not self.abandoned:  # a reader let go (Windows) finds its pipe and log closed under it
+                raise
+        finally:
+            self.ended.set()
+
+    def _read_plain(self):
+        while not self.abandoned:
             chunk = self.stream.read(READ_CHUNK)
             if not chunk:
                 break
             self.take(chunk)
+
+    def _read_polled(self):
+        fd, wake = self.stream.fileno(), self._wake[0]
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        poller.register(wake, select.POLLIN)
+        try:
+            while True:
+                if any(ready == wake for ready, _ in poller.poll()):
+                    return
+                chunk = os.read(fd, READ_CHUNK)
+                if not chunk:
+                    return
+                self.take(chunk)
+        finally:
+            with self._wake_lock:
+                for end in self._wake:
+                    os.close(end)
+                self._wake = None
 
     def run_to_end(self):
         """Pump until the output ends; a KeyboardInterrupt still propagates (on Windows too)."""
@@ -80,8 +131,26 @@ class Pump:
             return
         self.reader = threading.Thread(target=self.run, name="tfcnnwrap-pump", daemon=True)
         self.reader.start()
-        while self.reader.is_alive():
-            self.reader.join(WINDOWS_WAIT_SLICE_S)
+        while not self.ended.is_set():
+            self.ended.wait(WINDOWS_WAIT_SLICE_S)
+
+
+def end_lingering_output(group, pump):
+    """The one ending of every benchmark process (a single run, each task of a cluster job): once the command
+    has exited, what it left behind has OUTPUT_GRACE_S to close the output; then the whole tree is ended (the
+    supervisor reaches descendants in other sessions too) and, OUTPUT_GRACE_S later, the output is let go
+    whatever still holds it, so the reader never blocks for ever."""
+    group.exited.wait()
+    if pump.ended.wait(OUTPUT_GRACE_S):
+        return
+    group.kill()
+    if not pump.ended.wait(OUTPUT_GRACE_S):
+        pump.let_go()
+
+
+def watch_output(group, pump):
+    """Start ``end_lingering_output`` for ``group`` and ``pump`` in a thread of its own."""
+    threading.Thread(target=end_lingering_output, args=(group, pump), name="tfcnnwrap-linger", daemon=True).start()
 
 
 def run_benchmark(
@@ -103,16 +172,15 @@ def run_benchmark(
     ) as group:
         pump = Pump(group.stdout, log, parser, on_step, on_stage)
         pump.stage_changed()  # "starting TensorFlow" from the moment the process runs
-        output_ended = threading.Event()
         timer = _start_timer(group, timeout_s, timed_out)
-        threading.Thread(target=_end_lingering_output, args=(group, output_ended), daemon=True).start()
+        watch_output(group, pump)
         guard = stops.guard(group) if stops is not None else contextlib.nullcontext()
         try:
             with guard:
                 try:
                     pump.run_to_end()
                 finally:
-                    output_ended.set()
+                    pump.ended.set()
                 group.wait()
         finally:
             if timer is not None:
@@ -122,8 +190,8 @@ def run_benchmark(
     parsed = parser.result()
     # A benchmark that exited 0 with a total had finished before the stop reached it.
     finished = group.returncode == 0 and parsed.total_images_per_sec is not None
-    interrupted = bool(getattr(guard, "fired", False)) and guard.leader_was_running and not finished
-    status = classify(parsed, group.returncode, timed_out=timed_out.is_set(), interrupted=interrupted)
+    interrupted = bool(getattr(guard, "fired", False)) and getattr(guard, "leader_was_running", False) and not finished
+    status, hung = verdict(parsed, group.returncode, timed_out.is_set(), interrupted)
     return RunOutcome(
         status=status,
         exit_code=group.returncode,
@@ -131,7 +199,16 @@ def run_benchmark(
         parsed=parsed,
         interrupted=interrupted,
         log_bytes=pump.log_bytes,
+        hung_after_total=hung,
     )
+
+
+def verdict(parsed, exit_code, timed_out, interrupted=False):
+    """(status, hung_after_total) of a run, single or a cluster job's reporting task: one killed at
+    --timeout after its log gave the total has finished its measurement, so it keeps the figure (ok)."""
+    if timed_out and not interrupted and good_total(parsed.total_images_per_sec):
+        return "ok", True
+    return classify(parsed, exit_code, timed_out=timed_out, interrupted=interrupted), False
 
 
 def _start_timer(group, timeout_s, timed_out):
@@ -149,9 +226,3 @@ def _start_timer(group, timeout_s, timed_out):
     timer.start()
     return timer
 
-
-def _end_lingering_output(group, output_ended):
-    """Once the benchmark has exited, what it left behind has OUTPUT_GRACE_S to close the output."""
-    group.exited.wait()
-    if not output_ended.wait(OUTPUT_GRACE_S):
-        group.kill()

@@ -102,7 +102,7 @@ def atomic_write(path, data, fsync=True):
         raise
 
 
-_UMASK = []
+_UMASK: list = []
 
 
 def _umask_mode(path):

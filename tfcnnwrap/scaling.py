@@ -6,6 +6,11 @@ images per step and perfect scaling is a speed-up of N. The figures themselves a
 this module only lays them out (report's table and Markdown; JSON and CSV carry the row fields).
 """
 
+import sys
+
+from tfcnnwrap import render
+from tfcnnwrap.render import Col, make_table
+
 COLUMNS = [
     ("model", "model"),
     ("batch_size", "batch/GPU"),
@@ -60,8 +65,6 @@ PRIORITY = {"model": 0, "batch_size": 2, "num_gpus": 0, "mean": 0, "ideal": 3, "
 
 def scaling_table(rows):
     """The scaling view as a table that fits the terminal (render.make_table), texts from ``_cells``."""
-    from tfcnnwrap.render import Col, make_table
-
     cols = [Col(key, header, PRIORITY[key]) for key, header in COLUMNS]
     texts = [dict(zip((key for key, _ in COLUMNS), _cells(row))) for row in view_rows(rows)]
     return make_table(texts, cols, title=TITLE, caption=CAPTION)
@@ -81,10 +84,6 @@ def emit_scaling(rows, fmt, console=None):
     if not is_scaling(rows):
         return
     if fmt == "table":
-        from tfcnnwrap import render
-
         (console or render.console()).print(scaling_table(rows))
     elif fmt == "markdown":
-        import sys
-
         sys.stdout.write("\n" + scaling_markdown(rows))

@@ -13,19 +13,19 @@ Pure: it sees the records the sweep has written and says what to run (or to reco
 
 import statistics
 
+from tfcnnwrap.aggregate import ci95_pct
 from tfcnnwrap.plan import RunSpec
+from tfcnnwrap.records import Status
 
-RERUN_STATUSES = {"interrupted"}
+RERUN_STATUSES = {Status.INTERRUPTED}  # Status members hash by name: compare members, not texts
 
 
 def _needs_run(record, retry_failed):
-    return record is None or str(record.status) in RERUN_STATUSES or (retry_failed and str(record.status) != "ok")
+    return record is None or record.status in RERUN_STATUSES or (retry_failed and record.status != Status.OK)
 
 
 def ci_pct(values):
     """The 95% CI half-width of the mean of ``values`` as % of it (Student t), None under 2 values."""
-    from tfcnnwrap.aggregate import ci95_pct
-
     if len(values) < 2:
         return None
     return ci95_pct(statistics.stdev(values), len(values), statistics.mean(values))
@@ -51,7 +51,7 @@ class _Config:
         return RunSpec(self.key[0], self.key[1], self.key[2], run)
 
     def failed(self):
-        return any(str(r.status) != "ok" for r in self.latest.values())
+        return any(r.status != Status.OK for r in self.latest.values())
 
     def wants_more(self, plan):
         """An extra run for --until-ci: its runs so far all ok, fewer than --max-runs, CI too wide."""
@@ -81,7 +81,7 @@ class Schedule:
         for config in self.configs:
             planned = set(range(1, plan.runs + 1)) | set(config.latest)
             config.pending = [k for k in sorted(planned) if _needs_run(config.latest.get(k), retry_failed)]
-            ooms = [k for k, r in sorted(config.latest.items()) if str(r.status) == "oom" and k not in config.pending]
+            ooms = [k for k, r in sorted(config.latest.items()) if r.status == Status.OOM and k not in config.pending]
             config.oom_run = ooms[0] if ooms else None
         self._cursor = 0
 
@@ -115,7 +115,7 @@ class Schedule:
         for config in self.configs:
             if config.key == (record.model, record.batch_size, record.num_gpus):
                 config.latest[record.run] = record
-                if str(record.status) == "oom" and config.oom_run is None:
+                if record.status == Status.OOM and config.oom_run is None:
                     config.oom_run = record.run
 
 
@@ -125,18 +125,20 @@ def runs_to_do(plan, records, retry_failed):
 
 
 def oom_hints(runs):
-    """One line per configuration that ran out of GPU memory: the batch size to try instead."""
+    """One line per model and batch size (per device) that ran out of GPU memory: the batch size to try
+    instead. A scaling sweep that ran out at several GPU counts gets one line naming them: the fix is one."""
     lines = []
-    seen = set()
+    counts = {}
     for run in runs:
-        key = (run.model, run.batch_size, run.num_gpus)
-        if str(run.status) != "oom" or key in seen:
-            continue
-        seen.add(key)
-        skipped = sum(1 for r in runs if (r.model, r.batch_size, r.num_gpus) == key and str(r.status) == "skipped")
-        half = run.batch_size // 2
-        fix = ("try --batch-size %s=%d in a new sweep" % (run.model, half)) if half else \
+        if run.status == Status.OOM:
+            counts.setdefault((run.model, run.batch_size), set()).add(run.num_gpus or 1)
+    for (model, batch_size), gpus in counts.items():
+        skipped = sum(1 for r in runs if (r.model, r.batch_size) == (model, batch_size)
+                      and r.status == Status.SKIPPED)
+        half = batch_size // 2
+        fix = ("try --batch-size %s=%d in a new sweep" % (model, half)) if half else \
             "batch size 1 does not fit: a smaller model or a GPU with more memory"
-        lines.append("%s bs=%d ran out of GPU memory (%d run%s skipped): %s; or free GPU memory and resume "
-                     "with --retry-failed" % (run.model, run.batch_size, skipped, "" if skipped == 1 else "s", fix))
+        where = " at %s GPUs" % " and ".join(str(g) for g in sorted(gpus)) if len(gpus) > 1 else ""
+        lines.append("%s bs=%d ran out of GPU memory%s (%d run%s skipped): %s; or free GPU memory and resume "
+                     "with --retry-failed" % (model, batch_size, where, skipped, "" if skipped == 1 else "s", fix))
     return lines

@@ -2,7 +2,8 @@
 setup remembered, then the built-in default. One place, so setup, sweep, doctor and report agree
 (docs/usage.md's table).
 
-Standard library (and checkout's manifest reader, platformdirs and tomli on Python < 3.11) only.
+Standard library (platformdirs, and tomli on Python < 3.11) only; the last setup's python is
+checkout.target_python's (it reads the manifest and asks ``from_config`` first).
 """
 
 import os
@@ -78,7 +79,7 @@ def read_config(environ=None) -> dict:
     return {key: os.path.expanduser(value) for key, value in table.items()}
 
 
-def _from_config(key, environ):
+def from_config(key, environ=None):
     """(value, where it came from) from the config file, or (None, None)."""
     value = read_config(environ).get(key)
     if value:
@@ -94,33 +95,14 @@ def vendor_dir(flag=None, environ=None):
     value = _environ(environ).get(ENV_VENDOR_DIR)
     if value:
         return Path(value), ENV_VENDOR_DIR
-    value, source = _from_config("vendor_dir", environ)
+    value, source = from_config("vendor_dir", environ)
     if value:
         return Path(value), source
     return Path(DEFAULT_VENDOR_DIR), None
 
 
-def target_python(flag, vendor, environ=None):
-    """(python or None, where it came from): --python > TFCNNWRAP_PYTHON > the config file's python > the
-    last setup's in ``vendor``'s manifest > None (the interpreter running tfcnnwrap)."""
-    if flag:
-        return flag, "--python"
-    value = _environ(environ).get(ENV_PYTHON)
-    if value:
-        return value, ENV_PYTHON
-    value, source = _from_config("python", environ)
-    if value:
-        return value, source
-    from tfcnnwrap import checkout
-
-    last_python, _ = checkout.remembered(vendor)
-    if last_python:
-        return last_python, "the last setup (%s)" % checkout.manifest_path(vendor)
-    return None, None
-
-
 def results_dir(environ=None):
     """Where new sweeps go and where report looks for the newest one: TFCNNWRAP_RESULTS > the config file's
     results_dir > ./results."""
-    value = _environ(environ).get(ENV_RESULTS) or _from_config("results_dir", environ)[0]
+    value = _environ(environ).get(ENV_RESULTS) or from_config("results_dir", environ)[0]
     return Path(value or DEFAULT_RESULTS)

@@ -12,8 +12,10 @@ Git lives in ``gitremote``, the checkout on disk in ``checkout``.
 
 import sys
 import time
+from pathlib import Path
+from typing import Any
 
-from tfcnnwrap import __version__, checkout, gitremote, render, settings, versions
+from tfcnnwrap import __version__, checkout, gitremote, probe, render, settings, versions
 from tfcnnwrap.clock import utc_now
 from tfcnnwrap.errors import SetupError, UsageError
 from tfcnnwrap.procs import format_command, pip_install_command
@@ -33,16 +35,16 @@ def resolve_settings(args, environ=None):
     cli.py gives --vendor-dir and --repo-url no default, so None means "not typed".
     """
     notes = []
-    vendor, vendor_from = settings.vendor_dir(getattr(args, "vendor_dir", None), environ)
+    vendor, vendor_from = settings.vendor_dir(args.vendor_dir, environ)
     if vendor_from:
         notes.append("vendor dir from %s" % vendor_from)
     checkout.refuse_unsafe_vendor(vendor)  # before the manifest is read through a planted link
-    python, python_from = settings.target_python(args.python, vendor, environ)
+    python, python_from = checkout.target_python(args.python, vendor, environ)
     if python_from == ENV_PYTHON or (python_from or "").startswith("the config file"):
         notes.append("python from %s" % python_from)
     elif python_from and python_from != "--python":
         notes.append("python from the last setup")
-    url = getattr(args, "repo_url", None)
+    url = args.repo_url
     if url is None:
         url = checkout.remembered(vendor)[1]
         if url:
@@ -61,8 +63,6 @@ def resolve_settings(args, environ=None):
 
 def resolve_tensorflow(args, python_arg):
     """What setup knows about the target's TensorFlow: a dict with version, parsed, source, python, ..."""
-    from tfcnnwrap import probe
-
     python = probe.target_python(python_arg)
     info = {
         "python": python,
@@ -264,7 +264,7 @@ def fetch(args, url, branch_arg, vendor, tf, manifest, console, lock, settings):
     def manifest_for(commit, fetched_at=None):
         return build_manifest(url, branch, reason, source, commit, tf, heads, fetched_at or utc_now(), settings)
 
-    old = manifest if manifest and checkout.checkout_matches(vendor, manifest) else None
+    old: Any = manifest if manifest and checkout.checkout_matches(vendor, manifest) else None
     same = old is not None and old.get("url") == url and old.get("branch") == branch
     if same and (not args.update or heads[branch] == old.get("commit")):
         commit = old.get("commit")
@@ -341,7 +341,7 @@ def _settings_to_record(manifest, url, tf, settings):
 
 
 def print_summary(out, headline, tf, branch, reason, commit, vendor, url, settings, started):
-    from rich.text import Text
+    from rich.text import Text  # rich: only when something is drawn
 
     keras_row, keras_warning = keras_notes(tf)
     rows = [
@@ -364,3 +364,17 @@ def print_summary(out, headline, tf, branch, reason, commit, vendor, url, settin
     err = render.console(stderr=True, markup=False)
     for warning in tf["warnings"] + ([keras_warning] if keras_warning else []):
         err.print("warning: " + warning, soft_wrap=True)
+    sys.stderr.flush()
+    # the last line: what to run now (a quick sweep checks every model runs before the long one)
+    first = "after the warning's fix, " if keras_warning else ""
+    # soft_wrap: a command is never broken with a newline (the terminal folds it; a copy still runs)
+    out.print("next: %s%s --quick, then %s" % (first, _sweep_command(vendor), _sweep_command(vendor)),
+              markup=False, highlight=False, soft_wrap=True)
+
+
+def _sweep_command(vendor):
+    """`python -m tfcnnwrap sweep`, with --vendor-dir when a plain sweep would look elsewhere."""
+    argv = ["python", "-m", "tfcnnwrap", "sweep"]
+    if Path(vendor).resolve() != settings.vendor_dir()[0].resolve():
+        argv += ["--vendor-dir", str(vendor)]
+    return format_command(argv)

@@ -7,9 +7,6 @@ other tasks waiting for it forever. Task output goes to files named by srun's ``
 the task id) in the sweep directory, which lies on the cluster's shared filesystem.
 
 Standard library only; every Slurm command runs without a shell, arguments as argv elements.
-
-``python -m tfcnnwrap.slurm record-host DIR -- ARGV...`` is the per-task wrapper of a fleet step: it records
-which node the task landed on in ``DIR/task-<id>.json`` and then becomes ``ARGV`` (exec).
 """
 
 import itertools
@@ -18,12 +15,15 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
-from typing import NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, NamedTuple, Optional, Sequence, Tuple
 
+from tfcnnwrap import procs, safefs
 from tfcnnwrap.errors import SetupError, UsageError
 
 QUERY_TIMEOUT_S = 60  # a slurmctld under load can take tens of seconds to answer
+QUERY_TIMEOUT_ENV = "TFCNNWRAP_SLURM_QUERY_TIMEOUT_S"
 CANCEL_GRACE_S = 30  # KillWait plus slurmstepd's clean-up, on a busy controller
 _NAMES = itertools.count(1)
 
@@ -38,30 +38,63 @@ class Allocation(NamedTuple):
     nodes: Tuple[str, ...]
 
 
-def _slurm(argv, what, check=True):
-    """Run a Slurm client command; returns the CompletedProcess (text). A missing command is a set-up error."""
+def query_timeout_s(environ=None) -> float:
+    """How long a Slurm client command may take: TFCNNWRAP_SLURM_QUERY_TIMEOUT_S seconds (0.1 to 3600), else
+    QUERY_TIMEOUT_S. A value that is no such number is a usage error, met at the first Slurm query (the
+    allocation's, before anything runs)."""
+    environ = os.environ if environ is None else environ
+    text = environ.get(QUERY_TIMEOUT_ENV, "").strip()
+    if not text:
+        return QUERY_TIMEOUT_S
     try:
-        done = subprocess.run(
-            [str(a) for a in argv],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            universal_newlines=True,
-            timeout=QUERY_TIMEOUT_S,
-            check=False,
-        )
+        value = float(text) if text.isascii() and "_" not in text else None
+    except ValueError:
+        value = None
+    if value is None or not 0.1 <= value <= 3600:
+        raise UsageError("%s must be a number of seconds from 0.1 to 3600, not %r" % (QUERY_TIMEOUT_ENV, text))
+    return value
+
+
+def _slurm(argv, what, check=True):
+    """Run a Slurm client command; returns the CompletedProcess (text, undecodable bytes replaced: a node or
+    job name in another encoding is no reason to stop a sweep). A missing command is a set-up error, and so is
+    one that does not answer within ``query_timeout_s()``."""
+    from tfcnnwrap.procs import run_captured
+
+    argv = [str(a) for a in argv]
+    timeout = query_timeout_s()
+    try:
+        # In a process group of its own: at the timeout a wrapper script's children die with it.
+        code, out, err = run_captured(argv, timeout)
     except FileNotFoundError:
         raise SetupError(
             "%s not found on PATH: run tfcnnwrap on a node of the Slurm cluster (or `module load slurm`)" % argv[0]
         ) from None
-    except subprocess.TimeoutExpired:
+    if code is None:
         raise SetupError(
-            "%s did not answer within %d s: is slurmctld up? (`sinfo`)" % (what, QUERY_TIMEOUT_S)
+            "%s did not answer within %g s: is slurmctld up? (`sinfo`; a slow controller: raise %s)"
+            % (what, timeout, QUERY_TIMEOUT_ENV)
         ) from None
+    done = subprocess.CompletedProcess(argv, code, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
     if check and done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["exit status %d" % done.returncode])[-1]
         raise SetupError("%s failed: %s" % (what, last))
     return done
+
+
+def warn_cleanup(why: str) -> None:
+    """One warning line on stderr for a step clean-up that failed (a Slurm tool that hung, failed or could
+    not run): it comes after the run and never decides it, so it is no error."""
+    try:
+        sys.stderr.write("tfcnnwrap sweep: warning: could not release the run's Slurm steps (%s); the run is "
+                         "recorded from its logs; check `squeue --steps` before the next job\n" % why)
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass  # no stderr to warn on: the record is what matters
+
+
+def cleanup_reason(exc: BaseException) -> str:
+    return getattr(exc, "message", None) or str(exc) or type(exc).__name__
 
 
 def allocation(environ=None) -> Allocation:
@@ -82,6 +115,37 @@ def allocation(environ=None) -> Allocation:
     if not nodes:
         raise SetupError("scontrol show hostnames %s named no host" % nodelist)
     return Allocation(job_id, nodes)
+
+
+def literal_pattern(path) -> str:
+    """``path`` (absolute) as the literal part of an srun ``--output`` pattern: each ``%`` doubled, so a
+    sweep directory named ``runs%j`` or ``100%`` is not expanded by srun into another place. A backslash
+    makes srun take the whole pattern literally (no ``%N``: every node would write one file): refused."""
+    text = str(Path(path).absolute())
+    if "\\" in text and os.sep != "\\":
+        raise UsageError("%s holds a backslash, which makes srun ignore its --output pattern (every node's log "
+                         "would be one file): give --out a path without one" % text)
+    return text.replace("%", "%%")
+
+
+def job_nodes(job_id, fallback: Sequence[str]) -> Tuple[str, ...]:
+    """The nodes job ``job_id`` holds now, as slurmctld says. After a node failure in a job that survives it
+    (``--no-kill``), the job goes on without that node while ``SLURM_JOB_NODELIST`` still names it, and a step
+    asking for it is refused. ``fallback`` (the allocation's nodes) when Slurm does not say."""
+    done = _slurm(["squeue", "--noheader", "--jobs=%s" % job_id, "--format=%N"], "squeue --jobs=%s" % job_id,
+                  check=False)
+    nodelist = done.stdout.strip().splitlines()[0].strip() if done.returncode == 0 and done.stdout.strip() else ""
+    if not nodelist:
+        return tuple(fallback)
+    expanded = _slurm(["scontrol", "show", "hostnames", nodelist], "scontrol show hostnames %s" % nodelist,
+                      check=False)
+    nodes = tuple(line.strip() for line in expanded.stdout.splitlines() if line.strip())
+    return nodes if expanded.returncode == 0 and nodes else tuple(fallback)
+
+
+def is_plain_host(nodelist: str) -> bool:
+    """Whether a Slurm node list is one host name, not a range (``n[1-3]``) or a list (``a,b``)."""
+    return bool(nodelist) and not any(c in nodelist for c in "[],")
 
 
 def srun_command(argv, ntasks, job_name, job_id=None, nodes=None, ntasks_per_node=None, output_pattern=None):
@@ -137,6 +201,19 @@ def cancel_step(job_id, step_id) -> bool:
                   check=False).returncode == 0
 
 
+def wait_until(done: Callable[[], bool], timeout: float) -> bool:
+    """Ask ``done()`` at growing intervals (50 ms to 1 s) until it says True (then True) or ``timeout``
+    seconds have passed (then False): for what Slurm offers nothing to block on (a step's release)."""
+    deadline = time.monotonic() + timeout
+    pause = 0.05
+    while not done():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(pause)
+        pause = min(pause * 2, 1.0)
+    return True
+
+
 class Step:
     """A running ``srun``: one job step of ``ntasks`` tasks, started by ``launch_step``."""
 
@@ -163,23 +240,12 @@ class Step:
 
         Slurm offers nothing to block on here, so this asks ``squeue`` at growing intervals (50 ms to 1 s).
         """
-        import time
-
         self.proc.wait()
-        deadline = time.monotonic() + timeout
-        pause = 0.05
-        while self.step_id() is not None:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(pause)
-            pause = min(pause * 2, 1.0)
-        return True
+        return wait_until(lambda: self.step_id() is None, timeout)
 
     def cancel(self, grace_s=CANCEL_GRACE_S):
         """End the step: ``scancel`` it when Slurm knows it (the tasks on every node get the signal), then
         stop srun itself if it is still there (a step not yet started cannot be found by name)."""
-        from tfcnnwrap import procs
-
         if self.proc.poll() is not None:
             return self.proc.returncode
         step_id = self.step_id()
@@ -195,8 +261,6 @@ class Step:
 def _refuse_planted_links(output_pattern, ntasks):
     """slurmstepd opens ``--output`` files following links, which tfcnnwrap never does (see safefs): refuse a
     link planted where a task's file will be. Checked for ``%t`` patterns, the ones whose names are known."""
-    from tfcnnwrap import safefs
-
     if "%" not in output_pattern.replace("%t", ""):
         for task in range(ntasks):
             path = output_pattern.replace("%t", str(task))
@@ -214,8 +278,6 @@ def launch_step(argv: Sequence, ntasks: int, nodes=None, ntasks_per_node=None, o
     ``srun_log``: a file for srun's own messages (which task failed, cancellations); else they go to
     tfcnnwrap's stderr. srun runs in a process group of its own and dies with tfcnnwrap, taking the step down.
     """
-    from tfcnnwrap import procs, safefs
-
     alloc = alloc or allocation()
     if output_pattern is not None:
         # slurmstepd opens the files on each node, in the step's working directory: make it unambiguous.
@@ -236,19 +298,6 @@ def launch_step(argv: Sequence, ntasks: int, nodes=None, ntasks_per_node=None, o
             log.close()
     procs.bind_to_our_lifetime(proc)
     return Step(proc, alloc.job_id, name, command)
-
-
-def fleet(argv: Sequence, hosts_dir, nodes=None, output_pattern=None, env=None, job_name=None, srun_log=None,
-          alloc=None) -> Step:
-    """The same ``argv`` once on each of ``nodes`` nodes (default: every node of the allocation), at once:
-    ``srun --nodes=N --ntasks-per-node=1``. Each task first records its node in ``hosts_dir/task-<id>.json``
-    (read them back with ``fleet_hosts``), then becomes ``argv``."""
-    alloc = alloc or allocation()
-    nodes = len(alloc.nodes) if nodes is None else nodes
-    Path(hosts_dir).mkdir(parents=True, exist_ok=True)
-    wrapped = [sys.executable, "-m", "tfcnnwrap.slurm", "record-host", str(Path(hosts_dir).resolve()), "--"]
-    return launch_step(wrapped + [str(a) for a in argv], ntasks=nodes, nodes=nodes, ntasks_per_node=1,
-                       output_pattern=output_pattern, env=env, job_name=job_name, srun_log=srun_log, alloc=alloc)
 
 
 def fleet_hosts(hosts_dir):
@@ -273,32 +322,3 @@ def host_record(environ=None):
         "job_id": environ.get("SLURM_JOB_ID"),
         "step_id": environ.get("SLURM_STEP_ID"),
     }
-
-
-def _record_host_main(args):
-    from tfcnnwrap import safefs
-
-    if len(args) < 3 or args[1] != "--":
-        print("usage: python -m tfcnnwrap.slurm record-host DIR -- ARGV...", file=sys.stderr)
-        return 2
-    record = host_record()
-    path = Path(args[0]) / ("task-%d.json" % record["task"])
-    safefs.atomic_write(path, json.dumps(record, allow_nan=False) + "\n")
-    sys.stdout.flush()
-    try:
-        os.execvp(args[2], args[2:])  # the task itself: signals from Slurm reach it, not a wrapper
-    except OSError as exc:
-        print("record-host: cannot run %s: %s" % (args[2], exc), file=sys.stderr)
-        return 127
-
-
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["record-host"]:
-        return _record_host_main(argv[1:])
-    print("usage: python -m tfcnnwrap.slurm record-host DIR -- ARGV...", file=sys.stderr)
-    return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -10,6 +10,7 @@ main thread is doing. The sweep's loop checks ``requested`` between runs.
 import signal
 import socket
 import threading
+from typing import Any
 
 SIGNAL_NAMES = ("SIGINT", "SIGTERM", "SIGBREAK", "SIGHUP")
 
@@ -24,8 +25,8 @@ class StopRequests:
         self._current = None
         self._previous = {}
         self._old_wakeup = None
-        self._sockets = None
-        self._watcher = None
+        self._sockets: Any = None  # (reader, writer) while installed
+        self._watcher: Any = None
         self._numbers = set()
 
     @property

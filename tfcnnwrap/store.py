@@ -6,17 +6,19 @@ reader outside it.
 """
 
 import json
-import math
 import os
 import re
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Iterable, List
 
 from tfcnnwrap import safefs
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
-from tfcnnwrap.filelock import FileLock, LockBusy
+from tfcnnwrap.filelock import FileLock
+from tfcnnwrap.jsontext import dumps
 from tfcnnwrap.records import FORMAT_VERSION, RunRecord, SweepMeta  # noqa: F401 - FORMAT_VERSION for the writer
+from tfcnnwrap.settings import results_dir as default_results
 
 SWEEP_JSON = "sweep.json"
 RUNS_JSONL = "runs.jsonl"
@@ -27,30 +29,6 @@ LOCK_NAME = ".tfcnnwrap.lock"
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.\-]+")
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _BINARY = getattr(os, "O_BINARY", 0)
-
-
-def json_safe(value):
-    """``value`` with what a strict JSON parser refuses made representable: a NaN or infinite number
-    becomes null (no measurement), a string holding undecodable bytes (surrogate escapes from a non-UTF-8
-    command line) gets U+FFFD in their place."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-        return value
-    if isinstance(value, dict):
-        return {json_safe(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    return value
-
-
-def json_text(value, **kw):
-    """The one JSON encoder of the sweep's files: strict (``allow_nan=False``) after ``json_safe``."""
-    return json.dumps(json_safe(value), ensure_ascii=False, allow_nan=False, **kw)
 
 
 def fs_error(verb, path, exc, exit_code=2):
@@ -120,10 +98,6 @@ def is_sweep(path):
     return (Path(path) / SWEEP_JSON).is_file()
 
 
-# The sweep's writer lock lives in filelock (setup uses it too); the old names stay importable.
-SweepLocked = LockBusy
-
-
 def read_json_lines(path):
     """Records of a JSON-lines file; a torn or corrupt line (a killed writer) is skipped."""
     records = []
@@ -149,22 +123,9 @@ def is_run_record(record):
     return RunRecord.is_valid(record)
 
 
-def latest_runs(records, default_num_gpus=None):
-    """One RunRecord per run key: the last one written wins (a resume re-runs in place).
-
-    ``records``: RunRecords or dicts; a dict without num_gpus counts as ``default_num_gpus`` (the plan's),
-    by default the one count of the RunRecords among them (read with their plan's count), so a writer's fresh
-    dict replaces the record it re-ran.
-    """
-    records = list(records)
-    if default_num_gpus is None:
-        counts = {r.num_gpus for r in records if isinstance(r, RunRecord)}
-        default_num_gpus = counts.pop() if len(counts) == 1 else None
-    latest = {}
-    for rec in records:
-        rec = RunRecord.coerce(rec, default_num_gpus)
-        latest[rec.key] = rec
-    return list(latest.values())
+def latest_runs(records: Iterable[RunRecord]) -> List[RunRecord]:
+    """One RunRecord per run key: the last one written wins (a resume re-runs in place)."""
+    return list({rec.key: rec for rec in records}.values())
 
 
 class SweepDir:
@@ -296,7 +257,7 @@ class SweepDir:
 
     def write_meta(self, meta):
         try:
-            safefs.atomic_write(self.sweep_json, json_text(meta, indent=2) + "\n")
+            safefs.atomic_write(self.sweep_json, dumps(meta, indent=2) + "\n")
         except OSError as exc:
             raise fs_error("write", self.sweep_json, exc) from None
 
@@ -371,9 +332,7 @@ class SweepDir:
 
         A write that fails (a full disk) is cut off again, so runs.jsonl keeps whole lines only.
         """
-        if isinstance(record, RunRecord):
-            record = record.to_dict()
-        line = (json_text(record) + "\n").encode("utf-8")
+        line = (dumps(record.to_dict()) + "\n").encode("utf-8")
         try:
             self._repair_tail()
             with safefs.open_append(self.runs_jsonl) as fh:
@@ -418,8 +377,9 @@ class SweepDir:
     def read_runs(self):
         """The latest RunRecord of every run in runs.jsonl (torn and hand-broken lines skipped)."""
         info = self.info if self.info is not None else self.read_meta()
-        valid = (r for r in read_json_lines(self.runs_jsonl) if is_run_record(r))
-        return latest_runs(valid, info.plan_num_gpus)
+        # records written before runs carried num_gpus ran the plan's count: filled here, once
+        return latest_runs(RunRecord.from_dict(r, info.plan_num_gpus) for r in read_json_lines(self.runs_jsonl)
+                           if is_run_record(r))
 
 
 def open_sweep(path):
@@ -459,8 +419,6 @@ def sweeps_by_age(root):
 
 def newest_sweep(results_dir=None):
     """The most recently created sweep under ``results_dir`` (default: $TFCNNWRAP_RESULTS, else results/)."""
-    from tfcnnwrap.settings import results_dir as default_results
-
     root = Path(results_dir) if results_dir is not None else default_results()
     found = sweeps_by_age(root)
     if not found:
@@ -470,11 +428,6 @@ def newest_sweep(results_dir=None):
     return found[-1]
 
 
-def gpu_names(meta):
-    """The GPU names a sweep's environment recorded (TensorFlow's view, else nvidia-smi's), or ''."""
-    return SweepMeta.coerce(meta).gpu_names()
-
-
 def plan_order(meta):
     """(model, batch_size) pairs in the order the sweep's plan lists them."""
-    return SweepMeta.coerce(meta).plan_order
+    return SweepMeta.from_dict(meta).plan_order

@@ -5,13 +5,14 @@ Each finished run is on disk (runs.jsonl, fsynced; summary.csv rewritten) before
 
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Optional
 
-from tfcnnwrap import __version__, checkout, probe, settings
+from tfcnnwrap import __version__, checkout, cooling, probe, render, runlife, settings
 from tfcnnwrap.clock import utc_now
+from tfcnnwrap.cooling import throttle_warning
+from tfcnnwrap.envinfo import capture_environment
 from tfcnnwrap.errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -21,14 +22,22 @@ from tfcnnwrap.errors import (
     TfcnnwrapError,
     UsageError,
 )
+from tfcnnwrap.features import BRANCH_FLAGS, branch_flags
+from tfcnnwrap.fleet import run_fleet
+from tfcnnwrap.live import make_display
 from tfcnnwrap.plan import Plan, build_plan, plan_flags_given
+from tfcnnwrap.probe import resolve_device
 from tfcnnwrap.procs import format_command, pip_install_command
-from tfcnnwrap.records import RunRecord, Status
-from tfcnnwrap.schedule import Schedule, runs_to_do  # noqa: F401 - runs_to_do: sweep.runs_to_do for callers
-from tfcnnwrap.store import FORMAT_VERSION, SweepDir, latest_runs, open_sweep
+from tfcnnwrap.records import Status, SweepMeta
+from tfcnnwrap.report import next_compare, print_summary
+from tfcnnwrap.runlife import SCRIPT_NAME, SweepContext, latest
+from tfcnnwrap.runner import run_benchmark
+from tfcnnwrap.schedule import Schedule, oom_hints
+from tfcnnwrap.stopping import StopRequests
+from tfcnnwrap.store import FORMAT_VERSION, SweepDir, open_sweep
+from tfcnnwrap.sweepjob import check, run_job, task_argvs
+from tfcnnwrap.telemetry import Telemetry
 from tfcnnwrap.versions import needs_legacy_keras
-
-SCRIPT_NAME = "tf_cnn_benchmarks.py"
 
 
 def sweep_stamp(now=None):
@@ -47,28 +56,6 @@ def default_out_dir(results_dir=None):
         out = Path(results_dir) / ("%s-%d" % (stamp, n))
         n += 1
     return out
-
-
-def resolve_device(requested, probe_result):
-    """(device, warning or None) for --device auto|gpu|cpu."""
-    if requested in ("gpu", "cpu"):
-        return requested, None
-    gpus = probe_result.gpus
-    if gpus:
-        return "gpu", None
-    if gpus is None:
-        from tfcnnwrap.telemetry import find_nvidia_smi
-
-        if find_nvidia_smi():
-            return "gpu", "TensorFlow could not say whether it sees a GPU; nvidia-smi is present, so using the GPU"
-        return "cpu", (
-            "TensorFlow could not say whether it sees a GPU and there is no nvidia-smi: running on the CPU "
-            "(--device=cpu --data_format=NHWC); pass --device gpu to insist"
-        )
-    return "cpu", (
-        "TensorFlow sees no GPU: running on the CPU (--device=cpu --data_format=NHWC), which is slow; "
-        "check `python -m tfcnnwrap doctor`, or pass --device gpu to insist"
-    )
 
 
 def check_gpu_counts(counts, device, gpus):
@@ -110,47 +97,11 @@ def command_template(plan, device, features=()):
 def _install_signal_handlers():
     """SIGINT, SIGTERM (SIGBREAK, SIGHUP) become a stop request: the running benchmark's tree is stopped
     and the loop ends; the handler itself never raises (see ``stopping``)."""
-    from tfcnnwrap.stopping import StopRequests
-
     return StopRequests().install()
 
 
 def _restore_signal_handlers(stops):
     stops.restore()
-
-
-@dataclass
-class SweepContext:
-    """Everything a sweep settles before its first run, handed to each step."""
-
-    console: Any
-    warn_console: Any
-    sweep: SweepDir
-    meta: Optional[dict]
-    plan: Plan
-    python: str
-    vendor_dir: Path
-    script: Path
-    probe: Any  # probe.ProbeAnswer
-    tf_version: str
-    manifest: dict
-    device: str = "cpu"
-    env: dict = field(default_factory=dict)
-    retry_failed: bool = False
-    features: list = field(default_factory=list)  # --fp16/--xla as the branch spells them
-    records: list = field(default_factory=list)
-    telemetry: Any = None
-    stops: Any = None  # stopping.StopRequests while the runs go
-    cooling: Any = None  # cooling.CoolingState: the pause and cool-down between runs
-
-    @property
-    def upstream(self):
-        return (self.meta or {}).get("upstream") or {}
-
-    @property
-    def branch(self):
-        """The tf_cnn_benchmarks branch the runs use: as recorded, else as the checkout's manifest says."""
-        return self.upstream.get("branch") or self.manifest.get("branch")
 
 
 def cmd_sweep(args):
@@ -200,7 +151,7 @@ def _where_to_run(args, meta):
     else:
         vendor_dir = Path(recorded["vendor_dir"])
     if args.python or not recorded.get("python"):
-        python, source = settings.target_python(args.python, vendor_dir)
+        python, source = checkout.target_python(args.python, vendor_dir)
     else:
         python, source = recorded["python"], "the sweep's sweep.json"
     return probe.target_python(python), vendor_dir, source
@@ -219,9 +170,8 @@ def _hold_vendor(vendor_dir):
 
 def _prepare(args, sweep, meta, plan, python, vendor_dir, python_from=None):
     """Probe the target, check it against a resumed sweep, settle the device: a SweepContext."""
-    from tfcnnwrap import render
-
-    script = checkout.script_path(vendor_dir) if args.dry_run else checkout.require_script(vendor_dir)
+    # a dry run too: it prints commands to run, and without a checkout none of them can (exit 2 as the sweep)
+    script = checkout.require_script(vendor_dir)
     # A new sweep asks TensorFlow itself (GPUs, CUDA, cuDNN) for the record in sweep.json and for
     # --device auto; a resumed one only needs the version.
     full = meta is None and (plan.device == "auto" or not args.dry_run)
@@ -253,9 +203,7 @@ def _prepare(args, sweep, meta, plan, python, vendor_dir, python_from=None):
 
 def _feature_flags(plan, manifest, script):
     """--fp16 / --xla as the checked-out branch spells them (UsageError where it has no such flag)."""
-    from tfcnnwrap.features import BRANCH_FLAGS, branch_flags
-
-    wanted = [f for f in ("fp16", "xla") if getattr(plan, f)]
+    wanted = plan.features
     if not wanted:
         return []
     source = None
@@ -267,8 +215,6 @@ def _feature_flags(plan, manifest, script):
 
 def _check_cluster(ctx):
     if ctx.plan.cluster:
-        from tfcnnwrap.sweepjob import check
-
         check(ctx)
 
 
@@ -334,11 +280,11 @@ def _refuse_another_tensorflow(ctx):
 
 def _print_dry_run(ctx):
     plan = ctx.plan
-    records = latest_runs(ctx.sweep.read_runs(), plan.num_gpus) if ctx.meta is not None else []
+    records = ctx.sweep.read_runs() if ctx.meta is not None else []
     specs = Schedule(plan, records, ctx.retry_failed).planned()
     for spec in specs:
-        for argv in _dry_run_argvs(ctx, spec):
-            sys.stdout.write("cd %s && %s\n" % (format_command([str(ctx.script.parent)]), format_command(argv)))
+        for env, argv in _dry_run_argvs(ctx, spec):
+            sys.stdout.write(shell_lines(ctx.script.parent, env, argv))
     fields = ["%d run%s" % (len(specs), "" if len(specs) == 1 else "s"), "device %s" % ctx.device,
               "TensorFlow %s" % ctx.tf_version,
               "TF_USE_LEGACY_KERAS=1" if "TF_USE_LEGACY_KERAS" in ctx.env else "", _flow_text(ctx)]
@@ -347,8 +293,6 @@ def _print_dry_run(ctx):
 
 
 def _new_meta(ctx):
-    from tfcnnwrap.envinfo import capture_environment
-
     return {
         "format": FORMAT_VERSION,
         "tool": "tfcnnwrap",
@@ -386,9 +330,7 @@ def _open_for_writing(ctx):
 
 
 def _run_sweep(ctx):
-    from tfcnnwrap.live import make_display
-
-    schedule = Schedule(ctx.plan, _latest(ctx), ctx.retry_failed)
+    schedule = Schedule(ctx.plan, latest(ctx), ctx.retry_failed)
     todo = schedule.planned()
     header = _header(ctx, todo)
     _warn_noisy_machine(ctx)
@@ -398,7 +340,11 @@ def _run_sweep(ctx):
     if gpu_source is not None and ctx.telemetry is not None:
         gpu_source(ctx.telemetry.latest)  # the live view reads the running sampler's newest tick
     ctx.stops = _install_signal_handlers()
-    stop, failure, started = None, None, []
+    if ctx.telemetry is not None:
+        ctx.telemetry.stops = ctx.stops  # Ctrl-C: no grace for a hung nvidia-smi sampler
+    stop = None
+    failure = None
+    started: list = []
     display.start(len(todo), header)
     display.expect([(spec.model, spec.batch_size, spec.num_gpus) for spec in todo])  # per-model time left
     try:
@@ -428,31 +374,21 @@ def _run_loop(ctx, display, schedule, started):
         if index > getattr(display, "total", index):
             display.total = index  # --until-ci added a run the header did not count
         if skip:
-            record = _skipped_record(ctx, spec, skip)
+            record = runlife.skipped_record(ctx, spec, skip)
         else:
             started.append(spec)
             extra = _before_run(ctx, display, spec)
             if ctx.stops.requested:
                 return "interrupted"  # stopped during the pause: the run never started, so it has no record
             outcome, record = _run_one(ctx, display, index, spec)
-            record.update(extra or {})
-        _record(ctx, record)
+            record = record.updated(extra)
+        runlife.record(ctx, record)
         schedule.finished(ctx.records[-1])
         display.run_finished(index, record, ctx.plan.most_runs)
         stop = None if skip else _stop_reason(len(started), outcome, ctx.stops)
         if stop:
             return stop
     return "interrupted"
-
-
-def _skipped_record(ctx, spec, reason):
-    """The record of a run not started because its configuration ran out of GPU memory."""
-    return {
-        "model": spec.model, "batch_size": spec.batch_size, "num_gpus": spec.num_gpus, "run": spec.run,
-        "status": Status.SKIPPED.value, "images_per_sec": None, "exit_code": None, "duration_s": None,
-        "started_at": None, "log": None, "command": _argv(ctx, spec), "failure": reason, "steps_seen": None,
-        "last_step_images_per_sec": None, "log_bytes": None, "tensorflow_reported": None, "telemetry": None,
-    }
 
 
 def _counted(n, what):
@@ -497,7 +433,6 @@ def _telemetry(device, header):
     """A Telemetry for GPU runs (its start and stop never raise), or None; the header says why not."""
     if device != "gpu":
         return None
-    from tfcnnwrap.telemetry import Telemetry
 
     telemetry = Telemetry()
     if not telemetry.available:
@@ -510,138 +445,63 @@ def _run_one(ctx, display, index, spec):
     """Run one benchmark (with its telemetry): (outcome, record)."""
     if ctx.plan.cluster:
         return _run_job(ctx, display, index, spec)
-    from tfcnnwrap.runner import run_benchmark
 
     plan, sweep = ctx.plan, ctx.sweep
     rel_log = sweep.spec_log(spec, plan)
-    argv = _argv(ctx, spec)
-    started_at, sampler = start_run(ctx, display, index, spec)
+    argv = runlife.argv(ctx, spec)
+    started_at, sampler = runlife.start_run(ctx, display, index, spec)
     try:
         outcome = run_benchmark(argv, ctx.script.parent, ctx.env, sweep.path / rel_log, timeout_s=plan.timeout_s,
                                 on_step=display.step, stops=ctx.stops, on_stage=getattr(display, "stage", None))
     except OSError as exc:
-        raise _run_failed(ctx, spec, exc) from None
+        raise runlife.run_failed(ctx, spec, exc) from None
     finally:
         telemetry_summary = sampler.stop() if sampler is not None else None
-    record = _run_record(ctx, spec, outcome, argv, started_at, rel_log, telemetry_summary)
-    record.update(_steadiness(sweep.path / rel_log) if outcome.status == "ok" else {})
+    record = runlife.run_record(ctx, spec, outcome, argv, started_at, rel_log, telemetry_summary)
+    if outcome.status == Status.OK:
+        record = replace(record, **cooling.steadiness_fields(sweep.path / rel_log))
     return outcome, record
-
-
-def start_run(ctx, display, index, spec):
-    """The live view told, the start time taken, GPU sampling begun: (started_at, sampler or None)."""
-    plan = ctx.plan
-    display.run_started(index, spec.model, spec.batch_size, spec.run, plan.most_runs, plan.num_batches or 100,
-                        spec.num_gpus)
-    started_at = utc_now()
-    if ctx.telemetry is None:
-        return started_at, None
-    return started_at, ctx.telemetry.start(ctx.sweep.path / ctx.sweep.spec_log(spec, plan, ".gpu.csv"))
 
 
 def _before_run(ctx, display, spec) -> dict:
     """What happens right before a run (the pause and cool-down of --cooldown / --cool-to); the dict is
     merged into the run's record."""
-    from tfcnnwrap import cooling
-
     if ctx.cooling is None:
         ctx.cooling = cooling.CoolingState()
     return cooling.before_run(ctx, display, ctx.cooling, lambda text: _warn(ctx, text))
 
 
-def _steadiness(log_path):
-    from tfcnnwrap.cooling import steadiness_fields
-
-    return steadiness_fields(log_path)
-
-
 def _run_job(ctx, display, index, spec):
     """A distributed job (--cluster) or a fleet run (--fleet): see sweepjob and fleet."""
     if ctx.plan.fleet:
-        from tfcnnwrap.fleet import run_fleet
-
         return run_fleet(ctx, display, index, spec)
-    from tfcnnwrap.sweepjob import run_job
 
     return run_job(ctx, display, index, spec)
 
 
 def _dry_run_argvs(ctx, spec):
-    """The commands of one run: one, or one per task of a distributed job."""
+    """(environment, command) of one run: one, or one per task of a distributed job; the environment is
+    what tfcnnwrap sets on top of the user's (TF_USE_LEGACY_KERAS, a task's CUDA_VISIBLE_DEVICES)."""
+    env = {k: ctx.env[k] for k in SET_ENV if k in ctx.env}
     if ctx.plan.cluster and not ctx.plan.fleet:
-        from tfcnnwrap.sweepjob import task_argvs
-
-        return task_argvs(ctx, _argv(ctx, spec))
-    return [_argv(ctx, spec)]
+        return [(dict(env, **task_env), argv) for task_env, argv in task_argvs(ctx, runlife.argv(ctx, spec))]
+    return [(env, runlife.argv(ctx, spec))]
 
 
-def job_files(ctx, spec):
-    """(argv, rel_log, run_name, log_dir) of a run that runs as several processes (a distributed job, a fleet
-    run): each process logs beside ``rel_log`` as ``<run_name>.<task>.log``; ``log_dir`` exists."""
-    rel_log = ctx.sweep.spec_log(spec, ctx.plan)
-    run_name = Path(rel_log).name[: -len(".log")]
-    log_dir = ctx.sweep.path / Path(rel_log).parent
-    log_dir.mkdir(parents=True, exist_ok=True)
-    return _argv(ctx, spec), rel_log, run_name, log_dir
+# What a run's environment gets from tfcnnwrap beyond the user's own (PYTHONUNBUFFERED is the -u it also passes)
+SET_ENV = ("TF_USE_LEGACY_KERAS",)
 
 
-def _argv(ctx, spec):
-    flags = ctx.plan.benchmark_flags(spec.model, spec.batch_size, ctx.device, spec.num_gpus, ctx.features)
-    return [ctx.python, "-u", SCRIPT_NAME] + flags
-
-
-def _run_failed(ctx, spec, exc):
-    """A run that could not start or could not be logged: the user's environment, not the benchmark's."""
-    model, bs, run = spec.model, spec.batch_size, spec.run
-    if not ctx.script.is_file():
-        reason = "the checkout %s is gone (run `python -m tfcnnwrap setup`)" % ctx.script.parent
-    else:
-        reason = "%s%s" % (getattr(exc, "strerror", None) or exc,
-                           ": %s" % exc.filename if getattr(exc, "filename", None) else "")
-    return TfcnnwrapError("%s bs%d run %d could not run: %s" % (model, bs, run, reason))
-
-
-def _run_record(ctx, spec, outcome, argv, started_at, rel_log, telemetry_summary):
-    parsed = outcome.parsed
-    ok = outcome.status == "ok"
-    record = {
-        "model": spec.model,
-        "batch_size": spec.batch_size,
-        "num_gpus": spec.num_gpus,
-        "run": spec.run,
-        "status": outcome.status,
-        "images_per_sec": parsed.total_images_per_sec if ok else None,
-        "exit_code": outcome.exit_code,
-        "duration_s": round(outcome.duration_s, 3),
-        "started_at": started_at,
-        "log": rel_log,
-        "command": argv,
-        "failure": parsed.failure_message if not ok else None,
-        "steps_seen": parsed.steps_seen,
-        "last_step_images_per_sec": parsed.last_step.images_per_sec if parsed.last_step else None,
-        "log_bytes": outcome.log_bytes,
-        "tensorflow_reported": parsed.tf_version,
-        "telemetry": telemetry_summary,
-    }
-    if outcome.status == "timeout" and not record["failure"]:
-        record["failure"] = "killed after %.0f s (--timeout)" % ctx.plan.timeout_s
-    return record
-
-
-def _record(ctx, record):
-    """On disk before the next run starts: the record (fsynced), then the summary over every run so far."""
-    ctx.sweep.append_run(record)
-    ctx.records.append(RunRecord.from_dict(record))
-    _write_summary(ctx)
-
-
-def _write_summary(ctx):
-    from tfcnnwrap.aggregate import summarize, summary_csv_text
-    from tfcnnwrap.store import plan_order
-
-    rows = summarize(_latest(ctx), plan_order(ctx.meta))
-    ctx.sweep.write_summary_csv(summary_csv_text(rows))
-    return rows
+def shell_lines(cwd, env, argv, windows=None):
+    """A run as a person pastes it into this system's shell, so that it runs as tfcnnwrap runs it: POSIX
+    ``cd DIR && env A=B CMD``; Windows (cmd) ``cd /d DIR``, a ``set A=B`` line per variable, then CMD."""
+    windows = os.name == "nt" if windows is None else windows
+    if windows:
+        lines = ["cd /d %s" % format_command([str(cwd)])]
+        lines += ["set %s=%s" % (k, v) for k, v in env.items()]
+        return "\n".join(lines + [format_command(argv)]) + "\n"
+    prefix = ["env"] + ["%s=%s" % (k, v) for k, v in env.items()] if env else []
+    return "cd %s && %s\n" % (format_command([str(cwd)]), format_command(prefix + list(argv)))
 
 
 def _stop_reason(index, outcome, stops):
@@ -655,16 +515,15 @@ def _stop_reason(index, outcome, stops):
 def _finish(ctx, started, stop, failure):
     """The summary on screen and on disk, and the exit code (or the error that ended the sweep)."""
     try:
-        rows = _write_summary(ctx)
+        rows = runlife.write_summary(ctx)
     except TfcnnwrapError as exc:
         failure = failure or exc
-        from tfcnnwrap.aggregate import summarize
-        from tfcnnwrap.store import plan_order
-
-        rows = summarize(_latest(ctx), plan_order(ctx.meta))
-    final = _latest(ctx)
-    _print_summary(ctx.console, ctx.sweep, ctx.meta, rows, final)
+        rows = runlife.summary_rows(ctx)
+    final = latest(ctx)
+    _print_summary(ctx.console, ctx.sweep, SweepMeta.from_dict(ctx.meta), rows, final)
     _thermal_warning(ctx, final)
+    _hung_note(ctx, final)
+    _next_line(ctx, final)
     if failure is not None:
         kept = len(final)
         raise TfcnnwrapError(
@@ -674,7 +533,7 @@ def _finish(ctx, started, stop, failure):
         )
     if stop == "flag_error":
         first = started[0]
-        flag_error = ctx.records[-1].get("failure") or "tf_cnn_benchmarks rejected a flag"
+        flag_error = ctx.records[-1].failure or "tf_cnn_benchmarks rejected a flag"
         raise TfcnnwrapError(
             "tf_cnn_benchmarks rejected its flags on the first run: %s -- the checked-out branch %s may not "
             "know a flag you passed after --; drop it, or run `python -m tfcnnwrap setup` for a newer branch "
@@ -689,25 +548,33 @@ def _finish(ctx, started, stop, failure):
             highlight=False,
         )
         return EXIT_INTERRUPTED
-    if any(r.status != "ok" for r in final):
+    if any(r.status != Status.OK for r in final):
         return EXIT_RUNS_FAILED
     return EXIT_OK
 
 
-def _thermal_warning(ctx, runs):
-    from tfcnnwrap.cooling import throttle_warning
+def _hung_note(ctx, runs):
+    hung = [r for r in runs if r.extra.get("hung_after_total")]
+    if hung:
+        ctx.console.print(
+            "[yellow]note:[/] %s printed %s total and then hung until --timeout; %s figure%s kept "
+            "(hung_after_total in runs.jsonl)" % (_counted(len(hung), "run"), "its" if len(hung) == 1 else "their",
+                                                  "its" if len(hung) == 1 else "their", "" if len(hung) == 1 else "s"),
+            highlight=False)
 
+
+def _next_line(ctx, runs):
+    """What to run next: the compare that fits the sweep's GPU, once some run gave a figure."""
+    line = next_compare(ctx.sweep.path, SweepMeta.from_dict(ctx.meta)) if any(r.ok for r in runs) else None
+    if line:
+        ctx.console.print("next: " + line, markup=False, highlight=False, soft_wrap=True)  # a command, unbroken
+
+
+def _thermal_warning(ctx, runs):
     _warn(ctx, throttle_warning(runs))
 
 
-def _latest(ctx):
-    return latest_runs(ctx.records, ctx.plan.num_gpus)
-
-
 def _print_summary(console, sweep, meta, rows, runs):
-    from tfcnnwrap.report import print_summary
-    from tfcnnwrap.schedule import oom_hints
-
     print_summary(console, sweep, meta, rows, runs)
     for hint in oom_hints(runs):  # the batch size to try instead (issue 13)
         console.print("[yellow]hint:[/] " + hint, highlight=False)

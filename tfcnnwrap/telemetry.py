@@ -28,7 +28,7 @@ from tfcnnwrap.gpusamples import (  # noqa: F401 - re-exported: the sampler's re
     summarize_samples,
     throttle_verdict,
 )
-from tfcnnwrap.procs import bind_to_our_lifetime, popen_group_kwargs
+from tfcnnwrap.procs import bind_to_our_lifetime, kill_tree, popen_group_kwargs
 
 ENV_NVIDIA_SMI = "TFCNNWRAP_NVIDIA_SMI"  # a path to use, or "none" to switch telemetry off
 SAMPLE_FIELDS = LEGACY_FIELDS  # what every nvidia-smi knows; more when the driver does (choose_fields)
@@ -101,16 +101,43 @@ def query_gpus(nvidia_smi=None, timeout=QUERY_TIMEOUT_S):
     return info
 
 
-def _run_smi(args, timeout=QUERY_TIMEOUT_S):
-    """(exit code, text) of a one-shot nvidia-smi call; (None, why) when it could not run."""
+class _KillAtOnce:
+    """What a stop request ends while a one-shot query waits: the query's whole tree, with no grace (an
+    nvidia-smi that hangs ignores SIGTERM too)."""
+
+    def __init__(self, group):
+        self.exited = group.exited
+        self.terminate = group.kill
+
+
+# nvidia-smi paths whose one-shot query timed out in this process, and why: each later one-shot query of it
+# answers at once with that reason instead of costing another QUERY_TIMEOUT_S (a hung driver stays hung).
+_HUNG = {}
+
+
+def _run_smi(args, timeout=QUERY_TIMEOUT_S, stops=None):
+    """(exit code, text) of a one-shot nvidia-smi call; (None, why) when it could not run, did not answer
+    (its whole tree is killed, a wrapper's children too; it is not asked again, see ``_HUNG``) or a stop
+    request (Ctrl-C) ended the wait."""
+    from tfcnnwrap.procs import run_captured
+
+    path = str(args[0])
+    if path in _HUNG:
+        return None, _HUNG[path]
+    if stops is not None and stops.requested:
+        return None, "stopped"
     try:
-        proc = subprocess.run(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None, "nvidia-smi did not answer within %.0f s" % timeout
+        code, out, err = run_captured([str(a) for a in args], timeout,
+                                      guard=(lambda g: stops.guard(_KillAtOnce(g))) if stops is not None else None)
     except OSError as exc:
         return None, "cannot run %s: %s" % (args[0], exc.strerror or exc)
-    return proc.returncode, proc.stdout.decode("utf-8", "replace")
+    if stops is not None and stops.requested:
+        return None, "stopped"
+    if code is None:
+        why = "nvidia-smi did not answer within %.0f s" % timeout
+        _HUNG[path] = why
+        return None, why
+    return code, (out + err).decode("utf-8", "replace")
 
 
 def choose_fields(path):
@@ -130,18 +157,45 @@ def choose_fields(path):
     return LEGACY_FIELDS
 
 
+def _printable(text):
+    """``text`` with control characters (a terminal escape in a tool's answer) shown as ``?``."""
+    return "".join("?" if ord(c) < 32 or 127 <= ord(c) < 160 else c for c in text)
+
+
+# A GPU reading outside this range is not a temperature (-300 °C, 65535 from a driver that cannot tell).
+TEMP_RANGE_C = (-40.0, 150.0)
+
+
 def query_temps(path, timeout=QUERY_TIMEOUT_S):
     """{GPU index: temperature in °C} now, or {} when nvidia-smi cannot tell."""
+    return read_temps(path, timeout)[0]
+
+
+def read_temps(path, timeout=QUERY_TIMEOUT_S, stops=None):
+    """({GPU index: °C}, problem): problem is None, or one line saying what was wrong with nvidia-smi's
+    answer (it failed, hung, gave no number; readings out of range or a GPU listed twice are left out)."""
     code, text = _run_smi([str(path), "--query-gpu=index,temperature.gpu", "--format=csv,noheader,nounits"],
-                          timeout)
-    temps = {}
-    for line in text.splitlines() if code == 0 else ():
+                          timeout, stops)
+    if code is None:
+        return {}, text
+    first = _printable(next((line.strip() for line in text.splitlines() if line.strip()), "no output"))[:200]
+    if code != 0:
+        return {}, "nvidia-smi failed (exit %d: %s)" % (code, first)
+    temps, problems = {}, []
+    for line in text.splitlines():
         parts = line.split(",")
-        if len(parts) == 2:
-            index, temp = _number(parts[0]), _number(parts[1])
-            if index is not None and temp is not None:
-                temps[int(index)] = temp
-    return temps
+        index, temp = (_number(parts[0]), _number(parts[1])) if len(parts) == 2 else (None, None)
+        if index is None or temp is None or not float(index).is_integer() or index < 0:
+            continue
+        if not TEMP_RANGE_C[0] <= temp <= TEMP_RANGE_C[1]:
+            problems.append("GPU %d read %g °C, not a temperature" % (index, temp))
+        elif int(index) in temps:
+            problems.append("GPU %d listed twice" % index)
+        else:
+            temps[int(index)] = temp
+    if not temps and not problems:
+        problems.append("nvidia-smi gave no temperature (%s)" % first)
+    return temps, "; ".join(problems) or None
 
 
 def read_sample_lines(path):
@@ -167,6 +221,7 @@ class Sampler:
             str(int(interval_ms)),
         ]
         self._summary = None
+        self.stops = None  # the sweep's StopRequests: after a stop request, stop() waits for nothing
         self._out = safefs.create_replacing(self.samples_path)  # a planted link is replaced, not followed
         try:
             # Our header row, not nvidia-smi's: its names are the query's, whatever the driver's units.
@@ -182,7 +237,9 @@ class Sampler:
             raise
 
     def _end_process(self):
-        if self.process.poll() is None and os.name != "nt":
+        # After a stop request (Ctrl-C) nothing is waited for: an nvidia-smi that hangs ignores signals too.
+        hurry = self.stops is not None and self.stops.requested
+        if not hurry and self.process.poll() is None and os.name != "nt":
             # Ctrl-C first: nvidia-smi then leaves its loop and exits normally, flushing what it buffered;
             # SIGTERM would end it with a block-buffered file's last lines unwritten.
             self.process.send_signal(signal.SIGINT)
@@ -190,13 +247,9 @@ class Sampler:
                 self.process.wait(timeout=INTERRUPT_WAIT_S)
             except subprocess.TimeoutExpired:
                 pass
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=STOP_WAIT_S)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=STOP_WAIT_S)
+        # Its whole group, also what a wrapper script started (SIGKILL after the grace, to the group).
+        kill_tree(self.process, grace_s=0 if hurry else STOP_WAIT_S)
+        self.process.wait(timeout=STOP_WAIT_S)
 
     def latest(self):
         """{GPU index: sample} of the newest complete tick nvidia-smi has written (the live view's figures),
@@ -262,6 +315,7 @@ class Telemetry:
         self.available = self.path is not None
         self.note = None if self.available else "nvidia-smi not found: no GPU telemetry"
         self.current = None  # the running Sampler, for the live view
+        self.stops = None  # the sweep's StopRequests, handed to each Sampler
         self._fields = None
 
     @property
@@ -277,13 +331,20 @@ class Telemetry:
         return sampler.latest() if sampler is not None and sampler._summary is None else {}
 
     def temps(self):
-        return query_temps(self.path) if self.available else {}
+        return self.read_temps()[0]
+
+    def read_temps(self, stops=None):
+        """({GPU index: °C}, problem or None), as ``read_temps``; a stop request ends the query at once."""
+        if not self.available:
+            return {}, self.note or "no nvidia-smi"
+        return read_temps(self.path, stops=stops)
 
     def start(self, samples_path):
         if not self.available:
             return None
         try:
             self.current = Sampler(self.path, samples_path, self.interval_ms, self.fields)
+            self.current.stops = self.stops
             return self.current
         except Exception as exc:  # noqa: BLE001 - no telemetry, the run goes on
             self.available = False

@@ -28,6 +28,10 @@ FAKE_TFCNN_DRIFT       percent: the step lines' images/sec change by this much f
 mode leave_child       a normal run that, before exiting, starts a child which keeps stdout open and sleeps; once
                        the benchmark has exited the child writes "<benchmark pid> <child pid>" into
                        FAKE_TFCNN_READY_FIFO (if set)
+mode leave_child_setsid  the same, the child in a session of its own (setsid)
+mode hang_tree_setsid  as hang_tree, the child in a session of its own (setsid), holding stdout
+mode hang_after_total  a normal run that prints its total, then writes "<pid> 0" into FAKE_TFCNN_READY_FIFO (if
+                       set) and hangs
 
 Distributed mode (--job_name=ps|worker|controller, as upstream): each task binds its own port from
 --ps_hosts/--worker_hosts/--controller_host (a taken port fails like TensorFlow: "Could not start gRPC
@@ -42,6 +46,9 @@ controller.
 FAKE_TFCNN_TASK_FAULTS "task=mode,..." where task is ps0, worker1, controller0...; modes as FAKE_TFCNN_FAULTS
                        (a ps or a blocked worker knows crash, oom and exit0: ending by itself)
 FAKE_TFCNN_PID_DIR     directory: each task writes its pid to <role><index>.pid there when it starts
+FAKE_TFCNN_HOST_FACTOR "host=factor,...": on the machine whose hostname is host, images/sec x factor (a slow node)
+FAKE_TFCNN_TASKS_FIFO  a named pipe: each distributed task writes "<role><index> <hostname> <pid>" into it once its
+                       server listens (skipped when nobody reads it), so a test can act on a running task
 """
 
 import os
@@ -163,33 +170,8 @@ def noise():
     sys.stderr.flush()
 
 
-def main(argv):
-    flags = parse_flags(argv)
-    record_flags(flags)
-    model = flags.get("model", "trivial")
-    batch = int(flags.get("batch_size", "32"))
-    num_gpus = int(flags.get("num_gpus", "1"))
-    num_batches = int(flags.get("num_batches", "100"))
-    device = flags.get("device", "gpu")
-    overall, per_model = count_invocation(model)
-    fault = pick_fault(model, overall, per_model)
-    ips = pick_ips(model, per_model)
-    if num_gpus > 1:
-        ips *= num_gpus * float(os.environ.get("FAKE_TFCNN_GPU_EFFICIENCY", "1") or 1)
-    step_ips = ips
-    if flags.get("job_name") or flags.get("variable_update") == "distributed_replicated":
-        fault = task_fault(flags) or fault
-        code = distributed_task(flags, fault)
-        if code is not None:
-            return code
-        if flags.get("job_name") == "worker":
-            ips = ips * len(flags["worker_hosts"].split(","))  # upstream: workers x this worker's rate
-    delay = float(os.environ.get("FAKE_TFCNN_STEP_DELAY", "0") or 0)
-
-    wait_fifo = os.environ.get("FAKE_TFCNN_WAIT_FIFO")
-    if wait_fifo:
-        with open(wait_fifo) as fh:
-            fh.read()
+def print_header(flags, model, batch, num_gpus, num_batches, device):
+    """The header block upstream prints before it builds the model."""
     noise()
     out("TensorFlow:  %s" % os.environ.get("FAKE_TFCNN_TF_VERSION", "1.12"))
     out("Model:       %s" % model)
@@ -206,14 +188,10 @@ def main(argv):
     out("Optimizer:   %s" % flags.get("optimizer", "sgd"))
     out("Variables:   %s" % flags.get("variable_update", "parameter_server"))
     out("==========")
-    if flags.get("job_name"):
-        code = distributed_join(flags, fault)
-        if code is not None:
-            return code
-    out("Generating training model")
-    out("Initializing graph")
-    out("Running warm up")
 
+
+def warm_up_fault(fault, batch):
+    """The faults that strike during warm-up: an exit code, or None to go on to the steps."""
     if fault == "oom":
         sys.stderr.write(
             "2026-11-30 10:00:05.000000: W tensorflow/core/common_runtime/bfc_allocator.cc:271] Allocator "
@@ -234,16 +212,17 @@ def main(argv):
         if hasattr(signal, "SIGSEGV") and os.name == "posix":
             os.kill(os.getpid(), signal.SIGSEGV)
         os._exit(139)
-    if fault in ("hang", "hang_tree"):
+    if fault in ("hang", "hang_tree", "hang_tree_setsid"):
         out("Done warm up")
-        if fault == "hang_tree":
-            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+        if fault != "hang":
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"],
+                                     start_new_session=fault == "hang_tree_setsid")
             out("child pid: %d" % child.pid)
         out("hanging")
         fifo = os.environ.get("FAKE_TFCNN_READY_FIFO")
         if fifo:
             with open(fifo, "w") as fh:
-                fh.write("%d %d\n" % (os.getpid(), child.pid if fault == "hang_tree" else 0))
+                fh.write("%d %d\n" % (os.getpid(), child.pid if fault != "hang" else 0))
         time.sleep(3600)
         return 0
     if fault == "garbage":
@@ -259,6 +238,48 @@ def main(argv):
         for _ in range(int(mb * 1024 * 1024 / len(chunk)) + 1):
             sys.stderr.write(chunk)
         sys.stderr.flush()
+    return None
+
+
+def main(argv):
+    flags = parse_flags(argv)
+    record_flags(flags)
+    model = flags.get("model", "trivial")
+    batch = int(flags.get("batch_size", "32"))
+    num_gpus = int(flags.get("num_gpus", "1"))
+    num_batches = int(flags.get("num_batches", "100"))
+    device = flags.get("device", "gpu")
+    overall, per_model = count_invocation(model)
+    fault = pick_fault(model, overall, per_model)
+    ips = pick_ips(model, per_model) * host_factor()
+    if num_gpus > 1:
+        ips *= num_gpus * float(os.environ.get("FAKE_TFCNN_GPU_EFFICIENCY", "1") or 1)
+    step_ips = ips
+    if flags.get("job_name") or flags.get("variable_update") == "distributed_replicated":
+        fault = task_fault(flags) or fault
+        code = distributed_task(flags, fault)
+        if code is not None:
+            return code
+        if flags.get("job_name") == "worker":
+            ips = ips * len(flags["worker_hosts"].split(","))  # upstream: workers x this worker's rate
+    delay = float(os.environ.get("FAKE_TFCNN_STEP_DELAY", "0") or 0)
+
+    wait_fifo = os.environ.get("FAKE_TFCNN_WAIT_FIFO")
+    if wait_fifo:
+        with open(wait_fifo) as fh:
+            fh.read()
+    print_header(flags, model, batch, num_gpus, num_batches, device)
+    if flags.get("job_name"):
+        code = distributed_join(flags, fault)
+        if code is not None:
+            return code
+    out("Generating training model")
+    out("Initializing graph")
+    out("Running warm up")
+
+    code = warm_up_fault(fault, batch)
+    if code is not None:
+        return code
 
     out("Done warm up")
     out("Step\tImg/sec\ttotal_loss")
@@ -277,9 +298,19 @@ def main(argv):
     out("-" * 64)
     out("total images/sec: %.2f" % ips)
     out("-" * 64)
-    if fault == "leave_child":
-        leave_child()
+    if fault in ("leave_child", "leave_child_setsid"):
+        leave_child(setsid=fault == "leave_child_setsid")
+    if fault == "hang_after_total":
+        ready_fifo(os.getpid(), 0)
+        time.sleep(3600)
     return 0
+
+
+def ready_fifo(*pids):
+    fifo = os.environ.get("FAKE_TFCNN_READY_FIFO")
+    if fifo:
+        with open(fifo, "w") as fh:
+            fh.write(" ".join(str(p) for p in pids) + "\n")
 
 
 # The child learns that the benchmark has exited when its stdin (a pipe from the benchmark) reaches its end.
@@ -294,9 +325,11 @@ LEFT_CHILD = (
 )
 
 
-def leave_child():
-    """A child that outlives the benchmark and keeps its stdout (the caller's pipe) open."""
-    child = subprocess.Popen([sys.executable, "-c", LEFT_CHILD, str(os.getpid())], stdin=subprocess.PIPE)
+def leave_child(setsid=False):
+    """A child that outlives the benchmark and keeps its stdout (the caller's pipe) open; ``setsid``: in a
+    session (and process group) of its own, out of reach of a group kill."""
+    child = subprocess.Popen([sys.executable, "-c", LEFT_CHILD, str(os.getpid())], stdin=subprocess.PIPE,
+                             start_new_session=setsid)
     out("child pid: %d" % child.pid)
 
 
@@ -382,6 +415,31 @@ def distributed_task(flags, fault):
 SERVERS = []
 
 
+def host_factor():
+    import socket
+    for item in os.environ.get("FAKE_TFCNN_HOST_FACTOR", "").split(","):
+        host, eq, factor = item.partition("=")
+        if eq and host.strip() == socket.gethostname():
+            return float(factor)
+    return 1.0
+
+
+def announce(name):
+    """One line into FAKE_TFCNN_TASKS_FIFO (atomic: shorter than PIPE_BUF); nothing when no one reads it."""
+    import socket
+    path = os.environ.get("FAKE_TFCNN_TASKS_FIFO")
+    if not path:
+        return
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError:
+        return
+    try:
+        os.write(fd, ("%s %s %d\n" % (name, socket.gethostname(), os.getpid())).encode())
+    finally:
+        os.close(fd)
+
+
 def distributed_join(flags, fault):
     """After the header, as upstream: a ps (a distributed_all_reduce worker) joins its server for good;
     other tasks wait for the tasks they need."""
@@ -391,6 +449,7 @@ def distributed_join(flags, fault):
         out("Running parameter server %s" % index if job == "ps" else "Starting worker %s" % index)
     for server in SERVERS:
         server.listen(64)
+    announce("%s%s" % (job, index))
     if blocks:
         if fault == "oom":
             sys.stderr.write("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating "

@@ -1,0 +1,93 @@
+"""Read a file another person gave us whole, within a size and a time bound.
+
+``--references /dev/zero`` would otherwise be read until memory ran out, and a FIFO nobody writes to would
+block the verb for ever. A regular file is read up to the bound; a device or socket is refused at once; a pipe
+(``<(cat refs.csv)``, a FIFO) is read as long as it sends something, and given up on when it goes quiet or runs
+past the total deadline. Opened without blocking, so opening a FIFO without a writer returns at once (and it
+then reads as empty).
+"""
+
+import os
+import stat
+import time
+from typing import List
+
+from tfcnnwrap.errors import UsageError
+
+IDLE_S = 10.0  # a pipe that sends nothing for this long is given up on
+TOTAL_S = 60.0  # and one still sending after this long
+
+
+def _open(path, what):
+    shown = str(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        return os.open(path, flags)
+    except FileNotFoundError:
+        raise UsageError("%s does not exist; give the path of %s" % (shown, what)) from None
+    except IsADirectoryError:
+        raise UsageError("%s is a directory; give the path of %s" % (shown, what)) from None
+    except PermissionError:
+        raise UsageError("%s cannot be read (permission denied); give the path of %s" % (shown, what)) from None
+    except OSError as exc:
+        raise UsageError("%s cannot be opened (%s); give the path of %s" % (shown, exc.strerror or exc, what)) \
+            from None
+
+
+def _too_big(path, limit, what):
+    return UsageError("%s is larger than %d MiB, too large for %s; give a smaller file"
+                      % (path, limit // (1024 * 1024), what))
+
+
+def _read_regular(fd, path, limit, what):
+    chunks: List[bytes] = []
+    size = 0
+    while True:
+        chunk = os.read(fd, 1024 * 1024)
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > limit:
+            raise _too_big(path, limit, what)
+        chunks.append(chunk)
+
+
+def _read_pipe(fd, path, limit, what, idle_s, total_s):
+    """A pipe's bytes until it ends; UsageError when it goes quiet for ``idle_s`` or lasts past ``total_s``."""
+    import select
+
+    chunks: List[bytes] = []
+    size = 0
+    deadline = time.monotonic() + total_s
+    while True:
+        wait = min(idle_s, deadline - time.monotonic())
+        if wait <= 0 or not select.select([fd], [], [], wait)[0]:
+            raise UsageError("%s sent no end of file within %.0f s (a pipe or FIFO nothing is writing to?); "
+                             "give a file, or a pipe that ends" % (path, idle_s if wait > 0 else total_s))
+        try:
+            chunk = os.read(fd, 1024 * 1024)
+        except BlockingIOError:
+            continue
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > limit:
+            raise _too_big(path, limit, what)
+        chunks.append(chunk)
+
+
+def read_bounded(path, limit, what, idle_s=IDLE_S, total_s=TOTAL_S) -> bytes:
+    """The bytes of ``path`` (at most ``limit``); UsageError naming the fix for a device, a directory, a file
+    over ``limit``, or a pipe that does not end. ``what`` names the expected file in messages."""
+    fd = _open(path, what)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise UsageError("%s is a directory; give the path of %s" % (path, what))
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
+            raise UsageError("%s is a device, not a file; give the path of %s" % (path, what))
+        if stat.S_ISFIFO(mode) and os.name != "nt":
+            return _read_pipe(fd, path, limit, what, idle_s, total_s)
+        return _read_regular(fd, path, limit, what)
+    finally:
+        os.close(fd)

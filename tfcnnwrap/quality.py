@@ -1,0 +1,93 @@
+"""Can a configuration's figure be trusted? The verdict a reader sees beside every mean (issue 22).
+
+Pure: from a configuration's ok values in run order and what its summary row already holds (outlier runs,
+the CI95's width, throttled runs), the short flags of the report's `flags` column (``outlier``, ``wide CI``,
+``drift``, ``throttled``) and one line per problem saying what to do about it. The sweep's end summary and
+`report` print the same lines, so nothing the sweep knew is lost when a report is read later.
+"""
+
+from dataclasses import dataclass
+from statistics import fmean
+from typing import Dict, List, Optional, Sequence, Tuple
+
+CI95_WIDE_PCT = 2.0  # a CI95 wider than +-2 % of the mean: the figure is not yet pinned down
+TREND_PCT = 3.0  # the last third of the runs against the first: heat soak, or a warm-up spread over runs
+SUGGESTED_COOL_TO_C = 60
+
+OUTLIER, WIDE_CI, DRIFT, THROTTLED = "outlier", "wide CI", "drift", "throttled"
+FLAGS = (OUTLIER, WIDE_CI, DRIFT, THROTTLED)
+
+
+def trend_pct(values: Sequence[float]) -> Optional[float]:
+    """The mean of the last third of ``values`` (ok runs in run order) against the mean of the first third,
+    in %; None under 3 values (no thirds to tell apart)."""
+    if len(values) < 3:
+        return None
+    third = len(values) // 3
+    first, last = fmean(values[:third]), fmean(values[-third:])
+    if not first:
+        return None
+    return (last / first - 1.0) * 100.0
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What is known about one configuration's steadiness, and the flags it earns."""
+
+    outlier_runs: Tuple[int, ...] = ()
+    ci95_pct: Optional[float] = None
+    trend_pct: Optional[float] = None
+    throttled_runs: Optional[int] = None
+    runs_ok: int = 0
+    throttle_reasons: Tuple[Tuple[str, int], ...] = ()
+    max_temp_c: Optional[float] = None
+
+    @property
+    def flags(self) -> List[str]:
+        found = []
+        if self.outlier_runs:
+            found.append(OUTLIER)
+        if self.ci95_pct is not None and self.ci95_pct > CI95_WIDE_PCT:
+            found.append(WIDE_CI)
+        if self.trend_pct is not None and abs(self.trend_pct) > TREND_PCT:
+            found.append(DRIFT)
+        if self.throttled_runs:
+            found.append(THROTTLED)
+        return found
+
+
+def _runs_text(numbers: Sequence[int]) -> str:
+    words = [str(n) for n in numbers]
+    if len(words) == 1:
+        return "run " + words[0]
+    return "runs %s and %s" % (", ".join(words[:-1]), words[-1])
+
+
+def _reasons_text(reasons: Dict[str, int]) -> str:
+    return ", ".join("%s in %d" % (name, count) for name, count in sorted(reasons.items(), key=lambda kv: -kv[1]))
+
+
+def problems(verdict: Verdict, runs_planned: Optional[int] = None) -> List[str]:
+    """One sentence per flag: what was seen and what to do (without the configuration's name)."""
+    lines = []
+    more = max(10, 2 * (runs_planned or verdict.runs_ok or 3))
+    if verdict.outlier_runs:
+        lines.append("%s far from the others (kept in the mean): check %s log, or add runs (--runs %d)"
+                     % (_runs_text(verdict.outlier_runs), "its" if len(verdict.outlier_runs) == 1 else "their",
+                        more))
+    if verdict.ci95_pct is not None and verdict.ci95_pct > CI95_WIDE_PCT:
+        lines.append("CI95 ±%.2f%% is wider than ±%g%%: add runs until it narrows (--until-ci %g)"
+                     % (verdict.ci95_pct, CI95_WIDE_PCT, CI95_WIDE_PCT))
+    if verdict.trend_pct is not None and abs(verdict.trend_pct) > TREND_PCT:
+        if verdict.trend_pct < 0:
+            lines.append("runs fell %.1f%% from the first third to the last (heat soak?): cool between runs "
+                         "(--cool-to %d)" % (-verdict.trend_pct, SUGGESTED_COOL_TO_C))
+        else:
+            lines.append("runs rose %.1f%% from the first third to the last (still warming up?): more warm-up "
+                         "(--num-warmup-batches)" % verdict.trend_pct)
+    if verdict.throttled_runs:
+        why = _reasons_text(dict(verdict.throttle_reasons)) or "SM clock dropped over 10 %"
+        hottest = ", max %g °C" % verdict.max_temp_c if verdict.max_temp_c is not None else ""
+        lines.append("%d of %d runs throttled (%s%s): --cool-to %d or better airflow"
+                     % (verdict.throttled_runs, verdict.runs_ok, why, hottest, SUGGESTED_COOL_TO_C))
+    return lines
