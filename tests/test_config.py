@@ -10,7 +10,7 @@ import pytest
 from conftest import assert_clean_error, run_cli
 from sweepdata import seed_runs, write_sweep
 
-from tfcnnwrap import settings
+from tfcnnwrap import checkout, settings
 from tfcnnwrap.errors import UsageError
 
 
@@ -40,29 +40,29 @@ FULL = 'python = "/cfg/python"\nvendor_dir = "/cfg/vendor"\nresults_dir = "/cfg/
 
 def test_python_flag_beats_environment_and_config(tmp_path):
     env = _env(_config(tmp_path, FULL), TFCNNWRAP_PYTHON="/env/python")
-    assert settings.target_python("/flag/python", tmp_path, env) == ("/flag/python", "--python")
+    assert checkout.target_python("/flag/python", tmp_path, env) == ("/flag/python", "--python")
 
 
 def test_python_environment_beats_config(tmp_path):
     env = _env(_config(tmp_path, FULL), TFCNNWRAP_PYTHON="/env/python")
-    assert settings.target_python(None, tmp_path, env) == ("/env/python", settings.ENV_PYTHON)
+    assert checkout.target_python(None, tmp_path, env) == ("/env/python", settings.ENV_PYTHON)
 
 
 def test_python_config_beats_the_last_setup(tmp_path):
     path = _config(tmp_path, FULL)
     vendor = _vendor_with_last_setup(tmp_path, "/manifest/python")
-    python, source = settings.target_python(None, vendor, _env(path))
+    python, source = checkout.target_python(None, vendor, _env(path))
     assert python == "/cfg/python" and str(path) in source and "config file" in source
 
 
 def test_python_last_setup_beats_default(tmp_path):
     vendor = _vendor_with_last_setup(tmp_path, "/manifest/python")
-    python, source = settings.target_python(None, vendor, _env(_config(tmp_path, 'vendor_dir = "v"\n')))
+    python, source = checkout.target_python(None, vendor, _env(_config(tmp_path, 'vendor_dir = "v"\n')))
     assert python == "/manifest/python" and "last setup" in source
 
 
 def test_python_default_is_the_running_interpreter(tmp_path):
-    assert settings.target_python(None, tmp_path, _env(_config(tmp_path, ""))) == (None, None)
+    assert checkout.target_python(None, tmp_path, _env(_config(tmp_path, ""))) == (None, None)
 
 
 # --- the vendor directory: flag > env > config > default ---------------------------------------------------

@@ -23,8 +23,11 @@ class _Step:
 
 
 def _record(model, batch_size, run, value, duration_s, status="ok"):
-    return {"model": model, "batch_size": batch_size, "run": run, "status": status, "images_per_sec": value,
-            "exit_code": 0, "duration_s": duration_s, "started_at": None, "log": None, "command": []}
+    from tfcnnwrap.records import RunRecord
+
+    return RunRecord.from_dict({"model": model, "batch_size": batch_size, "run": run, "status": status,
+                                "images_per_sec": value, "exit_code": 0, "duration_s": duration_s,
+                                "started_at": None, "log": None, "command": []})
 
 
 def _render(display, width=80):
