@@ -114,7 +114,7 @@ class TimeLeft:
     to say). The running run counts for what it has left, so the figure ticks down with the clock."""
 
     def __init__(self):
-        self.todo = Counter()  # configuration -> runs not started yet
+        self.todo: Counter = Counter()  # configuration -> runs not started yet
         self.measured = {}  # configuration -> durations of its finished runs (s)
         self.pause_s = 0.0  # the pause before each run (--cooldown), once one was asked for
 
@@ -239,10 +239,11 @@ class LiveDisplay:
 
     def _progress_parts(self, elapsed, completed):
         now = time.monotonic()
-        running = self.run_started_at is not None
+        began = self.run_started_at
         parts = ["run %d of %d" % (min(self.done + 1, self.total), self.total), "%s elapsed" % _fmt_duration(elapsed)]
-        left = self.time_left.left(max(0, self.total - self.done - running), self.current_key if running else None,
-                                   now - self.run_started_at if running else 0.0, self._pause_left(now))
+        left = self.time_left.left(max(0, self.total - self.done - (began is not None)),
+                                   self.current_key if began is not None else None,
+                                   now - began if began is not None else 0.0, self._pause_left(now))
         if left is not None:
             parts.append("~%s left" % _fmt_duration(left))
         return parts

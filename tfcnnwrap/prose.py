@@ -9,6 +9,7 @@ import re
 import shutil
 import sys
 import textwrap
+from typing import List
 
 NBSP = "\u00a0"
 # a number, a space, a unit or unit-like word: joined while wrapping, so that no line ends in "82" and the
@@ -28,7 +29,7 @@ def fill(text: str, width: int, indent: str = CONTINUATION) -> str:
     a word, a path, a hyphenated flag or a number and its unit; a word longer than the width has its own
     line."""
     width = max(20, int(width))
-    lines = []
+    lines: List[str] = []
     for paragraph in text.split("\n"):
         wrapped = textwrap.wrap(join_units(paragraph), width, subsequent_indent=indent, break_long_words=False,
                                 break_on_hyphens=False) or [""]
