@@ -130,8 +130,10 @@ class TimeLeft:
             self.measured.setdefault(key, []).append(float(duration_s))
 
     def run_s(self, key):
+        # rich's refresh thread asks while the sweep's thread adds: a copy taken in one step (under the GIL)
+        measured = list(self.measured.items())
         for same in ((lambda k: k == key), (lambda k: k[0] == key[0]), (lambda k: True)):
-            found = [d for k, durations in self.measured.items() if same(k) for d in durations]
+            found = [d for k, durations in measured if same(k) for d in list(durations)]
             if found:
                 return sum(found) / len(found)
         return None
@@ -144,7 +146,7 @@ class TimeLeft:
             return None
         total = max(0.0, self.run_s(current) - current_s) if current is not None else 0.0
         named = 0
-        for key, count in self.todo.items():
+        for key, count in list(self.todo.items()):
             count = min(count, unstarted - named)
             if count > 0:
                 total += count * self.run_s(key)
