@@ -3,13 +3,14 @@
 # no importlib.metadata. It answers with lines ``TFCNNWRAP-PROBE-JSON: {...}`` on stdout (the last one
 # counts); everything else it or TensorFlow prints is noise to the caller.
 #
-# usage: python _probe.py [--full] [--matmul]
+# usage: python _probe.py [--full] [--matmul] [--bandwidth]
 #   (no flag)  version from package metadata only (~0.1 s); imports tensorflow only when metadata has none
 #   --full     also import tensorflow: GPUs, CUDA/cuDNN build info, tf_keras
 #   --matmul   also time the seed's [10000x1000].[1000x2000] float32 product on /cpu:0 and /gpu:0
+#   --bandwidth also time 128 MiB copies host->/gpu:0 and /gpu:0->host (GB/s, median of 7 after a warm-up)
 #
-# A snapshot line is printed after every stage (metadata, import, build_info, devices, matmul_cpu,
-# matmul_gpu) and a last one with "complete": true; when a stage crashes the interpreter or hangs, the
+# A snapshot line is printed after every stage (metadata, import, build_info, devices, bandwidth,
+# matmul_cpu, matmul_gpu) and a last one with "complete": true; when a stage crashes the interpreter or hangs, the
 # caller still has the snapshot before it.
 
 import json
@@ -210,6 +211,86 @@ def _time_matmul(tf, device, repeats=5):
     return round(flops / best / 1e9, 1)
 
 
+COPY_BYTES = 128 * 1024 * 1024  # large enough that per-copy overhead is under 1 % even on a PCIe 4 x16 link
+COPY_REPEATS = 7
+
+
+def median(values):
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2.0
+
+
+def _copy_times_eager(tf, count, repeats):
+    """(h2d seconds, d2h seconds) per repeat. Every repeat copies a fresh tensor, made outside the timing:
+    TensorFlow keeps a copy of a tensor on the device it was copied to, so a second copy of the same one
+    would time nothing."""
+    h2d, d2h = [], []
+    for i in range(repeats + 1):
+        with tf.device("/cpu:0"):
+            host = tf.fill([count], float(i))
+        start = time.perf_counter()
+        with tf.device("/gpu:0"):
+            dev = tf.identity(host)
+            dev[:1].numpy()  # waits until the whole copy has landed
+        middle = time.perf_counter()
+        dev.numpy()
+        end = time.perf_counter()
+        if i:  # the first round is the warm-up (allocator, CUDA streams)
+            h2d.append(middle - start)
+            d2h.append(end - middle)
+    return h2d, d2h
+
+
+def _copy_times_graph(tf, count, repeats):
+    """TF 1.x: a session run copies a /cpu:0 variable to /gpu:0 (fetching one element), and fetches a
+    /gpu:0 variable to the host."""
+    graph = tf.Graph()
+    with graph.as_default():
+        with tf.device("/cpu:0"):
+            host = tf.Variable(tf.zeros([count]))
+        with tf.device("/gpu:0"):
+            dev = tf.Variable(tf.zeros([count]))
+            to_gpu = tf.identity(host)[:1]
+        config = tf.ConfigProto(allow_soft_placement=False)
+        with tf.Session(graph=graph, config=config) as sess:
+            sess.run(tf.global_variables_initializer())
+            h2d, d2h = [], []
+            for i in range(repeats + 1):
+                start = time.time()
+                sess.run(to_gpu)
+                middle = time.time()
+                sess.run(dev)
+                end = time.time()
+                if i:
+                    h2d.append(middle - start)
+                    d2h.append(end - middle)
+    return h2d, d2h
+
+
+def _bandwidth(tf, result, warnings):
+    """Host<->/gpu:0 copy bandwidth in GB/s (median), or a reason why there is none."""
+    found = {"h2d_gbps": None, "d2h_gbps": None, "reason": None}  # type: dict
+    result["bandwidth"] = found
+    if result["gpus"] is None:
+        found["reason"] = "TensorFlow could not list its GPUs"
+        return
+    if not result["gpus"]:
+        found["reason"] = "TensorFlow sees no GPU (CPU only): there is no link to measure"
+        return
+    eager = getattr(tf, "executing_eagerly", None)
+    timer = _copy_times_eager if eager is not None and eager() else _copy_times_graph
+    try:
+        h2d, d2h = timer(tf, COPY_BYTES // 4, COPY_REPEATS)
+    except Exception as exc:  # noqa: BLE001
+        found["reason"] = "copying to /gpu:0 failed: %s: %s" % (type(exc).__name__, exc)
+        warnings.append(found["reason"])
+        return
+    for key, times in (("h2d_gbps", h2d), ("d2h_gbps", d2h)):
+        took = median(times)
+        found[key] = round(COPY_BYTES / took / 1e9, 2) if took > 0 else None
+
+
 def emit(result, stage, complete=False):
     """Print a snapshot of what is known so far; the caller keeps the last one it sees.
 
@@ -238,9 +319,25 @@ def _matmul(tf, result, warnings):
         emit(result, "matmul_gpu")
 
 
+def _ask(tf, result, warnings, full, bandwidth, matmul):
+    """The stages after the import, each followed by its snapshot."""
+    if full:
+        _build_info(tf, result, warnings)
+        emit(result, "build_info")
+        result["gpus"] = _gpu_names(tf, warnings)
+        emit(result, "devices")
+    if bandwidth:
+        _bandwidth(tf, result, warnings)
+        emit(result, "bandwidth")
+    if matmul:
+        _matmul(tf, result, warnings)
+
+
 def main(argv):
     full = "--full" in argv or "--matmul" in argv
     matmul = "--matmul" in argv
+    bandwidth = "--bandwidth" in argv
+    full = full or bandwidth
     warnings = []  # type: list
     result = {
         "python": sys.executable,
@@ -257,6 +354,7 @@ def main(argv):
         "cudnn_version": None,
         "is_cuda_build": None,
         "matmul": None,
+        "bandwidth": None,
         "warnings": warnings,
     }
     dist = find_distribution()
@@ -287,13 +385,9 @@ def main(argv):
                 os.path.dirname(getattr(tf, "__file__", "") or "")
             )
             emit(result, "import")
-            if full:
-                _build_info(tf, result, warnings)
-                emit(result, "build_info")
-                result["gpus"] = _gpu_names(tf, warnings)
-                emit(result, "devices")
-            if matmul:
-                _matmul(tf, result, warnings)
+            _ask(tf, result, warnings, full, bandwidth, matmul)
+    if bandwidth and result["bandwidth"] is None:
+        result["bandwidth"] = {"h2d_gbps": None, "d2h_gbps": None, "reason": "TensorFlow cannot be imported"}
     emit(result, "done", complete=True)
     return 0
 

@@ -57,6 +57,7 @@ class Bound:
             raise OutOfBounds("must be %s, got %s" % (self.describe(), _shown(value)))
         text = value if isinstance(value, str) else repr(value)
         text = text.strip()
+        number: float
         try:
             # int() and float() also take other scripts' digits (١ is 1) and underscores (1_0 is 10): a
             # typo or a pasted character is no number here. "-0" is refused as "-5" would be.

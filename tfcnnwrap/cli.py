@@ -397,6 +397,8 @@ def _add_doctor(verbs, parent):
     _add_vendor_dir(p)
     p.add_argument("--matmul", action="store_true",
                    help="time a [10000x1000]x[1000x2000] float32 product on /cpu:0 and /gpu:0")
+    p.add_argument("--bandwidth", action="store_true",
+                   help="time host->GPU and GPU->host copies (GB/s) with the target TensorFlow on /gpu:0")
     p.add_argument("--strict", action="store_true", help="exit 1 when a sweep would not run as asked (not ready)")
     _add_format(p, ["table", "json"])
 

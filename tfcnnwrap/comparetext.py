@@ -5,6 +5,7 @@ import sys
 
 from tfcnnwrap import render
 from tfcnnwrap.closest import tf_differs
+from tfcnnwrap.linknote import link_notes
 
 MARK = "\u2020"  # dagger: a reference measured under other conditions
 GEOMEAN = "geomean"  # the model column of the geometric-mean row in every output form
@@ -127,6 +128,7 @@ def against_notes(comparison):
         notes.append("This sweep ran on the CPU; the references are GPUs.")
     notes += footnotes(comparison)
     notes += closest_notes(comparison) + tf_notes(comparison) + low_trust_notes(comparison.low_trust_left_out)
+    notes += link_notes(comparison.sweep)
     notes += ["Source of %s: %s" % (", ".join(names), source) for source, names in comparison.sources]
     return notes
 

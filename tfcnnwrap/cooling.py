@@ -77,7 +77,9 @@ def before_run(ctx, display, state, warn):
     ``cool_to_problem`` when nvidia-smi could not give the temperatures --cool-to waits on."""
     plan, tele = ctx.plan, ctx.telemetry
     cooldown, cool_to = getattr(plan, "cooldown_s", None), getattr(plan, "cool_to_c", None)
-    out, waited, temps, problems = {}, 0.0, None, []
+    out: dict = {}
+    problems: list = []
+    waited, temps = 0.0, None
     started = time.monotonic()
     if cooldown and state.started:
         pause = getattr(display, "pause", None)  # the live view counts the pause down

@@ -100,10 +100,10 @@ def _cuda_facts(probe, parsed, warnings):
     return None, None, None
 
 
-def collect(python=None, vendor_dir="vendor", matmul=False, timeout=None):
+def collect(python=None, vendor_dir="vendor", matmul=False, timeout=None, bandwidth=False):
     """Everything doctor reports, as the JSON dict. Raises SetupError only when the interpreter cannot be
     started or answers nothing at all. The facts come from ``envinfo``, the same snapshot a sweep records."""
-    probe = run_probe(python, full=True, matmul=matmul, timeout=timeout, partial=True)
+    probe = run_probe(python, full=True, matmul=matmul, timeout=timeout, partial=True, bandwidth=bandwidth)
     manifest = read_manifest(vendor_dir)
     smi = query_gpus()
     env = capture_environment(python, probe=probe, manifest=manifest, smi=smi)
@@ -140,6 +140,7 @@ def collect(python=None, vendor_dir="vendor", matmul=False, timeout=None):
         "nvidia_smi": smi,
         "vendor": vendor_info(vendor_dir, manifest, tf_version),
         "matmul": _matmul_timings(probe) if matmul else None,
+        "bandwidth": copy_bandwidth(probe) if bandwidth else None,
         "probe_complete": probe.complete,
         "probe_stage": probe.stage,
         "tfcnnwrap_version": __version__,
@@ -189,6 +190,16 @@ def _matmul_timings(probe):
     cpu = probe.matmul.cpu_gflops if probe.matmul else None
     gpu = probe.matmul.gpu_gflops if probe.matmul else None
     return {"cpu_gflops": cpu, "gpu_gflops": gpu, "speedup": round(gpu / cpu, 1) if cpu and gpu else None}
+
+
+def copy_bandwidth(probe):
+    """``{h2d_gbps, d2h_gbps, reason}``: the probe's figures, or why there are none."""
+    from tfcnnwrap.probe import Bandwidth
+
+    found = probe.bandwidth or Bandwidth(reason="the probe stopped before timing copies (see the warnings)")
+    if found.reason is None and (found.h2d_gbps is None or found.d2h_gbps is None):
+        found = Bandwidth(found.h2d_gbps, found.d2h_gbps, "a copy took no measurable time")
+    return found.to_dict()
 
 
 # --- verdicts -------------------------------------------------------------------------------------------
@@ -298,6 +309,20 @@ def _matmul_row(report):
     return _row(MATMUL, OK, value, "" if gpu is not None else "no GPU to compare with")
 
 
+BANDWIDTH = "copy bandwidth"
+
+
+def bandwidth_row(found):
+    """The ``--bandwidth`` check: both directions in GB/s, or why there is no figure."""
+    h2d, d2h = found.get("h2d_gbps"), found.get("d2h_gbps")
+    if h2d is None or d2h is None:
+        reason = found.get("reason") or ""
+        no_gpu = "sees no GPU" in reason
+        return _row(BANDWIDTH, INFO if no_gpu else WARN, "no figure", reason)
+    return _row(BANDWIDTH, OK, "host->GPU %.1f GB/s, GPU->host %.1f GB/s" % (h2d, d2h),
+                "128 MiB copies, median of 7; for scale, PCIe 3.0 x16 peaks near 13, x4 (Thunderbolt 3) near 3")
+
+
 def checks(report):
     """One verdict row per check: check, status (ok, warn, fail, info), value, hint."""
     rows = [_row("Python", OK, report["python_version"] or "?", report["python"] or "")]
@@ -333,7 +358,10 @@ def checks(report):
         usable = rows[-1]["status"] == OK  # the checkout: sweeps need no git, only setup does
         rows.append(_row("git", WARN if usable else FAIL, "not found",
                          "setup needs git: install it (https://git-scm.com) or set GIT_PYTHON_GIT_EXECUTABLE"))
-    rows += [_smi_row(report), _matmul_row(report), _quiet_row(report)]
+    rows += [_smi_row(report), _matmul_row(report)]
+    if report.get("bandwidth") is not None:
+        rows.append(bandwidth_row(report["bandwidth"]))
+    rows.append(_quiet_row(report))
     return rows
 
 
@@ -430,10 +458,11 @@ def cmd_doctor(args):
     python = checkout.target_python(args.python, vendor_dir)[0]
     fmt = args.format or "table"
     matmul = bool(args.matmul)
+    bandwidth = bool(args.bandwidth)
     err = console(stderr=True)
-    what = "timing the matmul" if matmul else "questioning TensorFlow"
+    what = "timing the matmul" if matmul else "timing copies to /gpu:0" if bandwidth else "questioning TensorFlow"
     with err.status("%s in %s ..." % (what, python or sys.executable)):
-        report = collect(python, str(vendor_dir), matmul)
+        report = collect(python, str(vendor_dir), matmul, bandwidth=bandwidth)
     if fmt == "json":
         # one object with its own keys, plus the envelope's version and kind (every --format json has both)
         sys.stdout.write(to_json(dict(report, format=FORMAT, kind="doctor")) + "\n")

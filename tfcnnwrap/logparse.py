@@ -487,22 +487,23 @@ class LogParser:
     def _route(self, line):
         """One line to the parser of the rank whose prefix it carries, without that prefix; a line without
         the prefix (a launcher's own message) to the rank that printed the last line."""
-        split = self._prefix.split(line)
-        if split is None:
-            rank = self._current
-        else:
+        prefix, ranks, rank = self._prefix, self._ranks, self._current
+        assert prefix is not None and ranks is not None and rank is not None  # _learn set them first
+        split = prefix.split(line)
+        if split is not None:
             key, line = split
-            rank = self._ranks.get(key)
-            if rank is None and len(self._ranks) >= MAX_RANKS:  # hostile input: memory stays bounded
-                return self._current._feed_one(line)
-            if rank is None:
-                rank = self._first if not self._ranks else LogParser()
-                rank._learns = False
-                self._ranks[key] = rank
-            self._current = rank
+            known = ranks.get(key)
+            if known is None and len(ranks) >= MAX_RANKS:  # hostile input: memory stays bounded
+                return rank._feed_one(line)
+            if known is None:
+                known = self._first if not ranks and self._first is not None else LogParser()
+                known._learns = False
+                ranks[key] = known
+            self._current = rank = known
         step = rank._feed_one(line)
-        if rank is self._first:
-            self.stage = rank.stage  # the live view follows the first rank, as it follows its steps
+        first = self._first
+        if first is not None and rank is first:
+            self.stage = first.stage  # the live view follows the first rank, as it follows its steps
         return step
 
     # -- the line handlers: both engines hand them the lines that hold their concern's markers ----------

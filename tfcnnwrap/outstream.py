@@ -79,11 +79,11 @@ class GuardedStream(io.TextIOBase):
         return self._stream.fileno()
 
     @property
-    def encoding(self):
+    def encoding(self):  # type: ignore[override]  # read-only here: the guarded stream's own
         return getattr(self._stream, "encoding", "utf-8")
 
     @property
-    def errors(self):
+    def errors(self):  # type: ignore[override]  # read-only here: the guarded stream's own
         return getattr(self._stream, "errors", "replace")
 
     @property

@@ -29,6 +29,18 @@ def require_matplotlib():
         ) from None
 
 
+PANEL_W = 4.6  # inches of a bar panel, its labels aside
+
+
+def fit_title(title, width_in, fontsize=12, em=0.62):
+    """``title`` wrapped between words to ``width_in`` inches; ``em``: the average glyph width in ems (~0.62
+    for bold DejaVu Sans, ~0.52 for regular)."""
+    import textwrap
+
+    chars = max(20, int(width_in * 72.0 / (fontsize * em)))
+    return "\n".join(textwrap.wrap(title, chars, break_on_hyphens=False)) or title
+
+
 def _figure(panels, title, footnotes=()):
     """A Figure with one horizontal-bar panel per entry of ``panels``.
 
@@ -42,11 +54,12 @@ def _figure(panels, title, footnotes=()):
     nrows = int(math.ceil(len(panels) / float(ncols)))
     longest = max(len(b["label"]) for p in panels for b in p["bars"])
     label_w = 0.075 * longest + 0.3
-    axes_w, gap = 4.6, 0.35
+    axes_w, gap = PANEL_W, 0.35
     most_bars = max(len(p["bars"]) for p in panels)
     axes_h = 0.36 * most_bars + 0.2
-    head, foot, vgap = 0.75, 0.25 + 0.17 * len(footnotes), 0.95
     width = ncols * (label_w + axes_w) + (ncols - 1) * gap + 0.2
+    title = fit_title(title, width - 0.2)
+    head, foot, vgap = 0.55 + 0.22 * (title.count("\n") + 1), 0.25 + 0.17 * len(footnotes), 0.95
     height = head + nrows * axes_h + (nrows - 1) * vgap + 0.5 + foot
     fig = Figure(figsize=(width, height), dpi=110)
     grid = fig.add_gridspec(
@@ -68,38 +81,52 @@ def _figure(panels, title, footnotes=()):
     return fig
 
 
+def _limits(panel, values):
+    """(low, high) of a panel's value axis: from 0 for images/sec; for a change, symmetric around 0 and at
+    least +-0.5 %, so that a 0.2 % change is a bar of its own and its whiskers fit."""
+    ends = values + [e for b in panel["bars"] if b.get("err") for e in b["err"]]
+    if panel.get("percent"):
+        half = max([abs(v) for v in ends] + [0.5]) * 1.45
+        return -half, half
+    peak = max(ends + [panel.get("line") or 0.0, 1.0])
+    low = min(ends + [0.0])
+    span = peak - low
+    return (low - span * 0.4 if low < 0 else 0), peak + span * 0.4
+
+
 def _draw_panel(ax, panel):
-    """One panel of ``_figure``: its bars top down, each with its text, the dashed line, labels and grid."""
+    """One panel: its bars top down, each with its label at its end (beyond its whisker, if any)."""
     bars = panel["bars"]
     positions = list(range(len(bars)))[::-1]
     values = [b["value"] if b["value"] is not None else 0.0 for b in bars]
-    drawn = ax.barh(
-        positions,
-        values,
-        color=[b["color"] for b in bars],
-        edgecolor="#333333",
-        linewidth=0.6,
-        height=0.72,
-    )
+    drawn = ax.barh(positions, values, color=[b["color"] for b in bars], edgecolor="#333333", linewidth=0.6,
+                    height=0.72)
     for bar, spec in zip(drawn, bars):
         if spec.get("hatch"):
             bar.set_hatch(spec["hatch"])
             bar.set_alpha(0.55)
-    peak = max(values + [panel.get("line") or 0.0, 1.0])
-    low = min(values + [0.0])
-    span = peak - low
+    low, high = _limits(panel, values)
+    gap = (high - low) * 0.012
     for pos, spec, value in zip(positions, bars, values):
+        err = spec.get("err")
+        if err:
+            ax.errorbar([value], [pos], xerr=[[value - err[0]], [err[1] - value]], fmt="none", ecolor="#222222",
+                        elinewidth=1.0, capsize=3, gid="ci95")
         if value < 0:
-            ax.text(value - span * 0.015, pos, spec["text"], va="center", ha="right", fontsize=8.5)
+            ax.text(min([value] + list(err or ())) - gap, pos, spec["text"], va="center", ha="right", fontsize=8.5)
         else:
-            ax.text(value + span * 0.015, pos, spec["text"], va="center", ha="left", fontsize=8.5)
+            ax.text(max([value] + list(err or ())) + gap, pos, spec["text"], va="center", ha="left", fontsize=8.5)
     if panel.get("line") is not None:
         ax.axvline(panel["line"], color="#555555", linestyle="--", linewidth=0.8)
+    if panel.get("percent"):
+        from matplotlib.ticker import FuncFormatter
+
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: "%+.1f%%" % v if abs(v) > 1e-9 else "0"))
     ax.set_yticks(positions)
     ax.set_yticklabels([b["label"] for b in bars], fontsize=9)
     ax.set_ylim(-0.6, len(bars) - 0.4)
-    ax.set_xlim(low - span * 0.4 if low < 0 else 0, peak + span * 0.4)
-    ax.set_title(panel["title"], fontsize=10.5, loc="left")
+    ax.set_xlim(low, high)
+    ax.set_title(fit_title(panel["title"], PANEL_W, 10.5), fontsize=10.5, loc="left")
     ax.tick_params(axis="x", labelsize=8)
     ax.set_xlabel(panel.get("xlabel", "images/sec"), fontsize=8.5)
     for side in ("top", "right"):
@@ -164,8 +191,22 @@ def plot_against(comparison, path):
     _save(_figure(panels, title, footnotes), path)
 
 
-def _change_bar(label, change_pct, significant, color):
-    return {"label": label, "value": change_pct, "color": color,
+# A change reads by its direction: green faster, red slower; pale when the t-test does not call it significant
+# (or cannot: one run a side, or a geometric mean).
+FASTER, SLOWER = "#1a9850", "#d73027"
+FASTER_PALE, SLOWER_PALE = "#a6d96a", "#fdae61"
+
+
+def change_color(change_pct, significant):
+    if change_pct >= 0:
+        return FASTER if significant else FASTER_PALE
+    return SLOWER if significant else SLOWER_PALE
+
+
+def _change_bar(label, change_pct, significant, ci=None):
+    """A change bar; ``ci``: (low, high) of its 95 % interval, drawn as whiskers."""
+    err = ci if ci is not None and None not in ci else None
+    return {"label": label, "value": change_pct, "color": change_color(change_pct, significant), "err": err,
             "text": "%+.1f%%%s" % (change_pct, "*" if significant else "")}
 
 
@@ -178,6 +219,11 @@ def _config_label(row, several_counts):
 
 
 def plot_ab(result, path):
+    """Write ``ab_figure(result)`` to ``path``."""
+    _save(ab_figure(result), path)
+
+
+def ab_figure(result):
     """Baseline against each candidate per configuration, and each change (compareab.ABResult; a single
     compareab.SweepComparison is read as one candidate)."""
     comparisons = getattr(result, "comparisons", None) or (result,)
@@ -197,22 +243,24 @@ def plot_ab(result, path):
             change = ""
             if row.change_pct is not None:
                 label = _config_label(row, several_counts) + (" " + comparison.candidate.name if several else "")
-                change_bars.append(_change_bar(label, row.change_pct, row.significant, color))
+                change_bars.append(_change_bar(label, row.change_pct, row.significant,
+                                               (row.change_ci95_low, row.change_ci95_high)))
                 change = " (%+.1f%%%s)" % (row.change_pct, "*" if row.significant else "")
             bars.append({"label": comparison.candidate.name, "value": row.candidate, "color": color,
                          "text": ("%.2f" % row.candidate if row.candidate is not None else "no ok run") + change})
         if comparison.geomean_change_pct is not None:
             label = "geometric mean" + (" " + comparison.candidate.name if several else "")
-            change_bars.append(_change_bar(label, comparison.geomean_change_pct, None, MEASURED_COLOR))
+            change_bars.append(_change_bar(label, comparison.geomean_change_pct, None))
     rows = {(r.model, r.batch_size, r.num_gpus): r for c in comparisons for r in c.rows}
     for key, bars in by_config.items():
         panels.append({"title": _config_label(rows[key], several_counts), "bars": bars})
     if not panels:
         raise UsageError("nothing to plot: neither sweep has a model yet")
     if change_bars:
-        panels.append({"title": "change against baseline %s" % base.name, "bars": change_bars, "line": 0.0,
-                       "xlabel": "change, % (* significant)"})
+        panels.append({"title": "change against the baseline", "bars": change_bars, "line": 0.0,
+                       "percent": True, "xlabel": "change, % (whiskers: 95% CI; * significant)"})
     names = ", ".join(c.candidate.label() for c in comparisons)
     title = "%s %s against baseline %s" % ("candidates" if several else "candidate", names, base.label())
-    footnotes = ["Significant (*): Welch's t-test at 95%; needs 2 or more ok runs on each side."]
-    _save(_figure(panels, title, footnotes), path)
+    footnotes = ["Significant (*): Welch's t-test at 95%; needs 2 or more ok runs on each side. Green: faster, "
+                 "red: slower; pale: not significant."]
+    return _figure(panels, title, footnotes)

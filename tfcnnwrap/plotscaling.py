@@ -79,10 +79,17 @@ def scaling_panel(ax, rows):
                 label=_label(key))
     ax.set_ylim(0, top * 1.12)
     ax.set_ylabel("efficiency % (speed-up / GPUs)")
-    ax.set_title("Scaling efficiency" + ("; no 1-GPU runs: %s" % ", ".join(missing) if missing else ""),
-                 fontsize=10)
+    _fitted_title(ax, "Scaling efficiency" + ("; no 1-GPU runs: %s" % ", ".join(missing) if missing else ""))
     ax.legend(fontsize=8, loc="lower left")
     return ax
+
+
+def _fitted_title(ax, text, fontsize=10):
+    """The panel's title wrapped between words to the panel's width (a long host name, many models)."""
+    from tfcnnwrap.plot import fit_title
+
+    width_in = ax.get_position().width * ax.figure.get_figwidth()
+    ax.set_title(fit_title(text, width_in, fontsize, em=0.52), fontsize=fontsize)
 
 
 def model_panel(ax, rows, color=COLORS[0]):
@@ -101,8 +108,8 @@ def model_panel(ax, rows, color=COLORS[0]):
     ax.set_ylim(bottom=0, top=max([p[1] for p in points] + [base * max(r.num_gpus for r in rows) if base else 0,
                                                               1.0]) * 1.15)
     ax.set_ylabel("images/sec")
-    ax.set_title("%s, batch %d per GPU (labels: efficiency)" % (_label((rows[0].model, rows[0].host)),
-                                                               rows[0].batch_size), fontsize=10)
+    _fitted_title(ax, "%s, batch %d per GPU (labels: efficiency)" % (_label((rows[0].model, rows[0].host)),
+                                                                    rows[0].batch_size))
     ax.legend(fontsize=8, loc="upper left")
     return ax
 

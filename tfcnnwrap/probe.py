@@ -32,7 +32,8 @@ NEXT_STEP = {
     "metadata": "importing tensorflow",
     "import": "reading CUDA/cuDNN build info",
     "build_info": "listing GPUs",
-    "devices": "timing the matmul on /cpu:0",
+    "devices": "timing what was asked (copies to /gpu:0, the matmul on /cpu:0)",
+    "bandwidth": "timing the matmul on /cpu:0",
     "matmul_cpu": "timing the matmul on /gpu:0",
     "matmul_gpu": "finishing",
 }
@@ -104,6 +105,27 @@ class Matmul:
 
 
 @dataclass(frozen=True)
+class Bandwidth:
+    """Copy bandwidth between host and /gpu:0 in GB/s; ``reason`` says why a figure is missing."""
+
+    h2d_gbps: Optional[float] = None
+    d2h_gbps: Optional[float] = None
+    reason: Optional[str] = None
+
+    @classmethod
+    def from_json(cls, data):
+        if not isinstance(data, dict):
+            return None
+        figures = [_gflops(data.get(k)) for k in ("h2d_gbps", "d2h_gbps")]
+        figures = [f if f is not None and 0 < f < 1e6 else None for f in figures]  # finite and plausible
+        reason = _text(data.get("reason"))
+        return cls(figures[0], figures[1], reason[:300] if reason else None)
+
+    def to_dict(self):
+        return {"h2d_gbps": self.h2d_gbps, "d2h_gbps": self.d2h_gbps, "reason": self.reason}
+
+
+@dataclass(frozen=True)
 class ProbeAnswer:
     """What the target interpreter said about its TensorFlow, read once from the probe's JSON.
 
@@ -124,6 +146,7 @@ class ProbeAnswer:
     cudnn_version: Optional[str] = None
     is_cuda_build: Optional[bool] = None
     matmul: Optional[Matmul] = None
+    bandwidth: Optional[Bandwidth] = None  # None unless asked for
     warnings: Tuple[str, ...] = ()
     stage: Optional[str] = None
     complete: bool = False
@@ -159,6 +182,7 @@ class ProbeAnswer:
             cudnn_version=_version_text(data.get("cudnn_version")),
             is_cuda_build=_flag(data.get("is_cuda_build")),
             matmul=matmul,
+            bandwidth=Bandwidth.from_json(data.get("bandwidth")),
             warnings=tuple(str(w) for w in warnings) if isinstance(warnings, list) else (),
             stage=_text(data.get("stage")),
             complete=data.get("complete", True) is True,
@@ -203,7 +227,7 @@ def crash_hint(returncode):
     return ""
 
 
-def run_probe(python=None, full=False, matmul=False, timeout=None, env=None, partial=False):
+def run_probe(python=None, full=False, matmul=False, timeout=None, env=None, partial=False, bandwidth=False):
     """Run the probe and return its ``ProbeAnswer``.
 
     Raises SetupError (``InterpreterNotFound``) when the interpreter cannot be started. When the probe
@@ -218,8 +242,10 @@ def run_probe(python=None, full=False, matmul=False, timeout=None, env=None, par
         args.append("--full")
     if matmul:
         args.append("--matmul")
+    if bandwidth:
+        args.append("--bandwidth")
     if timeout is None:
-        timeout = MATMUL_TIMEOUT_S if matmul else FULL_TIMEOUT_S if full else VERSION_TIMEOUT_S
+        timeout = MATMUL_TIMEOUT_S if matmul or bandwidth else FULL_TIMEOUT_S if full else VERSION_TIMEOUT_S
     try:
         returncode, stdout, stderr = run_captured(args, timeout, env=quiet_tf_env(env))
     except FileNotFoundError:

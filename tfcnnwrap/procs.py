@@ -350,7 +350,8 @@ class ProcessGroup:
         """Close the supervisor's stdin: it ends every descendant (other sessions too), then its group."""
         with self._stdin_lock:
             try:
-                self.popen.stdin.close()
+                if self.popen.stdin is not None:
+                    self.popen.stdin.close()
             except OSError:
                 pass
 

@@ -6,6 +6,7 @@ import sys
 
 from tfcnnwrap import render
 from tfcnnwrap.comparetext import _emit_text, conditions_line, low_trust_notes
+from tfcnnwrap.linknote import link_notes
 
 _WHAT = {None: "images/sec", "watt": "images/sec per watt", "dollar": "images/sec per dollar"}
 JSON_KEYS = ["gpu", "geomean_pct", "configurations", "measured", "gpu_id", "rank", "of", "relative_pct",
@@ -109,6 +110,7 @@ def rank_notes(ranking):
                      "precision, then GPU count, batch size, variable update, synthetic data, higher trust, newer "
                      "TF), which differ in what the mark names.")
     notes += low_trust_notes(ranking.low_trust_left_out)
+    notes += link_notes(sweep)
     if ranking.without_conditions:
         notes.append("%d other reference GPU%s published no figure under these conditions at these batch sizes "
                      "(see `compare --against NAME` for their closest figures, marked \u2020)."

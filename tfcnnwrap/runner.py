@@ -106,6 +106,7 @@ class Pump:
             self.take(chunk)
 
     def _read_polled(self):
+        assert self._wake is not None  # made in __init__ whenever reading is polled
         fd, wake = self.stream.fileno(), self._wake[0]
         poller = select.poll()
         poller.register(fd, select.POLLIN)
@@ -120,7 +121,7 @@ class Pump:
                 self.take(chunk)
         finally:
             with self._wake_lock:
-                for end in self._wake:
+                for end in self._wake or ():
                     os.close(end)
                 self._wake = None
 

@@ -12,6 +12,7 @@ Pure: it sees the records the sweep has written and says what to run (or to reco
 """
 
 import statistics
+from typing import Dict, Set, Tuple
 
 from tfcnnwrap.aggregate import ci95_pct
 from tfcnnwrap.plan import RunSpec
@@ -128,7 +129,7 @@ def oom_hints(runs):
     """One line per model and batch size (per device) that ran out of GPU memory: the batch size to try
     instead. A scaling sweep that ran out at several GPU counts gets one line naming them: the fix is one."""
     lines = []
-    counts = {}
+    counts: Dict[Tuple[str, int], Set[int]] = {}
     for run in runs:
         if run.status == Status.OOM:
             counts.setdefault((run.model, run.batch_size), set()).add(run.num_gpus or 1)

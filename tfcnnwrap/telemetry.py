@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 from pathlib import Path
+from typing import Dict
 
 from tfcnnwrap import safefs
 from tfcnnwrap.gpusamples import (  # noqa: F401 - re-exported: the sampler's readers import them from here
@@ -112,7 +113,7 @@ class _KillAtOnce:
 
 # nvidia-smi paths whose one-shot query timed out in this process, and why: each later one-shot query of it
 # answers at once with that reason instead of costing another QUERY_TIMEOUT_S (a hung driver stays hung).
-_HUNG = {}
+_HUNG: Dict[str, str] = {}
 
 
 def _run_smi(args, timeout=QUERY_TIMEOUT_S, stops=None):
