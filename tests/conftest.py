@@ -24,6 +24,8 @@ TESTS = Path(__file__).resolve().parent
 FAKE_SCRIPT = TESTS / "fake" / "tf_cnn_benchmarks.py"
 REPO_ROOT = TESTS.parent
 NO_LIBRARY = Path(tempfile.gettempdir()) / ("tfcnnwrap-tests-no-library-%d" % os.getpid())
+# the user's own config file (tfcnnwrap.toml) never steers a test, in process or in a spawned CLI: an empty one
+os.environ["TFCNNWRAP_CONFIG"] = os.devnull
 
 COMPAT_VERSIONS = ["1.5", "1.8", "1.9", "1.10", "1.11", "1.12", "1.13", "1.14", "1.15", "2.0", "2.1"]
 COMPAT_BRANCHES = ["cnn_tf_v%s_compatible" % v for v in COMPAT_VERSIONS]

@@ -503,7 +503,8 @@ def test_doctor_is_a_screen_with_its_verdict_last(tmp_path, tf112, columns):
     assert len(scr.lines) <= 40, scr
     assert scr.lines[-1] == "not ready: vendor checkout", scr
     checks = [line for line in scr.lines if line and line[0] in "✓!✗–"]
-    assert len(checks) == 10 and all(len(line.split()) >= 2 for line in checks), scr
+    # 11: Python, TensorFlow, GPUs, CUDA, tf-keras, branch, checkout, git, nvidia-smi, matmul, machine quiet
+    assert len(checks) == 11 and all(len(line.split()) >= 2 for line in checks), scr
 
 
 @pytest.mark.parametrize("columns", [60, 80])

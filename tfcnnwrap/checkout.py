@@ -341,13 +341,16 @@ def swap_into_place(staging, target):
 
 def target_python(flag: Optional[str], vendor: Path, environ: Optional[Mapping[str, str]] = None
                   ) -> Tuple[Optional[str], Optional[str]]:
-    """(python or None, where it came from): --python > TFCNNWRAP_PYTHON > the last setup's in ``vendor``'s
-    manifest > None (the interpreter running tfcnnwrap)."""
+    """(python or None, where it came from): --python > TFCNNWRAP_PYTHON > the config file's python > the
+    last setup's in ``vendor``'s manifest > None (the interpreter running tfcnnwrap)."""
     if flag:
         return flag, "--python"
     value = (os.environ if environ is None else environ).get(settings.ENV_PYTHON)
     if value:
         return value, settings.ENV_PYTHON
+    value, source = settings.from_config("python", environ)
+    if value:
+        return value, source
     last_python, _ = remembered(vendor)
     if last_python:
         return last_python, "the last setup (%s)" % manifest_path(vendor)

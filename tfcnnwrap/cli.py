@@ -34,6 +34,7 @@ HANDLERS = {
     "library": "tfcnnwrap.library:cmd_library",
     "publish": "tfcnnwrap.share:cmd_publish",
     "pull": "tfcnnwrap.share:cmd_pull",
+    "completion": "tfcnnwrap.completion:cmd_completion",
     "site": "tfcnnwrap.htmlsite:cmd_site",
     "list": "tfcnnwrap.history:cmd_list",
 }
@@ -74,7 +75,10 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports errors as one line naming the fix, with exit code 2."""
 
     def error(self, message):
-        self.exit(EXIT_USAGE, "%s: error: %s (see `%s --help`)\n" % (self.prog, message, self.prog))
+        from tfcnnwrap import prose  # wrapped between words on a terminal, one line elsewhere
+
+        prose.write("%s: error: %s (see `%s --help`)" % (self.prog, message, self.prog))
+        sys.exit(EXIT_USAGE)
 
 
 def _text(value):
@@ -128,7 +132,8 @@ def _add_python(p, what):
         metavar="PY",
         type=_text,
         help="interpreter that has TensorFlow, e.g. C:\\Anaconda3\\envs\\tf112\\python.exe "
-        "(default: $TFCNNWRAP_PYTHON, else the last setup's, else the one running tfcnnwrap); %s" % what,
+        "(default: $TFCNNWRAP_PYTHON, else the config file's, else the last setup's, else the one running "
+        "tfcnnwrap); %s" % what,
     )
 
 
@@ -137,7 +142,8 @@ def _add_vendor_dir(p):
         "--vendor-dir",
         metavar="DIR",
         type=_text,
-        help="where setup keeps the tensorflow/benchmarks checkout (default: $TFCNNWRAP_VENDOR_DIR, else ./vendor)",
+        help="where setup keeps the tensorflow/benchmarks checkout (default: $TFCNNWRAP_VENDOR_DIR, else the "
+        "config file's, else ./vendor)",
     )
 
 
@@ -502,8 +508,22 @@ def _add_list(verbs, parent):
     _add_format(p, ["table", "markdown", "csv", "json"])
 
 
+def _add_completion(verbs, parent):
+    p = _add_verb(
+        verbs, parent, "completion",
+        help="print the shell completion script (bash, zsh or fish)",
+        description="Prints the completion script for your shell; load it once per shell session or save it "
+        "where your shell reads completions (docs/usage.md).",
+        examples=["bash > ~/.local/share/bash-completion/completions/tfcnnwrap",
+                  "zsh > ~/.zfunc/_tfcnnwrap", "fish > ~/.config/fish/completions/tfcnnwrap.fish"],
+    )
+    # the shell names live here, not in completion.py, so that --help never imports shtab
+    p.add_argument("shell", choices=("bash", "zsh", "fish"), help="bash, zsh or fish")
+
+
 VERB_BUILDERS = (_add_setup, _add_sweep, _add_report, _add_compare, _add_references, _add_parse, _add_doctor,
-                 _add_list, _add_export, _add_verify, _add_import, _add_library, _add_publish, _add_pull, _add_site)
+                 _add_list, _add_export, _add_verify, _add_import, _add_library, _add_publish, _add_pull, _add_site,
+                 _add_completion)
 
 
 class _VersionAction(argparse.Action):
@@ -592,9 +612,10 @@ def _run_verb(args):
         handler = getattr(importlib.import_module(module_name), func_name)
         return int(handler(args) or 0)
     except TfcnnwrapError as exc:
+        from tfcnnwrap import prose  # wrapped between words on a terminal, one line elsewhere
         from tfcnnwrap.render import safe_text  # a message may quote a name or path from someone's file
 
-        sys.stderr.write("tfcnnwrap %s: error: %s\n" % (args.verb, safe_text(exc.message)))
+        prose.write("tfcnnwrap %s: error: %s" % (args.verb, safe_text(exc.message)))
         return exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("tfcnnwrap %s: interrupted\n" % args.verb)

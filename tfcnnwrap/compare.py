@@ -147,7 +147,9 @@ def _regression_exit(result, pct):
         [abtext.unmeasured_text(missing, result.several)] if missing else [])
     if not reasons:
         return 0
-    sys.stderr.write("tfcnnwrap compare: %s\n" % "; and ".join(reasons))
+    from tfcnnwrap import prose  # wrapped between words on a terminal, one line elsewhere
+
+    prose.write("tfcnnwrap compare: %s" % "; and ".join(reasons), sys.stderr)
     return 1
 
 

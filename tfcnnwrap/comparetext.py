@@ -207,12 +207,12 @@ def _print_table(rows, columns, title, notes, before=()):
     def width(key, header):
         return max([len(str(r.get(key) or "")) for r in rows] + [len(header)])
 
-    if sum(width(k, h) + 3 for k, h in columns) + 1 > out.width:
+    if sum(width(k, h) + 3 for k, h, *_ in columns) + 1 > out.width:
         rows = [{k: (v.replace(" (", "\n(", 1) if isinstance(v, str) else v) for k, v in r.items()}
                 for r in rows]
     table = render.make_table(rows, columns, title)
     table.columns[0].no_wrap = True
-    table.columns[0].min_width = width(*columns[0])
+    table.columns[0].min_width = width(*columns[0][:2])
     out.print(table)
     for line in notes:
         render.print_note(out, line)

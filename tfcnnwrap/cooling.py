@@ -82,7 +82,11 @@ def before_run(ctx, display, state, warn):
     waited, temps = 0.0, None
     started = time.monotonic()
     if cooldown and state.started:
-        _show(display, "cooling down: %g s between runs (Ctrl-C stops)" % cooldown)
+        pause = getattr(display, "pause", None)  # the live view counts the pause down
+        if pause is not None:
+            pause(cooldown)
+        else:
+            _show(display, "cooling down: %g s between runs (Ctrl-C stops)" % cooldown)
         _wait(ctx.stops, cooldown)
     if cool_to is not None and tele is None and not state.warned_no_smi:
         state.warned_no_smi = True

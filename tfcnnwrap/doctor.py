@@ -147,6 +147,9 @@ def collect(python=None, vendor_dir="vendor", matmul=False, timeout=None, bandwi
         "warnings": warnings,
     }
     report["git"], report["git_path"] = git_info()
+    from tfcnnwrap.quiet import gather
+
+    report["quiet"] = gather()  # [{what, fix}]: what would make the numbers wander (quiet.py)
     report["machine"] = {key: env[key] for key in MACHINE_KEYS}
     report["checks"] = checks(report)
     report.update(readiness(report))
@@ -220,15 +223,12 @@ def _gpu_row(report):
             return _row("GPUs TensorFlow sees", INFO, "-", "needs TensorFlow")
         return _row("GPUs TensorFlow sees", WARN, "cannot tell", "this TensorFlow could not list its devices")
     if smi_names:
-        parsed = _parsed(report["tensorflow_version"])
-        hint = (
-            "nvidia-smi sees %s but TensorFlow does not: install a GPU build with the CUDA/cuDNN it wants"
-            % ", ".join(smi_names)
-        )
-        if os.name == "nt" and parsed and parsed >= (2, 11):
-            hint += " (TensorFlow 2.10 is the last with GPU support on native Windows; use WSL2 or 2.10)"
-        elif parsed and parsed >= (2, 14):
-            hint += " (%s)" % _install(report, '"tensorflow[and-cuda]"')
+        from tfcnnwrap.gpusetup import install_hint
+
+        fix = install_hint(_parsed(report["tensorflow_version"]), report["tensorflow_distribution"],
+                           report["python"], os.name == "nt", report["is_cuda_build"], report["cuda_version"],
+                           report["cudnn_version"])
+        hint = "nvidia-smi sees %s but TensorFlow does not: %s" % (", ".join(smi_names), fix)
         return _row("GPUs TensorFlow sees", FAIL, "none", hint)
     return _row("GPUs TensorFlow sees", WARN, "none", "sweeps run on the CPU (--device cpu); no GPU to benchmark")
 
@@ -361,7 +361,15 @@ def checks(report):
     rows += [_smi_row(report), _matmul_row(report)]
     if report.get("bandwidth") is not None:
         rows.append(bandwidth_row(report["bandwidth"]))
+    rows.append(_quiet_row(report))
     return rows
+
+
+def _quiet_row(report):
+    found = report.get("quiet") or []
+    if not found:
+        return _row("machine quiet", OK, "nothing found", "GPU processes, clocks, power limit, PCIe, CPU governor")
+    return _row("machine quiet", WARN, "; ".join(f["what"] for f in found), "; ".join(f["fix"] for f in found))
 
 
 # --- output ---------------------------------------------------------------------------------------------

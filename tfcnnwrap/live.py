@@ -10,8 +10,10 @@ redraw and never faster; ``waiting(text)`` shows what the sweep is waiting for (
 until ``waiting(None)``.
 """
 
+import math
 import sys
 import time
+from collections import Counter
 
 from tfcnnwrap.render import gpus_text
 
@@ -72,7 +74,16 @@ class PlainDisplay:
             self._write(text)
         self.waiting_for = text or None
 
+    def expect(self, keys):
+        """A log line per run needs no estimate of the time left."""
+
+    def pause(self, seconds):
+        self.waiting("cooling down: %g s between runs (Ctrl-C stops)" % seconds)
+
     def run_started(self, index, model, batch_size, run, runs, num_batches, num_gpus=None):
+        pass
+
+    def stage(self, stage):
         pass
 
     def step(self, step):
@@ -97,9 +108,70 @@ def gpu_parts(tick):
     return parts
 
 
+class TimeLeft:
+    """The time a sweep has left, from the durations its runs took: per configuration (model, batch size,
+    GPUs), else per model, else every run's mean; None until a run has finished (nothing measured, nothing
+    to say). The running run counts for what it has left, so the figure ticks down with the clock."""
+
+    def __init__(self):
+        self.todo: Counter = Counter()  # configuration -> runs not started yet
+        self.measured = {}  # configuration -> durations of its finished runs (s)
+        self.pause_s = 0.0  # the pause before each run (--cooldown), once one was asked for
+
+    def expect(self, keys):
+        self.todo = Counter(keys)
+
+    def started(self, key):
+        if self.todo[key] > 0:
+            self.todo[key] -= 1
+
+    def finished(self, key, duration_s):
+        if duration_s is not None:
+            self.measured.setdefault(key, []).append(float(duration_s))
+
+    def run_s(self, key):
+        # rich's refresh thread asks while the sweep's thread adds: a copy taken in one step (under the GIL)
+        measured = list(self.measured.items())
+        for same in ((lambda k: k == key), (lambda k: k[0] == key[0]), (lambda k: True)):
+            found = [d for k, durations in measured if same(k) for d in list(durations)]
+            if found:
+                return sum(found) / len(found)
+        return None
+
+    def left(self, unstarted, current=None, current_s=0.0, pause_left=None):
+        """Seconds left: ``unstarted`` runs not begun (those ``expect`` named by configuration, the rest at
+        the mean), the ``current`` configuration's remainder after ``current_s`` s, and the pauses."""
+        every = self.run_s(("",))
+        if every is None:
+            return None
+        total = max(0.0, self.run_s(current) - current_s) if current is not None else 0.0
+        named = 0
+        for key, count in list(self.todo.items()):
+            count = min(count, unstarted - named)
+            if count > 0:
+                total += count * self.run_s(key)
+                named += count
+        total += (unstarted - named) * every
+        if pause_left is not None:
+            return total + pause_left + self.pause_s * max(0, unstarted - 1)
+        return total + self.pause_s * unstarted
+
+
+def stage_text(stage, step_no, num_batches):
+    """What the running run is doing: its stage, with step k/N once timed steps are printed (no stage known,
+    a cluster job: the step alone)."""
+    from tfcnnwrap.logparse import STAGE_TIMED
+
+    steps = "step %d%s" % (step_no, "/%d" % num_batches if num_batches else "") if step_no else ""
+    if stage == STAGE_TIMED:
+        return "timed " + steps if steps else "timed steps"
+    return stage or steps
+
+
 class LiveDisplay:
-    """Sweep progress, current run, step k of N and its images/sec, the GPU's temperature, SM clock and power;
-    at most 4 redraws a second, each line wrapped between its parts so it fits any terminal."""
+    """Sweep progress and time left, the current run's stage (step k of N and its images/sec), a pause
+    counting down, the GPU's temperature, SM clock and power; at most 4 redraws a second, each line wrapped
+    between its parts so it fits any terminal. Finished runs are printed above it, where they stay."""
 
     def __init__(self, console):
         self.console = console
@@ -108,8 +180,10 @@ class LiveDisplay:
         self.done = 0
         self.started = time.monotonic()
         self.run_started_at = None
-        self.finished_durations = []
+        self.time_left = TimeLeft()
         self.current = ""
+        self.current_key = None
+        self.stage_name = None
         self.step_no = 0
         self.num_batches = None
         self.ips = None
@@ -117,6 +191,7 @@ class LiveDisplay:
         self.gpu_sample = None
         self.gpu_read_at = None
         self.waiting_for = None
+        self.pause_until = None
         self.drawn_at = None
 
     def _changed(self):
@@ -133,9 +208,19 @@ class LiveDisplay:
         self.gpu_sample = None
         self.gpu_read_at = None
 
+    def expect(self, keys):
+        """The runs planned, as (model, batch_size, num_gpus) each: the time left is counted per model."""
+        self.time_left.expect(keys)
+
     def waiting(self, text):
-        """A status line (``cooling: 71 °C → 60 °C``) until ``waiting(None)``."""
+        """A status line (``cooling: 71 °C → 60 °C``) until ``waiting(None)`` or the next run starts."""
         self.waiting_for = text or None
+        self._changed()
+
+    def pause(self, seconds):
+        """The pause before the next run (--cooldown): a line counting down until it ends or the run starts."""
+        self.time_left.pause_s = float(seconds)
+        self.pause_until = time.monotonic() + seconds
         self._changed()
 
     def _read_gpu(self):
@@ -150,24 +235,34 @@ class LiveDisplay:
             self.gpu_sample = None
         return self.gpu_sample
 
+    def _pause_left(self, now):
+        left = self.pause_until - now if self.pause_until is not None else None
+        return left if left is not None and left > 0 else None
+
     def _progress_parts(self, elapsed, completed):
+        now = time.monotonic()
+        began = self.run_started_at
         parts = ["run %d of %d" % (min(self.done + 1, self.total), self.total), "%s elapsed" % _fmt_duration(elapsed)]
-        if self.finished_durations:
-            mean_run = sum(self.finished_durations) / len(self.finished_durations)
-            parts.append("~%s left" % _fmt_duration(max(0.0, (self.total - completed) * mean_run)))
+        left = self.time_left.left(max(0, self.total - self.done - (began is not None)),
+                                   self.current_key if began is not None else None,
+                                   now - began if began is not None else 0.0, self._pause_left(now))
+        if left is not None:
+            parts.append("~%s left" % _fmt_duration(left))
         return parts
 
     def _run_parts(self):
         if not self.current:
             return []
-        parts = [self.current]
-        if self.step_no:
-            parts.append("step %d%s" % (self.step_no, "/%d" % self.num_batches if self.num_batches else ""))
-        if self.ips is not None:
+        parts = [self.current, stage_text(self.stage_name, self.step_no, self.num_batches)]
+        if self.ips is not None and self.step_no:
             parts.append("%.1f images/sec" % self.ips)
         if self.run_started_at is not None:
             parts.append("(%s)" % _fmt_duration(time.monotonic() - self.run_started_at))
         return parts
+
+    def _pause_parts(self):
+        left = self._pause_left(time.monotonic())
+        return ["pause before the next run: %s left (Ctrl-C stops)" % _fmt_duration(math.ceil(left))] if left else []
 
     def __rich_console__(self, console, options):
         from rich.progress_bar import ProgressBar  # rich: only when something is drawn
@@ -191,7 +286,7 @@ class LiveDisplay:
             grid.add_row(Text("\n".join(wrap_parts(self._progress_parts(elapsed, completed), width, "  "))))
         yield grid
         for parts, style in ((self._run_parts(), "bold"), (gpu_parts(self._read_gpu()), "cyan"),
-                             ([self.waiting_for], "yellow")):
+                             (self._pause_parts(), "yellow"), ([self.waiting_for], "yellow")):
             lines = wrap_parts([p for p in parts if p], width, "  ")
             if lines:
                 yield Text("\n".join(lines), style=style, overflow="fold")
@@ -209,10 +304,19 @@ class LiveDisplay:
 
     def run_started(self, index, model, batch_size, run, runs, num_batches, num_gpus=None):
         self.current = run_label(model, batch_size, run, runs, num_gpus)
+        self.current_key = (model, batch_size, num_gpus)
+        self.time_left.started(self.current_key)
         self.run_started_at = time.monotonic()
+        self.waiting_for = self.pause_until = None  # whatever the sweep waited for is over
+        self.stage_name = None
         self.step_no = 0
         self.ips = None
         self.num_batches = num_batches
+        self._changed()
+
+    def stage(self, stage):
+        """The running run's stage (logparse.STAGES), as its log tells it."""
+        self.stage_name = stage
         self._changed()
 
     def step(self, step):
@@ -223,15 +327,21 @@ class LiveDisplay:
     def run_finished(self, index, record, runs):
         from rich.markup import escape  # rich: only when something is drawn
 
+        key = (record.model, record.batch_size, record.num_gpus)
+        if self.current_key is None:  # recorded without running (skipped after an OOM): owed no more
+            self.time_left.started(key)
+        self.time_left.finished(self.current_key or key, record.duration_s if self.current_key else None)
         self.done += 1
-        self.finished_durations.append(record.duration_s or 0.0)
         colour = "green" if record.ok else "red"
         self.console.print(
             "[%d/%d] %s: [%s]%s[/]"
             % (index, self.total, escape(finished_label(record, runs)), colour, escape(result_text(record))),
             highlight=False,
         )
-        self.current = ""
+        # between runs nothing is running: the bar shows the runs done, no step of the last one
+        self.current, self.current_key, self.run_started_at = "", None, None
+        self.stage_name, self.step_no, self.num_batches, self.ips = None, 0, None, None
+        self._changed()
 
     def stop(self):
         if self.live is not None:

@@ -137,6 +137,19 @@ _HEADER_FIELDS = ("tf_version", "model", "dataset", "mode", "batch_size_global",
 _PER_DEVICE_RE = re.compile(r"(\d+(?:\.\d*)?)\s+per\s+device\b", _A)
 _GLOBAL_RE = re.compile(r"(\d+)\s*global\b", _A)
 _DEVICE_RE = re.compile(r"""['"]([^'"]+)['"]""")
+# -- stages of one run, for the live view (streaming engine only; ParsedLog does not hold them): each is
+# entered on the line upstream prints at its start (benchmark_cnn.py's log_fn calls), never left backwards.
+STAGE_STARTING = "starting TensorFlow"  # the process runs; TensorFlow has printed nothing of ours yet
+STAGE_BUILDING = "building the model"  # the header block (TensorFlow is up), "Generating training model"
+STAGE_WARMUP = "warm-up"  # "Running warm up"
+STAGE_TIMED = "timed steps"  # "Done warm up", or the first step line
+STAGE_FINISHING = "finishing"  # the total is printed; the process is tearing down
+STAGES = (STAGE_STARTING, STAGE_BUILDING, STAGE_WARMUP, STAGE_TIMED, STAGE_FINISHING)
+# (substring, stage): what a line holds that moves the run on; "TensorFlow:" opens the header block
+STAGE_MARKERS = (("TensorFlow:", STAGE_BUILDING), ("Generating", STAGE_BUILDING),
+                 ("Running warm up", STAGE_WARMUP), ("Done warm up", STAGE_TIMED))
+
+
 _EXCEPTION_RE = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Z]\w*[a-z]\w*)(?::\s*(.*?))?\s*$", _A)
 _LINE_SPLIT_RE = re.compile(r"\r\n|\r|\n")
 
@@ -323,6 +336,8 @@ class LogParser:
         # feed_bytes: the start of a line not complete yet
         self._pending = b""
         self._skipping = False
+        # the run's stage (one of STAGES), for the live view; only the streaming engine moves it
+        self.stage = STAGE_STARTING
         # a log whose lines carry a learned prefix: one parser per rank (see _route)
         self._learns = True
         self._prefix = None
@@ -436,14 +451,33 @@ class LogParser:
             self._header_line(line)
         if self._traceback_left > 0 or _holds_any(line, FAILURE_MARKERS):
             self._failure_line(line)
+        if self.stage is not STAGE_FINISHING:
+            self._stage_line(line, step)
         return step
+
+    def _stage_line(self, line, step):
+        """Move the stage on (never back) when the line starts a later one."""
+        found = None
+        if self.stage is STAGE_TIMED and not self._log.totals_seen:
+            return  # the common case, every step line: nothing but a total moves it on
+        if self._log.totals_seen:
+            found = STAGE_FINISHING
+        elif step is not None:
+            found = STAGE_TIMED
+        else:
+            for marker, stage in STAGE_MARKERS:
+                if marker in line:
+                    found = stage
+                    break
+        if found is not None and STAGES.index(found) > STAGES.index(self.stage):
+            self.stage = found
 
     def _start_ranks(self, prefix):
         """From here on, lines are told apart by rank; what was read before the first header belongs to
         the first rank (its state moves to that rank's parser)."""
         first = LogParser()
         for name in ("_log", "_last_step_line", "_header_left", "_tf_seen", "_after_batch_size",
-                     "_traceback_left", "_oom", "_flag", "_error"):
+                     "_traceback_left", "_oom", "_flag", "_error", "stage"):
             setattr(first, name, getattr(self, name))
         first._learns = False
         self._log = ParsedLog()
@@ -466,7 +500,11 @@ class LogParser:
                 known._learns = False
                 ranks[key] = known
             self._current = rank = known
-        return rank._feed_one(line)
+        step = rank._feed_one(line)
+        first = self._first
+        if first is not None and rank is first:
+            self.stage = first.stage  # the live view follows the first rank, as it follows its steps
+        return step
 
     # -- the line handlers: both engines hand them the lines that hold their concern's markers ----------
 

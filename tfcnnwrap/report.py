@@ -5,7 +5,6 @@ only when runs recorded telemetry) and fits the terminal: its title names the co
 measured under, and on a narrow terminal std, min, max and median step aside first.
 """
 
-import re
 import sys
 from pathlib import Path
 
@@ -143,16 +142,12 @@ def print_quality(console, rows):
             console.print("  " + part, markup=False, highlight=False, soft_wrap=True)
 
 
-_UNIT = re.compile(r"(\d) (°C|%|W|MHz)(?=\W|$)")
-
-
 def wrap_keeping_units(text, width):
-    """``text`` wrapped between words at ``width``, a number never apart from its unit (``86 °C``)."""
-    import textwrap
+    """``text`` wrapped between words at ``width``, a number never apart from its unit (``86 °C``): the one
+    rule of prose.fill, which errors and the sweep's warnings follow too."""
+    from tfcnnwrap.prose import fill
 
-    glued = _UNIT.sub("\\1\x00\\2", text)  # \x00 is no space to textwrap
-    lines = textwrap.wrap(glued, max(width, 20), break_long_words=False, break_on_hyphens=False)
-    return [line.replace("\x00", " ") for line in lines]
+    return fill(text, width, indent="").split("\n")
 
 
 def describe(meta):

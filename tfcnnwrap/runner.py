@@ -44,11 +44,14 @@ class Pump:
     """Copies the child's output to the log and the parser until the pipe closes, or until ``let_go`` (from
     any thread) says to stop waiting for whatever still holds it."""
 
-    def __init__(self, stream, log, parser, on_step):
+    def __init__(self, stream, log, parser, on_step, on_stage=None):
         self.stream = stream
         self.log = log
         self.parser = parser
         self.on_step = on_step
+        # on_stage(stage): the run's stage (logparse.STAGES) each time the parser moves it on
+        self.on_stage = on_stage
+        self.stage = None
         self.log_bytes = 0
         self.reader = None
         self.ended = threading.Event()  # the output ended, or was let go
@@ -65,8 +68,15 @@ class Pump:
             self.log.flush()
             self.log_bytes += len(chunk)
         step = self.parser.feed_bytes(chunk, final=final)
+        self.stage_changed()
         if step is not None and self.on_step is not None:
             self.on_step(step)
+
+    def stage_changed(self):
+        stage = getattr(self.parser, "stage", None)
+        if self.on_stage is not None and stage != self.stage:
+            self.stage = stage
+            self.on_stage(stage)
 
     def let_go(self):
         """Stop reading now, whoever still holds the pipe open."""
@@ -152,6 +162,7 @@ def run_benchmark(
     timeout_s: Optional[float] = None,
     on_step: Optional[Callable] = None,
     stops=None,
+    on_stage: Optional[Callable] = None,
 ) -> RunOutcome:
     """Run one benchmark command to the end (or the timeout, or a stop request) and classify it."""
     parser = LogParser()
@@ -160,7 +171,8 @@ def run_benchmark(
     with safefs.create_replacing(log_path) as log, ProcessGroup(  # a planted link is replaced, never followed
         argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
     ) as group:
-        pump = Pump(group.stdout, log, parser, on_step)
+        pump = Pump(group.stdout, log, parser, on_step, on_stage)
+        pump.stage_changed()  # "starting TensorFlow" from the moment the process runs
         timer = _start_timer(group, timeout_s, timed_out)
         watch_output(group, pump)
         guard = stops.guard(group) if stops is not None else contextlib.nullcontext()

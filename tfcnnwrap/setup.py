@@ -29,7 +29,7 @@ NOTHING_CHANGED = "Already set up: same upstream and branch; nothing fetched, no
 
 
 def resolve_settings(args, environ=None):
-    """{vendor, python, repo_url, notes}: flag > environment variable > manifest > built-in default.
+    """{vendor, python, repo_url, notes}: flag > environment variable > config file > manifest > default.
 
     ``python`` None means the interpreter running tfcnnwrap; ``notes`` says what did not come from a flag.
     cli.py gives --vendor-dir and --repo-url no default, so None means "not typed".
@@ -40,8 +40,8 @@ def resolve_settings(args, environ=None):
         notes.append("vendor dir from %s" % vendor_from)
     checkout.refuse_unsafe_vendor(vendor)  # before the manifest is read through a planted link
     python, python_from = checkout.target_python(args.python, vendor, environ)
-    if python_from == ENV_PYTHON:
-        notes.append("python from %s" % ENV_PYTHON)
+    if python_from == ENV_PYTHON or (python_from or "").startswith("the config file"):
+        notes.append("python from %s" % python_from)
     elif python_from and python_from != "--python":
         notes.append("python from the last setup")
     url = args.repo_url

@@ -218,9 +218,26 @@ def _check_cluster(ctx):
         check(ctx)
 
 
+def _warn_noisy_machine(ctx):
+    """Once, before the first run: what on this machine would make the numbers wander (quiet.py)."""
+    from tfcnnwrap.quiet import gather
+
+    for finding in gather(gpu=ctx.device == "gpu"):
+        _warn(ctx, "%s: %s" % (finding["what"], finding["fix"]))
+
+
 def _warn(ctx, warning):
+    """One warning: wrapped between words to a terminal's width (a number kept with its unit), else one line."""
     if warning:
-        ctx.warn_console.print("[yellow]warning:[/] " + warning, highlight=False)
+        from rich.text import Text
+
+        from tfcnnwrap.prose import fill
+
+        con = ctx.warn_console
+        text = "warning: " + warning
+        shown = Text(fill(text, con.width) if con.is_terminal else text)
+        shown.stylize("yellow", 0, len("warning:"))
+        con.print(shown, soft_wrap=True, highlight=False)
 
 
 def _require_tensorflow(python, probe_result, python_from=None):
@@ -316,6 +333,7 @@ def _run_sweep(ctx):
     schedule = Schedule(ctx.plan, latest(ctx), ctx.retry_failed)
     todo = schedule.planned()
     header = _header(ctx, todo)
+    _warn_noisy_machine(ctx)
     ctx.telemetry = _telemetry(ctx.device, header)
     display = make_display(ctx.console)
     gpu_source = getattr(display, "set_gpu_source", None)
@@ -328,6 +346,7 @@ def _run_sweep(ctx):
     failure = None
     started: list = []
     display.start(len(todo), header)
+    display.expect([(spec.model, spec.batch_size, spec.num_gpus) for spec in todo])  # per-model time left
     try:
         stop = _run_loop(ctx, display, schedule, started)
     except KeyboardInterrupt:
@@ -433,7 +452,7 @@ def _run_one(ctx, display, index, spec):
     started_at, sampler = runlife.start_run(ctx, display, index, spec)
     try:
         outcome = run_benchmark(argv, ctx.script.parent, ctx.env, sweep.path / rel_log, timeout_s=plan.timeout_s,
-                                on_step=display.step, stops=ctx.stops)
+                                on_step=display.step, stops=ctx.stops, on_stage=getattr(display, "stage", None))
     except OSError as exc:
         raise runlife.run_failed(ctx, spec, exc) from None
     finally:

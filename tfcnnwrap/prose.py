@@ -1,0 +1,52 @@
+"""Lines that are not tables -- errors, warnings, the --fail-on-regression message -- wrapped between words to
+the terminal's width, a number never split from its unit (``82 °C``, ``175 W``, ``5 min``).
+
+On a terminal only: a pipe, a file or a CI log gets each message as the one line it is (scripts and tests
+read it whole; "one line naming the fix" stays one line there). Standard library only (textwrap).
+"""
+
+import re
+import shutil
+import sys
+import textwrap
+from typing import List
+
+NBSP = "\u00a0"
+# a number, a space, a unit or unit-like word: joined while wrapping, so that no line ends in "82" and the
+# next starts with "°C"
+_UNIT = re.compile(r"(?<=\d) (?=(?:°C|°F|%|W|MHz|GHz|MiB|GiB|KiB|MB|GB|KB|GB/s|s|ms|min|h|images/sec|"
+                   r"runs?|GPUs?)(?![\w/]))")
+CONTINUATION = "  "
+
+
+def join_units(text: str) -> str:
+    """``text`` with a non-breaking space between each number and its unit."""
+    return _UNIT.sub(NBSP, text)
+
+
+def fill(text: str, width: int, indent: str = CONTINUATION) -> str:
+    """``text`` wrapped between words to ``width`` columns (later lines indented by ``indent``), never inside
+    a word, a path, a hyphenated flag or a number and its unit; a word longer than the width has its own
+    line."""
+    width = max(20, int(width))
+    lines: List[str] = []
+    for paragraph in text.split("\n"):
+        wrapped = textwrap.wrap(join_units(paragraph), width, subsequent_indent=indent, break_long_words=False,
+                                break_on_hyphens=False) or [""]
+        lines.extend(line.replace(NBSP, " ") for line in wrapped)
+    return "\n".join(lines)
+
+
+def terminal_width(stream) -> int:
+    """The width of the terminal ``stream`` writes to (COLUMNS wins, as for rich and argparse)."""
+    return shutil.get_terminal_size().columns
+
+
+def write(text: str, stream=None) -> None:
+    """``text`` (one message) and a newline to ``stream`` (stderr): wrapped when it is a terminal."""
+    stream = stream if stream is not None else sys.stderr
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    stream.write((fill(text, terminal_width(stream)) if tty else text) + "\n")
