@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import assert_clean_error, cli_env
 
-from tfcnnwrap import aggregate, cooling, gpusamples, logparse, telemetry
+from tfcnnwrap import aggregate, cooling, gpusamples, logparse, quality, telemetry
 from tfcnnwrap.records import RunRecord
 
 FAKE_DIR = Path(__file__).resolve().parent / "fake"
@@ -164,10 +164,10 @@ def test_the_throttle_warning_names_the_reason_and_the_fix():
     tele = {"throttled": True, "max_temp_c": 84, "throttle_reasons": ["sw_thermal_slowdown"]}
     runs = [rec(1, 1.0, telemetry=tele), rec(2, 1.0, telemetry=dict(tele, max_temp_c=80)),
             rec(3, 1.0, telemetry={"throttled": False, "max_temp_c": 70})]
-    assert cooling.throttle_warning(runs) == (
+    assert quality.throttle_warning(runs) == (
         "2 of 3 runs throttled (thermal slowdown: sw_thermal_slowdown) — max 84 °C; try --cool-to 60 or "
         "better airflow")
-    assert cooling.throttle_warning(runs[2:]) is None and cooling.throttle_warning([rec(1, 1.0)]) is None
+    assert quality.throttle_warning(runs[2:]) is None and quality.throttle_warning([rec(1, 1.0)]) is None
 
 
 # --- waiting for a cool GPU ---------------------------------------------------------------------------------

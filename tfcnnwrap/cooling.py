@@ -14,7 +14,6 @@ from tfcnnwrap import logparse
 
 POLL_S = 2.0
 COOL_MAX_S = 600.0
-SUGGESTED_COOL_TO_C = 60
 ENV_POLL_S = "TFCNNWRAP_COOL_POLL_S"  # a shorter poll, for tests and the impatient
 
 
@@ -144,29 +143,3 @@ def steadiness_fields(log_path):
         return {}
     return {"steady_images_per_sec": found.steady_images_per_sec, "drift_pct": found.drift_pct,
             "drifting": found.drifting}
-
-
-def _reason_text(runs):
-    counts: dict = {}
-    for run in runs:
-        for reason in run.gpu.throttle_reasons:
-            counts[reason] = counts.get(reason, 0) + 1
-    if not counts:
-        return "SM clock dropped over 10 %"
-    kinds = []
-    for reason in sorted(counts, key=lambda r: -counts[r]):
-        kind = "thermal slowdown" if "thermal" in reason else "power cap" if "power" in reason else "slowdown"
-        kinds.append("%s: %s" % (kind, reason))
-    return ", ".join(kinds)
-
-
-def throttle_warning(runs):
-    """One line naming the reason when some of the sweep's runs throttled, else None."""
-    with_gpu = [r for r in runs if r.telemetry is not None]
-    throttled = [r for r in with_gpu if r.throttled]
-    if not throttled:
-        return None
-    temps = [r.max_temp_c for r in throttled if r.max_temp_c is not None]
-    hottest = " — max %g °C" % max(temps) if temps else ""
-    return "%d of %d runs throttled (%s)%s; try --cool-to %d or better airflow" % (
-        len(throttled), len(with_gpu), _reason_text(throttled), hottest, SUGGESTED_COOL_TO_C)

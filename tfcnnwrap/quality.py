@@ -91,3 +91,30 @@ def problems(verdict: Verdict, runs_planned: Optional[int] = None) -> List[str]:
         lines.append("%d of %d runs throttled (%s%s): --cool-to %d or better airflow"
                      % (verdict.throttled_runs, verdict.runs_ok, why, hottest, SUGGESTED_COOL_TO_C))
     return lines
+
+
+def _reason_text(runs):
+    counts: dict = {}
+    for run in runs:
+        for reason in run.gpu.throttle_reasons:
+            counts[reason] = counts.get(reason, 0) + 1
+    if not counts:
+        return "SM clock dropped over 10 %"
+    kinds = []
+    for reason in sorted(counts, key=lambda r: -counts[r]):
+        kind = "thermal slowdown" if "thermal" in reason else "power cap" if "power" in reason else "slowdown"
+        kinds.append("%s: %s" % (kind, reason))
+    return ", ".join(kinds)
+
+
+def throttle_warning(runs):
+    """One line naming the reason when some of the sweep's runs throttled, else None: the warning the sweep
+    ends with, and `report` repeats (it lives here, with the flags, so both read it from one place)."""
+    with_gpu = [r for r in runs if r.telemetry is not None]
+    throttled = [r for r in with_gpu if r.throttled]
+    if not throttled:
+        return None
+    temps = [r.max_temp_c for r in throttled if r.max_temp_c is not None]
+    hottest = " — max %g °C" % max(temps) if temps else ""
+    return "%d of %d runs throttled (%s)%s; try --cool-to %d or better airflow" % (
+        len(throttled), len(with_gpu), _reason_text(throttled), hottest, SUGGESTED_COOL_TO_C)

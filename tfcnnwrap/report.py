@@ -121,7 +121,6 @@ def conditions(meta):
 def quality_lines(rows):
     """One line per problem a configuration's figures have (quality.problems), named by configuration."""
     from tfcnnwrap.aggregate import verdict
-    from tfcnnwrap.live import gpus_text
 
     lines = []
     for row in rows:
@@ -271,9 +270,7 @@ def _emit_report(sweep, meta, rows, fmt):
 def _warn_throttled(runs):
     """The throttle warning the sweep ended with, on stderr as the sweep printed it."""
     from tfcnnwrap import render
-    from tfcnnwrap.cooling import throttle_warning
-
-    warning = throttle_warning(runs)
+    warning = quality.throttle_warning(runs)
     if warning:
         err = render.console(stderr=True)
         for line in wrap_keeping_units("warning: " + warning, err.width):

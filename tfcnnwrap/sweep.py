@@ -11,7 +11,6 @@ from pathlib import Path
 
 from tfcnnwrap import __version__, checkout, cooling, probe, render, runlife, settings
 from tfcnnwrap.clock import utc_now
-from tfcnnwrap.cooling import throttle_warning
 from tfcnnwrap.envinfo import capture_environment
 from tfcnnwrap.errors import (
     EXIT_INTERRUPTED,
@@ -28,6 +27,7 @@ from tfcnnwrap.live import make_display
 from tfcnnwrap.plan import Plan, build_plan, plan_flags_given
 from tfcnnwrap.probe import resolve_device
 from tfcnnwrap.procs import format_command, pip_install_command
+from tfcnnwrap.quality import throttle_warning
 from tfcnnwrap.records import Status, SweepMeta
 from tfcnnwrap.report import next_compare, print_summary
 from tfcnnwrap.runlife import SCRIPT_NAME, SweepContext, latest
