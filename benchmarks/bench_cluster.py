@@ -1,5 +1,5 @@
 """Local cluster overhead: time from starting a distributed job to its first step line, through
-``tfcnnwrap.cluster.run_job`` against the same tasks started by hand (subprocess, same argv, env and cwd).
+``tfcnnwrap.cluster.cluster.run_job`` against the same tasks started by hand (subprocess, same argv, env and cwd).
 
 Pairs alternate A B / B A so that drift hits both alike. Goal (issue 16): the median paired difference is
 within 1 s. Needs a real TensorFlow and a tensorflow/benchmarks checkout; 1 worker + 1 ps by default, since a
@@ -25,9 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tfcnnwrap import cluster  # noqa: E402
-from tfcnnwrap.logparse import LogParser  # noqa: E402
-from tfcnnwrap.procs import kill_tree, popen_group_kwargs  # noqa: E402
+from tfcnnwrap.cluster import cluster  # noqa: E402
+from tfcnnwrap.run.logparse import LogParser  # noqa: E402
+from tfcnnwrap.run.procs import kill_tree, popen_group_kwargs  # noqa: E402
 
 STEP = re.compile(rb"^\d+\s+images/sec:", re.M)
 

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from bundledata import log_text, logged_sweep  # noqa: E402
 from sweepdata import SEED_2070, SEED_BATCH  # noqa: E402
 
-from tfcnnwrap import bundle as bundles  # noqa: E402
+from tfcnnwrap.share import bundle as bundles  # noqa: E402
 
 GOALS_S = {"import": 60.0, "rank": 2.0, "pull": 2.0}
 GPUS = ["GeForce RTX %d" % n for n in (2060, 2070, 2080, 3060, 3070, 3080, 3090, 4070, 4080, 4090)] + \

@@ -98,7 +98,7 @@ def direct(work, k, vendor, argv, tf_version_env):
         # session would make the two arms differ by more than the harness.
         subprocess.run(argv, cwd=str(script_dir), env=tf_version_env, stdout=fh, stderr=subprocess.STDOUT,
                        stdin=subprocess.DEVNULL, check=True, start_new_session=True)
-    from tfcnnwrap.logparse import parse_file
+    from tfcnnwrap.run.logparse import parse_file
 
     return parse_file(log).total_images_per_sec  # read as the sweep reads the wrapped arm's log
 

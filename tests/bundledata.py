@@ -58,7 +58,7 @@ def logged_sweep(path, values=None, runs=3, gpus=("GeForce RTX 2070",), home="/h
 
 def variants(bundle, count):
     """``count`` bundles like ``bundle`` but for their creation time: as many distinct, verifiable sweeps."""
-    from tfcnnwrap import bundle as bundles
+    from tfcnnwrap.share import bundle as bundles
 
     out = []
     for i in range(count):
@@ -69,7 +69,7 @@ def variants(bundle, count):
 
 
 def write_bundles(folder, items):
-    from tfcnnwrap import bundle as bundles
+    from tfcnnwrap.share import bundle as bundles
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

@@ -10,8 +10,8 @@ Values are images/sec of ok runs; a string instead of a number records a failed 
 import json
 from pathlib import Path
 
-from tfcnnwrap.plan import Plan
-from tfcnnwrap.records import RunRecord, Status, SweepMeta, Upstream
+from tfcnnwrap.results.plan import Plan
+from tfcnnwrap.results.records import RunRecord, Status, SweepMeta, Upstream
 
 SEED_BATCH = {"resnet50": 64, "resnet152": 32, "inception3": 64, "vgg16": 64, "alexnet": 512}
 SEED_2070 = {"resnet50": 176.93, "resnet152": 62.22, "inception3": 113.24, "vgg16": 110.23, "alexnet": 2258.94}

@@ -10,7 +10,8 @@ import os
 
 import pytest
 
-from tfcnnwrap import _probe, doctor, probe, telemetry
+from tfcnnwrap.run import telemetry
+from tfcnnwrap.target import _probe, doctor, probe
 
 NO_SMI = {telemetry.ENV_NVIDIA_SMI: "none"}
 REAL_TF_PYTHON = os.environ.get("TFCNNWRAP_REAL_TF_PYTHON")

@@ -12,8 +12,8 @@ from conftest import assert_clean_error
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tfcnnwrap import bundle as bundles
-from tfcnnwrap.bundlecheck import FAILED, UNVERIFIED, VERIFIED, verify
+from tfcnnwrap.share import bundle as bundles
+from tfcnnwrap.share.bundlecheck import FAILED, UNVERIFIED, VERIFIED, verify
 
 SCHEMA = json.loads(files("tfcnnwrap").joinpath("data", "bundle.schema.json").read_text(encoding="utf-8"))
 
@@ -235,7 +235,7 @@ def test_any_json_is_a_bundle_or_one_refusal(value):
 
 @pytest.fixture(scope="module")
 def good_bundle(tmp_path_factory):
-    from tfcnnwrap.bundleexport import build
+    from tfcnnwrap.share.bundleexport import build
 
     return build(logged_sweep(tmp_path_factory.mktemp("hyp") / "s", values={"resnet50": 176.93, "vgg16": 110.23}))
 
@@ -262,8 +262,8 @@ def test_any_changed_figure_fails_verification(good_bundle, index, value):
     "garbage \xff\n no log at all",
 ])
 def test_verify_reads_a_log_as_the_sweeps_streaming_parser_does(text):
-    from tfcnnwrap import logparse
-    from tfcnnwrap.bundlecheck import parse_text
+    from tfcnnwrap.run import logparse
+    from tfcnnwrap.share.bundlecheck import parse_text
 
     data = text.encode("utf-8")
     streamed = logparse.LogParser()
@@ -277,7 +277,7 @@ def test_verify_reads_a_log_as_the_sweeps_streaming_parser_does(text):
 @given(where=st.sampled_from(["conditions", "summary", "run"]), key=st.text(min_size=1, max_size=12), value=_json)
 def test_a_bundle_of_any_values_is_verified_or_refused_never_a_crash(good_bundle, where, key, value):
     """Others' bundles may hold anything where a value is expected: verify and the library's index take it."""
-    from tfcnnwrap.library import index_rows
+    from tfcnnwrap.share.library import index_rows
 
     bundle = json.loads(json.dumps(good_bundle))
     target = {"conditions": bundle["conditions"], "summary": bundle["summary"][0], "run": bundle["runs"][0]}[where]

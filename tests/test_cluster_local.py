@@ -13,16 +13,16 @@ import pytest
 import realtf
 from conftest import FAKE_SCRIPT, cli_env, pid_alive
 
-from tfcnnwrap import cluster
+from tfcnnwrap.cluster import cluster
 from tfcnnwrap.errors import UsageError
-from tfcnnwrap.logparse import LogParser
+from tfcnnwrap.run.logparse import LogParser
 
 POSIX = pytest.mark.skipif(os.name != "posix", reason="POSIX signals and named pipes")
 BASE = [sys.executable, "-u", str(FAKE_SCRIPT), "--model=trivial", "--batch_size=8", "--num_batches=20"]
 
 
 def fake_env(tmp_path, **extra):
-    env = cli_env()  # this checkout first on PYTHONPATH, for `python -m tfcnnwrap.task` from any directory
+    env = cli_env()  # this checkout first on PYTHONPATH, for `python -m tfcnnwrap.cluster.task` from any directory
     for key in [k for k in env if k.startswith("FAKE_TFCNN_")]:
         del env[key]
     env["FAKE_TFCNN_IPS"] = "trivial=50.0"
@@ -251,7 +251,7 @@ def test_task_entry_point_runs_each_task_of_a_plan_file(tmp_path):
         for procid in range(len(plan.tasks)):
             task_env = dict(env, SLURM_PROCID=str(procid))
             procs.append(subprocess.Popen(
-                [sys.executable, "-m", "tfcnnwrap.task", "--plan", str(plan_file), "--script", str(FAKE_SCRIPT),
+                [sys.executable, "-m", "tfcnnwrap.cluster.task", "--plan", str(plan_file), "--script", str(FAKE_SCRIPT),
                  "--", "--model=trivial", "--num_batches=10", "--variable_update=replicated"],
                 env=task_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
         worker0 = procs[1].communicate(timeout=60)[0].decode()
@@ -281,7 +281,7 @@ def test_task_entry_point_errors_are_one_line(tmp_path):
          "--python"),
     ]
     for args, needle in cases:
-        result = subprocess.run([sys.executable, "-m", "tfcnnwrap.task", *args], env=env, capture_output=True,
+        result = subprocess.run([sys.executable, "-m", "tfcnnwrap.cluster.task", *args], env=env, capture_output=True,
                                 text=True, timeout=60)
         assert result.returncode == 2, (args, result.stderr)
         assert needle in result.stderr and "Traceback" not in result.stderr
@@ -359,14 +359,14 @@ def test_a_launcher_runs_tasks_through_another_program_and_stops_them_too(tmp_pa
 
 
 def test_task_entry_point_as_the_launcher(tmp_path):
-    """srun's view: every task runs `python -m tfcnnwrap.task --plan F --index i -- base flags`."""
+    """srun's view: every task runs `python -m tfcnnwrap.cluster.task --plan F --index i -- base flags`."""
     plan = cluster.local_plan("distributed_all_reduce", workers=2)
     plan_file = tmp_path / "plan.json"
     plan_file.write_text(plan.to_json(), encoding="utf-8")
     (tmp_path / "logs").mkdir()
 
     def launcher(task, argv):
-        return [sys.executable, "-m", "tfcnnwrap.task", "--plan", str(plan_file), "--index",
+        return [sys.executable, "-m", "tfcnnwrap.cluster.task", "--plan", str(plan_file), "--index",
                 str(plan.tasks.index(task)), "--script", str(FAKE_SCRIPT), "--python", sys.executable, "--",
                 *BASE[3:]]
 

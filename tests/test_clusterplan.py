@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tfcnnwrap import clusterplan
-from tfcnnwrap.clusterplan import ClusterPlan, build_plan, drop_flags, flag_value, modes_for_branch
+from tfcnnwrap.cluster import clusterplan
+from tfcnnwrap.cluster.clusterplan import ClusterPlan, build_plan, drop_flags, flag_value, modes_for_branch
 from tfcnnwrap.errors import UsageError
 
 MIRROR = Path("/work/.mirror/tensorflow+benchmarks/repo")

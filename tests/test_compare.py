@@ -11,9 +11,9 @@ from conftest import REPO_ROOT, assert_clean_error
 from sweepdata import SEED_2070, seed_runs, write_sweep
 
 from tfcnnwrap import cli as cli_module
-from tfcnnwrap.compareab import welch
+from tfcnnwrap.compare.compareab import welch
 from tfcnnwrap.errors import UsageError
-from tfcnnwrap.plan import Plan
+from tfcnnwrap.results.plan import Plan
 
 SEED_AGAINST = "1080-Ti,2080,2080-Ti,Vega 64,V100"
 
@@ -377,7 +377,7 @@ def test_plot_without_matplotlib_says_how_to_get_it(cli, seed_sweep, tmp_path):
 def test_require_matplotlib_in_process(monkeypatch):
     import sys
 
-    from tfcnnwrap.plot import require_matplotlib
+    from tfcnnwrap.present.plot import require_matplotlib
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     with pytest.raises(UsageError, match=r"pip install tfcnnwrap\[plot\]"):
@@ -405,7 +405,7 @@ def test_plot_refuses_what_the_cli_refuses_and_writes_svg_by_suffix(tmp_path):
     from matplotlib.figure import Figure
 
     from tfcnnwrap.errors import UsageError
-    from tfcnnwrap.plot import _save
+    from tfcnnwrap.present.plot import _save
 
     fig = Figure()
     fig.add_subplot().plot([1, 2])

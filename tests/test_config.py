@@ -10,8 +10,9 @@ import pytest
 from conftest import assert_clean_error, run_cli
 from sweepdata import seed_runs, write_sweep
 
-from tfcnnwrap import checkout, settings
+from tfcnnwrap import settings
 from tfcnnwrap.errors import UsageError
+from tfcnnwrap.target import checkout
 
 
 def _config(tmp_path, text):

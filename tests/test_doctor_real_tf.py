@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from tfcnnwrap import telemetry
+from tfcnnwrap.run import telemetry
 
 REAL_TF_PYTHON = os.environ.get("TFCNNWRAP_REAL_TF_PYTHON")
 pytestmark = pytest.mark.skipif(not REAL_TF_PYTHON, reason="set TFCNNWRAP_REAL_TF_PYTHON to a python with TensorFlow")

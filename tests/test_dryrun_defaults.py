@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import cli_env
 
-from tfcnnwrap.plan import KNOWN_MODELS, UPSTREAM_BATCH_SIZES
-from tfcnnwrap.sweep import shell_lines
+from tfcnnwrap.results.plan import KNOWN_MODELS, UPSTREAM_BATCH_SIZES
+from tfcnnwrap.sweep.sweep import shell_lines
 
 POSIX = pytest.mark.skipif(os.name != "posix", reason="runs the printed line in sh")
 MIRROR = Path("/work/.mirror/tensorflow+benchmarks/repo")

@@ -7,8 +7,8 @@ import pytest
 from conftest import cli_env
 from test_sweep_cluster import env_for, in_sbatch, read_runs, sweep_args
 
-from tfcnnwrap import fleetreport
-from tfcnnwrap.records import SummaryRow
+from tfcnnwrap.results import fleetreport
+from tfcnnwrap.results.records import SummaryRow
 
 
 def row(host, mean, cv=0.5, model="resnet50"):
@@ -102,7 +102,7 @@ def test_fleet_task_wrapper_records_the_exit_code_and_exits_0(tmp_path):
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-m", "tfcnnwrap.fleet", "run-task", str(tmp_path), str(tmp_path),
+    done = subprocess.run([sys.executable, "-m", "tfcnnwrap.sweep.fleet", "run-task", str(tmp_path), str(tmp_path),
                            "--",
                            sys.executable, "-c", "import sys; print('bench'); sys.exit(3)"],
                           env=cli_env({"SLURM_PROCID": "0", "SLURMD_NODENAME": "n7"}), stdout=subprocess.PIPE,

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from test_doctor import WITH_FAKE_SMI, check, doctor_json
 
-from tfcnnwrap import gpusetup
-from tfcnnwrap.gpusetup import install_hint
+from tfcnnwrap.target import gpusetup
+from tfcnnwrap.target.gpusetup import install_hint
 
 ROOT = Path(__file__).resolve().parent.parent
 POSIX_ONLY = pytest.mark.skipif(os.name == "nt", reason="the stand-in nvidia-smi is a shebang script")

@@ -10,8 +10,8 @@ import pytest
 from conftest import REPO_ROOT, assert_clean_error, cli_env
 from htmldata import HOSTILE_GPU, missing_numbers, page_text, seed_sweep
 
-from tfcnnwrap import htmlcharts
-from tfcnnwrap.htmlpage import num
+from tfcnnwrap.pages import htmlcharts
+from tfcnnwrap.pages.htmlpage import num
 
 AGAINST = "1080-Ti,2080,2080-Ti,Vega 64,V100"
 
@@ -159,7 +159,7 @@ def test_report_plot_with_html_is_refused_in_one_line(cli, sweeps, tmp_path):
 
 
 def test_flags_are_read_from_the_row_not_computed():
-    from tfcnnwrap.htmlpage import flag_texts
+    from tfcnnwrap.pages.htmlpage import flag_texts
 
     row = {"flags": ["outlier", "throttled"], "throttle_reasons": "sw_thermal_slowdown:3", "ci95_wide": True}
     assert flag_texts(row) == ["outlier", "throttled: sw_thermal_slowdown:3"]  # `flags` as the report set it
@@ -185,7 +185,7 @@ def test_flags_show_in_the_page(cli, tmp_path):
 
 
 def test_scaling_chart_has_the_ideal_line():
-    from tfcnnwrap.htmlpage import scaling_chart
+    from tfcnnwrap.pages.htmlpage import scaling_chart
 
     rows = [{"model": "resnet50", "num_gpus": n, "mean": m} for n, m in ((1, 100.0), (2, 180.0), (4, 300.0))]
     chart = scaling_chart(rows)
@@ -203,7 +203,7 @@ def test_run_charts_from_the_logs(cli, sweeps):
 def test_gpu_temperature_clock_and_power_over_the_run(cli, tmp_path):
     from sweepdata import write_sweep
 
-    from tfcnnwrap.gpusamples import LEGACY_FIELDS
+    from tfcnnwrap.run.gpusamples import LEGACY_FIELDS
 
     sweep = write_sweep(tmp_path / "s", {("resnet50", 64): [176.9]})
     record = json.loads((sweep / "runs.jsonl").read_text(encoding="utf-8"))

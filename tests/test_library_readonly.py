@@ -2,7 +2,7 @@
 
 import pytest
 
-from tfcnnwrap.library import Library
+from tfcnnwrap.share.library import Library
 
 
 def test_missing_library_answers_empty_and_refuses_to_store(tmp_path):

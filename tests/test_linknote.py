@@ -6,7 +6,7 @@ import pytest
 from sweepdata import seed_runs, write_sweep
 from test_compare import in_process
 
-from tfcnnwrap import linknote
+from tfcnnwrap.present import linknote
 
 TB3 = {"gen": 3, "gen_max": 3, "width": 4, "width_max": 16, "text": "gen3 x4 of gen3 x16", "degraded": True}
 FULL = {"gen": 3, "gen_max": 3, "width": 16, "width_max": 16, "text": "gen3 x16 of gen3 x16", "degraded": False}

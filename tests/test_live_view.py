@@ -10,8 +10,8 @@ import pytest
 from conftest import FAKE_SCRIPT, make_vendor
 from test_screens import WIDTHS, PtySession, sweep_env, tf112  # noqa: F401 - tf112 is a fixture
 
-from tfcnnwrap import logparse
-from tfcnnwrap.live import LiveDisplay, PlainDisplay, TimeLeft, stage_text
+from tfcnnwrap.run import logparse
+from tfcnnwrap.sweep.live import LiveDisplay, PlainDisplay, TimeLeft, stage_text
 
 STAGES_IN_ORDER = [logparse.STAGE_STARTING, logparse.STAGE_BUILDING, logparse.STAGE_WARMUP, logparse.STAGE_TIMED,
                    logparse.STAGE_FINISHING]
@@ -23,7 +23,7 @@ class _Step:
 
 
 def _record(model, batch_size, run, value, duration_s, status="ok"):
-    from tfcnnwrap.records import RunRecord
+    from tfcnnwrap.results.records import RunRecord
 
     return RunRecord.from_dict({"model": model, "batch_size": batch_size, "run": run, "status": status,
                                 "images_per_sec": value, "exit_code": 0, "duration_s": duration_s,
@@ -41,7 +41,7 @@ def _render(display, width=80):
 @pytest.fixture
 def clock(monkeypatch):
     now = [1000.0]
-    monkeypatch.setattr("tfcnnwrap.live.time.monotonic", lambda: now[0])
+    monkeypatch.setattr("tfcnnwrap.sweep.live.time.monotonic", lambda: now[0])
     return now
 
 
@@ -211,7 +211,7 @@ def test_a_stage_never_goes_back_and_a_log_without_markers_goes_straight_to_time
 
 @pytest.mark.slow
 def test_the_runner_reports_each_change_of_stage_of_a_real_process_once(tmp_path):
-    from tfcnnwrap.runner import run_benchmark
+    from tfcnnwrap.run.runner import run_benchmark
 
     seen = []
     argv = [sys.executable, str(FAKE_SCRIPT), "--model=resnet50", "--batch_size=64", "--num_batches=20"]

@@ -6,8 +6,8 @@ import tracemalloc
 
 import pytest
 
-from tfcnnwrap import logparse
-from tfcnnwrap.logparse import LogParser, ParsedLog, Step, classify, parse_file, parse_lines
+from tfcnnwrap.run import logparse
+from tfcnnwrap.run.logparse import LogParser, ParsedLog, Step, classify, parse_file, parse_lines
 
 HEADER_1_12 = """\
 TensorFlow:  1.12

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tfcnnwrap.logparse import LogParser, parse_file, parse_lines
+from tfcnnwrap.run.logparse import LogParser, parse_file, parse_lines
 
 REAL = (Path(__file__).parent / "data" / "prefix" / "tf2.21_cpu_trivial.log").read_text(encoding="utf-8")
 BARE = ("trivial", 8, ["/cpu:0"], 546.96)
@@ -199,7 +199,7 @@ def test_a_prefix_that_would_eat_tf_cnn_benchmarks_own_text_is_not_learned(tmp_p
 
 def test_ranks_are_bounded(tmp_path, monkeypatch):
     """A hostile log whose every line names another rank: memory stays bounded, the first ranks count."""
-    from tfcnnwrap import logparse
+    from tfcnnwrap.run import logparse
 
     monkeypatch.setattr(logparse, "MAX_RANKS", 8)
     text = "".join(prefixed(REAL, srun_label(r)) for r in range(20))

@@ -215,7 +215,7 @@ def test_a_fifo_in_a_directory_is_named_and_skipped(cli, tmp_path):
 
 
 def test_an_unreadable_directory_is_named_on_stderr(tmp_path, monkeypatch, capsys):
-    from tfcnnwrap import parse
+    from tfcnnwrap.run import parse
 
     fake_log(tmp_path / "a" / "ok.log", "--model=resnet50")
     fake_log(tmp_path / "b" / "hidden-from-us.log", "--model=resnet50")

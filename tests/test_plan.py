@@ -4,9 +4,9 @@ import argparse
 
 import pytest
 
-from tfcnnwrap import plan
 from tfcnnwrap.cli import build_parser
 from tfcnnwrap.errors import UsageError
+from tfcnnwrap.results import plan
 
 
 def sweep_args(**kw):
@@ -90,7 +90,7 @@ def test_a_plan_flag_given_as_zero_counts_as_given():
 
 
 def test_run_specs_carry_the_gpu_count_and_a_scaling_plan_runs_every_count():
-    from tfcnnwrap.plan import Plan, RunSpec
+    from tfcnnwrap.results.plan import Plan, RunSpec
 
     plan = Plan(models=[("resnet50", 64)], runs=2)
     assert plan.run_specs() == [RunSpec("resnet50", 64, 1, 1), RunSpec("resnet50", 64, 1, 2)]
@@ -103,8 +103,8 @@ def test_run_specs_carry_the_gpu_count_and_a_scaling_plan_runs_every_count():
 
 
 def test_logs_of_a_scaling_sweep_are_named_with_their_gpu_count(tmp_path):
-    from tfcnnwrap.plan import Plan, RunSpec
-    from tfcnnwrap.store import SweepDir
+    from tfcnnwrap.results.plan import Plan, RunSpec
+    from tfcnnwrap.results.store import SweepDir
 
     sweep = SweepDir(tmp_path)
     spec = RunSpec("resnet50", 64, 2, 1)

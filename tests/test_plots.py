@@ -9,8 +9,8 @@ from matplotlib.colors import to_hex
 from matplotlib.container import ErrorbarContainer
 from sweepdata import write_sweep
 
-from tfcnnwrap import plot
-from tfcnnwrap.compareab import sweep_vs_sweeps
+from tfcnnwrap.compare.compareab import sweep_vs_sweeps
+from tfcnnwrap.present import plot
 
 KEEP = os.environ.get("TFCNNWRAP_KEEP_PLOTS")
 
@@ -129,8 +129,8 @@ def soaked(tmp_path):
 
 
 def runs_figure(path):
-    from tfcnnwrap.plotruns import figure
-    from tfcnnwrap.store import load_sweep
+    from tfcnnwrap.present.plotruns import figure
+    from tfcnnwrap.results.store import load_sweep
 
     sweep, meta, runs = load_sweep(path)
     return figure(sweep, "%s (GeForce RTX 2070, TensorFlow 1.12.0, fp32, synthetic data)" % path, runs)
@@ -218,8 +218,8 @@ def test_ab_title_with_long_sweep_names_fits_its_one_panel_figure(tmp_path):
 def test_scaling_panel_titles_wrap_to_their_panel():
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    from tfcnnwrap.plotscaling import scaling_figure
-    from tfcnnwrap.records import SummaryRow
+    from tfcnnwrap.present.plotscaling import scaling_figure
+    from tfcnnwrap.results.records import SummaryRow
 
     models = ["resnet50", "resnet152", "inception3", "inception4", "vgg16", "alexnet", "googlenet", "mobilenet"]
     rows = [SummaryRow(model="resnet50", batch_size=64, num_gpus=n, mean=176.9 * n * 0.95, runs_ok=3,

@@ -9,8 +9,9 @@ import re
 import pytest
 from sweepdata import write_sweep
 
-from tfcnnwrap import aggregate, jsontext, quality
-from tfcnnwrap.records import RunRecord
+from tfcnnwrap import jsontext
+from tfcnnwrap.results import aggregate, quality
+from tfcnnwrap.results.records import RunRecord
 
 # The figures: one slow run among five, and runs falling as the GPU soaks up heat.
 OUTLIER = [176.1, 177.0, 176.5, 150.0, 176.8]
@@ -141,7 +142,8 @@ def test_one_json_writer():
     text = jsontext.dumps({"a": float("nan"), "b": (1, 2), "c": 176.92999999999998, "p": 9.8458282404278e-05})
     assert json.loads(text) == {"a": None, "b": [1, 2], "c": 176.93, "p": 9.8458282404278e-05}
     assert jsontext.csv_cell(True) == "true" and jsontext.csv_cell(None) == "" and jsontext.csv_cell([4]) == "[4]"
-    from tfcnnwrap import render, store
+    from tfcnnwrap import render
+    from tfcnnwrap.results import store
 
     assert not hasattr(store, "json_text") and render.dumps is jsontext.dumps
     with pytest.raises(ValueError):

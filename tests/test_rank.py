@@ -143,7 +143,7 @@ def fp16_pair(tmp_path):
 
 
 def test_an_fp16_sweep_meets_fp16_references_without_a_dagger(cli, fp16_pair):
-    from tfcnnwrap.references import load_references
+    from tfcnnwrap.results.references import load_references
 
     ti = load_references().resolve("1080-Ti")
     wanted = dict(precision="fp16", num_gpus=1, variable_update="replicated", data="synthetic", batch_size=128)

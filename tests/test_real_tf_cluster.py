@@ -17,7 +17,7 @@ import time
 import pytest
 from realtf import MARKS, REAL_TF_PYTHON, REPO
 
-from tfcnnwrap import telemetry
+from tfcnnwrap.run import telemetry
 
 pytestmark = MARKS
 TOTAL = re.compile(r"^total images/sec:\s*(\S+)\s*$", re.MULTILINE)

@@ -14,7 +14,7 @@ import time
 import pytest
 from realtf import MARKS, REAL_TF_PYTHON, REPO
 
-from tfcnnwrap import telemetry
+from tfcnnwrap.run import telemetry
 
 pytestmark = MARKS
 

@@ -14,9 +14,9 @@ from conftest import assert_clean_error
 from sweepdata import run_record, seed_runs, write_sweep
 
 from tfcnnwrap import cli as cli_module
-from tfcnnwrap.aggregate import summarize
-from tfcnnwrap.records import FORMAT_VERSION, RunRecord, Status, SweepMeta
-from tfcnnwrap.store import SweepDir, latest_runs
+from tfcnnwrap.results.aggregate import summarize
+from tfcnnwrap.results.records import FORMAT_VERSION, RunRecord, Status, SweepMeta
+from tfcnnwrap.results.store import SweepDir, latest_runs
 
 FORMAT1 = Path(__file__).resolve().parent / "data" / "format1"
 SEED_AGAINST = "1080-Ti,2080,2080-Ti,Vega 64,V100"
@@ -192,7 +192,7 @@ def test_plans_differing_in_precision_are_pointed_out(capsys, monkeypatch, tmp_p
 def test_live_lines_read_records_and_dicts():
     import io
 
-    from tfcnnwrap.live import PlainDisplay
+    from tfcnnwrap.sweep.live import PlainDisplay
 
     out = io.StringIO()
     display = PlainDisplay(out)

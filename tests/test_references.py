@@ -8,7 +8,7 @@ import pytest
 from conftest import assert_clean_error
 
 from tfcnnwrap.errors import UsageError
-from tfcnnwrap.references import (
+from tfcnnwrap.results.references import (
     COLUMNS,
     format_published,
     load_references,

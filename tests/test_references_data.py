@@ -6,7 +6,7 @@ import re
 import pytest
 
 from tfcnnwrap.errors import UsageError
-from tfcnnwrap.references import COLUMNS, DATA_FILE, FACTS_FILE, load_references, name_words
+from tfcnnwrap.results.references import COLUMNS, DATA_FILE, FACTS_FILE, load_references, name_words
 
 LAMBDA = re.compile(r"^https://github\.com/[A-Za-z0-9_.-]+/lambda-tensorflow-benchmark/blob/[0-9a-f]{40}/logs/.+/throughput/\d+$")
 

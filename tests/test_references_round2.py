@@ -14,7 +14,7 @@ from conftest import assert_clean_error
 from sweepdata import seed_runs, write_sweep
 
 from tfcnnwrap import render
-from tfcnnwrap.references import COLUMNS, FACTS_FILE, Result, closest_row
+from tfcnnwrap.results.references import COLUMNS, FACTS_FILE, Result, closest_row
 
 WANTED = dict(batch_size=64, precision="fp32", num_gpus=1, variable_update="parameter_server",
               data="synthetic", xla="no")

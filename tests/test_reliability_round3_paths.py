@@ -76,7 +76,7 @@ def test_a_slow_squeue_at_cleanup_keeps_the_finished_run(cli, tmp_path, vendor, 
 
 @POSIX
 def test_a_slow_squeue_at_cleanup_is_a_warning(tmp_path, monkeypatch, capsys):
-    from tfcnnwrap import sweepjob
+    from tfcnnwrap.sweep import sweepjob
 
     env = slurm_tools(tmp_path, squeue=b"exec /bin/sleep 30\n")
     monkeypatch.setenv("PATH", env["PATH"])
@@ -111,7 +111,7 @@ def test_non_utf8_from_squeue_and_scontrol_is_read_with_replacement(cli, tmp_pat
 
 
 def test_slurm_tool_output_is_decoded_with_replacement(tmp_path, monkeypatch):
-    from tfcnnwrap import slurm
+    from tfcnnwrap.cluster import slurm
 
     script = tmp_path / "tool"
     script.write_text("#!%s\nimport sys\nsys.stdout.buffer.write(b'ok \\xff\\xfe\\n')\n"
@@ -329,8 +329,8 @@ def test_dry_run_without_a_checkout_says_so_and_exits_2(cli, tmp_path, tf112, mo
 
 
 def test_fp16_on_an_unknown_branch_names_the_fix():
-    from tfcnnwrap import features
     from tfcnnwrap.errors import UsageError
+    from tfcnnwrap.target import features
 
     with pytest.raises(UsageError) as err:
         features.branch_flags(["fp16"], None)
@@ -385,7 +385,7 @@ def test_plot_path_with_a_trailing_separator_is_refused(cli, tmp_path, verb, tai
 def test_oom_hint_once_for_two_gpu_counts():
     from types import SimpleNamespace
 
-    from tfcnnwrap.schedule import oom_hints
+    from tfcnnwrap.sweep.schedule import oom_hints
 
     def run(status, gpus, model="resnet50"):
         return SimpleNamespace(model=model, batch_size=64, num_gpus=gpus, status=status)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import FAKE_SCRIPT, cli_env, pid_alive
 
-from tfcnnwrap import cluster
+from tfcnnwrap.cluster import cluster
 
 POSIX = pytest.mark.skipif(os.name != "posix", reason="POSIX pipes, sessions and signals")
 LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the subreaper and /proc are Linux's")
@@ -314,7 +314,7 @@ def test_cool_to_when_nvidia_smi_vanishes_mid_sweep(cli, tmp_path, vendor, tf112
 
 
 def test_a_hanging_nvidia_smi_is_asked_once_and_its_whole_tree_is_killed(tmp_path, monkeypatch):
-    from tfcnnwrap import telemetry
+    from tfcnnwrap.run import telemetry
 
     pids = tmp_path / "pids"
     monkeypatch.setattr(telemetry, "_HUNG", {})  # this process's memory of a hung nvidia-smi, fresh
@@ -334,8 +334,8 @@ def test_a_hanging_nvidia_smi_is_asked_once_and_its_whole_tree_is_killed(tmp_pat
 
 @POSIX
 def test_ctrl_c_ends_a_hanging_temperature_query_at_once(tmp_path, monkeypatch):
-    from tfcnnwrap import telemetry
-    from tfcnnwrap.stopping import StopRequests
+    from tfcnnwrap.run import telemetry
+    from tfcnnwrap.run.stopping import StopRequests
 
     pids = tmp_path / "pids"
     monkeypatch.setattr(telemetry, "_HUNG", {})  # this process's memory of a hung nvidia-smi, fresh
@@ -375,7 +375,7 @@ time.sleep(3600)
 
 @POSIX
 def test_a_squeue_that_times_out_takes_its_wrappers_children_along(tmp_path, monkeypatch):
-    from tfcnnwrap import slurm
+    from tfcnnwrap.cluster import slurm
     from tfcnnwrap.errors import SetupError
 
     pids = tmp_path / "pids"
@@ -400,7 +400,7 @@ def test_a_squeue_that_times_out_takes_its_wrappers_children_along(tmp_path, mon
     ("0, 41", {0: 41}, None),
 ])
 def test_temperature_answers_are_checked(tmp_path, monkeypatch, answer, temps, problem):
-    from tfcnnwrap import telemetry
+    from tfcnnwrap.run import telemetry
 
     script = tmp_path / "smi.json"
     script.write_text(json.dumps({"temps": [answer]}))
@@ -410,8 +410,8 @@ def test_temperature_answers_are_checked(tmp_path, monkeypatch, answer, temps, p
 
 def test_the_verdict_of_a_run_stopped_at_its_timeout():
     """runner.verdict, shared by single runs, cluster jobs' reporting tasks and fleet hosts."""
-    from tfcnnwrap.logparse import ParsedLog
-    from tfcnnwrap.runner import verdict
+    from tfcnnwrap.run.logparse import ParsedLog
+    from tfcnnwrap.run.runner import verdict
 
     with_total, without = ParsedLog(total_images_per_sec=200.0), ParsedLog()
     assert verdict(with_total, -15, timed_out=True) == ("ok", True)
@@ -428,7 +428,7 @@ class _Stopped:
 @POSIX
 @pytest.mark.parametrize("stopped", [False, True])
 def test_a_hung_sampler_is_ended_with_its_children_and_at_once_after_ctrl_c(tmp_path, monkeypatch, stopped):
-    from tfcnnwrap import telemetry
+    from tfcnnwrap.run import telemetry
 
     pids = tmp_path / "pids"
     monkeypatch.setenv("FAKE_NVSMI_HANG", "all")

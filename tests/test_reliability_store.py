@@ -14,7 +14,7 @@ import pytest
 from conftest import assert_clean_error, cli_env, make_vendor
 from test_sweep import _start_sweep, _wait_hanging, ips_env, read_runs, sweep_args
 
-from tfcnnwrap.records import RunRecord
+from tfcnnwrap.results.records import RunRecord
 
 POSIX = pytest.mark.skipif(os.name != "posix", reason="POSIX links, FIFOs and rlimits")
 ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -70,7 +70,7 @@ def test_a_torn_last_line_is_set_aside_before_the_next_append(cli, tmp_path, ven
 
 
 def test_a_whole_last_record_without_its_newline_is_kept(tmp_path):
-    from tfcnnwrap.store import SweepDir
+    from tfcnnwrap.results.store import SweepDir
 
     sweep = SweepDir(tmp_path)
     first = {"model": "alexnet", "batch_size": 512, "run": 1, "status": "ok", "images_per_sec": 1.0}
@@ -82,8 +82,8 @@ def test_a_whole_last_record_without_its_newline_is_kept(tmp_path):
 
 def test_a_failed_append_leaves_no_fragment(tmp_path, monkeypatch):
     """A disk that fills mid-append: the partial line is cut off again and the error says which file."""
-    from tfcnnwrap import store
     from tfcnnwrap.errors import TfcnnwrapError
+    from tfcnnwrap.results import store
 
     sweep = store.SweepDir(tmp_path)
     rec = {"model": "alexnet", "batch_size": 512, "run": 1, "status": "ok", "images_per_sec": 1.0}
@@ -204,8 +204,8 @@ def test_resume_without_python_or_vendor_dir_uses_the_recorded_ones(cli, tmp_pat
 
 @POSIX
 def test_a_running_sweep_holds_the_vendor_lock_shared(tmp_path, vendor, tf112):
-    from tfcnnwrap import checkout
     from tfcnnwrap.filelock import LockBusy
+    from tfcnnwrap.target import checkout
 
     fifo = tmp_path / "ready"
     os.mkfifo(fifo)
@@ -228,7 +228,7 @@ def test_a_running_sweep_holds_the_vendor_lock_shared(tmp_path, vendor, tf112):
 # -- 10. every JSON written parses strictly ----------------------------------------------------------------
 
 def test_non_finite_numbers_never_reach_disk(tmp_path):
-    from tfcnnwrap.store import SweepDir
+    from tfcnnwrap.results.store import SweepDir
 
     sweep = SweepDir(tmp_path)
     sweep.append_run(RunRecord.from_dict({"model": "alexnet", "batch_size": 512, "run": 1, "status": "no_result",
@@ -286,8 +286,8 @@ def test_a_read_only_directory_is_one_line(cli, tmp_path, vendor, tf112):
 
 def test_a_directory_that_cannot_be_made_is_one_line_and_leaves_nothing(tmp_path, monkeypatch):
     """What a read-only parent does to a non-root user, for the root that runs CI."""
-    from tfcnnwrap import store
     from tfcnnwrap.errors import TfcnnwrapError
+    from tfcnnwrap.results import store
 
     sweep = store.SweepDir(tmp_path / "new" / "sweep")
     real_mkdir = Path.mkdir

@@ -13,13 +13,13 @@ import pytest
 from conftest import assert_clean_error, make_vendor
 from sweepdata import run_record
 
-from tfcnnwrap import plan as plan_module
-from tfcnnwrap import telemetry
-from tfcnnwrap.aggregate import add_scaling, summarize
 from tfcnnwrap.errors import UsageError
-from tfcnnwrap.logparse import parse_file
-from tfcnnwrap.records import RunRecord
-from tfcnnwrap.sweep import check_gpu_counts
+from tfcnnwrap.results import plan as plan_module
+from tfcnnwrap.results.aggregate import add_scaling, summarize
+from tfcnnwrap.results.records import RunRecord
+from tfcnnwrap.run import telemetry
+from tfcnnwrap.run.logparse import parse_file
+from tfcnnwrap.sweep.sweep import check_gpu_counts
 
 ONE_GPU = {"resnet50": 176.93, "vgg16": 110.23}  # the stand-in's default one-device figures
 
@@ -270,7 +270,7 @@ def test_scaling_chart(tmp_path):
     pytest.importorskip("matplotlib")
     from matplotlib.figure import Figure
 
-    from tfcnnwrap.plotscaling import plot_scaling, scaling_panel
+    from tfcnnwrap.present.plotscaling import plot_scaling, scaling_panel
 
     runs = [record(m, g, k, base * g * (1.0 if g == 1 else 0.8) + k)
             for m, base in ONE_GPU.items() for g in (1, 2, 4) for k in (1, 2)]

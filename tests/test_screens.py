@@ -369,14 +369,14 @@ def test_live_sweep_shows_the_running_gpu_from_nvidia_smi(tmp_path, tf112, colum
 def test_live_view_shows_the_gpu_and_what_it_waits_for_within_the_width(monkeypatch):
     from rich.console import Console
 
-    from tfcnnwrap.live import LiveDisplay
+    from tfcnnwrap.sweep.live import LiveDisplay
 
     clock = [100.0]
-    monkeypatch.setattr("tfcnnwrap.live.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("tfcnnwrap.sweep.live.time.monotonic", lambda: clock[0])
     reads = []
 
     def source():  # what Telemetry.latest gives: the samples file's newest tick, {GPU index: sample}
-        from tfcnnwrap.gpusamples import LEGACY_FIELDS, latest_with_fields
+        from tfcnnwrap.run.gpusamples import LEGACY_FIELDS, latest_with_fields
 
         reads.append(clock[0])
         return latest_with_fields(["2026/11/30 10:00:00.000, 0, 71.4, 1830, 175.2, 97, 7000"], LEGACY_FIELDS)
@@ -409,10 +409,10 @@ def test_live_view_redraws_when_its_figures_change_and_never_over_4_times_a_seco
 
     from rich.console import Console
 
-    from tfcnnwrap import live
+    from tfcnnwrap.sweep import live
 
     clock = [100.0]
-    monkeypatch.setattr("tfcnnwrap.live.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("tfcnnwrap.sweep.live.time.monotonic", lambda: clock[0])
     console = Console(file=io.StringIO(), width=80, force_terminal=True)
     display = live.LiveDisplay(console)
     draws = []
@@ -443,9 +443,9 @@ def test_live_view_redraws_when_its_figures_change_and_never_over_4_times_a_seco
 
 
 def test_live_view_names_each_gpu_of_a_multi_gpu_tick_and_a_stopped_sampler_shows_none(tmp_path):
-    from tfcnnwrap import telemetry
-    from tfcnnwrap.gpusamples import LEGACY_FIELDS, latest_with_fields
-    from tfcnnwrap.live import gpu_parts
+    from tfcnnwrap.run import telemetry
+    from tfcnnwrap.run.gpusamples import LEGACY_FIELDS, latest_with_fields
+    from tfcnnwrap.sweep.live import gpu_parts
 
     tick = latest_with_fields(["t, 0, 71, 1830, 175.2, 97, 7000", "t, 1, 84, 1500, 180, 99, 7000"], LEGACY_FIELDS)
     assert gpu_parts(tick) == ["GPU 0 71 °C  1830 MHz  175 W", "GPU 1 84 °C  1500 MHz  180 W"]
@@ -463,7 +463,7 @@ def test_live_view_names_each_gpu_of_a_multi_gpu_tick_and_a_stopped_sampler_show
 def test_a_gpu_source_that_fails_or_says_nothing_shows_no_gpu_line():
     from rich.console import Console
 
-    from tfcnnwrap.live import LiveDisplay
+    from tfcnnwrap.sweep.live import LiveDisplay
 
     def broken():
         raise OSError("nvidia-smi went away")
@@ -480,7 +480,7 @@ def test_a_gpu_source_that_fails_or_says_nothing_shows_no_gpu_line():
 def test_plain_display_says_a_wait_once():
     import io
 
-    from tfcnnwrap.live import PlainDisplay
+    from tfcnnwrap.sweep.live import PlainDisplay
 
     stream = io.StringIO()
     display = PlainDisplay(stream)

@@ -11,8 +11,8 @@ import pytest
 from bundledata import logged_sweep, variants, write_bundles
 from conftest import GIT_ENV, assert_clean_error, cli_env, git
 
-from tfcnnwrap import bundle as bundles
-from tfcnnwrap.bundleexport import build
+from tfcnnwrap.share import bundle as bundles
+from tfcnnwrap.share.bundleexport import build
 
 
 @pytest.fixture
@@ -64,7 +64,7 @@ def test_publish_adds_one_file_per_bundle_with_a_message_naming_gpu_and_conditio
 
 
 def test_a_rejected_push_is_rebased_and_retried(tmp_path, bare, monkeypatch):
-    from tfcnnwrap import share
+    from tfcnnwrap.share import share
 
     first = write_bundles(tmp_path / "a", [build(logged_sweep(tmp_path / "s1", values={"resnet50": 176.93}))])
     second = write_bundles(tmp_path / "b", [build(logged_sweep(tmp_path / "s2", values={"vgg16": 110.23}))])

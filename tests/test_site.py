@@ -11,7 +11,7 @@ import pytest
 from conftest import assert_clean_error
 from htmldata import HOSTILE_GPU, page_text, seed_sweep, write_bundle
 
-from tfcnnwrap.htmlsite import BundleError, read_bundle
+from tfcnnwrap.pages.htmlsite import BundleError, read_bundle
 
 
 def site_links(root):
@@ -158,7 +158,7 @@ def test_site_rebuilt_in_place_replaces_its_pages(cli, sources, tmp_path):
 
 @pytest.mark.slow  # forks worker processes
 def test_many_sources_are_read_in_worker_processes_alike(sources, tmp_path, monkeypatch):
-    from tfcnnwrap import htmlsite
+    from tfcnnwrap.pages import htmlsite
 
     args = [str(sources["sweeps"]), str(sources["bundles"]), str(tmp_path / "bad.tfcw.json.gz")]
     (tmp_path / "bad.tfcw.json.gz").write_bytes(gzip.compress(b'{"runs": "no"}'))

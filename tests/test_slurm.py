@@ -1,4 +1,4 @@
-"""tfcnnwrap.slurm against a real Slurm cluster (the one-node cluster `.ci/slurm-up` brings up), plus its pure
+"""tfcnnwrap.cluster.slurm against a real Slurm cluster (the one-node cluster `.ci/slurm-up` brings up), plus its pure
 parts. Each cluster test runs a small driver program inside an allocation, as a user's batch script would
 run tfcnnwrap, and checks what it left behind: task output files, its JSON verdict, Slurm's step list."""
 
@@ -12,7 +12,7 @@ import textwrap
 import pytest
 from conftest import cli_env
 
-from tfcnnwrap import slurm as slurm_mod
+from tfcnnwrap.cluster import slurm as slurm_mod
 from tfcnnwrap.errors import EXIT_USAGE, SetupError, UsageError
 
 # A stand-in task: says who it is (stdout and stderr), then exits, or reports "<task> <pid>" on a FIFO and
@@ -29,11 +29,11 @@ TASK = textwrap.dedent('''
             signal.pause()
 ''')
 
-# Runs inside the allocation: drives tfcnnwrap.slurm and writes what it saw to OUT/result.json.
+# Runs inside the allocation: drives tfcnnwrap.cluster.slurm and writes what it saw to OUT/result.json.
 DRIVER = textwrap.dedent('''
     import json, os, signal, subprocess, sys
     from pathlib import Path
-    from tfcnnwrap import slurm
+    from tfcnnwrap.cluster import slurm
 
     mode, out, task = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
     py = sys.executable

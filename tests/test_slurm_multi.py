@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT, cli_env, pid_alive, run_cli
 
-from tfcnnwrap import clusterplan, nodewatch, telemetry
+from tfcnnwrap.cluster import clusterplan, nodewatch
+from tfcnnwrap.run import telemetry
 
 MULTI_NOT_UP = (
     "the multi-node Slurm cluster is not up: as root run `.ci/slurm-multi-up DIR` (3 nodes), then export "

@@ -173,7 +173,7 @@ def test_slurm_outside_an_allocation_says_how_to_get_one(cli, tmp_path, vendor, 
 
 
 def test_resume_refuses_cluster_flags_and_old_plans_read_as_none():
-    from tfcnnwrap.plan import Plan
+    from tfcnnwrap.results.plan import Plan
 
     plan = Plan.from_dict({"models": [{"model": "trivial", "batch_size": 8}], "runs": 1})
     assert (plan.cluster, plan.workers, plan.ps, plan.fleet) == (None, None, None, None)
@@ -215,7 +215,7 @@ def test_slurm_ps_and_two_workers_are_srun_steps_recorded_as_local_records(slurm
     assert run["images_per_sec"] == total_in(out / tasks[1]["log"]) == 100.0
     assert run["log"] == tasks[1]["log"]
     assert all((out / t["log"]).is_file() for t in tasks)
-    assert all(t["command"][0] == "srun" and "tfcnnwrap.task" in t["command"] for t in tasks)
+    assert all(t["command"][0] == "srun" and "tfcnnwrap.cluster.task" in t["command"] for t in tasks)
     assert (out / "cluster").is_dir() and list((out / "cluster").glob("*.plan.json"))
 
 

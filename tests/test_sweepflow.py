@@ -12,10 +12,11 @@ import pytest
 from conftest import assert_clean_error, make_vendor
 from test_sweep import _start_sweep, _wait_hanging, read_runs
 
-from tfcnnwrap import features, schedule
 from tfcnnwrap.errors import UsageError
-from tfcnnwrap.plan import Plan, RunSpec
-from tfcnnwrap.records import RunRecord
+from tfcnnwrap.results.plan import Plan, RunSpec
+from tfcnnwrap.results.records import RunRecord
+from tfcnnwrap.sweep import schedule
+from tfcnnwrap.target import features
 
 MIRROR = Path("/work/.mirror/tensorflow+benchmarks/repo")
 POSIX = pytest.mark.skipif(os.name != "posix", reason="POSIX signals and named pipes")
@@ -414,7 +415,7 @@ def test_runs_to_do_on_resume():
 
 
 def test_ci_pct_is_the_one_of_the_summary():
-    from tfcnnwrap.aggregate import ci95_pct
+    from tfcnnwrap.results.aggregate import ci95_pct
 
     values = [100.0, 101.0, 99.0, 100.5]
     mean = sum(values) / 4
@@ -435,7 +436,7 @@ def test_oom_hint_halves_the_batch_size():
 def test_sweep_directory_names_carry_the_utc_offset():
     from datetime import datetime, timedelta, timezone
 
-    from tfcnnwrap.sweep import sweep_stamp
+    from tfcnnwrap.sweep.sweep import sweep_stamp
 
     stamp = sweep_stamp(datetime(2026, 11, 30, 10, 15, 0, tzinfo=timezone(timedelta(hours=1))))
     assert stamp == "20261130-101500+0100"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tfcnnwrap import telemetry
-from tfcnnwrap.telemetry import Telemetry, summarize_samples, throttle_verdict
+from tfcnnwrap.run import telemetry
+from tfcnnwrap.run.telemetry import Telemetry, summarize_samples, throttle_verdict
 
 FAKE_DIR = Path(__file__).resolve().parent / "fake"
 FAKE_NVSMI = FAKE_DIR / "nvidia-smi"

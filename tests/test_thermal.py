@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 from conftest import assert_clean_error, cli_env
 
-from tfcnnwrap import aggregate, cooling, gpusamples, logparse, quality, telemetry
-from tfcnnwrap.records import RunRecord
+from tfcnnwrap.results import aggregate, quality
+from tfcnnwrap.results.records import RunRecord
+from tfcnnwrap.run import gpusamples, logparse, telemetry
+from tfcnnwrap.sweep import cooling
 
 FAKE_DIR = Path(__file__).resolve().parent / "fake"
 FAKE_SMI = FAKE_DIR / "nvidia-smi"

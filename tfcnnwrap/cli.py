@@ -20,29 +20,29 @@ PLOT_FORMATS = ("png", "svg", "svgz", "pdf", "ps", "eps", "jpg", "jpeg", "tif", 
 
 # verb -> "module:function"; the function takes the parsed namespace and returns the exit code.
 HANDLERS = {
-    "setup": "tfcnnwrap.setup:cmd_setup",
-    "sweep": "tfcnnwrap.sweep:cmd_sweep",
-    "report": "tfcnnwrap.report:cmd_report",
-    "compare": "tfcnnwrap.compare:cmd_compare",
-    "references": "tfcnnwrap.refview:cmd_references",
-    "parse": "tfcnnwrap.parse:cmd_parse",
-    "doctor": "tfcnnwrap.doctor:cmd_doctor",
+    "setup": "tfcnnwrap.target.setup:cmd_setup",
+    "sweep": "tfcnnwrap.sweep.sweep:cmd_sweep",
+    "report": "tfcnnwrap.present.report:cmd_report",
+    "compare": "tfcnnwrap.compare.compare:cmd_compare",
+    "references": "tfcnnwrap.compare.refview:cmd_references",
+    "parse": "tfcnnwrap.run.parse:cmd_parse",
+    "doctor": "tfcnnwrap.target.doctor:cmd_doctor",
     # results to share (issue 24): bundles, the local library, git
-    "export": "tfcnnwrap.bundleexport:cmd_export",
-    "verify": "tfcnnwrap.bundlecheck:cmd_verify",
-    "import": "tfcnnwrap.library:cmd_import",
-    "library": "tfcnnwrap.library:cmd_library",
-    "publish": "tfcnnwrap.share:cmd_publish",
-    "pull": "tfcnnwrap.share:cmd_pull",
+    "export": "tfcnnwrap.share.bundleexport:cmd_export",
+    "verify": "tfcnnwrap.share.bundlecheck:cmd_verify",
+    "import": "tfcnnwrap.share.library:cmd_import",
+    "library": "tfcnnwrap.share.library:cmd_library",
+    "publish": "tfcnnwrap.share.share:cmd_publish",
+    "pull": "tfcnnwrap.share.share:cmd_pull",
     "completion": "tfcnnwrap.completion:cmd_completion",
-    "site": "tfcnnwrap.htmlsite:cmd_site",
-    "list": "tfcnnwrap.history:cmd_list",
+    "site": "tfcnnwrap.pages.htmlsite:cmd_site",
+    "list": "tfcnnwrap.sweep.history:cmd_list",
 }
 # --format html goes to the page builders, which call the verb's own code (report and compare import no
 # page code, so no module imports one that imports it back).
 HTML_HANDLERS = {
-    "report": "tfcnnwrap.htmlpage:cmd_report_html",
-    "compare": "tfcnnwrap.htmlcompare:cmd_compare_html",
+    "report": "tfcnnwrap.pages.htmlpage:cmd_report_html",
+    "compare": "tfcnnwrap.pages.htmlcompare:cmd_compare_html",
 }
 
 

@@ -1,0 +1,1 @@
+"""The compare and references verbs: against references, sweep against sweeps, ranking."""

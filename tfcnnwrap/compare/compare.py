@@ -1,0 +1,200 @@
+"""`compare`: a sweep against published references, sweep against sweep(s), or a sweep ranked among every
+reference GPU. Figures only: how they read (cells such as ``203.99 (86.7%)``, the dagger, the notes) is
+comparetext's (and ranktext's) job.
+
+Against references each measured configuration meets each reference GPU's closest published figure for the
+sweep's conditions (precision, GPU count, variable update, data, XLA, batch size: `Plan.conditions()`); one
+taken under other conditions is not comparable, is marked †, and stays out of the geometric mean;
+``strict`` leaves it out altogether, and with it a figure of another TensorFlow X.Y when both are known.
+Sweep against sweep: compareab. Ranking: rank.
+"""
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Tuple
+
+from tfcnnwrap.compare import rank
+from tfcnnwrap.compare.community import reference_set
+from tfcnnwrap.compare.compareab import regressions, sweep_vs_sweeps, unmeasured
+from tfcnnwrap.errors import UsageError
+from tfcnnwrap.present import abtext, comparetext, plot
+from tfcnnwrap.results.closest import low_trust_left_out, reference_cell
+from tfcnnwrap.results.comparesweep import Sweep, geometric_mean, newest_sweeps
+from tfcnnwrap.results.records import GeomeanCell, ReferenceRow
+
+# -- against references ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AgainstReferences:
+    sweep: Any  # comparesweep.Sweep
+    columns: Tuple  # (typed name, references.ReferenceGPU) per reference column
+    rows: Tuple[ReferenceRow, ...]
+    geomean: Tuple[GeomeanCell, ...]  # one per column, over its comparable ratios
+    conditions: dict  # the sweep's (no batch size)
+    sources: Tuple  # (source text, (typed names citing it)) in column order
+    strict: bool = False
+    low_trust_left_out: int = 0  # derived/partial rows of these GPUs and models left out
+
+    @property
+    def measured_count(self):
+        return sum(1 for r in self.rows if r.measured is not None)
+
+
+def _sources(columns, rows):
+    """The sources of the figures the table shows (a GPU's library may cite hundreds), in column order."""
+    cited: dict = {}
+    for i, (typed, _gpu) in enumerate(columns):
+        for row in rows:
+            source = row.cells[i].source
+            if source:
+                names = cited.setdefault(source, [])
+                if typed not in names:
+                    names.append(typed)
+    return tuple((source, tuple(names)) for source, names in cited.items())
+
+
+def against_references(sweep_path, against, references_csv=None, strict=False, host=None,
+                       include_low_trust=False, source="all"):
+    """The sweep's measured rows against each named reference GPU, and each one's geometric mean.
+    ``source``: builtin, community (the library's results) or all (tfcnnwrap.compare.community)."""
+    columns = tuple(reference_set(references_csv, source).resolve_list(against))
+    sweep = Sweep(sweep_path, host=host)
+    tf_version = sweep.meta.tensorflow_version
+    rows = []
+    for measured in sweep.rows:
+        wanted = sweep.conditions(measured.batch_size, measured.num_gpus)
+        cells = tuple(reference_cell(typed, gpu, measured.model, measured.mean, wanted, strict, tf_version,
+                                     include_low_trust) for typed, gpu in columns)
+        rows.append(ReferenceRow(model=measured.model, batch_size=measured.batch_size, measured=measured.mean,
+                                 runs_ok=measured.runs_ok, cells=cells, num_gpus=measured.num_gpus))
+    of = sum(1 for r in rows if r.measured is not None)
+    geomean = []
+    for i, (typed, gpu) in enumerate(columns):
+        column = [r.cells[i] for r in rows]
+        ratios = [c.ratio_pct / 100.0 for c in column if c.comparable and c.ratio_pct is not None]
+        g = geometric_mean(ratios)
+        geomean.append(GeomeanCell(name=typed, id=gpu.id, gpu_name=gpu.name,
+                                   ratio_pct=g * 100.0 if g is not None else None, count=len(ratios), of=of))
+    return AgainstReferences(sweep=sweep, columns=columns, rows=tuple(rows), geomean=tuple(geomean),
+                             conditions=sweep.conditions(), sources=_sources(columns, rows), strict=strict,
+                             low_trust_left_out=low_trust_left_out([g for _, g in columns],
+                                                                   {r.model for r in rows}, include_low_trust))
+
+
+# -- the verb --------------------------------------------------------------------------------------------
+
+_ONLY_AB = ("fail_on_regression", "--fail-on-regression PCT only goes with sweep against sweep; drop it")
+_ONLY_RANK = (("per", "--per"), ("price", "--price"), ("watts", "--watts"))
+
+
+def _mode(args, dirs):
+    """'against', 'rank' or 'ab', after the rules on which arguments go together."""
+    against, rank = args.against, args.rank
+    if against is not None and rank:
+        raise UsageError("--against and --rank are two views; give one of them")
+    for attr, flag in _ONLY_RANK:
+        if getattr(args, attr, None) is not None and not rank:
+            raise UsageError("%s only goes with --rank; add --rank or drop it" % flag)
+    if getattr(args, "nearest", False) and not rank:
+        raise UsageError("--nearest only goes with --rank; add --rank or drop it")
+    if getattr(args, "include_low_trust", False) and against is None and not rank:
+        raise UsageError("--include-low-trust only goes with --against or --rank; drop it to compare sweeps")
+    if against is not None or rank:
+        if len(dirs) > 1:
+            raise UsageError("%s compares one sweep; give one SWEEP_DIR (or none: the newest under results/), "
+                             "or drop it to compare sweeps" % ("--against" if against is not None else "--rank"))
+        if args.fail_on_regression is not None:
+            raise UsageError(_ONLY_AB[1])
+        return "against" if against is not None else "rank"
+    if len(dirs) == 1:
+        raise UsageError(
+            "comparing one sweep needs --against NAME[,NAME...] (see `tfcnnwrap references`) or --rank, "
+            "or give two sweep directories to compare them"
+        )
+    if args.references:
+        raise UsageError("--references only goes with --against or --rank; drop it to compare sweeps")
+    if args.strict:
+        raise UsageError("--strict only goes with --against or --rank; drop it to compare sweeps")
+    return "ab"
+
+
+def _dirs(args, mode):
+    dirs = list(args.dirs or [])
+    if dirs:
+        _refuse_repeats(dirs[1:])
+        return dirs
+    return [str(p) for p in newest_sweeps(2 if mode == "ab" else 1)]
+
+
+def _refuse_repeats(dirs):
+    """A candidate named twice only repeats its rows (a sweep against itself stays allowed: the sanity check
+    that reads 'Same environment' and +0.0%)."""
+    seen: dict = {}
+    for d in dirs:
+        key = Path(d).resolve()
+        if key in seen:
+            raise UsageError("candidate %s is given twice (as %s and %s); name each candidate once"
+                             % (key.name, seen[key], d))
+        seen[key] = d
+
+
+def _regression_exit(result, pct):
+    """1 (and one line naming the configurations) when a candidate regressed beyond ``pct`` or has a
+    configuration without a single ok run; else 0."""
+    found, missing = regressions(result, pct), unmeasured(result)
+    reasons = ([abtext.regression_text(found, pct, result.several)] if found else []) + (
+        [abtext.unmeasured_text(missing, result.several)] if missing else [])
+    if not reasons:
+        return 0
+    from tfcnnwrap import prose  # wrapped between words on a terminal, one line elsewhere
+
+    prose.write("tfcnnwrap compare: %s" % "; and ".join(reasons), sys.stderr)
+    return 1
+
+
+def _render(result, fmt, text_form, page):
+    """The view's page when the caller passed one (``--format html``), else its text form."""
+    if page is not None:
+        page(result)
+    else:
+        text_form(result, fmt)
+
+
+def cmd_compare(args, pages=None):
+    """``pages``: view ("against", "ab", "rank") -> a function writing that view's page; htmlcompare passes
+    them for ``--format html``, so compare imports no page code."""
+    if args.out and args.format != "html":
+        from tfcnnwrap.present.outfile import written_to
+
+        return written_to(args.out, cmd_compare, args)
+    dirs = list(args.dirs or [])
+    mode = _mode(args, dirs)
+    dirs = _dirs(args, mode)
+    fmt = args.format or "table"
+    plot_path = args.plot
+    if plot_path:
+        plot.require_matplotlib()
+    host = args.host
+    pages = pages or {}
+    if mode == "rank":
+        return rank.cmd_rank(args, dirs[0], fmt, plot_path, page=pages.get("rank"))
+    code = 0
+    if mode == "against":
+        result = against_references(dirs[0], args.against, args.references,
+                                    strict=bool(args.strict), host=host,
+                                    include_low_trust=bool(args.include_low_trust),
+                                    source=args.source or "all")
+        _render(result, fmt, comparetext.render_against, pages.get("against"))
+        drawn = plot.plot_against if plot_path else None
+    else:
+        result = sweep_vs_sweeps(dirs[0], dirs[1:], host=host)
+        _render(result, fmt, abtext.render_ab, pages.get("ab"))
+        drawn = plot.plot_ab if plot_path else None
+        pct = args.fail_on_regression
+        code = _regression_exit(result, pct) if pct is not None else 0
+    if drawn:
+        drawn(result, plot_path)
+        sys.stderr.write("tfcnnwrap compare: wrote %s\n" % plot_path)
+    return code

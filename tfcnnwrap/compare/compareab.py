@@ -1,0 +1,220 @@
+"""Sweep against sweep(s): per configuration the change of the mean, Welch's t-test at 95%, the change's
+95% confidence interval, what differs between the sweeps' environments, and the regressions that
+`--fail-on-regression PCT` fails on.
+
+The interval of a change is the interval of the ratio of two means, by Fieller's theorem: the set of ratios
+rho for which ``mean_c - rho * mean_b`` is not significantly different from zero, i.e.
+``(mean_c - rho mean_b)^2 <= t^2 (var_c/n_c + rho^2 var_b/n_b)``. Unlike dividing a Welch interval of the
+difference by the baseline mean, it accounts for the baseline mean's own uncertainty (the interval is not
+symmetric around the change). t is Student's at the Welch-Satterthwaite degrees of freedom of the test, so
+the interval excludes 0% exactly when the test calls the change significant.
+"""
+
+import math
+from dataclasses import dataclass
+from typing import Any, Optional, Tuple
+
+from tfcnnwrap.results.aggregate import STAT_DECIMALS
+from tfcnnwrap.results.comparesweep import Sweep, geometric_mean
+from tfcnnwrap.results.records import ChangeRow
+
+ALPHA = 0.05
+# Plan keys that do not change what a figure means (models show as rows; runs and the timeout as counts).
+_NOT_CONDITIONS = ("models", "runs", "timeout_s")
+
+
+def _moments(values):
+    """(n, mean, squared standard error); None when a figure is so large (a corrupted runs.jsonl) that the
+    arithmetic leaves the finite floats, where no test means anything."""
+    n = len(values)
+    try:
+        mean = sum(values) / n
+        moments = n, mean, sum((x - mean) ** 2 for x in values) / (n - 1) / n
+    except OverflowError:
+        return None
+    return moments if all(math.isfinite(m) for m in moments[1:]) else None
+
+
+def _both_moments(baseline, candidate):
+    """Both sides' moments, or None with fewer than 2 runs a side or figures beyond the finite floats."""
+    if len(baseline) < 2 or len(candidate) < 2:
+        return None
+    moments = _moments(baseline), _moments(candidate)
+    return None if None in moments else moments
+
+
+def _welch_df(nb, vb, nc, vc):
+    return (vb + vc) ** 2 / (vb ** 2 / (nb - 1) + vc ** 2 / (nc - 1))
+
+
+def welch(baseline, candidate):
+    """(p_value, significant) of Welch's two-sample t-test; (None, None) with fewer than 2 runs a side.
+
+    The same test as ``scipy.stats.ttest_ind(candidate, baseline, equal_var=False)``, computed from the
+    Welch-Satterthwaite degrees of freedom and scipy.special's Student t distribution: importing
+    scipy.stats alone costs a second, four times the rest of `compare`.
+    """
+    moments = _both_moments(baseline, candidate)
+    if moments is None:
+        return None, None
+    (nb, mb, vb), (nc, mc, vc) = moments
+    if vb + vc == 0.0:
+        # Neither side has any spread: t is undefined, and any difference is certain.
+        p = 0.0 if mb != mc else 1.0
+        return p, p < ALPHA
+    from scipy.special import stdtr  # scipy: only when a comparison is computed
+
+    t = (mc - mb) / math.sqrt(vb + vc)
+    p = float(min(1.0, 2.0 * stdtr(_welch_df(nb, vb, nc, vc), -abs(t))))
+    return p, p < ALPHA
+
+
+def change_interval(baseline, candidate):
+    """(low, high) of the 95% interval of (candidate mean / baseline mean - 1) x 100 by Fieller's theorem;
+    (None, None) with fewer than 2 runs a side, or when the baseline mean is not clearly above zero (the
+    interval is then unbounded)."""
+    moments = _both_moments(baseline, candidate)
+    if moments is None:
+        return None, None
+    (nb, mb, vb), (nc, mc, vc) = moments
+    if mb <= 0:
+        return None, None
+    if vb + vc == 0.0:
+        change = (mc / mb - 1.0) * 100.0
+        return change, change
+    from scipy.special import stdtrit  # scipy: only when a comparison is computed
+
+    t = float(stdtrit(_welch_df(nb, vb, nc, vc), 1.0 - ALPHA / 2.0))
+    # (mc - r mb)^2 <= t^2 (vc + r^2 vb)  <=>  a r^2 - 2 b r + c <= 0
+    a, b, c = mb * mb - t * t * vb, mc * mb, mc * mc - t * t * vc
+    disc = b * b - a * c
+    if a <= 0 or disc < 0:
+        return None, None
+    root = math.sqrt(disc)
+    return ((b - root) / a - 1.0) * 100.0, ((b + root) / a - 1.0) * 100.0
+
+
+# -- one candidate against the baseline ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SweepComparison:
+    baseline: Any  # comparesweep.Sweep
+    candidate: Any  # comparesweep.Sweep
+    rows: Tuple[ChangeRow, ...]
+    geomean_change_pct: Optional[float]  # over the configurations with a mean on both sides
+    pairs: int
+    environment: Tuple  # (what, baseline's, candidate's) for what differs: GPU, driver, TensorFlow, ...
+    candidate_dir: Optional[str] = None  # set when several candidates follow one baseline
+
+
+@dataclass(frozen=True)
+class ABResult:
+    baseline: Any
+    comparisons: Tuple[SweepComparison, ...]
+
+    @property
+    def several(self):
+        return len(self.comparisons) > 1
+
+
+def plan_differences(a, b):
+    """(key, a's value, b's value) for each plan setting that differs, over both plans read by plan.Plan (so
+    a setting one version records and another leaves to its default compares as that default)."""
+    da, db = a.plan.to_dict(), b.plan.to_dict()
+    keys = [k for k in da if k not in _NOT_CONDITIONS] + [k for k in db if k not in da and k not in _NOT_CONDITIONS]
+    return tuple((k, da.get(k), db.get(k)) for k in keys if da.get(k) != db.get(k))
+
+
+def _short_commit(commit):
+    return commit[:10] if isinstance(commit, str) else commit
+
+
+def _environment_facts(sweep):
+    meta, env = sweep.meta, sweep.meta.environment
+    return [
+        ("GPU", meta.gpu_names() or ("CPU" if meta.on_cpu else None)),
+        ("driver", env.get("nvidia_driver")),
+        ("TensorFlow", meta.tensorflow_version or env.get("tensorflow_version")),
+        ("CUDA", env.get("cuda_version")),
+        ("cuDNN", env.get("cudnn_version")),
+        ("branch", meta.upstream.branch),
+        ("commit", _short_commit(meta.upstream.commit)),
+        ("host", env.get("host")),
+        ("precision", sweep.conditions()["precision"]),
+        ("XLA", sweep.conditions().get("xla")),
+    ]
+
+
+def environment_differences(baseline, candidate):
+    """(what, baseline's, candidate's) for each fact of the sweeps' environments that differs, then each plan
+    setting that differs (``plan num_gpus``); a fact one side did not record counts as differing only when
+    the other side did."""
+    out = []
+    for (what, b), (_, c) in zip(_environment_facts(baseline), _environment_facts(candidate)):
+        if b != c:
+            out.append((what, b, c))
+    out += [("plan %s" % k, b, c) for k, b, c in plan_differences(baseline, candidate)]
+    return tuple(out)
+
+
+def _pct(value):
+    """A percentage rounded once, where it is made (90 / 100 - 1 is -9.999999999999998 %, not -10)."""
+    return None if value is None else round(value, STAT_DECIMALS) + 0.0
+
+
+def change_row(key, b, c, baseline_values, candidate_values, candidate_dir=None):
+    """One configuration of both sweeps (``b``/``c``: its SummaryRow on each side, or None)."""
+    b_mean, c_mean = b.mean if b else None, c.mean if c else None
+    p_value, significant = welch(baseline_values, candidate_values)
+    low, high = (_pct(v) for v in change_interval(baseline_values, candidate_values))
+    return ChangeRow(
+        model=key[0], batch_size=key[1], baseline=b_mean, candidate=c_mean,
+        change_pct=_pct((c_mean / b_mean - 1.0) * 100.0) if b_mean and c_mean is not None else None,
+        significant=significant, p_value=p_value,
+        baseline_runs=b.runs_ok if b else None, candidate_runs=c.runs_ok if c else None,
+        baseline_std=b.std if b else None, candidate_std=c.std if c else None,
+        num_gpus=key[2], change_ci95_low=low, change_ci95_high=high, candidate_dir=candidate_dir,
+    )
+
+
+def compare_one(baseline, candidate, candidate_dir=None):
+    base_rows = {(r.model, r.batch_size, r.num_gpus): r for r in baseline.rows}
+    cand_rows = {(r.model, r.batch_size, r.num_gpus): r for r in candidate.rows}
+    keys = list(base_rows) + [k for k in cand_rows if k not in base_rows]
+    rows = tuple(change_row(k, base_rows.get(k), cand_rows.get(k), baseline.values.get(k, []),
+                            candidate.values.get(k, []), candidate_dir) for k in keys)
+    ratios = [r.candidate / r.baseline for r in rows if r.change_pct is not None]
+    g = geometric_mean(ratios)
+    return SweepComparison(baseline=baseline, candidate=candidate, rows=rows,
+                           geomean_change_pct=_pct((g - 1.0) * 100.0) if g is not None else None, pairs=len(ratios),
+                           environment=environment_differences(baseline, candidate), candidate_dir=candidate_dir)
+
+
+def sweep_vs_sweeps(baseline_path, candidate_paths, host=None):
+    """The baseline against each candidate (in the order given); JSON rows name their candidate only when
+    there are several."""
+    baseline = Sweep(baseline_path, host=host)
+    several = len(candidate_paths) > 1
+    comparisons = tuple(compare_one(baseline, Sweep(path, host=host), str(path) if several else None)
+                        for path in candidate_paths)
+    return ABResult(baseline=baseline, comparisons=comparisons)
+
+
+def sweep_vs_sweep(baseline_path, candidate_path, host=None):
+    return sweep_vs_sweeps(baseline_path, [candidate_path], host).comparisons[0]
+
+
+def unmeasured(result: ABResult) -> list:
+    """(comparison, row) of every configuration a candidate ran without a single ok run (each crashed, ran out
+    of memory or timed out): a gate cannot pass what it could not measure."""
+    return [(comparison, row) for comparison in result.comparisons for row in comparison.rows
+            if row.candidate is None and row.candidate_runs is not None]
+
+
+def regressions(result, pct):
+    """(comparison, row) of every configuration whose candidate is significantly slower (Welch, 95%) than
+    the baseline and slower by more than ``pct`` percent: asv's `continuous` rule (a significant change and
+    one beyond the threshold), so noise never fails a build and neither does a real but tiny slowdown."""
+    return [(comparison, row) for comparison in result.comparisons for row in comparison.rows
+            if row.significant and row.change_pct is not None and row.change_pct < -pct]

@@ -1,0 +1,195 @@
+"""`compare SWEEP --rank`: the measured GPU placed among every reference GPU that has a figure under the
+sweep's conditions for at least one of its configurations.
+
+Each reference is scored by the geometric mean, over the configurations it shares with the sweep, of
+measured / reference images/sec (x 100: ``geomean_pct``; under 100 the reference is faster), the same
+figure as `--against`'s geomean row. Shared means a figure under exactly the sweep's conditions (batch
+size included: a † stand-in never counts; `--strict` also requires the sweep's TensorFlow X.Y where both
+are known). `--per watt` and `--per dollar` score the geometric mean of (measured / W) / (reference /
+W_ref), i.e. measured / reference x W_ref / W, with W the measured GPU's mean power draw from telemetry
+(or `--watts`) and W_ref the reference's board power; or with the price (`--price`) and the launch price.
+References without a published power or price are listed as such, not ranked.
+"""
+
+import sys
+from dataclasses import dataclass, replace
+from typing import Any, Optional, Tuple
+
+from tfcnnwrap.compare.community import print_provenance, reference_set
+from tfcnnwrap.errors import UsageError
+from tfcnnwrap.present import ranktext
+from tfcnnwrap.present.plotrank import plot_rank
+from tfcnnwrap.results.closest import closest_result, low_trust_left_out
+from tfcnnwrap.results.comparesweep import Sweep, config_of, geometric_mean
+from tfcnnwrap.results.references import CONDITIONS
+
+LEVEL_PCT = 1.0  # within this many percent of the measured GPU reads as "level with" it
+
+
+@dataclass(frozen=True)
+class RankRow:
+    gpu: str
+    geomean_pct: Optional[float]  # the ranking's figure (per watt/dollar with --per); None: not ranked
+    configurations: int  # how many configurations the comparison rests on
+    measured: bool = False
+    gpu_id: Optional[str] = None
+    speed_geomean_pct: Optional[float] = None  # measured / reference images/sec, whatever --per says
+    power_w: Optional[float] = None
+    price_usd: Optional[float] = None
+    rank: Optional[int] = None
+    why_not_ranked: Optional[str] = None
+    differs: Tuple[str, ...] = ()  # with nearest: the conditions its closest figures differ in
+
+    @property
+    def relative_pct(self):
+        """The GPU's own figure against the measured one's (x 100): above 100 it is faster."""
+        return 10000.0 / self.geomean_pct if self.geomean_pct else None
+
+    def to_dict(self, per, of):
+        out = {"gpu": self.gpu, "geomean_pct": self.geomean_pct, "configurations": self.configurations,
+               "measured": self.measured, "gpu_id": self.gpu_id, "rank": self.rank, "of": of,
+               "relative_pct": self.relative_pct, "speed_geomean_pct": self.speed_geomean_pct, "per": per,
+               "power_w": self.power_w, "price_usd": self.price_usd}
+        if self.why_not_ranked:
+            out["why_not_ranked"] = self.why_not_ranked
+        if self.differs:
+            out["conditions_differ"] = list(self.differs)
+        return out
+
+
+@dataclass(frozen=True)
+class Ranking:
+    sweep: Any  # comparesweep.Sweep
+    rows: Tuple[RankRow, ...]  # ranked best first (measured among them), then the unranked
+    per: Optional[str]  # None, "watt" or "dollar"
+    of: int  # measured configurations (with an ok run)
+    without_conditions: int  # reference GPUs with no figure under the sweep's conditions
+    strict: bool
+    measured_power_w: Optional[float] = None
+    measured_price_usd: Optional[float] = None
+    power_source: Optional[str] = None  # "--watts" or "telemetry" under --per watt
+    low_trust_left_out: int = 0  # derived/partial rows of the sweep's models left out
+    nearest: bool = False  # GPUs without a figure under the sweep's conditions ranked by their closest ones
+
+    @property
+    def measured_row(self):
+        return next(r for r in self.rows if r.measured)
+
+    def neighbours(self):
+        """(faster, level, slower): the nearest ranked GPU above and below the measured one beyond LEVEL_PCT,
+        and those within it."""
+        ranked = [(r.geomean_pct, r) for r in self.rows if r.geomean_pct is not None and not r.measured]
+        level = [r for pct, r in ranked if abs(pct - 100.0) < LEVEL_PCT]
+        faster = [r for pct, r in ranked if pct <= 100.0 - LEVEL_PCT]
+        slower = [r for pct, r in ranked if pct >= 100.0 + LEVEL_PCT]
+        return (faster[-1] if faster else None), level, (slower[0] if slower else None)
+
+
+def measured_name(sweep):
+    return sweep.gpu_label() or ("CPU" if sweep.meta.on_cpu else "GPU (name not recorded)")
+
+
+def _shared(gpu, sweep, strict, include_low_trust=False, nearest=False):
+    """([(config, measured / reference)], differing condition names) over the configurations ``gpu`` has a
+    figure for under exactly the sweep's conditions, or with ``nearest`` its closest figure for each."""
+    out, differing = [], []
+    for row in sweep.rows:
+        if row.mean is None:
+            continue
+        wanted = sweep.conditions(row.batch_size, row.num_gpus)
+        result, differs = closest_result(gpu, row.model, wanted, strict, sweep.meta.tensorflow_version,
+                                         include_low_trust)
+        # a total over another GPU count is no stand-in for this one, not even the nearest
+        if result is not None and (not differs or (nearest and "num_gpus" not in differs)):
+            out.append((config_of(row), row.mean / result.images_per_sec))
+            differing += [d for d in differs if d not in differing]
+    return out, tuple(c for c in CONDITIONS if c in differing)
+
+
+def _measured_power(sweep, watts):
+    """config -> the measured GPU's power (``--watts``, else the config's telemetry, else the sweep's)."""
+    overall = watts or sweep.mean_power_w()
+    if overall is None:
+        raise UsageError("--per watt needs the measured GPU's power: this sweep's runs recorded no power "
+                         "telemetry (mean_power_w); give --watts W (e.g. its board power)")
+    return lambda config: watts or sweep.mean_power_w(config) or overall
+
+
+def _reference_row(gpu, pairs, per, power_of, price, differs=()):
+    """The RankRow of one reference GPU over its shared (config, ratio) pairs."""
+    speed = geometric_mean([ratio for _, ratio in pairs]) * 100.0
+    base = dict(gpu=gpu.full_name, gpu_id=gpu.id, configurations=len(pairs), speed_geomean_pct=speed,
+                power_w=gpu.power_w, price_usd=gpu.price_usd, differs=tuple(differs))
+    if per is None:
+        return RankRow(geomean_pct=speed, **base)
+    if per == "watt":
+        if gpu.power_w is None:
+            return RankRow(geomean_pct=None, why_not_ranked="no published board power", **base)
+        scaled = [ratio * gpu.power_w / power_of(config) for config, ratio in pairs]
+    else:
+        if gpu.price_usd is None:
+            return RankRow(geomean_pct=None, why_not_ranked="no published launch price", **base)
+        scaled = [ratio * gpu.price_usd / price for _, ratio in pairs]
+    return RankRow(geomean_pct=geometric_mean(scaled) * 100.0, **base)
+
+
+def rank(sweep_path, per=None, price=None, watts=None, references_csv=None, strict=False, host=None,
+         include_low_trust=False, nearest=False, source="all"):
+    if per == "dollar" and price is None:
+        raise UsageError("--per dollar needs --price USD: what the measured GPU cost")
+    # a price or power the ranking would not use must not look as if it had been
+    if price is not None and per != "dollar":
+        raise UsageError("--price ranks per dollar only: add --per dollar, or drop --price")
+    if watts is not None and per != "watt":
+        raise UsageError("--watts ranks per watt only: add --per watt, or drop --watts")
+    if nearest and strict:
+        raise UsageError("--nearest ranks by the closest figures, --strict by exact ones only; give one of them")
+    references = reference_set(references_csv, source)  # built-in and/or the library's community results
+    sweep = Sweep(sweep_path, host=host)
+    of = sum(1 for r in sweep.rows if r.mean is not None)
+    if not of:
+        raise UsageError("%s has no ok run yet; run or resume it before ranking it" % sweep.path)
+    power_of = _measured_power(sweep, watts) if per == "watt" else None
+    rows, without = [], 0
+    for gpu in references:
+        pairs, differs = _shared(gpu, sweep, strict, include_low_trust, nearest)
+        if not pairs:
+            without += 1
+            continue
+        rows.append(_reference_row(gpu, pairs, per, power_of, price, differs))
+    measured_power = power_of(None) if power_of else None
+    rows.append(RankRow(gpu=measured_name(sweep), geomean_pct=100.0, configurations=of, measured=True,
+                        speed_geomean_pct=100.0, power_w=measured_power,
+                        price_usd=price if per == "dollar" else None))
+    ranked = sorted((r for r in rows if r.geomean_pct is not None), key=lambda r: (r.geomean_pct, not r.measured))
+    ranked = [_with_rank(r, i) for i, r in enumerate(ranked, 1)]
+    unranked = sorted((r for r in rows if r.geomean_pct is None), key=lambda r: r.speed_geomean_pct)
+    return Ranking(sweep=sweep, rows=tuple(ranked + unranked), per=per, of=of, without_conditions=without,
+                   strict=strict, measured_power_w=measured_power,
+                   measured_price_usd=price if per == "dollar" else None,
+                   power_source=("--watts" if watts else "telemetry") if per == "watt" else None,
+                   low_trust_left_out=low_trust_left_out(list(references), {r.model for r in sweep.rows},
+                                                         include_low_trust), nearest=nearest)
+
+
+def _with_rank(row, rank_number):
+    return replace(row, rank=rank_number)
+
+
+def cmd_rank(args, sweep_dir, fmt, plot_path=None, page=None):
+    """``page``: a function writing the ranking's page (``--format html``, from htmlcompare)."""
+    ranking = rank(sweep_dir, per=args.per, price=args.price,
+                   watts=args.watts, references_csv=args.references,
+                   strict=bool(args.strict), host=args.host,
+                   include_low_trust=bool(args.include_low_trust), nearest=bool(args.nearest),
+                   source=args.source or "all")
+    if page is not None:
+        page(ranking)
+    else:
+        ranktext.render_rank(ranking, fmt)
+    if fmt in ("table", "markdown"):
+        print_provenance(ranking, fmt)
+    if plot_path:
+        plot_rank(ranking, plot_path)
+        sys.stderr.write("tfcnnwrap compare: wrote %s\n" % plot_path)
+    return 0

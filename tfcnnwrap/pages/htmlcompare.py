@@ -1,0 +1,191 @@
+"""`compare --format html`: the page of each view of compare (against references, sweep against sweeps,
+`--rank`), from the same results and rows as its JSON (compare, compareab and rank compute; the notes are
+comparetext's, abtext's and ranktext's). Drawn by the templates through htmlpage."""
+
+from typing import List
+
+from tfcnnwrap.pages import htmlcharts
+from tfcnnwrap.pages.htmlpage import Table, cell, check_out, config_label, emit, num, numcell, pct, render
+
+
+def sweep_parts(sweep) -> List[str]:
+    """The conditions a sweep's figures were measured under, as the report's title names them (GPU, precision,
+    XLA, GPU count, variable update, data, TensorFlow, branch)."""
+    from tfcnnwrap.present.report import title_parts
+
+    return title_parts(sweep.path, sweep.meta)[1:]
+
+
+def _ratio_kind(ratio):
+    return "up" if ratio >= 100.0 else "down"
+
+
+def against_table(comparison) -> Table:
+    several = comparison.sweep.several_counts
+    headers = ["model", "batch"] + (["GPUs"] if several else []) + ["measured img/s", "ok runs"]
+    headers += [typed for typed, _ in comparison.columns]
+    table = Table("Measured images/sec against each reference: its published images/sec (measured / it)",
+                  headers)
+    for row in comparison.rows:
+        cells = [cell(row.model), numcell(row.batch_size)] + ([numcell(row.num_gpus)] if several else [])
+        cells += [numcell(row.measured), numcell(row.runs_ok)]
+        for c in row.cells:
+            if not c.found:
+                cells.append(cell("n/a", "muted"))
+                continue
+            text = "%s (%s)" % (num(c.images_per_sec), pct(c.ratio_pct)) + ("" if c.comparable else " \u2020")
+            cells.append(cell(text, "n", title="published as %s" % c.published))
+        table.rows.append(cells)
+        table.row_classes.append("")
+    geo = [cell("geomean")] + [cell("") for _ in range(len(headers) - 1 - len(comparison.geomean))]
+    geo += [cell("%s (%s of %s)" % (pct(g.ratio_pct), num(g.count), num(g.of)), "n") for g in comparison.geomean]
+    table.rows.append(geo)
+    table.row_classes.append("measured")
+    return table
+
+
+def against_charts(comparison) -> List:
+    """Per model, measured / reference for each reference (100 %: level with it); then the geometric means."""
+    charts = []
+    for row in comparison.rows:
+        bars = [htmlcharts.Bar(c.name + ("" if c.comparable else " \u2020"), c.ratio_pct, pct(c.ratio_pct),
+                               kind=_ratio_kind(c.ratio_pct) if c.comparable else "flat")
+                for c in row.cells if c.ratio_pct is not None]
+        if bars:
+            desc = "; ".join("%s: measured is %s of it" % (b.label, b.text) for b in bars)
+            charts.append(htmlcharts.bar_chart("%s: measured / reference, %%" % config_label(row), bars,
+                                               axis="%", rule=(100.0, "100 %, level with the reference"),
+                                               desc=desc))
+    bars = [htmlcharts.Bar(g.name, g.ratio_pct, pct(g.ratio_pct), kind=_ratio_kind(g.ratio_pct))
+            for g in comparison.geomean if g.ratio_pct is not None]
+    if bars:
+        charts.insert(0, htmlcharts.bar_chart(
+            "Geometric mean over the models: measured / reference, %", bars, axis="%",
+            rule=(100.0, "100 %, level with the reference"),
+            desc="; ".join("%s: %s" % (b.label, b.text) for b in bars)))
+    return charts
+
+
+def against_page(comparison) -> str:
+    from tfcnnwrap.present.comparetext import against_notes
+
+    sweep = comparison.sweep
+    return render("compare.html.j2", title="%s against published references" % sweep.label(),
+                  heading="%s against published references" % (sweep.gpu_label() or sweep.name),
+                  subtitle=str(sweep.path), parts=sweep_parts(sweep),
+                  before=[], sections=[{"heading": "", "table": against_table(comparison),
+                                        "charts": against_charts(comparison), "lines": []}],
+                  notes=against_notes(comparison))
+
+
+# -- sweep against sweeps ------------------------------------------------------------------------------------
+
+
+def _change_kind(row):
+    if row.significant is None or not row.significant:
+        return "flat"
+    return "up" if row.change_pct > 0 else "down"
+
+
+def ab_table(comparison) -> Table:
+    table = Table("Candidate against baseline, images/sec (change = candidate / baseline - 1)",
+                  ["model", "batch", "GPUs", "baseline", "candidate", "change", "95% CI low", "95% CI high",
+                   "significant", "p-value", "ok runs (b)", "ok runs (c)", "std (b)", "std (c)"])
+    for r in comparison.rows:
+        kind = _change_kind(r) if r.change_pct is not None else ""
+        table.rows.append([cell(r.model), numcell(r.batch_size), numcell(r.num_gpus), numcell(r.baseline),
+                           numcell(r.candidate), cell(pct(r.change_pct, True), "n " + kind),
+                           cell(pct(r.change_ci95_low, True), "n"), cell(pct(r.change_ci95_high, True), "n"),
+                           cell("n/a" if r.significant is None else num(r.significant)), numcell(r.p_value),
+                           numcell(r.baseline_runs), numcell(r.candidate_runs), numcell(r.baseline_std),
+                           numcell(r.candidate_std)])
+        table.row_classes.append("")
+    geo = [cell("geomean"), cell("")] + [cell("") for _ in range(3)]
+    geo += [cell(pct(comparison.geomean_change_pct, True), "n"),
+            cell("over %s pair%s" % (num(comparison.pairs), "" if comparison.pairs == 1 else "s"))]
+    table.rows.append(geo + [cell("") for _ in range(7)])
+    table.row_classes.append("measured")
+    return table
+
+
+def ab_chart(comparison):
+    bars = [htmlcharts.Bar(config_label(r), r.change_pct, pct(r.change_pct, True), r.change_ci95_low,
+                           r.change_ci95_high, _change_kind(r))
+            for r in comparison.rows if r.change_pct is not None]
+    if not bars:
+        return None
+    desc = "; ".join("%s: %s (95%% CI %s to %s)" % (b.label, b.text, pct(b.low, True), pct(b.high, True))
+                     for b in bars)
+    return htmlcharts.bar_chart("Change per configuration with its 95% interval (green: significantly faster, "
+                                "red: significantly slower, grey: not significant)", bars, axis="change, %",
+                                rule=(0.0, "0 %, no change"), desc=desc)
+
+
+def ab_page(result, nav=None) -> str:
+    from tfcnnwrap.present.abtext import ab_notes, environment_lines
+
+    sections = []
+    for comparison in result.comparisons:
+        lines = environment_lines(comparison)
+        sections.append({"heading": "%s against %s" % (comparison.candidate.label(), comparison.baseline.label()),
+                         "lines": lines, "table": ab_table(comparison),
+                         "charts": [c for c in (ab_chart(comparison),) if c]})
+    base = result.baseline
+    label = base.label() if hasattr(base, "label") else str(base)
+    return render("compare.html.j2", title="A/B: candidates against %s" % label, nav=nav or [],
+                  heading="A/B: %d candidate%s against baseline %s" % (len(sections), "" if len(sections) == 1
+                                                                        else "s", label),
+                  subtitle="", parts=sweep_parts(base) if hasattr(base, "meta") else [], before=[],
+                  sections=sections,
+                  notes=ab_notes(result.comparisons[0]) if result.comparisons else [])
+
+
+# -- rank --------------------------------------------------------------------------------------------------
+
+
+def rank_table(ranking) -> Table:
+    table = Table("Every reference GPU with figures under the sweep's conditions, best first",
+                  ["rank", "GPU", "measured / reference, %", "reference / measured, %", "images/sec measured / "
+                   "reference, %", "power, W", "price, USD", "configurations", "of"])
+    for r in ranking.rows:
+        table.rows.append([cell("\u2013" if r.rank is None else num(r.rank)), cell(r.gpu + (" (yours)" if r.measured
+                                                                                           else "")),
+                           numcell(r.geomean_pct), numcell(r.relative_pct), numcell(r.speed_geomean_pct),
+                           numcell(r.power_w), numcell(r.price_usd), numcell(r.configurations), numcell(ranking.of)])
+        table.row_classes.append("measured" if r.measured else "")
+    return table
+
+
+def rank_chart(ranking):
+    bars = [htmlcharts.Bar(r.gpu, r.relative_pct, pct(r.relative_pct), kind="measured" if r.measured else "plain")
+            for r in ranking.rows if r.relative_pct is not None]
+    if not bars:
+        return None
+    return htmlcharts.bar_chart("Each GPU against the measured one (100 %: yours), best first", bars, axis="%",
+                                rule=(100.0, "100 %, the measured GPU"),
+                                desc="; ".join("%s: %s" % (b.label, b.text) for b in bars))
+
+
+def rank_page(ranking) -> str:
+    from tfcnnwrap.present.ranktext import rank_notes
+
+    notes = rank_notes(ranking)
+    sweep = ranking.sweep
+    return render("compare.html.j2", title="%s ranked among published references" % sweep.label(),
+                  heading="%s ranked among published references" % (sweep.gpu_label() or sweep.name),
+                  subtitle=str(sweep.path), parts=sweep_parts(sweep), before=notes[:1],
+                  sections=[{"heading": "", "lines": [], "table": rank_table(ranking),
+                             "charts": [c for c in (rank_chart(ranking),) if c]}], notes=notes[1:])
+
+
+def cmd_compare_html(args) -> int:
+    """`compare --format html [--out FILE]`: compare's own verb, each view written as its page."""
+    import argparse
+
+    from tfcnnwrap.compare.compare import cmd_compare
+
+    out = check_out(getattr(args, "out", None))  # before any work
+    pages = {"against": lambda result: emit(against_page(result), out),
+             "ab": lambda result: emit(ab_page(result), out),
+             "rank": lambda ranking: emit(rank_page(ranking), out)}
+    return cmd_compare(argparse.Namespace(**dict(vars(args), out=None)), pages=pages)

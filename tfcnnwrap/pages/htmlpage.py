@@ -1,0 +1,350 @@
+"""`--format html`: one self-contained page (no CDN, no external font, script or style; works with
+JavaScript off) for `report` and every view of `compare`, built from the same row objects as
+`--format json`, with Jinja2 templates (tfcnnwrap/templates) that also draw the inline SVG charts
+(geometry: htmlcharts). Autoescaping is on: GPU names, notes and paths come from other people's files.
+
+Numbers are written as text by one rule (`num`): integers whole, other numbers with two decimals (below
+0.01: three significant digits), so every number of the JSON is in the page's tables.
+"""
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, List, Optional
+from urllib.parse import quote
+
+from tfcnnwrap.errors import UsageError
+from tfcnnwrap.pages import htmlcharts
+from tfcnnwrap.present.outfile import check_out, emit  # noqa: F401 - the pages' writers (htmlcompare)
+
+_ENV: list = []
+
+
+def environment():
+    """The Jinja2 environment (imported here, not at start-up: `--help` and other formats never need it)."""
+    if not _ENV:
+        import jinja2
+
+        env = jinja2.Environment(loader=jinja2.PackageLoader("tfcnnwrap", "templates"), autoescape=True,
+                                 undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+        env.filters["num"] = num
+        _ENV.append(env)
+    return _ENV[0]
+
+
+def render(template: str, **context: Any) -> str:
+    from tfcnnwrap import __version__
+
+    context.setdefault("version", __version__)
+    return environment().get_template(template).render(**context)
+
+
+def num(value: Any) -> str:
+    """A number as the page writes it (the module's rule); None and non-finite as a dash."""
+    if value is None:
+        return "\u2013"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return "\u2013"
+        if value != 0 and abs(value) < 0.01:
+            return "%.3g" % value
+        return "%.2f" % value
+    if isinstance(value, (list, tuple)):
+        return ", ".join(num(v) for v in value)
+    if isinstance(value, dict):
+        return "; ".join("%s: %s" % (k, num(v)) for k, v in value.items())
+    return str(value)
+
+
+def pct(value: Optional[float], signed: bool = False) -> str:
+    if value is None:
+        return "\u2013"
+    text = num(float(value))
+    return ("+" + text if signed and value > 0 else text) + "%"
+
+
+def cell(text: Any, cls: str = "", href: Optional[str] = None, title: Optional[str] = None) -> dict:
+    return {"text": text if isinstance(text, str) else num(text), "cls": cls, "href": href, "title": title}
+
+
+def numcell(value: Any) -> dict:
+    return cell(num(value), "n" if isinstance(value, (int, float)) and not isinstance(value, bool) else "")
+
+
+@dataclass
+class Table:
+    """A real <table>: a caption, header cells, rows of cells (dicts from `cell`)."""
+
+    caption: str
+    headers: List[str]
+    rows: List[List[dict]] = field(default_factory=list)
+    row_classes: List[str] = field(default_factory=list)
+
+
+# -- a sweep's (or a bundle's) results -----------------------------------------------------------------------
+
+
+@dataclass
+class ResultView:
+    """What a results page shows of one sweep or bundle (report rows as `--format json` has them)."""
+
+    label: str
+    gpu: str
+    parts: List[str]  # the conditions, one part each
+    rows: List[dict]
+    runs: List[Any]  # RunRecords
+    environment: List[tuple]  # (what, text)
+    created_at: str = ""
+    conditions: dict = field(default_factory=dict)  # precision, xla, variable_update, data as text
+    # run.key -> (steps, gpu samples) and -> its log's link; plain data, so a view crosses processes
+    series: dict = field(default_factory=dict)
+    log_links: dict = field(default_factory=dict)
+
+    def log_link(self, run) -> dict:
+        return self.log_links.get(run.key) or {"state": "none", "text": "no log recorded"}
+
+
+def environment_items(meta) -> List[tuple]:
+    """The environment a sweep recorded, as (what, text): nested values as compact JSON text."""
+    items = [("tfcnnwrap", meta.tfcnnwrap_version), ("created", meta.created_at), ("device", meta.device),
+             ("TensorFlow", meta.tensorflow_version), ("upstream", meta.upstream.url),
+             ("branch", meta.upstream.branch), ("commit", meta.upstream.commit)]
+    for key, value in sorted((meta.environment or {}).items()):
+        items.append((str(key), value))
+    return [(what, text_of(value)) for what, value in items if value not in (None, "", [], {})]
+
+
+def text_of(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return num(value)
+
+
+def sweep_view(path, out_dir: Optional[Path], root: Optional[Path] = None) -> ResultView:
+    """A sweep directory's view for a page in ``out_dir``; its logs are linked when they sit under ``root``
+    (default: ``out_dir``), the folder that is served or opened with the page."""
+    from tfcnnwrap.present.plotruns import run_series
+    from tfcnnwrap.present.report import plan_conditions, title_parts
+    from tfcnnwrap.results.aggregate import summarize
+    from tfcnnwrap.results.fleetreport import with_fleet
+    from tfcnnwrap.results.store import load_sweep
+
+    sweep, meta, runs = load_sweep(Path(path))
+    rows = [r.to_dict() for r in with_fleet(summarize(runs, meta.plan_order))]
+    cond = plan_conditions(meta) or {}
+    conditions = {k: "not recorded" if cond.get(k) in (None, "") else str(cond[k])
+                  for k in ("precision", "variable_update", "data")}
+    conditions["xla"] = "XLA" if cond.get("xla") in (True, "yes", "on", "true") else "no XLA"
+    return ResultView(label=str(path), gpu=meta.gpu_names() or ("CPU" if meta.on_cpu else "GPU not recorded"),
+                      parts=title_parts(path, meta)[1:], rows=rows, runs=runs, conditions=conditions,
+                      environment=environment_items(meta), created_at=meta.created_at or "",
+                      series={run.key: run_series(sweep, run) for run in runs},
+                      log_links={run.key: sweep_log_link(sweep, run, out_dir, root) for run in runs})
+
+
+def sweep_log_link(sweep, run, out_dir: Optional[Path], root: Optional[Path] = None) -> dict:
+    """A run's log: a relative link when the file sits under the page's folder, ``missing`` when the record
+    names a file that is not there, the path as text otherwise (never a link that leads nowhere)."""
+    if not run.log:
+        return {"state": "none", "text": "no log recorded"}
+    log = sweep.inside(run.log)
+    if log is None:
+        return {"state": "missing", "text": "outside the sweep: not shown"}
+    if not log.is_file():
+        return {"state": "missing", "text": "missing: %s" % run.log}
+    if out_dir is not None:
+        try:
+            log.relative_to((root or out_dir).resolve())
+        except ValueError:
+            return {"state": "text", "text": str(log)}
+        rel = Path(os.path.relpath(str(log), str(out_dir.resolve())))
+        return {"state": "ok", "text": run.log, "href": quote(rel.as_posix())}
+    return {"state": "text", "text": str(log)}
+
+
+# -- report ------------------------------------------------------------------------------------------------
+
+
+def _headers():
+    from tfcnnwrap.present.report import TABLE_COLUMNS
+
+    return {c.key: c.header for c in TABLE_COLUMNS}
+
+
+def flag_texts(row: dict) -> List[str]:
+    """The quality flags a row carries (``flags`` as the report sets them; older rows: their own fields,
+    read as they are); a throttle names its reasons."""
+    flags = row.get("flags")
+    out = []
+    if isinstance(flags, (list, tuple)):
+        out = [f if isinstance(f, str) else num(f) for f in flags]
+    elif isinstance(flags, dict):
+        out = [k if v is True else "%s: %s" % (k, num(v)) for k, v in flags.items() if v]
+    elif flags is None:
+        if row.get("outlier_runs"):
+            out.append("outlier runs %s" % num(row["outlier_runs"]))
+        if row.get("ci95_wide"):
+            out.append("wide CI")
+        if row.get("drifting_runs"):
+            out.append("drift (%s runs)" % num(row["drifting_runs"]))
+        if row.get("throttled_runs"):
+            out.append("throttled (%s runs)" % num(row["throttled_runs"]))
+    reasons = row.get("throttle_reasons")
+    if reasons and any(f.startswith("throttl") for f in out):
+        out = [f + ": " + num(reasons) if f.startswith("throttl") else f for f in out]
+    return out
+
+
+def summary_table(rows: List[dict], caption: str) -> Table:
+    """Every column of the JSON rows that holds a value somewhere, in the JSON's order, and the flags."""
+    names = _headers()
+    keys = []
+    for row in rows:
+        keys += [k for k in row if k not in keys and k != "flags"]
+    keys = [k for k in keys if any(r.get(k) not in (None, "", [], {}) for r in rows)]
+    table = Table(caption, [names.get(k, k.replace("_", " ")) for k in keys] + ["flags"])
+    for row in rows:
+        cells = [numcell(row.get(k)) for k in keys]
+        flags = flag_texts(row)
+        cells.append(cell(", ".join(flags) if flags else "none", "flag" if flags else "muted"))
+        table.rows.append(cells)
+        table.row_classes.append("flagged" if flags else "")
+    return table
+
+
+def config_label(row) -> str:
+    get = row.get if isinstance(row, dict) else (lambda k: getattr(row, k, None))
+    text = "%s bs%s" % (get("model"), get("batch_size"))
+    if (get("num_gpus") or 1) > 1:
+        text += " \u00d7%s GPUs" % get("num_gpus")
+    if get("host"):
+        text += " @ %s" % get("host")
+    return text
+
+
+def means_chart(rows: List[dict]):
+    bars = [htmlcharts.Bar(config_label(r), r["mean"], num(r["mean"]), r.get("min"), r.get("max"), "measured")
+            for r in rows if isinstance(r.get("mean"), (int, float))]
+    if not bars:
+        return None
+    desc = "; ".join("%s: %s images/sec (min %s, max %s)" % (b.label, b.text, num(b.low), num(b.high))
+                     for b in bars)
+    return htmlcharts.bar_chart("Mean images/sec per configuration (whiskers: min to max of the ok runs)",
+                                bars, axis="images/sec", desc=desc)
+
+
+def scaling_chart(rows: List[dict]):
+    """images/sec against GPU count per model, with the ideal (one GPU's figure times the count) dashed."""
+    by_model: dict = {}
+    for r in rows:
+        if isinstance(r.get("mean"), (int, float)) and r.get("num_gpus"):
+            by_model.setdefault(r["model"], []).append((r["num_gpus"], r["mean"]))
+    if len({n for pts in by_model.values() for n, _ in pts}) < 2:
+        return None
+    series: list = []
+    for model, pts in by_model.items():
+        pts.sort()
+        one = dict(pts).get(1)
+        series.append((model, pts, "solid"))
+        if one:
+            series.append(("%s ideal" % model, [(n, one * n) for n, _ in pts], "dashed"))
+    desc = "; ".join("%s: %s" % (m, ", ".join("%d GPU%s %s" % (n, "" if n == 1 else "s", num(v)) for n, v in p))
+                     for m, p, s in series if s == "solid")
+    return htmlcharts.line_chart("Scaling: images/sec against GPU count (dashed: ideal)", series,
+                                 xlabel="GPUs", ylabel="images/sec", desc=desc)
+
+
+def runs_table(view: ResultView) -> Table:
+    table = Table("Every run, with its log", ["model", "batch", "GPUs", "run", "status", "images/sec",
+                                              "seconds", "started", "max \u00b0C", "throttled", "log"])
+    order: dict = {}
+    for run in view.runs:
+        order.setdefault(config_label(run), len(order))
+    for run in sorted(view.runs, key=lambda r: (order[config_label(r)], r.run)):
+        gpu = run.gpu
+        link = view.log_link(run)
+        log = cell(link["text"], "log-" + link["state"], href=link.get("href"))
+        table.rows.append([cell(run.model), numcell(run.batch_size), numcell(run.num_gpus), numcell(run.run),
+                           cell(str(run.status.value if hasattr(run.status, "value") else run.status)),
+                           numcell(run.images_per_sec), numcell(run.duration_s), cell(run.started_at or ""),
+                           numcell(gpu.max_temp_c if gpu else None),
+                           cell("" if gpu is None or gpu.throttled is None else num(gpu.throttled)), log])
+        table.row_classes.append("" if run.ok else "failed")
+    return table
+
+
+GPU_PANELS = (("temp_c", "temperature", "\u00b0C"), ("sm_clock_mhz", "SM clock", "MHz"), ("power_w", "power", "W"))
+
+
+def run_charts(view: ResultView, limit: int = 24) -> List[Any]:
+    """Per configuration: each run's step rate over its steps, then the GPU's temperature, clock and power
+    over the run's seconds (when it sampled them); at most ``limit`` configurations."""
+    from tfcnnwrap.present.plotruns import _seconds
+
+    if not view.series:
+        return []
+    by_config: dict = {}
+    for run in view.runs:
+        by_config.setdefault(config_label(run), []).append(run)
+    charts = []
+    for label, runs in list(by_config.items())[:limit]:
+        series: list = [(run, view.series.get(run.key) or ([], [])) for run in sorted(runs, key=lambda r: r.run)]
+        steps = [("run %d" % run.run, [(float(s), float(v)) for s, v in st], "solid") for run, (st, _) in series]
+        chart = htmlcharts.line_chart("%s: images/sec of every step, per run" % label, steps, xlabel="step",
+                                      ylabel="images/sec", desc=_series_desc(steps, "images/sec"))
+        charts += [chart] if chart else []
+        for key, name, unit in GPU_PANELS:
+            lines = []
+            for run, (_, samples) in series:
+                secs = _seconds(samples)
+                lines.append(("run %d" % run.run, [(float(t), float(s[key])) for t, s in zip(secs, samples)
+                                                   if isinstance(s.get(key), (int, float))], "solid"))
+            chart = htmlcharts.line_chart("%s: GPU %s (%s) over seconds into the run" % (label, name, unit), lines,
+                                          xlabel="seconds", ylabel=unit, desc=_series_desc(lines, unit))
+            charts += [chart] if chart else []
+    return charts
+
+
+def _series_desc(series, unit):
+    parts = []
+    for name, pts, _ in series:
+        if pts:
+            ys = [y for _, y in pts]
+            parts.append("%s: %d points from %s to %s %s" % (name, len(pts), num(min(ys)), num(max(ys)), unit))
+    return "; ".join(parts)
+
+
+def report_context(view: ResultView, runs_detail: bool = True) -> dict:
+    """What the report template (and a site's result page) shows of one sweep or bundle."""
+    charts = [c for c in (means_chart(view.rows), scaling_chart(view.rows)) if c]
+    flagged = [(config_label(r), flag_texts(r)) for r in view.rows if flag_texts(r)]
+    return {"view": view, "summary": summary_table(view.rows, "images/sec per configuration (ok runs)"),
+            "charts": charts, "run_charts": run_charts(view) if runs_detail else [],
+            "runs": runs_table(view), "flagged": flagged,
+            "failed": sum(1 for r in view.runs if not r.ok)}
+
+
+def report_page(sweep_dir, out: Optional[Path]) -> str:
+    view = sweep_view(sweep_dir, out.parent if out is not None else None)
+    return render("report.html.j2", title="%s \u2014 tf_cnn_benchmarks report" % view.gpu, **report_context(view))
+
+
+def cmd_report_html(args) -> int:
+    """`report --format html [--out FILE]`."""
+    from tfcnnwrap.results.store import newest_sweep
+
+    if getattr(args, "plot", None):
+        raise UsageError("--plot goes with --format table, markdown, csv or json; the HTML page draws its own "
+                         "charts")
+    out = check_out(getattr(args, "out", None))
+    path = Path(args.sweep_dir) if args.sweep_dir else newest_sweep()
+    emit(report_page(path, out), out)
+    return 0

@@ -1,0 +1,485 @@
+"""`site SOURCE... --out DIR`: a static results site (relative links only: any static host, or opened from
+disk) of sweep directories, bundles (``*.tfcw.json.gz``), directories of either, or ``library``: an index
+(rank per model under each set of conditions, newest results), a page per GPU (every result, spread across
+sweeps), a page per sweep or bundle (htmlpage's result view) and, with ``--ab``, an A/B page.
+
+Bundles come from other people: read with a bound (64 MiB unpacked), as JSON objects only, every field
+checked before use, written into pages only through autoescaping templates, their names never used as paths
+(pages and logs are named by a slug and a hash).
+"""
+
+import gzip
+import hashlib
+import os
+import re
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import List, Optional
+
+from tfcnnwrap.errors import UsageError
+from tfcnnwrap.pages import htmlcharts
+from tfcnnwrap.pages.htmlpage import (
+    ResultView,
+    Table,
+    cell,
+    num,
+    numcell,
+    render,
+    report_context,
+    sweep_view,
+    text_of,
+)
+
+BUNDLE_SUFFIX = ".tfcw.json.gz"
+MAX_BUNDLE_BYTES = 64 * 1024 * 1024  # unpacked; a bundle is one sweep's runs and logs
+CONDITION_KEYS = ("precision", "xla", "variable_update", "data")
+
+
+class BundleError(ValueError):
+    """A bundle that cannot be read (not gzip, too big, not a JSON object, wrong shape)."""
+
+
+def read_bundle(path: Path, limit: int = MAX_BUNDLE_BYTES) -> dict:
+    """A bundle's JSON object, read with a bound: gzip, at most ``limit`` bytes unpacked, strict JSON."""
+    try:
+        with gzip.open(str(path), "rb") as fh:
+            data = fh.read(limit + 1)
+    except (OSError, EOFError) as exc:
+        raise BundleError("%s: not a readable gzip file (%s)" % (path, exc)) from None
+    if len(data) > limit:
+        raise BundleError("%s: more than %d MiB unpacked; not a bundle" % (path, limit // (1024 * 1024)))
+    from tfcnnwrap.share.bundle import BundleRefused, parse_json
+
+    try:  # bundle's strict parser: 1e999 (infinity), a key twice or a JSON bomb are refused, not shown
+        value = parse_json(data, str(path))
+    except BundleRefused as exc:
+        raise BundleError(exc.message) from None
+    if not isinstance(value, dict):
+        raise BundleError("%s: holds %s, not a bundle object" % (path, type(value).__name__))
+    if not isinstance(value.get("runs"), list):
+        raise BundleError("%s: no list of runs" % path)
+    return value
+
+
+def library_dir() -> Path:
+    """``$TFCNNWRAP_DATA/bundles``, else the user data directory's (platformdirs)."""
+    root = os.environ.get("TFCNNWRAP_DATA")
+    if not root:
+        import platformdirs  # only `site library` needs it
+
+        root = platformdirs.user_data_dir("tfcnnwrap", appauthor=False)
+    return Path(root) / "bundles"
+
+
+def slug(text: str, key: str) -> str:
+    """A file name made from ``text`` (ASCII letters, digits, hyphens) and a hash of ``key``: safe on every
+    file system, unique per key, never a path from the input."""
+    base = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "result"
+    return "%s-%s" % (base, hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()[:10])
+
+
+@dataclass
+class Entry:
+    """One sweep or bundle of the site."""
+
+    key: str
+    kind: str  # "sweep" or "bundle"
+    view: ResultView
+    conditions: dict  # precision, xla, variable_update, data (text)
+    slug: str = ""
+    logs: Optional[dict] = None  # bundle: log name -> text
+
+    @property
+    def page(self):
+        return "r/%s.html" % self.slug
+
+
+def sweep_entry(path: Path, out_dir: Path) -> Entry:
+    view = sweep_view(path, out_dir / "r", root=out_dir)
+    return Entry(key=str(path.resolve()), kind="sweep", view=view, conditions=view.conditions)
+
+
+def _scalar_text(value, limit=300):
+    text = text_of(value)
+    return text if len(text) <= limit else text[:limit - 1] + "\u2026"
+
+
+def _bundle_gpu(cond: dict) -> str:
+    for key in ("gpu", "gpu_name", "gpus"):
+        value = cond.get(key)
+        if isinstance(value, list):
+            value = ", ".join(str(v) for v in value if isinstance(v, (str, int, float)))
+        if isinstance(value, str) and value.strip():
+            return _scalar_text(value.strip(), 200)
+    return "GPU not recorded"
+
+
+def _bundle_logs(data: dict) -> dict:
+    logs = data.get("logs")
+    if not isinstance(logs, dict):
+        return {}
+    return {name: item["text"] for name, item in logs.items()
+            if isinstance(name, str) and isinstance(item, dict) and isinstance(item.get("text"), str)}
+
+
+def _bundle_runs(data: dict) -> list:
+    from tfcnnwrap.results.records import RunRecord
+
+    runs = []
+    for record in data["runs"]:
+        try:
+            runs.append(RunRecord.from_dict(record))
+        except (ValueError, TypeError, KeyError, AttributeError):
+            continue  # a record that is not one is left out, as a torn runs.jsonl line is
+    return runs
+
+
+def bundle_entry(path: Path, data: dict) -> Entry:
+    """A bundle's entry: its runs summarised as `report` does, its conditions and logs as text."""
+    from tfcnnwrap.results.aggregate import summarize
+    from tfcnnwrap.results.fleetreport import with_fleet
+    from tfcnnwrap.run.logparse import step_points
+
+    runs = _bundle_runs(data)
+    raw = data.get("conditions")
+    cond: dict = raw if isinstance(raw, dict) else {}
+    logs = _bundle_logs(data)
+    rows = [r.to_dict() for r in with_fleet(summarize(runs))]
+    ident = _scalar_text(data.get("id") or path.name, 80)
+    conditions = {k: _condition_text(cond.get(k)) for k in CONDITION_KEYS}
+    if cond.get("xla") in ("yes", "no"):
+        conditions["xla"] = "XLA" if cond["xla"] == "yes" else "no XLA"
+    parts = ["%s: %s" % (k, _scalar_text(v, 120)) for k, v in cond.items()
+             if isinstance(v, (str, int, float, bool)) and k not in ("gpu", "gpu_name")]
+    env = [(k, _scalar_text(data.get(k))) for k in ("id", "format", "tool_version", "created_at")
+           if data.get(k) is not None]
+    env += [(str(k)[:80], _scalar_text(v)) for k, v in cond.items()]
+    stamp = data.get("created_at")
+    created = stamp if isinstance(stamp, str) else ""
+    view = ResultView(label="bundle %s" % ident, gpu=_bundle_gpu(cond), parts=parts, rows=rows, runs=runs,
+                      environment=env, created_at=created[:40], conditions=conditions,
+                      series={run.key: (step_points(logs[run.log].encode("utf-8", "replace")), [])
+                              for run in runs if run.log in logs})
+    return Entry(key="bundle:%s:%s" % (ident, path.resolve()), kind="bundle", view=view, conditions=conditions,
+                 logs=logs)
+
+
+def _condition_text(value):
+    if isinstance(value, bool):
+        return "XLA" if value else "no XLA"
+    return str(value)[:80] if value not in (None, "") else "not recorded"
+
+
+
+# -- sources -----------------------------------------------------------------------------------------------
+
+
+def _expand(source: str) -> List[Path]:
+    """The sweeps and bundle files a SOURCE names (``library``: the bundles library)."""
+    from tfcnnwrap.results.store import is_sweep
+
+    path = library_dir() if source == "library" else Path(source)
+    if source == "library" and not path.is_dir():
+        return []  # an empty library: the site says so
+    if not path.exists():
+        raise UsageError("%s does not exist; give sweep directories, bundles (*%s), directories of them or "
+                         "`library`" % (source, BUNDLE_SUFFIX))
+    if path.is_file() or is_sweep(path):
+        return [path]
+    found = sorted(p for p in path.iterdir() if (p.is_file() and p.name.endswith(BUNDLE_SUFFIX)) or
+                   (p.is_dir() and not p.is_symlink() and is_sweep(p)))
+    if not found and source != "library":
+        raise UsageError("%s holds no sweep and no bundle (*%s)" % (source, BUNDLE_SUFFIX))
+    return found
+
+
+PARALLEL_FROM = 16  # fewer sources than this are read in this process: a pool's start costs more
+
+
+def _read_one(path: Path, out_dir: Path) -> tuple:
+    """(entry, None), or (None, why) for a source that cannot be read; runs in worker processes."""
+    from tfcnnwrap.errors import TfcnnwrapError
+
+    try:
+        if path.is_file():
+            return bundle_entry(path, read_bundle(path)), None
+        return sweep_entry(path, out_dir), None
+    except (BundleError, TfcnnwrapError) as exc:
+        return None, str(getattr(exc, "message", exc))
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        if not path.is_file():
+            raise
+        # another person's bundle of a shape no check foresaw: left out, named, never a crash
+        return None, "%s: not a bundle this tfcnnwrap can read (%s: %s)" % (path, type(exc).__name__,
+                                                                          str(exc)[:120])
+
+
+def _worker_init():
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it ends the pool
+
+
+def _read_all(paths: List[Path], out_dir: Path) -> list:
+    """Every source read, in order; many of them in worker processes (a sweep's summary is pandas work). As
+    `parse` does: forked workers, on Linux only (a spawned worker would run `python -m tfcnnwrap` again)."""
+    workers = min(os.cpu_count() or 1, 8)
+    if len(paths) < PARALLEL_FROM or workers < 2 or not sys.platform.startswith("linux"):
+        return [_read_one(p, out_dir) for p in paths]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
+                             initializer=_worker_init) as pool:
+        return list(pool.map(_read_one, paths, [out_dir] * len(paths), chunksize=8))
+
+
+def collect(sources: List[str], out_dir: Path) -> tuple:
+    """(entries, problems): every source read; one that cannot be is named with why and left out."""
+    paths = [path for source in sources for path in _expand(source)]
+    entries, problems, seen = [], [], set()
+    for entry, problem in _read_all(paths, out_dir):
+        if problem:
+            problems.append(problem)
+        elif entry.key not in seen:
+            seen.add(entry.key)
+            entry.slug = slug(entry.view.gpu + "-" + entry.view.label.rsplit("/", 1)[-1], entry.key)
+            entries.append(entry)
+    return entries, problems
+
+
+# -- pages -------------------------------------------------------------------------------------------------
+
+
+def condition_label(conditions: dict, num_gpus) -> str:
+    gpus = "%s GPU%s" % (num(num_gpus), "" if num_gpus == 1 else "s") if num_gpus else "GPUs not recorded"
+    return " \u00b7 ".join([conditions.get("precision", ""), conditions.get("xla", ""), gpus,
+                            conditions.get("variable_update", ""), "%s data" % conditions.get("data", "")])
+
+
+def gpu_page_name(gpu: str) -> str:
+    return "gpu/%s.html" % slug(gpu, gpu)
+
+
+def results_by_config(entries: List[Entry]) -> dict:
+    """{condition label: {(model, batch_size): {gpu: [(mean, entry)]}}} over rows with a mean."""
+    groups: dict = {}
+    for entry in entries:
+        for row in entry.view.rows:
+            if not isinstance(row.get("mean"), (int, float)):
+                continue
+            label = condition_label(entry.conditions, row.get("num_gpus"))
+            config = (str(row.get("model")), row.get("batch_size"))
+            groups.setdefault(label, {}).setdefault(config, {}).setdefault(entry.view.gpu, []).append(
+                (row["mean"], entry))
+    return groups
+
+
+def rank_tables(groups: dict, prefix: str = "") -> List[dict]:
+    """Per set of conditions, per model and batch size: every GPU by the median of its results' means."""
+    sections = []
+    for label, configs in sorted(groups.items()):
+        tables, charts = [], []
+        for (model, batch), by_gpu in sorted(configs.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
+            ranked = sorted(by_gpu.items(), key=lambda kv: -statistics.median(m for m, _ in kv[1]))
+            table = Table("%s, batch %s: images/sec, median over results" % (model, num(batch)),
+                          ["rank", "GPU", "median img/s", "results", "best", "newest"])
+            bars = []
+            for i, (gpu, results) in enumerate(ranked, 1):
+                means = [m for m, _ in results]
+                newest = max(results, key=lambda r: r[1].view.created_at)[1]
+                table.rows.append([numcell(i), cell(gpu, href=prefix + gpu_page_name(gpu)),
+                                   numcell(statistics.median(means)), numcell(len(means)), numcell(max(means)),
+                                   cell(newest.view.created_at or newest.view.label, href=prefix + newest.page)])
+                table.row_classes.append("")
+                bars.append(htmlcharts.Bar(gpu, statistics.median(means), num(statistics.median(means)),
+                                           min(means), max(means)))
+            tables.append(table)
+            charts.append(htmlcharts.bar_chart("%s bs%s: median images/sec per GPU (whiskers: min to max over "
+                                               "results)" % (model, num(batch)), bars, axis="images/sec",
+                                               desc="; ".join("%s: %s" % (b.label, b.text) for b in bars)))
+        sections.append({"label": label, "items": list(zip(tables, charts))})
+    return sections
+
+
+def newest_table(entries: List[Entry], prefix: str = "", limit: int = 30) -> Table:
+    table = Table("Newest results", ["recorded", "GPU", "source", "configurations", "runs"])
+    for entry in sorted(entries, key=lambda e: e.view.created_at, reverse=True)[:limit]:
+        table.rows.append([cell(entry.view.created_at or "not recorded"),
+                           cell(entry.view.gpu, href=prefix + gpu_page_name(entry.view.gpu)),
+                           cell(entry.view.label, href=prefix + entry.page), numcell(len(entry.view.rows)),
+                           numcell(len(entry.view.runs))])
+        table.row_classes.append("")
+    return table
+
+
+def result_matrices(entries: List[Entry]) -> List[Table]:
+    """Per set of conditions, one row per result and one column per configuration: its mean images/sec."""
+    groups: dict = {}
+    for entry in sorted(entries, key=lambda e: e.view.created_at, reverse=True):
+        for row in entry.view.rows:
+            label = condition_label(entry.conditions, row.get("num_gpus"))
+            config = "%s bs%s" % (row.get("model"), num(row.get("batch_size")))
+            group = groups.setdefault(label, {"configs": [], "rows": {}})
+            if config not in group["configs"]:
+                group["configs"].append(config)
+            group["rows"].setdefault(entry.key, (entry, {}))[1][config] = row.get("mean")
+    tables = []
+    for label, group in sorted(groups.items()):
+        table = Table("%s: mean images/sec of each result" % label, ["recorded", "source"] + group["configs"])
+        for entry, means in group["rows"].values():
+            table.rows.append([cell(entry.view.created_at or "not recorded"),
+                               cell(entry.view.label, href="../" + entry.page)]
+                              + [numcell(means.get(c)) for c in group["configs"]])
+            table.row_classes.append("")
+        tables.append(table)
+    return tables
+
+
+def gpu_context(gpu: str, entries: List[Entry]) -> dict:
+    """Every result of one GPU, and per set of conditions and configuration the spread of its means."""
+    mine = [e for e in entries if e.view.gpu == gpu]
+    spread: dict = {}
+    for entry in mine:
+        for row in entry.view.rows:
+            if isinstance(row.get("mean"), (int, float)):
+                label = condition_label(entry.conditions, row.get("num_gpus"))
+                config = (str(row.get("model")), row.get("batch_size"))
+                spread.setdefault(label, {}).setdefault(config, []).append(row["mean"])
+    sections = []
+    for label, configs in sorted(spread.items()):
+        table = Table("%s: the mean across results" % label, ["model", "batch", "results", "min", "median", "max",
+                                                              "spread %"])
+        bars = []
+        for (model, batch), means in sorted(configs.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
+            mid = statistics.median(means)
+            table.rows.append([cell(model), numcell(batch), numcell(len(means)), numcell(min(means)),
+                               numcell(mid), numcell(max(means)),
+                               numcell((max(means) - min(means)) / mid * 100.0 if mid else None)])
+            table.row_classes.append("")
+            bars.append(htmlcharts.Bar("%s bs%s" % (model, num(batch)), mid, num(mid), min(means), max(means)))
+        chart = htmlcharts.bar_chart("%s, %s: median images/sec per configuration (whiskers: min to max across "
+                                     "results)" % (gpu, label), bars, axis="images/sec",
+                                     desc="; ".join("%s: %s" % (b.label, b.text) for b in bars))
+        sections.append((table, chart))
+    return {"gpu": gpu, "spread": sections, "results": result_matrices(mine), "count": len(mine)}
+
+
+def _bundle_links(entry: Entry) -> dict:
+    """Log name -> the site path its text is written to (a counter, never the name)."""
+    return {name: "logs/%s/%d.txt" % (entry.slug, i) for i, name in enumerate(sorted(entry.logs or {}))}
+
+
+def _bundle_log_link(names, run):
+    if not run.log:
+        return {"state": "none", "text": "no log recorded"}
+    if run.log in names:
+        return {"state": "ok", "text": run.log, "href": "../" + names[run.log]}
+    return {"state": "missing", "text": "missing: %s is not in the bundle" % run.log}
+
+
+# -- writing -----------------------------------------------------------------------------------------------
+
+
+class SiteWriter:
+    """Files under the site directory: folders made without following a planted link, every page written by
+    atomic replace (a link at a page's name is replaced, never written through)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.count = 0
+        self.bytes = 0
+
+    def folder(self, rel: str) -> None:
+        from tfcnnwrap import safefs
+
+        path = self.root / rel
+        if safefs.is_link(path):
+            raise UsageError("%s is a link; tfcnnwrap does not write through links: remove it" % path)
+        path.mkdir(exist_ok=True)
+
+    def write(self, rel: str, text: str) -> None:
+        from tfcnnwrap import safefs
+
+        data = text.encode("utf-8")
+        # no fsync per page: a site is rebuilt from its sources in seconds, and 1,000 fsyncs are not
+        safefs.atomic_write(self.root / rel, data, fsync=False)
+        self.count += 1
+        self.bytes += len(data)
+
+
+def build_site(entries: List[Entry], writer: SiteWriter, problems: List[str], ab=None,
+               empty_note: str = "") -> None:
+    root_nav = [{"href": "index.html", "text": "All results"}] + (
+        [{"href": "ab.html", "text": "A/B"}] if ab is not None else [])
+    sub_nav = [{"href": "../" + n["href"], "text": n["text"]} for n in root_nav]
+    for rel in ("r", "gpu", "logs"):
+        writer.folder(rel)
+    gpus = sorted({e.view.gpu for e in entries})
+    writer.write("index.html", render(
+        "index.html.j2", title="tf_cnn_benchmarks results", nav=root_nav, entries=entries,
+        sections=rank_tables(results_by_config(entries)), newest=newest_table(entries), problems=problems,
+        gpus=[{"name": g, "href": gpu_page_name(g)} for g in gpus], empty_note=empty_note))
+    for gpu in gpus:
+        writer.write(gpu_page_name(gpu), render("gpu.html.j2", title="%s: tf_cnn_benchmarks results" % gpu,
+                                                nav=sub_nav, **gpu_context(gpu, entries)))
+    for entry in entries:
+        if entry.kind == "bundle":
+            names = _bundle_links(entry)
+            entry.view.log_links = {run.key: _bundle_log_link(names, run) for run in entry.view.runs}
+            if names:
+                writer.folder("logs/%s" % entry.slug)
+            for name, rel in names.items():
+                writer.write(rel, (entry.logs or {})[name])
+        nav = sub_nav + [{"href": "../" + gpu_page_name(entry.view.gpu), "text": entry.view.gpu}]
+        writer.write(entry.page, render("result.html.j2", title="%s: %s" % (entry.view.gpu, entry.view.label),
+                                        nav=nav, **report_context(entry.view)))
+    if ab is not None:
+        from tfcnnwrap.pages.htmlcompare import ab_page
+
+        writer.write("ab.html", ab_page(ab, nav=root_nav))
+
+
+def _site_dir(out: str) -> Path:
+    from tfcnnwrap import safefs
+
+    path = Path(out)
+    if safefs.is_link(path):
+        raise UsageError("--out %s is a link; tfcnnwrap does not write through links: give a directory" % out)
+    if path.exists() and not path.is_dir():
+        raise UsageError("--out %s is a file; give a directory for the site" % out)
+    if not path.parent.is_dir():
+        raise UsageError("--out %s: the directory %s does not exist; create it first" % (out, path.parent))
+    path.mkdir(exist_ok=True)
+    return path
+
+
+def cmd_site(args) -> int:
+    """Exit 0 every source read · 1 some could not be (each named with why) · 2 usage."""
+    import time
+
+    started = time.perf_counter()
+    out = _site_dir(args.out)
+    ab = None
+    if getattr(args, "ab", False):
+        from tfcnnwrap.compare.compareab import sweep_vs_sweeps
+        from tfcnnwrap.results.store import is_sweep
+
+        if len(args.sources) < 2 or not all(is_sweep(Path(s)) for s in args.sources):
+            raise UsageError("--ab compares sweep directories: give a baseline and one or more candidates")
+        ab = sweep_vs_sweeps(args.sources[0], args.sources[1:])
+    entries, problems = collect(args.sources, out)
+    empty = ""
+    if not entries:
+        where = library_dir() if "library" in args.sources else ", ".join(args.sources)
+        empty = "No results yet: %s holds no sweep and no bundle." % where
+    writer = SiteWriter(out)
+    build_site(entries, writer, problems, ab, empty)
+    for problem in problems:
+        sys.stderr.write("tfcnnwrap site: left out %s\n" % problem)
+    sys.stderr.write("tfcnnwrap site: wrote %d pages (%d KB) of %d result%s to %s in %.1f s; open %s\n" % (
+        writer.count, writer.bytes // 1024, len(entries), "" if len(entries) == 1 else "s", out,
+        time.perf_counter() - started, out / "index.html"))
+    return 1 if problems else 0

@@ -1,0 +1,157 @@
+"""How sweep against sweep reads: what differs between the sweeps' environments (a short list above each
+table), the change with its 95% interval and significance per configuration, and the JSON, CSV, Markdown
+and table forms; one row set per candidate (compareab computes)."""
+
+import sys
+
+from tfcnnwrap import render
+from tfcnnwrap.present.comparetext import GEOMEAN, _emit_text
+
+AB_COLUMNS = ["model", "batch_size", "baseline", "candidate", "change_pct", "significant", "p_value",
+              "change_ci95_low", "change_ci95_high", "num_gpus", "baseline_runs", "candidate_runs",
+              "baseline_std", "candidate_std"]
+
+
+def _shown(value):
+    return "(not recorded)" if value in (None, "") else str(value)
+
+
+def environment_lines(comparison):
+    """The short list above the table: each difference as ``driver: 410.79 -> 418.56``."""
+    if not comparison.environment:
+        return ["Same environment: GPU, driver, TensorFlow, CUDA, cuDNN, branch, commit, host, precision, XLA and "
+                "plan match (as recorded)."]
+    lines = ["What differs (baseline -> candidate):"]
+    lines += ["  %s: %s -> %s" % (what, _shown(b), _shown(c)) for what, b, c in comparison.environment]
+    return lines
+
+
+def _geomean_row(comparison):
+    row = dict({k: None for k in AB_COLUMNS}, model=GEOMEAN, change_pct=comparison.geomean_change_pct,
+               pairs=comparison.pairs)
+    row["environment_differences"] = [{"what": w, "baseline": b, "candidate": c}
+                                      for w, b, c in comparison.environment]
+    if comparison.candidate_dir is not None:
+        row["candidate_dir"] = comparison.candidate_dir
+    return row
+
+
+def ab_json(result):
+    """Rows for CSV: each candidate's configurations, then its geometric mean as a row (a flat file has no
+    other place for it)."""
+    out = []
+    for comparison in result.comparisons:
+        out += [row.to_dict() for row in comparison.rows] + [_geomean_row(comparison)]
+    return out
+
+
+def ab_envelope(result):
+    """`--format json`: the configurations' rows, and beside them the baseline's and candidates' directories,
+    each candidate's geometric mean and what differs in its environment."""
+    rows = [row.to_dict() for comparison in result.comparisons for row in comparison.rows]
+    geomean, differences = [], []
+    for comparison in result.comparisons:
+        where = str(comparison.candidate.path)
+        geomean.append({"candidate_dir": where, "change_pct": comparison.geomean_change_pct,
+                        "pairs": comparison.pairs})
+        differences += [{"candidate_dir": where, "what": w, "baseline": b, "candidate": c}
+                        for w, b, c in comparison.environment]
+    baseline = result.comparisons[0].baseline if result.comparisons else None
+    return dict(rows=rows, conditions=baseline.conditions() if baseline is not None else {},
+                extra={"baseline": str(baseline.path) if baseline is not None else None,
+                       "candidates": [str(c.candidate.path) for c in result.comparisons],
+                       "geomean": geomean, "environment_differences": differences})
+
+
+def _p_text(p):
+    if p is None:
+        return ""
+    return "<0.001" if p < 0.001 else "%.3f" % p
+
+
+def ci_text(row):
+    if row.change_ci95_low is None:
+        return ""
+    return "%+.1f%% to %+.1f%%" % (row.change_ci95_low, row.change_ci95_high)
+
+
+def _ab_text_row(row):
+    runs = "%s/%s" % ("-" if row.baseline_runs is None else row.baseline_runs,
+                      "-" if row.candidate_runs is None else row.candidate_runs)
+    return {
+        "model": row.model, "batch_size": str(row.batch_size), "num_gpus": str(row.num_gpus),
+        "baseline": "" if row.baseline is None else "%.2f" % row.baseline,
+        "candidate": "" if row.candidate is None else "%.2f" % row.candidate,
+        "change": "" if row.change_pct is None else "%+.1f%%" % row.change_pct, "ci": ci_text(row),
+        "significant": "n/a" if row.significant is None else ("yes" if row.significant else "no"),
+        "p": _p_text(row.p_value), "runs": runs,
+    }
+
+
+def ab_text_rows(comparison, short=False):
+    rows = [_ab_text_row(row) for row in comparison.rows]
+    change = "" if comparison.geomean_change_pct is None else "%+.1f%%" % comparison.geomean_change_pct
+    rows.append({"model": GEOMEAN, "change": change})
+    several = len({r.num_gpus for r in comparison.rows}) > 1
+    columns = [("model", "model"), ("batch_size", "batch" if short else "batch size")]
+    columns += [("num_gpus", "GPUs")] if several else []
+    columns += [("baseline", "baseline"), ("candidate", "candidate"), ("change", "change")]
+    if not short:
+        return rows, columns + [("ci", "change, 95% CI"), ("significant", "significant"), ("p", "p-value"),
+                                ("runs", "ok runs (b/c)")]
+    # on a terminal the table steps aside rather than stacking: what the CI already says goes first (the
+    # runs, then p, then significance: a CI that excludes 0% is significant), each named under the table
+    return rows, columns + [("ci", "95% CI"), ("significant", "signif", 1), ("p", "p", 2), ("runs", "runs", 3)]
+
+
+def ab_notes(comparison):
+    """What the columns mean (what differs between the sweeps, their plans included, is listed above)."""
+    notes = ["change = candidate / baseline - 1. Significant: Welch's t-test (unequal variances) at 95%; "
+             "95% CI: Fieller's interval of the ratio of the means (Welch-Satterthwaite degrees of freedom), "
+             "so it excludes 0% exactly when the change is significant; n/a under 2 ok runs a side."]
+    return notes
+
+
+def render_ab(result, fmt, stream=None):
+    stream = stream or sys.stdout
+    if fmt == "json":
+        render.emit(fmt=fmt, stream=stream, kind="ab", **ab_envelope(result))
+        return
+    if fmt == "csv":
+        columns = AB_COLUMNS + ["pairs"] + (["candidate_dir"] if result.several else [])
+        render.emit(ab_json(result), "csv", columns=columns, stream=stream)
+        return
+    for comparison in result.comparisons:
+        title = "candidate %s against baseline %s, images/sec" % (comparison.candidate.label(),
+                                                                   comparison.baseline.label())
+        rows, columns = ab_text_rows(comparison, short=(fmt != "markdown"))
+        _emit_text(rows, columns, title, ab_notes(comparison), fmt, stream, before=environment_lines(comparison))
+
+
+def _config_text(row, several_counts):
+    gpus = ", %d GPU%s" % (row.num_gpus, "" if row.num_gpus == 1 else "s") if several_counts else ""
+    ci = " (95%% CI %s)" % ci_text(row) if row.change_ci95_low is not None else ""
+    return "%s (batch %s%s) %+.1f%%%s" % (row.model, row.batch_size, gpus, row.change_pct, ci)
+
+
+def unmeasured_text(found: list, several: bool) -> str:
+    """One line naming every configuration whose candidate has no ok run (the gate's other reason to fail)."""
+    counts = {r.num_gpus for _, r in found}
+    parts = []
+    for comparison, row in found:
+        gpus = ", %d GPUs" % row.num_gpus if len(counts) > 1 or (row.num_gpus or 1) > 1 else ""
+        where = " in %s" % comparison.candidate_dir if several else ""
+        parts.append("%s (batch %s%s)%s" % (row.model, row.batch_size, gpus, where))
+    return ("%d configuration%s with no ok candidate run to measure (--fail-on-regression fails what it cannot "
+            "compare): %s" % (len(found), "" if len(found) == 1 else "s", "; ".join(parts)))
+
+
+def regression_text(found, pct, several):
+    """One line naming every regressed configuration (and its candidate when there are several)."""
+    counts = {r.num_gpus for _, r in found}
+    parts = []
+    for comparison, row in found:
+        where = " in %s" % comparison.candidate_dir if several else ""
+        parts.append(_config_text(row, len(counts) > 1 or (row.num_gpus or 1) > 1) + where)
+    return ("%d configuration%s significantly slower than the baseline by more than %g%% "
+            "(--fail-on-regression): %s" % (len(found), "" if len(found) == 1 else "s", pct, "; ".join(parts)))

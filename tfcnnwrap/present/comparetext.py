@@ -1,0 +1,218 @@
+"""How a comparison reads: the seed's cells (``203.99 (86.7%)``), the dagger and its footnotes, the
+conditions line, and the table, Markdown, CSV and JSON forms of compare's results (compare.py computes)."""
+
+import sys
+
+from tfcnnwrap import render
+from tfcnnwrap.present.linknote import link_notes
+from tfcnnwrap.results.closest import tf_differs
+
+MARK = "\u2020"  # dagger: a reference measured under other conditions
+GEOMEAN = "geomean"  # the model column of the geometric-mean row in every output form
+
+
+def pct(ratio_pct):
+    return "%.1f%%" % ratio_pct
+
+
+def conditions_line(cond, sep=" · "):
+    """``fp32 · 1 GPU · parameter_server · synthetic data`` for a plan's conditions."""
+    gpus = "%d GPU%s" % (cond["num_gpus"], "" if cond["num_gpus"] == 1 else "s")
+    parts = [cond["precision"], gpus, cond["variable_update"], "%s data" % cond["data"]]
+    return sep.join(parts + (["XLA"] if cond.get("xla") == "yes" else []))
+
+
+def describe_condition(key, value):
+    if key == "num_gpus":
+        return "%s GPU%s" % (value, "" if value == 1 else "s")
+    if key == "batch_size":
+        return "batch size %s" % value
+    if key == "data":
+        return "%s data" % value
+    if key == "precision":
+        return str(value)
+    if key == "xla":
+        return "XLA %s" % ("on" if value == "yes" else "off")
+    return "%s %s" % (key, value)
+
+
+def cell_text(cell):
+    """The seed's cell: published images/sec, (measured / reference), a dagger under other conditions."""
+    if not cell.found:
+        return "n/a"
+    text = cell.published
+    if cell.ratio_pct is not None:
+        text += " (%s)" % pct(cell.ratio_pct)
+    return text if cell.comparable else text + MARK
+
+
+def geomean_text(cell):
+    if cell.ratio_pct is None:
+        return "n/a"
+    text = pct(cell.ratio_pct)
+    return text + (" (%d of %d)" % (cell.count, cell.of) if cell.count < cell.of else "")
+
+
+def footnotes(comparison):
+    """One line per (reference, differing conditions): which models, and why they are not comparable."""
+    models: dict = {}
+    for row in comparison.rows:
+        for cell in row.cells:
+            if cell.found and not cell.comparable:
+                why = (cell.name,
+                       ", ".join(describe_condition(k, v["reference"]) for k, v in cell.differs.items()),
+                       ", ".join(describe_condition(k, v["sweep"]) for k, v in cell.differs.items()))
+                models.setdefault(why, []).append(row.model)
+    return ["%s %s (%s): measured at %s, this sweep at %s; not in the geometric mean."
+            % (MARK, name, ", ".join(names), theirs, ours) for (name, theirs, ours), names in models.items()]
+
+
+# -- against references ----------------------------------------------------------------------------------
+
+_CELL_KEYS = ("name", "id", "gpu_name", "images_per_sec", "published", "ratio_pct", "comparable", "differs",
+              "conditions", "tf_version")
+
+
+def against_json(comparison):
+    """`--format json`: a row per configuration with its reference cells; the geometric mean per reference
+    in ``geomean`` (never a model row); the sweep's conditions."""
+    out = []
+    for row in comparison.rows:
+        refs = [dict({k: getattr(c, k) for k in _CELL_KEYS}, cell=cell_text(c)) for c in row.cells]
+        out.append({"model": row.model, "batch_size": row.batch_size, "num_gpus": row.num_gpus,
+                    "measured": row.measured, "runs_ok": row.runs_ok, "references": refs})
+    geo = [{"name": g.name, "id": g.id, "gpu_name": g.gpu_name, "ratio_pct": g.ratio_pct, "count": g.count,
+            "cell": geomean_text(g)} for g in comparison.geomean]
+    sweep = comparison.sweep
+    return dict(rows=out, conditions=dict(comparison.conditions, gpu=sweep.gpu_label()),
+                extra={"sweep": str(sweep.path), "strict": comparison.strict, "geomean": geo})
+
+
+def against_csv_rows(comparison):
+    columns = ["model", "batch_size", "measured"]
+    for typed, _ in comparison.columns:
+        columns += ["%s images_per_sec" % typed, "%s ratio_pct" % typed, "%s comparable" % typed]
+    rows = []
+    for row in comparison.rows:
+        flat = {"model": row.model, "batch_size": row.batch_size, "measured": row.measured}
+        for c in row.cells:
+            flat.update({"%s images_per_sec" % c.name: c.images_per_sec, "%s ratio_pct" % c.name: c.ratio_pct,
+                         "%s comparable" % c.name: c.comparable})
+        rows.append(flat)
+    geo = {"model": GEOMEAN, "batch_size": None, "measured": None}
+    for g in comparison.geomean:
+        geo.update({"%s images_per_sec" % g.name: None, "%s ratio_pct" % g.name: g.ratio_pct,
+                    "%s comparable" % g.name: None})
+    return rows + [geo], columns
+
+
+def against_text_rows(comparison, short=False):
+    columns = [("model", "model"), ("batch_size", "batch" if short else "batch size")]
+    columns += [("num_gpus", "GPUs")] if comparison.sweep.several_counts else []
+    columns += [("measured", "measured")] + [("ref%d" % i, typed) for i, (typed, _) in enumerate(comparison.columns)]
+    rows = []
+    for row in comparison.rows:
+        text = {"model": row.model, "batch_size": str(row.batch_size), "num_gpus": str(row.num_gpus),
+                "measured": "no ok run" if row.measured is None else "%.2f" % row.measured}
+        text.update(("ref%d" % i, cell_text(c)) for i, c in enumerate(row.cells))
+        rows.append(text)
+    geo = {"model": GEOMEAN, "batch_size": "", "num_gpus": "", "measured": ""}
+    geo.update(("ref%d" % i, geomean_text(g)) for i, g in enumerate(comparison.geomean))
+    return rows + [geo], columns
+
+
+def against_notes(comparison):
+    notes = ["Cells: reference images/sec (measured / reference). This sweep: %s."
+             % conditions_line(comparison.conditions)]
+    if comparison.sweep.meta.on_cpu:
+        notes.append("This sweep ran on the CPU; the references are GPUs.")
+    notes += footnotes(comparison)
+    notes += closest_notes(comparison) + tf_notes(comparison) + low_trust_notes(comparison.low_trust_left_out)
+    notes += link_notes(comparison.sweep)
+    notes += ["Source of %s: %s" % (", ".join(names), source) for source, names in comparison.sources]
+    return notes
+
+
+def closest_notes(comparison):
+    """How a † figure was chosen, or what --strict left out."""
+    if comparison.strict:
+        return ["--strict: only figures under exactly this sweep's conditions (and its TensorFlow X.Y, where "
+                "both are known); n/a where a reference has none."]
+    if any(c.found and not c.comparable for r in comparison.rows for c in r.cells):
+        return ["%s: no published figure under exactly this sweep's conditions; the closest is shown (same "
+                "precision, then GPU count, batch size, variable update, synthetic data, higher trust, newer "
+                "TF: docs/usage.md); --strict leaves such figures out." % MARK]
+    return []
+
+
+def low_trust_notes(count):
+    """The line saying how many derived/partial figures a comparison left out, if any."""
+    if not count:
+        return []
+    return ["%d low-trust figure%s (trust derived or partial) left out; --include-low-trust takes %s in."
+            % (count, "" if count == 1 else "s", "it" if count == 1 else "them")]
+
+
+def tf_notes(comparison):
+    """Which references' figures were measured with another TensorFlow X.Y than the sweep (kept: a version
+    changes figures less than a condition does, and most sources give none)."""
+    ours = comparison.sweep.meta.tensorflow_version
+    seen: dict = {}
+    for row in comparison.rows:
+        for cell in row.cells:
+            if cell.found and tf_differs(cell.tf_version, ours):
+                seen.setdefault((cell.name, cell.tf_version), []).append(row.model)
+    return ["TensorFlow: %s (%s) measured with TF %s, this sweep with TF %s; --strict leaves them out."
+            % (name, ", ".join(models), version, ours) for (name, version), models in seen.items()]
+
+
+def render_against(comparison, fmt, stream=None):
+    stream = stream or sys.stdout
+    if fmt == "json":
+        render.emit(fmt=fmt, stream=stream, kind="compare", **against_json(comparison))
+        return
+    if fmt == "csv":
+        rows, columns = against_csv_rows(comparison)
+        render.emit(rows, "csv", columns=columns, stream=stream)
+        return
+    title = "%s against published references (images/sec)" % comparison.sweep.label()
+    rows, columns = against_text_rows(comparison, short=(fmt != "markdown"))
+    _emit_text(rows, columns, title, against_notes(comparison), fmt, stream)
+
+
+# -- tables ----------------------------------------------------------------------------------------------
+
+
+def _emit_text(rows, columns, title, notes, fmt, stream, before=()):
+    """The title, the ``before`` lines (a short list: a line indented by two spaces is an item), the table,
+    then the notes."""
+    if fmt == "markdown":
+        if before:
+            stream.write("### %s\n\n" % title)
+            stream.write("".join("- %s\n" % line.strip() if line.startswith("  ") else "%s\n\n" % line
+                                 for line in before) + "\n")
+            title = None
+        render.emit(rows, "markdown", columns=columns, title=title, caption="\n\n".join(notes), stream=stream)
+    else:
+        _print_table(rows, columns, title, notes, before)
+
+
+def _print_table(rows, columns, title, notes, before=()):
+    """A rich table in which a model name never folds (``resnet152`` split in two reads badly). When the
+    terminal is too narrow, two-part cells such as ``203.99 (86.7%)`` go on two lines. Then the notes."""
+    out = render.console()
+    for line in before:
+        out.print(line, markup=False)
+
+    def width(key, header):
+        return max([len(str(r.get(key) or "")) for r in rows] + [len(header)])
+
+    if sum(width(k, h) + 3 for k, h, *_ in columns) + 1 > out.width:
+        rows = [{k: (v.replace(" (", "\n(", 1) if isinstance(v, str) else v) for k, v in r.items()}
+                for r in rows]
+    table = render.make_table(rows, columns, title)
+    table.columns[0].no_wrap = True
+    table.columns[0].min_width = width(*columns[0][:2])
+    out.print(table)
+    for line in notes:
+        render.print_note(out, line)

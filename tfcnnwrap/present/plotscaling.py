@@ -1,0 +1,139 @@
+"""The scaling chart of a sweep of several GPU counts: per model, images/sec against the GPU count with the
+ideal-scaling line (one GPU's figure times the count), each point labelled with its efficiency; and one panel
+of every model's efficiency, where the ideal is the same 100% line for all.
+
+``scaling_panel(ax, rows)`` draws that efficiency panel on any matplotlib Axes (for report --plot in scaling
+sweeps); ``plot_scaling(rows, path)`` writes the whole chart. ``rows`` are aggregate's SummaryRows (speedup and
+efficiency_pct filled by aggregate.add_scaling) or their dicts. matplotlib is imported only here, with Agg.
+"""
+
+import math
+from types import SimpleNamespace
+
+from tfcnnwrap.errors import UsageError
+from tfcnnwrap.present.plot import _save, require_matplotlib
+
+IDEAL_STYLE = dict(color="#888888", linestyle="--", linewidth=1.0)
+COLORS = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666"]
+
+
+def _as_row(row):
+    """A SummaryRow, or a row dict (`report --format json`) read as one."""
+    if not isinstance(row, dict):
+        return row
+
+    keys = ("model", "batch_size", "num_gpus", "host", "mean", "speedup", "efficiency_pct")
+    return SimpleNamespace(**{k: row.get(k) for k in keys})
+
+
+def _series(rows):
+    """{(model, host): [row, ...]} in plan order, each model's rows by GPU count."""
+    series: dict = {}
+    for row in map(_as_row, rows):
+        if row.num_gpus is not None:
+            series.setdefault((row.model, row.host), []).append(row)
+    return {key: sorted(members, key=lambda r: r.num_gpus) for key, members in series.items()}
+
+
+def _label(key):
+    model, host = key
+    return model + ("@" + host if host else "")
+
+
+def _count_axis(ax, counts):
+    """GPU counts on a linear axis from 0, so that ideal scaling is a straight line; ticked at the counts."""
+    from matplotlib.ticker import FixedLocator  # matplotlib (the plot extra): only for --plot
+
+    counts = sorted(set(counts))
+    ax.xaxis.set_major_locator(FixedLocator(counts))
+    ax.set_xlim(0, counts[-1] * 1.08 + 0.2)
+    ax.set_xlabel("GPUs (batch size per GPU)")
+    ax.grid(True, which="major", alpha=0.3)
+
+
+def _efficiency_label(ax, x, y, efficiency, color):
+    if efficiency is not None:
+        ax.annotate("%.0f%%" % efficiency, (x, y), textcoords="offset points", xytext=(0, 7), ha="center",
+                    fontsize=8, color=color)
+
+
+def scaling_panel(ax, rows):
+    """Every model's efficiency (speed-up over one GPU / count, %) against the GPU count, ideal scaling the
+    dashed 100% line; shared by all models whatever their images/sec. A model without a 1-GPU mean has no
+    speed-up: it is named in the title instead."""
+    series = _series(rows)
+    counts = sorted({r.num_gpus for members in series.values() for r in members})
+    if not counts:
+        ax.text(0.5, 0.5, "no GPU counts measured", ha="center", va="center", transform=ax.transAxes)
+        return ax
+    _count_axis(ax, counts)
+    ax.axhline(100.0, label="ideal", **IDEAL_STYLE)
+    missing, top = [], 100.0
+    for index, (key, members) in enumerate(series.items()):
+        points = [(r.num_gpus, r.efficiency_pct) for r in members if r.efficiency_pct is not None]
+        if not points:
+            missing.append(_label(key))
+            continue
+        top = max([top] + [p[1] for p in points])
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", color=COLORS[index % len(COLORS)],
+                label=_label(key))
+    ax.set_ylim(0, top * 1.12)
+    ax.set_ylabel("efficiency % (speed-up / GPUs)")
+    _fitted_title(ax, "Scaling efficiency" + ("; no 1-GPU runs: %s" % ", ".join(missing) if missing else ""))
+    ax.legend(fontsize=8, loc="lower left")
+    return ax
+
+
+def _fitted_title(ax, text, fontsize=10):
+    """The panel's title wrapped between words to the panel's width (a long host name, many models)."""
+    from tfcnnwrap.present.plot import fit_title
+
+    width_in = ax.get_position().width * ax.figure.get_figwidth()
+    ax.set_title(fit_title(text, width_in, fontsize, em=0.52), fontsize=fontsize)
+
+
+def model_panel(ax, rows, color=COLORS[0]):
+    """One model's images/sec against the GPU count (``rows``: its rows by count), the ideal line from its
+    1-GPU mean, each point labelled with its efficiency."""
+    points = [(r.num_gpus, r.mean, r.efficiency_pct) for r in rows if r.mean is not None]
+    _count_axis(ax, [r.num_gpus for r in rows])
+    base = next((r.mean for r in rows if r.num_gpus == 1 and r.mean is not None), None)
+    if base is not None:
+        counts = sorted(r.num_gpus for r in rows)
+        ax.plot(counts, [base * c for c in counts], label="ideal", **IDEAL_STYLE)
+    if points:
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", color=color, label="measured")
+        for x, y, efficiency in points:
+            _efficiency_label(ax, x, y, efficiency, color)
+    ax.set_ylim(bottom=0, top=max([p[1] for p in points] + [base * max(r.num_gpus for r in rows) if base else 0,
+                                                              1.0]) * 1.15)
+    ax.set_ylabel("images/sec")
+    _fitted_title(ax, "%s, batch %d per GPU (labels: efficiency)" % (_label((rows[0].model, rows[0].host)),
+                                                                    rows[0].batch_size))
+    ax.legend(fontsize=8, loc="upper left")
+    return ax
+
+
+def scaling_figure(rows, title="Scaling: images/sec and efficiency by GPU count"):
+    """A Figure: one model_panel per model, then the scaling_panel; two panels a row."""
+    require_matplotlib()
+    from matplotlib.figure import Figure  # matplotlib (the plot extra): only for --plot
+
+    series = _series(rows)
+    if not series:
+        raise UsageError("the sweep has no rows with a GPU count to plot; run a sweep with --num-gpus 1,2,...")
+    panels = len(series) + 1
+    ncols = 2
+    nrows = int(math.ceil(panels / float(ncols)))
+    fig = Figure(figsize=(5.2 * ncols, 3.6 * nrows + 0.6), dpi=110, layout="constrained")
+    fig.suptitle(title, fontsize=12, fontweight="bold")
+    for index, members in enumerate(series.values()):
+        model_panel(fig.add_subplot(nrows, ncols, index + 1), members, COLORS[index % len(COLORS)])
+    scaling_panel(fig.add_subplot(nrows, ncols, panels), rows)
+    return fig
+
+
+def plot_scaling(rows, path):
+    """Write the scaling chart to ``path`` (its suffix picks the format), as compare --plot writes its own."""
+    _save(scaling_figure(rows), path)
+    return path

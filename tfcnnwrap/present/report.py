@@ -1,0 +1,278 @@
+"""The `report` verb and the end-of-sweep summary: statistics per configuration, failures by name.
+
+The table shows what carries information (a GPU-count column only in a sweep of several counts, temperature
+only when runs recorded telemetry) and fits the terminal: its title names the conditions every figure was
+measured under, and on a narrow terminal std, min, max and median step aside first.
+"""
+
+import sys
+from pathlib import Path
+
+from tfcnnwrap import render
+from tfcnnwrap.errors import TfcnnwrapError
+from tfcnnwrap.present.plot import require_matplotlib
+from tfcnnwrap.present.plotruns import plot_runs
+from tfcnnwrap.present.plotscaling import plot_scaling
+from tfcnnwrap.render import Col, gpus_text, make_table
+from tfcnnwrap.results import quality
+from tfcnnwrap.results.aggregate import summarize, summary_columns
+from tfcnnwrap.results.fleetreport import cluster_label, fleet_columns, with_fleet
+from tfcnnwrap.results.plan import Plan
+from tfcnnwrap.results.scaling import emit_scaling, is_scaling
+from tfcnnwrap.results.store import load_sweep, newest_sweep
+
+# Priority 0 never drops; on a narrow terminal the highest priority drops first (equal ones together).
+TABLE_COLUMNS = [
+    Col("model", "model"),
+    Col("host", "host"),
+    Col("num_gpus", "GPUs"),
+    Col("batch_size", "batch"),
+    Col("runs_ok", "ok", 2),
+    Col("runs_failed", "failed", 2),
+    Col("mean", "mean img/s"),
+    Col("vs_fleet_pct", "vs fleet %", 1),
+    Col("std", "std", 8),
+    Col("cv_pct", "CV %", 3),
+    Col("ci95_pct", "CI95 ±%", 3),
+    Col("min", "min", 9),
+    Col("max", "max", 9),
+    Col("median", "median", 10),
+    Col("throttled_runs", "throttled", 5),
+    Col("max_temp_c", "max °C", 5, digits=0),
+    Col("flags", "flags", 4),  # quality.FLAGS; each one explained under the table
+]
+# No failures column: the failed count is in the table and each failed run, with its status, why and its
+# log, is listed under it; the flags took its place (the table with every column fits 120 columns).
+# Speed-up and efficiency have their own table (scaling.emit_scaling). Shown whatever their values; the
+# others only when a row has one (num_gpus: when it differs).
+ALWAYS = {"model", "batch_size", "runs_ok", "runs_failed", "mean", "std", "cv_pct", "min", "max", "median"}
+
+
+def _carries_information(column, rows):
+    if column.key in ALWAYS:
+        return True
+    values = [row.get(column.key) for row in rows]
+    if column.key == "num_gpus":
+        return len(set(values)) > 1
+    return any(v not in (None, "", (), []) for v in values)
+
+
+def table_columns(rows):
+    """The columns worth a place for these rows (dicts)."""
+    return [c for c in TABLE_COLUMNS if _carries_information(c, rows)]
+
+
+def _plan_conditions(meta):
+    """The Plan's conditions (precision, XLA, GPU count(s), variable update, data), or None when the recorded
+    plan cannot be read back (then the title says less rather than failing the report)."""
+    try:
+        plan = Plan.from_dict(meta.plan)
+    except TfcnnwrapError:
+        return None
+    cond = dict(plan.conditions())
+    cond["counts"] = list(plan.counts)
+    return cond
+
+
+plan_conditions = _plan_conditions  # the HTML pages (htmlpage) read the same conditions
+
+
+def _gpu_count_text(counts):
+    if len(counts) == 1:
+        return "%d GPU%s" % (counts[0], "" if counts[0] == 1 else "s")
+    return "%s GPUs" % ", ".join(str(c) for c in counts)
+
+
+def title_parts(sweep_path, meta):
+    """What the figures were measured on and under, one part each (kept whole when the title wraps): the
+    sweep, the GPU, precision, XLA, GPU count, variable update, data, TensorFlow and branch."""
+    cond = _plan_conditions(meta)
+    gpu = meta.gpu_names() or None
+    if meta.on_cpu:
+        gpu = "CPU" + (" (%s)" % meta.environment["cpu_model"] if meta.environment.get("cpu_model") else "")
+    parts = [str(sweep_path), gpu]
+    if cond:
+        # on the CPU a "GPU count" is tf_cnn_benchmarks' number of towers on /cpu:0, /cpu:1, ...
+        several = len(cond["counts"]) > 1 or cond["counts"][0] > 1
+        count = _gpu_count_text(cond["counts"]) if not meta.on_cpu else (
+            "%s towers" % ", ".join(str(c) for c in cond["counts"]) if several else None)
+        parts += [cond["precision"], "XLA" if cond["xla"] == "yes" else "no XLA",
+                  count, cond["variable_update"], "%s data" % cond["data"]]
+        if several:
+            parts.append("batch per tower" if meta.on_cpu else "batch per GPU")
+    parts += ["TF %s" % meta.tensorflow_version if meta.tensorflow_version else None, meta.upstream.branch,
+              cluster_label(meta)]
+    return [p for p in parts if p]
+
+
+def conditions(meta):
+    """What every figure of the sweep was measured on and under, for the JSON envelope's ``conditions``: the
+    device and GPU, precision, XLA, GPU count(s), variable update, data, TensorFlow and branch."""
+    cond = _plan_conditions(meta) or {}
+    out = {"device": "cpu" if meta.on_cpu else (meta.device or "gpu"), "gpu": meta.gpu_names() or None}
+    out.update((k, v) for k, v in cond.items() if k not in ("counts", "num_gpus", "xla"))
+    if cond:
+        out["xla"] = cond.get("xla") == "yes"
+    out["num_gpus"] = cond.get("counts") or None
+    out.update(tensorflow_version=meta.tensorflow_version or None, branch=meta.upstream.branch or None,
+               commit=meta.upstream.commit or None)
+    return out
+
+
+def quality_lines(rows):
+    """One line per problem a configuration's figures have (quality.problems), named by configuration."""
+    from tfcnnwrap.results.aggregate import verdict
+
+    lines = []
+    for row in rows:
+        where = "%s bs=%d%s%s" % (row.model, row.batch_size, gpus_text(row.num_gpus),
+                                  " on %s" % row.host if row.host else "")
+        lines += ["%s: %s" % (where, problem) for problem in quality.problems(verdict(row))]
+    return lines
+
+
+def print_quality(console, rows):
+    """The flags explained under the table, each with what to do."""
+    lines = quality_lines(rows)
+    if not lines:
+        return
+    console.print("[yellow]%d thing%s to check:[/]" % (len(lines), "" if len(lines) == 1 else "s"), highlight=False)
+    for line in lines:  # wrapped between words, every line of it indented under the heading
+        for part in wrap_keeping_units(line, console.width - 2):
+            console.print("  " + part, markup=False, highlight=False, soft_wrap=True)
+
+
+def wrap_keeping_units(text, width):
+    """``text`` wrapped between words at ``width``, a number never apart from its unit (``86 °C``): the one
+    rule of prose.fill, which errors and the sweep's warnings follow too."""
+    from tfcnnwrap.prose import fill
+
+    return fill(text, width, indent="").split("\n")
+
+
+def describe(meta):
+    """One line naming what was measured: GPU, TensorFlow, branch, device."""
+    parts = [
+        meta.gpu_names() or ("CPU" if meta.device == "cpu" else None),
+        "TF %s" % meta.tensorflow_version if meta.tensorflow_version else None,
+        meta.upstream.branch,
+        "device %s" % meta.device if meta.device else None,
+        cluster_label(meta),
+    ]
+    return ", ".join(p for p in parts if p)
+
+
+def failed_runs(runs):
+    return [r for r in runs if not r.ok]
+
+
+FAILURE_CHARS = 200  # of a failure's text on its line; the log has it all
+
+
+def next_compare(sweep_path, meta):
+    """The `compare` line that fits what the sweep ran on: against the published figure of the same GPU when
+    it is a reference, else ranked among them; None on the CPU (the references are GPUs)."""
+    from tfcnnwrap.results.references import load_references
+    from tfcnnwrap.run.procs import format_command
+
+    if meta.on_cpu:
+        return None
+    base = ["python", "-m", "tfcnnwrap", "compare", str(sweep_path)]
+    names = [n.strip() for n in (meta.gpu_names() or "").split(",") if n.strip()]
+    found = load_references().candidates(names[0]) if len(names) == 1 else []
+    if len(found) == 1:
+        return "%s; %s" % (format_command(base + ["--against", found[0].id]), format_command(base + ["--rank"]))
+    return format_command(base + ["--rank"])
+
+
+def _failure_lines(sweep, run):
+    """The run and why, then its log on a line of its own (a path is long; the run's name stays whole)."""
+    from rich.markup import escape  # rich: only when something is drawn
+
+    detail = (run.failure or "").strip()
+    log = sweep.path / run.log if run.log and sweep.inside(run.log) else None
+    cut = detail[:FAILURE_CHARS] + ("…" if len(detail) > FAILURE_CHARS else "")
+    why = (" - " + escape(cut)) if detail else ""
+    return ["  %s bs=%s%s run %s: [red]%s[/]%s" % (escape(run.model), run.batch_size, gpus_text(run.num_gpus),
+                                                   run.run, escape(str(run.status)), why),
+            "    log: %s" % (escape(str(log)) if log else "(none)")]
+
+
+def print_summary(console, sweep, meta, rows, runs):
+    """The rich summary a sweep ends with (also `report`'s table): SummaryRows, then each failed run."""
+    rows = with_fleet(rows)
+    dicts = [row.to_dict() for row in rows]
+    console.print(make_table(dicts, fleet_columns(rows, table_columns(dicts)), title=title_parts(sweep.path, meta)))
+    emit_scaling(rows, "table", console)
+    print_quality(console, rows)
+    failures = failed_runs(runs)
+    if failures:
+        console.print("[red]%d run%s did not give a result:[/]" % (len(failures), "" if len(failures) == 1 else "s"),
+                      highlight=False)
+        for run in sorted(failures, key=lambda r: (r.model, r.batch_size, r.run)):
+            for line in _failure_lines(sweep, run):
+                console.print(line, highlight=False, overflow="fold")
+
+
+def _plot(sweep, meta, runs, rows, plot_path):
+    """The per-run panels (steps, temperature, clock, power); in a sweep of several GPU counts FILE is the
+    scaling chart and the per-run panels go beside it as FILE-runs.SUFFIX."""
+    if not any(run.ok for run in runs):
+        # an empty chart (and matplotlib's warning about its legend) would say less than this line
+        sys.stderr.write("tfcnnwrap report: nothing to plot: no run of this sweep has a result yet; %s not "
+                         "written\n" % plot_path)
+        return
+    written = []
+    runs_path = Path(plot_path)
+    if is_scaling(rows):
+        written.append(plot_scaling(rows, plot_path))
+        runs_path = runs_path.with_name(runs_path.stem + "-runs" + runs_path.suffix)
+    plot_runs(sweep, "%s (%s)" % (sweep.path, describe(meta)), runs, runs_path)
+    written.append(runs_path)
+    sys.stderr.write("tfcnnwrap report: wrote %s\n" % " and ".join(str(p) for p in written))
+
+
+def cmd_report(args):
+    """Exit 0 whenever the sweep can be read, failed runs or not (they are in the table); 2 when it cannot."""
+    if args.out and args.format != "html":
+        from tfcnnwrap.present.outfile import written_to
+
+        return written_to(args.out, cmd_report, args)
+    plot_path = args.plot
+    if plot_path:
+        require_matplotlib()  # before any work: a missing extra is a usage error, not a late surprise
+    path = Path(args.sweep_dir) if args.sweep_dir else newest_sweep()
+    sweep, meta, runs = load_sweep(path)
+    rows = summarize(runs, meta.plan_order)
+    if plot_path:
+        _plot(sweep, meta, runs, rows, plot_path)
+    if args.format == "table":
+        print_summary(render.console(), sweep, meta, rows, runs)
+    else:
+        _emit_report(sweep, meta, rows, args.format)
+    _warn_throttled(runs)
+    return 0
+
+
+def _emit_report(sweep, meta, rows, fmt):
+    """People read the table and Markdown; scripts read every column of the JSON and CSV."""
+    from tfcnnwrap import render
+
+    rows = with_fleet(rows)
+    dicts = [row.to_dict() for row in rows]
+    columns = summary_columns(rows) if fmt in ("json", "csv") else table_columns(dicts)
+    lines = quality_lines(rows) if fmt == "markdown" else []
+    render.emit(dicts, fmt, fleet_columns(rows, columns), title=title_parts(sweep.path, meta),
+                caption="\n".join("- " + line for line in lines) or None, kind="report",
+                conditions=conditions(meta), extra={"sweep": str(sweep.path)})
+    emit_scaling(rows, fmt)
+
+
+def _warn_throttled(runs):
+    """The throttle warning the sweep ended with, on stderr as the sweep printed it."""
+    from tfcnnwrap import render
+    warning = quality.throttle_warning(runs)
+    if warning:
+        err = render.console(stderr=True)
+        for line in wrap_keeping_units("warning: " + warning, err.width):
+            err.print(line, markup=False, highlight=False, soft_wrap=True)

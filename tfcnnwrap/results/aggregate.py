@@ -1,0 +1,219 @@
+"""Statistics over a sweep's runs with pandas: one SummaryRow per configuration, over ok runs."""
+
+import math
+import statistics
+import warnings
+from dataclasses import replace
+
+from tfcnnwrap.render import to_csv
+from tfcnnwrap.results import quality
+from tfcnnwrap.results.fleetreport import fleet_columns, with_fleet
+from tfcnnwrap.results.records import SCALING_COLUMNS, SUMMARY_COLUMNS, SummaryRow
+
+__all__ = ["SUMMARY_COLUMNS", "summarize", "summary_csv_text", "ci95_pct", "add_scaling",
+           "summary_columns"]
+
+_FRAME_COLUMNS = ["model", "batch_size", "num_gpus", "host", "status", "images_per_sec"]
+
+
+def _failures_text(statuses):
+    counts: dict = {}
+    for status in statuses:
+        if status != "ok":
+            counts[str(status)] = counts.get(str(status), 0) + 1
+    return " ".join("%s:%d" % (k, counts[k]) for k in sorted(counts))
+
+
+def runs_frame(runs):
+    """The runs as a DataFrame with the columns statistics need (images/sec of ok runs only)."""
+    import pandas as pd  # pandas takes ~0.3 s to import: only when runs are summarised
+
+    frame = pd.DataFrame(
+        [[r.model, r.batch_size, r.num_gpus, r.host, str(r.status), r.value] for r in runs],
+        columns=_FRAME_COLUMNS,
+    )
+    frame["images_per_sec"] = pd.to_numeric(frame["images_per_sec"], errors="coerce")
+    return frame
+
+
+def ci95_pct(std, count, mean):
+    """The 95% confidence interval's half-width (Student t) as % of the mean; None under 2 runs."""
+    if std is None or mean is None or count < 2 or not mean:
+        return None
+    from scipy.special import stdtrit  # scipy: only when a comparison is computed
+
+    half_width = float(stdtrit(count - 1, 0.975)) * std / math.sqrt(count)
+    return _num(half_width / mean * 100.0)
+
+
+def _telemetry(runs):
+    """(throttled_runs, max_temp_c) over the ok runs (those the statistics use) that recorded GPU telemetry;
+    None where none did."""
+    runs = [r for r in runs if r.value is not None]
+    flags = [r.throttled for r in runs if r.throttled is not None]
+    temps = [r.max_temp_c for r in runs if r.max_temp_c is not None]
+    return (sum(flags) if flags else None), (max(temps) if temps else None)
+
+
+def _exact_mean_std(runs):
+    """(mean, std) of the ok runs' figures in exact arithmetic (statistics' fractions): for figures near the
+    float limit, whose float sum overflows (three totals of 1.7e308 have a mean of 1.7e308, not inf)."""
+    values = [r.value for r in runs if r.value is not None and math.isfinite(r.value)]
+    if not values:
+        return None, None
+    return _num(statistics.mean(values)), (_num(statistics.stdev(values)) if len(values) > 1 else None)
+
+
+def _row(config, stats, size, statuses, runs):
+    model, batch_size, num_gpus, host = config
+    mean, std = _num(stats["mean"]), _num(stats["std"])
+    count = int(stats["count"])
+    if count and (mean is None or (count > 1 and std is None)):
+        mean, std = _exact_mean_std(runs)
+    throttled, max_temp = _telemetry(runs)
+    ci95 = ci95_pct(std, count, mean)
+    row = SummaryRow(
+        model=model, batch_size=int(batch_size), runs_ok=count, runs_failed=int(size - count),
+        mean=mean, std=std, cv_pct=_num(std / mean * 100.0) if std is not None and mean else None,
+        min=_num(stats["min"]), max=_num(stats["max"]), median=_num(stats["median"]),
+        failures=_failures_text(statuses), num_gpus=num_gpus, ci95_pct=ci95,
+        throttled_runs=throttled, max_temp_c=max_temp, host=host,
+        **thermal_columns(runs), **steadiness_columns(runs, ci95),
+    )
+    trend = _num(quality.trend_pct([r.value for r in sorted(runs, key=lambda r: r.run) if r.value is not None]))
+    return replace(row, trend_pct=trend, flags=tuple(verdict(replace(row, trend_pct=trend)).flags))
+
+
+def verdict(row):
+    """The quality verdict (flags and what to do) of a SummaryRow."""
+    return quality.Verdict(outlier_runs=tuple(row.outlier_runs), ci95_pct=row.ci95_pct, trend_pct=row.trend_pct,
+                           throttled_runs=row.throttled_runs, runs_ok=row.runs_ok,
+                           throttle_reasons=tuple(sorted(row.throttle_reasons.items())),
+                           max_temp_c=row.max_temp_c)
+
+
+# -- issue 14: are the numbers to be trusted? ------------------------------------------------------------
+
+CI95_WIDE_PCT = quality.CI95_WIDE_PCT
+OUTLIER_MADS = 3.0
+# Of 3 runs the MAD is the smaller distance to the median, so the other run "lies" 3 MADs out at the
+# slightest spread (185.9, 187.2, 186.1): too few to tell an outlier; a wide CI95 says it instead.
+OUTLIER_MIN_RUNS = 5
+MAD_TO_SIGMA = 1.4826  # the MAD of normal data times this estimates its standard deviation
+
+
+def thermal_columns(runs):
+    """SummaryRow fields from the ok runs' GPU telemetry: mean power and SM clock (means of the runs'
+    means), each throttle reason with the number of runs it was active in, the PCIe links seen."""
+    gpus = [r.gpu for r in runs if r.value is not None and r.gpu is not None]
+    powers = [g.mean_power_w for g in gpus if g.mean_power_w is not None]
+    clocks = [g.mean_sm_clock_mhz for g in gpus if g.mean_sm_clock_mhz is not None]
+    reasons: dict = {}
+    links: list = []
+    for g in gpus:
+        for reason in g.throttle_reasons:
+            reasons[reason] = reasons.get(reason, 0) + 1
+        if g.pcie_link and g.pcie_link not in links:
+            links.append(g.pcie_link)
+    return {
+        "mean_power_w": round(sum(powers) / len(powers), 2) if powers else None,
+        "mean_sm_clock_mhz": round(sum(clocks) / len(clocks), 1) if clocks else None,
+        "throttle_reasons": {k: reasons[k] for k in sorted(reasons)},
+        "pcie_link": "; ".join(links),
+    }
+
+
+def outlier_runs(runs):
+    """Run numbers of the ok runs outside median +- 3 MAD (scaled to a standard deviation) of their
+    configuration; none when the MAD is 0 or there are fewer than ``OUTLIER_MIN_RUNS`` ok runs."""
+    ok = [r for r in runs if r.value is not None]
+    if len(ok) < OUTLIER_MIN_RUNS:
+        return []
+    values = [r.value for r in ok]
+    median = statistics.median(values)
+    mad = statistics.median(abs(v - median) for v in values) * MAD_TO_SIGMA
+    if not mad:
+        return []
+    return sorted(r.run for r in ok if abs(r.value - median) > OUTLIER_MADS * mad)
+
+
+def steadiness_columns(runs, ci95):
+    """SummaryRow fields on steadiness: drifting ok runs (None when no run recorded its step rates), the
+    outlier runs (flagged, never dropped), and whether the 95% CI is wider than +-2 %."""
+    ok = [r for r in runs if r.value is not None]
+    judged = [r.drifting for r in ok if r.drifting is not None]
+    return {
+        "drifting_runs": sum(judged) if judged else None,
+        "outlier_runs": tuple(outlier_runs(runs)),
+        "ci95_wide": None if ci95 is None else ci95 > CI95_WIDE_PCT,
+    }
+
+
+def summarize(runs, order=None):
+    """One SummaryRow per (model, batch_size, num_gpus, host), statistics over ok runs only.
+
+    ``runs``: RunRecords (dicts are read as records). Rows follow ``order`` (the plan's (model, batch_size)
+    pairs), then any other configuration in first-seen order; std needs two ok runs.
+    """
+    if not runs:
+        return []
+    # pandas drops NaN group keys: a record without num_gpus or host groups under a stand-in.
+    frame = runs_frame(runs).fillna({"num_gpus": -1, "host": ""})
+    grouped = frame.groupby(["model", "batch_size", "num_gpus", "host"], sort=False)
+
+    with warnings.catch_warnings():
+        # figures near the float limit (a corrupted runs.jsonl) overflow to inf here, and _row computes
+        # those exactly; numpy's RuntimeWarning about it would only print a path into pandas
+        warnings.simplefilter("ignore", RuntimeWarning)
+        stats = grouped["images_per_sec"].agg(["count", "mean", "std", "min", "max", "median"])
+    statuses = grouped["status"].agg(list)
+    sizes = grouped.size()
+    by_config: dict = {}
+    for r in runs:
+        by_config.setdefault(r.config, []).append(r)
+    rows = []
+    for config, members in by_config.items():
+        key = (config[0], config[1], -1 if config[2] is None else config[2], config[3] or "")
+        rows.append(_row(config, stats.loc[key], sizes.loc[key], statuses.loc[key], members))
+    rank = {tuple(pair): i for i, pair in enumerate(order or [])}
+    return add_scaling(sorted(rows, key=lambda row: rank.get(row.pair, len(rank))))
+
+
+def add_scaling(rows):
+    """In a sweep of several GPU counts, each row's speed-up over the same model (batch size per device, host)
+    at one GPU, and its efficiency (speed-up / count, in %); None where there is no 1-GPU mean. Rows of a
+    single-count sweep come back unchanged (their columns stay those of format 1)."""
+    if len({r.num_gpus for r in rows if r.num_gpus is not None}) < 2:
+        return rows
+    one_gpu = {(r.model, r.batch_size, r.host): r.mean for r in rows if r.num_gpus == 1}
+    scaled = []
+    for row in rows:
+        base = one_gpu.get((row.model, row.batch_size, row.host))
+        speedup = _num(row.mean / base) if base and row.mean is not None else None
+        efficiency = _num(speedup / row.num_gpus * 100.0) if speedup is not None and row.num_gpus else None
+        scaled.append(replace(row, speedup=speedup, efficiency_pct=efficiency, scaling=True))
+    return scaled
+
+
+def summary_columns(rows):
+    """The columns of summary.csv and `report --format csv`: the contract's, plus speed-up and efficiency in
+    a sweep of several GPU counts."""
+    return SUMMARY_COLUMNS + (SCALING_COLUMNS if any(r.scaling for r in rows) else [])
+
+
+def summary_csv_text(rows):
+    rows = with_fleet(rows)  # a fleet's rows name their host and compare it with the fleet
+    return to_csv([row.to_dict() for row in rows], fleet_columns(rows, summary_columns(rows)))
+
+
+# Statistics are kept to 9 decimals: float arithmetic's noise (a mean of 176.92999999999998, a std of 3e-14
+# over identical runs) never reaches summary.csv or `report --format json`; every real digit does.
+STAT_DECIMALS = 9
+
+
+def _num(value):
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None
+    return round(value, STAT_DECIMALS) + 0.0 if math.isfinite(value) else None

@@ -1,0 +1,119 @@
+"""A sweep directory read for `compare`: its configurations (model, batch size, GPU count), each one's
+statistics and ok values, the conditions a reference must share, and which sweeps `compare` reads when it
+is given none.
+
+A fleet sweep (records with ``host``) is pooled per configuration, so every host's runs count as runs of
+one configuration; ``host=`` keeps one host's runs only.
+"""
+
+import dataclasses
+import math
+from pathlib import Path
+
+from tfcnnwrap import settings
+from tfcnnwrap.errors import UsageError
+from tfcnnwrap.results.aggregate import summarize
+from tfcnnwrap.results.plan import Plan
+from tfcnnwrap.results.records import SummaryRow
+from tfcnnwrap.results.store import load_sweep, sweeps_by_age
+
+
+def config_of(row):
+    """(model, batch_size, num_gpus): what a row or record measured, hosts pooled."""
+    return (row.model, row.batch_size, row.num_gpus)
+
+
+class Sweep:
+    """A sweep directory read for comparison: its meta, its plan, its rows per configuration."""
+
+    def __init__(self, path, host=None):
+        self.dir, self.meta, runs = load_sweep(path)
+        self.path = Path(path)
+        self.plan = Plan.from_dict(self.meta.plan)
+        self.hosts = sorted({r.host for r in runs if r.host})
+        self.host = host
+        if host is not None:
+            if host not in self.hosts:
+                raise UsageError("%s has no runs of host %r; its hosts: %s (or leave --host out to pool them)"
+                                 % (self.path, host, ", ".join(self.hosts) or "none (not a fleet sweep)"))
+            runs = [r for r in runs if r.host == host]
+        # Hosts pooled: one configuration whichever node ran it.
+        self.runs = [dataclasses.replace(r, host=None) if r.host else r for r in runs]
+        self.rows = measured_rows(self.plan.configs(), self.runs)
+        self.values = ok_values(self.runs)
+
+    @property
+    def name(self):
+        return self.path.resolve().name or str(self.path)
+
+    def gpu_label(self):
+        return self.meta.gpu_names() or None
+
+    def label(self):
+        gpu = self.gpu_label()
+        return "%s (%s)" % (self.name, gpu) if gpu else self.name
+
+    @property
+    def several_counts(self):
+        return len({r.num_gpus for r in self.rows}) > 1
+
+    def conditions(self, batch_size=None, num_gpus=None):
+        """The plan's conditions (the references' terms), with one configuration's batch size and GPU count."""
+        cond = dict(self.plan.conditions())
+        cond["batch_size"] = batch_size
+        if num_gpus is not None:
+            cond["num_gpus"] = num_gpus * self.plan.job_workers()
+        return cond
+
+    def mean_power_w(self, config=None):
+        """Mean GPU power over ok runs (of ``config``) whose telemetry recorded ``mean_power_w``; None."""
+        powers = []
+        for r in self.runs:
+            if r.value is None or (config is not None and config_of(r) != config):
+                continue
+            power = (r.telemetry or {}).get("mean_power_w")
+            if isinstance(power, (int, float)) and not isinstance(power, bool) and math.isfinite(power) \
+                    and power > 0:
+                powers.append(float(power))
+        return sum(powers) / len(powers) if powers else None
+
+
+def measured_rows(configs, runs):
+    """SummaryRows in plan order, one per configuration; a planned one without runs yet has no mean."""
+    summary: dict = {}
+    for row in summarize(runs, [c[:2] for c in configs]):
+        summary.setdefault(config_of(row), row)
+    rows = [summary.pop(tuple(c), None) or SummaryRow(model=c[0], batch_size=c[1], num_gpus=c[2])
+            for c in configs]
+    return rows + list(summary.values())
+
+
+def ok_values(runs):
+    """{(model, batch_size, num_gpus): [images/sec of each ok run]} for the statistics of a change."""
+    values: dict = {}
+    for r in runs:
+        if r.value is not None:
+            values.setdefault(config_of(r), []).append(r.value)
+    return values
+
+
+def geometric_mean(values):
+    values = [v for v in values if v is not None and v > 0]
+    if not values:
+        return None
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+# -- which sweeps when none is named ---------------------------------------------------------------------
+
+
+def newest_sweeps(count, root=None):
+    """The ``count`` most recently created sweeps under the results directory, oldest first."""
+    root = Path(root) if root is not None else settings.results_dir()
+    found = sweeps_by_age(root)
+    if len(found) < count:
+        raise UsageError(
+            "%s holds %d sweep%s; compare needs %d there, or name the sweep directories (set %s to look "
+            "elsewhere)" % (root, len(found), "" if len(found) == 1 else "s", count, settings.ENV_RESULTS)
+        )
+    return found[-count:]

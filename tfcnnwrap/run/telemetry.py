@@ -1,0 +1,353 @@
+"""GPU telemetry through nvidia-smi: what the GPUs are, and how one sampled while a benchmark ran.
+
+One long-lived ``nvidia-smi --query-gpu=... -lms 1000`` process per run writes straight into the samples
+file (no reader thread, no polling); ``Sampler.stop`` ends it and summarises the file. Without nvidia-smi
+there is one note and no telemetry; nothing here raises.
+
+What the samples mean (fields, throttle rule, reasons, PCIe link) is ``gpusamples``'s, pure and apart.
+Which fields are asked for is settled once per sweep (``choose_fields``): drivers before 2023 know
+``clocks_throttle_reasons.*``, newer ones ``clocks_event_reasons.*``, very old ones neither nor the PCIe
+fields, and nvidia-smi refuses the whole query for one field it does not know.
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+from typing import Dict
+
+from tfcnnwrap import safefs
+from tfcnnwrap.run.gpusamples import (  # noqa: F401 - re-exported: the sampler's readers import them from here
+    LEGACY_FIELDS,
+    PCIE_FIELDS,
+    REASON_FIELDS,
+    _number,
+    header_fields,
+    latest_with_fields,
+    parse_sample_line,
+    summarize_samples,
+    throttle_verdict,
+)
+from tfcnnwrap.run.procs import bind_to_our_lifetime, kill_tree, popen_group_kwargs
+
+ENV_NVIDIA_SMI = "TFCNNWRAP_NVIDIA_SMI"  # a path to use, or "none" to switch telemetry off
+SAMPLE_FIELDS = LEGACY_FIELDS  # what every nvidia-smi knows; more when the driver does (choose_fields)
+# The name goes last so that a comma inside it cannot shift the other columns.
+INFO_FIELDS = ("index", "driver_version", "memory.total", "name")
+QUERY_TIMEOUT_S = 20.0
+STOP_WAIT_S = 5.0
+INTERRUPT_WAIT_S = 2.0
+TAIL_BYTES = 8192  # Sampler.latest reads this much of the samples file's end
+
+_WINDOWS_CANDIDATES = (
+    r"%SystemRoot%\System32\nvidia-smi.exe",
+    r"%ProgramFiles%\NVIDIA Corporation\NVSMI\nvidia-smi.exe",  # drivers before 2019 put it here, off PATH
+)
+
+
+def find_nvidia_smi(explicit=None):
+    """Path of nvidia-smi: ``explicit``, else $TFCNNWRAP_NVIDIA_SMI, else PATH (and the usual Windows
+    folders). None when there is none, or when the variable says ``none``."""
+    wanted = explicit or os.environ.get(ENV_NVIDIA_SMI)
+    if wanted:
+        if str(wanted).strip().lower() in ("none", "off", "0"):
+            return None
+        found = shutil.which(str(wanted))
+        return found if found else None
+    found = shutil.which("nvidia-smi")
+    if found:
+        return found
+    if os.name == "nt":
+        for candidate in _WINDOWS_CANDIDATES:
+            path = Path(os.path.expandvars(candidate))
+            if path.is_file():
+                return str(path)
+    return None
+
+
+def query_gpus(nvidia_smi=None, timeout=QUERY_TIMEOUT_S):
+    """What nvidia-smi says about the GPUs, or None when there is no nvidia-smi.
+
+    ``{"path", "driver_version", "gpus": [{"index", "name", "driver_version", "memory_total_mib"}]}`` plus
+    ``"error"`` when nvidia-smi is there but failed (no driver loaded, no device).
+    """
+    path = find_nvidia_smi(nvidia_smi)
+    if path is None:
+        return None
+    info = {"path": path, "driver_version": None, "gpus": []}
+    args = [path, "--query-gpu=" + ",".join(INFO_FIELDS), "--format=csv,noheader,nounits"]
+    returncode, text = _run_smi(args, timeout)
+    if returncode is None:
+        info["error"] = text
+        return info
+    for line in text.splitlines():
+        parts = [p.strip() for p in line.split(",", len(INFO_FIELDS) - 1)]
+        if len(parts) != len(INFO_FIELDS) or _number(parts[0]) is None:
+            continue
+        memory = _number(parts[2])
+        info["gpus"].append(
+            {
+                "index": int(_number(parts[0])),
+                "name": parts[3],
+                "driver_version": parts[1] or None,
+                "memory_total_mib": int(memory) if memory is not None else None,
+            }
+        )
+    if info["gpus"]:
+        info["driver_version"] = info["gpus"][0]["driver_version"]
+    if returncode != 0 or not info["gpus"]:
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        info["error"] = (lines[0][:300] if lines else "no output") + " (nvidia-smi exit %d)" % returncode
+    return info
+
+
+class _KillAtOnce:
+    """What a stop request ends while a one-shot query waits: the query's whole tree, with no grace (an
+    nvidia-smi that hangs ignores SIGTERM too)."""
+
+    def __init__(self, group):
+        self.exited = group.exited
+        self.terminate = group.kill
+
+
+# nvidia-smi paths whose one-shot query timed out in this process, and why: each later one-shot query of it
+# answers at once with that reason instead of costing another QUERY_TIMEOUT_S (a hung driver stays hung).
+_HUNG: Dict[str, str] = {}
+
+
+def _run_smi(args, timeout=QUERY_TIMEOUT_S, stops=None):
+    """(exit code, text) of a one-shot nvidia-smi call; (None, why) when it could not run, did not answer
+    (its whole tree is killed, a wrapper's children too; it is not asked again, see ``_HUNG``) or a stop
+    request (Ctrl-C) ended the wait."""
+    from tfcnnwrap.run.procs import run_captured
+
+    path = str(args[0])
+    if path in _HUNG:
+        return None, _HUNG[path]
+    if stops is not None and stops.requested:
+        return None, "stopped"
+    try:
+        code, out, err = run_captured([str(a) for a in args], timeout,
+                                      guard=(lambda g: stops.guard(_KillAtOnce(g))) if stops is not None else None)
+    except OSError as exc:
+        return None, "cannot run %s: %s" % (args[0], exc.strerror or exc)
+    if stops is not None and stops.requested:
+        return None, "stopped"
+    if code is None:
+        why = "nvidia-smi did not answer within %.0f s" % timeout
+        _HUNG[path] = why
+        return None, why
+    return code, (out + err).decode("utf-8", "replace")
+
+
+def choose_fields(path):
+    """The sample fields this nvidia-smi knows: the legacy seven, plus throttle reasons (whichever name the
+    driver uses) and the PCIe link. Asked once with ``--help-query-gpu``; a driver whose help cannot be read
+    gets one trial query of the full list and, if refused, the legacy fields."""
+    code, text = _run_smi([str(path), "--help-query-gpu"])
+    if code == 0 and "temperature.gpu" in text:
+        reasons = [f for f in REASON_FIELDS if '"%s"' % f in text or f in text.split()]
+        pcie = [f for f in PCIE_FIELDS if f in text]
+        return LEGACY_FIELDS + tuple(reasons[:1]) + (PCIE_FIELDS if len(pcie) == len(PCIE_FIELDS) else ())
+    for reason in REASON_FIELDS:
+        fields = LEGACY_FIELDS + (reason,) + PCIE_FIELDS
+        code, _ = _run_smi([str(path), "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"])
+        if code == 0:
+            return fields
+    return LEGACY_FIELDS
+
+
+def _printable(text):
+    """``text`` with control characters (a terminal escape in a tool's answer) shown as ``?``."""
+    return "".join("?" if ord(c) < 32 or 127 <= ord(c) < 160 else c for c in text)
+
+
+# A GPU reading outside this range is not a temperature (-300 °C, 65535 from a driver that cannot tell).
+TEMP_RANGE_C = (-40.0, 150.0)
+
+
+def query_temps(path, timeout=QUERY_TIMEOUT_S):
+    """{GPU index: temperature in °C} now, or {} when nvidia-smi cannot tell."""
+    return read_temps(path, timeout)[0]
+
+
+def read_temps(path, timeout=QUERY_TIMEOUT_S, stops=None):
+    """({GPU index: °C}, problem): problem is None, or one line saying what was wrong with nvidia-smi's
+    answer (it failed, hung, gave no number; readings out of range or a GPU listed twice are left out)."""
+    code, text = _run_smi([str(path), "--query-gpu=index,temperature.gpu", "--format=csv,noheader,nounits"],
+                          timeout, stops)
+    if code is None:
+        return {}, text
+    first = _printable(next((line.strip() for line in text.splitlines() if line.strip()), "no output"))[:200]
+    if code != 0:
+        return {}, "nvidia-smi failed (exit %d: %s)" % (code, first)
+    temps, problems = {}, []
+    for line in text.splitlines():
+        parts = line.split(",")
+        index, temp = (_number(parts[0]), _number(parts[1])) if len(parts) == 2 else (None, None)
+        if index is None or temp is None or not float(index).is_integer() or index < 0:
+            continue
+        if not TEMP_RANGE_C[0] <= temp <= TEMP_RANGE_C[1]:
+            problems.append("GPU %d read %g °C, not a temperature" % (index, temp))
+        elif int(index) in temps:
+            problems.append("GPU %d listed twice" % index)
+        else:
+            temps[int(index)] = temp
+    if not temps and not problems:
+        problems.append("nvidia-smi gave no temperature (%s)" % first)
+    return temps, "; ".join(problems) or None
+
+
+def read_sample_lines(path):
+    """The complete lines of a samples file; a last line without its newline was cut off and is dropped."""
+    text = Path(path).read_bytes().decode("utf-8", "replace")
+    lines = text.splitlines()
+    if lines and not text.endswith(("\n", "\r")):
+        lines.pop()
+    return lines
+
+
+class Sampler:
+    """One nvidia-smi sampling process writing into ``samples_path``; ``stop()`` ends it and summarises."""
+
+    def __init__(self, nvidia_smi, samples_path, interval_ms=1000, fields=SAMPLE_FIELDS):
+        self.samples_path = Path(samples_path)
+        self.fields = tuple(fields)
+        self.args = [
+            str(nvidia_smi),
+            "--query-gpu=" + ",".join(self.fields),
+            "--format=csv,noheader,nounits",
+            "-lms",
+            str(int(interval_ms)),
+        ]
+        self._summary = None
+        self.stops = None  # the sweep's StopRequests: after a stop request, stop() waits for nothing
+        self._out = safefs.create_replacing(self.samples_path)  # a planted link is replaced, not followed
+        try:
+            # Our header row, not nvidia-smi's: its names are the query's, whatever the driver's units.
+            self._out.write((", ".join(self.fields) + "\n").encode("ascii"))
+            self._out.flush()
+            self.process = subprocess.Popen(
+                self.args, stdin=subprocess.DEVNULL, stdout=self._out, stderr=subprocess.STDOUT,
+                **popen_group_kwargs()
+            )
+            bind_to_our_lifetime(self.process)
+        except BaseException:
+            self._out.close()
+            raise
+
+    def _end_process(self):
+        # After a stop request (Ctrl-C) nothing is waited for: an nvidia-smi that hangs ignores signals too.
+        hurry = self.stops is not None and self.stops.requested
+        if not hurry and self.process.poll() is None and os.name != "nt":
+            # Ctrl-C first: nvidia-smi then leaves its loop and exits normally, flushing what it buffered;
+            # SIGTERM would end it with a block-buffered file's last lines unwritten.
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=INTERRUPT_WAIT_S)
+            except subprocess.TimeoutExpired:
+                pass
+        # Its whole group, also what a wrapper script started (SIGKILL after the grace, to the group).
+        kill_tree(self.process, grace_s=0 if hurry else STOP_WAIT_S)
+        self.process.wait(timeout=STOP_WAIT_S)
+
+    def latest(self):
+        """{GPU index: sample} of the newest complete tick nvidia-smi has written (the live view's figures),
+        read from the file's tail on demand: no reader thread. {} before the first sample or on error."""
+        try:
+            with open(str(self.samples_path), "rb") as fh:
+                size = fh.seek(0, os.SEEK_END)
+                fh.seek(max(0, size - TAIL_BYTES))
+                text = fh.read().decode("utf-8", "replace")
+        except OSError:
+            return {}
+        lines = text.splitlines()
+        if lines and not text.endswith(("\n", "\r")):
+            lines.pop()  # being written
+        return latest_with_fields(lines, self.fields)
+
+    def stop(self):
+        """End sampling and return the summary (see ``summarize_samples``); never raises, and a second call
+        returns the same summary."""
+        if self._summary is not None:
+            return self._summary
+        error = None
+        try:
+            self._end_process()
+        except Exception as exc:  # noqa: BLE001 - telemetry must never break a run
+            error = "could not stop nvidia-smi: %s" % exc
+        finally:
+            try:
+                self._out.close()
+            except OSError:
+                pass
+        try:
+            lines = read_sample_lines(self.samples_path)
+            summary = summarize_samples(lines)
+            if summary["samples"] == 0:
+                complaint = next((line.strip() for line in lines
+                                  if line.strip() and header_fields(line) is None), None)
+                error = error or "nvidia-smi gave no samples" + (": " + complaint[:300] if complaint else "")
+        except Exception as exc:  # noqa: BLE001
+            summary = {"samples": 0, "throttled": None}
+            error = error or "could not read %s: %s" % (self.samples_path.name, exc)
+        summary["samples_file"] = self.samples_path.name
+        if error:
+            summary["error"] = error
+        self._summary = summary
+        return summary
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.stop()
+        return False
+
+
+class Telemetry:
+    """Finds nvidia-smi once; ``start(path)`` gives one Sampler per run, or None when there is no telemetry
+    (``note`` then says why, in one line)."""
+
+    def __init__(self, nvidia_smi=None, interval_ms=1000):
+        self.path = find_nvidia_smi(nvidia_smi)
+        self.interval_ms = interval_ms
+        self.available = self.path is not None
+        self.note = None if self.available else "nvidia-smi not found: no GPU telemetry"
+        self.current = None  # the running Sampler, for the live view
+        self.stops = None  # the sweep's StopRequests, handed to each Sampler
+        self._fields = None
+
+    @property
+    def fields(self):
+        if self._fields is None:
+            self._fields = choose_fields(self.path) if self.available else SAMPLE_FIELDS
+        return self._fields
+
+    def latest(self):
+        """The running sampler's newest tick ({} between runs): what ``display.set_gpu_source`` reads."""
+        sampler = self.current
+        # A stopped sampler's file holds the last run's reading: stale during a pause or a cool-down wait.
+        return sampler.latest() if sampler is not None and sampler._summary is None else {}
+
+    def temps(self):
+        return self.read_temps()[0]
+
+    def read_temps(self, stops=None):
+        """({GPU index: °C}, problem or None), as ``read_temps``; a stop request ends the query at once."""
+        if not self.available:
+            return {}, self.note or "no nvidia-smi"
+        return read_temps(self.path, stops=stops)
+
+    def start(self, samples_path):
+        if not self.available:
+            return None
+        try:
+            self.current = Sampler(self.path, samples_path, self.interval_ms, self.fields)
+            self.current.stops = self.stops
+            return self.current
+        except Exception as exc:  # noqa: BLE001 - no telemetry, the run goes on
+            self.available = False
+            self.note = "cannot start nvidia-smi (%s): no GPU telemetry" % exc
+            return None

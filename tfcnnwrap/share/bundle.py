@@ -1,0 +1,304 @@
+"""Result bundles: one sweep as one self-describing, checkable file, ``<id>.tfcw.json.gz`` (docs/results-format.md).
+
+A bundle is gzip'd JSON with ``format, id, tool_version, created_at, conditions, runs, summary, logs``.
+``id`` is the sha256 of the canonical JSON (sorted keys, no whitespace) of everything else, so the same sweep
+exported twice has the same id. ``created_at`` is the sweep's own creation time for that reason.
+
+Bundles come from other people: every reader here treats them as hostile. A file over the size limit is
+refused before it is read, the decompressed text is bounded too, JSON must be strict (no NaN/Infinity), the
+shape is checked key by key, log names may not name a path (no ``/``, ``\\`` or ``..``), and the id must be
+the hash of the content. Standard library only (gzip, hashlib, json).
+"""
+
+import gzip
+import hashlib
+import io
+import json
+import math
+import os
+import re
+from pathlib import Path
+
+from tfcnnwrap import __version__
+from tfcnnwrap.errors import TfcnnwrapError
+from tfcnnwrap.results.records import Status
+
+FORMAT = 1  # the bundle format this tfcnnwrap writes, and the newest it reads
+SUFFIX = ".tfcw.json.gz"
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+ENV_MAX_BYTES = "TFCNNWRAP_MAX_BUNDLE_BYTES"  # tests lower the limit; never raised past the default
+INFLATE_FACTOR = 8  # JSON text may be at most this many times the compressed limit
+# Python holds each JSON value in some 50-100 bytes: 512 MiB of '{},{},...' (a 500 KB file) would take 15 GB.
+# A real bundle's text is mostly log text, a few values per hundred bytes; this bounds the values to parse.
+BYTES_PER_VALUE = 8
+KEYS = ("format", "id", "tool_version", "created_at", "conditions", "runs", "summary", "logs")
+
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+_LOG_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,199}$")
+MAX_RUNS = 100000
+_STATUSES = frozenset(status.value for status in Status)  # a run's status is one of the contract's
+
+
+class BundleRefused(TfcnnwrapError):
+    """A bundle that cannot be read or trusted: one line saying why (exit 2 unless the caller counts it)."""
+
+
+def max_bytes():
+    """The size limit of a bundle file; ``TFCNNWRAP_MAX_BUNDLE_BYTES`` may lower it (tests do)."""
+    text = os.environ.get(ENV_MAX_BYTES, "").strip()
+    if text.isdigit() and 0 < int(text) < DEFAULT_MAX_BYTES:
+        return int(text)
+    return DEFAULT_MAX_BYTES
+
+
+def canonical(value):
+    """The canonical JSON bytes the id is the hash of: sorted keys, no whitespace, UTF-8, strict."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False).encode("utf-8")
+
+
+def content_id(bundle):
+    """sha256 of the canonical JSON of every key but ``id``."""
+    return hashlib.sha256(canonical({k: v for k, v in bundle.items() if k != "id"})).hexdigest()
+
+
+def sha256_text(text):
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def with_id(content):
+    """``content`` (no id) with its id, keys in the contract's order."""
+    bundle = dict(content)
+    bundle["id"] = content_id(content)
+    return {k: bundle[k] for k in KEYS if k in bundle} | {k: v for k, v in bundle.items() if k not in KEYS}
+
+
+def new_bundle(conditions, runs, summary, logs, created_at, tool_version=__version__):
+    """A bundle dict with its id; ``logs`` None leaves the key out (exported with --no-logs)."""
+    content = {"format": FORMAT, "tool_version": tool_version, "created_at": created_at,
+               "conditions": conditions, "runs": runs, "summary": summary}
+    if logs is not None:
+        content["logs"] = logs
+    return with_id(content)
+
+
+def file_name(bundle_or_id):
+    ident = bundle_or_id if isinstance(bundle_or_id, str) else bundle_or_id["id"]
+    return ident + SUFFIX
+
+
+def to_bytes(bundle):
+    """The bundle as file bytes: gzip with no name and mtime 0, so the same bundle is the same bytes."""
+    raw = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as gz:
+        gz.write(json.dumps(bundle, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8"))
+    return raw.getvalue()
+
+
+# -- reading (hostile input) -----------------------------------------------------------------------------
+
+
+def _refuse_constant(name):
+    raise ValueError("%s is not a JSON number" % name)
+
+
+def _finite_float(text):
+    """A JSON number as a float; one too large for a float (``1e999``, read as infinity) is refused here,
+    where it can be named, not later when the id is computed."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError("%s is out of range of a number" % text[:40])
+    return value
+
+
+def _unique_keys(pairs):
+    """An object whose keys are all different: with a key twice, we would read the last value and another
+    parser of the same file the first, so the bundle would say two things."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        keys = [k for k, _ in pairs]
+        twice = next(k for i, k in enumerate(keys) if k in keys[:i])
+        raise ValueError("the key %r is there twice" % twice[:40])
+    return obj
+
+
+def read_path(path):
+    """The bundle in file ``path``; BundleRefused for anything that is not a sound bundle."""
+    return read_bytes(read_path_bytes(path), str(path))
+
+
+def read_path_bytes(path):
+    """The bytes of bundle file ``path``: its size is checked before a byte is read; a link or anything but
+    a regular file is refused."""
+    path = Path(path)
+    try:
+        info = os.lstat(str(path))
+    except OSError as exc:
+        raise BundleRefused("%s: cannot read it (%s)" % (path, exc.strerror or exc)) from None
+    import stat
+
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode):
+        raise BundleRefused("%s: not a regular file (a link or a directory); give the bundle file itself" % path)
+    limit = max_bytes()
+    if info.st_size > limit:
+        raise BundleRefused("%s: %d bytes, over the %d-byte limit of a bundle; not read" % (path, info.st_size, limit))
+    try:
+        with open(str(path), "rb") as fh:
+            data = fh.read(limit + 1)
+    except OSError as exc:
+        raise BundleRefused("%s: cannot read it (%s)" % (path, exc.strerror or exc)) from None
+    return data
+
+
+def read_bytes(data, where):
+    """The bundle in ``data`` (a file's bytes) named ``where`` in messages; BundleRefused if unsound."""
+    limit = max_bytes()
+    if len(data) > limit:
+        raise BundleRefused("%s: %d bytes, over the %d-byte limit of a bundle; not read" % (where, len(data), limit))
+    bundle = parse_json(_inflate(data, where, limit * INFLATE_FACTOR), where)
+    check_shape(bundle, where)
+    return bundle
+
+
+def parse_json(text, where):
+    """The value of the JSON ``text`` (bytes) of a bundle, parsed strictly: no NaN/Infinity or number out of a
+    float's range, no key twice, at most max_bytes/8 values; BundleRefused otherwise. Every reader of a
+    bundle's text parses it here (verify, import, pull, site)."""
+    _check_values(text, where, max_bytes() // BYTES_PER_VALUE)
+    try:
+        return json.loads(text.decode("utf-8"), parse_constant=_refuse_constant, parse_float=_finite_float,
+                          object_pairs_hook=_unique_keys)
+    except (ValueError, RecursionError) as exc:
+        raise BundleRefused("%s: not a bundle: its JSON is invalid (%s)" % (where, str(exc)[:120])) from None
+
+
+def _inflate(data, where, limit):
+    if data[:2] != b"\x1f\x8b":
+        raise BundleRefused("%s: not a bundle: not gzip data (a bundle is a .tfcw.json.gz file)" % where)
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data), mode="rb") as gz:
+            text = gz.read(limit + 1)
+    except (OSError, EOFError, ValueError) as exc:
+        raise BundleRefused("%s: the gzip data is truncated or damaged (%s); fetch the file again"
+                            % (where, str(exc)[:120] or type(exc).__name__)) from None
+    if len(text) > limit:
+        raise BundleRefused("%s: inflates past %d bytes, over the limit of a bundle; not read" % (where, limit))
+    return text
+
+
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+
+
+def _check_values(text, where, most):
+    """BundleRefused when the JSON ``text`` holds more than ``most`` values (counted by the commas, brackets and
+    braces outside its strings), before the parser makes an object of each."""
+    def count(skeleton):
+        return skeleton.count(b",") + skeleton.count(b"[") + skeleton.count(b"{")
+
+    if count(text) <= most or count(_STRING.sub(b"", text)) <= most:  # the quick count includes the strings'
+        return
+    raise BundleRefused("%s: holds more than %d JSON values, over the limit of a bundle; not parsed" % (where, most))
+
+
+def _number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _whole(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_shape(bundle, where):
+    """BundleRefused naming the first thing wrong with the bundle's shape, its format or its id."""
+    if not isinstance(bundle, dict):
+        raise BundleRefused("%s: not a bundle: its JSON is %s, not an object" % (where, type(bundle).__name__))
+    fmt = bundle.get("format")
+    if not isinstance(fmt, int) or isinstance(fmt, bool) or fmt < 1:
+        raise BundleRefused("%s: not a bundle: `format` is %r, not a whole number" % (where, fmt))
+    if fmt > FORMAT:
+        raise BundleRefused("%s: bundle format %d is newer than this tfcnnwrap reads (%d); upgrade tfcnnwrap"
+                            % (where, fmt, FORMAT))
+    missing = [k for k in KEYS if k not in bundle and k != "logs"]
+    if missing:
+        raise BundleRefused("%s: not a bundle: it lacks %s" % (where, ", ".join(missing)))
+    _check_header(bundle, where)
+    _check_runs(bundle["runs"], where)
+    _check_logs(bundle.get("logs"), where)
+    if content_id(bundle) != bundle["id"]:
+        raise BundleRefused("%s: its id %s is not the hash of its content: it was changed after export"
+                            % (where, str(bundle["id"])[:16]))
+
+
+def _check_header(bundle, where):
+    if not isinstance(bundle["id"], str) or not _HEX64.match(bundle["id"]):
+        raise BundleRefused("%s: not a bundle: `id` is not a sha256 hex digest" % where)
+    for key in ("tool_version", "created_at"):
+        if not isinstance(bundle[key], str):
+            raise BundleRefused("%s: not a bundle: `%s` is not text" % (where, key))
+    cond = bundle["conditions"]
+    if not isinstance(cond, dict):
+        raise BundleRefused("%s: not a bundle: `conditions` is not an object" % where)
+    gpu = cond.get("gpu")
+    if not isinstance(gpu, str) or not gpu.strip() or len(gpu) > 200:
+        raise BundleRefused("%s: the bundle names no GPU (conditions.gpu is empty); a result without its GPU "
+                            "compares with nothing" % where)
+    if not gpu.isprintable():  # it is shown on terminals and pages: ESC in it would drive the terminal
+        raise BundleRefused("%s: not a bundle: its GPU name %s holds control characters" % (where, ascii(gpu)[:80]))
+    if not isinstance(bundle["summary"], list) or not all(isinstance(r, dict) for r in bundle["summary"]):
+        raise BundleRefused("%s: not a bundle: `summary` is not a list of objects" % where)
+
+
+def _check_runs(runs, where):
+    if not isinstance(runs, list) or not runs or len(runs) > MAX_RUNS:
+        raise BundleRefused("%s: not a bundle: `runs` is not a list of 1 to %d runs" % (where, MAX_RUNS))
+    for i, run in enumerate(runs, 1):
+        ok = (isinstance(run, dict) and isinstance(run.get("model"), str) and _whole(run.get("batch_size"))
+              and _whole(run.get("run")) and isinstance(run.get("status"), str)
+              and (run.get("images_per_sec") is None or _number(run.get("images_per_sec")))
+              and (run.get("num_gpus") is None or _whole(run.get("num_gpus")))
+              and (run.get("log") is None or isinstance(run.get("log"), str)))
+        if not ok:
+            raise BundleRefused("%s: not a bundle: run %d lacks a text model and status, whole-number batch_size, "
+                                "run and num_gpus, or a numeric images_per_sec" % (where, i))
+        if run["status"] not in _STATUSES:
+            raise BundleRefused("%s: not a bundle: run %d has status %s, not one of %s"
+                                % (where, i, ascii(run["status"][:40]), ", ".join(sorted(_STATUSES))))
+
+
+def _check_logs(logs, where):
+    if logs is None:
+        return
+    if not isinstance(logs, dict):
+        raise BundleRefused("%s: not a bundle: `logs` is not an object" % where)
+    for name, entry in logs.items():
+        if not safe_log_name(name):
+            raise BundleRefused("%s: log name %r is a path (/, \\ or ..); a bundle's logs are plain names"
+                                % (where, name[:80]))
+        if not (isinstance(entry, dict) and isinstance(entry.get("text"), str)
+                and isinstance(entry.get("sha256"), str) and _HEX64.match(entry["sha256"])):
+            raise BundleRefused("%s: not a bundle: log %s lacks its text or sha256" % (where, name))
+
+
+def safe_log_name(name):
+    return isinstance(name, str) and bool(_LOG_NAME.match(name)) and ".." not in name
+
+
+# -- naming -----------------------------------------------------------------------------------------------
+
+_VENDORS = (("nvidia", ("nvidia", "geforce", "quadro", "tesla", "titan", "rtx", "gtx")),
+            ("amd", ("amd", "radeon", "vega", "instinct")), ("intel", ("intel", "arc")),
+            ("apple", ("apple",)))
+
+
+def vendor_of(gpu):
+    """``nvidia``, ``amd``, ``intel``, ``apple`` or ``other``, from the GPU's name."""
+    words = set(re.findall(r"[a-z]+", str(gpu).lower()))
+    for vendor, marks in _VENDORS:
+        if words & set(marks):
+            return vendor
+    return "other"
+
+
+def slug(text):
+    """``GeForce RTX 2070`` -> ``geforce-rtx-2070``: lower-case letters, digits and single hyphens."""
+    return re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-")[:80] or "unknown"

@@ -1,0 +1,211 @@
+"""`export`: a sweep directory as one bundle (tfcnnwrap.share.bundle), private data redacted.
+
+What a bundle keeps of the sweep: the conditions a reader needs to compare it (GPU, driver, CUDA, cuDNN,
+TensorFlow, branch and commit, precision, XLA, GPU counts, variable update, data, batch sizes, cluster shape),
+every run record, the summary rows and each run's log with its sha256. The host name, the user name and home
+paths become placeholders everywhere (conditions, commands and log text) unless ``--keep-host`` keeps the host
+name; the hashes are of the redacted text, which is what the bundle holds.
+"""
+
+import getpass
+import os
+import re
+import socket
+import sys
+from pathlib import Path
+
+from tfcnnwrap.errors import UsageError
+from tfcnnwrap.jsontext import plain
+from tfcnnwrap.share import bundle as bundles
+
+HOST, USER, HOME = "<host>", "<user>", "~"
+# A TensorFlow device line: "name: GeForce RTX 2070 major: 7 ..." (1.x) or "..., name: ..., pci bus id" (2.x).
+_DEVICE_NAME = re.compile(r"\bname:\s*([^,\n]+?)(?:,\s*pci bus id|\s+major:|\s*$)", re.MULTILINE)
+_HOME_PATH = re.compile(r"(/home/|/Users/|[A-Za-z]:\\\\?Users\\\\?)([^/\\\s'\"<>:]+)")
+_RUN_KEYS = ("model", "batch_size", "run", "status", "images_per_sec", "exit_code", "duration_s", "started_at",
+             "num_gpus", "host", "failure", "steps_seen", "last_step_images_per_sec", "telemetry", "start_temp_c",
+             "cooldown_s", "steady_images_per_sec", "drift_pct", "drifting", "command")
+
+
+class Redactor:
+    """Replaces the host name, the user name and home paths in every string it is given."""
+
+    def __init__(self, hosts=(), keep_host=False):
+        self.patterns = []
+        home = str(Path.home())
+        if len(home) > 1:
+            self.patterns.append((re.compile(re.escape(home)), HOME))
+        self.patterns.append((_HOME_PATH, r"\1" + USER))
+        names = set() if keep_host else {h for h in hosts if isinstance(h, str) and len(h) >= 2}
+        if not keep_host:
+            names.add(_safe(socket.gethostname))
+        for name in sorted(n for n in names if n and len(n) >= 2):
+            self.patterns.append((re.compile(r"(?<![\w.-])%s(?![\w-])" % re.escape(name)), HOST))
+        user = _safe(getpass.getuser)
+        if user and len(user) >= 3:  # a one- or two-letter name would eat digits and words of a log
+            self.patterns.append((re.compile(r"(?<![\w.-])%s(?![\w-])" % re.escape(user)), USER))
+
+    def text(self, value):
+        for pattern, repl in self.patterns:
+            value = pattern.sub(repl, value)
+        return value
+
+    def any(self, value):
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {self.any(k): self.any(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.any(v) for v in value]
+        return value
+
+
+def _safe(func):
+    try:
+        return func()
+    except Exception:  # noqa: BLE001 - no host or user name is nothing to redact
+        return None
+
+
+def gpu_from_logs(texts):
+    """The first GPU name a TensorFlow device line in ``texts`` gives, or ''."""
+    for text in texts:
+        found = _DEVICE_NAME.search(text or "")
+        if found and found.group(1).strip():
+            return found.group(1).strip()
+    return ""
+
+
+def _log_name(relpath):
+    """``logs/resnet50-bs64-run1.log`` -> ``resnet50-bs64-run1.log``; a log in a folder keeps its folders
+    as ``--`` (a bundle's log names are plain names)."""
+    parts = [p for p in re.split(r"[\\/]+", str(relpath)) if p not in ("", ".", "..")]
+    if parts and parts[0] == "logs":
+        parts = parts[1:]
+    name = re.sub(r"[^A-Za-z0-9_.\-]+", "_", "--".join(parts)).lstrip(".") or "run.log"
+    return name.replace("..", "_")[:200]
+
+
+def _regular_file_bytes(path):
+    """The bytes of ``path`` when it is a regular file, else None: a link is never followed, and a FIFO or
+    device would block or never end. Bounded: a log larger than a bundle can carry is refused."""
+    import stat
+
+    try:
+        info = os.lstat(str(path))
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    limit = bundles.max_bytes() * bundles.INFLATE_FACTOR
+    if info.st_size > limit:
+        raise UsageError("%s is %d bytes, more than a bundle can hold (%d); export with --no-logs"
+                         % (path, info.st_size, limit))
+    try:
+        with open(str(path), "rb") as fh:
+            return fh.read(limit)
+    except OSError:
+        return None
+
+
+def _read_logs(sweep, runs, redact):
+    """{bundle log name: (relpath, redacted text)} of every run's log that is on disk."""
+    logs = {}
+    for run in runs:
+        if not run.log:
+            continue
+        path = sweep.dir.inside(run.log)  # None: the record points out of the sweep; never followed
+        data = None if path is None else _regular_file_bytes(path)
+        if data is None:
+            continue
+        logs[_log_name(run.log)] = (run.log, redact.text(data.decode("utf-8", "replace")))
+    return logs
+
+
+def _run_dict(run, redact, keep_host, hosts):
+    data = run.to_dict()
+    out = {k: data.get(k) for k in _RUN_KEYS if data.get(k) is not None or k in ("images_per_sec", "log")}
+    out["log"] = _log_name(run.log) if run.log else None
+    if run.num_gpus is None:
+        out["num_gpus"] = 1
+    if run.cluster:
+        out["cluster"] = {"backend": run.cluster.get("backend"), "tasks": len(run.cluster.get("tasks") or [])}
+    if run.host and not keep_host:
+        out["host"] = "host-%d" % (hosts.index(run.host) + 1)
+    return redact.any(out)
+
+
+def conditions_of(sweep, gpu, redact, keep_host):
+    """The bundle's ``conditions``: what a reader needs to tell whether two results are comparable."""
+    meta, env = sweep.meta, sweep.meta.environment
+    cond = sweep.conditions()
+    counts = sorted({r.num_gpus or 1 for r in sweep.rows})
+    upstream = meta.upstream
+    os_info = env.get("os") if isinstance(env.get("os"), dict) else {}
+    out = {
+        "gpu": gpu, "gpus": [g.strip() for g in gpu.split(",")], "vendor": bundles.vendor_of(gpu),
+        "driver": env.get("nvidia_driver"), "cuda_version": env.get("cuda_version"),
+        "cudnn_version": env.get("cudnn_version"),
+        "tensorflow_version": meta.tensorflow_version or env.get("tensorflow_version"),
+        "tensorflow_distribution": env.get("tensorflow_distribution"),
+        "branch": upstream.branch, "commit": upstream.commit, "upstream_url": upstream.url,
+        "precision": cond.get("precision"), "xla": cond.get("xla"), "num_gpus": counts,
+        "variable_update": cond.get("variable_update"), "data": cond.get("data"),
+        "batch_sizes": {m: b for m, b in meta.plan_order}, "device": meta.device,
+        "cluster": ({"backend": sweep.plan.cluster, "workers": sweep.plan.workers, "ps": sweep.plan.ps,
+                     "fleet": bool(sweep.plan.fleet)} if sweep.plan.cluster else None),
+        "os": {k: os_info.get(k) for k in ("system", "release", "machine")} if os_info else None,
+        "cpu_model": env.get("cpu_model"),
+        "host": (env.get("host") if keep_host else HOST) if env.get("host") else None,
+    }
+    return redact.any(out)
+
+
+def build(sweep_path, logs=True, keep_host=False):
+    """The bundle dict of the sweep at ``sweep_path``; UsageError when it has no GPU name or no run."""
+    from tfcnnwrap.results.comparesweep import Sweep
+
+    sweep = Sweep(sweep_path)
+    if not sweep.runs:
+        raise UsageError("%s has no finished run yet; nothing to export" % sweep_path)
+    hosts = sorted({r.host for r in sweep.runs if r.host})
+    env_host = sweep.meta.environment.get("host")
+    redact = Redactor(hosts + [env_host] if env_host else hosts, keep_host)
+    found = _read_logs(sweep, sweep.runs, redact)
+    gpu = sweep.meta.gpu_names() or gpu_from_logs(text for _, text in found.values())
+    if not gpu.strip():
+        raise UsageError("%s records no GPU name (not in sweep.json, nvidia-smi's samples or TensorFlow's "
+                         "device lines in the logs); a bundle without its GPU compares with nothing" % sweep_path)
+    runs = [_run_dict(r, redact, keep_host, hosts) for r in sweep.runs]
+    summary = [redact.any({k: v for k, v in row.to_dict().items()}) for row in sweep.rows]
+    log_map = {name: {"sha256": bundles.sha256_text(text), "text": text} for name, (_, text) in found.items()}
+    created = sweep.meta.created_at or ""
+    return bundles.new_bundle(conditions_of(sweep, gpu, redact, keep_host), runs, _clean(summary),
+                              log_map if logs else None, created)
+
+
+def _clean(value):
+    return plain(value)
+
+
+def cmd_export(args):
+    from tfcnnwrap import safefs
+    from tfcnnwrap.results.store import fs_error
+
+    bundle = build(args.sweep_dir, logs=not args.no_logs, keep_host=args.keep_host)
+    data = bundles.to_bytes(bundle)
+    if len(data) > bundles.max_bytes():
+        raise UsageError("the bundle would be %d bytes, over the %d-byte limit; export it with --no-logs"
+                         % (len(data), bundles.max_bytes()))
+    out = Path(args.out) if args.out else Path(bundles.file_name(bundle))
+    if out.is_dir():
+        out = out / bundles.file_name(bundle)
+    try:
+        safefs.atomic_write(out, data)
+    except OSError as exc:
+        raise fs_error("write", out, exc) from None
+    note = "" if "logs" in bundle else " (no logs: unverified wherever it is shown)"
+    sys.stdout.write("%s\n" % out)
+    sys.stderr.write("tfcnnwrap export: %s, %d runs, bundle %s%s\n"
+                     % (bundle["conditions"]["gpu"], len(bundle["runs"]), bundle["id"][:12], note))
+    return 0

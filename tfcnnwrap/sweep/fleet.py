@@ -1,0 +1,161 @@
+"""``sweep --cluster slurm --fleet``: the ordinary single-GPU sweep on every node of the allocation at once.
+
+Design: one Slurm step per run, across every node (``srun --nodes=N --ntasks-per-node=1``, ``slurm.launch_step``):
+each node runs the same benchmark at the same moment, so the hosts are compared under the same conditions, and
+the sweep's loop, resume and summary stay the ordinary ones. Each task is ``python -m tfcnnwrap.sweep.fleet run-task
+DIR CWD -- ARGV``: it records its node in ``DIR/task-<id>.json``, runs the benchmark, adds the exit code to the
+record, and exits 0, so that one host running out of memory does not take the other hosts' runs down with it
+(``--kill-on-bad-exit``). Each node's output goes straight into the sweep directory (srun's ``--output`` with
+``%N``: ``logs/<run>.<node>.log``): a shared filesystem, as on every cluster. Every host's run is one record with
+its ``host``; `report` shows one row per host and configuration with ``vs_fleet_pct`` (see fleetreport).
+Ctrl-C and ``--timeout`` ``scancel`` the step; the next run starts once Slurm has released it.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from tfcnnwrap import jsontext, safefs
+from tfcnnwrap.clock import utc_now
+from tfcnnwrap.cluster import slurm
+from tfcnnwrap.results.records import Status
+from tfcnnwrap.run.logparse import ParsedLog, last_line, parse_file
+from tfcnnwrap.run.runner import RunOutcome
+from tfcnnwrap.run.runner import verdict as verdict_of
+from tfcnnwrap.sweep import runlife
+from tfcnnwrap.sweep.sweepjob import StopBridge
+
+
+def run_fleet(ctx, display, index, spec):
+    """One run on every node: records every host's record but the last, returns (outcome, last record)."""
+    plan, sweep = ctx.plan, ctx.sweep
+    argv, rel_log, run_name, log_dir = runlife.job_files(ctx, spec)
+    hosts_dir = sweep.path / "fleet" / run_name
+    hosts_dir.mkdir(parents=True, exist_ok=True)
+    for old in hosts_dir.glob("task-*.json"):  # a resumed run: last attempt's hosts are not this one's
+        old.unlink()
+    display.run_started(index, spec.model, spec.batch_size, spec.run, plan.most_runs, plan.num_batches or 100,
+                          spec.num_gpus)
+    started_at = utc_now()
+    alloc = slurm.allocation()
+    wrapper = [sys.executable, "-m", "tfcnnwrap.sweep.fleet", "run-task", str(hosts_dir.resolve()),
+               str(ctx.script.parent.resolve()), "--"] + argv
+    step = slurm.launch_step(wrapper, ntasks=len(alloc.nodes), nodes=len(alloc.nodes), ntasks_per_node=1,
+                             output_pattern=slurm.literal_pattern(log_dir / run_name) + ".%N.log", env=ctx.env,
+                             srun_log=hosts_dir / "srun.log", alloc=alloc)
+    verdict, duration = _wait(ctx, step, plan.timeout_s)
+    records = [_host_record(ctx, spec, argv, started_at, rel_log, rec, verdict, duration)
+               for rec in slurm.fleet_hosts(hosts_dir)]
+    if not records:
+        why = last_line(hosts_dir / "srun.log") or "the fleet step started no task"
+        records = [_host_record(ctx, spec, argv, started_at, rel_log, {"exit_code": step.poll()}, verdict,
+                                duration, failure=why)]
+    for _outcome, record in records[:-1]:
+        runlife.record(ctx, record)
+    return records[-1]
+
+
+def _wait(ctx, step, timeout_s):
+    """Wait for the step; cancel it on ``--timeout`` or a stop request. (verdict, seconds)."""
+    started = time.monotonic()
+    state = {"verdict": "done"}
+
+    def stop(verdict):
+        if state["verdict"] == "done":
+            state["verdict"] = verdict
+        step.cancel()
+
+    bridge = StopBridge(lambda: threading.Thread(target=stop, args=("interrupted",), daemon=True).start())
+    timer = threading.Timer(timeout_s, stop, ("timeout",)) if timeout_s else None
+    try:
+        if timer is not None:
+            timer.daemon = True
+            timer.start()
+        if ctx.stops is not None:
+            with ctx.stops.guard(bridge):
+                step.wait()
+        else:
+            step.wait()
+    finally:
+        bridge.exited.set()
+        if timer is not None:
+            timer.cancel()
+        _release(step)
+    return state["verdict"], time.monotonic() - started
+
+
+def _release(step):
+    """Cancel the step if srun still runs, then wait until Slurm has let it go. A Slurm tool that hangs or
+    fails here is a warning: the hosts' logs, not the clean-up, decide the run."""
+    from tfcnnwrap.cluster import slurm
+    from tfcnnwrap.errors import TfcnnwrapError
+
+    try:
+        if step.poll() is None:
+            step.cancel()
+        if not step.wait_released():
+            slurm.warn_cleanup("Slurm still lists the step after %d s" % slurm.CANCEL_GRACE_S)
+    except (TfcnnwrapError, OSError) as exc:
+        slurm.warn_cleanup(slurm.cleanup_reason(exc))
+
+
+def _host_record(ctx, spec, argv, started_at, rel_log, rec, verdict, duration, failure=None):
+    node = rec.get("node")
+    rel = rel_log if node is None else "%s.%s.log" % (rel_log[: -len(".log")], node)
+    path = ctx.sweep.path / rel
+    parsed = parse_file(path) if path.is_file() else ParsedLog()
+    exit_code = rec.get("exit_code")
+    # As a single run: a host whose log holds its total and then hung until --timeout keeps the figure.
+    status, hung = verdict_of(parsed, exit_code, verdict == "timeout", verdict == "interrupted")
+    outcome = RunOutcome(status=status, exit_code=exit_code, duration_s=duration, parsed=parsed,
+                         interrupted=verdict == "interrupted",
+                         log_bytes=path.stat().st_size if path.is_file() else 0, hung_after_total=hung)
+    record = runlife.run_record(ctx, spec, outcome, argv, started_at, rel, None)
+    record = replace(record, host=node)
+    if failure and status != Status.OK:
+        record = replace(record, failure=failure)
+    return outcome, record
+
+
+# -- the per-node task --------------------------------------------------------------------------------
+
+
+def run_task(hosts_dir, cwd, argv, environ=None):
+    """Record this node, run ``argv`` in ``cwd`` (signals forwarded), record its exit code; returns 0."""
+    record = slurm.host_record(environ)
+    path = Path(hosts_dir) / ("task-%d.json" % record["task"])
+    safefs.atomic_write(path, jsontext.dumps(record) + "\n")
+    sys.stdout.flush()
+    try:
+        child = subprocess.Popen(argv, cwd=str(cwd))
+    except OSError as exc:
+        sys.stderr.write("tfcnnwrap.sweep.fleet: cannot run %s: %s\n" % (argv[0], exc))
+        record["exit_code"] = 127
+    else:
+        def forward(signum, frame):
+            child.send_signal(signum)
+
+        for name in ("SIGTERM", "SIGINT", "SIGHUP"):
+            sig = getattr(signal, name, None)
+            if sig is not None:
+                signal.signal(sig, forward)
+        record["exit_code"] = child.wait()
+    safefs.atomic_write(path, jsontext.dumps(record) + "\n")
+    return 0
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) < 5 or argv[0] != "run-task" or argv[3] != "--":
+        sys.stderr.write("usage: python -m tfcnnwrap.sweep.fleet run-task HOSTS_DIR CWD -- ARGV...\n")
+        return 2
+    return run_task(argv[1], argv[2], argv[4:], os.environ)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

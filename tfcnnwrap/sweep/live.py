@@ -1,0 +1,355 @@
+"""What a sweep shows while it runs: a rich live view on a terminal, one plain line per run otherwise.
+
+The live view redraws once a second from rich's own refresh thread (what changes by itself, the clock and
+nvidia-smi's samples, changes once a second), and at once when a step, a run or a wait changes what it
+shows, never more than 4 times a second: feeding it a chatty benchmark's steps costs nothing extra. Each
+redraw costs the CPU the benchmark runs on (about 4 ms while TensorFlow keeps every core busy, ten times
+the figure on an idle machine), so it redraws no more often than its figures change. The GPU's temperature,
+SM clock and power come from a source set with ``set_gpu_source`` (telemetry's latest sample), read at a
+redraw and never faster; ``waiting(text)`` shows what the sweep is waiting for (the GPU cooling down)
+until ``waiting(None)``.
+"""
+
+import math
+import sys
+import time
+from collections import Counter
+
+from tfcnnwrap.render import gpus_text
+
+TICKS_PER_SECOND = 1
+MAX_REDRAWS_PER_SECOND = 4
+
+
+def _fmt_duration(seconds):
+    seconds = int(round(seconds))
+    if seconds >= 3600:
+        return "%dh%02dm" % (seconds // 3600, seconds % 3600 // 60)
+    if seconds >= 60:
+        return "%dm%02ds" % (seconds // 60, seconds % 60)
+    return "%ds" % seconds
+
+
+def run_label(model, batch_size, run, runs, num_gpus=None):
+    return "%s bs=%d%s run %d/%d" % (model, batch_size, gpus_text(num_gpus), run, runs)
+
+
+def result_text(record):
+    """One finished run for people: its images/sec, or its status, failure and log."""
+    took = _fmt_duration(record.duration_s or 0.0)
+    if record.value is not None:
+        return "ok  %.2f images/sec  (%s)" % (record.value, took)
+    detail = record.failure or ""
+    return "%s  (%s)%s%s" % (str(record.status).upper(), took, ("  " + detail[:160]) if detail else "",
+                             ("  log: %s" % record.log) if record.log else "")
+
+
+def finished_label(record, runs):
+    return run_label(record.model, record.batch_size, record.run, runs, record.num_gpus)
+
+
+class PlainDisplay:
+    """One line per finished run, for logs, pipes and CI."""
+
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stdout
+        self.total = 0
+        self.waiting_for = None
+
+    def _write(self, text):
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def start(self, total, header):
+        self.total = total
+        for line in header:
+            self._write(line)
+
+    def set_gpu_source(self, source):
+        """A log has no place for a changing temperature: the run records carry the telemetry."""
+
+    def waiting(self, text):
+        """One line when a wait begins (``cooling: 71 °C → 60 °C``); its updates and its end print nothing."""
+        if text and self.waiting_for is None:
+            self._write(text)
+        self.waiting_for = text or None
+
+    def expect(self, keys):
+        """A log line per run needs no estimate of the time left."""
+
+    def pause(self, seconds):
+        self.waiting("cooling down: %g s between runs (Ctrl-C stops)" % seconds)
+
+    def run_started(self, index, model, batch_size, run, runs, num_batches, num_gpus=None):
+        pass
+
+    def stage(self, stage):
+        pass
+
+    def step(self, step):
+        pass
+
+    def run_finished(self, index, record, runs):
+        self._write("[%d/%d] %s: %s" % (index, self.total, finished_label(record, runs), result_text(record)))
+
+    def stop(self):
+        pass
+
+
+def gpu_parts(tick):
+    """``GPU 71 °C  1830 MHz  175 W`` per GPU (``GPU 1 ...`` when there are several) from telemetry's newest
+    tick, {GPU index: sample}; [] when nvidia-smi has said nothing yet."""
+    parts = []
+    for index, sample in sorted((tick or {}).items()):
+        figures = ["%.0f %s" % (sample[key], unit) for key, unit in
+                   (("temp_c", "°C"), ("sm_clock_mhz", "MHz"), ("power_w", "W")) if sample.get(key) is not None]
+        if figures:
+            parts.append("GPU%s %s" % ("" if len(tick) == 1 else " %s" % index, "  ".join(figures)))
+    return parts
+
+
+class TimeLeft:
+    """The time a sweep has left, from the durations its runs took: per configuration (model, batch size,
+    GPUs), else per model, else every run's mean; None until a run has finished (nothing measured, nothing
+    to say). The running run counts for what it has left, so the figure ticks down with the clock."""
+
+    def __init__(self):
+        self.todo: Counter = Counter()  # configuration -> runs not started yet
+        self.measured = {}  # configuration -> durations of its finished runs (s)
+        self.pause_s = 0.0  # the pause before each run (--cooldown), once one was asked for
+
+    def expect(self, keys):
+        self.todo = Counter(keys)
+
+    def started(self, key):
+        if self.todo[key] > 0:
+            self.todo[key] -= 1
+
+    def finished(self, key, duration_s):
+        if duration_s is not None:
+            self.measured.setdefault(key, []).append(float(duration_s))
+
+    def run_s(self, key):
+        # rich's refresh thread asks while the sweep's thread adds: a copy taken in one step (under the GIL)
+        measured = list(self.measured.items())
+        for same in ((lambda k: k == key), (lambda k: k[0] == key[0]), (lambda k: True)):
+            found = [d for k, durations in measured if same(k) for d in list(durations)]
+            if found:
+                return sum(found) / len(found)
+        return None
+
+    def left(self, unstarted, current=None, current_s=0.0, pause_left=None):
+        """Seconds left: ``unstarted`` runs not begun (those ``expect`` named by configuration, the rest at
+        the mean), the ``current`` configuration's remainder after ``current_s`` s, and the pauses."""
+        every = self.run_s(("",))
+        if every is None:
+            return None
+        total = max(0.0, self.run_s(current) - current_s) if current is not None else 0.0
+        named = 0
+        for key, count in list(self.todo.items()):
+            count = min(count, unstarted - named)
+            if count > 0:
+                total += count * self.run_s(key)
+                named += count
+        total += (unstarted - named) * every
+        if pause_left is not None:
+            return total + pause_left + self.pause_s * max(0, unstarted - 1)
+        return total + self.pause_s * unstarted
+
+
+def stage_text(stage, step_no, num_batches):
+    """What the running run is doing: its stage, with step k/N once timed steps are printed (no stage known,
+    a cluster job: the step alone)."""
+    from tfcnnwrap.run.logparse import STAGE_TIMED
+
+    steps = "step %d%s" % (step_no, "/%d" % num_batches if num_batches else "") if step_no else ""
+    if stage == STAGE_TIMED:
+        return "timed " + steps if steps else "timed steps"
+    return stage or steps
+
+
+class LiveDisplay:
+    """Sweep progress and time left, the current run's stage (step k of N and its images/sec), a pause
+    counting down, the GPU's temperature, SM clock and power; at most 4 redraws a second, each line wrapped
+    between its parts so it fits any terminal. Finished runs are printed above it, where they stay."""
+
+    def __init__(self, console):
+        self.console = console
+        self.live = None
+        self.total = 0
+        self.done = 0
+        self.started = time.monotonic()
+        self.run_started_at = None
+        self.time_left = TimeLeft()
+        self.current = ""
+        self.current_key = None
+        self.stage_name = None
+        self.step_no = 0
+        self.num_batches = None
+        self.ips = None
+        self.gpu_source = None
+        self.gpu_sample = None
+        self.gpu_read_at = None
+        self.waiting_for = None
+        self.pause_until = None
+        self.drawn_at = None
+
+    def _changed(self):
+        """Redraw now unless the last redraw was under 1/4 s ago (the next tick shows the change then)."""
+        if self.live is None:
+            return
+        if self.drawn_at is None or time.monotonic() - self.drawn_at >= 1.0 / MAX_REDRAWS_PER_SECOND:
+            self.live.refresh()
+
+    def set_gpu_source(self, source):
+        """``source()`` -> {GPU index: {temp_c, sm_clock_mhz, power_w}} (``Telemetry.latest``); read at a
+        redraw, at most 4 times a second."""
+        self.gpu_source = source
+        self.gpu_sample = None
+        self.gpu_read_at = None
+
+    def expect(self, keys):
+        """The runs planned, as (model, batch_size, num_gpus) each: the time left is counted per model."""
+        self.time_left.expect(keys)
+
+    def waiting(self, text):
+        """A status line (``cooling: 71 °C → 60 °C``) until ``waiting(None)`` or the next run starts."""
+        self.waiting_for = text or None
+        self._changed()
+
+    def pause(self, seconds):
+        """The pause before the next run (--cooldown): a line counting down until it ends or the run starts."""
+        self.time_left.pause_s = float(seconds)
+        self.pause_until = time.monotonic() + seconds
+        self._changed()
+
+    def _read_gpu(self):
+        now = time.monotonic()
+        fresh = self.gpu_read_at is not None and now - self.gpu_read_at < 1.0 / MAX_REDRAWS_PER_SECOND
+        if self.gpu_source is None or fresh:
+            return self.gpu_sample
+        self.gpu_read_at = now
+        try:
+            self.gpu_sample = self.gpu_source()
+        except Exception:  # noqa: BLE001 - a display never stops a sweep; the run records keep the telemetry
+            self.gpu_sample = None
+        return self.gpu_sample
+
+    def _pause_left(self, now):
+        left = self.pause_until - now if self.pause_until is not None else None
+        return left if left is not None and left > 0 else None
+
+    def _progress_parts(self, elapsed, completed):
+        now = time.monotonic()
+        began = self.run_started_at
+        parts = ["run %d of %d" % (min(self.done + 1, self.total), self.total), "%s elapsed" % _fmt_duration(elapsed)]
+        left = self.time_left.left(max(0, self.total - self.done - (began is not None)),
+                                   self.current_key if began is not None else None,
+                                   now - began if began is not None else 0.0, self._pause_left(now))
+        if left is not None:
+            parts.append("~%s left" % _fmt_duration(left))
+        return parts
+
+    def _run_parts(self):
+        if not self.current:
+            return []
+        parts = [self.current, stage_text(self.stage_name, self.step_no, self.num_batches)]
+        if self.ips is not None and self.step_no:
+            parts.append("%.1f images/sec" % self.ips)
+        if self.run_started_at is not None:
+            parts.append("(%s)" % _fmt_duration(time.monotonic() - self.run_started_at))
+        return parts
+
+    def _pause_parts(self):
+        left = self._pause_left(time.monotonic())
+        return ["pause before the next run: %s left (Ctrl-C stops)" % _fmt_duration(math.ceil(left))] if left else []
+
+    def __rich_console__(self, console, options):
+        from rich.progress_bar import ProgressBar  # rich: only when something is drawn
+        from rich.table import Table  # rich: only when something is drawn
+        from rich.text import Text  # rich: only when something is drawn
+
+        from tfcnnwrap.fit import wrap_parts  # fit loads rich: only when a table is drawn
+
+        self.drawn_at = time.monotonic()
+        width = options.max_width
+        elapsed = time.monotonic() - self.started
+        fraction = min(1.0, self.step_no / float(self.num_batches)) if self.num_batches and self.step_no else 0.0
+        completed = self.done + fraction
+        progress = "  ".join(self._progress_parts(elapsed, completed))
+        bar_width = max(10, min(30, width - len(progress) - 1))
+        grid = Table.grid(padding=(0, 1))
+        if bar_width + 1 + len(progress) <= width:
+            grid.add_row(ProgressBar(total=max(self.total, 1), completed=completed, width=bar_width), Text(progress))
+        else:  # the bar on a line of its own, then the figures wrapped between them
+            grid.add_row(ProgressBar(total=max(self.total, 1), completed=completed, width=min(30, width)))
+            grid.add_row(Text("\n".join(wrap_parts(self._progress_parts(elapsed, completed), width, "  "))))
+        yield grid
+        for parts, style in ((self._run_parts(), "bold"), (gpu_parts(self._read_gpu()), "cyan"),
+                             (self._pause_parts(), "yellow"), ([self.waiting_for], "yellow")):
+            lines = wrap_parts([p for p in parts if p], width, "  ")
+            if lines:
+                yield Text("\n".join(lines), style=style, overflow="fold")
+
+    def start(self, total, header):
+        from rich.live import Live  # rich.live: only when the live view starts
+
+        self.total = total
+        for line in header:
+            self.console.print(line, highlight=False)
+        self.live = Live(
+            self, console=self.console, refresh_per_second=TICKS_PER_SECOND, transient=True, redirect_stdout=False
+        )
+        self.live.start()
+
+    def run_started(self, index, model, batch_size, run, runs, num_batches, num_gpus=None):
+        self.current = run_label(model, batch_size, run, runs, num_gpus)
+        self.current_key = (model, batch_size, num_gpus)
+        self.time_left.started(self.current_key)
+        self.run_started_at = time.monotonic()
+        self.waiting_for = self.pause_until = None  # whatever the sweep waited for is over
+        self.stage_name = None
+        self.step_no = 0
+        self.ips = None
+        self.num_batches = num_batches
+        self._changed()
+
+    def stage(self, stage):
+        """The running run's stage (logparse.STAGES), as its log tells it."""
+        self.stage_name = stage
+        self._changed()
+
+    def step(self, step):
+        self.step_no = step.step
+        self.ips = step.images_per_sec
+        self._changed()
+
+    def run_finished(self, index, record, runs):
+        from rich.markup import escape  # rich: only when something is drawn
+
+        key = (record.model, record.batch_size, record.num_gpus)
+        if self.current_key is None:  # recorded without running (skipped after an OOM): owed no more
+            self.time_left.started(key)
+        self.time_left.finished(self.current_key or key, record.duration_s if self.current_key else None)
+        self.done += 1
+        colour = "green" if record.ok else "red"
+        self.console.print(
+            "[%d/%d] %s: [%s]%s[/]"
+            % (index, self.total, escape(finished_label(record, runs)), colour, escape(result_text(record))),
+            highlight=False,
+        )
+        # between runs nothing is running: the bar shows the runs done, no step of the last one
+        self.current, self.current_key, self.run_started_at = "", None, None
+        self.stage_name, self.step_no, self.num_batches, self.ips = None, 0, None, None
+        self._changed()
+
+    def stop(self):
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+
+def make_display(console):
+    if console.is_terminal:
+        return LiveDisplay(console)
+    return PlainDisplay()

@@ -1,0 +1,149 @@
+"""A run's life in a sweep, the same for a single run, a distributed job (sweepjob) and a fleet run (fleet):
+its command, its start (the live view told, GPU sampling begun), its RunRecord, the error when it cannot run,
+and its write (runs.jsonl fsynced, then summary.csv over every run so far) before the next run starts.
+
+``SweepContext`` is what a sweep settles before its first run; every step of the sweep is handed it.
+"""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, List, Optional, Tuple
+
+from tfcnnwrap.clock import utc_now
+from tfcnnwrap.errors import TfcnnwrapError
+from tfcnnwrap.results.aggregate import summarize, summary_csv_text
+from tfcnnwrap.results.plan import Plan, RunSpec
+from tfcnnwrap.results.records import RunRecord, Status
+from tfcnnwrap.results.store import SweepDir, latest_runs, plan_order
+from tfcnnwrap.target.probe import ProbeAnswer
+
+if TYPE_CHECKING:  # only for annotations: rich and the samplers load when a sweep starts them
+    from rich.console import Console
+
+    from tfcnnwrap.run.runner import RunOutcome
+    from tfcnnwrap.run.stopping import StopRequests
+    from tfcnnwrap.run.telemetry import Sampler, Telemetry
+    from tfcnnwrap.sweep.cooling import CoolingState
+
+SCRIPT_NAME = "tf_cnn_benchmarks.py"
+
+
+@dataclass
+class SweepContext:
+    """Everything a sweep settles before its first run, handed to each step."""
+
+    console: "Console"
+    warn_console: "Console"
+    sweep: SweepDir
+    meta: Optional[dict]
+    plan: Plan
+    python: str
+    vendor_dir: Path
+    script: Path
+    probe: ProbeAnswer
+    tf_version: str
+    manifest: dict
+    device: str = "cpu"
+    env: dict = field(default_factory=dict)
+    retry_failed: bool = False
+    features: List[str] = field(default_factory=list)  # --fp16/--xla as the branch spells them
+    records: List[RunRecord] = field(default_factory=list)
+    telemetry: "Optional[Telemetry]" = None
+    stops: "Optional[StopRequests]" = None  # while the runs go
+    cooling: "Optional[CoolingState]" = None  # the pause and cool-down between runs
+
+    @property
+    def upstream(self) -> dict:
+        return (self.meta or {}).get("upstream") or {}
+
+    @property
+    def branch(self) -> Optional[str]:
+        """The tf_cnn_benchmarks branch the runs use: as recorded, else as the checkout's manifest says."""
+        return self.upstream.get("branch") or self.manifest.get("branch")
+
+
+def argv(ctx: SweepContext, spec: RunSpec) -> List[str]:
+    flags = ctx.plan.benchmark_flags(spec.model, spec.batch_size, ctx.device, spec.num_gpus, ctx.features)
+    return [ctx.python, "-u", SCRIPT_NAME] + flags
+
+
+def start_run(ctx: SweepContext, display, index: int, spec: RunSpec) -> "Tuple[str, Optional[Sampler]]":
+    """The live view told, the start time taken, GPU sampling begun: (started_at, sampler or None)."""
+    plan = ctx.plan
+    display.run_started(index, spec.model, spec.batch_size, spec.run, plan.most_runs, plan.num_batches or 100,
+                        spec.num_gpus)
+    started_at = utc_now()
+    if ctx.telemetry is None:
+        return started_at, None
+    return started_at, ctx.telemetry.start(ctx.sweep.path / ctx.sweep.spec_log(spec, plan, ".gpu.csv"))
+
+
+def job_files(ctx: SweepContext, spec: RunSpec) -> Tuple[List[str], str, str, Path]:
+    """(argv, rel_log, run_name, log_dir) of a run that runs as several processes (a distributed job, a fleet
+    run): each process logs beside ``rel_log`` as ``<run_name>.<task>.log``; ``log_dir`` exists."""
+    rel_log = ctx.sweep.spec_log(spec, ctx.plan)
+    run_name = Path(rel_log).name[: -len(".log")]
+    log_dir = ctx.sweep.path / Path(rel_log).parent
+    log_dir.mkdir(parents=True, exist_ok=True)
+    return argv(ctx, spec), rel_log, run_name, log_dir
+
+
+def run_failed(ctx: SweepContext, spec: RunSpec, exc: OSError) -> TfcnnwrapError:
+    """A run that could not start or could not be logged: the user's environment, not the benchmark's."""
+    model, bs, run = spec.model, spec.batch_size, spec.run
+    if not ctx.script.is_file():
+        reason = "the checkout %s is gone (run `python -m tfcnnwrap setup`)" % ctx.script.parent
+    else:
+        reason = "%s%s" % (getattr(exc, "strerror", None) or exc,
+                           ": %s" % exc.filename if getattr(exc, "filename", None) else "")
+    return TfcnnwrapError("%s bs%d run %d could not run: %s" % (model, bs, run, reason))
+
+
+def run_record(ctx: SweepContext, spec: RunSpec, outcome: "RunOutcome", command: List[str], started_at: str,
+               rel_log: str, telemetry_summary: Optional[dict]) -> RunRecord:
+    """The record of a run that ran (whatever its status)."""
+    parsed = outcome.parsed
+    ok = outcome.status == Status.OK
+    failure = parsed.failure_message if not ok else None
+    if outcome.status == Status.TIMEOUT and not failure:
+        failure = "killed after %.0f s (--timeout)" % (ctx.plan.timeout_s or 0)
+    return RunRecord(
+        model=spec.model, batch_size=spec.batch_size, num_gpus=spec.num_gpus, run=spec.run,
+        status=Status.read(outcome.status),
+        images_per_sec=parsed.total_images_per_sec if ok else None,
+        exit_code=outcome.exit_code,
+        duration_s=round(outcome.duration_s, 3),
+        started_at=started_at, log=rel_log, command=tuple(command), failure=failure,
+        steps_seen=parsed.steps_seen,
+        last_step_images_per_sec=parsed.last_step.images_per_sec if parsed.last_step else None,
+        log_bytes=outcome.log_bytes, tensorflow_reported=parsed.tf_version, telemetry=telemetry_summary,
+        # the total was in its log; it hung afterwards until --timeout (runner.verdict)
+        extra={"hung_after_total": True} if getattr(outcome, "hung_after_total", False) else {},
+    )
+
+
+def skipped_record(ctx: SweepContext, spec: RunSpec, reason: str) -> RunRecord:
+    """The record of a run not started because its configuration ran out of GPU memory."""
+    return RunRecord(model=spec.model, batch_size=spec.batch_size, num_gpus=spec.num_gpus, run=spec.run,
+                     status=Status.SKIPPED, command=tuple(argv(ctx, spec)), failure=reason)
+
+
+def record(ctx: SweepContext, run: RunRecord) -> None:
+    """On disk before the next run starts: the record (fsynced), then the summary over every run so far."""
+    ctx.sweep.append_run(run)
+    ctx.records.append(run)
+    write_summary(ctx)
+
+
+def latest(ctx: SweepContext) -> List[RunRecord]:
+    return latest_runs(ctx.records)
+
+
+def summary_rows(ctx: SweepContext) -> list:
+    return summarize(latest(ctx), plan_order(ctx.meta))
+
+
+def write_summary(ctx: SweepContext) -> list:
+    rows = summary_rows(ctx)
+    ctx.sweep.write_summary_csv(summary_csv_text(rows))
+    return rows
