@@ -149,25 +149,25 @@ def test_gpu_view_groups_identical_conditions_with_their_spread(cli):
 def test_rank_leaves_low_trust_out_and_says_how_many(cli, seed_sweep):
     out = cli("compare", seed_sweep, "--rank", "--nearest", "--format", "json")
     assert out.returncode == 0, out
-    ids = {r["gpu_id"] for r in out.json()}
+    ids = {r["gpu_id"] for r in out.rows()}
     assert "rx7900xtx" not in ids and "gtx-titan-x-maxwell" not in ids
     text = cli("compare", seed_sweep, "--rank", "--nearest")
     assert "low-trust figures (trust derived or partial) left out; --include-low-trust takes them in" in \
         " ".join(text.stdout.split())
     out = cli("compare", seed_sweep, "--rank", "--nearest", "--include-low-trust", "--format", "json")
-    ids = {r["gpu_id"] for r in out.json()}
+    ids = {r["gpu_id"] for r in out.rows()}
     assert {"rx7900xtx", "gtx-titan-x-maxwell"} <= ids
 
 
 def test_against_leaves_low_trust_out_unless_asked(cli, seed_sweep):
     out = cli("compare", seed_sweep, "--against", "7900 XTX", "--format", "json")
     assert out.returncode == 0, out
-    cell = next(r for r in out.json() if r["model"] == "resnet50")["references"][0]
+    cell = next(r for r in out.rows() if r["model"] == "resnet50")["references"][0]
     assert cell["published"] is None
     text = cli("compare", seed_sweep, "--against", "7900 XTX")
     assert "1 low-trust figure (trust derived or partial) left out" in " ".join(text.stdout.split())
     out = cli("compare", seed_sweep, "--against", "7900 XTX", "--include-low-trust", "--format", "json")
-    cell = next(r for r in out.json() if r["model"] == "resnet50")["references"][0]
+    cell = next(r for r in out.rows() if r["model"] == "resnet50")["references"][0]
     assert cell["published"] == "125.8" and cell["comparable"] is False
 
 
@@ -179,7 +179,7 @@ def test_rank_nearest_places_the_seed_among_35_gpus(cli):
     assert match and int(match.group(2)) >= 35, text
     assert "level with the GeForce RTX 2070 eGPU (Thunderbolt 3)" in text
     # a total over another GPU count is never a stand-in, not even the nearest
-    rows = cli("compare", "tests/data/format1/base", "--rank", "--nearest", "--format", "json").json()
+    rows = cli("compare", "tests/data/format1/base", "--rank", "--nearest", "--format", "json").rows()
     assert all("num_gpus" not in r.get("conditions_differ", []) for r in rows)
     assert_clean_error(cli("compare", "tests/data/format1/base", "--rank", "--nearest", "--strict"), 2,
                        "--nearest", "--strict")
@@ -196,12 +196,12 @@ def test_a_two_worker_job_is_not_compared_with_one_gpu_figures(cli, tmp_path):
     sweep = write_sweep(tmp_path / "cluster", seed_runs(2), cluster="local", workers=2, ps=1)
     out = cli("compare", sweep, "--against", "V100", "--format", "json")
     assert out.returncode == 0, out
-    cells = [r["references"][0] for r in out.json()]
+    cells = [r["references"][0] for r in out.rows()]
     assert all(cell.get("comparable") is not True for cell in cells)
     assert all(cell["differs"]["num_gpus"] == {"reference": 1, "sweep": 2} for cell in cells if cell.get("published"))
     ranked = cli("compare", sweep, "--rank", "--format", "json")
     assert ranked.returncode == 0, ranked
-    assert "v100" not in {r["gpu_id"] for r in ranked.json()}
+    assert "v100" not in {r["gpu_id"] for r in ranked.rows()}
     text = cli("compare", sweep, "--against", "V100")
     assert "2 GPUs" in text.stdout
 

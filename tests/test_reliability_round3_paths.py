@@ -403,13 +403,13 @@ def test_oom_hint_once_for_two_gpu_counts():
 
 def test_totals_near_the_float_limit_have_a_mean(cli, tmp_path):
     huge = sweep_dir(tmp_path / "huge", [1.7e308, 1.7e308, 1.7e308])
-    [row] = cli("report", huge, "--format", "json").json()
+    [row] = cli("report", huge, "--format", "json").rows()
     assert (row["runs_ok"], row["mean"], row["std"], row["median"]) == (3, 1.7e308, 0.0, 1.7e308)
     table = cli("report", huge, env={"COLUMNS": "200"})
     assert table.returncode == 0 and "1.70e+308" in table.stdout and "no ok run" not in table.stdout
     assert max(len(line) for line in table.stdout.splitlines()) <= 200
     mixed = sweep_dir(tmp_path / "mixed", [1.7e308, 1.6e308, 1.5e308])
-    [row] = cli("report", mixed, "--format", "json").json()
+    [row] = cli("report", mixed, "--format", "json").rows()
     assert row["mean"] == pytest.approx(1.6e308) and row["std"] == pytest.approx(1e307)
 
 

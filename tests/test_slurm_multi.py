@@ -274,7 +274,7 @@ def fleet_report(out, expected_hosts):
     assert sorted(r["host"] for r in records) == sorted(expected_hosts) and all(r["status"] == "ok" for r in records)
     report = run_cli("report", out, "--format", "json")
     assert report.returncode == 0, report
-    return {row["host"]: row for row in report.json()}
+    return {row["host"]: row for row in report.rows()}
 
 
 def report_seconds(out, capsys):
@@ -372,7 +372,7 @@ def resume_and_report(multi, tmp_path, out, tf112, vendor, runs):
     assert latest == {n: "ok" for n in range(1, runs + 1)}
     report = run_cli("report", out, "--format", "json")
     assert report.returncode == 0, report
-    assert (report.json()[0]["runs_ok"], report.json()[0]["runs_failed"]) == (runs, 0)
+    assert (report.rows()[0]["runs_ok"], report.rows()[0]["runs_failed"]) == (runs, 0)
 
 
 @pytest.mark.slurm
