@@ -1,8 +1,6 @@
 """Helpers of the HTML tests (test_html, test_site, test_browser): sweeps and bundles to render, the text a
 page shows, the numbers a JSON output holds and how the pages write them."""
 
-import gzip
-import json
 import math
 import random
 from html.parser import HTMLParser
@@ -30,24 +28,32 @@ def seed_sweep(path, factor=1.0, gpus=None, seed=1, logs=False):
 
 
 def write_bundle(path, gpu="GeForce RTX 2070", factor=1.0, created="2026-11-30T10:15:00Z", logs=True, **extra):
-    """A bundle as the contract describes it (gzip'd JSON: format, id, tool_version, created_at, conditions,
-    runs, summary, logs)."""
+    """A real bundle as `export` writes it (gzip'd JSON: format, id = sha256 of its content, tool_version,
+    created_at, conditions, runs, summary, logs with each log's sha256), so `verify` and `site` check it true.
+    ``logs`` None: exported with --no-logs (no logs key; the runs keep their sweep's log paths)."""
+    from bundledata import log_text
+
+    from tfcnnwrap.share import bundle as bundles
+
     runs, log_texts = [], {}
     for model, value in sorted(SEED_2070.items()):
         batch = {"alexnet": 512, "resnet152": 32}.get(model, 64)
         for run in (1, 2):
-            log = "logs/%s-bs%d-run%d.log" % (model, batch, run)
+            name = "%s-bs%d-run%d.log" % (model, batch, run)
+            ips = round(value * factor * (1 + 0.002 * run), 2)
             runs.append({"model": model, "batch_size": batch, "run": run, "status": "ok",
-                         "images_per_sec": round(value * factor * (1 + 0.002 * run), 2), "exit_code": 0,
-                         "duration_s": 30.0, "started_at": created, "log": log, "command": ["python"],
-                         "num_gpus": 1})
-            log_texts[log] = {"sha256": "0" * 64, "text": "total images/sec: %.2f\n" % (value * factor)}
-    data = {"format": 1, "id": "b" * 64, "tool_version": "0.1.0", "created_at": created,
-            "conditions": {"gpu": gpu, "precision": "fp32", "xla": "no", "num_gpus": 1,
-                           "variable_update": "parameter_server", "data": "synthetic"},
-            "runs": runs, "summary": [], "logs": log_texts if logs else None}
-    data.update(extra)
-    Path(path).write_bytes(gzip.compress(json.dumps(data).encode("utf-8")))
+                         "images_per_sec": ips, "exit_code": 0, "duration_s": 30.0, "started_at": created,
+                         "log": name if logs else "logs/" + name, "command": ["python"], "num_gpus": 1})
+            text = log_text(model, batch, ips)
+            log_texts[name] = {"sha256": bundles.sha256_text(text), "text": text}
+    content = {"format": 1, "tool_version": "0.1.0", "created_at": created,
+               "conditions": {"gpu": gpu, "precision": "fp32", "xla": "no", "num_gpus": 1,
+                              "variable_update": "parameter_server", "data": "synthetic"},
+               "runs": runs, "summary": []}
+    if logs:
+        content["logs"] = log_texts
+    content.update(extra)
+    Path(path).write_bytes(bundles.to_bytes(bundles.with_id(content)))
     return Path(path)
 
 

@@ -5,7 +5,9 @@ sweeps), a page per sweep or bundle (htmlpage's result view) and, with ``--ab``,
 
 Bundles come from other people: read with a bound (64 MiB unpacked), as JSON objects only, every field
 checked before use, written into pages only through autoescaping templates, their names never used as paths
-(pages and logs are named by a slug and a hash).
+(pages and logs are named by a slug and a hash). Each bundle passes `verify`'s checks before it is shown (its
+id is the hash of its content, each log matches its sha256 and re-parses to the recorded figure and status):
+one that fails is left out and named; one exported with --no-logs is shown, marked unverified.
 """
 
 import gzip
@@ -90,6 +92,7 @@ class Entry:
     conditions: dict  # precision, xla, variable_update, data (text)
     slug: str = ""
     logs: Optional[dict] = None  # bundle: log name -> text
+    unverified: bool = False  # a bundle exported with --no-logs: nothing to check its figures against
 
     @property
     def page(self):
@@ -136,8 +139,32 @@ def _bundle_runs(data: dict) -> list:
     return runs
 
 
-def bundle_entry(path: Path, data: dict) -> Entry:
-    """A bundle's entry: its runs summarised as `report` does, its conditions and logs as text."""
+UNVERIFIED_NOTE = "unverified: exported with --no-logs, so its figures cannot be checked against its logs"
+
+
+def checked_bundle(path: Path, data: dict) -> bool:
+    """True when ``data`` (read by read_bundle) is a bundle `verify` verifies, False when it is unverified
+    (exported with --no-logs); BundleError naming why for one that fails: an id that is not the hash of its
+    content, a log that does not match its sha256, a figure or status its log does not give."""
+    from tfcnnwrap.share import bundlecheck
+    from tfcnnwrap.share.bundle import BundleRefused, check_shape
+
+    try:
+        check_shape(data, str(path))
+    except BundleRefused as exc:
+        raise BundleError(exc.message) from None
+    verdict = bundlecheck.verify(data)
+    if verdict.state == bundlecheck.FAILED:
+        shown = "; ".join(verdict.findings[:3]) + ("; ..." if len(verdict.findings) > 3 else "")
+        raise BundleError("%s: %s (%d finding%s: %s); `tfcnnwrap verify %s` lists them" % (
+            path, bundlecheck.FAILED, len(verdict.findings), "" if len(verdict.findings) == 1 else "s", shown,
+            path.name))
+    return verdict.state == bundlecheck.VERIFIED
+
+
+def bundle_entry(path: Path, data: dict, verified: bool = True) -> Entry:
+    """A bundle's entry: its runs summarised as `report` does, its conditions and logs as text; an unverified
+    one says so in its label (index, GPU page) and its conditions (its page)."""
     from tfcnnwrap.results.aggregate import summarize
     from tfcnnwrap.results.fleetreport import with_fleet
     from tfcnnwrap.run.logparse import step_points
@@ -151,19 +178,21 @@ def bundle_entry(path: Path, data: dict) -> Entry:
     conditions = {k: _condition_text(cond.get(k)) for k in CONDITION_KEYS}
     if cond.get("xla") in ("yes", "no"):
         conditions["xla"] = "XLA" if cond["xla"] == "yes" else "no XLA"
-    parts = ["%s: %s" % (k, _scalar_text(v, 120)) for k, v in cond.items()
-             if isinstance(v, (str, int, float, bool)) and k not in ("gpu", "gpu_name")]
+    parts = ([] if verified else [UNVERIFIED_NOTE]) + [
+        "%s: %s" % (k, _scalar_text(v, 120)) for k, v in cond.items()
+        if isinstance(v, (str, int, float, bool)) and k not in ("gpu", "gpu_name")]
     env = [(k, _scalar_text(data.get(k))) for k in ("id", "format", "tool_version", "created_at")
            if data.get(k) is not None]
     env += [(str(k)[:80], _scalar_text(v)) for k, v in cond.items()]
     stamp = data.get("created_at")
     created = stamp if isinstance(stamp, str) else ""
-    view = ResultView(label="bundle %s" % ident, gpu=_bundle_gpu(cond), parts=parts, rows=rows, runs=runs,
+    label = "bundle %s%s" % (ident, "" if verified else " (unverified)")
+    view = ResultView(label=label, gpu=_bundle_gpu(cond), parts=parts, rows=rows, runs=runs,
                       environment=env, created_at=created[:40], conditions=conditions,
                       series={run.key: (step_points(logs[run.log].encode("utf-8", "replace")), [])
                               for run in runs if run.log in logs})
     return Entry(key="bundle:%s:%s" % (ident, path.resolve()), kind="bundle", view=view, conditions=conditions,
-                 logs=logs)
+                 logs=logs, unverified=not verified)
 
 
 def _condition_text(value):
@@ -204,7 +233,8 @@ def _read_one(path: Path, out_dir: Path) -> tuple:
 
     try:
         if path.is_file():
-            return bundle_entry(path, read_bundle(path)), None
+            data = read_bundle(path)
+            return bundle_entry(path, data, checked_bundle(path, data)), None
         return sweep_entry(path, out_dir), None
     except (BundleError, TfcnnwrapError) as exc:
         return None, str(getattr(exc, "message", exc))
@@ -292,7 +322,8 @@ def rank_tables(groups: dict, prefix: str = "") -> List[dict]:
                 newest = max(results, key=lambda r: r[1].view.created_at)[1]
                 table.rows.append([numcell(i), cell(gpu, href=prefix + gpu_page_name(gpu)),
                                    numcell(statistics.median(means)), numcell(len(means)), numcell(max(means)),
-                                   cell(newest.view.created_at or newest.view.label, href=prefix + newest.page)])
+                                   cell((newest.view.created_at or newest.view.label)
+                                        + (" (unverified)" if newest.unverified else ""), href=prefix + newest.page)])
                 table.row_classes.append("")
                 bars.append(htmlcharts.Bar(gpu, statistics.median(means), num(statistics.median(means)),
                                            min(means), max(means)))
