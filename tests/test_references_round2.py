@@ -4,7 +4,6 @@ listing) and issue 27's reference defects (11: a cluster job against 1-GPU figur
 
 import csv
 import io
-import json
 import os
 import re
 import time
@@ -280,7 +279,7 @@ def test_a_hostile_reference_csv_reaches_no_cell_or_terminal_unguarded(cli, tmp_
     again_path.write_text(out.stdout, encoding="utf-8")
     again = cli("references", "--references", again_path, "--gpu", "evil", "--format", "json")
     assert again.returncode == 0, again
-    assert json.loads(again.stdout)[0]["name"] == "=cmd|' /C calc'!A0"
+    assert again.rows()[0]["name"] == "=cmd|' /C calc'!A0"
     for args in (("references", "--references", path), ("references", "--references", path, "--gpu", "evil"),
                  ("references", "--references", path, "--gpu", "evil", "--format", "markdown")):
         shown = cli(*args)

@@ -132,9 +132,14 @@ def literal_pattern(path) -> str:
 def job_nodes(job_id, fallback: Sequence[str]) -> Tuple[str, ...]:
     """The nodes job ``job_id`` holds now, as slurmctld says. After a node failure in a job that survives it
     (``--no-kill``), the job goes on without that node while ``SLURM_JOB_NODELIST`` still names it, and a step
-    asking for it is refused. ``fallback`` (the allocation's nodes) when Slurm does not say."""
-    done = _slurm(["squeue", "--noheader", "--jobs=%s" % job_id, "--format=%N"], "squeue --jobs=%s" % job_id,
-                  check=False)
+    asking for it is refused. ``fallback`` (the allocation's nodes) when Slurm does not say, with a warning
+    when its tool hung or could not run: a slow controller is no reason to lose the run."""
+    try:
+        done = _slurm(["squeue", "--noheader", "--jobs=%s" % job_id, "--format=%N"], "squeue --jobs=%s" % job_id,
+                      check=False)
+    except SetupError as exc:
+        sys.stderr.write("tfcnnwrap sweep: warning: %s; the run uses the allocation's nodes\n" % exc.message)
+        return tuple(fallback)
     nodelist = done.stdout.strip().splitlines()[0].strip() if done.returncode == 0 and done.stdout.strip() else ""
     if not nodelist:
         return tuple(fallback)
