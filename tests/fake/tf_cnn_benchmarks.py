@@ -282,15 +282,7 @@ def main(argv):
         return code
 
     out("Done warm up")
-    out("Step\tImg/sec\ttotal_loss")
-    loss = 8.2
-    for step in range(num_batches):
-        if step == 0 or (step + 1) % 10 == 0:
-            if delay:
-                time.sleep(delay)
-            out("%i\timages/sec: %.1f +/- %.1f (jitter = %.1f)\t%.3f"
-                % (step + 1, step_ips * (0.995 if step == 0 else 1.0) * _drift(step, num_batches), 0.3, 0.8, loss))
-            loss -= 0.05
+    print_steps(step_ips, num_batches, delay)
     if fault == "slow":
         time.sleep(3600)
     if fault == "no_total":
@@ -304,6 +296,19 @@ def main(argv):
         ready_fifo(os.getpid(), 0)
         time.sleep(3600)
     return 0
+
+
+def print_steps(step_ips, num_batches, delay):
+    """The timed steps, a line every 10 (and the first), as upstream prints them."""
+    out("Step\tImg/sec\ttotal_loss")
+    loss = 8.2
+    for step in range(num_batches):
+        if step == 0 or (step + 1) % 10 == 0:
+            if delay:
+                time.sleep(delay)
+            out("%i\timages/sec: %.1f +/- %.1f (jitter = %.1f)\t%.3f"
+                % (step + 1, step_ips * (0.995 if step == 0 else 1.0) * _drift(step, num_batches), 0.3, 0.8, loss))
+            loss -= 0.05
 
 
 def ready_fifo(*pids):
