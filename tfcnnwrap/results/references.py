@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from importlib.resources import files
 from typing import Dict, List, Tuple
 
+from tfcnnwrap.boundedread import read_bounded
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.render import CSV_FORMULA_START
 
@@ -416,8 +417,6 @@ def _read_rows(path):
     The file is read whole, within MAX_CSV_BYTES, by ``boundedread`` (a device is refused, a pipe that does
     not end is given up on); a cell that CSV output made safe for spreadsheets (``'=...``) reads back as
     written before."""
-    from tfcnnwrap.boundedread import read_bounded
-
     shown = str(path)
     data = read_bounded(path, MAX_CSV_BYTES, "a reference CSV")
     try:
