@@ -12,7 +12,11 @@ library of 10,000 bundles ranks in well under a second.
 import statistics
 from typing import Dict, List, Tuple
 
-from tfcnnwrap.errors import UsageError
+from tfcnnwrap import render
+from tfcnnwrap.errors import TfcnnwrapError, UsageError
+from tfcnnwrap.results.references import ReferenceGPU, ReferenceSet, Result, load_references
+from tfcnnwrap.share.bundle import slug, vendor_of
+from tfcnnwrap.share.library import Library
 
 SOURCES = ("builtin", "community", "all")
 ID_PREFIX = "community-"
@@ -43,8 +47,6 @@ def provenance(ids):
 
 
 def _result(gpu_id, key, pairs):
-    from tfcnnwrap.results.references import Result
-
     model, batch, gpus, precision, xla, update, data, tf = key
     values = sorted(v for v, _ in pairs)
     ids = sorted({i for _, i in pairs})
@@ -58,9 +60,6 @@ def _result(gpu_id, key, pairs):
 
 def community_gpus(rows):
     """{id: ReferenceGPU} of the library's verified rows, one GPU per GPU name."""
-    from tfcnnwrap.results.references import ReferenceGPU
-    from tfcnnwrap.share.bundle import slug, vendor_of
-
     gpus = {}
     for name, groups in sorted(group_rows(rows).items()):
         gpu_id = ID_PREFIX + slug(name)
@@ -75,8 +74,6 @@ def community_gpus(rows):
 
 def library_rows(models=None):
     """The library's verified index rows (of ``models``); [] when there is no library yet."""
-    from tfcnnwrap.share.library import Library
-
     library = Library(create=False)
     try:
         return library.community_rows(models)
@@ -86,8 +83,6 @@ def library_rows(models=None):
 
 def _rows_or_warn(models, source):
     """The library's rows; with ``--source all`` an unusable library is a warning, not the end of compare."""
-    from tfcnnwrap.errors import TfcnnwrapError
-
     try:
         return library_rows(models)
     except TfcnnwrapError as exc:
@@ -101,8 +96,6 @@ def _rows_or_warn(models, source):
 
 def reference_set(references_csv=None, source="all", models=None):
     """The references compare and rank use: built-in (+ ``references_csv``), community, or all."""
-    from tfcnnwrap.results.references import ReferenceSet, load_references
-
     source = source or "all"
     if source not in SOURCES:
         raise UsageError("--source must be one of %s, not %r" % (", ".join(SOURCES), source))
@@ -134,8 +127,6 @@ def print_provenance(ranking, fmt):
     """The ``Community:`` notes under a ranking: wrapped between words on a terminal, one line each in
     Markdown."""
     import sys
-
-    from tfcnnwrap import render
 
     lines = ["Community: %s" % line for line in rank_provenance(ranking)]
     if fmt == "markdown":
