@@ -10,6 +10,7 @@ library of 10,000 bundles ranks in well under a second.
 """
 
 import statistics
+import sys
 from typing import Dict, List, Tuple
 
 from tfcnnwrap import render
@@ -88,7 +89,6 @@ def _rows_or_warn(models, source):
     except TfcnnwrapError as exc:
         if source == "community":
             raise
-        import sys
 
         sys.stderr.write("tfcnnwrap compare: warning: no community results: %s\n" % exc.message)
         return []
@@ -126,8 +126,6 @@ def rank_provenance(ranking):
 def print_provenance(ranking, fmt):
     """The ``Community:`` notes under a ranking: wrapped between words on a terminal, one line each in
     Markdown."""
-    import sys
-
     lines = ["Community: %s" % line for line in rank_provenance(ranking)]
     if fmt == "markdown":
         sys.stdout.write("".join("\n%s\n" % line for line in lines))

@@ -2,6 +2,7 @@
 `--rank`), from the same results and rows as its JSON (compare, compareab and rank compute; the notes are
 comparetext's, abtext's and ranktext's). Drawn by the templates through htmlpage."""
 
+import argparse
 from typing import List
 
 from tfcnnwrap.compare.compare import cmd_compare
@@ -177,8 +178,6 @@ def rank_page(ranking) -> str:
 
 def cmd_compare_html(args) -> int:
     """`compare --format html [--out FILE]`: compare's own verb, each view written as its page."""
-    import argparse
-
     out = check_out(getattr(args, "out", None))  # before any work
     pages = {"against": lambda result: emit(against_page(result), out),
              "ab": lambda result: emit(ab_page(result), out),

@@ -14,8 +14,10 @@ import gzip
 import hashlib
 import os
 import re
+import signal
 import statistics
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional
@@ -243,8 +245,6 @@ def _read_one(path: Path, out_dir: Path) -> tuple:
 
 
 def _worker_init():
-    import signal
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it ends the pool
 
 
@@ -254,8 +254,8 @@ def _read_all(paths: List[Path], out_dir: Path) -> list:
     workers = min(os.cpu_count() or 1, 8)
     if len(paths) < PARALLEL_FROM or workers < 2 or not sys.platform.startswith("linux"):
         return [_read_one(p, out_dir) for p in paths]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    import multiprocessing  # only many sources start workers: a small site skips its import
+    from concurrent.futures import ProcessPoolExecutor  # as multiprocessing
 
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
                              initializer=_worker_init) as pool:
@@ -477,8 +477,6 @@ def _site_dir(out: str) -> Path:
 
 def cmd_site(args) -> int:
     """Exit 0 every source read · 1 some could not be (each named with why) · 2 usage."""
-    import time
-
     started = time.perf_counter()
     out = _site_dir(args.out)
     ab = None

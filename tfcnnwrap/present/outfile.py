@@ -2,6 +2,7 @@
 before any work (not a directory, in a directory that exists) and written by atomic replace (a link at the
 name is replaced, never written through: safefs)."""
 
+import argparse
 import io
 import sys
 from contextlib import redirect_stdout
@@ -42,8 +43,6 @@ def emit(text: str, out: Optional[Path]) -> None:
 
 def written_to(out: str, handler: Callable, args) -> int:
     """Run a verb's ``handler(args)`` (args without ``out``) and write what it printed to ``out``."""
-    import argparse
-
     path = check_out(out)
     buffer = io.StringIO()
     with redirect_stdout(buffer):

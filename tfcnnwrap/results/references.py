@@ -14,6 +14,7 @@ import csv
 import io
 import re
 from dataclasses import dataclass, field
+from decimal import Decimal
 from importlib.resources import files
 from typing import Dict, List, Tuple
 
@@ -100,7 +101,6 @@ def format_published(text, value):
         return text
     # every digit of the float, in positional notation: 5e-324 must not print as 0 (which reads back as no
     # figure at all), nor 1.5e3 as 1500.000000
-    from decimal import Decimal
 
     plain = format(Decimal(repr(float(value))), "f")
     return plain.rstrip("0").rstrip(".") if "." in plain else plain

@@ -11,6 +11,7 @@ import getpass
 import os
 import re
 import socket
+import stat
 import sys
 from pathlib import Path
 
@@ -92,8 +93,6 @@ def _log_name(relpath):
 def _regular_file_bytes(path):
     """The bytes of ``path`` when it is a regular file, else None: a link is never followed, and a FIFO or
     device would block or never end. Bounded: a log larger than a bundle can carry is refused."""
-    import stat
-
     try:
         info = os.lstat(str(path))
     except OSError:

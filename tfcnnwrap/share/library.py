@@ -9,6 +9,7 @@ safe: each bundle's transaction is ``BEGIN IMMEDIATE`` and ``INSERT OR IGNORE`` 
 """
 
 import os
+import signal
 import statistics
 import sys
 from pathlib import Path
@@ -273,8 +274,6 @@ def _check_file(path):
 
 
 def _worker_init(known):
-    import signal
-
     global _KNOWN
     _KNOWN = known
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it ends the pool
@@ -289,7 +288,7 @@ def checked_files(files, known):
         for path in files:
             yield (path,) + _check_file(path)
         return
-    import multiprocessing
+    import multiprocessing  # only many files start workers; other verbs that load library skip its import
 
     with multiprocessing.get_context("fork").Pool(jobs, initializer=_worker_init, initargs=(known,)) as pool:
         for path, answer in zip(files, pool.imap(_check_file, files, chunksize=16)):
