@@ -31,7 +31,7 @@ _ENV: list = []
 def environment():
     """The Jinja2 environment (imported here, not at start-up: `--help` and other formats never need it)."""
     if not _ENV:
-        import jinja2
+        import jinja2  # Jinja2: only an html page needs it, never --help or the other formats
 
         env = jinja2.Environment(loader=jinja2.PackageLoader("tfcnnwrap", "templates"), autoescape=True,
                                  undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)

@@ -118,7 +118,7 @@ def _draw_panel(ax, panel):
     if panel.get("line") is not None:
         ax.axvline(panel["line"], color="#555555", linestyle="--", linewidth=0.8)
     if panel.get("percent"):
-        from matplotlib.ticker import FuncFormatter
+        from matplotlib.ticker import FuncFormatter  # matplotlib (the plot extra): only for --plot
 
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: "%+.1f%%" % v if abs(v) > 1e-9 else "0"))
     ax.set_yticks(positions)

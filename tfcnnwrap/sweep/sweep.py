@@ -231,7 +231,7 @@ def _warn_noisy_machine(ctx):
 def _warn(ctx, warning):
     """One warning: wrapped between words to a terminal's width (a number kept with its unit), else one line."""
     if warning:
-        from rich.text import Text
+        from rich.text import Text  # rich: only when there is a warning to show
 
         con = ctx.warn_console
         text = "warning: " + warning
