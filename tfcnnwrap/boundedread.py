@@ -8,6 +8,7 @@ then reads as empty).
 """
 
 import os
+import select
 import stat
 import time
 from typing import List
@@ -54,8 +55,6 @@ def _read_regular(fd, path, limit, what):
 
 def _read_pipe(fd, path, limit, what, idle_s, total_s):
     """A pipe's bytes until it ends; UsageError when it goes quiet for ``idle_s`` or lasts past ``total_s``."""
-    import select
-
     chunks: List[bytes] = []
     size = 0
     deadline = time.monotonic() + total_s

@@ -75,7 +75,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports errors as one line naming the fix, with exit code 2."""
 
     def error(self, message):
-        from tfcnnwrap import prose  # wrapped between words on a terminal, one line elsewhere
+        from tfcnnwrap import prose  # --help stays on cli, bounds, errors; prose brings shutil, textwrap
 
         prose.write("%s: error: %s (see `%s --help`)" % (self.prog, message, self.prog))
         sys.exit(EXIT_USAGE)
@@ -533,7 +533,7 @@ class _VersionAction(argparse.Action):
         super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from tfcnnwrap.about import version_text
+        from tfcnnwrap.about import version_text  # --help stays on cli, bounds, errors; about brings platform
 
         sys.stdout.write(version_text() + "\n")
         parser.exit()
@@ -599,7 +599,7 @@ def main(argv=None):
     if not args.verb:
         parser.print_help()
         return EXIT_USAGE
-    from tfcnnwrap import outstream
+    from tfcnnwrap import outstream  # --help stays on cli, bounds, errors; outstream brings typing
 
     guarded = outstream.guard_stdout(args.verb)  # a closed, full or cut-off stdout never stops a verb
     return outstream.exit_code(args.verb, _run_verb(args), guarded)
@@ -612,8 +612,8 @@ def _run_verb(args):
         handler = getattr(importlib.import_module(module_name), func_name)
         return int(handler(args) or 0)
     except TfcnnwrapError as exc:
-        from tfcnnwrap import prose  # wrapped between words on a terminal, one line elsewhere
-        from tfcnnwrap.render import safe_text  # a message may quote a name or path from someone's file
+        from tfcnnwrap import prose  # --help stays on cli, bounds, errors; only an error needs them
+        from tfcnnwrap.render import safe_text  # --help stays on cli, bounds, errors; render brings csv, json
 
         prose.write("tfcnnwrap %s: error: %s" % (args.verb, safe_text(exc.message)))
         return exc.exit_code

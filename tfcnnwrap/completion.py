@@ -7,6 +7,7 @@ shtab is imported here only (not in cli.py): ``--help`` and every other verb sta
 import argparse
 import sys
 
+from tfcnnwrap.cli import build_parser
 from tfcnnwrap.errors import SetupError
 
 SHELLS = ("bash", "zsh", "fish")
@@ -40,7 +41,6 @@ def script(shell: str) -> str:
         import shtab  # lazily: only this verb needs it
     except ImportError:
         raise SetupError("shell completion needs the shtab package: %s -m pip install shtab" % sys.executable) from None
-    from tfcnnwrap.cli import build_parser
 
     parser = build_parser()
     _mark_paths(parser, shtab)

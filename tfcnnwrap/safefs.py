@@ -8,6 +8,7 @@ removes a link, never its target) or renames a fresh file over it (``rename`` re
 """
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -78,8 +79,6 @@ def open_existing_rw(path):
 def refuse_special(path):
     """UsageError when ``path`` is a device, FIFO or socket: renaming over it would replace the node itself
     (as root, ``--out /dev/null`` turned the device into a regular file)."""
-    import stat
-
     try:
         mode = os.lstat(str(path)).st_mode
     except OSError:

@@ -10,7 +10,14 @@ import os
 import sys
 from pathlib import Path
 
+import platformdirs
+
 from tfcnnwrap.errors import UsageError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - the tomli dependency is conditional on Python < 3.11
+    import tomli as tomllib
 
 ENV_PYTHON = "TFCNNWRAP_PYTHON"
 ENV_VENDOR_DIR = "TFCNNWRAP_VENDOR_DIR"
@@ -33,16 +40,11 @@ def config_path(environ=None) -> Path:
     value = _environ(environ).get(ENV_CONFIG)
     if value:
         return Path(value)
-    import platformdirs
 
     return Path(platformdirs.user_config_dir("tfcnnwrap", appauthor=False)) / CONFIG_NAME
 
 
 def _toml_loads(text):
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - the tomli dependency is conditional on Python < 3.11
-        import tomli as tomllib
     return tomllib.loads(text)
 
 

@@ -21,6 +21,8 @@ import threading
 from pathlib import Path
 from typing import Dict, Iterable, Optional
 
+from tfcnnwrap.cluster import slurm
+
 NODE_FAILURE = re.compile(rb"srun: error: Node failure on ([A-Za-z0-9_.\-\[\],]+)")
 TAIL_BYTES = 64 * 1024
 PROBE_TIMEOUT_S = 3.0
@@ -60,8 +62,6 @@ class NodeWatch:
     def allocation_ending(self) -> bool:
         """Whether Slurm is ending the whole job (a node failure without ``--no-kill`` does): the sweep itself
         is about to be stopped, and the run is ``interrupted`` like any run a stop request cuts short."""
-        from tfcnnwrap.cluster import slurm
-
         if self.job_id is None:
             return False
         done = slurm._slurm(["squeue", "--noheader", "--jobs=%s" % self.job_id, "--format=%T"],

@@ -22,6 +22,7 @@ from typing import Callable, NamedTuple, Optional, Sequence, Tuple
 from tfcnnwrap import safefs
 from tfcnnwrap.errors import SetupError, UsageError
 from tfcnnwrap.run import procs
+from tfcnnwrap.run.procs import run_captured
 
 QUERY_TIMEOUT_S = 60  # a slurmctld under load can take tens of seconds to answer
 QUERY_TIMEOUT_ENV = "TFCNNWRAP_SLURM_QUERY_TIMEOUT_S"
@@ -60,8 +61,6 @@ def _slurm(argv, what, check=True):
     """Run a Slurm client command; returns the CompletedProcess (text, undecodable bytes replaced: a node or
     job name in another encoding is no reason to stop a sweep). A missing command is a set-up error, and so is
     one that does not answer within ``query_timeout_s()``."""
-    from tfcnnwrap.run.procs import run_captured
-
     argv = [str(a) for a in argv]
     timeout = query_timeout_s()
     try:

@@ -10,9 +10,14 @@ library of 10,000 bundles ranks in well under a second.
 """
 
 import statistics
+import sys
 from typing import Dict, List, Tuple
 
-from tfcnnwrap.errors import UsageError
+from tfcnnwrap import render
+from tfcnnwrap.errors import TfcnnwrapError, UsageError
+from tfcnnwrap.results.references import ReferenceGPU, ReferenceSet, Result, load_references
+from tfcnnwrap.share.bundle import slug, vendor_of
+from tfcnnwrap.share.library import Library
 
 SOURCES = ("builtin", "community", "all")
 ID_PREFIX = "community-"
@@ -43,8 +48,6 @@ def provenance(ids):
 
 
 def _result(gpu_id, key, pairs):
-    from tfcnnwrap.results.references import Result
-
     model, batch, gpus, precision, xla, update, data, tf = key
     values = sorted(v for v, _ in pairs)
     ids = sorted({i for _, i in pairs})
@@ -58,9 +61,6 @@ def _result(gpu_id, key, pairs):
 
 def community_gpus(rows):
     """{id: ReferenceGPU} of the library's verified rows, one GPU per GPU name."""
-    from tfcnnwrap.results.references import ReferenceGPU
-    from tfcnnwrap.share.bundle import slug, vendor_of
-
     gpus = {}
     for name, groups in sorted(group_rows(rows).items()):
         gpu_id = ID_PREFIX + slug(name)
@@ -75,8 +75,6 @@ def community_gpus(rows):
 
 def library_rows(models=None):
     """The library's verified index rows (of ``models``); [] when there is no library yet."""
-    from tfcnnwrap.share.library import Library
-
     library = Library(create=False)
     try:
         return library.community_rows(models)
@@ -86,14 +84,11 @@ def library_rows(models=None):
 
 def _rows_or_warn(models, source):
     """The library's rows; with ``--source all`` an unusable library is a warning, not the end of compare."""
-    from tfcnnwrap.errors import TfcnnwrapError
-
     try:
         return library_rows(models)
     except TfcnnwrapError as exc:
         if source == "community":
             raise
-        import sys
 
         sys.stderr.write("tfcnnwrap compare: warning: no community results: %s\n" % exc.message)
         return []
@@ -101,8 +96,6 @@ def _rows_or_warn(models, source):
 
 def reference_set(references_csv=None, source="all", models=None):
     """The references compare and rank use: built-in (+ ``references_csv``), community, or all."""
-    from tfcnnwrap.results.references import ReferenceSet, load_references
-
     source = source or "all"
     if source not in SOURCES:
         raise UsageError("--source must be one of %s, not %r" % (", ".join(SOURCES), source))
@@ -133,10 +126,6 @@ def rank_provenance(ranking):
 def print_provenance(ranking, fmt):
     """The ``Community:`` notes under a ranking: wrapped between words on a terminal, one line each in
     Markdown."""
-    import sys
-
-    from tfcnnwrap import render
-
     lines = ["Community: %s" % line for line in rank_provenance(ranking)]
     if fmt == "markdown":
         sys.stdout.write("".join("\n%s\n" % line for line in lines))

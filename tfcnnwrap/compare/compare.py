@@ -14,11 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Tuple
 
+from tfcnnwrap import prose
 from tfcnnwrap.compare import rank
 from tfcnnwrap.compare.community import reference_set
 from tfcnnwrap.compare.compareab import regressions, sweep_vs_sweeps, unmeasured
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.present import abtext, comparetext, plot
+from tfcnnwrap.present.outfile import written_to
 from tfcnnwrap.results.closest import low_trust_left_out, reference_cell
 from tfcnnwrap.results.comparesweep import Sweep, geometric_mean, newest_sweeps
 from tfcnnwrap.results.records import GeomeanCell, ReferenceRow
@@ -148,7 +150,6 @@ def _regression_exit(result, pct):
         [abtext.unmeasured_text(missing, result.several)] if missing else [])
     if not reasons:
         return 0
-    from tfcnnwrap import prose  # wrapped between words on a terminal, one line elsewhere
 
     prose.write("tfcnnwrap compare: %s" % "; and ".join(reasons), sys.stderr)
     return 1
@@ -166,8 +167,6 @@ def cmd_compare(args, pages=None):
     """``pages``: view ("against", "ab", "rank") -> a function writing that view's page; htmlcompare passes
     them for ``--format html``, so compare imports no page code."""
     if args.out and args.format != "html":
-        from tfcnnwrap.present.outfile import written_to
-
         return written_to(args.out, cmd_compare, args)
     dirs = list(args.dirs or [])
     mode = _mode(args, dirs)

@@ -2,17 +2,21 @@
 `--rank`), from the same results and rows as its JSON (compare, compareab and rank compute; the notes are
 comparetext's, abtext's and ranktext's). Drawn by the templates through htmlpage."""
 
+import argparse
 from typing import List
 
+from tfcnnwrap.compare.compare import cmd_compare
 from tfcnnwrap.pages import htmlcharts
 from tfcnnwrap.pages.htmlpage import Table, cell, check_out, config_label, emit, num, numcell, pct, render
+from tfcnnwrap.present.abtext import ab_notes, environment_lines
+from tfcnnwrap.present.comparetext import against_notes
+from tfcnnwrap.present.ranktext import rank_notes
+from tfcnnwrap.present.report import title_parts
 
 
 def sweep_parts(sweep) -> List[str]:
     """The conditions a sweep's figures were measured under, as the report's title names them (GPU, precision,
     XLA, GPU count, variable update, data, TensorFlow, branch)."""
-    from tfcnnwrap.present.report import title_parts
-
     return title_parts(sweep.path, sweep.meta)[1:]
 
 
@@ -67,8 +71,6 @@ def against_charts(comparison) -> List:
 
 
 def against_page(comparison) -> str:
-    from tfcnnwrap.present.comparetext import against_notes
-
     sweep = comparison.sweep
     return render("compare.html.j2", title="%s against published references" % sweep.label(),
                   heading="%s against published references" % (sweep.gpu_label() or sweep.name),
@@ -122,8 +124,6 @@ def ab_chart(comparison):
 
 
 def ab_page(result, nav=None) -> str:
-    from tfcnnwrap.present.abtext import ab_notes, environment_lines
-
     sections = []
     for comparison in result.comparisons:
         lines = environment_lines(comparison)
@@ -167,8 +167,6 @@ def rank_chart(ranking):
 
 
 def rank_page(ranking) -> str:
-    from tfcnnwrap.present.ranktext import rank_notes
-
     notes = rank_notes(ranking)
     sweep = ranking.sweep
     return render("compare.html.j2", title="%s ranked among published references" % sweep.label(),
@@ -180,10 +178,6 @@ def rank_page(ranking) -> str:
 
 def cmd_compare_html(args) -> int:
     """`compare --format html [--out FILE]`: compare's own verb, each view written as its page."""
-    import argparse
-
-    from tfcnnwrap.compare.compare import cmd_compare
-
     out = check_out(getattr(args, "out", None))  # before any work
     pages = {"against": lambda result: emit(against_page(result), out),
              "ab": lambda result: emit(ab_page(result), out),

@@ -15,9 +15,15 @@ from pathlib import Path
 from typing import Any, List, Optional
 from urllib.parse import quote
 
+from tfcnnwrap import __version__
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.pages import htmlcharts
 from tfcnnwrap.present.outfile import check_out, emit  # noqa: F401 - the pages' writers (htmlcompare)
+from tfcnnwrap.present.plotruns import _seconds, run_series
+from tfcnnwrap.present.report import TABLE_COLUMNS, plan_conditions, title_parts
+from tfcnnwrap.results.aggregate import summarize
+from tfcnnwrap.results.fleetreport import with_fleet
+from tfcnnwrap.results.store import load_sweep, newest_sweep
 
 _ENV: list = []
 
@@ -25,7 +31,7 @@ _ENV: list = []
 def environment():
     """The Jinja2 environment (imported here, not at start-up: `--help` and other formats never need it)."""
     if not _ENV:
-        import jinja2
+        import jinja2  # Jinja2: only an html page needs it, never --help or the other formats
 
         env = jinja2.Environment(loader=jinja2.PackageLoader("tfcnnwrap", "templates"), autoescape=True,
                                  undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
@@ -35,8 +41,6 @@ def environment():
 
 
 def render(template: str, **context: Any) -> str:
-    from tfcnnwrap import __version__
-
     context.setdefault("version", __version__)
     return environment().get_template(template).render(**context)
 
@@ -131,12 +135,6 @@ def text_of(value: Any) -> str:
 def sweep_view(path, out_dir: Optional[Path], root: Optional[Path] = None) -> ResultView:
     """A sweep directory's view for a page in ``out_dir``; its logs are linked when they sit under ``root``
     (default: ``out_dir``), the folder that is served or opened with the page."""
-    from tfcnnwrap.present.plotruns import run_series
-    from tfcnnwrap.present.report import plan_conditions, title_parts
-    from tfcnnwrap.results.aggregate import summarize
-    from tfcnnwrap.results.fleetreport import with_fleet
-    from tfcnnwrap.results.store import load_sweep
-
     sweep, meta, runs = load_sweep(Path(path))
     rows = [r.to_dict() for r in with_fleet(summarize(runs, meta.plan_order))]
     cond = plan_conditions(meta) or {}
@@ -174,8 +172,6 @@ def sweep_log_link(sweep, run, out_dir: Optional[Path], root: Optional[Path] = N
 
 
 def _headers():
-    from tfcnnwrap.present.report import TABLE_COLUMNS
-
     return {c.key: c.header for c in TABLE_COLUMNS}
 
 
@@ -287,8 +283,6 @@ GPU_PANELS = (("temp_c", "temperature", "\u00b0C"), ("sm_clock_mhz", "SM clock",
 def run_charts(view: ResultView, limit: int = 24) -> List[Any]:
     """Per configuration: each run's step rate over its steps, then the GPU's temperature, clock and power
     over the run's seconds (when it sampled them); at most ``limit`` configurations."""
-    from tfcnnwrap.present.plotruns import _seconds
-
     if not view.series:
         return []
     by_config: dict = {}
@@ -339,8 +333,6 @@ def report_page(sweep_dir, out: Optional[Path]) -> str:
 
 def cmd_report_html(args) -> int:
     """`report --format html [--out FILE]`."""
-    from tfcnnwrap.results.store import newest_sweep
-
     if getattr(args, "plot", None):
         raise UsageError("--plot goes with --format table, markdown, csv or json; the HTML page draws its own "
                          "charts")

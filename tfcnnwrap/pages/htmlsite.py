@@ -14,14 +14,19 @@ import gzip
 import hashlib
 import os
 import re
+import signal
 import statistics
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional
 
-from tfcnnwrap.errors import UsageError
+from tfcnnwrap import safefs
+from tfcnnwrap.compare.compareab import sweep_vs_sweeps
+from tfcnnwrap.errors import TfcnnwrapError, UsageError
 from tfcnnwrap.pages import htmlcharts
+from tfcnnwrap.pages.htmlcompare import ab_page
 from tfcnnwrap.pages.htmlpage import (
     ResultView,
     Table,
@@ -33,6 +38,13 @@ from tfcnnwrap.pages.htmlpage import (
     sweep_view,
     text_of,
 )
+from tfcnnwrap.results.aggregate import summarize
+from tfcnnwrap.results.fleetreport import with_fleet
+from tfcnnwrap.results.records import RunRecord
+from tfcnnwrap.results.store import is_sweep
+from tfcnnwrap.run.logparse import step_points
+from tfcnnwrap.share import bundlecheck
+from tfcnnwrap.share.bundle import BundleRefused, check_shape, parse_json
 
 BUNDLE_SUFFIX = ".tfcw.json.gz"
 MAX_BUNDLE_BYTES = 64 * 1024 * 1024  # unpacked; a bundle is one sweep's runs and logs
@@ -52,7 +64,6 @@ def read_bundle(path: Path, limit: int = MAX_BUNDLE_BYTES) -> dict:
         raise BundleError("%s: not a readable gzip file (%s)" % (path, exc)) from None
     if len(data) > limit:
         raise BundleError("%s: more than %d MiB unpacked; not a bundle" % (path, limit // (1024 * 1024)))
-    from tfcnnwrap.share.bundle import BundleRefused, parse_json
 
     try:  # bundle's strict parser: 1e999 (infinity), a key twice or a JSON bomb are refused, not shown
         value = parse_json(data, str(path))
@@ -128,8 +139,6 @@ def _bundle_logs(data: dict) -> dict:
 
 
 def _bundle_runs(data: dict) -> list:
-    from tfcnnwrap.results.records import RunRecord
-
     runs = []
     for record in data["runs"]:
         try:
@@ -146,9 +155,6 @@ def checked_bundle(path: Path, data: dict) -> bool:
     """True when ``data`` (read by read_bundle) is a bundle `verify` verifies, False when it is unverified
     (exported with --no-logs); BundleError naming why for one that fails: an id that is not the hash of its
     content, a log that does not match its sha256, a figure or status its log does not give."""
-    from tfcnnwrap.share import bundlecheck
-    from tfcnnwrap.share.bundle import BundleRefused, check_shape
-
     try:
         check_shape(data, str(path))
     except BundleRefused as exc:
@@ -165,10 +171,6 @@ def checked_bundle(path: Path, data: dict) -> bool:
 def bundle_entry(path: Path, data: dict, verified: bool = True) -> Entry:
     """A bundle's entry: its runs summarised as `report` does, its conditions and logs as text; an unverified
     one says so in its label (index, GPU page) and its conditions (its page)."""
-    from tfcnnwrap.results.aggregate import summarize
-    from tfcnnwrap.results.fleetreport import with_fleet
-    from tfcnnwrap.run.logparse import step_points
-
     runs = _bundle_runs(data)
     raw = data.get("conditions")
     cond: dict = raw if isinstance(raw, dict) else {}
@@ -207,8 +209,6 @@ def _condition_text(value):
 
 def _expand(source: str) -> List[Path]:
     """The sweeps and bundle files a SOURCE names (``library``: the bundles library)."""
-    from tfcnnwrap.results.store import is_sweep
-
     path = library_dir() if source == "library" else Path(source)
     if source == "library" and not path.is_dir():
         return []  # an empty library: the site says so
@@ -229,8 +229,6 @@ PARALLEL_FROM = 16  # fewer sources than this are read in this process: a pool's
 
 def _read_one(path: Path, out_dir: Path) -> tuple:
     """(entry, None), or (None, why) for a source that cannot be read; runs in worker processes."""
-    from tfcnnwrap.errors import TfcnnwrapError
-
     try:
         if path.is_file():
             data = read_bundle(path)
@@ -247,8 +245,6 @@ def _read_one(path: Path, out_dir: Path) -> tuple:
 
 
 def _worker_init():
-    import signal
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it ends the pool
 
 
@@ -258,8 +254,8 @@ def _read_all(paths: List[Path], out_dir: Path) -> list:
     workers = min(os.cpu_count() or 1, 8)
     if len(paths) < PARALLEL_FROM or workers < 2 or not sys.platform.startswith("linux"):
         return [_read_one(p, out_dir) for p in paths]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    import multiprocessing  # only many sources start workers: a small site skips its import
+    from concurrent.futures import ProcessPoolExecutor  # as multiprocessing
 
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
                              initializer=_worker_init) as pool:
@@ -424,16 +420,12 @@ class SiteWriter:
         self.bytes = 0
 
     def folder(self, rel: str) -> None:
-        from tfcnnwrap import safefs
-
         path = self.root / rel
         if safefs.is_link(path):
             raise UsageError("%s is a link; tfcnnwrap does not write through links: remove it" % path)
         path.mkdir(exist_ok=True)
 
     def write(self, rel: str, text: str) -> None:
-        from tfcnnwrap import safefs
-
         data = text.encode("utf-8")
         # no fsync per page: a site is rebuilt from its sources in seconds, and 1,000 fsyncs are not
         safefs.atomic_write(self.root / rel, data, fsync=False)
@@ -468,14 +460,10 @@ def build_site(entries: List[Entry], writer: SiteWriter, problems: List[str], ab
         writer.write(entry.page, render("result.html.j2", title="%s: %s" % (entry.view.gpu, entry.view.label),
                                         nav=nav, **report_context(entry.view)))
     if ab is not None:
-        from tfcnnwrap.pages.htmlcompare import ab_page
-
         writer.write("ab.html", ab_page(ab, nav=root_nav))
 
 
 def _site_dir(out: str) -> Path:
-    from tfcnnwrap import safefs
-
     path = Path(out)
     if safefs.is_link(path):
         raise UsageError("--out %s is a link; tfcnnwrap does not write through links: give a directory" % out)
@@ -489,15 +477,10 @@ def _site_dir(out: str) -> Path:
 
 def cmd_site(args) -> int:
     """Exit 0 every source read · 1 some could not be (each named with why) · 2 usage."""
-    import time
-
     started = time.perf_counter()
     out = _site_dir(args.out)
     ab = None
     if getattr(args, "ab", False):
-        from tfcnnwrap.compare.compareab import sweep_vs_sweeps
-        from tfcnnwrap.results.store import is_sweep
-
         if len(args.sources) < 2 or not all(is_sweep(Path(s)) for s in args.sources):
             raise UsageError("--ab compares sweep directories: give a baseline and one or more candidates")
         ab = sweep_vs_sweeps(args.sources[0], args.sources[1:])

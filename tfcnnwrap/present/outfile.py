@@ -2,13 +2,17 @@
 before any work (not a directory, in a directory that exists) and written by atomic replace (a link at the
 name is replaced, never written through: safefs)."""
 
+import argparse
 import io
 import sys
 from contextlib import redirect_stdout
 from pathlib import Path
 from typing import Callable, Optional
 
+from tfcnnwrap import safefs
 from tfcnnwrap.errors import UsageError
+from tfcnnwrap.results.store import fs_error
+from tfcnnwrap.safefs import refuse_special
 
 
 def check_out(out: Optional[str]) -> Optional[Path]:
@@ -20,7 +24,6 @@ def check_out(out: Optional[str]) -> Optional[Path]:
         raise UsageError("--out %s is a directory; give a file such as %s" % (out, path / "report.html"))
     if not path.parent.is_dir():
         raise UsageError("--out %s: the directory %s does not exist; create it first" % (out, path.parent))
-    from tfcnnwrap.safefs import refuse_special
 
     refuse_special(path)  # before any work, not after it
     return path
@@ -31,8 +34,6 @@ def emit(text: str, out: Optional[Path]) -> None:
     if out is None:
         sys.stdout.write(text)
         return
-    from tfcnnwrap import safefs
-    from tfcnnwrap.results.store import fs_error
 
     try:
         safefs.atomic_write(out, text)
@@ -42,8 +43,6 @@ def emit(text: str, out: Optional[Path]) -> None:
 
 def written_to(out: str, handler: Callable, args) -> int:
     """Run a verb's ``handler(args)`` (args without ``out``) and write what it printed to ``out``."""
-    import argparse
-
     path = check_out(out)
     buffer = io.StringIO()
     with redirect_stdout(buffer):

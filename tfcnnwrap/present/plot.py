@@ -7,6 +7,7 @@ daggered like its table cell. matplotlib (the `plot` extra) is imported only her
 
 import io
 import math
+import textwrap
 from pathlib import Path
 
 from tfcnnwrap.errors import UsageError
@@ -35,8 +36,6 @@ PANEL_W = 4.6  # inches of a bar panel, its labels aside
 def fit_title(title, width_in, fontsize=12, em=0.62):
     """``title`` wrapped between words to ``width_in`` inches; ``em``: the average glyph width in ems (~0.62
     for bold DejaVu Sans, ~0.52 for regular)."""
-    import textwrap
-
     chars = max(20, int(width_in * 72.0 / (fontsize * em)))
     return "\n".join(textwrap.wrap(title, chars, break_on_hyphens=False)) or title
 
@@ -119,7 +118,7 @@ def _draw_panel(ax, panel):
     if panel.get("line") is not None:
         ax.axvline(panel["line"], color="#555555", linestyle="--", linewidth=0.8)
     if panel.get("percent"):
-        from matplotlib.ticker import FuncFormatter
+        from matplotlib.ticker import FuncFormatter  # matplotlib (the plot extra): only for --plot
 
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: "%+.1f%%" % v if abs(v) > 1e-9 else "0"))
     ax.set_yticks(positions)

@@ -11,7 +11,7 @@ import math
 from types import SimpleNamespace
 
 from tfcnnwrap.errors import UsageError
-from tfcnnwrap.present.plot import _save, require_matplotlib
+from tfcnnwrap.present.plot import _save, fit_title, require_matplotlib
 
 IDEAL_STYLE = dict(color="#888888", linestyle="--", linewidth=1.0)
 COLORS = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666"]
@@ -86,8 +86,6 @@ def scaling_panel(ax, rows):
 
 def _fitted_title(ax, text, fontsize=10):
     """The panel's title wrapped between words to the panel's width (a long host name, many models)."""
-    from tfcnnwrap.present.plot import fit_title
-
     width_in = ax.get_position().width * ax.figure.get_figwidth()
     ax.set_title(fit_title(text, width_in, fontsize, em=0.52), fontsize=fontsize)
 

@@ -10,16 +10,20 @@ from pathlib import Path
 
 from tfcnnwrap import render
 from tfcnnwrap.errors import TfcnnwrapError
+from tfcnnwrap.present.outfile import written_to
 from tfcnnwrap.present.plot import require_matplotlib
 from tfcnnwrap.present.plotruns import plot_runs
 from tfcnnwrap.present.plotscaling import plot_scaling
+from tfcnnwrap.prose import fill
 from tfcnnwrap.render import Col, gpus_text, make_table
 from tfcnnwrap.results import quality
-from tfcnnwrap.results.aggregate import summarize, summary_columns
+from tfcnnwrap.results.aggregate import summarize, summary_columns, verdict
 from tfcnnwrap.results.fleetreport import cluster_label, fleet_columns, with_fleet
 from tfcnnwrap.results.plan import Plan
+from tfcnnwrap.results.references import load_references
 from tfcnnwrap.results.scaling import emit_scaling, is_scaling
 from tfcnnwrap.results.store import load_sweep, newest_sweep
+from tfcnnwrap.run.procs import format_command
 
 # Priority 0 never drops; on a narrow terminal the highest priority drops first (equal ones together).
 TABLE_COLUMNS = [
@@ -121,8 +125,6 @@ def conditions(meta):
 
 def quality_lines(rows):
     """One line per problem a configuration's figures have (quality.problems), named by configuration."""
-    from tfcnnwrap.results.aggregate import verdict
-
     lines = []
     for row in rows:
         where = "%s bs=%d%s%s" % (row.model, row.batch_size, gpus_text(row.num_gpus),
@@ -145,8 +147,6 @@ def print_quality(console, rows):
 def wrap_keeping_units(text, width):
     """``text`` wrapped between words at ``width``, a number never apart from its unit (``86 °C``): the one
     rule of prose.fill, which errors and the sweep's warnings follow too."""
-    from tfcnnwrap.prose import fill
-
     return fill(text, width, indent="").split("\n")
 
 
@@ -172,9 +172,6 @@ FAILURE_CHARS = 200  # of a failure's text on its line; the log has it all
 def next_compare(sweep_path, meta):
     """The `compare` line that fits what the sweep ran on: against the published figure of the same GPU when
     it is a reference, else ranked among them; None on the CPU (the references are GPUs)."""
-    from tfcnnwrap.results.references import load_references
-    from tfcnnwrap.run.procs import format_command
-
     if meta.on_cpu:
         return None
     base = ["python", "-m", "tfcnnwrap", "compare", str(sweep_path)]
@@ -235,8 +232,6 @@ def _plot(sweep, meta, runs, rows, plot_path):
 def cmd_report(args):
     """Exit 0 whenever the sweep can be read, failed runs or not (they are in the table); 2 when it cannot."""
     if args.out and args.format != "html":
-        from tfcnnwrap.present.outfile import written_to
-
         return written_to(args.out, cmd_report, args)
     plot_path = args.plot
     if plot_path:
@@ -256,8 +251,6 @@ def cmd_report(args):
 
 def _emit_report(sweep, meta, rows, fmt):
     """People read the table and Markdown; scripts read every column of the JSON and CSV."""
-    from tfcnnwrap import render
-
     rows = with_fleet(rows)
     dicts = [row.to_dict() for row in rows]
     columns = summary_columns(rows) if fmt in ("json", "csv") else table_columns(dicts)
@@ -270,7 +263,6 @@ def _emit_report(sweep, meta, rows, fmt):
 
 def _warn_throttled(runs):
     """The throttle warning the sweep ended with, on stderr as the sweep printed it."""
-    from tfcnnwrap import render
     warning = quality.throttle_warning(runs)
     if warning:
         err = render.console(stderr=True)

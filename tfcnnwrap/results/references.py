@@ -14,9 +14,11 @@ import csv
 import io
 import re
 from dataclasses import dataclass, field
+from decimal import Decimal
 from importlib.resources import files
 from typing import Dict, List, Tuple
 
+from tfcnnwrap.boundedread import read_bounded
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.render import CSV_FORMULA_START
 
@@ -99,7 +101,6 @@ def format_published(text, value):
         return text
     # every digit of the float, in positional notation: 5e-324 must not print as 0 (which reads back as no
     # figure at all), nor 1.5e3 as 1500.000000
-    from decimal import Decimal
 
     plain = format(Decimal(repr(float(value))), "f")
     return plain.rstrip("0").rstrip(".") if "." in plain else plain
@@ -416,8 +417,6 @@ def _read_rows(path):
     The file is read whole, within MAX_CSV_BYTES, by ``boundedread`` (a device is refused, a pipe that does
     not end is given up on); a cell that CSV output made safe for spreadsheets (``'=...``) reads back as
     written before."""
-    from tfcnnwrap.boundedread import read_bounded
-
     shown = str(path)
     data = read_bounded(path, MAX_CSV_BYTES, "a reference CSV")
     try:

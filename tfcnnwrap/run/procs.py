@@ -12,6 +12,7 @@ session. On Windows the command goes into a kill-on-close job object of its own,
 same way.
 """
 
+import contextlib
 import os
 import shlex
 import signal
@@ -410,8 +411,6 @@ def run_captured(argv, timeout, env=None, cwd=None, guard=None):
     ``OUTPUT_GRACE_S`` for them to finish, then they are killed. ``guard(group)``: a context manager held
     while the command runs (``StopRequests.guard``: a stop request ends the wait at once).
     """
-    import contextlib
-
     with ProcessGroup(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as group:
         readers = [_Collector(group.stdout), _Collector(group.stderr)]
         with guard(group) if guard is not None else contextlib.nullcontext():

@@ -29,7 +29,7 @@ from tfcnnwrap.run.gpusamples import (  # noqa: F401 - re-exported: the sampler'
     summarize_samples,
     throttle_verdict,
 )
-from tfcnnwrap.run.procs import bind_to_our_lifetime, kill_tree, popen_group_kwargs
+from tfcnnwrap.run.procs import bind_to_our_lifetime, kill_tree, popen_group_kwargs, run_captured
 
 ENV_NVIDIA_SMI = "TFCNNWRAP_NVIDIA_SMI"  # a path to use, or "none" to switch telemetry off
 SAMPLE_FIELDS = LEGACY_FIELDS  # what every nvidia-smi knows; more when the driver does (choose_fields)
@@ -120,8 +120,6 @@ def _run_smi(args, timeout=QUERY_TIMEOUT_S, stops=None):
     """(exit code, text) of a one-shot nvidia-smi call; (None, why) when it could not run, did not answer
     (its whole tree is killed, a wrapper's children too; it is not asked again, see ``_HUNG``) or a stop
     request (Ctrl-C) ended the wait."""
-    from tfcnnwrap.run.procs import run_captured
-
     path = str(args[0])
     if path in _HUNG:
         return None, _HUNG[path]

@@ -17,6 +17,7 @@ import json
 import math
 import os
 import re
+import stat
 from pathlib import Path
 
 from tfcnnwrap import __version__
@@ -135,7 +136,6 @@ def read_path_bytes(path):
         info = os.lstat(str(path))
     except OSError as exc:
         raise BundleRefused("%s: cannot read it (%s)" % (path, exc.strerror or exc)) from None
-    import stat
 
     if stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode):
         raise BundleRefused("%s: not a regular file (a link or a directory); give the bundle file itself" % path)

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from typing import Dict, List, Tuple, Union
 
 from tfcnnwrap import bounds
+from tfcnnwrap.render import safe_text
 from tfcnnwrap.run import logparse
+from tfcnnwrap.share.bundle import BundleRefused, read_path, sha256_text
 
 VERIFIED, UNVERIFIED, FAILED = "verified", "unverified", "not verified"
 # Statuses a log alone cannot confirm: the sweep decided them (timeout, the user's stop, the OOM rule).
@@ -101,7 +103,6 @@ def _run_findings(run, logs):
         if run["status"] == "ok":
             out.append("%s: its log %s is not in the bundle" % (where, name))
         return out
-    from tfcnnwrap.share.bundle import sha256_text
 
     if sha256_text(entry["text"]) != entry["sha256"]:
         return out + ["%s: log %s does not match its sha256 (the text was changed)" % (where, name)]
@@ -139,8 +140,6 @@ def verify(bundle):
     findings.extend(_summary_findings(bundle))
     if findings:
         # they quote the bundle's own text (model, status, log name, its logs' header): shown, never obeyed
-        from tfcnnwrap.render import safe_text
-
         return Verdict(FAILED, tuple(safe_text(f) for f in findings[:_MAX_FINDINGS]))
     if logs is None:
         return Verdict(UNVERIFIED, ("exported with --no-logs: there is nothing to check its figures against",))
@@ -149,8 +148,6 @@ def verify(bundle):
 
 def cmd_verify(args):
     """One line per finding and one per bundle; exit 0 all verified, 1 some not, 2 some unreadable."""
-    from tfcnnwrap.share.bundle import BundleRefused, read_path
-
     code = 0
     for path in args.bundles:
         try:

@@ -11,11 +11,15 @@ import getpass
 import os
 import re
 import socket
+import stat
 import sys
 from pathlib import Path
 
+from tfcnnwrap import safefs
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.jsontext import plain
+from tfcnnwrap.results.comparesweep import Sweep
+from tfcnnwrap.results.store import fs_error
 from tfcnnwrap.share import bundle as bundles
 
 HOST, USER, HOME = "<host>", "<user>", "~"
@@ -89,8 +93,6 @@ def _log_name(relpath):
 def _regular_file_bytes(path):
     """The bytes of ``path`` when it is a regular file, else None: a link is never followed, and a FIFO or
     device would block or never end. Bounded: a log larger than a bundle can carry is refused."""
-    import stat
-
     try:
         info = os.lstat(str(path))
     except OSError:
@@ -163,8 +165,6 @@ def conditions_of(sweep, gpu, redact, keep_host):
 
 def build(sweep_path, logs=True, keep_host=False):
     """The bundle dict of the sweep at ``sweep_path``; UsageError when it has no GPU name or no run."""
-    from tfcnnwrap.results.comparesweep import Sweep
-
     sweep = Sweep(sweep_path)
     if not sweep.runs:
         raise UsageError("%s has no finished run yet; nothing to export" % sweep_path)
@@ -189,9 +189,6 @@ def _clean(value):
 
 
 def cmd_export(args):
-    from tfcnnwrap import safefs
-    from tfcnnwrap.results.store import fs_error
-
     bundle = build(args.sweep_dir, logs=not args.no_logs, keep_host=args.keep_host)
     data = bundles.to_bytes(bundle)
     if len(data) > bundles.max_bytes():

@@ -9,14 +9,19 @@ safe: each bundle's transaction is ``BEGIN IMMEDIATE`` and ``INSERT OR IGNORE`` 
 """
 
 import os
+import signal
 import statistics
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
+from tfcnnwrap import render, safefs
 from tfcnnwrap.clock import utc_now
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
+from tfcnnwrap.results.references import name_words
 from tfcnnwrap.share import bundle as bundles
+from tfcnnwrap.share.bundle import BundleRefused, read_bytes
+from tfcnnwrap.share.bundlecheck import FAILED, verify
 
 if TYPE_CHECKING:
     import sqlite3
@@ -118,8 +123,6 @@ class Library:
         """Store a checked bundle (``data``: its file bytes, ``bundle_row``/``rows``: its index rows); False
         when it was already there. Atomic: the file is renamed into place before its rows are committed in
         one transaction (a file without rows is harmless and rewritten by the next import)."""
-        from tfcnnwrap import safefs
-
         ident = bundle_row[0]
         db = self.db
         if db is None:  # only Library(create=False) of a missing library has no index: it is for queries
@@ -184,8 +187,6 @@ def _create_schema(db: "sqlite3.Connection") -> None:
 def gpu_matches(typed, name):
     """``--gpu 2070`` matches ``GeForce RTX 2070`` (the references' name rules: case, vendor words and
     punctuation do not count; every typed word must be one of the name's)."""
-    from tfcnnwrap.results.references import name_words
-
     typed_words = name_words(typed)
     return bool(typed_words) and set(typed_words) <= set(name_words(name))
 
@@ -218,9 +219,6 @@ MAX_JOBS = 8
 def check(data, where, origin="", expected_id=None, known=()):
     """What importing one bundle's bytes would do, without touching the library (so worker processes can
     do it): ('refused', message, None) / ('present', message, id) / ('new', message, (bundle row, rows))."""
-    from tfcnnwrap.share.bundle import BundleRefused, read_bytes
-    from tfcnnwrap.share.bundlecheck import FAILED, verify
-
     try:
         bundle = read_bytes(data, where)
     except BundleRefused as exc:
@@ -268,8 +266,6 @@ _KNOWN: FrozenSet[str] = frozenset()
 
 def _check_file(path):
     """(data, check's answer) of a bundle file; run in worker processes for many files."""
-    from tfcnnwrap.share.bundle import BundleRefused
-
     try:
         data = bundles.read_path_bytes(path)
     except BundleRefused as exc:
@@ -278,8 +274,6 @@ def _check_file(path):
 
 
 def _worker_init(known):
-    import signal
-
     global _KNOWN
     _KNOWN = known
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it ends the pool
@@ -294,7 +288,7 @@ def checked_files(files, known):
         for path in files:
             yield (path,) + _check_file(path)
         return
-    import multiprocessing
+    import multiprocessing  # only many files start workers; other verbs that load library skip its import
 
     with multiprocessing.get_context("fork").Pool(jobs, initializer=_worker_init, initargs=(known,)) as pool:
         for path, answer in zip(files, pool.imap(_check_file, files, chunksize=16)):
@@ -325,8 +319,6 @@ def cmd_import(args):
 
 
 def cmd_library(args):
-    from tfcnnwrap import render
-
     library = Library(create=False)
     rows = library.rows(gpu=args.gpu, model=args.model)
     library.close()

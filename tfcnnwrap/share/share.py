@@ -21,7 +21,11 @@ import tempfile
 from pathlib import Path
 
 from tfcnnwrap.errors import SetupError, TfcnnwrapError, UsageError
+from tfcnnwrap.filelock import FileLock
 from tfcnnwrap.share import bundle as bundles
+from tfcnnwrap.share.bundlecheck import FAILED, verify
+from tfcnnwrap.share.bundleexport import build
+from tfcnnwrap.share.library import Library, import_one
 from tfcnnwrap.target import gitremote
 
 PUSH_TRIES = 8
@@ -43,11 +47,9 @@ def _git_error(what, url, exc):
 def _bundle_bytes(source):
     """(bundle, file bytes) of a sweep directory (exported now) or a bundle file; a bundle that fails
     verification is refused (exit 1), an unverified one (no logs) goes with a warning."""
-    from tfcnnwrap.share.bundlecheck import FAILED, verify
 
     path = Path(source)
     if path.is_dir():
-        from tfcnnwrap.share.bundleexport import build
 
         bundle = build(path)
         data = bundles.to_bytes(bundle)
@@ -209,7 +211,6 @@ def cache_path(library, url):
 def _cache_lock(library, url):
     """The lock of ``url``'s pull cache, held for the whole pull: two pulls fetching into one cache at once
     made git fail on its shallow.lock, reported as a network error."""
-    from tfcnnwrap.filelock import FileLock
 
     path = cache_path(library, url)
     try:
@@ -265,8 +266,6 @@ def _entry_refusal(mode, kind, size, path):
 
 def pull(url, branch=None, out=sys.stdout, err=sys.stderr):
     """Fetch, verify and import; returns {'imported', 'present', 'refused'} counts."""
-    from tfcnnwrap.share.library import Library, import_one
-
     url = gitremote.normalise_repo_url(url, flag="GIT_URL")
     if branch:
         gitremote.validate_branch_name(branch)
@@ -294,7 +293,7 @@ def pull(url, branch=None, out=sys.stdout, err=sys.stderr):
             if name[: -len(bundles.SUFFIX)] in known:
                 counts["present"] += 1
                 continue
-            outcome, message = _pull_one(repo, library, import_one, (mode, kind, sha, size, path), url)
+            outcome, message = _pull_one(repo, library, (mode, kind, sha, size, path), url)
             counts[outcome] += 1
             if outcome != "present":
                 (err if outcome == "refused" else out).write(("refused: " if outcome == "refused" else "")
@@ -306,7 +305,7 @@ def pull(url, branch=None, out=sys.stdout, err=sys.stderr):
     return counts, tip
 
 
-def _pull_one(repo, library, import_one, entry, url):
+def _pull_one(repo, library, entry, url):
     mode, kind, sha, size, path = entry
     path = path if path.isprintable() else ascii(path)  # their file names: one line each, whatever they hold
     refusal = _entry_refusal(mode, kind, size, path)

@@ -23,6 +23,7 @@ from pathlib import Path
 from tfcnnwrap import jsontext, safefs
 from tfcnnwrap.clock import utc_now
 from tfcnnwrap.cluster import slurm
+from tfcnnwrap.errors import TfcnnwrapError
 from tfcnnwrap.results.records import Status
 from tfcnnwrap.run.logparse import ParsedLog, last_line, parse_file
 from tfcnnwrap.run.runner import RunOutcome
@@ -92,9 +93,6 @@ def _wait(ctx, step, timeout_s):
 def _release(step):
     """Cancel the step if srun still runs, then wait until Slurm has let it go. A Slurm tool that hangs or
     fails here is a warning: the hosts' logs, not the clean-up, decide the run."""
-    from tfcnnwrap.cluster import slurm
-    from tfcnnwrap.errors import TfcnnwrapError
-
     try:
         if step.poll() is None:
             step.cancel()

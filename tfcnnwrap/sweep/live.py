@@ -16,6 +16,7 @@ import time
 from collections import Counter
 
 from tfcnnwrap.render import gpus_text
+from tfcnnwrap.run.logparse import STAGE_TIMED
 
 TICKS_PER_SECOND = 1
 MAX_REDRAWS_PER_SECOND = 4
@@ -160,8 +161,6 @@ class TimeLeft:
 def stage_text(stage, step_no, num_batches):
     """What the running run is doing: its stage, with step k/N once timed steps are printed (no stage known,
     a cluster job: the step alone)."""
-    from tfcnnwrap.run.logparse import STAGE_TIMED
-
     steps = "step %d%s" % (step_no, "/%d" % num_batches if num_batches else "") if step_no else ""
     if stage == STAGE_TIMED:
         return "timed " + steps if steps else "timed steps"

@@ -21,6 +21,7 @@ from tfcnnwrap.errors import (
     UsageError,
 )
 from tfcnnwrap.present.report import next_compare, print_summary
+from tfcnnwrap.prose import fill
 from tfcnnwrap.results.plan import Plan, build_plan, plan_flags_given
 from tfcnnwrap.results.quality import throttle_warning
 from tfcnnwrap.results.records import Status, SweepMeta
@@ -39,6 +40,7 @@ from tfcnnwrap.target import checkout, probe
 from tfcnnwrap.target.envinfo import capture_environment
 from tfcnnwrap.target.features import BRANCH_FLAGS, branch_flags
 from tfcnnwrap.target.probe import resolve_device
+from tfcnnwrap.target.quiet import gather
 from tfcnnwrap.target.versions import needs_legacy_keras
 
 
@@ -222,8 +224,6 @@ def _check_cluster(ctx):
 
 def _warn_noisy_machine(ctx):
     """Once, before the first run: what on this machine would make the numbers wander (quiet.py)."""
-    from tfcnnwrap.target.quiet import gather
-
     for finding in gather(gpu=ctx.device == "gpu"):
         _warn(ctx, "%s: %s" % (finding["what"], finding["fix"]))
 
@@ -231,9 +231,7 @@ def _warn_noisy_machine(ctx):
 def _warn(ctx, warning):
     """One warning: wrapped between words to a terminal's width (a number kept with its unit), else one line."""
     if warning:
-        from rich.text import Text
-
-        from tfcnnwrap.prose import fill
+        from rich.text import Text  # rich: only when there is a warning to show
 
         con = ctx.warn_console
         text = "warning: " + warning

@@ -29,6 +29,7 @@ from tfcnnwrap import safefs
 from tfcnnwrap.cluster import cluster, clusterplan, slurm
 from tfcnnwrap.cluster.cluster import StopSignal
 from tfcnnwrap.cluster.nodewatch import NodeWatch
+from tfcnnwrap.errors import TfcnnwrapError
 from tfcnnwrap.results.records import Status
 from tfcnnwrap.sweep import runlife
 
@@ -215,9 +216,6 @@ def srun_task_command(argv, name, host, job_id):
 def release_steps_or_warn(job_id, names, timeout_s=RELEASE_TIMEOUT_S) -> bool:
     """``release_steps``, with a Slurm tool that fails, hangs past its timeout or cannot run reported as one
     warning line on stderr (False) instead of raised: clean-up comes after the run and never decides it."""
-    from tfcnnwrap.cluster import slurm
-    from tfcnnwrap.errors import TfcnnwrapError
-
     try:
         released = release_steps(job_id, names, timeout_s)
     except (TfcnnwrapError, OSError) as exc:

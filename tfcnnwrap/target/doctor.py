@@ -22,7 +22,9 @@ from tfcnnwrap.run.telemetry import query_gpus
 from tfcnnwrap.target import checkout, versions
 from tfcnnwrap.target.checkout import branch_for, branch_mismatch, read_manifest, script_path
 from tfcnnwrap.target.envinfo import capture_environment
-from tfcnnwrap.target.probe import resolve_device, run_probe
+from tfcnnwrap.target.gpusetup import install_hint
+from tfcnnwrap.target.probe import Bandwidth, resolve_device, run_probe
+from tfcnnwrap.target.quiet import gather
 
 # CUDA and cuDNN of the official GPU pip builds (tensorflow.org "tested build configurations"), for the
 # TensorFlow versions that cannot say themselves (tf.sysconfig.get_build_info arrived in 2.3).
@@ -148,7 +150,6 @@ def collect(python=None, vendor_dir="vendor", matmul=False, timeout=None, bandwi
         "warnings": warnings,
     }
     report["git"], report["git_path"] = git_info()
-    from tfcnnwrap.target.quiet import gather
 
     report["quiet"] = gather()  # [{what, fix}]: what would make the numbers wander (quiet.py)
     report["machine"] = {key: env[key] for key in MACHINE_KEYS}
@@ -195,8 +196,6 @@ def _matmul_timings(probe):
 
 def copy_bandwidth(probe):
     """``{h2d_gbps, d2h_gbps, reason}``: the probe's figures, or why there are none."""
-    from tfcnnwrap.target.probe import Bandwidth
-
     found = probe.bandwidth or Bandwidth(reason="the probe stopped before timing copies (see the warnings)")
     if found.reason is None and (found.h2d_gbps is None or found.d2h_gbps is None):
         found = Bandwidth(found.h2d_gbps, found.d2h_gbps, "a copy took no measurable time")
@@ -224,8 +223,6 @@ def _gpu_row(report):
             return _row("GPUs TensorFlow sees", INFO, "-", "needs TensorFlow")
         return _row("GPUs TensorFlow sees", WARN, "cannot tell", "this TensorFlow could not list its devices")
     if smi_names:
-        from tfcnnwrap.target.gpusetup import install_hint
-
         fix = install_hint(_parsed(report["tensorflow_version"]), report["tensorflow_distribution"],
                            report["python"], os.name == "nt", report["is_cuda_build"], report["cuda_version"],
                            report["cudnn_version"])

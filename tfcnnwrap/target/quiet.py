@@ -9,6 +9,8 @@ output); ``gather`` asks nvidia-smi (two one-shot queries) and reads Linux's /sy
 import os
 from pathlib import Path
 
+from tfcnnwrap.run.telemetry import _run_smi, find_nvidia_smi
+
 # nvidia-smi --query-gpu fields, in this order (the names every driver since 2013 knows)
 GPU_FIELDS = ("index", "persistence_mode", "power.limit", "power.default_limit", "clocks.applications.graphics",
               "clocks.default_applications.graphics", "pcie.link.width.current", "pcie.link.width.max")
@@ -109,8 +111,6 @@ def cpu_findings(root="/"):
 
 def gather(nvidia_smi=None, root="/", gpu=True):
     """Every finding on this machine: [{"what", "fix"}] (``gpu`` False: the CPU's only)."""
-    from tfcnnwrap.run.telemetry import _run_smi, find_nvidia_smi
-
     found = []
     path = find_nvidia_smi(nvidia_smi) if gpu else None
     if path is not None:
