@@ -439,6 +439,7 @@ def _spawning_functions(path):
     return _SPAWNING_BY_MODULE[path]
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks added here
 def pytest_collection_modifyitems(config, items):
     for item in items:
         used = set(getattr(item, "fixturenames", ()))

@@ -78,4 +78,6 @@ def test_list_on_screen(results, columns):
     for name in ("20261201-120000", "20261201-090000", "20261130-101500"):
         assert name in text
     assert "interrupted (2 to run)" in text and "complete" in text and "unreadable" in text
-    assert "resume 20261201-090000: python -m tfcnnwrap sweep --resume %s" % (results / "20261201-090000") in text
+    assert "resume 20261201-090000:" in text  # the command on a line of its own, unbroken even where it folds
+    raw = scr.raw.decode("utf-8", "replace").replace("\r", "")
+    assert "\n  python -m tfcnnwrap sweep --resume %s" % (results / "20261201-090000") in raw

@@ -78,11 +78,16 @@ def cmd_list(args):
         return 0
     title = "%d sweep%s under %s, newest first" % (len(rows), "" if len(rows) == 1 else "s", root)
     notes = ["%s: %s" % (r["name"], r["error"]) for r in rows if r.get("error")]
-    notes += ["resume %s: %s" % (r["name"], r["resume"]) for r in rows if r.get("resume")]
+    resumes = [(r["name"], r["resume"]) for r in rows if r.get("resume")]
+    notes += ["resume %s: %s" % pair for pair in resumes]
     render.emit(rows, fmt, columns=TABLE_COLUMNS, title=title,
                 caption="\n\n".join(notes) if fmt == "markdown" and notes else None)
     if fmt == "table":
         out = render.console()
-        for line in notes:
+        for line in notes[:len(notes) - len(resumes)]:
             render.print_note(out, line)
+        for name, command in resumes:
+            out.print("resume %s:" % name, markup=False, highlight=False)
+            # a command to paste: one line, never broken inside a path (a narrow terminal folds it)
+            out.print("  " + command, markup=False, highlight=False, soft_wrap=True)
     return 0
