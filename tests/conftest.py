@@ -439,7 +439,6 @@ def _spawning_functions(path):
     return _SPAWNING_BY_MODULE[path]
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks added here
 def pytest_collection_modifyitems(config, items):
     for item in items:
         used = set(getattr(item, "fixturenames", ()))
@@ -450,10 +449,6 @@ def pytest_collection_modifyitems(config, items):
         name = getattr(item, "originalname", None) or item.name
         if needs or used & SPAWNING_FIXTURES or name in _spawning_functions(str(item.path)):
             item.add_marker("slow")
-        if "slurm" in needs:
-            # Under pytest-xdist (-n), a cluster's tests run one at a time on one worker: they share its nodes,
-            # and some kill a node. The one-node and the three-node cluster are two groups.
-            item.add_marker(pytest.mark.xdist_group("slurm-multi" if "multi" in item.path.name else "slurm"))
 
 
 def _refuse_to_start(*args, **kwargs):

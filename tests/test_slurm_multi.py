@@ -22,6 +22,9 @@ from conftest import REPO_ROOT, cli_env, pid_alive, run_cli
 from tfcnnwrap.cluster import clusterplan, nodewatch
 from tfcnnwrap.run import telemetry
 
+# Under pytest-xdist (-n 2, --dist loadfile in pyproject) every test of this file runs on one worker, one after
+# another: they share the clusters' nodes, and some kill a node or cut its link.
+
 MULTI_NOT_UP = (
     "the multi-node Slurm cluster is not up: as root run `.ci/slurm-multi-up DIR` (3 nodes), then export "
     "TFCNNWRAP_SLURM_MULTI=1 TFCNNWRAP_SLURM_MULTI_DIR=DIR (.ci/run does all this)"
