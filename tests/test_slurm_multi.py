@@ -291,7 +291,7 @@ def report_seconds(out, capsys):
     started = time.perf_counter()
     code = cli.main(["report", str(out), "--format", "json"])
     took = time.perf_counter() - started
-    assert code == 0 and len(json.loads(capsys.readouterr().out)) == 10
+    assert code == 0 and len(json.loads(capsys.readouterr().out)["rows"]) == 10
     return took
 
 
