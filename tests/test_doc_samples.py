@@ -23,6 +23,7 @@ import shlex
 import sys
 import tempfile
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Iterator, List, Optional, Tuple
 
@@ -33,6 +34,7 @@ if __name__ == "__main__":  # run as a script: the checkout's tfcnnwrap, as unde
 import pytest  # noqa: E402
 
 from tfcnnwrap import cli  # noqa: E402
+from tfcnnwrap.sweep.sweep import sweep_stamp  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "data" / "samples"
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -287,6 +289,15 @@ def test_the_docs_hold_checked_samples():
     # the seed's report and compare samples at least: a parser that found none would pass everything
     assert {b.doc for b in CHECKED} >= {"README.md", "docs/usage.md"}
     assert len(CHECKED) >= 5
+
+
+def test_the_default_sweep_directory_in_the_docs_is_the_one_sweep_makes():
+    # a sample in prose: results-format.md and usage.md name it as sweep_stamp does (local time, UTC offset)
+    local = datetime(2026, 11, 30, 10, 15, tzinfo=timezone(timedelta(hours=1)))
+    name = "`results/%s`" % sweep_stamp(local)
+    for doc in ("docs/results-format.md", "docs/usage.md"):
+        text = (ROOT / doc).read_text(encoding="utf-8")
+        assert name in text and "<UTC yyyymmdd" not in text, doc
 
 
 SAMPLE_DOC = """\
