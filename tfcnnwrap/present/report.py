@@ -21,7 +21,7 @@ from tfcnnwrap.results.aggregate import summarize, summary_columns, verdict
 from tfcnnwrap.results.fleetreport import cluster_label, fleet_columns, with_fleet
 from tfcnnwrap.results.plan import Plan
 from tfcnnwrap.results.references import load_references
-from tfcnnwrap.results.scaling import emit_scaling, is_scaling
+from tfcnnwrap.results.scaling import TOWER, emit_scaling, is_scaling
 from tfcnnwrap.results.store import load_sweep, newest_sweep
 from tfcnnwrap.run.procs import format_command
 
@@ -61,9 +61,17 @@ def _carries_information(column, rows):
     return any(v not in (None, "", (), []) for v in values)
 
 
-def table_columns(rows):
-    """The columns worth a place for these rows (dicts)."""
-    return [c for c in TABLE_COLUMNS if _carries_information(c, rows)]
+def table_columns(rows, meta=None):
+    """The columns worth a place for these rows (dicts); on a CPU sweep (``meta``) the count is of towers."""
+    columns = [c for c in TABLE_COLUMNS if _carries_information(c, rows)]
+    if meta is not None and meta.on_cpu:
+        columns = [c._replace(header="towers") if c.key == "num_gpus" else c for c in columns]
+    return columns
+
+
+def _count_unit(meta):
+    """What a sweep's counts count: GPUs, or on the CPU tf_cnn_benchmarks' towers (as its title says)."""
+    return TOWER if meta.on_cpu else "GPU"
 
 
 def _plan_conditions(meta):
@@ -199,8 +207,9 @@ def print_summary(console, sweep, meta, rows, runs):
     """The rich summary a sweep ends with (also `report`'s table): SummaryRows, then each failed run."""
     rows = with_fleet(rows)
     dicts = [row.to_dict() for row in rows]
-    console.print(make_table(dicts, fleet_columns(rows, table_columns(dicts)), title=title_parts(sweep.path, meta)))
-    emit_scaling(rows, "table", console)
+    columns = fleet_columns(rows, table_columns(dicts, meta))
+    console.print(make_table(dicts, columns, title=title_parts(sweep.path, meta)))
+    emit_scaling(rows, "table", console, _count_unit(meta))
     print_quality(console, rows)
     failures = failed_runs(runs)
     if failures:
@@ -253,12 +262,12 @@ def _emit_report(sweep, meta, rows, fmt):
     """People read the table and Markdown; scripts read every column of the JSON and CSV."""
     rows = with_fleet(rows)
     dicts = [row.to_dict() for row in rows]
-    columns = summary_columns(rows) if fmt in ("json", "csv") else table_columns(dicts)
+    columns = summary_columns(rows) if fmt in ("json", "csv") else table_columns(dicts, meta)
     lines = quality_lines(rows) if fmt == "markdown" else []
     render.emit(dicts, fmt, fleet_columns(rows, columns), title=title_parts(sweep.path, meta),
                 caption="\n".join("- " + line for line in lines) or None, kind="report",
                 conditions=conditions(meta), extra={"sweep": str(sweep.path)})
-    emit_scaling(rows, fmt)
+    emit_scaling(rows, fmt, unit=_count_unit(meta))
 
 
 def _warn_throttled(runs):
