@@ -16,6 +16,11 @@ from tfcnnwrap.errors import UsageError
 # The sweep.json format this tfcnnwrap writes, and the newest it reads.
 FORMAT_VERSION = 1
 
+# A JSON object as read or written: its values are any JSON value (json.loads gives them untyped). Kept so for
+# what tfcnnwrap passes through as recorded: a run's telemetry and cluster, a plan (plan.Plan gives it
+# meaning), an environment (envinfo.Environment writes it; old and hand-edited sweeps hold any shape).
+JsonObject = Mapping[str, Any]
+
 
 class Status(str, Enum):
     """A run's status (docs/results-format.md); a str, so it compares and serialises as its value."""

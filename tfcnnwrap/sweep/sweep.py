@@ -308,7 +308,7 @@ def _new_meta(ctx):
         "vendor_dir": str(ctx.vendor_dir.resolve()),
         "argv": list(sys.argv),
         "environment": capture_environment(python=ctx.python, probe=ctx.probe, manifest=ctx.manifest,
-                                           argv=sys.argv),
+                                           argv=sys.argv).to_json(),
     }
 
 
