@@ -9,7 +9,7 @@ newer or hand-extended file loses nothing. Bottom floor: imports nothing of tfcn
 import math
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
-from typing import Any, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from tfcnnwrap.errors import UsageError
 
@@ -280,12 +280,16 @@ def _check_plan(plan, where):
 
 def _check_types(data, where):
     expected = {"plan": dict, "upstream": dict, "environment": dict, "device": str, "tensorflow_version": str,
-                "created_at": str, "tfcnnwrap_version": str, "resumed": list}
+                "created_at": str, "tfcnnwrap_version": str, "resumed": list, "tool": str, "command_template": list,
+                "script_dir": str, "python": str, "vendor_dir": str, "argv": list}
     for key, kind in expected.items():
         value = data.get(key)
         if value is not None and not isinstance(value, kind):
             raise _bad_meta(where, "`%s` is %s, not %s" % (key, _json_type(value), _JSON_TYPE[kind]))
     _check_plan(data.get("plan") or {}, where)
+    for entry in data.get("resumed") or []:
+        if not isinstance(entry, Mapping):
+            raise _bad_meta(where, "`resumed` holds %s, not an object" % _json_type(entry))
 
 
 def check_format(data, where):
@@ -302,21 +306,69 @@ def check_format(data, where):
 
 
 @dataclass(frozen=True)
+class Resumption:
+    """One ``--resume`` of a sweep (sweep.json's ``resumed``): when, with which python, vendor directory,
+    tfcnnwrap and command line."""
+
+    at: Optional[str] = None
+    python: Optional[str] = None
+    vendor_dir: Optional[str] = None
+    tfcnnwrap_version: Optional[str] = None
+    argv: Tuple[str, ...] = ()
+    extra: Mapping[str, object] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> "Resumption":
+        known = ("at", "python", "vendor_dir", "tfcnnwrap_version", "argv")
+        at, python, vendor_dir, version = (_opt_text(data.get(k)) for k in known[:4])
+        return cls(at, python, vendor_dir, version, argv=_texts(data.get("argv")) or (),
+                   extra={k: v for k, v in data.items() if k not in known})
+
+    def to_dict(self) -> Dict[str, object]:
+        out: Dict[str, object] = {"at": self.at, "python": self.python, "vendor_dir": self.vendor_dir,
+                                  "tfcnnwrap_version": self.tfcnnwrap_version, "argv": list(self.argv)}
+        out.update(self.extra)
+        return out
+
+
+def _texts(value: object) -> Optional[Tuple[str, ...]]:
+    """A JSON list as a tuple of texts, or None when it is no list."""
+    return tuple(str(v) for v in value) if isinstance(value, list) else None
+
+
+def _listed(value: Optional[Tuple[str, ...]]) -> Optional[List[str]]:
+    return list(value) if value is not None else None
+
+
+# sweep.json's keys beyond the always-written ones, in the writer's order: written only when known, so a sweep
+# written before one existed (no ``vendor_dir``, no ``resumed``) reads and writes back as it was.
+_META_OPTIONAL = ("tool", "command_template", "script_dir", "python", "vendor_dir", "argv", "resumed")
+
+
+@dataclass(frozen=True)
 class SweepMeta:
-    """sweep.json: the plan (as recorded; plan.Plan gives it meaning), device, upstream, environment."""
+    """sweep.json: the plan (as recorded; plan.Plan gives it meaning), device, upstream, environment, where it
+    ran (``python``, ``vendor_dir``, ``script_dir``), its command line and each ``--resume``."""
 
     format: int = FORMAT_VERSION
-    plan: Mapping = field(default_factory=dict)
+    plan: Mapping[str, Any] = field(default_factory=dict)  # plan.Plan.to_dict(): Plan.from_dict reads it
     device: Optional[str] = None
     upstream: Upstream = field(default_factory=Upstream)
-    environment: Mapping = field(default_factory=dict)
+    environment: Mapping[str, Any] = field(default_factory=dict)  # envinfo.Environment's JSON, as recorded
     tensorflow_version: Optional[str] = None
     tfcnnwrap_version: Optional[str] = None
     created_at: Optional[str] = None
-    extra: Mapping = field(default_factory=dict)
+    tool: Optional[str] = None
+    command_template: Optional[Tuple[str, ...]] = None
+    script_dir: Optional[str] = None
+    python: Optional[str] = None
+    vendor_dir: Optional[str] = None
+    argv: Optional[Tuple[str, ...]] = None
+    resumed: Optional[Tuple[Resumption, ...]] = None
+    extra: Mapping[str, object] = field(default_factory=dict)
 
     @classmethod
-    def from_dict(cls, data, where="sweep.json"):
+    def from_dict(cls, data: object, where: str = "sweep.json") -> "SweepMeta":
         """The meta of a sweep.json object; UsageError (exit 2, one line) for a wrong shape or a newer format."""
         if not isinstance(data, Mapping):
             raise _bad_meta(where, "it holds %s, not an object" % _json_type(data))
@@ -324,6 +376,7 @@ class SweepMeta:
         _check_types(data, where)
         upstream = data.get("upstream") or {}
         known = {f.name for f in fields(cls)} - {"extra"}
+        resumed = data.get("resumed")
         return cls(
             format=fmt,
             plan=dict(data.get("plan") or {}),
@@ -333,17 +386,35 @@ class SweepMeta:
             tensorflow_version=data.get("tensorflow_version"),
             tfcnnwrap_version=data.get("tfcnnwrap_version"),
             created_at=data.get("created_at"),
+            tool=data.get("tool"),
+            command_template=_texts(data.get("command_template")),
+            script_dir=data.get("script_dir"),
+            python=data.get("python"),
+            vendor_dir=data.get("vendor_dir"),
+            argv=_texts(data.get("argv")),
+            resumed=tuple(Resumption.from_dict(r) for r in resumed) if isinstance(resumed, list) else None,
             extra={k: v for k, v in data.items() if k not in known},
         )
 
-    def to_dict(self):
-        out = {"format": self.format, "tfcnnwrap_version": self.tfcnnwrap_version, "created_at": self.created_at,
-               "plan": dict(self.plan), "device": self.device,
-               "upstream": {"url": self.upstream.url, "branch": self.upstream.branch,
-                            "commit": self.upstream.commit},
-               "tensorflow_version": self.tensorflow_version, "environment": dict(self.environment)}
+    def to_dict(self) -> Dict[str, object]:
+        out: Dict[str, object] = {
+            "format": self.format, "tool": self.tool, "tfcnnwrap_version": self.tfcnnwrap_version,
+            "created_at": self.created_at, "plan": dict(self.plan), "device": self.device,
+            "command_template": _listed(self.command_template), "script_dir": self.script_dir,
+            "upstream": {"url": self.upstream.url, "branch": self.upstream.branch, "commit": self.upstream.commit},
+            "tensorflow_version": self.tensorflow_version, "python": self.python, "vendor_dir": self.vendor_dir,
+            "argv": _listed(self.argv), "environment": dict(self.environment),
+            "resumed": [r.to_dict() for r in self.resumed] if self.resumed is not None else None,
+        }
+        for name in _META_OPTIONAL:
+            if out[name] is None:
+                del out[name]
         out.update(self.extra)
         return out
+
+    def resumed_by(self, entry: Resumption) -> "SweepMeta":
+        """This meta with one more ``--resume`` recorded."""
+        return replace(self, resumed=(self.resumed or ()) + (entry,))
 
     @property
     def plan_order(self):

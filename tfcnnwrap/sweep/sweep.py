@@ -8,6 +8,7 @@ import sys
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import List, Optional
 
 from tfcnnwrap import __version__, render, settings
 from tfcnnwrap.clock import utc_now
@@ -24,7 +25,7 @@ from tfcnnwrap.present.report import next_compare, print_summary
 from tfcnnwrap.prose import fill
 from tfcnnwrap.results.plan import Plan, build_plan, plan_flags_given
 from tfcnnwrap.results.quality import throttle_warning
-from tfcnnwrap.results.records import Status, SweepMeta
+from tfcnnwrap.results.records import Resumption, Status, SweepMeta
 from tfcnnwrap.results.store import FORMAT_VERSION, SweepDir, open_sweep
 from tfcnnwrap.run.procs import format_command, pip_install_command
 from tfcnnwrap.run.runner import run_benchmark
@@ -143,21 +144,22 @@ def _resume_target(args):
     if Path(args.resume).is_dir():
         SweepDir(args.resume).refuse_links()  # before anything in it is read
     sweep = open_sweep(args.resume)
-    return sweep, sweep.meta, Plan.from_dict(sweep.meta.get("plan") or {})
+    meta = sweep.read_meta() if sweep.meta is None else sweep.meta
+    return sweep, meta, Plan.from_dict(meta.plan)
 
 
 def _where_to_run(args, meta):
     """(python, vendor_dir, where python came from): the flags, else (on --resume) what the sweep recorded,
     else TFCNNWRAP_PYTHON / TFCNNWRAP_VENDOR_DIR, else what the last setup remembered, else the defaults."""
-    recorded = meta or {}
-    if args.vendor_dir or not recorded.get("vendor_dir"):
+    recorded = meta or SweepMeta()
+    if args.vendor_dir or not recorded.vendor_dir:
         vendor_dir = settings.vendor_dir(args.vendor_dir)[0]
     else:
-        vendor_dir = Path(recorded["vendor_dir"])
-    if args.python or not recorded.get("python"):
+        vendor_dir = Path(recorded.vendor_dir)
+    if args.python or not recorded.python:
         python, source = checkout.target_python(args.python, vendor_dir)
     else:
-        python, source = recorded["python"], "the sweep's sweep.json"
+        python, source = recorded.python, "the sweep's sweep.json"
     return probe.target_python(python), vendor_dir, source
 
 
@@ -193,28 +195,28 @@ def _prepare(args, sweep, meta, plan, python, vendor_dir, python_from=None):
     )
     if meta is not None:
         _refuse_another_tensorflow(ctx)
-        ctx.device = meta.get("device") or plan.device
+        ctx.device = meta.device or plan.device
     else:
         ctx.device, warning = resolve_device(plan.device, probe_result)
         _warn(ctx, warning)
     _warn(ctx, meta is None and check_gpu_counts(plan.counts, ctx.device, probe_result.gpus))  # resumed: checked
     ctx.env = child_env(ctx.tf_version)
-    ctx.features = _feature_flags(plan, ctx.manifest, script)
+    ctx.features = _feature_flags(plan, ctx.checkout.branch, script)
     _warn(ctx, checkout.branch_mismatch(ctx.tf_version, ctx.manifest))
     _check_cluster(ctx)
     return ctx
 
 
-def _feature_flags(plan, manifest, script):
+def _feature_flags(plan: Plan, branch: Optional[str], script: Path) -> List[str]:
     """--fp16 / --xla as the checked-out branch spells them (UsageError where it has no such flag)."""
     wanted = plan.features
     if not wanted:
         return []
     source = None
     benchmark_cnn = Path(script).parent / "benchmark_cnn.py"
-    if manifest.get("branch") not in BRANCH_FLAGS and benchmark_cnn.is_file():  # a fork: judge from its code
+    if branch not in BRANCH_FLAGS and benchmark_cnn.is_file():  # a fork: judge from its code
         source = benchmark_cnn.read_text(encoding="utf-8", errors="replace")
-    return branch_flags(wanted, manifest.get("branch"), source)
+    return branch_flags(wanted, branch, source)
 
 
 def _check_cluster(ctx):
@@ -258,23 +260,23 @@ def _require_tensorflow(python, probe_result, python_from=None):
 
 def _refuse_another_tensorflow(ctx):
     """A resume runs what the sweep ran: its runs are pooled with the earlier ones."""
-    meta = ctx.meta
-    recorded = meta.get("tensorflow_version")
+    meta = ctx.written_meta
+    recorded = meta.tensorflow_version
     if recorded and recorded != ctx.tf_version:
         raise UsageError(
             "%s ran TensorFlow %s but %s has TensorFlow %s; resume with the sweep's own --python (%s), or "
-            "start a new sweep" % (ctx.sweep.path, recorded, ctx.python, ctx.tf_version, meta.get("python"))
+            "start a new sweep" % (ctx.sweep.path, recorded, ctx.python, ctx.tf_version, meta.python)
         )
-    commit = ctx.upstream.get("commit")
-    if commit and ctx.manifest.get("commit") != commit:
-        recorded_dir = meta.get("vendor_dir")
+    commit = ctx.upstream.commit
+    if commit and ctx.checkout.commit != commit:
+        recorded_dir = meta.vendor_dir
         if recorded_dir and Path(recorded_dir) != ctx.vendor_dir.resolve():
             fix = "resume with the sweep's own --vendor-dir (%s)" % recorded_dir
         else:
             fix = "the checkout changed since the sweep began (setup --update?): runs of both would be pooled"
         raise UsageError(
             "%s ran checkout commit %s but %s holds %s; %s, or start a new sweep"
-            % (ctx.sweep.path, commit, ctx.vendor_dir, ctx.manifest.get("commit") or "no checkout", fix)
+            % (ctx.sweep.path, commit, ctx.vendor_dir, ctx.checkout.commit or "no checkout", fix)
         )
 
 
@@ -292,27 +294,19 @@ def _print_dry_run(ctx):
     return EXIT_OK
 
 
-def _new_meta(ctx):
-    return {
-        "format": FORMAT_VERSION,
-        "tool": "tfcnnwrap",
-        "tfcnnwrap_version": __version__,
-        "created_at": utc_now(),
-        "plan": ctx.plan.to_dict(),
-        "device": ctx.device,
-        "command_template": command_template(ctx.plan, ctx.device, ctx.features),
-        "script_dir": str(ctx.script.parent.resolve()),
-        "upstream": {k: ctx.manifest.get(k) for k in ("url", "branch", "commit")},
-        "tensorflow_version": ctx.tf_version,
-        "python": ctx.python,
-        "vendor_dir": str(ctx.vendor_dir.resolve()),
-        "argv": list(sys.argv),
-        "environment": capture_environment(python=ctx.python, probe=ctx.probe, manifest=ctx.manifest,
-                                           argv=sys.argv).to_json(),
-    }
+def _new_meta(ctx: SweepContext) -> SweepMeta:
+    environment = capture_environment(python=ctx.python, probe=ctx.probe, manifest=ctx.manifest, argv=sys.argv)
+    return SweepMeta(
+        format=FORMAT_VERSION, tool="tfcnnwrap", tfcnnwrap_version=__version__, created_at=utc_now(),
+        plan=ctx.plan.to_dict(), device=ctx.device,
+        command_template=tuple(command_template(ctx.plan, ctx.device, ctx.features)),
+        script_dir=str(ctx.script.parent.resolve()), upstream=ctx.checkout, tensorflow_version=ctx.tf_version,
+        python=ctx.python, vendor_dir=str(ctx.vendor_dir.resolve()), argv=tuple(sys.argv),
+        environment=environment.to_json(),
+    )
 
 
-def _open_for_writing(ctx):
+def _open_for_writing(ctx: SweepContext) -> None:
     """Create the sweep, or lock the resumed one, check its runs.jsonl and read what it holds."""
     if ctx.meta is None:
         ctx.meta = _new_meta(ctx)
@@ -321,10 +315,10 @@ def _open_for_writing(ctx):
     else:
         ctx.sweep.lock()
         ctx.sweep.prepare_for_appending()
-        ctx.meta.setdefault("resumed", []).append({
-            "at": utc_now(), "python": ctx.python, "vendor_dir": str(ctx.vendor_dir.resolve()),
-            "tfcnnwrap_version": __version__, "argv": list(sys.argv),
-        })
+        ctx.meta = ctx.meta.resumed_by(Resumption(
+            at=utc_now(), python=ctx.python, vendor_dir=str(ctx.vendor_dir.resolve()),
+            tfcnnwrap_version=__version__, argv=tuple(sys.argv),
+        ))
         ctx.sweep.write_meta(ctx.meta)
     ctx.records = ctx.sweep.read_runs()
 
@@ -409,8 +403,8 @@ def _header(ctx, todo):
             " x ".join(factors),
             ctx.device,
             ctx.tf_version,
-            upstream.get("branch") or "?",
-            (" @ " + upstream["commit"][:10]) if upstream.get("commit") else "",
+            upstream.branch or "?",
+            (" @ " + upstream.commit[:10]) if upstream.commit else "",
         ),
     ] + ["  " + line for line in [_flow_text(ctx)] if line]
 
@@ -520,7 +514,7 @@ def _finish(ctx, started, stop, failure):
         failure = failure or exc
         rows = runlife.summary_rows(ctx)
     final = latest(ctx)
-    _print_summary(ctx.console, ctx.sweep, SweepMeta.from_dict(ctx.meta), rows, final)
+    _print_summary(ctx.console, ctx.sweep, ctx.written_meta, rows, final)
     _thermal_warning(ctx, final)
     _hung_note(ctx, final)
     _next_line(ctx, final)
@@ -537,7 +531,7 @@ def _finish(ctx, started, stop, failure):
         raise TfcnnwrapError(
             "tf_cnn_benchmarks rejected its flags on the first run: %s -- the checked-out branch %s may not "
             "know a flag you passed after --; drop it, or run `python -m tfcnnwrap setup` for a newer branch "
-            "(log: %s)" % (flag_error, ctx.upstream.get("branch") or "?",
+            "(log: %s)" % (flag_error, ctx.upstream.branch or "?",
                            ctx.sweep.path / ctx.sweep.spec_log(first, ctx.plan)),
             exit_code=EXIT_USAGE,
         )
@@ -565,7 +559,7 @@ def _hung_note(ctx, runs):
 
 def _next_line(ctx, runs):
     """What to run next: the compare that fits the sweep's GPU, once some run gave a figure."""
-    line = next_compare(ctx.sweep.path, SweepMeta.from_dict(ctx.meta)) if any(r.ok for r in runs) else None
+    line = next_compare(ctx.sweep.path, ctx.written_meta) if any(r.ok for r in runs) else None
     if line:
         ctx.console.print("next: " + line, markup=False, highlight=False, soft_wrap=True)  # a command, unbroken
 
