@@ -9,7 +9,7 @@ newer or hand-extended file loses nothing. Bottom floor: imports nothing of tfcn
 import math
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from tfcnnwrap.errors import UsageError
 
@@ -33,11 +33,11 @@ class Status(str, Enum):
     INTERRUPTED = "interrupted"
     SKIPPED = "skipped"
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.value
 
     @classmethod
-    def read(cls, value):
+    def read(cls, value: object) -> Union["Status", str]:
         """The Status of ``value``; a status this tfcnnwrap does not know stays its text (never dropped)."""
         try:
             return cls(value)
@@ -45,11 +45,11 @@ class Status(str, Enum):
             return str(value)
 
 
-def _whole(value):
+def _whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _number(value):
+def _number(value: object) -> Optional[float]:
     """A finite float, or None for anything else (null, text, bool, NaN): what statistics may use."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -57,15 +57,15 @@ def _number(value):
     return value if math.isfinite(value) else None
 
 
-def _opt_whole(value):
-    return value if _whole(value) else None
+def _opt_whole(value: object) -> Optional[int]:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _opt_text(value):
+def _opt_text(value: object) -> Optional[str]:
     return value if isinstance(value, str) else None
 
 
-def _opt_dict(value):
+def _opt_dict(value: object) -> Optional[Dict[str, Any]]:
     return dict(value) if isinstance(value, Mapping) else None
 
 
@@ -87,7 +87,7 @@ class RunRecord:
     model: str
     batch_size: int
     run: int
-    status: Any  # Status, or the text of a status this version does not know
+    status: Union[Status, str]  # the text of a status this version does not know stays text
     images_per_sec: Optional[float] = None
     exit_code: Optional[int] = None
     duration_s: Optional[float] = None
@@ -99,31 +99,31 @@ class RunRecord:
     last_step_images_per_sec: Optional[float] = None
     log_bytes: Optional[int] = None
     tensorflow_reported: Optional[str] = None
-    telemetry: Optional[Mapping] = None
+    telemetry: Optional[JsonObject] = None
     num_gpus: Optional[int] = None
     host: Optional[str] = None
-    cluster: Optional[Mapping] = None
+    cluster: Optional[JsonObject] = None
     start_temp_c: Optional[float] = None
     cooldown_s: Optional[float] = None
     # within-run steadiness (logparse.steadiness)
     steady_images_per_sec: Optional[float] = None
     drift_pct: Optional[float] = None
     drifting: Optional[bool] = None
-    extra: Mapping = field(default_factory=dict)
+    extra: JsonObject = field(default_factory=dict)
 
     @staticmethod
-    def is_valid(data):
+    def is_valid(data: object) -> bool:
         """A record with the fields every reader relies on (a hand-edited line without them is skipped)."""
         return (isinstance(data, Mapping) and isinstance(data.get("model"), str) and _whole(data.get("batch_size"))
                 and _whole(data.get("run")))
 
     @classmethod
-    def from_dict(cls, data, default_num_gpus=None):
+    def from_dict(cls, data: object, default_num_gpus: Optional[int] = None) -> "RunRecord":
         """The record of a runs.jsonl object; ValueError if it lacks model, batch_size or run.
 
         ``default_num_gpus``: the plan's GPU count, for records written before runs carried their own.
         """
-        if not cls.is_valid(data):
+        if not isinstance(data, Mapping) or not cls.is_valid(data):
             raise ValueError("not a run record: needs a text model and whole-number batch_size and run")
         known = {f.name for f in fields(cls)} - {"extra"}
         command = data.get("command")
@@ -154,15 +154,15 @@ class RunRecord:
             extra={k: v for k, v in data.items() if k not in known},
         )
 
-    def updated(self, values: Mapping) -> "RunRecord":
+    def updated(self, values: JsonObject) -> "RunRecord":
         """A copy with ``values`` set: its fields replaced, any other key kept in ``extra`` and written back as
         it is (what cooling adds to a record, say ``cool_to_problem``, needs no field of its own)."""
         known = {f.name for f in fields(self)} - {"extra"}
         extra = {k: v for k, v in values.items() if k not in known}
         return replace(self, **{k: v for k, v in values.items() if k in known}, extra={**self.extra, **extra})
 
-    def to_dict(self):
-        out = {}
+    def to_dict(self) -> Dict[str, object]:
+        out: Dict[str, object] = {}
         for name in _RUN_ALWAYS:
             value = getattr(self, name)
             out[name] = value.value if isinstance(value, Status) else value
@@ -178,36 +178,36 @@ class RunRecord:
         return out
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         return self.status == Status.OK
 
     @property
-    def value(self):
+    def value(self) -> Optional[float]:
         """images/sec when the run is ok and gave a finite figure, else None."""
         return self.images_per_sec if self.ok else None
 
     @property
-    def config(self):
+    def config(self) -> Tuple[str, int, Optional[int], Optional[str]]:
         """What the run measured: (model, batch_size, num_gpus, host)."""
         return (self.model, self.batch_size, self.num_gpus, self.host)
 
     @property
-    def key(self):
+    def key(self) -> Tuple[str, int, Optional[int], Optional[str], int]:
         """Which run this is; a re-run of it (resume) replaces it."""
         return self.config + (self.run,)
 
     @property
-    def throttled(self):
+    def throttled(self) -> Optional[bool]:
         """True/False as the run's GPU telemetry judged it; None without telemetry."""
         flag = (self.telemetry or {}).get("throttled")
         return flag if isinstance(flag, bool) else None
 
     @property
-    def max_temp_c(self):
+    def max_temp_c(self) -> Optional[float]:
         return _number((self.telemetry or {}).get("max_temp_c"))
 
     @property
-    def gpu(self):
+    def gpu(self) -> Optional["GpuTelemetry"]:
         """The run's GPU telemetry, typed (GpuTelemetry); None when the run recorded none."""
         return GpuTelemetry.from_dict(self.telemetry) if self.telemetry is not None else None
 
@@ -229,10 +229,11 @@ class GpuTelemetry:
     samples_file: Optional[str] = None
 
     @classmethod
-    def from_dict(cls, data):
-        data = data if isinstance(data, Mapping) else {}
+    def from_dict(cls, found: object) -> "GpuTelemetry":
+        data: JsonObject = found if isinstance(found, Mapping) else {}
         reasons = data.get("throttle_reasons")
-        link = data.get("pcie_link") if isinstance(data.get("pcie_link"), Mapping) else {}
+        pcie = data.get("pcie_link")
+        link: JsonObject = pcie if isinstance(pcie, Mapping) else {}
         degraded = link.get("degraded")
         return cls(
             samples=_opt_whole(data.get("samples")), max_temp_c=_number(data.get("max_temp_c")),
@@ -255,7 +256,7 @@ class Upstream:
     commit: Optional[str] = None
 
 
-def _bad_meta(where, what):
+def _bad_meta(where: str, what: str) -> UsageError:
     return UsageError("%s is not a sweep description: %s; give a sweep made by `tfcnnwrap sweep`" % (where, what))
 
 
@@ -263,11 +264,11 @@ _JSON_TYPE = {dict: "an object", list: "a list", str: "text", int: "a whole numb
               bool: "true/false", type(None): "null"}
 
 
-def _json_type(value):
+def _json_type(value: object) -> str:
     return _JSON_TYPE.get(type(value), type(value).__name__)
 
 
-def _check_plan(plan, where):
+def _check_plan(plan: object, where: str) -> None:
     if not isinstance(plan, Mapping):
         raise _bad_meta(where, "`plan` is %s, not an object" % _json_type(plan))
     models = plan.get("models", [])
@@ -278,7 +279,7 @@ def _check_plan(plan, where):
             raise _bad_meta(where, "`plan.models` holds %r, not {model: text, batch_size: whole number}" % (item,))
 
 
-def _check_types(data, where):
+def _check_types(data: JsonObject, where: str) -> None:
     expected = {"plan": dict, "upstream": dict, "environment": dict, "device": str, "tensorflow_version": str,
                 "created_at": str, "tfcnnwrap_version": str, "resumed": list, "tool": str, "command_template": list,
                 "script_dir": str, "python": str, "vendor_dir": str, "argv": list}
@@ -292,7 +293,7 @@ def _check_types(data, where):
             raise _bad_meta(where, "`resumed` holds %s, not an object" % _json_type(entry))
 
 
-def check_format(data, where):
+def check_format(data: JsonObject, where: str) -> int:
     """The sweep.json format number; exit 2 for one a newer tfcnnwrap wrote (or a value that is no number)."""
     fmt = data.get("format", 1)
     if not _whole(fmt) or fmt < 1:
@@ -351,10 +352,10 @@ class SweepMeta:
     ran (``python``, ``vendor_dir``, ``script_dir``), its command line and each ``--resume``."""
 
     format: int = FORMAT_VERSION
-    plan: Mapping[str, Any] = field(default_factory=dict)  # plan.Plan.to_dict(): Plan.from_dict reads it
+    plan: JsonObject = field(default_factory=dict)  # plan.Plan.to_dict(): Plan.from_dict reads it
     device: Optional[str] = None
     upstream: Upstream = field(default_factory=Upstream)
-    environment: Mapping[str, Any] = field(default_factory=dict)  # envinfo.Environment's JSON, as recorded
+    environment: JsonObject = field(default_factory=dict)  # envinfo.Environment's JSON, as recorded
     tensorflow_version: Optional[str] = None
     tfcnnwrap_version: Optional[str] = None
     created_at: Optional[str] = None
@@ -417,12 +418,12 @@ class SweepMeta:
         return replace(self, resumed=(self.resumed or ()) + (entry,))
 
     @property
-    def plan_order(self):
+    def plan_order(self) -> List[Tuple[str, int]]:
         """(model, batch_size) pairs in the order the plan lists them."""
         return [(m["model"], m["batch_size"]) for m in self.plan.get("models") or []]
 
     @property
-    def plan_num_gpus(self):
+    def plan_num_gpus(self) -> Optional[int]:
         """The GPU count of a single-count plan (the count of records that do not carry one), else None."""
         count = self.plan.get("num_gpus", 1)
         if isinstance(count, list) and len(count) == 1:
@@ -430,10 +431,10 @@ class SweepMeta:
         return count if _whole(count) else None
 
     @property
-    def on_cpu(self):
+    def on_cpu(self) -> bool:
         return self.device == "cpu" or self.plan.get("device") == "cpu"
 
-    def gpu_names(self):
+    def gpu_names(self) -> str:
         """The GPU names the environment recorded (TensorFlow's view, else nvidia-smi's), joined, or ''."""
         gpus = self.environment.get("gpus") or self.environment.get("nvidia_smi_gpus")
         names = []
@@ -497,10 +498,10 @@ class SummaryRow:
     flags: Tuple[str, ...] = ()  # quality.FLAGS this configuration earned: "outlier", "wide CI", "drift", ...
 
     @property
-    def pair(self):
+    def pair(self) -> Tuple[str, int]:
         return (self.model, self.batch_size)
 
-    def to_dict(self):
+    def to_dict(self) -> Dict[str, object]:
         out = {name: getattr(self, name) for name in SUMMARY_COLUMNS}
         if self.host is not None:
             out["host"] = self.host
@@ -522,13 +523,14 @@ class ReferenceCell:
     published: Optional[str] = None  # the figure as published (its own digits)
     ratio_pct: Optional[float] = None  # measured / reference x 100
     comparable: Optional[bool] = None  # False: measured under other conditions (see differs)
-    differs: Mapping = field(default_factory=dict)  # condition -> {"reference": ..., "sweep": ...}
-    conditions: Optional[Mapping] = None
+    # condition -> {"reference": ..., "sweep": ...}
+    differs: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+    conditions: Optional[JsonObject] = None
     source: Optional[str] = None  # where the published figure comes from
     tf_version: Optional[str] = None  # the TensorFlow the reference ran, as published ('' not recorded)
 
     @property
-    def found(self):
+    def found(self) -> bool:
         return self.published is not None
 
 
@@ -574,7 +576,7 @@ class ChangeRow:
     change_ci95_high: Optional[float] = None
     candidate_dir: Optional[str] = None  # set when several candidates follow one baseline
 
-    def to_dict(self):
+    def to_dict(self) -> Dict[str, object]:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         if self.candidate_dir is None:
             del out["candidate_dir"]

@@ -69,7 +69,7 @@ def _number(value: object) -> Optional[float]:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def _obj(value: object) -> Mapping[str, Any]:
+def _obj(value: object) -> JsonObject:
     return value if isinstance(value, Mapping) else {}
 
 
@@ -162,7 +162,7 @@ class Readiness:
                 "device_note": self.device_note, "verdict": self.verdict}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "Readiness":
+    def from_json(cls, data: JsonObject) -> "Readiness":
         return cls(data.get("ready") is True, list(_texts(data.get("blockers"))), str(data.get("device") or "cpu"),
                    _text(data.get("device_note")), str(data.get("verdict") or ""))
 
@@ -217,8 +217,8 @@ class DoctorReport:
         report = self if self.checks else self.with_checks()
         return replace(report, readiness=readiness(report))
 
-    def to_json(self) -> Dict[str, Any]:
-        out: Dict[str, Any] = {
+    def to_json(self) -> Dict[str, object]:
+        out: Dict[str, object] = {
             "python": self.python, "python_version": self.python_version,
             "tensorflow_version": self.tensorflow_version, "tensorflow_distribution": self.tensorflow_distribution,
             "tensorflow_location": self.tensorflow_location, "tensorflow_importable": self.tensorflow_importable,
@@ -242,10 +242,10 @@ class DoctorReport:
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "DoctorReport":
+    def from_json(cls, data: JsonObject) -> "DoctorReport":
         """The report of a `doctor --format json` object (keys it lacks read as not known)."""
         gpus, quiet = data.get("gpus"), data.get("quiet")
-        facts: Dict[str, Any] = {key: _text(data.get(key)) for key in _TEXT_KEYS}
+        facts: Dict[str, Any] = {key: _text(data.get(key)) for key in _TEXT_KEYS}  # Any: splatted into fields
         facts.update((key, _flag(data.get(key))) for key in _FLAG_KEYS)
         return cls(
             **facts,

@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 from dataclasses import dataclass, field, fields
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
 from tfcnnwrap import __version__
 from tfcnnwrap.clock import utc_now
@@ -208,7 +208,7 @@ def _whole(value: object) -> Optional[int]:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _obj(value: object) -> Mapping[str, Any]:
+def _obj(value: object) -> JsonObject:
     return value if isinstance(value, Mapping) else {}
 
 
@@ -267,7 +267,7 @@ class CommandLine:
                    _text(found.get("cwd")))
 
 
-def _optional_json(record: Optional[Union[OsInfo, CommandLine]]) -> Optional[Dict[str, Any]]:
+def _optional_json(record: Optional[Union[OsInfo, CommandLine]]) -> Optional[Mapping[str, object]]:
     return record.to_json() if record is not None else None
 
 
@@ -298,9 +298,9 @@ class Environment:
     command_line: Optional[CommandLine] = None
     probe_error: Optional[str] = None  # written only when the probe failed
 
-    def to_json(self) -> Dict[str, Any]:
+    def to_json(self) -> Dict[str, object]:
         """sweep.json's ``environment`` object, keys in the order it has always had."""
-        out: Dict[str, Any] = {
+        out: Dict[str, object] = {
             "captured_at": self.captured_at, "host": self.host, "os": _optional_json(self.os),
             "cpu_model": self.cpu_model, "cpu_logical_cores": self.cpu_logical_cores,
             "cpu_physical_cores": self.cpu_physical_cores, "ram_bytes": self.ram_bytes,
