@@ -65,7 +65,7 @@ def _opt_text(value: object) -> Optional[str]:
     return value if isinstance(value, str) else None
 
 
-def _opt_dict(value: object) -> Optional[Dict[str, Any]]:
+def _opt_dict(value: object) -> Optional[JsonObject]:
     return dict(value) if isinstance(value, Mapping) else None
 
 
