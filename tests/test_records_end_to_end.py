@@ -138,3 +138,11 @@ def test_doctor_report_is_a_record_that_reads_back_its_own_json():
     assert text["bandwidth"] == {"h2d_gbps": 2.5, "d2h_gbps": 2.75, "reason": None}
     assert [row["check"] for row in text["checks"]][-2:] == [doctor.BANDWIDTH, "machine quiet"]
     assert list(text)[-5:] == ["ready", "blockers", "device", "device_note", "verdict"]
+
+
+def test_a_fleet_task_record_is_read_as_a_host_run_whatever_its_shape():
+    from tfcnnwrap.sweep.fleet import HostRun
+
+    assert HostRun.from_json({"task": 1, "node": "n2", "exit_code": 0, "job_id": "7"}) == HostRun("n2", 0)
+    assert HostRun.from_json({"node": "", "exit_code": True}) == HostRun()
+    assert HostRun.from_json(["n2", 0]) == HostRun()
