@@ -628,7 +628,7 @@ def _run_verb(args):
             pass
         return 0
     except Exception as exc:  # noqa: BLE001 - last line of defence: one line, traceback to a file
-        if getattr(args, "debug", False):
+        if args.debug:
             import traceback  # start-up: --help loads only what it needs
 
             traceback.print_exc()

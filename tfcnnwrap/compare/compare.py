@@ -97,11 +97,11 @@ def _mode(args, dirs):
     if against is not None and rank:
         raise UsageError("--against and --rank are two views; give one of them")
     for attr, flag in _ONLY_RANK:
-        if getattr(args, attr, None) is not None and not rank:
+        if getattr(args, attr) is not None and not rank:
             raise UsageError("%s only goes with --rank; add --rank or drop it" % flag)
-    if getattr(args, "nearest", False) and not rank:
+    if args.nearest and not rank:
         raise UsageError("--nearest only goes with --rank; add --rank or drop it")
-    if getattr(args, "include_low_trust", False) and against is None and not rank:
+    if args.include_low_trust and against is None and not rank:
         raise UsageError("--include-low-trust only goes with --against or --rank; drop it to compare sweeps")
     if against is not None or rank:
         if len(dirs) > 1:

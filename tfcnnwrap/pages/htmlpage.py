@@ -333,10 +333,10 @@ def report_page(sweep_dir, out: Optional[Path]) -> str:
 
 def cmd_report_html(args) -> int:
     """`report --format html [--out FILE]`."""
-    if getattr(args, "plot", None):
+    if args.plot:
         raise UsageError("--plot goes with --format table, markdown, csv or json; the HTML page draws its own "
                          "charts")
-    out = check_out(getattr(args, "out", None))
+    out = check_out(args.out)
     path = Path(args.sweep_dir) if args.sweep_dir else newest_sweep()
     emit(report_page(path, out), out)
     return 0

@@ -475,7 +475,7 @@ def cmd_site(args) -> int:
     started = time.perf_counter()
     out = _site_dir(args.out)
     ab = None
-    if getattr(args, "ab", False):
+    if args.ab:
         if len(args.sources) < 2 or not all(is_sweep(Path(s)) for s in args.sources):
             raise UsageError("--ab compares sweep directories: give a baseline and one or more candidates")
         ab = sweep_vs_sweeps(args.sources[0], args.sources[1:])

@@ -152,7 +152,7 @@ def steadiness_columns(runs, ci95):
 def summarize(runs, order=None):
     """One SummaryRow per (model, batch_size, num_gpus, host), statistics over ok runs only.
 
-    ``runs``: RunRecords (dicts are read as records). Rows follow ``order`` (the plan's (model, batch_size)
+    ``runs``: RunRecords. Rows follow ``order`` (the plan's (model, batch_size)
     pairs), then any other configuration in first-seen order; std needs two ok runs.
     """
     if not runs:
