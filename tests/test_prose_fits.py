@@ -1,0 +1,82 @@
+"""Prose fits, round two (issue 22.3): setup's report, every verb's --help examples and compare's cells, seen
+in a real pseudo-terminal at 60, 80 and 120 columns."""
+
+import os
+import re
+
+import pytest
+from ptyscreen import run_in_pty
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="pseudo-terminals are POSIX")
+
+WIDTHS = (60, 80, 120)
+
+
+def _words(text):
+    return text.split()
+
+
+@pytest.mark.parametrize("width", range(24, 90, 5))
+def test_a_command_in_backticks_is_never_split(width):
+    from tfcnnwrap import prose
+
+    command = "`/opt/envs/tf/bin/python -m pip install tf-keras`"
+    text = prose.fill("warning: tf_cnn_benchmarks needs tf-keras, which 82 °C lacks: run %s now" % command, width)
+    assert any(command in line for line in text.split("\n")), text
+    assert all(len(line) <= width for line in text.split("\n") if command not in line), text
+    assert "82 °C" in text, text
+
+
+# -- setup's report -----------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def set_up(tmp_path_factory, fake_upstream, fake_tf):
+    """A checkout made once; each test re-runs setup on it (nothing fetched: the report is what is tested)."""
+    python = fake_tf("2.21.0")  # no tf-keras: the warning, and the "after the warning's fix" next line
+    root = tmp_path_factory.mktemp("a folder whose name is long enough to matter at sixty columns")
+    args = ["setup", "--vendor-dir", root / "vendor", "--repo-url", fake_upstream.url, "--python", python]
+    first = run_in_pty(args, columns=200, cwd=root)
+    assert first.returncode == 0, first
+    return args, root
+
+
+_ESCAPES = re.compile(r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def printed_lines(scr):
+    """The lines the program wrote (its own newlines, colours removed): what a terminal folds is not split."""
+    return _ESCAPES.sub("", scr.raw.decode()).replace("\r\n", "\n").rstrip("\n").split("\n")
+
+
+def _wholes(lines):
+    """What must never be split: the paths, the URL and the commands of the wide report."""
+    text = "\n".join(lines)
+    wholes = [line.split(None, 1)[1].strip() for line in lines if re.match(r"  (Checkout|Upstream|Commit) ", line)]
+    wholes += re.findall(r"`[^`]+`", text)  # the pip command of the warning
+    wholes += re.findall(r"(?:\S*/)?\S*python(?=\))", text)  # the interpreter in the TensorFlow row
+    wholes += ["python -m tfcnnwrap sweep --quick", "python -m tfcnnwrap sweep"]
+    return wholes
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_setup_report_is_wrapped_between_words_to_the_terminal(set_up, columns):
+    args, root = set_up
+    wide = printed_lines(run_in_pty(args, columns=400, cwd=root))
+    scr = run_in_pty(args, columns=columns, cwd=root)
+    assert scr.returncode == 0, scr
+    lines = printed_lines(scr)
+    took = re.compile(r"Took +\d+\.\d\d s")  # the time setup took, on the line of its label with its unit
+    assert any(took.search(line) for line in lines) and any(took.search(line) for line in wide), scr
+    assert _words(took.sub("", "\n".join(lines))) == _words(took.sub("", "\n".join(wide))), scr  # none split
+    wholes = _wholes(wide)
+    for line in lines:
+        # a line wider than the screen is one thing that cannot be split alone after its label: the
+        # terminal folds it, a copy of it is still whole
+        content = re.sub(r"^  (Checkout|Upstream|Commit|TensorFlow) +", "", line).strip().rstrip(",)")
+        assert len(line) <= columns or content in wholes, (line, scr)
+    text = "\n".join(lines)
+    for whole in wholes:
+        assert whole in text, (whole, scr)  # each on one line
+    assert len(lines) > len(wide) or columns == 120, scr
+    assert all(len(line) <= columns for line in lines[:1]), scr  # the headline wrapped too
