@@ -80,3 +80,67 @@ def test_setup_report_is_wrapped_between_words_to_the_terminal(set_up, columns):
         assert whole in text, (whole, scr)  # each on one line
     assert len(lines) > len(wide) or columns == 120, scr
     assert all(len(line) <= columns for line in lines[:1]), scr  # the headline wrapped too
+
+
+# -- --help examples -----------------------------------------------------------------------------------------
+
+
+def _verbs():
+    from tfcnnwrap.cli import build_parser
+
+    parser = build_parser()
+    action = next(a for a in parser._actions if a.dest == "verb")
+    return [[]] + [[name] for name in action.choices]
+
+
+def _examples(lines):
+    """The example commands under "examples:" / "typical use:", a `` \\``-continued command joined into one."""
+    start = next(i for i, line in enumerate(lines) if line in ("examples:", "typical use:"))
+    commands, continued = [], False
+    for line in lines[start + 1 :]:
+        if not line.startswith("  "):
+            break
+        text = line.strip()
+        if continued:
+            commands[-1] += " " + text
+        else:
+            commands.append(text)
+        continued = commands[-1].endswith(" \\")
+        commands[-1] = commands[-1].removesuffix(" \\")
+    return commands
+
+
+@pytest.fixture(scope="module")
+def wide_help():
+    return {tuple(verb): printed_lines(run_in_pty([*verb, "--help"], columns=400)) for verb in _verbs()}
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+@pytest.mark.parametrize("verb", _verbs(), ids=lambda v: v[0] if v else "tfcnnwrap")
+def test_help_examples_fit_and_copy_as_the_commands_they_are(wide_help, verb, columns):
+    import shlex
+
+    scr = run_in_pty([*verb, "--help"], columns=columns)
+    assert scr.returncode == 0, scr
+    lines = printed_lines(scr)
+    wide = _examples(wide_help[tuple(verb)])
+    assert wide and all(command.startswith("python -m tfcnnwrap") for command in wide), wide_help[tuple(verb)]
+    assert all(len(line) <= columns for line in lines), scr
+    assert _examples(lines) == wide, scr  # each command whole once its continuations are joined
+    assert [shlex.split(c, posix=True) for c in _examples(lines)] == [shlex.split(c) for c in wide], scr
+
+
+def test_an_example_breaks_between_shell_words_only_and_stays_whole_on_windows(monkeypatch):
+    import shlex
+
+    from tfcnnwrap import cli
+
+    line = '  python -m tfcnnwrap compare results/a --against "1080-Ti,2080,2080-Ti,Vega 64,V100" --runs 5'
+    for width in range(56, len(line)):  # the widest group, "--against \"...\" \\", is 54
+        lines = cli._example_lines(line, width).split("\n")
+        assert all(len(part) <= width for part in lines[1:]), lines
+        assert shlex.split(" ".join(lines).replace(" \\ ", " ")) == shlex.split(line), lines
+        assert any('--against "1080-Ti,2080,2080-Ti,Vega 64,V100"' in part for part in lines), lines
+        assert any("--runs 5" in part for part in lines), lines
+    monkeypatch.setattr(cli.os, "name", "nt")
+    assert cli._example_lines(line, 40) == line
