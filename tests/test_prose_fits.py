@@ -144,3 +144,44 @@ def test_an_example_breaks_between_shell_words_only_and_stays_whole_on_windows(m
         assert any("--runs 5" in part for part in lines), lines
     monkeypatch.setattr(cli.os, "name", "nt")
     assert cli._example_lines(line, 40) == line
+
+
+# -- compare --against: "203.99 (86.7%)" on one line when the width allows ----------------------------------
+
+FIVE = "1080-Ti,2080,2080-Ti,Vega 64,V100"
+
+
+@pytest.fixture(scope="module")
+def seed_sweep(tmp_path_factory):
+    from sweepdata import seed_runs, write_sweep
+
+    root = tmp_path_factory.mktemp("against")
+    return write_sweep(root / "base", {k: [v[0], v[0] * 1.004, v[0] * 0.997] for k, v in seed_runs().items()})
+
+
+@pytest.mark.parametrize(
+    "columns, against, whole",
+    [(60, FIVE, True), (80, FIVE, False), (80, "1080-Ti,V100", True), (120, FIVE, True), (120, "V100", True)],
+)
+def test_compare_against_keeps_each_cell_on_one_line_when_the_width_allows(cli, seed_sweep, columns, against, whole):
+    """At 120 columns the five seed references fit whole (113 columns); at 80 they do not, and the cells go
+    on two lines rather than the table losing columns; at 60 each row is a block of whole items."""
+    args = ["compare", seed_sweep, "--against", against]
+    rows = cli(*args, "--format", "json").rows()
+    scr = run_in_pty(args, columns=columns)
+    assert scr.returncode == 0, scr
+    assert scr.widest() <= columns, scr
+    models = [r["model"] for r in rows]
+    starts = {
+        m: next(i for i, line in enumerate(scr.lines) if re.match(re.escape(m) + r"(\s|$)", line)) for m in models
+    }
+    for row in rows:
+        block = scr.lines[starts[row["model"]] : starts[row["model"]] + (2 if columns >= 80 else 4)]
+        cells = [ref["cell"] for ref in row["references"]]
+        assert all(" (" in cell for cell in cells), cells
+        on_one_line = [any(cell in line for line in block) for cell in cells]
+        if whole:
+            assert all(on_one_line), (row["model"], cells, scr)
+        else:  # split in two, both parts under the model's name
+            assert not any(on_one_line), scr
+            assert all(part in " ".join(block).split() for cell in cells for part in cell.split()), scr
