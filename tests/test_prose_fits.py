@@ -185,3 +185,36 @@ def test_compare_against_keeps_each_cell_on_one_line_when_the_width_allows(cli, 
         else:  # split in two, both parts under the model's name
             assert not any(on_one_line), scr
             assert all(part in " ".join(block).split() for cell in cells for part in cell.split()), scr
+
+
+# -- compare A B at 60 columns: a readable block per configuration -------------------------------------------
+
+
+def test_compare_a_b_at_60_columns_is_a_block_per_configuration_with_every_item_whole(cli, tmp_path):
+    """80 and 120 columns are a table (test_prose.py); at 60 each configuration is its name, then
+    ``label value`` items wrapped between items, none split (``95% CI +2.8% to +7.2%`` on one line)."""
+    from sweepdata import seed_runs, write_sweep
+
+    base = write_sweep(tmp_path / "base", {k: [v[0], v[0] * 1.004, v[0] * 0.997] for k, v in seed_runs().items()})
+    cand = write_sweep(tmp_path / "cand", {k: [v[0] * 1.05, v[0] * 1.04, v[0] * 1.06] for k, v in seed_runs().items()})
+    rows = cli("compare", base, cand, "--format", "json").rows()
+    scr = run_in_pty(["compare", base, cand], columns=60)
+    assert scr.returncode == 0, scr
+    assert scr.widest() <= 60 and "…" not in scr.text, scr
+    for row in rows:
+        start = scr.lines.index(row["model"])
+        block = []
+        for line in scr.lines[start + 1 :]:
+            if not line.startswith("  "):
+                break
+            block.append(line)
+        assert block, scr
+        items = [
+            "batch %d" % row["batch_size"],
+            "baseline %.2f" % row["baseline"],
+            "candidate %.2f" % row["candidate"],
+            "change %+.1f%%" % row["change_pct"],
+            "95%% CI %+.1f%% to %+.1f%%" % (row["change_ci95_low"], row["change_ci95_high"]),
+        ]
+        for item in items:
+            assert any(item in line for line in block), (item, scr)
