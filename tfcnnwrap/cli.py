@@ -380,7 +380,8 @@ def _add_compare(verbs, parent):
         metavar="FILE.png",
         type=_plot_path,
         help="also draw the comparison: one horizontal-bar panel per model (measured against each reference, "
-        "or baseline against candidate), plus a geometric-mean (or change) panel, or the ranking; the "
+        "or baseline against candidate), plus a geometric-mean (or change) panel, or the ranking; with more "
+        "than two sweeps, each configuration's images/sec over the sweeps' dates, the baseline marked; the "
         "suffix picks the format (.png, .svg, .pdf, ...); the directory must exist (needs the plot extra: "
         "matplotlib)",
     )
