@@ -218,3 +218,72 @@ def test_compare_a_b_at_60_columns_is_a_block_per_configuration_with_every_item_
         ]
         for item in items:
             assert any(item in line for line in block), (item, scr)
+
+
+# -- the report's throttle warning and the sweep's header: continuation lines indented, as every warning's ------
+
+
+@pytest.fixture(scope="module")
+def throttled_sweep(tmp_path_factory):
+    import json
+
+    from sweepdata import write_sweep
+
+    path = write_sweep(tmp_path_factory.mktemp("throttled") / "hot", {("alexnet", 512): [2258.9, 2260.1, 2259.5]})
+    runs = path / "runs.jsonl"
+    records = [json.loads(line) for line in runs.read_text(encoding="utf-8").splitlines()]
+    for record in records:
+        record["telemetry"] = {"throttled": True, "max_temp_c": 86, "throttle_reasons": ["hw_thermal_slowdown"]}
+    runs.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_the_reports_throttle_warning_wraps_like_the_sweeps(cli, throttled_sweep, columns):
+    piped = cli("report", throttled_sweep)
+    warning = [line for line in piped.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warning) == 1 and "max 86 °C" in warning[0], piped.stderr  # off a terminal: one line
+    lines = printed_lines(run_in_pty(["report", throttled_sweep], columns=columns))
+    start = next(i for i, line in enumerate(lines) if line.startswith("warning:"))
+    block = [lines[start]] + [line for line in lines[start + 1 :] if line.startswith("  ")]
+    assert _words(" ".join(block)) == _words(warning[0]), lines  # the whole warning, continued below
+    assert all(len(line) <= columns for line in block), block
+    assert "86 °C" in "\n".join(block), block  # never "86" / "°C"
+    assert len(block) > 1 or columns == 120 and len(warning[0]) <= 120, block
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_the_sweeps_header_continues_indented_under_its_line(tmp_path, fake_tf, columns):
+    from conftest import make_vendor
+
+    vendor = make_vendor(tmp_path / "vendor")
+    out = tmp_path / "a results folder with a name long enough to wrap"
+    python = fake_tf("1.12.0", dist="tensorflow-gpu")
+    args = [
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        python,
+        "--device",
+        "gpu",
+        "--out",
+        out,
+        "--models",
+        "alexnet",
+        "--runs",
+        "1",
+    ]
+    env = {"FAKE_TFCNN_IPS": "alexnet=2251.87", "TFCNNWRAP_NVIDIA_SMI": "none"}
+    lines = printed_lines(run_in_pty(args, columns=columns, cwd=tmp_path, env=env))
+    start = next(i for i, line in enumerate(lines) if line.startswith("  1 of 1 runs to do"))
+    header = [lines[start]]
+    for line in lines[start + 1 :]:
+        if not line.startswith("    "):
+            break
+        header.append(line)
+    text = " ".join(" ".join(header).split())
+    assert "device gpu, TensorFlow 1.12.0, branch cnn_tf_v1.12_compatible" in text, lines
+    assert all(len(line) <= columns for line in header), header
+    following = lines[start + len(header)]
+    assert following.startswith(("  ", "[")) or not following.strip(), lines  # nothing left at column 0

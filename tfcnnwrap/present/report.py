@@ -266,5 +266,7 @@ def _warn_throttled(runs):
     warning = quality.throttle_warning(runs)
     if warning:
         err = render.console(stderr=True)
-        for line in wrap_keeping_units("warning: " + warning, err.width):
-            err.print(line, markup=False, highlight=False, soft_wrap=True)
+        text = "warning: " + warning
+        # as the sweep's warnings: wrapped with its later lines indented on a terminal, one line elsewhere
+        err.print(fill(text, err.width) if err.is_terminal else text, markup=False, highlight=False,
+                  soft_wrap=True)
