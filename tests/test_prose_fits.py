@@ -287,3 +287,30 @@ def test_the_sweeps_header_continues_indented_under_its_line(tmp_path, fake_tf, 
     assert all(len(line) <= columns for line in header), header
     following = lines[start + len(header)]
     assert following.startswith(("  ", "[")) or not following.strip(), lines  # nothing left at column 0
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_each_thing_to_check_hangs_its_later_lines_under_its_first(tmp_path, columns):
+    """``5 things to check:`` then one item per problem: an item's later lines are indented further than its
+    first, so that where one problem ends and the next begins reads at a glance."""
+    from sweepdata import write_sweep
+
+    path = write_sweep(
+        tmp_path / "noisy",
+        {("resnet50", 64): [176.1, 177.0, 176.5, 150.0, 176.8], ("inception3", 64): [176.1, 170.8, 165.9]},
+    )
+    lines = printed_lines(run_in_pty(["report", path], columns=columns))
+    start = next(i for i, line in enumerate(lines) if line.endswith("things to check:"))
+    items = []
+    for line in lines[start + 1 :]:
+        if line.startswith("  ") and not line.startswith("    "):
+            items.append([line])
+        elif line.startswith("    ") and items:
+            items[-1].append(line)
+        else:
+            break
+    assert [item[0].split()[0] for item in items] == ["resnet50", "resnet50", "inception3", "inception3"], lines
+    assert all(len(line) <= columns for item in items for line in item), lines
+    assert any(len(item) > 1 for item in items) or columns == 120, lines  # some wrap at 60 and 80
+    texts = [" ".join(" ".join(item).split()) for item in items]
+    assert "CI95 ±8.63% is wider than ±2%: add runs until it narrows (--until-ci 2)" in texts[1], texts

@@ -139,8 +139,8 @@ def print_quality(console, rows):
     if not lines:
         return
     console.print("[yellow]%d thing%s to check:[/]" % (len(lines), "" if len(lines) == 1 else "s"), highlight=False)
-    for line in lines:  # wrapped between words, every line of it indented under the heading
-        for part in wrap_keeping_units(line, console.width - 2):
+    for line in lines:  # wrapped between words under the heading, an item's later lines hanging under it
+        for part in fill(line, console.width - 2).split("\n"):
             console.print("  " + part, markup=False, highlight=False, soft_wrap=True)
 
 
