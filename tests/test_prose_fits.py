@@ -314,3 +314,16 @@ def test_each_thing_to_check_hangs_its_later_lines_under_its_first(tmp_path, col
     assert any(len(item) > 1 for item in items) or columns == 120, lines  # some wrap at 60 and 80
     texts = [" ".join(" ".join(item).split()) for item in items]
     assert "CI95 ±8.63% is wider than ±2%: add runs until it narrows (--until-ci 2)" in texts[1], texts
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_the_hidden_columns_note_continues_indented(throttled_sweep, columns):
+    lines = printed_lines(run_in_pty(["report", throttled_sweep], columns=columns))
+    start = next((i for i, line in enumerate(lines) if " hidden" in line), None)
+    if columns == 120:
+        assert start is None, lines  # everything fits
+        return
+    note = [lines[start]] + [line for line in lines[start + 1 : start + 3] if line.startswith("  ")]
+    assert " ".join(" ".join(note).split()).endswith("widen the terminal or use --format csv/json."), lines
+    assert all(len(line) <= columns for line in note), note
+    assert not any(line.startswith(("terminal", "csv/json", "--format")) for line in lines), lines

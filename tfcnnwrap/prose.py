@@ -15,7 +15,7 @@ NBSP = "\u00a0"
 # a number, a space, a unit or unit-like word: joined while wrapping, so that no line ends in "82" and the
 # next starts with "°C"
 _UNIT = re.compile(r"(?<=\d) (?=(?:°C|°F|%|W|MHz|GHz|MiB|GiB|KiB|MB|GB|KB|GB/s|s|ms|min|h|images/sec|"
-                   r"runs?|GPUs?)(?![\w/]))")
+                   r"runs?|GPUs?|columns?)(?![\w/]))")
 # a command quoted in backticks (`python -m pip install tf-keras`): broken, a copy of it would not run
 _QUOTED_COMMAND = re.compile(r"`[^`\n]+`")
 CONTINUATION = "  "
