@@ -147,8 +147,8 @@ def print_quality(console, rows):
     if not lines:
         return
     console.print("[yellow]%d thing%s to check:[/]" % (len(lines), "" if len(lines) == 1 else "s"), highlight=False)
-    for line in lines:  # wrapped between words, every line of it indented under the heading
-        for part in wrap_keeping_units(line, console.width - 2):
+    for line in lines:  # wrapped between words under the heading, an item's later lines hanging under it
+        for part in fill(line, console.width - 2).split("\n"):
             console.print("  " + part, markup=False, highlight=False, soft_wrap=True)
 
 
@@ -275,5 +275,7 @@ def _warn_throttled(runs):
     warning = quality.throttle_warning(runs)
     if warning:
         err = render.console(stderr=True)
-        for line in wrap_keeping_units("warning: " + warning, err.width):
-            err.print(line, markup=False, highlight=False, soft_wrap=True)
+        text = "warning: " + warning
+        # as the sweep's warnings: wrapped with its later lines indented on a terminal, one line elsewhere
+        err.print(fill(text, err.width) if err.is_terminal else text, markup=False, highlight=False,
+                  soft_wrap=True)
