@@ -6,6 +6,7 @@ docs' fixture; the JSON and CSV keep the contract's key, ``num_gpus``.
 """
 
 import json
+import re
 
 import pytest
 from test_doc_samples import run_sample
@@ -41,3 +42,12 @@ def test_a_cpu_scalings_json_keeps_the_contracts_keys():
 def test_a_gpu_scaling_report_still_counts_gpus():
     lines, status = run_sample(["report", "results/egpu-F1.0"])
     assert status == 0 and "1 GPU" in lines[0], lines
+
+
+def test_a_cpu_scalings_html_page_counts_towers():
+    lines, status = run_sample(["report", "results/cpu-scaling", "--format", "html"])
+    page = "\n".join(lines)
+    assert status == 0, page
+    text = re.sub(r"<[^>]+>", " ", page)
+    assert not re.search(r"\bGPUs?\b", text), [m.group(0) for m in re.finditer(r".{40}\bGPUs?\b.{40}", text)]
+    assert "towers" in text and "images/sec against tower count" in text
