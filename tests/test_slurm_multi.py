@@ -59,11 +59,30 @@ class Multi:
         """The node dies: every process in its namespace (slurmd, slurmstepd, tasks) gets SIGKILL."""
         subprocess.run(["kill", "-KILL", *map(str, self.ns_pids(node))], timeout=30)
 
-    def heal(self):
-        """Restart whatever died (the bring-up is idempotent) and wait until every node is usable again."""
+    def heal(self, deadline_s=90.0):
+        """Restart whatever died (the bring-up is idempotent), cancel any job an earlier test left (one that
+        failed before its job ended), and wait until every node is idle: a job of the next test then gets every
+        node at once, as a node Slurm still holds down or busy would leave it pending."""
+        deadline = time.monotonic() + deadline_s
         done = subprocess.run([str(REPO_ROOT / ".ci" / "slurm-multi-up"), str(self.dir), str(len(self.nodes))],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=90)
         assert done.returncode == 0, done.stdout
+        left = self.slurm("squeue", "--noheader", "--format=%i").stdout.split()
+        if left:
+            self.slurm("scancel", *left)
+        self.wait_idle(deadline)
+
+    def wait_idle(self, deadline):
+        """Until ``sinfo`` shows every node idle (back-off 0.1 s to 1 s), by ``deadline`` (time.monotonic)."""
+        pause = 0.1
+        while True:
+            shown = self.slurm("sinfo", "--noheader", "--Node", "--format=%N %T")
+            states = dict(line.split(None, 1) for line in shown.stdout.splitlines() if line.strip())
+            if shown.returncode == 0 and all(states.get(n, "").strip() == "idle" for n in self.nodes):
+                return
+            assert time.monotonic() < deadline, "the nodes are not all idle: %s %s" % (states, shown.stderr)
+            time.sleep(pause)
+            pause = min(pause * 2, 1.0)
 
     def job_processes(self, job_id, wait_s=30.0):
         """(node, pid, command) of every process in any node that belongs to Slurm job ``job_id`` and is still
@@ -82,16 +101,22 @@ class Multi:
 
 
 @pytest.fixture(scope="module")
-def multi():
+def three_nodes():
     if os.environ.get("TFCNNWRAP_SLURM_MULTI") != "1":
         pytest.skip(MULTI_NOT_UP)
     directory = os.environ.get("TFCNNWRAP_SLURM_MULTI_DIR", "")
     if not (Path(directory) / "cluster.env").is_file():
         pytest.fail("TFCNNWRAP_SLURM_MULTI=1 but TFCNNWRAP_SLURM_MULTI_DIR (%r) holds no cluster; %s"
                     % (directory, MULTI_NOT_UP))
-    cluster = Multi(directory)
-    cluster.heal()  # a node an earlier test killed is back
-    return cluster
+    return Multi(directory)
+
+
+@pytest.fixture
+def multi(three_nodes):
+    """The three-node cluster, whole and idle when each test starts, whatever the test before it did: a test
+    that kills a node and fails before it has healed it (or leaves its job behind) no longer fails the next."""
+    three_nodes.heal()
+    return three_nodes
 
 
 def submit(multi, tmp_path, name, argv_lines, sbatch=(), env=None, exec_last=False):
@@ -310,7 +335,7 @@ def test_a_fleet_over_three_nodes_flags_exactly_the_slow_one(multi, tmp_path, tf
 
 
 @pytest.fixture(scope="module")
-def ten_nodes(multi, tmp_path_factory):
+def ten_nodes(three_nodes, tmp_path_factory):
     """A second cluster of 10 nodes beside the first (its own DIR, tag, subnet and ports): the 10-host fleet and
     the real-TensorFlow job run there."""
     directory = tmp_path_factory.mktemp("slurm-ten")
