@@ -364,9 +364,9 @@ def test_a_ten_node_fleet_records_ten_hosts_and_reports_fast(ten_nodes, tmp_path
 # -- 3. a node dies in the middle of a job --------------------------------------------------------------------
 
 
-def kill_when_running(multi, fifo, task, deadline_s=90):
-    """Block (within ``deadline_s``) until ``task`` says, through the stand-in's FIFO, that it runs; then kill
-    its whole node. Returns the node."""
+def kill_when_running(multi, fifo, task, deadline_s=90, on=None):
+    """Block (within ``deadline_s``) until ``task`` (on node ``on``, when given) says, through the stand-in's
+    FIFO, that it runs; then kill its whole node. Returns the node."""
     import select
 
     fd = os.open(str(fifo), os.O_RDWR | os.O_NONBLOCK)  # our own writer end too: no end-of-file between tasks
@@ -380,7 +380,7 @@ def kill_when_running(multi, fifo, task, deadline_s=90):
                 seen += os.read(fd, 4096)
             for line in seen.decode().splitlines():
                 name, host, _pid = line.split()
-                if name == task:
+                if name == task and on in (None, host):
                     multi.kill_node(host)
                     return host
     finally:
@@ -444,6 +444,47 @@ def test_a_node_dying_under_slurms_default_ends_the_allocation_and_the_run_is_in
     assert multi.job_processes(job_id) == []
     assert not [p for p in task_pids(tmp_path) if pid_alive(p, wait_s=5)]
     resume_and_report(multi, tmp_path, out, tf112, vendor, 2)
+
+
+@pytest.mark.slurm
+def test_a_fleet_losing_a_node_fails_that_hosts_record_and_the_sweep_goes_on(multi, tmp_path, tf112, vendor):
+    out = tmp_path / "fleet"
+    fifo = tmp_path / "tasks.fifo"
+    os.mkfifo(str(fifo))
+    # Each host's run takes ~4 s after it says it runs: the node dies in the middle of it.
+    env = stand_in_env(tmp_path, FAKE_TFCNN_TASKS_FIFO=str(fifo), FAKE_TFCNN_STEP_DELAY="0.4")
+    argv = sweep_argv(vendor, tf112, out, "--cluster", "slurm", "--fleet", runs=2)
+    job_id, output = submit(multi, tmp_path, "fleetdies", [argv], ["-N", "3", "--no-kill"], env)
+    dead = kill_when_running(multi, fifo, "run", on=multi.nodes[1])
+    assert wait_job(multi, job_id) == "COMPLETED"
+    text = output.read_text()
+    records = read_runs(out)
+    first = {r["host"]: r for r in records if r["run"] == 1}
+    assert sorted(first) == sorted(multi.nodes), text
+    assert first[dead]["status"] != "ok" and dead in (first[dead]["failure"] or ""), first[dead]
+    assert "node_failure" in first[dead]["failure"], first[dead]
+    alive = [n for n in multi.nodes if n != dead]
+    assert all(first[n]["status"] == "ok" for n in alive), first
+    # the sweep went on, on the nodes the job still holds
+    second = {r["host"]: r for r in records if r["run"] == 2}
+    assert sorted(second) == sorted(alive) and all(r["status"] == "ok" for r in second.values()), text
+    assert "step0-exit=" in text, text
+    assert multi.job_processes(job_id) == []
+    multi.heal()
+    _, state, text = run_job(multi, tmp_path, "fleetresume", [["sweep", "--vendor-dir", vendor, "--python", tf112,
+                                                               "--resume", out, "--retry-failed"]], ["-N", "3"],
+                             stand_in_env(tmp_path))
+    assert state == "COMPLETED" and "step0-exit=0" in text, text
+    latest = {}
+    for record in read_runs(out):
+        latest[record["host"], record["run"]] = record["status"]
+    # run 1 again on every node; run 2 stays as it ran, on the two nodes the job held then
+    owed = {(n, run): "ok" for n in multi.nodes for run in (1, 2) if run == 1 or n in alive}
+    assert latest == owed, latest
+    report = run_cli("report", out, "--format", "json")
+    assert report.returncode == 0, report
+    rows = {row["host"]: (row["runs_ok"], row["runs_failed"]) for row in report.rows()}
+    assert rows == {n: (1 if n == dead else 2, 0) for n in multi.nodes}, rows
 
 
 # -- 4. a node that stops answering ---------------------------------------------------------------------------
