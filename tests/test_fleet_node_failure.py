@@ -1,9 +1,10 @@
-"""A fleet that loses a node in the middle of a run (issue 26), the pure parts; the run itself is in
-tests/test_slurm_multi.py (test_a_fleet_losing_a_node_fails_that_hosts_record_and_the_sweep_goes_on)."""
+"""A node that fails in the middle of a run (issue 26), the pure parts: a fleet's run, and a distributed job whose
+Slurm cannot say whether the allocation is ending. The runs themselves are in tests/test_slurm_multi.py."""
 
 import pytest
 
-from tfcnnwrap.cluster import slurm
+from tfcnnwrap.cluster import nodewatch, slurm
+from tfcnnwrap.errors import SetupError
 from tfcnnwrap.results.plan import Plan, RunSpec
 from tfcnnwrap.results.records import RunRecord
 from tfcnnwrap.results.store import latest_runs
@@ -50,3 +51,15 @@ def test_a_fleet_step_may_overlap_the_step_that_lost_a_node():
     )
     assert "--overlap" in cmd[: cmd.index("--")] and cmd[cmd.index("--") :] == ["--", "python", "x.py"]
     assert "--overlap" not in slurm.srun_command(["python", "x.py"], 2, "tfcnnwrap-1-3")
+
+
+@pytest.mark.parametrize(
+    "error",
+    [SetupError("squeue --jobs=7 did not answer within 60 s"), OSError(0, "the supervisor did not start", "squeue")],
+)
+def test_a_node_failure_is_a_failed_run_when_slurm_cannot_say_whether_the_job_is_ending(monkeypatch, error):
+    def no_answer(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(slurm, "_slurm", no_answer)
+    assert nodewatch.NodeWatch("7").allocation_ending() is False
