@@ -45,12 +45,14 @@ def test_a_fleet_run_every_host_of_which_is_ok_is_not_owed():
     assert schedule.runs_to_do(plan, [host_run(h, 1) for h in ("n1", "n2", "n3")], True) == []
 
 
-def test_a_fleet_step_may_overlap_the_step_that_lost_a_node():
+def test_a_fleet_step_may_overlap_the_step_that_lost_a_node_and_survives_a_node_of_its_own():
     cmd = slurm.srun_command(
-        ["python", "x.py"], 2, "tfcnnwrap-1-2", job_id="7", nodes=2, ntasks_per_node=1, overlap=True
+        ["python", "x.py"], 2, "tfcnnwrap-1-2", job_id="7", nodes=2, ntasks_per_node=1, overlap=True, no_kill=True
     )
-    assert "--overlap" in cmd[: cmd.index("--")] and cmd[cmd.index("--") :] == ["--", "python", "x.py"]
-    assert "--overlap" not in slurm.srun_command(["python", "x.py"], 2, "tfcnnwrap-1-3")
+    assert {"--overlap", "--no-kill"} <= set(cmd[: cmd.index("--")])
+    assert cmd[cmd.index("--") :] == ["--", "python", "x.py"]
+    plain = slurm.srun_command(["python", "x.py"], 2, "tfcnnwrap-1-3")
+    assert "--overlap" not in plain and "--no-kill" not in plain
 
 
 @pytest.mark.parametrize(

@@ -409,7 +409,7 @@ def test_a_node_dying_in_a_no_kill_job_fails_that_run_and_the_sweep_goes_on(mult
     fifo = tmp_path / "tasks.fifo"
     os.mkfifo(str(fifo))
     # Worker 0 takes ~6 s and prints its total after worker 1's node has died, before Slurm has noticed.
-    env = stand_in_env(tmp_path, FAKE_TFCNN_TASKS_FIFO=str(fifo), FAKE_TFCNN_STEP_DELAY="3")
+    env = stand_in_env(tmp_path, FAKE_TFCNN_TASKS_FIFO=str(fifo), FAKE_TFCNN_STEP_DELAY="12")
     argv = sweep_argv(vendor, tf112, out, "--cluster", "slurm", "--workers", "2", "--ps", "1", runs=2)
     job_id, output = submit(multi, tmp_path, "nokill", [argv], ["-N", "3", "--no-kill"], env)
     dead = kill_when_running(multi, fifo, "worker1")
@@ -451,8 +451,9 @@ def test_a_fleet_losing_a_node_fails_that_hosts_record_and_the_sweep_goes_on(mul
     out = tmp_path / "fleet"
     fifo = tmp_path / "tasks.fifo"
     os.mkfifo(str(fifo))
-    # Each host's run takes ~4 s after it says it runs: the node dies in the middle of it.
-    env = stand_in_env(tmp_path, FAKE_TFCNN_TASKS_FIFO=str(fifo), FAKE_TFCNN_STEP_DELAY="0.4")
+    # Each host's run takes ~25 s after it says it runs: the node dies in the middle of it, and the other hosts
+    # still run when Slurm notices (~16 s): they finish and keep their figures.
+    env = stand_in_env(tmp_path, FAKE_TFCNN_TASKS_FIFO=str(fifo), FAKE_TFCNN_STEP_DELAY="12")
     argv = sweep_argv(vendor, tf112, out, "--cluster", "slurm", "--fleet", runs=2)
     job_id, output = submit(multi, tmp_path, "fleetdies", [argv], ["-N", "3", "--no-kill"], env)
     dead = kill_when_running(multi, fifo, "run", on=multi.nodes[1])

@@ -48,11 +48,12 @@ def run_fleet(ctx, display, index, spec):
     alloc = alloc._replace(nodes=slurm.job_nodes(alloc.job_id, alloc.nodes))
     wrapper = [sys.executable, "-m", "tfcnnwrap.sweep.fleet", "run-task", str(hosts_dir.resolve()),
                str(ctx.script.parent.resolve()), "--"] + argv
-    # --overlap: a step that lost a node stays listed, holding its CPUs, until the whole job ends (Slurm's way);
-    # the fleet's steps run one after another, so the next one shares them rather than wait for ever.
+    # --no-kill: a node that fails ends its own host's run, not the other hosts' (Slurm would end the whole
+    # step). --overlap: a step that lost a node stays listed, holding its CPUs, until the whole job ends; the
+    # fleet's steps run one after another, so the next one shares them rather than wait for ever.
     step = slurm.launch_step(wrapper, ntasks=len(alloc.nodes), nodes=len(alloc.nodes), ntasks_per_node=1,
                              output_pattern=slurm.literal_pattern(log_dir / run_name) + ".%N.log", env=ctx.env,
-                             srun_log=hosts_dir / "srun.log", alloc=alloc, overlap=True)
+                             srun_log=hosts_dir / "srun.log", alloc=alloc, overlap=True, no_kill=True)
     verdict, duration = _wait(ctx, step, plan.timeout_s, hosts_dir / "srun.log")
     lost = nodewatch.node_failure_in(hosts_dir / "srun.log") if verdict != "interrupted" else None
     records = [_host_record(ctx, spec, argv, started_at, rel_log, rec, verdict, duration, lost=lost)
