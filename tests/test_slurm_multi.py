@@ -59,11 +59,30 @@ class Multi:
         """The node dies: every process in its namespace (slurmd, slurmstepd, tasks) gets SIGKILL."""
         subprocess.run(["kill", "-KILL", *map(str, self.ns_pids(node))], timeout=30)
 
-    def heal(self):
-        """Restart whatever died (the bring-up is idempotent) and wait until every node is usable again."""
+    def heal(self, deadline_s=90.0):
+        """Restart whatever died (the bring-up is idempotent), cancel any job an earlier test left (one that
+        failed before its job ended), and wait until every node is idle: a job of the next test then gets every
+        node at once, as a node Slurm still holds down or busy would leave it pending."""
+        deadline = time.monotonic() + deadline_s
         done = subprocess.run([str(REPO_ROOT / ".ci" / "slurm-multi-up"), str(self.dir), str(len(self.nodes))],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=90)
         assert done.returncode == 0, done.stdout
+        left = self.slurm("squeue", "--noheader", "--format=%i").stdout.split()
+        if left:
+            self.slurm("scancel", *left)
+        self.wait_idle(deadline)
+
+    def wait_idle(self, deadline):
+        """Until ``sinfo`` shows every node idle (back-off 0.1 s to 1 s), by ``deadline`` (time.monotonic)."""
+        pause = 0.1
+        while True:
+            shown = self.slurm("sinfo", "--noheader", "--Node", "--format=%N %T")
+            states = dict(line.split(None, 1) for line in shown.stdout.splitlines() if line.strip())
+            if shown.returncode == 0 and all(states.get(n, "").strip() == "idle" for n in self.nodes):
+                return
+            assert time.monotonic() < deadline, "the nodes are not all idle: %s %s" % (states, shown.stderr)
+            time.sleep(pause)
+            pause = min(pause * 2, 1.0)
 
     def job_processes(self, job_id, wait_s=30.0):
         """(node, pid, command) of every process in any node that belongs to Slurm job ``job_id`` and is still
@@ -82,16 +101,22 @@ class Multi:
 
 
 @pytest.fixture(scope="module")
-def multi():
+def three_nodes():
     if os.environ.get("TFCNNWRAP_SLURM_MULTI") != "1":
         pytest.skip(MULTI_NOT_UP)
     directory = os.environ.get("TFCNNWRAP_SLURM_MULTI_DIR", "")
     if not (Path(directory) / "cluster.env").is_file():
         pytest.fail("TFCNNWRAP_SLURM_MULTI=1 but TFCNNWRAP_SLURM_MULTI_DIR (%r) holds no cluster; %s"
                     % (directory, MULTI_NOT_UP))
-    cluster = Multi(directory)
-    cluster.heal()  # a node an earlier test killed is back
-    return cluster
+    return Multi(directory)
+
+
+@pytest.fixture
+def multi(three_nodes):
+    """The three-node cluster, whole and idle when each test starts, whatever the test before it did: a test
+    that kills a node and fails before it has healed it (or leaves its job behind) no longer fails the next."""
+    three_nodes.heal()
+    return three_nodes
 
 
 def submit(multi, tmp_path, name, argv_lines, sbatch=(), env=None, exec_last=False):
@@ -310,7 +335,7 @@ def test_a_fleet_over_three_nodes_flags_exactly_the_slow_one(multi, tmp_path, tf
 
 
 @pytest.fixture(scope="module")
-def ten_nodes(multi, tmp_path_factory):
+def ten_nodes(three_nodes, tmp_path_factory):
     """A second cluster of 10 nodes beside the first (its own DIR, tag, subnet and ports): the 10-host fleet and
     the real-TensorFlow job run there."""
     directory = tmp_path_factory.mktemp("slurm-ten")
@@ -339,9 +364,9 @@ def test_a_ten_node_fleet_records_ten_hosts_and_reports_fast(ten_nodes, tmp_path
 # -- 3. a node dies in the middle of a job --------------------------------------------------------------------
 
 
-def kill_when_running(multi, fifo, task, deadline_s=90):
-    """Block (within ``deadline_s``) until ``task`` says, through the stand-in's FIFO, that it runs; then kill
-    its whole node. Returns the node."""
+def kill_when_running(multi, fifo, task, deadline_s=90, on=None):
+    """Block (within ``deadline_s``) until ``task`` (on node ``on``, when given) says, through the stand-in's
+    FIFO, that it runs; then kill its whole node. Returns the node."""
     import select
 
     fd = os.open(str(fifo), os.O_RDWR | os.O_NONBLOCK)  # our own writer end too: no end-of-file between tasks
@@ -355,7 +380,7 @@ def kill_when_running(multi, fifo, task, deadline_s=90):
                 seen += os.read(fd, 4096)
             for line in seen.decode().splitlines():
                 name, host, _pid = line.split()
-                if name == task:
+                if name == task and on in (None, host):
                     multi.kill_node(host)
                     return host
     finally:
@@ -384,7 +409,7 @@ def test_a_node_dying_in_a_no_kill_job_fails_that_run_and_the_sweep_goes_on(mult
     fifo = tmp_path / "tasks.fifo"
     os.mkfifo(str(fifo))
     # Worker 0 takes ~6 s and prints its total after worker 1's node has died, before Slurm has noticed.
-    env = stand_in_env(tmp_path, FAKE_TFCNN_TASKS_FIFO=str(fifo), FAKE_TFCNN_STEP_DELAY="3")
+    env = stand_in_env(tmp_path, FAKE_TFCNN_TASKS_FIFO=str(fifo), FAKE_TFCNN_STEP_DELAY="12")
     argv = sweep_argv(vendor, tf112, out, "--cluster", "slurm", "--workers", "2", "--ps", "1", runs=2)
     job_id, output = submit(multi, tmp_path, "nokill", [argv], ["-N", "3", "--no-kill"], env)
     dead = kill_when_running(multi, fifo, "worker1")
@@ -419,6 +444,48 @@ def test_a_node_dying_under_slurms_default_ends_the_allocation_and_the_run_is_in
     assert multi.job_processes(job_id) == []
     assert not [p for p in task_pids(tmp_path) if pid_alive(p, wait_s=5)]
     resume_and_report(multi, tmp_path, out, tf112, vendor, 2)
+
+
+@pytest.mark.slurm
+def test_a_fleet_losing_a_node_fails_that_hosts_record_and_the_sweep_goes_on(multi, tmp_path, tf112, vendor):
+    out = tmp_path / "fleet"
+    fifo = tmp_path / "tasks.fifo"
+    os.mkfifo(str(fifo))
+    # Each host's run takes ~25 s after it says it runs: the node dies in the middle of it, and the other hosts
+    # still run when Slurm notices (~16 s): they finish and keep their figures.
+    env = stand_in_env(tmp_path, FAKE_TFCNN_TASKS_FIFO=str(fifo), FAKE_TFCNN_STEP_DELAY="12")
+    argv = sweep_argv(vendor, tf112, out, "--cluster", "slurm", "--fleet", runs=2)
+    job_id, output = submit(multi, tmp_path, "fleetdies", [argv], ["-N", "3", "--no-kill"], env)
+    dead = kill_when_running(multi, fifo, "run", on=multi.nodes[1])
+    assert wait_job(multi, job_id) == "COMPLETED"
+    text = output.read_text()
+    records = read_runs(out)
+    first = {r["host"]: r for r in records if r["run"] == 1}
+    assert sorted(first) == sorted(multi.nodes), text
+    assert first[dead]["status"] != "ok" and dead in (first[dead]["failure"] or ""), first[dead]
+    assert "node_failure" in first[dead]["failure"], first[dead]
+    alive = [n for n in multi.nodes if n != dead]
+    assert all(first[n]["status"] == "ok" for n in alive), first
+    # the sweep went on, on the nodes the job still holds
+    second = {r["host"]: r for r in records if r["run"] == 2}
+    assert sorted(second) == sorted(alive) and all(r["status"] == "ok" for r in second.values()), text
+    assert "step0-exit=" in text, text
+    assert multi.job_processes(job_id) == []
+    multi.heal()
+    _, state, text = run_job(multi, tmp_path, "fleetresume", [["sweep", "--vendor-dir", vendor, "--python", tf112,
+                                                               "--resume", out, "--retry-failed"]], ["-N", "3"],
+                             stand_in_env(tmp_path))
+    assert state == "COMPLETED" and "step0-exit=0" in text, text
+    latest = {}
+    for record in read_runs(out):
+        latest[record["host"], record["run"]] = record["status"]
+    # run 1 again on every node; run 2 stays as it ran, on the two nodes the job held then
+    owed = {(n, run): "ok" for n in multi.nodes for run in (1, 2) if run == 1 or n in alive}
+    assert latest == owed, latest
+    report = run_cli("report", out, "--format", "json")
+    assert report.returncode == 0, report
+    rows = {row["host"]: (row["runs_ok"], row["runs_failed"]) for row in report.rows()}
+    assert rows == {n: (1 if n == dead else 2, 0) for n in multi.nodes}, rows
 
 
 # -- 4. a node that stops answering ---------------------------------------------------------------------------

@@ -48,7 +48,8 @@ FAKE_TFCNN_TASK_FAULTS "task=mode,..." where task is ps0, worker1, controller0..
 FAKE_TFCNN_PID_DIR     directory: each task writes its pid to <role><index>.pid there when it starts
 FAKE_TFCNN_HOST_FACTOR "host=factor,...": on the machine whose hostname is host, images/sec x factor (a slow node)
 FAKE_TFCNN_TASKS_FIFO  a named pipe: each distributed task writes "<role><index> <hostname> <pid>" into it once its
-                       server listens (skipped when nobody reads it), so a test can act on a running task
+                       server listens, a single run "run <hostname> <pid>" after its header (skipped when nobody
+                       reads it), so a test can act on a running task
 """
 
 import os
@@ -273,6 +274,8 @@ def main(argv):
         code = distributed_join(flags, fault)
         if code is not None:
             return code
+    else:
+        announce("run")  # a single run (a fleet's host): running from now on
     out("Generating training model")
     out("Initializing graph")
     out("Running warm up")

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Dict, Iterable, Optional
 
 from tfcnnwrap.cluster import slurm
+from tfcnnwrap.errors import TfcnnwrapError
 
 NODE_FAILURE = re.compile(rb"srun: error: Node failure on ([A-Za-z0-9_.\-\[\],]+)")
 TAIL_BYTES = 64 * 1024
@@ -64,8 +65,13 @@ class NodeWatch:
         is about to be stopped, and the run is ``interrupted`` like any run a stop request cuts short."""
         if self.job_id is None:
             return False
-        done = slurm._slurm(["squeue", "--noheader", "--jobs=%s" % self.job_id, "--format=%T"],
-                            "squeue --jobs=%s" % self.job_id, check=False)
+        try:
+            done = slurm._slurm(["squeue", "--noheader", "--jobs=%s" % self.job_id, "--format=%T"],
+                                "squeue --jobs=%s" % self.job_id, check=False)
+        except (TfcnnwrapError, OSError):
+            # No answer (a controller busy with the failure, no process to be had): the run failed on its node,
+            # which is true either way; an ending allocation stops the sweep through its own signal.
+            return False
         return done.returncode != 0 or done.stdout.strip() not in ("RUNNING", "")
 
     def ended(self, task, log_path: Path) -> Optional[str]:

@@ -153,8 +153,11 @@ def is_plain_host(nodelist: str) -> bool:
     return bool(nodelist) and not any(c in nodelist for c in "[],")
 
 
-def srun_command(argv, ntasks, job_name, job_id=None, nodes=None, ntasks_per_node=None, output_pattern=None):
-    """The srun argv for one step (pure). stderr goes to the same file as stdout, as srun does by default."""
+def srun_command(argv, ntasks, job_name, job_id=None, nodes=None, ntasks_per_node=None, output_pattern=None,
+                 overlap=False, no_kill=False):
+    """The srun argv for one step (pure). stderr goes to the same file as stdout, as srun does by default.
+    ``overlap``: the step may share CPUs with the job's other steps (``--overlap``); ``no_kill``: a node that
+    fails ends only its own tasks, not the step (``--no-kill``; ``--kill-on-bad-exit`` then has no effect)."""
     if ntasks < 1:
         raise UsageError("a Slurm step needs at least one task (got %d)" % ntasks)
     cmd = ["srun", "--kill-on-bad-exit=1", "--job-name=%s" % job_name, "--ntasks=%d" % ntasks]
@@ -166,6 +169,10 @@ def srun_command(argv, ntasks, job_name, job_id=None, nodes=None, ntasks_per_nod
         cmd.append("--ntasks-per-node=%d" % ntasks_per_node)
     if output_pattern is not None:
         cmd.append("--output=%s" % output_pattern)
+    if overlap:
+        cmd.append("--overlap")
+    if no_kill:
+        cmd.append("--no-kill")
     return cmd + ["--"] + [str(a) for a in argv]
 
 
@@ -275,7 +282,7 @@ def _refuse_planted_links(output_pattern, ntasks):
 
 
 def launch_step(argv: Sequence, ntasks: int, nodes=None, ntasks_per_node=None, output_pattern=None, env=None,
-                job_name=None, srun_log=None, alloc=None) -> Step:
+                job_name=None, srun_log=None, alloc=None, overlap=False, no_kill=False) -> Step:
     """Start ``argv`` as one Slurm job step of ``ntasks`` tasks in the current allocation; returns at once.
 
     ``output_pattern``: srun's ``--output`` (``logs/run-%t.log`` gives one file per task; stdout and stderr
@@ -289,7 +296,8 @@ def launch_step(argv: Sequence, ntasks: int, nodes=None, ntasks_per_node=None, o
         output_pattern = str(Path(output_pattern).absolute())
         _refuse_planted_links(output_pattern, ntasks)
     name = job_name or unique_step_name()
-    command = srun_command(argv, ntasks, name, alloc.job_id, nodes, ntasks_per_node, output_pattern)
+    command = srun_command(argv, ntasks, name, alloc.job_id, nodes, ntasks_per_node, output_pattern, overlap,
+                           no_kill)
     child_env = dict(os.environ)
     child_env.update({str(k): str(v) for k, v in (env or {}).items()})
     log = safefs.open_append(srun_log) if srun_log is not None else None

@@ -32,6 +32,7 @@ _SUPERVISOR = r"""
 import os, signal, sys, _thread
 status_fd, argv = int(sys.argv[1]), sys.argv[2:]
 signal.signal(signal.SIGTERM, lambda signum, frame: None)
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # blocked from the fork until now: see _spawning
 
 
 def descendants():
@@ -261,6 +262,25 @@ def kill_tree(proc, grace_s=GRACE_S):
         pass
 
 
+@contextlib.contextmanager
+def _spawning():
+    """SIGTERM blocked in this thread while the supervisor is forked; the child inherits the mask, and the
+    supervisor unblocks it once its own handler is in place. A batch system that ends a job sends SIGTERM to
+    every process of it at once (Slurm's job kill, systemd's control-group stop), a supervisor just forked
+    included: with the default action still in place it died before it could start its command (the sweep
+    then failed on an ``squeue`` it was asking right as Slurm ended the job). A SIGTERM for tfcnnwrap itself
+    goes to another thread meanwhile, or waits the few milliseconds of the fork."""
+    mask = getattr(signal, "pthread_sigmask", None)
+    if mask is None:
+        yield
+        return
+    before = mask(signal.SIG_BLOCK, {signal.SIGTERM})
+    try:
+        yield
+    finally:
+        mask(signal.SIG_SETMASK, before)
+
+
 class ProcessGroup:
     """``argv`` running in a process group of its own, with every process it starts.
 
@@ -286,11 +306,12 @@ class ProcessGroup:
     def _start_posix(self, cwd, env, stdout, stderr):
         status_r, status_w = os.pipe()
         try:
-            self.popen = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", _SUPERVISOR, str(status_w)] + self.argv,
-                cwd=None if cwd is None else str(cwd), env=env, stdin=subprocess.PIPE, stdout=stdout,
-                stderr=stderr, bufsize=0, start_new_session=True, pass_fds=(status_w,),
-            )
+            with _spawning():
+                self.popen = subprocess.Popen(
+                    [sys.executable, "-I", "-S", "-c", _SUPERVISOR, str(status_w)] + self.argv,
+                    cwd=None if cwd is None else str(cwd), env=env, stdin=subprocess.PIPE, stdout=stdout,
+                    stderr=stderr, bufsize=0, start_new_session=True, pass_fds=(status_w,),
+                )
         except BaseException:
             os.close(status_r)
             raise

@@ -23,7 +23,7 @@ from typing import Optional
 
 from tfcnnwrap import jsontext, safefs
 from tfcnnwrap.clock import utc_now
-from tfcnnwrap.cluster import slurm
+from tfcnnwrap.cluster import nodewatch, slurm
 from tfcnnwrap.errors import TfcnnwrapError
 from tfcnnwrap.results.records import Status
 from tfcnnwrap.run.logparse import ParsedLog, last_line, parse_file
@@ -61,24 +61,33 @@ def run_fleet(ctx, display, index, spec):
                           spec.num_gpus)
     started_at = utc_now()
     alloc = slurm.allocation()
+    # The nodes the job still holds: a node that failed in a --no-kill job is left out of the next runs.
+    alloc = alloc._replace(nodes=slurm.job_nodes(alloc.job_id, alloc.nodes))
     wrapper = [sys.executable, "-m", "tfcnnwrap.sweep.fleet", "run-task", str(hosts_dir.resolve()),
                str(ctx.script.parent.resolve()), "--"] + argv
+    # --no-kill: a node that fails ends its own host's run, not the other hosts' (Slurm would end the whole
+    # step). --overlap: a step that lost a node stays listed, holding its CPUs, until the whole job ends; the
+    # fleet's steps run one after another, so the next one shares them rather than wait for ever.
     step = slurm.launch_step(wrapper, ntasks=len(alloc.nodes), nodes=len(alloc.nodes), ntasks_per_node=1,
                              output_pattern=slurm.literal_pattern(log_dir / run_name) + ".%N.log", env=ctx.env,
-                             srun_log=hosts_dir / "srun.log", alloc=alloc)
-    verdict, duration = _wait(ctx, step, plan.timeout_s)
-    records = [_host_record(ctx, spec, argv, started_at, rel_log, HostRun.from_json(rec), verdict, duration)
+                             srun_log=hosts_dir / "srun.log", alloc=alloc, overlap=True, no_kill=True)
+    verdict, duration = _wait(ctx, step, plan.timeout_s, hosts_dir / "srun.log")
+    lost = nodewatch.node_failure_in(hosts_dir / "srun.log") if verdict != "interrupted" else None
+    records = [_host_record(ctx, spec, argv, started_at, rel_log, HostRun.from_json(rec), verdict, duration,
+                            lost=lost)
                for rec in slurm.fleet_hosts(hosts_dir)]
     if not records:
         why = last_line(hosts_dir / "srun.log") or "the fleet step started no task"
         records = [_host_record(ctx, spec, argv, started_at, rel_log, HostRun(exit_code=step.poll()), verdict,
                                 duration, failure=why)]
+    # The host that failed last: the run's line on screen and the sweep's verdict are the run's worst.
+    records.sort(key=lambda pair: pair[1].status == Status.OK, reverse=True)
     for _outcome, record in records[:-1]:
         runlife.record(ctx, record)
     return records[-1]
 
 
-def _wait(ctx, step, timeout_s):
+def _wait(ctx, step, timeout_s, srun_log):
     """Wait for the step; cancel it on ``--timeout`` or a stop request. (verdict, seconds)."""
     started = time.monotonic()
     state = {"verdict": "done"}
@@ -103,23 +112,28 @@ def _wait(ctx, step, timeout_s):
         bridge.exited.set()
         if timer is not None:
             timer.cancel()
-        _release(step)
+        _release(step, srun_log)
     return state["verdict"], time.monotonic() - started
 
 
-def _release(step):
+def _release(step, srun_log):
     """Cancel the step if srun still runs, then wait until Slurm has let it go. A Slurm tool that hangs or
-    fails here is a warning: the hosts' logs, not the clean-up, decide the run."""
+    fails here is a warning: the hosts' logs, not the clean-up, decide the run. A step that lost a node is
+    not waited for: Slurm lists it until the whole job ends (its tasks on the other nodes are ended)."""
     try:
         if step.poll() is None:
             step.cancel()
-        if not step.wait_released():
+        if nodewatch.node_failure_in(srun_log) is not None:
+            step.wait()
+        elif not step.wait_released():
             slurm.warn_cleanup("Slurm still lists the step after %d s" % slurm.CANCEL_GRACE_S)
     except (TfcnnwrapError, OSError) as exc:
         slurm.warn_cleanup(slurm.cleanup_reason(exc))
 
 
-def _host_record(ctx, spec, argv, started_at, rel_log, host, verdict, duration, failure=None):
+def _host_record(ctx, spec, argv, started_at, rel_log, host, verdict, duration, failure=None, lost=None):
+    """One host's (outcome, record). ``lost``: the node srun reported failed in this run's step, which ended
+    the step on every node: a host without a result failed on it (``crashed``, its failure naming the node)."""
     node = host.node
     rel = rel_log if node is None else "%s.%s.log" % (rel_log[: -len(".log")], node)
     path = ctx.sweep.path / rel
@@ -127,6 +141,10 @@ def _host_record(ctx, spec, argv, started_at, rel_log, host, verdict, duration, 
     exit_code = host.exit_code
     # As a single run: a host whose log holds its total and then hung until --timeout keeps the figure.
     status, hung = verdict_of(parsed, exit_code, verdict == "timeout", verdict == "interrupted")
+    if lost and status != Status.OK:
+        status = Status.CRASHED
+        failure = "node_failure: %s (%s: srun: Node failure on %s)" % (
+            lost, "this node" if node == lost else "the step ended with it", lost)
     outcome = RunOutcome(status=status, exit_code=exit_code, duration_s=duration, parsed=parsed,
                          interrupted=verdict == "interrupted",
                          log_bytes=path.stat().st_size if path.is_file() else 0, hung_after_total=hung)

@@ -75,9 +75,11 @@ class Schedule:
         self.plan = plan
         self.configs = [_Config(key) for key in plan.configs()]
         by_key = {c.key: c for c in self.configs}
-        for rec in records:  # latest_runs(): one per run
+        for rec in records:  # latest_runs(): one per run (in a fleet, one per run and host)
             config = by_key.get((rec.model, rec.batch_size, rec.num_gpus))
-            if config is not None:
+            prior = None if config is None else config.latest.get(rec.run)
+            # A fleet's run is owed while any host's record of it is (the host whose node failed mid-run).
+            if config is not None and (prior is None or not _needs_run(prior, retry_failed)):
                 config.latest[rec.run] = rec
         for config in self.configs:
             planned = set(range(1, plan.runs + 1)) | set(config.latest)
