@@ -1,14 +1,22 @@
 """Statistics over a sweep's runs with pandas: one SummaryRow per configuration, over ok runs."""
 
+from __future__ import annotations
+
 import math
 import statistics
 import warnings
 from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from tfcnnwrap.render import to_csv
 from tfcnnwrap.results import quality
 from tfcnnwrap.results.fleetreport import fleet_columns, with_fleet
 from tfcnnwrap.results.records import SCALING_COLUMNS, SUMMARY_COLUMNS, SummaryRow
+
+if TYPE_CHECKING:
+    from pandas import DataFrame
+
+    from tfcnnwrap.results.records import RunRecord
 
 __all__ = ["SUMMARY_COLUMNS", "summarize", "summary_csv_text", "ci95_pct", "add_scaling",
            "summary_columns"]
@@ -16,7 +24,7 @@ __all__ = ["SUMMARY_COLUMNS", "summarize", "summary_csv_text", "ci95_pct", "add_
 _FRAME_COLUMNS = ["model", "batch_size", "num_gpus", "host", "status", "images_per_sec"]
 
 
-def _failures_text(statuses):
+def _failures_text(statuses: List[str]) -> str:
     counts: dict = {}
     for status in statuses:
         if status != "ok":
@@ -24,7 +32,7 @@ def _failures_text(statuses):
     return " ".join("%s:%d" % (k, counts[k]) for k in sorted(counts))
 
 
-def runs_frame(runs):
+def runs_frame(runs: List[RunRecord]) -> DataFrame:
     """The runs as a DataFrame with the columns statistics need (images/sec of ok runs only)."""
     import pandas as pd  # pandas takes ~0.3 s to import: only when runs are summarised
 
@@ -36,7 +44,7 @@ def runs_frame(runs):
     return frame
 
 
-def ci95_pct(std, count, mean):
+def ci95_pct(std: Optional[float], count: int, mean: Optional[float]) -> Optional[float]:
     """The 95% confidence interval's half-width (Student t) as % of the mean; None under 2 runs."""
     if std is None or mean is None or count < 2 or not mean:
         return None
@@ -46,7 +54,7 @@ def ci95_pct(std, count, mean):
     return _num(half_width / mean * 100.0)
 
 
-def _telemetry(runs):
+def _telemetry(runs: List[RunRecord]) -> Tuple[Optional[int], Optional[float]]:
     """(throttled_runs, max_temp_c) over the ok runs (those the statistics use) that recorded GPU telemetry;
     None where none did."""
     runs = [r for r in runs if r.value is not None]
@@ -102,7 +110,7 @@ OUTLIER_MIN_RUNS = 5
 MAD_TO_SIGMA = 1.4826  # the MAD of normal data times this estimates its standard deviation
 
 
-def thermal_columns(runs):
+def thermal_columns(runs: List[RunRecord]) -> Dict[str, Any]:
     """SummaryRow fields from the ok runs' GPU telemetry: mean power and SM clock (means of the runs'
     means), each throttle reason with the number of runs it was active in, the PCIe links seen."""
     gpus = [r.gpu for r in runs if r.value is not None and r.gpu is not None]
@@ -123,7 +131,7 @@ def thermal_columns(runs):
     }
 
 
-def outlier_runs(runs):
+def outlier_runs(runs: List[RunRecord]) -> List[Any]:
     """Run numbers of the ok runs outside median +- 3 MAD (scaled to a standard deviation) of their
     configuration; none when the MAD is 0 or there are fewer than ``OUTLIER_MIN_RUNS`` ok runs."""
     ok = [r for r in runs if r.value is not None]
@@ -137,7 +145,7 @@ def outlier_runs(runs):
     return sorted(r.run for r in ok if abs(r.value - median) > OUTLIER_MADS * mad)
 
 
-def steadiness_columns(runs, ci95):
+def steadiness_columns(runs: List[RunRecord], ci95: Optional[float]) -> Dict[str, Any]:
     """SummaryRow fields on steadiness: drifting ok runs (None when no run recorded its step rates), the
     outlier runs (flagged, never dropped), and whether the 95% CI is wider than +-2 %."""
     ok = [r for r in runs if r.value is not None]
@@ -149,7 +157,7 @@ def steadiness_columns(runs, ci95):
     }
 
 
-def summarize(runs, order=None):
+def summarize(runs: List[RunRecord], order: Optional[List[Tuple[str, int]]] = None) -> List[SummaryRow]:
     """One SummaryRow per (model, batch_size, num_gpus, host), statistics over ok runs only.
 
     ``runs``: RunRecords (dicts are read as records). Rows follow ``order`` (the plan's (model, batch_size)
@@ -179,7 +187,7 @@ def summarize(runs, order=None):
     return add_scaling(sorted(rows, key=lambda row: rank.get(row.pair, len(rank))))
 
 
-def add_scaling(rows):
+def add_scaling(rows: List[SummaryRow]) -> List[SummaryRow]:
     """In a sweep of several GPU counts, each row's speed-up over the same model (batch size per device, host)
     at one GPU, and its efficiency (speed-up / count, in %); None where there is no 1-GPU mean. Rows of a
     single-count sweep come back unchanged (their columns stay those of format 1)."""

@@ -6,9 +6,12 @@ A fleet sweep (records with ``host``) is pooled per configuration, so every host
 one configuration; ``host=`` keeps one host's runs only.
 """
 
+from __future__ import annotations
+
 import dataclasses
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from tfcnnwrap import settings
 from tfcnnwrap.errors import UsageError
@@ -16,6 +19,9 @@ from tfcnnwrap.results.aggregate import summarize
 from tfcnnwrap.results.plan import Plan
 from tfcnnwrap.results.records import SummaryRow
 from tfcnnwrap.results.store import load_sweep, sweeps_by_age
+
+if TYPE_CHECKING:
+    from tfcnnwrap.results.records import RunRecord
 
 
 def config_of(row):
@@ -43,7 +49,7 @@ class Sweep:
         self.values = ok_values(self.runs)
 
     @property
-    def name(self):
+    def name(self) -> str:
         return self.path.resolve().name or str(self.path)
 
     def gpu_label(self):
@@ -54,10 +60,10 @@ class Sweep:
         return "%s (%s)" % (self.name, gpu) if gpu else self.name
 
     @property
-    def several_counts(self):
+    def several_counts(self) -> bool:
         return len({r.num_gpus for r in self.rows}) > 1
 
-    def conditions(self, batch_size=None, num_gpus=None):
+    def conditions(self, batch_size: Optional[int] = None, num_gpus: Optional[int] = None) -> Dict[str, Any]:
         """The plan's conditions (the references' terms), with one configuration's batch size and GPU count."""
         cond = dict(self.plan.conditions())
         cond["batch_size"] = batch_size
@@ -78,7 +84,7 @@ class Sweep:
         return sum(powers) / len(powers) if powers else None
 
 
-def measured_rows(configs, runs):
+def measured_rows(configs: List[Tuple[str, int, int]], runs: List[RunRecord]) -> List[SummaryRow]:
     """SummaryRows in plan order, one per configuration; a planned one without runs yet has no mean."""
     summary: dict = {}
     for row in summarize(runs, [c[:2] for c in configs]):
@@ -88,7 +94,7 @@ def measured_rows(configs, runs):
     return rows + list(summary.values())
 
 
-def ok_values(runs):
+def ok_values(runs: List[RunRecord]) -> Dict[Tuple[str, int, int], Any]:
     """{(model, batch_size, num_gpus): [images/sec of each ok run]} for the statistics of a change."""
     values: dict = {}
     for r in runs:
