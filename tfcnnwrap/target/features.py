@@ -9,6 +9,8 @@ compilation, fatal on an op XLA cannot compile) exists from 1.12 on. ``--xla`` m
 which every branch has and the published XLA figures used; ``xla_compile`` stays a pass-through flag.
 """
 
+from __future__ import annotations
+
 import re
 
 from tfcnnwrap.errors import UsageError

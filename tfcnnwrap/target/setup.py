@@ -10,16 +10,22 @@ dir -> swap it into place, only over a checkout setup made itself -> write the m
 Git lives in ``gitremote``, the checkout on disk in ``checkout``.
 """
 
+from __future__ import annotations
+
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
 from tfcnnwrap import __version__, render, settings
 from tfcnnwrap.clock import utc_now
 from tfcnnwrap.errors import SetupError, UsageError
 from tfcnnwrap.run.procs import format_command, pip_install_command
 from tfcnnwrap.target import checkout, gitremote, probe, versions
+
+if TYPE_CHECKING:
+
+    from tfcnnwrap.filelock import FileLock
 
 DEFAULT_REPO_URL = "https://github.com/tensorflow/benchmarks.git"
 ENV_PYTHON = settings.ENV_PYTHON
@@ -65,7 +71,7 @@ def resolve_settings(args, environ=None):
 def resolve_tensorflow(args, python_arg):
     """What setup knows about the target's TensorFlow: a dict with version, parsed, source, python, ..."""
     python = probe.target_python(python_arg)
-    info = {
+    info: dict = {
         "python": python,
         "version": None,
         "parsed": None,
@@ -110,7 +116,7 @@ def resolve_tensorflow(args, python_arg):
     return info
 
 
-def describe_tf(tf):
+def describe_tf(tf: Dict[str, Any]) -> str:
     if not tf["version"]:
         return "unknown (%s)" % tf["python"]
     if tf["source"] == "--tf-version":
@@ -124,7 +130,7 @@ def describe_tf(tf):
     return "%s (import tensorflow in %s)" % (tf["version"], tf["python"])
 
 
-def keras_notes(tf):
+def keras_notes(tf: Dict[str, Any]) -> Tuple[Optional[str], ...]:
     """(row text or None, warning or None) about tf-keras for TensorFlow >= 2.16."""
     if not tf["parsed"] or not versions.needs_legacy_keras(tf["parsed"]):
         return None, None
@@ -145,7 +151,9 @@ def keras_notes(tf):
 # --- choosing and fetching --------------------------------------------------------------------------------
 
 
-def offline_choice(manifest, vendor, url, branch_arg, tf):
+def offline_choice(
+    manifest: Optional[Dict[str, Any]], vendor: Path, url: str, branch_arg: Optional[str], tf: Dict[str, Any]
+) -> Optional[Tuple[str, ...]]:
     """(branch, reason) when the checkout in place already is what this run would fetch; else None.
 
     Without --branch the choice is made again from the branch list cached in the manifest, so a changed
@@ -166,7 +174,7 @@ def offline_choice(manifest, vendor, url, branch_arg, tf):
     return (wanted, reason) if wanted == manifest.get("branch") else None
 
 
-def choose(branch_arg, tf, heads, url):
+def choose(branch_arg: Optional[str], tf: Dict[str, Any], heads: Dict[str, str], url: str) -> Tuple[str, ...]:
     if branch_arg:
         if branch_arg not in heads:
             raise SetupError(
@@ -178,7 +186,17 @@ def choose(branch_arg, tf, heads, url):
     return branch, reason, "rule"
 
 
-def build_manifest(url, branch, reason, source, commit, tf, heads, fetched_at, settings):
+def build_manifest(
+    url: str,
+    branch: str,
+    reason: str,
+    source: str,
+    commit: str,
+    tf: Dict[str, Any],
+    heads: Dict[str, str],
+    fetched_at: str,
+    settings: Dict[str, Any],
+) -> Dict[str, Any]:
     needs_keras = versions.needs_legacy_keras(tf["parsed"]) if tf["parsed"] else None
     return {
         "url": url,
@@ -203,7 +221,7 @@ def build_manifest(url, branch, reason, source, commit, tf, heads, fetched_at, s
 
 
 
-def lock_vendor(vendor, lock):
+def lock_vendor(vendor: Path, lock: FileLock) -> bool:
     """Take the vendor lock exclusively, creating the folder if needed; True when this call created it."""
     created = not vendor.is_dir()
     try:
@@ -373,7 +391,7 @@ def print_summary(out, headline, tf, branch, reason, commit, vendor, url, settin
               markup=False, highlight=False, soft_wrap=True)
 
 
-def _sweep_command(vendor):
+def _sweep_command(vendor: Path) -> str:
     """`python -m tfcnnwrap sweep`, with --vendor-dir when a plain sweep would look elsewhere."""
     argv = ["python", "-m", "tfcnnwrap", "sweep"]
     if Path(vendor).resolve() != settings.vendor_dir()[0].resolve():
