@@ -12,6 +12,8 @@ session. On Windows the command goes into a kill-on-close job object of its own,
 same way.
 """
 
+from __future__ import annotations
+
 import contextlib
 import os
 import shlex
@@ -19,6 +21,10 @@ import signal
 import subprocess
 import sys
 import threading
+from typing import TYPE_CHECKING, List
+
+if TYPE_CHECKING:
+    pass
 
 GRACE_S = 3.0  # between SIGTERM and SIGKILL of a process group
 # Once a command has exited, how long what it started may keep its output open before the group is killed.
@@ -231,7 +237,7 @@ def bind_to_our_lifetime(proc):
         pass
 
 
-def kill_tree(proc, grace_s=GRACE_S):
+def kill_tree(proc: subprocess.Popen, grace_s: float = GRACE_S) -> None:
     """Stop ``proc`` and everything it started: SIGTERM to its group, SIGKILL after ``grace_s``
     (Windows: ``taskkill /T /F``)."""
     if os.name == "nt":
@@ -341,13 +347,13 @@ class ProcessGroup:
         self.exited.wait(timeout)
         return self.returncode
 
-    def _signal_group(self, sig):
+    def _signal_group(self, sig: signal.Signals) -> None:
         try:
             os.killpg(self.pid, sig)
         except (ProcessLookupError, PermissionError):
             pass
 
-    def _release_supervisor(self):
+    def _release_supervisor(self) -> None:
         """Close the supervisor's stdin: it ends every descendant (other sessions too), then its group."""
         with self._stdin_lock:
             try:
@@ -356,7 +362,7 @@ class ProcessGroup:
             except OSError:
                 pass
 
-    def kill(self):
+    def kill(self) -> None:
         """Every process of the tree, at once: the supervisor ends it, descendants that left the group
         included; SIGKILL to the group as well when the supervisor has not done so within ``GRACE_S``."""
         if os.name != "nt":
@@ -377,7 +383,7 @@ class ProcessGroup:
         except OSError:
             pass
 
-    def terminate(self, grace_s=GRACE_S):
+    def terminate(self, grace_s: float = GRACE_S) -> None:
         """SIGTERM to the group, SIGKILL once the command has exited or after ``grace_s`` (Windows: kill)."""
         if os.name != "nt":
             self._signal_group(signal.SIGTERM)
@@ -448,13 +454,13 @@ class _Collector:
             self.done.set()
 
 
-def format_command(argv):
+def format_command(argv: List[str]) -> str:
     """A command line a person can paste into this system's shell."""
     if os.name == "nt":
         return subprocess.list2cmdline([str(a) for a in argv])
     return shlex.join(str(a) for a in argv)
 
 
-def pip_install_command(python, package):
+def pip_install_command(python: str, package: str) -> str:
     """``<python> -m pip install <package>``, quoted for this system's shell (paths may hold spaces)."""
     return format_command([python or "python", "-m", "pip", "install", package])

@@ -10,6 +10,8 @@ A stop request (Ctrl-C, SIGTERM: ``stopping.StopRequests``) terminates the tree;
 unless the benchmark had already finished on its own with a result.
 """
 
+from __future__ import annotations
+
 import contextlib
 import os
 import select
@@ -17,11 +19,14 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, List, Optional
+from typing import TYPE_CHECKING, Callable, List, Optional
 
 from tfcnnwrap import safefs
 from tfcnnwrap.run.logparse import LogParser, ParsedLog, classify, good_total
 from tfcnnwrap.run.procs import OUTPUT_GRACE_S, ProcessGroup
+
+if TYPE_CHECKING:
+    pass
 
 READ_CHUNK = 64 * 1024
 # Windows cannot interrupt a blocking pipe read with Ctrl-C: there the pipe is read by a thread and the main
@@ -62,7 +67,7 @@ class Pump:
         self._wake = os.pipe() if self._polled else None
         self._wake_lock = threading.Lock()
 
-    def take(self, chunk, final=False):
+    def take(self, chunk: bytes, final: bool = False) -> None:
         if chunk:
             self.log.write(chunk)
             self.log.flush()
@@ -72,7 +77,7 @@ class Pump:
         if step is not None and self.on_step is not None:
             self.on_step(step)
 
-    def stage_changed(self):
+    def stage_changed(self) -> None:
         stage = getattr(self.parser, "stage", None)
         if self.on_stage is not None and stage != self.stage:
             self.stage = stage
@@ -86,7 +91,7 @@ class Pump:
                 os.write(self._wake[1], b"x")
         self.ended.set()  # Windows: run_to_end stops waiting for its reader thread
 
-    def run(self):
+    def run(self) -> None:
         try:
             if not self._polled:
                 self._read_plain()
@@ -105,7 +110,7 @@ class Pump:
                 break
             self.take(chunk)
 
-    def _read_polled(self):
+    def _read_polled(self) -> None:
         assert self._wake is not None  # made in __init__ whenever reading is polled
         fd, wake = self.stream.fileno(), self._wake[0]
         poller = select.poll()
@@ -149,7 +154,7 @@ def end_lingering_output(group, pump):
         pump.let_go()
 
 
-def watch_output(group, pump):
+def watch_output(group: ProcessGroup, pump: Pump) -> None:
     """Start ``end_lingering_output`` for ``group`` and ``pump`` in a thread of its own."""
     threading.Thread(target=end_lingering_output, args=(group, pump), name="tfcnnwrap-linger", daemon=True).start()
 
@@ -212,7 +217,9 @@ def verdict(parsed, exit_code, timed_out, interrupted=False):
     return classify(parsed, exit_code, timed_out=timed_out, interrupted=interrupted), False
 
 
-def _start_timer(group, timeout_s, timed_out):
+def _start_timer(
+    group: ProcessGroup, timeout_s: Optional[float], timed_out: threading.Event
+) -> Optional[threading.Timer]:
     """At the timeout: a benchmark still running has timed out; the tree ends either way."""
     if not timeout_s:
         return None

@@ -7,10 +7,17 @@ a watcher thread blocked on that socket stops the running benchmark's process gr
 main thread is doing. The sweep's loop checks ``requested`` between runs.
 """
 
+from __future__ import annotations
+
 import signal
 import socket
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
+
+if TYPE_CHECKING:
+    from tfcnnwrap.run.procs import ProcessGroup
+    from tfcnnwrap.run.telemetry import _KillAtOnce
+    from tfcnnwrap.sweep.sweepjob import StopBridge
 
 SIGNAL_NAMES = ("SIGINT", "SIGTERM", "SIGBREAK", "SIGHUP")
 
@@ -30,7 +37,7 @@ class StopRequests:
         self._numbers = set()
 
     @property
-    def requested(self):
+    def requested(self) -> bool:
         return self.signum is not None or self._event.is_set()
 
     def _on_signal(self, signum, frame):
@@ -75,7 +82,7 @@ class StopRequests:
                 if guard is not None:
                     guard.fire()
 
-    def restore(self):
+    def restore(self) -> None:
         if self._sockets is None:
             return
         try:
@@ -99,7 +106,7 @@ class StopRequests:
         self._event.wait(timeout)
         return self.requested
 
-    def guard(self, group):
+    def guard(self, group: Union[StopBridge, ProcessGroup, _KillAtOnce]) -> "_Guard":
         """A context manager: while it is open, a stop request terminates ``group``'s tree."""
         return _Guard(self, group)
 
@@ -123,7 +130,7 @@ class _Guard:
         with self.stops._lock:
             self.stops._current = None
 
-    def fire(self):
+    def fire(self) -> None:
         with self._lock:
             if self.fired:
                 return

@@ -10,12 +10,14 @@ Which fields are asked for is settled once per sweep (``choose_fields``): driver
 fields, and nvidia-smi refuses the whole query for one field it does not know.
 """
 
+from __future__ import annotations
+
 import os
 import shutil
 import signal
 import subprocess
 from pathlib import Path
-from typing import Dict
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from tfcnnwrap import safefs
 from tfcnnwrap.run.gpusamples import (  # noqa: F401 - re-exported: the sampler's readers import them from here
@@ -30,6 +32,9 @@ from tfcnnwrap.run.gpusamples import (  # noqa: F401 - re-exported: the sampler'
     throttle_verdict,
 )
 from tfcnnwrap.run.procs import bind_to_our_lifetime, kill_tree, popen_group_kwargs, run_captured
+
+if TYPE_CHECKING:
+    from tfcnnwrap.run.stopping import StopRequests
 
 ENV_NVIDIA_SMI = "TFCNNWRAP_NVIDIA_SMI"  # a path to use, or "none" to switch telemetry off
 SAMPLE_FIELDS = LEGACY_FIELDS  # what every nvidia-smi knows; more when the driver does (choose_fields)
@@ -46,7 +51,7 @@ _WINDOWS_CANDIDATES = (
 )
 
 
-def find_nvidia_smi(explicit=None):
+def find_nvidia_smi(explicit: Optional[str] = None) -> Optional[str]:
     """Path of nvidia-smi: ``explicit``, else $TFCNNWRAP_NVIDIA_SMI, else PATH (and the usual Windows
     folders). None when there is none, or when the variable says ``none``."""
     wanted = explicit or os.environ.get(ENV_NVIDIA_SMI)
@@ -75,7 +80,7 @@ def query_gpus(nvidia_smi=None, timeout=QUERY_TIMEOUT_S):
     path = find_nvidia_smi(nvidia_smi)
     if path is None:
         return None
-    info = {"path": path, "driver_version": None, "gpus": []}
+    info: dict = {"path": path, "driver_version": None, "gpus": []}
     args = [path, "--query-gpu=" + ",".join(INFO_FIELDS), "--format=csv,noheader,nounits"]
     returncode, text = _run_smi(args, timeout)
     if returncode is None:
@@ -116,7 +121,9 @@ class _KillAtOnce:
 _HUNG: Dict[str, str] = {}
 
 
-def _run_smi(args, timeout=QUERY_TIMEOUT_S, stops=None):
+def _run_smi(
+    args: List[str], timeout: float = QUERY_TIMEOUT_S, stops: Optional[StopRequests] = None
+) -> Tuple[Optional[int], str]:
     """(exit code, text) of a one-shot nvidia-smi call; (None, why) when it could not run, did not answer
     (its whole tree is killed, a wrapper's children too; it is not asked again, see ``_HUNG``) or a stop
     request (Ctrl-C) ended the wait."""
@@ -156,7 +163,7 @@ def choose_fields(path):
     return LEGACY_FIELDS
 
 
-def _printable(text):
+def _printable(text: str) -> str:
     """``text`` with control characters (a terminal escape in a tool's answer) shown as ``?``."""
     return "".join("?" if ord(c) < 32 or 127 <= ord(c) < 160 else c for c in text)
 
@@ -197,7 +204,7 @@ def read_temps(path, timeout=QUERY_TIMEOUT_S, stops=None):
     return temps, "; ".join(problems) or None
 
 
-def read_sample_lines(path):
+def read_sample_lines(path: Path) -> List[str]:
     """The complete lines of a samples file; a last line without its newline was cut off and is dropped."""
     text = Path(path).read_bytes().decode("utf-8", "replace")
     lines = text.splitlines()
@@ -235,7 +242,7 @@ class Sampler:
             self._out.close()
             raise
 
-    def _end_process(self):
+    def _end_process(self) -> None:
         # After a stop request (Ctrl-C) nothing is waited for: an nvidia-smi that hangs ignores signals too.
         hurry = self.stops is not None and self.stops.requested
         if not hurry and self.process.poll() is None and os.name != "nt":
@@ -250,7 +257,7 @@ class Sampler:
         kill_tree(self.process, grace_s=0 if hurry else STOP_WAIT_S)
         self.process.wait(timeout=STOP_WAIT_S)
 
-    def latest(self):
+    def latest(self) -> Dict[int, Any]:
         """{GPU index: sample} of the newest complete tick nvidia-smi has written (the live view's figures),
         read from the file's tail on demand: no reader thread. {} before the first sample or on error."""
         try:
@@ -296,7 +303,7 @@ class Sampler:
         self._summary = summary
         return summary
 
-    def __enter__(self):
+    def __enter__(self) -> "Sampler":
         return self
 
     def __exit__(self, *exc_info):
@@ -323,7 +330,7 @@ class Telemetry:
             self._fields = choose_fields(self.path) if self.available else SAMPLE_FIELDS
         return self._fields
 
-    def latest(self):
+    def latest(self) -> Dict[int, Any]:
         """The running sampler's newest tick ({} between runs): what ``display.set_gpu_source`` reads."""
         sampler = self.current
         # A stopped sampler's file holds the last run's reading: stale during a pause or a cool-down wait.
