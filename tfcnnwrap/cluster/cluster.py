@@ -11,6 +11,8 @@ stopped. TensorFlow needs its ports named up front: free ones are found by bindi
 other programs, so a job whose task could not bind is run once more on new ports.
 """
 
+from __future__ import annotations
+
 import os
 import queue
 import socket
@@ -19,7 +21,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple
 
 from tfcnnwrap import safefs
 from tfcnnwrap.cluster.clusterplan import ClusterPlan, Task, build_plan
@@ -27,6 +29,9 @@ from tfcnnwrap.run.logparse import LogParser, ParsedLog, classify, good_total, l
 from tfcnnwrap.run.procs import ProcessGroup
 from tfcnnwrap.run.runner import WINDOWS_WAIT_SLICE_S, Pump, RunOutcome, watch_output
 from tfcnnwrap.run.runner import verdict as verdict_of
+
+if TYPE_CHECKING:
+    pass
 
 LOCAL_HOST = "localhost"
 # After the reporting tasks end, the other workers of a ps job (which finish together with worker 0 when
@@ -52,13 +57,13 @@ class StopSignal(threading.Event):
         for listener in listeners:
             listener()
 
-    def _listen(self, listener):
+    def _listen(self, listener: Callable) -> None:
         with self._listeners_lock:
             self._listeners.append(listener)
         if self.is_set():
             listener()
 
-    def _forget(self, listener):
+    def _forget(self, listener: Callable) -> None:
         with self._listeners_lock:
             if listener in self._listeners:
                 self._listeners.remove(listener)
@@ -120,7 +125,7 @@ def run_job(base_argv, cwd, env, log_dir, run_name, mode="parameter_server", wor
     return with_bind_retry(attempt, timeout_s)
 
 
-def with_bind_retry(attempt, timeout_s) -> JobOutcome:
+def with_bind_retry(attempt: Callable, timeout_s: Optional[float]) -> JobOutcome:
     """``attempt(number, timeout_s)`` once, and once more (number 1, within what is left of the timeout)
     when a task could not bind its port: another process took it between the plan and the bind."""
     started = time.monotonic()
@@ -133,7 +138,7 @@ def with_bind_retry(attempt, timeout_s) -> JobOutcome:
     return outcome
 
 
-def _bind_failed(log_path):
+def _bind_failed(log_path: Path) -> bool:
     try:
         with open(str(log_path), "rb") as fh:
             head = fh.read(BIND_SCAN_BYTES)
@@ -160,7 +165,7 @@ class _TaskRun:
         self.lost: Optional[str] = None  # why its node is gone ("node_failure: n3"), from the job's watch
         self.thread: Any = None  # set by start()/open_log()
 
-    def open_log(self):
+    def open_log(self) -> None:
         self.log = safefs.create_replacing(self.log_path)
 
     def start(self, argv, cwd, env):
@@ -185,14 +190,14 @@ class _TaskRun:
             self.events.put(("ended", self))
 
     @property
-    def running(self):
+    def running(self) -> bool:
         return self.proc is not None and not self.proc.exited.is_set()
 
     @property
     def exit_code(self):
         return None if self.proc is None else self.proc.returncode
 
-    def status(self):
+    def status(self) -> str:
         return classify(self.parsed or ParsedLog(), self.exit_code)
 
 
@@ -222,7 +227,7 @@ class _Job:
                 argv = list(self.launcher(run.task, argv))
             run.start(argv, cwd, task_env)
 
-    def post(self, kind):
+    def post(self, kind: str) -> None:
         self.events.put((kind, None))
 
     def _next(self):
@@ -295,7 +300,7 @@ class _Job:
             return "failed"
         return verdict
 
-    def stop_all(self):
+    def stop_all(self) -> None:
         """Stop every task still running, all at once (each ``kill_tree`` waits out its own grace)."""
         if self.grace_timer is not None:
             self.grace_timer.cancel()
@@ -348,7 +353,7 @@ def run_plan(plan: ClusterPlan, base_argv, cwd, env, log_dir, run_name, timeout_
     return _outcome(job, verdict, time.monotonic() - started, relative_to)
 
 
-def _outcome(job: _Job, verdict: str, duration_s: float, relative_to) -> JobOutcome:
+def _outcome(job: _Job, verdict: str, duration_s: float, relative_to: Optional[Path]) -> JobOutcome:
     reporter = next(r for r in job.runs if r.task.reports)
     decider = job.failed or reporter
     hung = False
@@ -377,7 +382,7 @@ def _outcome(job: _Job, verdict: str, duration_s: float, relative_to) -> JobOutc
     )
 
 
-def _stopped_status(reporter: _TaskRun, verdict: str):
+def _stopped_status(reporter: _TaskRun, verdict: str) -> Tuple[str, bool]:
     """(status, hung_after_total) of a job stopped by its timeout or a stop request, as for a single run: a
     reporting task that had exited 0 with its total finished the job (the others were in their finish
     grace); one whose log holds the total but still ran at the timeout keeps the figure, marked hung."""
@@ -389,7 +394,7 @@ def _stopped_status(reporter: _TaskRun, verdict: str):
     return verdict, False
 
 
-def _cluster_field(job: _Job, relative_to) -> dict:
+def _cluster_field(job: _Job, relative_to: Optional[Path]) -> dict:
     tasks = []
     for run in job.runs:
         log = run.log_path

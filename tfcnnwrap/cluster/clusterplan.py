@@ -17,10 +17,12 @@ figure is the reporting task's total, never a sum. The plan round-trips through 
 point (``python -m tfcnnwrap.cluster.task``) and Slurm read it from a file.
 """
 
+from __future__ import annotations
+
 import json
 import re
 from dataclasses import dataclass
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from tfcnnwrap import jsontext
 from tfcnnwrap.errors import UsageError
@@ -172,7 +174,7 @@ class ClusterPlan:
         return cls.from_dict(data)
 
 
-def _plan_from_dict(data) -> ClusterPlan:
+def _plan_from_dict(data: Dict[str, Any]) -> ClusterPlan:
     if data.get("format", FORMAT) > FORMAT:
         raise ValueError("format %s is newer than this tfcnnwrap's %d" % (data["format"], FORMAT))
     tasks = []
@@ -198,7 +200,7 @@ def _int(value) -> int:
     return value
 
 
-def _host(value) -> str:
+def _host(value: str) -> str:
     if not isinstance(value, str) or not _HOST_RE.match(value):
         raise ValueError("%r is not a host name" % (value,))
     return value
@@ -263,7 +265,7 @@ def validate(mode: str, workers: int, ps: Optional[int], branch: Optional[str] =
     return ps, _spec(mode, workers, all_reduce_spec)
 
 
-def _spec(mode, workers, spec):
+def _spec(mode: str, workers: int, spec: Optional[str]) -> Optional[str]:
     if mode == "collective_all_reduce":
         if spec not in (None, "", "collective"):
             raise UsageError("collective_all_reduce takes --all_reduce_spec=collective only, not %r: drop it "
@@ -308,7 +310,7 @@ def build_plan(mode: str, workers: int, ps: Optional[int] = None, hosts: Sequenc
                        extra_worker_flags=extra)
 
 
-def _checked_host(host):
+def _checked_host(host: str) -> str:
     try:
         return _host(host)
     except ValueError:
@@ -333,7 +335,9 @@ def _ports(roles, ports, base_port):
     return out
 
 
-def _gpu_placement(roles, gpus_per_host, gpus_per_worker):
+def _gpu_placement(
+    roles: List[Tuple[str, int, str]], gpus_per_host: Optional[int], gpus_per_worker: int
+) -> Tuple[Dict[Any, Any], Tuple[Any, ...]]:
     """({(role, index): env pairs}, extra worker flags) for ``gpus_per_host`` GPUs on each host. A ps or a
     controller never sees a GPU (as in upstream's own distributed test): a TensorFlow server that sees one
     takes its memory from the worker beside it."""

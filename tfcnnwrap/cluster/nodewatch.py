@@ -15,6 +15,8 @@ as when the user stops the sweep. Nothing runs while the benchmark runs: the che
 connect, one ``squeue``) happen when a task or the job ends.
 """
 
+from __future__ import annotations
+
 import re
 import socket
 import threading
@@ -28,7 +30,7 @@ TAIL_BYTES = 64 * 1024
 PROBE_TIMEOUT_S = 3.0
 
 
-def node_failure_in(log_path) -> Optional[str]:
+def node_failure_in(log_path: Path) -> Optional[str]:
     """The node srun named in ``Node failure on NODE`` near the end of ``log_path``, or None."""
     try:
         with open(str(log_path), "rb") as fh:

@@ -9,6 +9,8 @@ the task id) in the sweep directory, which lies on the cluster's shared filesyst
 Standard library only; every Slurm command runs without a shell, arguments as argv elements.
 """
 
+from __future__ import annotations
+
 import itertools
 import json
 import os
@@ -17,7 +19,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Callable, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, NamedTuple, Optional, Sequence, Tuple
 
 from tfcnnwrap import safefs
 from tfcnnwrap.errors import SetupError, UsageError
@@ -316,7 +318,7 @@ def fleet_hosts(hosts_dir):
     return sorted(records, key=lambda r: r.get("task", -1))
 
 
-def host_record(environ=None):
+def host_record(environ: Optional[os._Environ] = None) -> Dict[str, Any]:
     """Where this task runs, from the variables srun gives every task."""
     environ = os.environ if environ is None else environ
     task = int(environ.get("SLURM_PROCID", "0"))
