@@ -8,12 +8,14 @@ leaves no row (a file without a row is re-indexed by the next import). Two proce
 safe: each bundle's transaction is ``BEGIN IMMEDIATE`` and ``INSERT OR IGNORE`` de-duplicates by id.
 """
 
+from __future__ import annotations
+
 import os
 import signal
 import statistics
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
 from tfcnnwrap import render, safefs
 from tfcnnwrap.clock import utc_now
@@ -25,6 +27,7 @@ from tfcnnwrap.share.bundlecheck import FAILED, verify
 
 if TYPE_CHECKING:
     import sqlite3
+    from argparse import Namespace
 
 ENV_DATA = "TFCNNWRAP_DATA"
 INDEX = "library.sqlite"
@@ -47,7 +50,7 @@ CREATE INDEX IF NOT EXISTS results_model ON results (model, verified);
 """
 
 
-def data_dir():
+def data_dir() -> Path:
     """``$TFCNNWRAP_DATA``, else the user data directory platformdirs names for tfcnnwrap."""
     env = os.environ.get(ENV_DATA, "")
     if env.strip():
@@ -81,7 +84,7 @@ class Library:
     def exists(self):
         return self.db is not None
 
-    def _open(self):
+    def _open(self) -> None:
         import sqlite3  # only the library verbs and a compare with community results need it
 
         self.sqlite3 = sqlite3
@@ -102,7 +105,7 @@ class Library:
             self.db.close()
             self.db = None
 
-    def known_ids(self):
+    def known_ids(self) -> Set[str]:
         if self.db is None:
             return set()
         return {row[0] for row in self.db.execute("SELECT id FROM bundles")}
@@ -114,7 +117,7 @@ class Library:
     def path_of(self, ident):
         return self.root / BUNDLES / bundles.file_name(ident)
 
-    def known_ids_cached(self):
+    def known_ids_cached(self) -> frozenset:
         if self._known is None:
             self._known = frozenset(self.known_ids())
         return self._known
@@ -155,7 +158,7 @@ class Library:
                                "tf_version, images_per_sec, bundle_id FROM results WHERE verified = 1" + where,
                                list(models or ())).fetchall()
 
-    def rows(self, gpu=None, model=None):
+    def rows(self, gpu: Optional[str] = None, model: Optional[str] = None) -> List[Any]:
         """Index rows (dicts of ROW_KEYS), newest bundle first; ``gpu``: names with those words."""
         if self.db is None:
             return []
@@ -184,7 +187,7 @@ def _create_schema(db: "sqlite3.Connection") -> None:
     db.execute("COMMIT")
 
 
-def gpu_matches(typed, name):
+def gpu_matches(typed: str, name: str) -> bool:
     """``--gpu 2070`` matches ``GeForce RTX 2070`` (the references' name rules: case, vendor words and
     punctuation do not count; every typed word must be one of the name's)."""
     typed_words = name_words(typed)
@@ -246,7 +249,9 @@ def store(library, data, checked):
     return "imported", message
 
 
-def import_one(library, data, where, origin="", expected_id=None):
+def import_one(
+    library: Library, data: bytes, where: str, origin: str = "", expected_id: Optional[str] = None
+) -> Tuple[str, ...]:
     """(outcome, message) for one bundle's bytes: outcome 'imported', 'present' or 'refused'.
     ``expected_id``: the id its file name claims (a pulled file must hold the bundle it is named after)."""
     return store(library, data, check(data, where, origin, expected_id, library.known_ids_cached()))
@@ -273,13 +278,31 @@ def _check_file(path):
     return data, check(data, str(path), origin=str(Path(path).resolve()), known=_KNOWN)
 
 
-def _worker_init(known):
+def _worker_init(known: frozenset) -> None:
     global _KNOWN
     _KNOWN = known
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it ends the pool
 
 
-def checked_files(files, known):
+def checked_files(
+    files: List[Path], known: frozenset
+) -> Iterator[
+    Tuple[
+        Path,
+        bytes,
+        Tuple[
+            Union[
+                str,
+                Tuple[
+                    Tuple[str, str, str, str, str, int, str, str, str, str, str, str, str],
+                    List[Tuple[str, str, str, int, int, str, str, str, str, str, float, int, int, str]],
+                ],
+                None,
+            ],
+            ...,
+        ],
+    ]
+]:
     """(path, data, check's answer) of each file, in order; worker processes check them when there are many
     (verifying re-parses every log: the CPU work of an import)."""
     jobs = min(os.cpu_count() or 1, MAX_JOBS) if len(files) >= PARALLEL_MIN_FILES else 1
@@ -295,7 +318,7 @@ def checked_files(files, known):
             yield (path,) + answer
 
 
-def cmd_import(args):
+def cmd_import(args: Namespace) -> int:
     """Exit 0 every bundle imported or already there, 1 some refused (each named with why), 2 usage."""
     for path in args.paths:
         if not Path(path).exists():
@@ -318,7 +341,7 @@ def cmd_import(args):
 # -- the verb ----------------------------------------------------------------------------------------------
 
 
-def cmd_library(args):
+def cmd_library(args: Namespace) -> int:
     library = Library(create=False)
     rows = library.rows(gpu=args.gpu, model=args.model)
     library.close()

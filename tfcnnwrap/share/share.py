@@ -14,11 +14,14 @@ URLs go through setup's safety check (tfcnnwrap.target.gitremote): ext::, fd:: a
 GitPython is imported inside functions: it finds and starts git on import.
 """
 
+from __future__ import annotations
+
 import hashlib
 import re
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, Union
 
 from tfcnnwrap.errors import SetupError, TfcnnwrapError, UsageError
 from tfcnnwrap.filelock import FileLock
@@ -28,6 +31,13 @@ from tfcnnwrap.share.bundleexport import build
 from tfcnnwrap.share.library import Library, import_one
 from tfcnnwrap.target import gitremote
 
+if TYPE_CHECKING:
+    from argparse import Namespace
+
+    from git.exc import GitCommandError
+    from git.repo.base import Repo
+
+
 PUSH_TRIES = 8
 REMOTES = "remotes"
 _RETRYABLE = ("fetch first", "non-fast-forward", "rejected", "cannot lock ref", "failed to update ref",
@@ -36,7 +46,7 @@ _EMPTY_REMOTE = ("couldn't find remote ref", "could not find remote ref")
 FALLBACK_IDENTITY = ("tfcnnwrap", "tfcnnwrap@localhost")
 
 
-def _git_error(what, url, exc):
+def _git_error(what: str, url: str, exc: GitCommandError) -> SetupError:
     detail = gitremote.git_message(getattr(exc, "stderr", "") or str(exc))
     local = gitremote.local_path_of(url)
     if local is not None and not local.exists():
@@ -44,7 +54,7 @@ def _git_error(what, url, exc):
     return SetupError("%s %s failed (%s); check the URL, your access and your network" % (what, url, detail))
 
 
-def _bundle_bytes(source):
+def _bundle_bytes(source: Union[Path, str]) -> Tuple[Dict[str, Any], bytes]:
     """(bundle, file bytes) of a sweep directory (exported now) or a bundle file; a bundle that fails
     verification is refused (exit 1), an unverified one (no logs) goes with a warning."""
 
@@ -67,13 +77,13 @@ def _bundle_bytes(source):
     return bundle, data
 
 
-def repo_path(bundle):
+def repo_path(bundle: Dict[str, Any]) -> str:
     """``bundles/<vendor>/<gpu-slug>/<id>.tfcw.json.gz`` (always with ``/``: a path in the repository)."""
     gpu = bundle["conditions"]["gpu"]
     return "bundles/%s/%s/%s" % (bundles.vendor_of(gpu), bundles.slug(gpu), bundles.file_name(bundle))
 
 
-def commit_message(bundle):
+def commit_message(bundle: Dict[str, Any]) -> str:
     cond = bundle["conditions"]
     counts = cond.get("num_gpus") or [1]
     gpus = "+".join(str(n) for n in counts) if isinstance(counts, list) else str(counts)
@@ -85,11 +95,11 @@ def commit_message(bundle):
         cond["gpu"], ", ".join(str(p) for p in parts if p), ", ".join(models), bundle["id"], len(bundle["runs"]))
 
 
-def _run(repo, *args):
+def _run(repo: Repo, *args) -> str:
     return repo.git.execute(["git", *args], env=gitremote.git_env())
 
 
-def _identity(repo):
+def _identity(repo: Repo) -> None:
     """A commit needs a name and e-mail; where the user has set none, the repository-local fallback."""
     git = gitremote.import_git()
     for key, value in zip(("user.name", "user.email"), FALLBACK_IDENTITY):
@@ -99,7 +109,7 @@ def _identity(repo):
             repo.git.config(key, value)
 
 
-def _checkout_branch(repo, branch):
+def _checkout_branch(repo: Repo, branch: Optional[str]) -> Tuple[Optional[str], ...]:
     """Put HEAD on ``branch`` (None: the clone's own, the remote's default); returns (name, tip or None)."""
     git = gitremote.import_git()
     try:
@@ -142,7 +152,7 @@ def _push(repo, branch, base, where):
     return PUSH_TRIES
 
 
-def publish(source, url, branch=None):
+def publish(source: Union[Path, str], url: str, branch: Optional[str] = None) -> Tuple[Dict[str, Any], str, str, bool]:
     """Publish ``source`` to ``url``; returns (bundle, path in the repository, branch, pushed?)."""
     url = gitremote.normalise_repo_url(url, flag="--to")
     if branch:
@@ -179,7 +189,7 @@ def _publish_in(repo, bundle, data, rel, branch, url):
     return bundle, rel, branch, True
 
 
-def cmd_publish(args):
+def cmd_publish(args: Namespace) -> int:
     bundle, rel, branch, pushed = publish(args.source, args.to, args.branch)
     if not pushed:
         sys.stdout.write("%s is already in %s (branch %s); nothing to push\n" % (rel, args.to, branch))
@@ -204,11 +214,11 @@ def tree_entries(listing):
     return out
 
 
-def cache_path(library, url):
+def cache_path(library: Library, url: str) -> Path:
     return library.root / REMOTES / hashlib.sha256(url.encode("utf-8")).hexdigest()[:24]
 
 
-def _cache_lock(library, url):
+def _cache_lock(library: Library, url: str) -> FileLock:
     """The lock of ``url``'s pull cache, held for the whole pull: two pulls fetching into one cache at once
     made git fail on its shallow.lock, reported as a network error."""
 
@@ -222,7 +232,7 @@ def _cache_lock(library, url):
                                  "pull again" % (url, library.root)).acquire()
 
 
-def _cache_repo(library, url):
+def _cache_repo(library: Library, url: str) -> Repo:
     git = gitremote.import_git()
     path = cache_path(library, url)
     if (path / "HEAD").is_file():
@@ -236,7 +246,7 @@ def _cache_repo(library, url):
         raise SetupError("cannot make the pull cache %s (%s)" % (path, getattr(exc, "strerror", exc))) from None
 
 
-def fetch_tip(repo, url, branch):
+def fetch_tip(repo: Repo, url: str, branch: Optional[str]) -> Optional[str]:
     """The commit of ``branch`` (None: the remote's HEAD) after a depth-1 fetch; None: an empty repository."""
     git = gitremote.import_git()
     ref = "refs/heads/%s" % branch if branch else "HEAD"
@@ -253,7 +263,7 @@ def fetch_tip(repo, url, branch):
     return repo.git.rev_parse("refs/tfcnnwrap/pulled")
 
 
-def _entry_refusal(mode, kind, size, path):
+def _entry_refusal(mode: str, kind: str, size: int, path: str) -> Optional[str]:
     if mode == "120000":
         return "%s: a symbolic link; bundles are files, links are never followed" % path
     if kind != "blob":
@@ -305,7 +315,7 @@ def pull(url, branch=None, out=sys.stdout, err=sys.stderr):
     return counts, tip
 
 
-def _pull_one(repo, library, entry, url):
+def _pull_one(repo: Repo, library: Library, entry: Tuple[str, str, str, int, str], url: str) -> Tuple[str, ...]:
     mode, kind, sha, size, path = entry
     path = path if path.isprintable() else ascii(path)  # their file names: one line each, whatever they hold
     refusal = _entry_refusal(mode, kind, size, path)
@@ -320,7 +330,7 @@ def _pull_one(repo, library, entry, url):
     return outcome, message
 
 
-def cmd_pull(args):
+def cmd_pull(args: Namespace) -> int:
     counts, tip = pull(args.url, args.branch)
     if tip is None:
         sys.stderr.write("tfcnnwrap pull: %s has no commits yet; nothing to pull\n" % args.url)
