@@ -6,11 +6,20 @@ busy-waits. ``--cool-to`` asks nvidia-smi for the temperatures every ``POLL_S`` 
 outside condition; nothing to block on), for at most ``COOL_MAX_S``.
 """
 
+from __future__ import annotations
+
 import os
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Dict
 
 from tfcnnwrap.run import logparse
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tfcnnwrap.sweep.live import PlainDisplay
+    from tfcnnwrap.sweep.runlife import SweepContext
 
 POLL_S = 2.0
 COOL_MAX_S = 600.0
@@ -42,7 +51,7 @@ def _wait(stops, seconds):
     return stops.wait(seconds)
 
 
-def _show(display, text):
+def _show(display: PlainDisplay, text: str) -> None:
     waiting = getattr(display, "waiting", None)
     if waiting is not None:
         waiting(text)
@@ -110,7 +119,7 @@ def before_run(ctx, display, state, warn):
     return out
 
 
-def _stopped(ctx):
+def _stopped(ctx: SweepContext) -> bool:
     return bool(ctx.stops and ctx.stops.requested)
 
 
@@ -132,7 +141,7 @@ def _cool_to(ctx, display, cool_to, problems, warn):
     return temps
 
 
-def steadiness_fields(log_path):
+def steadiness_fields(log_path: Path) -> Dict[str, Any]:
     """{"steady_images_per_sec", "drift_pct", "drifting"} from a run's log, {} with too few step lines."""
     try:
         rates = logparse.step_rates_file(log_path)

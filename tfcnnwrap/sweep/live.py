@@ -10,19 +10,26 @@ redraw and never faster; ``waiting(text)`` shows what the sweep is waiting for (
 until ``waiting(None)``.
 """
 
+from __future__ import annotations
+
 import math
 import sys
 import time
 from collections import Counter
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple
 
 from tfcnnwrap.render import gpus_text
 from tfcnnwrap.run.logparse import STAGE_TIMED
+
+if TYPE_CHECKING:
+    from tfcnnwrap.results.records import RunRecord
+    from tfcnnwrap.run.logparse import Step
 
 TICKS_PER_SECOND = 1
 MAX_REDRAWS_PER_SECOND = 4
 
 
-def _fmt_duration(seconds):
+def _fmt_duration(seconds: float) -> str:
     seconds = int(round(seconds))
     if seconds >= 3600:
         return "%dh%02dm" % (seconds // 3600, seconds % 3600 // 60)
@@ -31,11 +38,11 @@ def _fmt_duration(seconds):
     return "%ds" % seconds
 
 
-def run_label(model, batch_size, run, runs, num_gpus=None):
+def run_label(model: str, batch_size: int, run: int, runs: int, num_gpus: Optional[int] = None) -> str:
     return "%s bs=%d%s run %d/%d" % (model, batch_size, gpus_text(num_gpus), run, runs)
 
 
-def result_text(record):
+def result_text(record: RunRecord) -> str:
     """One finished run for people: its images/sec, or its status, failure and log."""
     took = _fmt_duration(record.duration_s or 0.0)
     if record.value is not None:
@@ -45,7 +52,7 @@ def result_text(record):
                              ("  log: %s" % record.log) if record.log else "")
 
 
-def finished_label(record, runs):
+def finished_label(record: RunRecord, runs: int) -> str:
     return run_label(record.model, record.batch_size, record.run, runs, record.num_gpus)
 
 
@@ -57,7 +64,7 @@ class PlainDisplay:
         self.total = 0
         self.waiting_for = None
 
-    def _write(self, text):
+    def _write(self, text: str) -> None:
         self.stream.write(text + "\n")
         self.stream.flush()
 
@@ -66,7 +73,7 @@ class PlainDisplay:
         for line in header:
             self._write(line)
 
-    def set_gpu_source(self, source):
+    def set_gpu_source(self, source: Callable) -> None:
         """A log has no place for a changing temperature: the run records carry the telemetry."""
 
     def waiting(self, text):
@@ -75,25 +82,34 @@ class PlainDisplay:
             self._write(text)
         self.waiting_for = text or None
 
-    def expect(self, keys):
+    def expect(self, keys: List[Tuple[str, int, Optional[int]]]) -> None:
         """A log line per run needs no estimate of the time left."""
 
-    def pause(self, seconds):
+    def pause(self, seconds: float) -> None:
         self.waiting("cooling down: %g s between runs (Ctrl-C stops)" % seconds)
 
-    def run_started(self, index, model, batch_size, run, runs, num_batches, num_gpus=None):
+    def run_started(
+        self,
+        index: int,
+        model: str,
+        batch_size: int,
+        run: int,
+        runs: int,
+        num_batches: int,
+        num_gpus: Optional[int] = None,
+    ) -> None:
         pass
 
-    def stage(self, stage):
+    def stage(self, stage: str) -> None:
         pass
 
-    def step(self, step):
+    def step(self, step: Step) -> None:
         pass
 
-    def run_finished(self, index, record, runs):
+    def run_finished(self, index: int, record: RunRecord, runs: int) -> None:
         self._write("[%d/%d] %s: %s" % (index, self.total, finished_label(record, runs), result_text(record)))
 
-    def stop(self):
+    def stop(self) -> None:
         pass
 
 
@@ -119,7 +135,7 @@ class TimeLeft:
         self.measured = {}  # configuration -> durations of its finished runs (s)
         self.pause_s = 0.0  # the pause before each run (--cooldown), once one was asked for
 
-    def expect(self, keys):
+    def expect(self, keys: List[Tuple[str, int, Optional[int]]]) -> None:
         self.todo = Counter(keys)
 
     def started(self, key):
@@ -193,7 +209,7 @@ class LiveDisplay:
         self.pause_until = None
         self.drawn_at = None
 
-    def _changed(self):
+    def _changed(self) -> None:
         """Redraw now unless the last redraw was under 1/4 s ago (the next tick shows the change then)."""
         if self.live is None:
             return
@@ -207,7 +223,7 @@ class LiveDisplay:
         self.gpu_sample = None
         self.gpu_read_at = None
 
-    def expect(self, keys):
+    def expect(self, keys: List[Tuple[str, int, Optional[int]]]) -> None:
         """The runs planned, as (model, batch_size, num_gpus) each: the time left is counted per model."""
         self.time_left.expect(keys)
 
@@ -234,11 +250,11 @@ class LiveDisplay:
             self.gpu_sample = None
         return self.gpu_sample
 
-    def _pause_left(self, now):
+    def _pause_left(self, now: float) -> Optional[float]:
         left = self.pause_until - now if self.pause_until is not None else None
         return left if left is not None and left > 0 else None
 
-    def _progress_parts(self, elapsed, completed):
+    def _progress_parts(self, elapsed: float, completed: float) -> List[str]:
         now = time.monotonic()
         began = self.run_started_at
         parts = ["run %d of %d" % (min(self.done + 1, self.total), self.total), "%s elapsed" % _fmt_duration(elapsed)]
@@ -259,7 +275,7 @@ class LiveDisplay:
             parts.append("(%s)" % _fmt_duration(time.monotonic() - self.run_started_at))
         return parts
 
-    def _pause_parts(self):
+    def _pause_parts(self) -> List[Any]:
         left = self._pause_left(time.monotonic())
         return ["pause before the next run: %s left (Ctrl-C stops)" % _fmt_duration(math.ceil(left))] if left else []
 
