@@ -11,9 +11,11 @@ W_ref), i.e. measured / reference x W_ref / W, with W the measured GPU's mean po
 References without a published power or price are listed as such, not ranked.
 """
 
+from __future__ import annotations
+
 import sys
 from dataclasses import dataclass, replace
-from typing import Any, Optional, Tuple
+from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
 from tfcnnwrap.compare.community import print_provenance, reference_set
 from tfcnnwrap.errors import UsageError
@@ -22,6 +24,10 @@ from tfcnnwrap.present.plotrank import plot_rank
 from tfcnnwrap.results.closest import closest_result, low_trust_left_out
 from tfcnnwrap.results.comparesweep import Sweep, config_of, geometric_mean
 from tfcnnwrap.results.references import CONDITIONS
+
+if TYPE_CHECKING:
+
+    from tfcnnwrap.results.references import ReferenceGPU
 
 LEVEL_PCT = 1.0  # within this many percent of the measured GPU reads as "level with" it
 
@@ -72,7 +78,7 @@ class Ranking:
     nearest: bool = False  # GPUs without a figure under the sweep's conditions ranked by their closest ones
 
     @property
-    def measured_row(self):
+    def measured_row(self) -> RankRow:
         return next(r for r in self.rows if r.measured)
 
     def neighbours(self):
@@ -85,11 +91,13 @@ class Ranking:
         return (faster[-1] if faster else None), level, (slower[0] if slower else None)
 
 
-def measured_name(sweep):
+def measured_name(sweep: Sweep) -> str:
     return sweep.gpu_label() or ("CPU" if sweep.meta.on_cpu else "GPU (name not recorded)")
 
 
-def _shared(gpu, sweep, strict, include_low_trust=False, nearest=False):
+def _shared(
+    gpu: ReferenceGPU, sweep: Sweep, strict: bool, include_low_trust: bool = False, nearest: bool = False
+) -> Tuple[List[Any], Tuple[Any, ...]]:
     """([(config, measured / reference)], differing condition names) over the configurations ``gpu`` has a
     figure for under exactly the sweep's conditions, or with ``nearest`` its closest figure for each."""
     out, differing = [], []
@@ -172,7 +180,7 @@ def rank(sweep_path, per=None, price=None, watts=None, references_csv=None, stri
                                                          include_low_trust), nearest=nearest)
 
 
-def _with_rank(row, rank_number):
+def _with_rank(row: RankRow, rank_number: int) -> RankRow:
     return replace(row, rank=rank_number)
 
 

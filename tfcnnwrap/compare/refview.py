@@ -5,11 +5,16 @@ CSV carries every row in the data's own columns, so it reads back with ``--refer
 every row per GPU with its launch price and board power.
 """
 
-from typing import List
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Dict, List, Tuple, Union
 
 from tfcnnwrap import render
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.results.references import COLUMNS, TRUST_LEVELS, Result, load_references
+
+if TYPE_CHECKING:
+    from tfcnnwrap.results.references import ReferenceGPU
 
 SHORT_UPDATE = {"parameter_server": "ps", "replicated": "repl", "independent": "indep",
                 "distributed_replicated": "dist-repl", "distributed_all_reduce": "dist-ar"}
@@ -126,7 +131,7 @@ def detail_rows(selected):
     return rows, sources
 
 
-def detail_json(selected):
+def detail_json(selected: List[Tuple[ReferenceGPU, List[Result]]]) -> List[Dict[str, Any]]:
     out = []
     for gpu, results in selected:
         facts = gpu.facts
@@ -158,7 +163,9 @@ def flat_rows(selected):
     return rows
 
 
-def _print_lines(fmt, rows, columns, title, lines):
+def _print_lines(
+    fmt: str, rows: List[Dict[str, Any]], columns: List[Tuple[Union[str, int], ...]], title: str, lines: List[str]
+) -> None:
     if fmt == "markdown":
         render.emit(rows, fmt, columns=columns, title=title, caption="\n\n".join(lines))
         return
