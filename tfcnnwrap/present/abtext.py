@@ -2,17 +2,24 @@
 table), the change with its 95% interval and significance per configuration, and the JSON, CSV, Markdown
 and table forms; one row set per candidate (compareab computes)."""
 
+from __future__ import annotations
+
 import sys
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
 from tfcnnwrap import render
 from tfcnnwrap.present.comparetext import GEOMEAN, _emit_text
+
+if TYPE_CHECKING:
+    from tfcnnwrap.compare.compareab import ABResult
+    from tfcnnwrap.results.records import ChangeRow
 
 AB_COLUMNS = ["model", "batch_size", "baseline", "candidate", "change_pct", "significant", "p_value",
               "change_ci95_low", "change_ci95_high", "num_gpus", "baseline_runs", "candidate_runs",
               "baseline_std", "candidate_std"]
 
 
-def _shown(value):
+def _shown(value: Union[str, List[str]]) -> str:
     return "(not recorded)" if value in (None, "") else str(value)
 
 
@@ -36,7 +43,7 @@ def _geomean_row(comparison):
     return row
 
 
-def ab_json(result):
+def ab_json(result: ABResult) -> List[Dict[str, Any]]:
     """Rows for CSV: each candidate's configurations, then its geometric mean as a row (a flat file has no
     other place for it)."""
     out = []
@@ -45,7 +52,7 @@ def ab_json(result):
     return out
 
 
-def ab_envelope(result):
+def ab_envelope(result: ABResult) -> Dict[str, Any]:
     """`--format json`: the configurations' rows, and beside them the baseline's and candidates' directories,
     each candidate's geometric mean and what differs in its environment."""
     rows = [row.to_dict() for comparison in result.comparisons for row in comparison.rows]
@@ -63,7 +70,7 @@ def ab_envelope(result):
                        "geomean": geomean, "environment_differences": differences})
 
 
-def _p_text(p):
+def _p_text(p: Optional[float]) -> str:
     if p is None:
         return ""
     return "<0.001" if p < 0.001 else "%.3f" % p
@@ -75,7 +82,7 @@ def ci_text(row):
     return "%+.1f%% to %+.1f%%" % (row.change_ci95_low, row.change_ci95_high)
 
 
-def _ab_text_row(row):
+def _ab_text_row(row: ChangeRow) -> Dict[str, str]:
     runs = "%s/%s" % ("-" if row.baseline_runs is None else row.baseline_runs,
                       "-" if row.candidate_runs is None else row.candidate_runs)
     return {

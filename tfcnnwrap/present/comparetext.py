@@ -1,11 +1,18 @@
 """How a comparison reads: the seed's cells (``203.99 (86.7%)``), the dagger and its footnotes, the
 conditions line, and the table, Markdown, CSV and JSON forms of compare's results (compare.py computes)."""
 
+from __future__ import annotations
+
 import sys
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 from tfcnnwrap import render
 from tfcnnwrap.present.linknote import link_notes
 from tfcnnwrap.results.closest import tf_differs
+
+if TYPE_CHECKING:
+    from tfcnnwrap.compare.compare import AgainstReferences
+    from tfcnnwrap.results.records import GeomeanCell
 
 MARK = "\u2020"  # dagger: a reference measured under other conditions
 GEOMEAN = "geomean"  # the model column of the geometric-mean row in every output form
@@ -15,14 +22,14 @@ def pct(ratio_pct):
     return "%.1f%%" % ratio_pct
 
 
-def conditions_line(cond, sep=" · "):
+def conditions_line(cond: Dict[str, Any], sep: str = " · ") -> str:
     """``fp32 · 1 GPU · parameter_server · synthetic data`` for a plan's conditions."""
     gpus = "%d GPU%s" % (cond["num_gpus"], "" if cond["num_gpus"] == 1 else "s")
     parts = [cond["precision"], gpus, cond["variable_update"], "%s data" % cond["data"]]
     return sep.join(parts + (["XLA"] if cond.get("xla") == "yes" else []))
 
 
-def describe_condition(key, value):
+def describe_condition(key: str, value: Union[int, str]) -> str:
     if key == "num_gpus":
         return "%s GPU%s" % (value, "" if value == 1 else "s")
     if key == "batch_size":
@@ -46,14 +53,14 @@ def cell_text(cell):
     return text if cell.comparable else text + MARK
 
 
-def geomean_text(cell):
+def geomean_text(cell: GeomeanCell) -> str:
     if cell.ratio_pct is None:
         return "n/a"
     text = pct(cell.ratio_pct)
     return text + (" (%d of %d)" % (cell.count, cell.of) if cell.count < cell.of else "")
 
 
-def footnotes(comparison):
+def footnotes(comparison: AgainstReferences) -> List[Any]:
     """One line per (reference, differing conditions): which models, and why they are not comparable."""
     models: dict = {}
     for row in comparison.rows:
@@ -73,7 +80,7 @@ _CELL_KEYS = ("name", "id", "gpu_name", "images_per_sec", "published", "ratio_pc
               "conditions", "tf_version")
 
 
-def against_json(comparison):
+def against_json(comparison: AgainstReferences) -> Dict[str, Any]:
     """`--format json`: a row per configuration with its reference cells; the geometric mean per reference
     in ``geomean`` (never a model row); the sweep's conditions."""
     out = []
@@ -133,7 +140,7 @@ def against_notes(comparison):
     return notes
 
 
-def closest_notes(comparison):
+def closest_notes(comparison: AgainstReferences) -> List[Any]:
     """How a † figure was chosen, or what --strict left out."""
     if comparison.strict:
         return ["--strict: only figures under exactly this sweep's conditions (and its TensorFlow X.Y, where "
@@ -145,7 +152,7 @@ def closest_notes(comparison):
     return []
 
 
-def low_trust_notes(count):
+def low_trust_notes(count: int) -> List[Any]:
     """The line saying how many derived/partial figures a comparison left out, if any."""
     if not count:
         return []
@@ -197,7 +204,13 @@ def _emit_text(rows, columns, title, notes, fmt, stream, before=()):
         _print_table(rows, columns, title, notes, before)
 
 
-def _print_table(rows, columns, title, notes, before=()):
+def _print_table(
+    rows: List[Dict[str, Optional[str]]],
+    columns: List[Tuple[Union[str, int], ...]],
+    title: str,
+    notes: List[str],
+    before: Union[Tuple[Any, ...], List[str]] = (),
+) -> None:
     """A rich table in which a model name never folds (``resnet152`` split in two reads badly). When the
     terminal is too narrow, two-part cells such as ``203.99 (86.7%)`` go on two lines. Then the notes."""
     out = render.console()

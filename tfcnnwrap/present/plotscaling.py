@@ -7,17 +7,24 @@ sweeps); ``plot_scaling(rows, path)`` writes the whole chart. ``rows`` are aggre
 efficiency_pct filled by aggregate.add_scaling) or their dicts. matplotlib is imported only here, with Agg.
 """
 
+from __future__ import annotations
+
 import math
 from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, Dict, Union
 
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.present.plot import _save, fit_title, require_matplotlib
+
+if TYPE_CHECKING:
+
+    from tfcnnwrap.results.records import SummaryRow
 
 IDEAL_STYLE = dict(color="#888888", linestyle="--", linewidth=1.0)
 COLORS = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666"]
 
 
-def _as_row(row):
+def _as_row(row: Union[SummaryRow, Dict[str, Any]]) -> Union[SimpleNamespace, SummaryRow]:
     """A SummaryRow, or a row dict (`report --format json`) read as one."""
     if not isinstance(row, dict):
         return row

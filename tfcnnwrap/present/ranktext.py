@@ -2,11 +2,17 @@
 and the Radeon RX Vega 64"), the ranked table with how many configurations each comparison rests on, and
 the notes on method; JSON rows ``gpu, geomean_pct, configurations`` best first (rank computes)."""
 
+from __future__ import annotations
+
 import sys
+from typing import TYPE_CHECKING
 
 from tfcnnwrap import render
 from tfcnnwrap.present.comparetext import _emit_text, conditions_line, low_trust_notes
 from tfcnnwrap.present.linknote import link_notes
+
+if TYPE_CHECKING:
+    pass
 
 _WHAT = {None: "images/sec", "watt": "images/sec per watt", "dollar": "images/sec per dollar"}
 JSON_KEYS = ["gpu", "geomean_pct", "configurations", "measured", "gpu_id", "rank", "of", "relative_pct",
@@ -16,7 +22,7 @@ JSON_KEYS = ["gpu", "geomean_pct", "configurations", "measured", "gpu_id", "rank
 _SHORT = {"precision": "prec", "num_gpus": "GPUs", "batch_size": "batch", "variable_update": "update"}
 
 
-def _pct(value):
+def _pct(value: float) -> str:
     return "%.1f%%" % value
 
 

@@ -5,8 +5,11 @@ only when runs recorded telemetry) and fits the terminal: its title names the co
 measured under, and on a narrow terminal std, min, max and median step aside first.
 """
 
+from __future__ import annotations
+
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from tfcnnwrap import render
 from tfcnnwrap.errors import TfcnnwrapError
@@ -24,6 +27,12 @@ from tfcnnwrap.results.references import load_references
 from tfcnnwrap.results.scaling import emit_scaling, is_scaling
 from tfcnnwrap.results.store import load_sweep, newest_sweep
 from tfcnnwrap.run.procs import format_command
+
+if TYPE_CHECKING:
+    from argparse import Namespace
+
+    from tfcnnwrap.results.records import RunRecord, SummaryRow, SweepMeta
+    from tfcnnwrap.results.store import SweepDir
 
 # Priority 0 never drops; on a narrow terminal the highest priority drops first (equal ones together).
 TABLE_COLUMNS = [
@@ -52,7 +61,7 @@ TABLE_COLUMNS = [
 ALWAYS = {"model", "batch_size", "runs_ok", "runs_failed", "mean", "std", "cv_pct", "min", "max", "median"}
 
 
-def _carries_information(column, rows):
+def _carries_information(column: Col, rows: List[Dict[str, Any]]) -> bool:
     if column.key in ALWAYS:
         return True
     values = [row.get(column.key) for row in rows]
@@ -81,7 +90,7 @@ def _plan_conditions(meta):
 plan_conditions = _plan_conditions  # the HTML pages (htmlpage) read the same conditions
 
 
-def _gpu_count_text(counts):
+def _gpu_count_text(counts: List[int]) -> str:
     if len(counts) == 1:
         return "%d GPU%s" % (counts[0], "" if counts[0] == 1 else "s")
     return "%s GPUs" % ", ".join(str(c) for c in counts)
@@ -109,7 +118,7 @@ def title_parts(sweep_path, meta):
     return [p for p in parts if p]
 
 
-def conditions(meta):
+def conditions(meta: SweepMeta) -> Dict[str, Any]:
     """What every figure of the sweep was measured on and under, for the JSON envelope's ``conditions``: the
     device and GPU, precision, XLA, GPU count(s), variable update, data, TensorFlow and branch."""
     cond = _plan_conditions(meta) or {}
@@ -123,7 +132,7 @@ def conditions(meta):
     return out
 
 
-def quality_lines(rows):
+def quality_lines(rows: List[SummaryRow]) -> List[Any]:
     """One line per problem a configuration's figures have (quality.problems), named by configuration."""
     lines = []
     for row in rows:
@@ -144,13 +153,13 @@ def print_quality(console, rows):
             console.print("  " + part, markup=False, highlight=False, soft_wrap=True)
 
 
-def wrap_keeping_units(text, width):
+def wrap_keeping_units(text: str, width: int) -> List[str]:
     """``text`` wrapped between words at ``width``, a number never apart from its unit (``86 °C``): the one
     rule of prose.fill, which errors and the sweep's warnings follow too."""
     return fill(text, width, indent="").split("\n")
 
 
-def describe(meta):
+def describe(meta: SweepMeta) -> str:
     """One line naming what was measured: GPU, TensorFlow, branch, device."""
     parts = [
         meta.gpu_names() or ("CPU" if meta.device == "cpu" else None),
@@ -162,14 +171,14 @@ def describe(meta):
     return ", ".join(p for p in parts if p)
 
 
-def failed_runs(runs):
+def failed_runs(runs: List[RunRecord]) -> List[Any]:
     return [r for r in runs if not r.ok]
 
 
 FAILURE_CHARS = 200  # of a failure's text on its line; the log has it all
 
 
-def next_compare(sweep_path, meta):
+def next_compare(sweep_path: Path, meta: SweepMeta) -> Optional[str]:
     """The `compare` line that fits what the sweep ran on: against the published figure of the same GPU when
     it is a reference, else ranked among them; None on the CPU (the references are GPUs)."""
     if meta.on_cpu:
@@ -182,7 +191,7 @@ def next_compare(sweep_path, meta):
     return format_command(base + ["--rank"])
 
 
-def _failure_lines(sweep, run):
+def _failure_lines(sweep: SweepDir, run: RunRecord) -> List[str]:
     """The run and why, then its log on a line of its own (a path is long; the run's name stays whole)."""
     from rich.markup import escape  # rich: only when something is drawn
 
@@ -229,7 +238,7 @@ def _plot(sweep, meta, runs, rows, plot_path):
     sys.stderr.write("tfcnnwrap report: wrote %s\n" % " and ".join(str(p) for p in written))
 
 
-def cmd_report(args):
+def cmd_report(args: Namespace) -> int:
     """Exit 0 whenever the sweep can be read, failed runs or not (they are in the table); 2 when it cannot."""
     if args.out and args.format != "html":
         return written_to(args.out, cmd_report, args)
@@ -261,7 +270,7 @@ def _emit_report(sweep, meta, rows, fmt):
     emit_scaling(rows, fmt)
 
 
-def _warn_throttled(runs):
+def _warn_throttled(runs: List[RunRecord]) -> None:
     """The throttle warning the sweep ended with, on stderr as the sweep printed it."""
     warning = quality.throttle_warning(runs)
     if warning:
