@@ -10,6 +10,8 @@ id is the hash of its content, each log matches its sha256 and re-parses to the 
 one that fails is left out and named; one exported with --no-logs is shown, marked unverified.
 """
 
+from __future__ import annotations
+
 import gzip
 import hashlib
 import os
@@ -20,7 +22,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, Dict, List, Optional
 
 from tfcnnwrap import safefs
 from tfcnnwrap.compare.compareab import sweep_vs_sweeps
@@ -45,6 +47,11 @@ from tfcnnwrap.results.store import is_sweep
 from tfcnnwrap.run.logparse import step_points
 from tfcnnwrap.share import bundlecheck
 from tfcnnwrap.share.bundle import BundleRefused, check_shape, parse_json
+
+if TYPE_CHECKING:
+    from argparse import Namespace
+
+    from tfcnnwrap.compare.compareab import ABResult
 
 BUNDLE_SUFFIX = ".tfcw.json.gz"
 MAX_BUNDLE_BYTES = 64 * 1024 * 1024  # unpacked; a bundle is one sweep's runs and logs
@@ -106,7 +113,7 @@ class Entry:
     unverified: bool = False  # a bundle exported with --no-logs: nothing to check its figures against
 
     @property
-    def page(self):
+    def page(self) -> str:
         return "r/%s.html" % self.slug
 
 
@@ -399,7 +406,7 @@ def _bundle_links(entry: Entry) -> dict:
     return {name: "logs/%s/%d.txt" % (entry.slug, i) for i, name in enumerate(sorted(entry.logs or {}))}
 
 
-def _bundle_log_link(names, run):
+def _bundle_log_link(names: Dict[str, str], run: RunRecord) -> Dict[str, str]:
     if not run.log:
         return {"state": "none", "text": "no log recorded"}
     if run.log in names:
@@ -433,7 +440,7 @@ class SiteWriter:
         self.bytes += len(data)
 
 
-def build_site(entries: List[Entry], writer: SiteWriter, problems: List[str], ab=None,
+def build_site(entries: List[Entry], writer: SiteWriter, problems: List[str], ab: Optional[ABResult] = None,
                empty_note: str = "") -> None:
     root_nav = [{"href": "index.html", "text": "All results"}] + (
         [{"href": "ab.html", "text": "A/B"}] if ab is not None else [])
@@ -475,7 +482,7 @@ def _site_dir(out: str) -> Path:
     return path
 
 
-def cmd_site(args) -> int:
+def cmd_site(args: Namespace) -> int:
     """Exit 0 every source read · 1 some could not be (each named with why) · 2 usage."""
     started = time.perf_counter()
     out = _site_dir(args.out)
