@@ -7,7 +7,10 @@ downstream can overflow. docs/usage.md lists them.
 Standard library only: the CLI's parsers import this for ``--help``.
 """
 
+from __future__ import annotations
+
 import math
+from typing import Union
 
 MAX_TEXT = 40  # longer number texts are refused before int()/float() spend time on them
 MAX_LIST = 16  # most values in a comma-separated list (--num-gpus 1,2,4,8)
@@ -24,7 +27,7 @@ class Bound:
         self.flag, self.low, self.high = flag, low, high
         self.whole, self.low_open, self.unit = whole, low_open, unit
 
-    def describe(self):
+    def describe(self) -> str:
         unit = " " + self.unit if self.unit else ""
         if self.whole:
             return "a whole number from %d to %d%s" % (self.low, self.high, unit)
@@ -78,7 +81,7 @@ class Bound:
         return number
 
 
-def _shown(value):
+def _shown(value: Union[float, str]) -> str:
     text = str(value)
     return repr(text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "...")
 

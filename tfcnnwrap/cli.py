@@ -4,15 +4,21 @@ Only the standard library is imported here so that ``--help`` stays fast; each v
 pandas, GitPython or rich) is imported when that verb runs.
 """
 
+from __future__ import annotations
+
 import argparse
 import importlib
 import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, List, Optional
 
 from tfcnnwrap import __version__, bounds
 from tfcnnwrap.errors import EXIT_INTERRUPTED, EXIT_USAGE, TfcnnwrapError
+
+if TYPE_CHECKING:
+    pass
 
 DEFAULT_REPO_URL = "https://github.com/tensorflow/benchmarks.git"
 # What matplotlib's Agg canvas writes, by file suffix (checked without importing matplotlib).
@@ -57,7 +63,7 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
         # under 80 columns the help starts further left, so a URL or a path fits on its line whole
         super().__init__(prog, indent_increment, max_help_position if width >= 78 else 12, width)
 
-    def _fill_text(self, text, width, indent):
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
         import textwrap  # start-up: --help loads only what it needs
 
         return "\n".join(line if not line.strip() or line.startswith(" ") else
@@ -65,7 +71,7 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
                                        break_long_words=False, break_on_hyphens=False)
                          for line in text.splitlines())
 
-    def _split_lines(self, text, width):
+    def _split_lines(self, text: str, width: int) -> List[str]:
         import textwrap  # start-up: --help loads only what it needs
 
         return textwrap.wrap(" ".join(text.split()), width, break_long_words=False, break_on_hyphens=False)
@@ -74,14 +80,14 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
 class _Parser(argparse.ArgumentParser):
     """argparse that reports errors as one line naming the fix, with exit code 2."""
 
-    def error(self, message):
+    def error(self, message: str):
         from tfcnnwrap import prose  # --help stays on cli, bounds, errors; prose brings shutil, textwrap
 
         prose.write("%s: error: %s (see `%s --help`)" % (self.prog, message, self.prog))
         sys.exit(EXIT_USAGE)
 
 
-def _text(value):
+def _text(value: str) -> str:
     """argparse type of every string and path argument: an empty one is a usage error, never "not given"
     (``--models ''`` used to run the default sweep, ``--vendor-dir ''`` to clone into the current
     directory)."""
@@ -103,7 +109,7 @@ def _number(bound, as_list=False):
     return parse
 
 
-def _plot_path(value):
+def _plot_path(value: str) -> str:
     """``--plot FILE``: checked before anything runs; matplotlib would add ``.png`` to a name without a
     suffix (``--plot /tmp`` wrote /tmp.png) and the old code created missing directories."""
     _text(value)
@@ -126,7 +132,7 @@ def _plot_path(value):
     return value
 
 
-def _add_python(p, what):
+def _add_python(p: _Parser, what: str) -> None:
     p.add_argument(
         "--python",
         metavar="PY",
@@ -137,7 +143,7 @@ def _add_python(p, what):
     )
 
 
-def _add_vendor_dir(p):
+def _add_vendor_dir(p: _Parser) -> None:
     p.add_argument(
         "--vendor-dir",
         metavar="DIR",
@@ -147,19 +153,21 @@ def _add_vendor_dir(p):
     )
 
 
-def _add_format(p, formats):
+def _add_format(p: _Parser, formats: List[str]) -> None:
     # a metavar: "[--format {table,markdown,csv,json}]" alone is wider than a 60-column usage line
     p.add_argument("--format", choices=formats, default=formats[0], metavar="FORMAT",
                    help="%s or %s (default: %s)" % (", ".join(formats[:-1]), formats[-1], formats[0]))
 
 
-def _add_out(p):
+def _add_out(p: _Parser) -> None:
     p.add_argument("--out", metavar="FILE", type=_text,
                    help="write to FILE (replaced atomically) instead of standard output; with --format html, "
                    "run logs under FILE's folder are linked")
 
 
-def _add_verb(verbs, parent, name, help, description, examples):
+def _add_verb(
+    verbs: argparse._SubParsersAction, parent: _Parser, name: str, help: str, description: str, examples: List[str]
+) -> _Parser:
     """The verb's parser; ``examples`` are its arguments in the help's examples ("" for none)."""
     lines = ("  python -m tfcnnwrap %s\n" % " ".join(filter(None, (name, e))) for e in examples)
     return verbs.add_parser(
@@ -172,7 +180,7 @@ def _add_verb(verbs, parent, name, help, description, examples):
     )
 
 
-def _add_setup(verbs, parent):
+def _add_setup(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "setup",
         help="fetch the tensorflow/benchmarks branch that matches your TensorFlow into vendor/",
@@ -195,7 +203,7 @@ def _add_setup(verbs, parent):
     p.add_argument("--update", action="store_true", help="fetch the branch's newest commit")
 
 
-def _add_sweep(verbs, parent):
+def _add_sweep(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "sweep",
         help="run every model N times, each in its own process, and summarise",
@@ -223,7 +231,7 @@ def _add_sweep(verbs, parent):
     )
 
 
-def _add_sweep_plan(p):
+def _add_sweep_plan(p: _Parser) -> None:
     """The flags a sweep records in its plan (refused with --resume)."""
     p.add_argument("--models", metavar="M1,M2,...", type=_text,
                    help="models to run (default: resnet50, resnet152, inception3, vgg16, alexnet)")
@@ -255,7 +263,7 @@ def _add_sweep_plan(p):
     _add_sweep_flow(p)
 
 
-def _add_sweep_flow(p):
+def _add_sweep_flow(p: _Parser) -> None:
     """Precision, XLA, adaptive runs and run order (recorded in the plan too)."""
     p.add_argument("--fp16", action="store_true",
                    help="half precision: --use_fp16=True, as the checked-out branch spells it")
@@ -272,7 +280,7 @@ def _add_sweep_flow(p):
                    "configuration, then run 2, ...")
 
 
-def _add_sweep_cluster(p):
+def _add_sweep_cluster(p: _Parser) -> None:
     """Distributed jobs and fleets (docs/usage.md, Distributed jobs; docs/slurm.md)."""
     p.add_argument("--cluster", choices=["local", "slurm"], default=None,
                    help="each run is one distributed tf_cnn_benchmarks job: on this machine (local) or through "
@@ -285,7 +293,7 @@ def _add_sweep_cluster(p):
                    help="with --cluster slurm: the single-node sweep on every node of the allocation at once")
 
 
-def _add_report(verbs, parent):
+def _add_report(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "report",
         help="summarise a sweep: mean, std, CV, min, max, median per model",
@@ -301,7 +309,7 @@ def _add_report(verbs, parent):
                    "temperature, SM clock and power over time; the suffix picks the format (.png, .svg, ...)")
 
 
-def _add_compare(verbs, parent):
+def _add_compare(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "compare",
         help="a sweep against published GPUs, ranked among them, or sweeps against a baseline",
@@ -361,7 +369,7 @@ def _add_compare(verbs, parent):
     )
 
 
-def _add_references(verbs, parent):
+def _add_references(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "references",
         help="list the built-in reference GPUs",
@@ -375,7 +383,7 @@ def _add_references(verbs, parent):
     _add_format(p, ["table", "markdown", "csv", "json"])
 
 
-def _add_parse(verbs, parent):
+def _add_parse(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "parse",
         help="read tf_cnn_benchmarks logs (any, ours or not)",
@@ -386,7 +394,7 @@ def _add_parse(verbs, parent):
     _add_format(p, ["table", "markdown", "csv", "json", "jsonl"])
 
 
-def _add_doctor(verbs, parent):
+def _add_doctor(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "doctor",
         help="check TensorFlow, the GPU, CUDA, git, nvidia-smi and the checkout",
@@ -403,7 +411,7 @@ def _add_doctor(verbs, parent):
     _add_format(p, ["table", "json"])
 
 
-def _add_export(verbs, parent):
+def _add_export(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "export",
         help="write a sweep as one checkable bundle, <id>.tfcw.json.gz",
@@ -418,7 +426,7 @@ def _add_export(verbs, parent):
     p.add_argument("--keep-host", action="store_true", help="keep the host name (default: <host>)")
 
 
-def _add_verify(verbs, parent):
+def _add_verify(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "verify",
         help="check bundles against their own logs",
@@ -429,7 +437,7 @@ def _add_verify(verbs, parent):
     p.add_argument("bundles", nargs="+", metavar="BUNDLE", type=_text, help="bundle files")
 
 
-def _add_import(verbs, parent):
+def _add_import(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "import",
         help="verify bundles and add them to the local library",
@@ -440,7 +448,7 @@ def _add_import(verbs, parent):
     p.add_argument("paths", nargs="+", metavar="BUNDLE|DIR", type=_text, help="bundle files or directories")
 
 
-def _add_library(verbs, parent):
+def _add_library(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "library",
         help="list the bundles in the local library",
@@ -452,7 +460,7 @@ def _add_library(verbs, parent):
     _add_format(p, ["table", "markdown", "csv", "json"])
 
 
-def _add_publish(verbs, parent):
+def _add_publish(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "publish",
         help="add a sweep or bundle to a git results repository and push",
@@ -467,7 +475,7 @@ def _add_publish(verbs, parent):
     p.add_argument("--branch", metavar="B", type=_text, help="default: the repository's default branch")
 
 
-def _add_pull(verbs, parent):
+def _add_pull(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "pull",
         help="fetch a git results repository and import every new, verified bundle",
@@ -479,7 +487,7 @@ def _add_pull(verbs, parent):
     p.add_argument("--branch", metavar="B", type=_text, help="default: the repository's default branch")
 
 
-def _add_site(verbs, parent):
+def _add_site(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "site",
         help="a static HTML site of sweeps, bundles or the library (no network needed to view it)",
@@ -495,7 +503,7 @@ def _add_site(verbs, parent):
                    help="also an A/B page: the first sweep is the baseline, the others candidates")
 
 
-def _add_list(verbs, parent):
+def _add_list(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "list",
         help="past sweeps, newest first: GPU, TensorFlow, conditions, runs, complete or interrupted",
@@ -508,7 +516,7 @@ def _add_list(verbs, parent):
     _add_format(p, ["table", "markdown", "csv", "json"])
 
 
-def _add_completion(verbs, parent):
+def _add_completion(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "completion",
         help="print the shell completion script (bash, zsh or fish)",
@@ -539,7 +547,7 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
-def build_parser():
+def build_parser() -> _Parser:
     parser = _Parser(
         prog="tfcnnwrap",
         formatter_class=_Formatter,
@@ -583,7 +591,7 @@ def _crash_report(exc):
         return None
 
 
-def _tolerant_streams():
+def _tolerant_streams() -> None:
     """Never die on a character the console's code page lacks (cp1252 on Windows, say)."""
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -592,7 +600,7 @@ def _tolerant_streams():
             pass
 
 
-def main(argv=None):
+def main(argv: Optional[List[str]] = None) -> int:
     _tolerant_streams()
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -605,7 +613,7 @@ def main(argv=None):
     return outstream.exit_code(args.verb, _run_verb(args), guarded)
 
 
-def _run_verb(args):
+def _run_verb(args: argparse.Namespace) -> int:
     handlers = HTML_HANDLERS if getattr(args, "format", None) == "html" else HANDLERS
     module_name, func_name = handlers.get(args.verb, HANDLERS[args.verb]).split(":")
     try:

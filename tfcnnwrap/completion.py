@@ -4,11 +4,17 @@ cli.py builds, so a new verb or flag completes without anyone editing a script.
 shtab is imported here only (not in cli.py): ``--help`` and every other verb stay as fast as before.
 """
 
+from __future__ import annotations
+
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from tfcnnwrap.cli import build_parser
 from tfcnnwrap.errors import SetupError
+
+if TYPE_CHECKING:
+    pass
 
 SHELLS = ("bash", "zsh", "fish")
 # metavar -> what the shell should offer for the argument (shtab's names for "directories" and "files")

@@ -1,5 +1,7 @@
 """Errors the CLI turns into one line on stderr and an exit code (never a traceback)."""
 
+from __future__ import annotations
+
 EXIT_OK = 0
 EXIT_RUNS_FAILED = 1
 EXIT_USAGE = 2

@@ -8,22 +8,29 @@ block of ``header value`` items that wrap between items, never inside one. Impor
 that print tables.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterator, List, Tuple
+
 from rich import box
 from rich.cells import cell_len
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+if TYPE_CHECKING:
+    pass
+
 # Two spaces between columns, a rule under the header, no frame: the most columns in the fewest cells.
 GAP = 2
 HIDDEN_HINT = "widen the terminal or use --format csv/json"
 
 
-def _lines(text):
+def _lines(text: str) -> List[str]:
     return str(text).split("\n")
 
 
-def _cell_range(text, wrap):
+def _cell_range(text: str, wrap: bool) -> Tuple[int, ...]:
     """(narrowest, widest) a cell can be drawn at without splitting a word; no-wrap cells are one width."""
     widest = max(cell_len(line) for line in _lines(text))
     if not wrap:
@@ -48,7 +55,7 @@ def wrap_parts(parts, width, sep=" · "):
     return lines
 
 
-def title_words(text):
+def title_words(text: str) -> List[str]:
     """``text`` split at the spaces outside parentheses: ``(GeForce RTX 2070)`` stays one word."""
     words, depth, word = [], 0, ""
     for char in text:
@@ -79,7 +86,7 @@ class FittedTable(Table):
         for row in cells:
             self.add_row(*row)
 
-    def add_row(self, *renderables, **options):
+    def add_row(self, *renderables, **options) -> None:
         """A row of text cells (as make_table gives them); kept as text, which is what the layout measures."""
         self.cells.append([r.plain if isinstance(r, Text) else "" if r is None else str(r) for r in renderables]
                           + [""] * (len(self.specs) - len(renderables)))
@@ -134,7 +141,7 @@ class FittedTable(Table):
             inner.add_row(*[Text(str(row[i])) for i in keep])
         return inner
 
-    def _stacked(self, width):
+    def _stacked(self, width: int) -> Iterator[Text]:
         """Each row as its first cell, then ``header value`` items wrapped between items."""
         for row in self.cells:
             yield Text(" ".join(_lines(row[0])), style="bold", overflow="fold")

@@ -8,6 +8,8 @@ exits 2 (``exit_code``), since the output it exists for was lost. A standard des
 all is given the null device first: a file tfcnnwrap opens later must never land on descriptor 1 or 2.
 """
 
+from __future__ import annotations
+
 import io
 import os
 import sys
@@ -69,7 +71,7 @@ class GuardedStream(io.TextIOBase):
     def writable(self):
         return True
 
-    def isatty(self):
+    def isatty(self) -> bool:
         try:
             return self.lost is None and self._stream.isatty()
         except (OSError, ValueError):
@@ -79,7 +81,7 @@ class GuardedStream(io.TextIOBase):
         return self._stream.fileno()
 
     @property
-    def encoding(self):  # type: ignore[override]  # read-only here: the guarded stream's own
+    def encoding(self) -> str:  # type: ignore[override]  # read-only here: the guarded stream's own
         return getattr(self._stream, "encoding", "utf-8")
 
     @property
@@ -95,7 +97,7 @@ def _why(exc):
     return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
 
 
-def _occupy_closed_descriptors():
+def _occupy_closed_descriptors() -> bool:
     """The null device on every standard descriptor that is not open; True when stdout was not."""
     closed_stdout = False
     for fd in (0, 1, 2):
@@ -110,7 +112,7 @@ def _occupy_closed_descriptors():
     return closed_stdout
 
 
-def guard_stdout(verb) -> GuardedStream:
+def guard_stdout(verb: str) -> GuardedStream:
     """Replace ``sys.stdout`` with a GuardedStream for ``verb`` (and ``sys.stderr`` with a text stream when
     it was closed); returns it."""
     closed = _occupy_closed_descriptors() or sys.stdout is None
@@ -126,7 +128,7 @@ def guard_stdout(verb) -> GuardedStream:
     return guarded
 
 
-def exit_code(verb, code, guarded: Optional[GuardedStream]) -> int:
+def exit_code(verb: str, code: int, guarded: Optional[GuardedStream]) -> int:
     """The verb's exit code once stdout failed: a sweep keeps its own; the others exit 2. Flushes first, so
     that a failure found only there (a full disk) still counts."""
     if guarded is not None:

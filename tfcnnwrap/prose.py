@@ -5,6 +5,8 @@ On a terminal only: a pipe, a file or a CI log gets each message as the one line
 read it whole; "one line naming the fix" stays one line there). Standard library only (textwrap).
 """
 
+from __future__ import annotations
+
 import re
 import shutil
 import sys

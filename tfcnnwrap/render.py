@@ -4,15 +4,20 @@ Every verb that prints rows goes through here, so the four formats look the same
 carry raw values; table and Markdown format floats for people.
 """
 
+from __future__ import annotations
+
 import csv
 import io
 import math
 import os
 import re
 import sys
-from typing import NamedTuple, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
 from tfcnnwrap.jsontext import csv_cell, dumps, envelope
+
+if TYPE_CHECKING:
+    pass
 
 
 class Col(NamedTuple):
@@ -39,21 +44,21 @@ CSV_FORMULA_START = "=+-@\t\r"
 _UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
-def safe_text(text):
+def safe_text(text: str) -> str:
     """``text`` with its control characters shown (``ESC`` -> ``\\x1b``), never obeyed by a terminal. Every
     table, Markdown, CSV and note passes its text here, so what came from a file or another person (a
     reference CSV, a bundle, a log) cannot move the cursor, retitle the window or hide what follows."""
     return _UNSAFE.sub(lambda m: "\\x%02x" % ord(m.group()), text)
 
 
-def _is_number(text):
+def _is_number(text: str) -> bool:
     try:
         return math.isfinite(float(text))
     except ValueError:
         return False
 
 
-def csv_safe(value):
+def csv_safe(value: Union[float, str]) -> Union[float, str]:
     """A CSV cell a spreadsheet shows as text: a string starting with ``= + - @``, tab or CR gets a leading
     ``'`` (what spreadsheets themselves do), unless it is a number such as ``-6.6``; control characters are
     shown as in `safe_text`. Other values pass unchanged. `references._unguard` reads it back."""
@@ -65,11 +70,11 @@ def csv_safe(value):
     return value
 
 
-def _is_missing(value):
+def _is_missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and not math.isfinite(value))
 
 
-def human(value, digits=2):
+def human(value: Any, digits: int = 2) -> str:
     """A cell for people: floats rounded, missing values blank, lists joined."""
     if _is_missing(value):
         return ""
@@ -88,7 +93,7 @@ def to_json(obj):
     return dumps(obj, indent=2)
 
 
-def columns_of(rows, columns=None):
+def columns_of(rows: List[Dict[str, Any]], columns: Optional[Any] = None) -> List[Col]:
     """``columns`` (keys, (key, header[, priority[, wrap]]) tuples or Cols) as Cols; every key of ``rows``
     in first-seen order when not given."""
     if columns:
@@ -104,11 +109,13 @@ def columns_of(rows, columns=None):
 _columns = columns_of
 
 
-def _digits(column, default):
+def _digits(column: Col, default: int) -> int:
     return default if column.digits is None else column.digits
 
 
-def to_markdown(rows, columns=None, digits=2):
+def to_markdown(
+    rows: List[Dict[str, Any]], columns: Optional[List[Union[Col, Tuple[str, ...]]]] = None, digits: int = 2
+) -> str:
     cols = _columns(rows, columns)
     # numbers right-aligned, as in the terminal's table
     rule = "|".join("---:" if _numeric(rows, c.key) else "---" for c in cols)
@@ -134,7 +141,7 @@ _FIGURE = re.compile(r"^[<>+\-\u2212$]?\d[\d.,]*(%|x| W)?(/\d+)?( \([^)]*\))?\u2
 _NO_FIGURE = ("", "-", "n/a")
 
 
-def _numeric(rows, key):
+def _numeric(rows: List[Dict[str, Any]], key: str) -> bool:
     """Whether a column holds figures (right-aligned, as numbers are): numbers, or text that writes one."""
     values = [r.get(key) for r in rows]
     if any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
@@ -196,7 +203,7 @@ def console(stderr=False, **options):
 MIN_COLUMNS = 20  # narrower than this, no table can show a column: such a COLUMNS is a mistake, not a width
 
 
-def env_columns():
+def env_columns() -> Optional[int]:
     """$COLUMNS as a width, or None when it is unset, not a number or under MIN_COLUMNS."""
     raw = os.environ.get("COLUMNS", "").strip()
     if not raw.isascii() or not raw.isdigit():

@@ -7,12 +7,18 @@ existing name) plus ``O_NOFOLLOW`` where the OS has it; replacing a file removes
 removes a link, never its target) or renames a fresh file over it (``rename`` replaces the link itself).
 """
 
+from __future__ import annotations
+
 import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import IO, TYPE_CHECKING, Union
 
 from tfcnnwrap.errors import UsageError
+
+if TYPE_CHECKING:
+    from io import BufferedRandom
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation at the OS layer
@@ -26,7 +32,7 @@ def _refuse_link(path):
     return LinkRefused("%s is a symbolic link; tfcnnwrap never writes through links: remove it" % path)
 
 
-def is_link(path):
+def is_link(path: Union[Path, str]) -> bool:
     try:
         return Path(path).is_symlink()
     except OSError:
@@ -39,7 +45,7 @@ def create_new(path, binary=True):
     return os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")
 
 
-def create_replacing(path):
+def create_replacing(path: Path) -> IO[bytes]:
     """Open ``path`` for writing from empty, replacing a file (or a planted link, never its target)."""
     try:
         return create_new(path)
@@ -50,7 +56,7 @@ def create_replacing(path):
         return create_new(path)
 
 
-def open_append(path):
+def open_append(path: Path) -> IO[bytes]:
     """Open ``path`` for appending (created if missing); a link there is refused, not followed."""
     if is_link(path):  # Windows has no O_NOFOLLOW; elsewhere this just gives the clearer message
         raise _refuse_link(path)
@@ -63,7 +69,7 @@ def open_append(path):
     return os.fdopen(fd, "ab")
 
 
-def open_existing_rw(path):
+def open_existing_rw(path: Path) -> BufferedRandom:
     """Open ``path`` read-write (created if missing) for locking; a link there is refused."""
     if is_link(path):
         raise _refuse_link(path)
@@ -76,7 +82,7 @@ def open_existing_rw(path):
     return os.fdopen(fd, "r+b")
 
 
-def refuse_special(path):
+def refuse_special(path: Path) -> None:
     """UsageError when ``path`` is a device, FIFO or socket: renaming over it would replace the node itself
     (as root, ``--out /dev/null`` turned the device into a regular file)."""
     try:
@@ -119,7 +125,7 @@ def atomic_write(path, data, fsync=True):
 _UMASK: list = []
 
 
-def _umask_mode(path):
+def _umask_mode(path: str) -> None:
     if os.name == "nt":
         return
     if not _UMASK:  # read once: os.umask can only be read by setting it
