@@ -32,7 +32,7 @@ def config_of(row):
 class Sweep:
     """A sweep directory read for comparison: its meta, its plan, its rows per configuration."""
 
-    def __init__(self, path, host=None):
+    def __init__(self, path, host=None) -> None:
         self.dir, self.meta, runs = load_sweep(path)
         self.path = Path(path)
         self.plan = Plan.from_dict(self.meta.plan)

@@ -223,7 +223,7 @@ class Plan:
                     return arg.split("=", 1)[1]
             return None
 
-        def on(name):
+        def on(name) -> bool:
             value = flag(name)
             return value is not None and value.strip().lower() in ("1", "true", "yes", "t", "y")
 
@@ -430,7 +430,7 @@ def _plan_models(args: Namespace, quick: bool) -> List[Tuple[str, int]]:
     return models
 
 
-def build_plan(args):
+def build_plan(args: Namespace):
     """A Plan from the sweep flags (argparse namespace), or UsageError naming the bad flag."""
     quick = bool(args.quick)
     models = _plan_models(args, quick)
@@ -474,7 +474,7 @@ def build_plan(args):
     )
 
 
-def _flow(args, runs):
+def _flow(args: Namespace, runs):
     """fp16, xla, until_ci, max_runs and order from the flags (argparse has bounded the numbers)."""
     until_ci = args.until_ci
     max_runs = args.max_runs
@@ -507,7 +507,7 @@ def gpu_counts(value):
         raise UsageError("--num-gpus %s" % exc) from None
 
 
-def cluster_fields(args, variable_update):
+def cluster_fields(args: Namespace, variable_update):
     """Plan fields of ``--cluster/--workers/--ps/--fleet``, checked as far as the flags alone allow (the
     checkout's branch is checked once it is known, before anything runs)."""
     cluster = args.cluster

@@ -185,7 +185,7 @@ class ReferenceGPU:
     def keys(self) -> Set[str]:
         return {name_key(n) for n in self.names()}
 
-    def label(self):
+    def label(self) -> str:
         return "%s (%s)" % (self.id, self.name)
 
     @property
@@ -278,7 +278,7 @@ def _matches_by_words(typed_words: List[str], gpu: ReferenceGPU) -> bool:
 
 
 class ReferenceSet:
-    def __init__(self, gpus):
+    def __init__(self, gpus) -> None:
         self.gpus: Dict[str, ReferenceGPU] = gpus
 
     def __iter__(self):
@@ -534,7 +534,7 @@ def _fact(value: str, source: str, what: str, gpu_id: str) -> Union[float, str]:
     return number
 
 
-def load_facts(gpus, path=FACTS_FILE):
+def load_facts(gpus, path=FACTS_FILE) -> None:
     """Fill each built-in GPU's Facts from gpus.csv (launch price in USD, board power in W, with sources)."""
     _, rows = _read_rows(path)
     for _, row in rows:

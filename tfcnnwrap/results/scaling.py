@@ -84,7 +84,7 @@ def scaling_markdown(rows):
     return "\n".join(lines + ["", CAPTION]) + "\n"
 
 
-def emit_scaling(rows, fmt, console=None):
+def emit_scaling(rows, fmt, console=None) -> None:
     """The scaling view after report's table (``console``) or Markdown (stdout), when the sweep has several
     GPU counts; nothing otherwise, and nothing for JSON and CSV (their rows carry speedup, efficiency_pct)."""
     if not is_scaling(rows):

@@ -136,7 +136,7 @@ def latest_runs(records: Iterable[RunRecord]) -> List[RunRecord]:
 
 
 class SweepDir:
-    def __init__(self, path):
+    def __init__(self, path) -> None:
         self.path = Path(path)
         self.meta = None
         self.info = None

@@ -13,15 +13,12 @@
 # matmul_cpu, matmul_gpu) and a last one with "complete": true; when a stage crashes the interpreter or hangs, the
 # caller still has the snapshot before it.
 
-from __future__ import annotations
-
 import json
 import os
 import platform
 import re
 import sys
 import time
-from typing import List
 
 MARKER = "TFCNNWRAP-PROBE-JSON: "
 
@@ -41,7 +38,7 @@ DISTRIBUTIONS = (
 _META_DIR = re.compile(r"^(?P<name>[A-Za-z0-9_.\-]+?)-(?P<version>[0-9][^-]*?)(-py[0-9.]+)?\.(dist-info|egg-info)$")
 
 
-def _normalise(name: str) -> str:
+def _normalise(name):
     return re.sub(r"[-_.]+", "_", name).lower()
 
 
@@ -218,7 +215,7 @@ COPY_BYTES = 128 * 1024 * 1024  # large enough that per-copy overhead is under 1
 COPY_REPEATS = 7
 
 
-def median(values: List[float]) -> float:
+def median(values):
     ordered = sorted(values)
     mid = len(ordered) // 2
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2.0
