@@ -192,7 +192,7 @@ def checkout_matches(vendor_dir: Path, manifest: Dict[str, Any]) -> bool:
     return branch == manifest.get("branch") and (sha is None or sha == manifest.get("commit"))
 
 
-def made_by_setup(path, manifest):
+def made_by_setup(path, manifest) -> bool:
     """True when the directory ``path`` is a checkout setup made (its marker, or a git checkout of the
     manifest's URL), or holds nothing at all; a link never is."""
     path = Path(path)
@@ -246,12 +246,12 @@ def refuse_foreign_checkout(vendor_dir: Path, manifest: Optional[Dict[str, Any]]
         )
 
 
-def _make_writable(path, is_dir):
+def _make_writable(path, is_dir) -> None:
     mode = stat.S_IMODE(os.lstat(path).st_mode)
     os.chmod(path, mode | stat.S_IWRITE | ((stat.S_IREAD | stat.S_IEXEC) if is_dir else 0))
 
 
-def remove_tree(path):
+def remove_tree(path) -> None:
     """Delete ``path`` and all under it without following links: a link is unlinked, never entered, and
     nothing is chmod-ed through one (a planted link must not make its target writable)."""
     path = str(path)
@@ -263,7 +263,7 @@ def remove_tree(path):
         return
     top_parent = os.path.dirname(os.path.abspath(path))
 
-    def retry(func, failed, _exc):
+    def retry(func, failed, _exc) -> None:
         # Git marks pack files read-only (Windows then refuses to delete them) and a read-only folder
         # keeps its entries on POSIX: clear those flags on real files and folders only, then try again.
         try:

@@ -218,7 +218,7 @@ def describe_exit(returncode: int) -> str:
     return "exit code %d" % returncode
 
 
-def crash_hint(returncode):
+def crash_hint(returncode) -> str:
     """A likely cause for a well-known crash code, or ''."""
     illegal = returncode in (-getattr(signal, "SIGILL", 4), 0xC000001D, 132)
     if illegal:
@@ -229,7 +229,15 @@ def crash_hint(returncode):
     return ""
 
 
-def run_probe(python=None, full=False, matmul=False, timeout=None, env=None, partial=False, bandwidth=False):
+def run_probe(
+    python=None,
+    full: bool = False,
+    matmul: bool = False,
+    timeout=None,
+    env=None,
+    partial: bool = False,
+    bandwidth: bool = False,
+):
     """Run the probe and return its ``ProbeAnswer``.
 
     Raises SetupError (``InterpreterNotFound``) when the interpreter cannot be started. When the probe

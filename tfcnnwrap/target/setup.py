@@ -25,6 +25,8 @@ from tfcnnwrap.target import checkout, gitremote, probe, versions
 
 if TYPE_CHECKING:
 
+    from argparse import Namespace
+
     from tfcnnwrap.filelock import FileLock
 
 DEFAULT_REPO_URL = "https://github.com/tensorflow/benchmarks.git"
@@ -35,7 +37,7 @@ NOTHING_CHANGED = "Already set up: same upstream and branch; nothing fetched, no
 # --- settings ---------------------------------------------------------------------------------------------
 
 
-def resolve_settings(args, environ=None):
+def resolve_settings(args: Namespace, environ=None):
     """{vendor, python, repo_url, notes}: flag > environment variable > config file > manifest > default.
 
     ``python`` None means the interpreter running tfcnnwrap; ``notes`` says what did not come from a flag.
@@ -68,7 +70,7 @@ def resolve_settings(args, environ=None):
 # --- TensorFlow -------------------------------------------------------------------------------------------
 
 
-def resolve_tensorflow(args, python_arg):
+def resolve_tensorflow(args: Namespace, python_arg):
     """What setup knows about the target's TensorFlow: a dict with version, parsed, source, python, ..."""
     python = probe.target_python(python_arg)
     info: dict = {
@@ -266,7 +268,7 @@ def clone_and_install(url, branch, vendor, lock, console, manifest_for):
     return commit
 
 
-def _remove_empty_vendor(vendor):
+def _remove_empty_vendor(vendor) -> None:
     try:
         (vendor / checkout.VENDOR_LOCK_NAME).unlink()
         vendor.rmdir()
@@ -312,7 +314,7 @@ def fetch(args, url, branch_arg, vendor, tf, manifest, console, lock, settings):
 # --- the verb ---------------------------------------------------------------------------------------------
 
 
-def cmd_setup(args):
+def cmd_setup(args: Namespace) -> int:
     started = time.perf_counter()
     settings = resolve_settings(args)
     vendor = settings["vendor"]
@@ -359,7 +361,7 @@ def _settings_to_record(manifest, url, tf, settings):
     return None if recorded == wanted else wanted
 
 
-def print_summary(out, headline, tf, branch, reason, commit, vendor, url, settings, started):
+def print_summary(out, headline, tf, branch, reason, commit, vendor, url, settings, started) -> None:
     from rich.text import Text  # rich: only when something is drawn
 
     keras_row, keras_warning = keras_notes(tf)
