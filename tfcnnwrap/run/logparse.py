@@ -513,7 +513,7 @@ class LogParser:
 
     # -- the line handlers: both engines hand them the lines that hold their concern's markers ----------
 
-    def _add_steps(self, count, last_line):
+    def _add_steps(self, count, last_line) -> None:
         """``count`` plain step lines the scanner counted without decoding; ``last_line`` the last one."""
         self._log.steps_seen += count
         self._last_step_line = last_line
@@ -526,7 +526,7 @@ class LogParser:
 
     # -- progress -------------------------------------------------------------------------------
 
-    def _progress(self, line):
+    def _progress(self, line) -> bool:
         """Count a step or total line; True for a step line (the last one is kept)."""
         m = _STEP_RE.match(line)  # most step lines carry no prefix
         if m is None:
@@ -658,7 +658,7 @@ class _FileScanner:
     traceback) while the handler says it is inside one.
     """
 
-    def __init__(self, parser):
+    def __init__(self, parser) -> None:
         self.parser = parser
 
     def scan(self, data: bytes, markers: Tuple[bytes, ...], handle: Callable, in_block: Callable) -> None:

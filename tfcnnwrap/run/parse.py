@@ -215,7 +215,7 @@ def _jobs(count: int) -> int:
     return max(1, min(os.cpu_count() or 1, MAX_JOBS))
 
 
-def _worker_init():
+def _worker_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it ends the pool
 
 

@@ -136,7 +136,7 @@ def _parent_death_signal():
         return None
     pr_set_pdeathsig = 1
 
-    def die_with_parent():
+    def die_with_parent() -> None:
         prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
 
     return die_with_parent
@@ -222,7 +222,7 @@ def _new_windows_job():
     return kernel32, job
 
 
-def bind_to_our_lifetime(proc):
+def bind_to_our_lifetime(proc) -> None:
     """Make ``proc`` (and what it starts) die with tfcnnwrap even if tfcnnwrap is killed. On Linux the
     parent-death signal set by ``popen_group_kwargs`` does it; on Windows a kill-on-close job object.
     Best effort: never raises."""
@@ -390,7 +390,7 @@ class ProcessGroup:
             self.exited.wait(grace_s)
         self.kill()
 
-    def close(self):
+    def close(self) -> None:
         """End what is left of the tree and reap it."""
         if os.name != "nt":
             self._release_supervisor()  # the supervisor kills its tree at end-of-file

@@ -83,7 +83,7 @@ class Pump:
             self.stage = stage
             self.on_stage(stage)
 
-    def let_go(self):
+    def let_go(self) -> None:
         """Stop reading now, whoever still holds the pipe open."""
         with self._wake_lock:
             self.abandoned = not self.ended.is_set()
@@ -103,7 +103,7 @@ class Pump:
         finally:
             self.ended.set()
 
-    def _read_plain(self):
+    def _read_plain(self) -> None:
         while not self.abandoned:
             chunk = self.stream.read(READ_CHUNK)
             if not chunk:
@@ -141,7 +141,7 @@ class Pump:
             self.ended.wait(WINDOWS_WAIT_SLICE_S)
 
 
-def end_lingering_output(group, pump):
+def end_lingering_output(group, pump) -> None:
     """The one ending of every benchmark process (a single run, each task of a cluster job): once the command
     has exited, what it left behind has OUTPUT_GRACE_S to close the output; then the whole tree is ended (the
     supervisor reaches descendants in other sessions too) and, OUTPUT_GRACE_S later, the output is let go
@@ -209,7 +209,7 @@ def run_benchmark(
     )
 
 
-def verdict(parsed, exit_code, timed_out, interrupted=False):
+def verdict(parsed, exit_code, timed_out, interrupted: bool = False):
     """(status, hung_after_total) of a run, single or a cluster job's reporting task: one killed at
     --timeout after its log gave the total has finished its measurement, so it keeps the figure (ok)."""
     if timed_out and not interrupted and good_total(parsed.total_images_per_sec):
@@ -224,7 +224,7 @@ def _start_timer(
     if not timeout_s:
         return None
 
-    def expire():
+    def expire() -> None:
         if not group.exited.is_set():
             timed_out.set()
         group.terminate()

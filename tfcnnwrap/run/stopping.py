@@ -40,7 +40,7 @@ class StopRequests:
     def requested(self) -> bool:
         return self.signum is not None or self._event.is_set()
 
-    def _on_signal(self, signum, frame):
+    def _on_signal(self, signum, frame) -> None:
         self.signum = signum  # nothing else: this may run anywhere in the main thread
 
     def install(self):
@@ -66,7 +66,7 @@ class StopRequests:
         self._watcher.start()
         return self
 
-    def _watch(self):
+    def _watch(self) -> None:
         reader = self._sockets[0]
         while True:
             try:
@@ -112,7 +112,7 @@ class StopRequests:
 
 
 class _Guard:
-    def __init__(self, stops, group):
+    def __init__(self, stops, group) -> None:
         self.stops = stops
         self.group = group
         self.fired = False

@@ -111,7 +111,7 @@ class _KillAtOnce:
     """What a stop request ends while a one-shot query waits: the query's whole tree, with no grace (an
     nvidia-smi that hangs ignores SIGTERM too)."""
 
-    def __init__(self, group):
+    def __init__(self, group) -> None:
         self.exited = group.exited
         self.terminate = group.kill
 
