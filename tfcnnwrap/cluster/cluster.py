@@ -100,8 +100,8 @@ def free_ports(count: int) -> List[int]:
             sock.close()
 
 
-def local_plan(mode="parameter_server", workers=1, ps=None, branch=None, all_reduce_spec=None,
-               gpus_per_host=None, gpus_per_worker=1) -> ClusterPlan:
+def local_plan(mode: str = "parameter_server", workers: int = 1, ps=None, branch=None, all_reduce_spec=None,
+               gpus_per_host=None, gpus_per_worker: int = 1) -> ClusterPlan:
     """A plan on this machine on free ports (UsageError for a job tf_cnn_benchmarks would refuse)."""
     probe = build_plan(mode, workers, ps, hosts=(LOCAL_HOST,), branch=branch, all_reduce_spec=all_reduce_spec)
     return build_plan(mode, workers, ps, hosts=(LOCAL_HOST,), ports=free_ports(len(probe.tasks)), branch=branch,
@@ -109,9 +109,24 @@ def local_plan(mode="parameter_server", workers=1, ps=None, branch=None, all_red
                       gpus_per_worker=gpus_per_worker)
 
 
-def run_job(base_argv, cwd, env, log_dir, run_name, mode="parameter_server", workers=1, ps=None, branch=None,
-            all_reduce_spec=None, gpus_per_host=None, gpus_per_worker=1, timeout_s=None, on_step=None,
-            stop=None, relative_to=None) -> JobOutcome:
+def run_job(
+    base_argv,
+    cwd,
+    env,
+    log_dir,
+    run_name,
+    mode: str = "parameter_server",
+    workers: int = 1,
+    ps=None,
+    branch=None,
+    all_reduce_spec=None,
+    gpus_per_host=None,
+    gpus_per_worker: int = 1,
+    timeout_s=None,
+    on_step=None,
+    stop=None,
+    relative_to=None,
+) -> JobOutcome:
     """Run ``base_argv`` ([python, -u, script, flags...]) as one local distributed job and classify it.
 
     Logs: ``log_dir/<run_name>.<role><index>.log``; the ``cluster`` field names them relative to
@@ -150,7 +165,7 @@ def _bind_failed(log_path: Path) -> bool:
 class _TaskRun:
     """One task's process, log and parser; its pump thread posts ("step", ...) and ("ended", self)."""
 
-    def __init__(self, task: Task, log_path: Path, events: queue.SimpleQueue):
+    def __init__(self, task: Task, log_path: Path, events: queue.SimpleQueue) -> None:
         self.task = task
         self.log_path = log_path
         self.events = events
@@ -174,7 +189,7 @@ class _TaskRun:
         self.thread = threading.Thread(target=self._pump, name="tfcnnwrap-" + self.task.name, daemon=True)
         self.thread.start()
 
-    def _pump(self):
+    def _pump(self) -> None:
         on_step = (lambda step: self.events.put(("step", step))) if self.task.reports else None
         pump = Pump(self.proc.stdout, self.log, self.parser, on_step)
         watch_output(self.proc, pump)  # a single run's ending: a child holding the pipe cannot hang the job
@@ -202,7 +217,9 @@ class _TaskRun:
 
 
 class _Job:
-    def __init__(self, plan: ClusterPlan, log_dir, run_name, on_step, launcher=None, backend="local", watch=None):
+    def __init__(
+        self, plan: ClusterPlan, log_dir, run_name, on_step, launcher=None, backend: str = "local", watch=None
+    ) -> None:
         self.plan = plan
         self.watch = watch
         self.launcher = launcher

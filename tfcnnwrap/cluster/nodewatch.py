@@ -58,7 +58,7 @@ def answers(host: str, port: int, timeout_s: float = PROBE_TIMEOUT_S) -> Optiona
 class NodeWatch:
     """The Slurm backend's check of its tasks' nodes (``cluster.run_plan(watch=...)``) in job ``job_id``."""
 
-    def __init__(self, job_id: Optional[str] = None):
+    def __init__(self, job_id: Optional[str] = None) -> None:
         self.job_id = job_id
 
     def allocation_ending(self) -> bool:
@@ -84,7 +84,7 @@ class NodeWatch:
         tasks = list(tasks)
         found: Dict[str, str] = {}
 
-        def probe(task):
+        def probe(task) -> None:
             why = answers(task.host, task.port)
             if why is not None and not (silent_only and why == "refused"):
                 found[task.name] = "node_failure: %s (%s at %s: %s)" % (task.host, task.name, task.address, why)

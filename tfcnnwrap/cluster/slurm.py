@@ -59,7 +59,7 @@ def query_timeout_s(environ=None) -> float:
     return value
 
 
-def _slurm(argv, what, check=True):
+def _slurm(argv, what, check: bool = True):
     """Run a Slurm client command; returns the CompletedProcess (text, undecodable bytes replaced: a node or
     job name in another encoding is no reason to stop a sweep). A missing command is a set-up error, and so is
     one that does not answer within ``query_timeout_s()``."""
@@ -171,7 +171,7 @@ def srun_command(argv, ntasks, job_name, job_id=None, nodes=None, ntasks_per_nod
     return cmd + ["--"] + [str(a) for a in argv]
 
 
-def unique_step_name(prefix="tfcnnwrap"):
+def unique_step_name(prefix: str = "tfcnnwrap") -> str:
     """A step name no other step of this job carries, so the step can be found by name in ``squeue``."""
     return "%s-%d-%d" % (prefix, os.getpid(), next(_NAMES))
 
@@ -224,7 +224,7 @@ def wait_until(done: Callable[[], bool], timeout: float) -> bool:
 class Step:
     """A running ``srun``: one job step of ``ntasks`` tasks, started by ``launch_step``."""
 
-    def __init__(self, proc, job_id, name, command):
+    def __init__(self, proc, job_id, name, command) -> None:
         self.proc = proc
         self.job_id = job_id
         self.name = name

@@ -7,6 +7,8 @@ POSIX, so signals and the exit code are the benchmark's own; on Windows a child 
 Standard library only and nothing heavy imported: it starts in tens of milliseconds.
 """
 
+from __future__ import annotations
+
 import argparse
 import os
 import shutil
@@ -14,9 +16,13 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tfcnnwrap.cluster.clusterplan import ClusterPlan
 from tfcnnwrap.errors import EXIT_USAGE, TfcnnwrapError, UsageError
+
+if TYPE_CHECKING:
+    from argparse import Namespace
 
 LOCAL_NAMES = ("localhost", "127.0.0.1", "::1")
 
@@ -31,7 +37,7 @@ def _args(argv):
     return parser.parse_args(argv)
 
 
-def resolve(args, environ):
+def resolve(args: Namespace, environ):
     """(argv, env, cwd) of this task's tf_cnn_benchmarks; UsageError naming the fix."""
     try:
         plan = ClusterPlan.from_json(Path(args.plan).read_text(encoding="utf-8"))
@@ -61,7 +67,7 @@ def resolve(args, environ):
     return argv, env, script.parent, task
 
 
-def _warn_if_elsewhere(task):
+def _warn_if_elsewhere(task) -> None:
     """srun placed this task on another node than the plan says: TensorFlow will not find it there."""
     here = socket.gethostname()
     if task.host in LOCAL_NAMES or task.host in (here, here.split(".")[0]) or task.host[0].isdigit():
