@@ -42,7 +42,7 @@ _RUN_KEYS = ("model", "batch_size", "run", "status", "images_per_sec", "exit_cod
 class Redactor:
     """Replaces the host name, the user name and home paths in every string it is given."""
 
-    def __init__(self, hosts=(), keep_host=False):
+    def __init__(self, hosts=(), keep_host: bool = False) -> None:
         self.patterns = []
         home = str(Path.home())
         if len(home) > 1:

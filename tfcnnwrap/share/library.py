@@ -68,7 +68,7 @@ def _unusable(root, why):
 class Library:
     """The library at ``root`` (default: data_dir()); ``create`` False: a missing one stays missing."""
 
-    def __init__(self, root=None, create=True):
+    def __init__(self, root=None, create: bool = True) -> None:
         self.root = Path(root) if root is not None else data_dir()
         self.db: Optional["sqlite3.Connection"] = None
         self._known: Optional[FrozenSet[str]] = None
@@ -81,7 +81,7 @@ class Library:
         self._open()
 
     @property
-    def exists(self):
+    def exists(self) -> bool:
         return self.db is not None
 
     def _open(self) -> None:
@@ -100,7 +100,7 @@ class Library:
         except sqlite3.DatabaseError as exc:
             raise _unusable(self.root, "its index %s: %s" % (INDEX, exc)) from None
 
-    def close(self):
+    def close(self) -> None:
         if self.db is not None:
             self.db.close()
             self.db = None
@@ -110,7 +110,7 @@ class Library:
             return set()
         return {row[0] for row in self.db.execute("SELECT id FROM bundles")}
 
-    def has(self, ident):
+    def has(self, ident) -> bool:
         return self.db is not None and \
             self.db.execute("SELECT 1 FROM bundles WHERE id=?", (ident,)).fetchone() is not None
 
@@ -194,7 +194,7 @@ def gpu_matches(typed: str, name: str) -> bool:
     return bool(typed_words) and set(typed_words) <= set(name_words(name))
 
 
-def index_rows(bundle, verified, origin=""):
+def index_rows(bundle, verified, origin: str = ""):
     """(the bundles row, [results rows]) of a bundle: one results row per configuration with an ok run."""
     cond = {k: (v[:200] if isinstance(v, str) else None) for k, v in bundle["conditions"].items()}  # others' text
     tf = cond.get("tensorflow_version") or ""
@@ -219,7 +219,7 @@ PARALLEL_MIN_FILES = 64  # fewer bundles than this are checked in this process
 MAX_JOBS = 8
 
 
-def check(data, where, origin="", expected_id=None, known=()):
+def check(data, where, origin: str = "", expected_id=None, known=()):
     """What importing one bundle's bytes would do, without touching the library (so worker processes can
     do it): ('refused', message, None) / ('present', message, id) / ('new', message, (bundle row, rows))."""
     try:
