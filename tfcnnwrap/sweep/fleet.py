@@ -11,6 +11,8 @@ its ``host``; `report` shows one row per host and configuration with ``vs_fleet_
 Ctrl-C and ``--timeout`` ``scancel`` the step; the next run starts once Slurm has released it.
 """
 
+from __future__ import annotations
+
 import os
 import signal
 import subprocess
@@ -66,7 +68,7 @@ def _wait(ctx, step, timeout_s):
     started = time.monotonic()
     state = {"verdict": "done"}
 
-    def stop(verdict):
+    def stop(verdict) -> None:
         if state["verdict"] == "done":
             state["verdict"] = verdict
         step.cancel()
@@ -90,7 +92,7 @@ def _wait(ctx, step, timeout_s):
     return state["verdict"], time.monotonic() - started
 
 
-def _release(step):
+def _release(step) -> None:
     """Cancel the step if srun still runs, then wait until Slurm has let it go. A Slurm tool that hangs or
     fails here is a warning: the hosts' logs, not the clean-up, decide the run."""
     try:
@@ -123,7 +125,7 @@ def _host_record(ctx, spec, argv, started_at, rel_log, rec, verdict, duration, f
 # -- the per-node task --------------------------------------------------------------------------------
 
 
-def run_task(hosts_dir, cwd, argv, environ=None):
+def run_task(hosts_dir, cwd, argv, environ=None) -> int:
     """Record this node, run ``argv`` in ``cwd`` (signals forwarded), record its exit code; returns 0."""
     record = slurm.host_record(environ)
     path = Path(hosts_dir) / ("task-%d.json" % record["task"])
@@ -135,7 +137,7 @@ def run_task(hosts_dir, cwd, argv, environ=None):
         sys.stderr.write("tfcnnwrap.sweep.fleet: cannot run %s: %s\n" % (argv[0], exc))
         record["exit_code"] = 127
     else:
-        def forward(signum, frame):
+        def forward(signum, frame) -> None:
             child.send_signal(signum)
 
         for name in ("SIGTERM", "SIGINT", "SIGHUP"):

@@ -22,6 +22,8 @@ from tfcnnwrap.render import gpus_text
 from tfcnnwrap.run.logparse import STAGE_TIMED
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from tfcnnwrap.results.records import RunRecord
     from tfcnnwrap.run.logparse import Step
 
@@ -59,7 +61,7 @@ def finished_label(record: RunRecord, runs: int) -> str:
 class PlainDisplay:
     """One line per finished run, for logs, pipes and CI."""
 
-    def __init__(self, stream=None):
+    def __init__(self, stream=None) -> None:
         self.stream = stream or sys.stdout
         self.total = 0
         self.waiting_for = None
@@ -76,7 +78,7 @@ class PlainDisplay:
     def set_gpu_source(self, source: Callable) -> None:
         """A log has no place for a changing temperature: the run records carry the telemetry."""
 
-    def waiting(self, text):
+    def waiting(self, text) -> None:
         """One line when a wait begins (``cooling: 71 °C → 60 °C``); its updates and its end print nothing."""
         if text and self.waiting_for is None:
             self._write(text)
@@ -138,11 +140,11 @@ class TimeLeft:
     def expect(self, keys: List[Tuple[str, int, Optional[int]]]) -> None:
         self.todo = Counter(keys)
 
-    def started(self, key):
+    def started(self, key) -> None:
         if self.todo[key] > 0:
             self.todo[key] -= 1
 
-    def finished(self, key, duration_s):
+    def finished(self, key, duration_s) -> None:
         if duration_s is not None:
             self.measured.setdefault(key, []).append(float(duration_s))
 
@@ -155,7 +157,7 @@ class TimeLeft:
                 return sum(found) / len(found)
         return None
 
-    def left(self, unstarted, current=None, current_s=0.0, pause_left=None):
+    def left(self, unstarted, current=None, current_s: float = 0.0, pause_left=None):
         """Seconds left: ``unstarted`` runs not begun (those ``expect`` named by configuration, the rest at
         the mean), the ``current`` configuration's remainder after ``current_s`` s, and the pauses."""
         every = self.run_s(("",))
@@ -216,7 +218,7 @@ class LiveDisplay:
         if self.drawn_at is None or time.monotonic() - self.drawn_at >= 1.0 / MAX_REDRAWS_PER_SECOND:
             self.live.refresh()
 
-    def set_gpu_source(self, source):
+    def set_gpu_source(self, source) -> None:
         """``source()`` -> {GPU index: {temp_c, sm_clock_mhz, power_w}} (``Telemetry.latest``); read at a
         redraw, at most 4 times a second."""
         self.gpu_source = source
@@ -227,12 +229,12 @@ class LiveDisplay:
         """The runs planned, as (model, batch_size, num_gpus) each: the time left is counted per model."""
         self.time_left.expect(keys)
 
-    def waiting(self, text):
+    def waiting(self, text) -> None:
         """A status line (``cooling: 71 °C → 60 °C``) until ``waiting(None)`` or the next run starts."""
         self.waiting_for = text or None
         self._changed()
 
-    def pause(self, seconds):
+    def pause(self, seconds) -> None:
         """The pause before the next run (--cooldown): a line counting down until it ends or the run starts."""
         self.time_left.pause_s = float(seconds)
         self.pause_until = time.monotonic() + seconds
@@ -329,17 +331,17 @@ class LiveDisplay:
         self.num_batches = num_batches
         self._changed()
 
-    def stage(self, stage):
+    def stage(self, stage) -> None:
         """The running run's stage (logparse.STAGES), as its log tells it."""
         self.stage_name = stage
         self._changed()
 
-    def step(self, step):
+    def step(self, step) -> None:
         self.step_no = step.step
         self.ips = step.images_per_sec
         self._changed()
 
-    def run_finished(self, index, record, runs):
+    def run_finished(self, index, record, runs) -> None:
         from rich.markup import escape  # rich: only when something is drawn
 
         key = (record.model, record.batch_size, record.num_gpus)
@@ -358,13 +360,13 @@ class LiveDisplay:
         self.stage_name, self.step_no, self.num_batches, self.ips = None, 0, None, None
         self._changed()
 
-    def stop(self):
+    def stop(self) -> None:
         if self.live is not None:
             self.live.stop()
             self.live = None
 
 
-def make_display(console):
+def make_display(console: Console):
     if console.is_terminal:
         return LiveDisplay(console)
     return PlainDisplay()

@@ -79,7 +79,7 @@ class Schedule:
     """``next()`` -> (RunSpec, skip reason or None), or None when the sweep is done; ``finished(record)``
     after each run is recorded."""
 
-    def __init__(self, plan, records, retry_failed=False):
+    def __init__(self, plan, records, retry_failed: bool = False) -> None:
         self.plan = plan
         self.configs = [_Config(key) for key in plan.configs()]
         by_key = {c.key: c for c in self.configs}
@@ -119,7 +119,7 @@ class Schedule:
                 return config.spec(config.pending.pop(0)), None
         return None
 
-    def finished(self, record):
+    def finished(self, record) -> None:
         """Take a run's record into account (its configuration's statistics, an OOM)."""
         for config in self.configs:
             if config.key == (record.model, record.batch_size, record.num_gpus):
