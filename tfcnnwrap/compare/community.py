@@ -99,7 +99,7 @@ def _rows_or_warn(models, source):
         return []
 
 
-def reference_set(references_csv=None, source="all", models=None):
+def reference_set(references_csv=None, source: str = "all", models=None):
     """The references compare and rank use: built-in (+ ``references_csv``), community, or all."""
     source = source or "all"
     if source not in SOURCES:

@@ -65,8 +65,8 @@ def _sources(columns: Tuple[Tuple[str, ReferenceGPU], ...], rows: List[Reference
     return tuple((source, tuple(names)) for source, names in cited.items())
 
 
-def against_references(sweep_path, against, references_csv=None, strict=False, host=None,
-                       include_low_trust=False, source="all"):
+def against_references(sweep_path, against, references_csv=None, strict: bool = False, host=None,
+                       include_low_trust: bool = False, source: str = "all"):
     """The sweep's measured rows against each named reference GPU, and each one's geometric mean.
     ``source``: builtin, community (the library's results) or all (tfcnnwrap.compare.community)."""
     columns = tuple(reference_set(references_csv, source).resolve_list(against))
@@ -150,7 +150,7 @@ def _refuse_repeats(dirs: List[Any]) -> None:
         seen[key] = d
 
 
-def _regression_exit(result, pct):
+def _regression_exit(result, pct) -> int:
     """1 (and one line naming the configurations) when a candidate regressed beyond ``pct`` or has a
     configuration without a single ok run; else 0."""
     found, missing = regressions(result, pct), unmeasured(result)

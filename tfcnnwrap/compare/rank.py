@@ -27,6 +27,8 @@ from tfcnnwrap.results.references import CONDITIONS
 
 if TYPE_CHECKING:
 
+    from argparse import Namespace
+
     from tfcnnwrap.results.references import ReferenceGPU
 
 LEVEL_PCT = 1.0  # within this many percent of the measured GPU reads as "level with" it
@@ -141,8 +143,8 @@ def _reference_row(gpu, pairs, per, power_of, price, differs=()):
     return RankRow(geomean_pct=geometric_mean(scaled) * 100.0, **base)
 
 
-def rank(sweep_path, per=None, price=None, watts=None, references_csv=None, strict=False, host=None,
-         include_low_trust=False, nearest=False, source="all"):
+def rank(sweep_path, per=None, price=None, watts=None, references_csv=None, strict: bool = False, host=None,
+         include_low_trust: bool = False, nearest: bool = False, source: str = "all"):
     if per == "dollar" and price is None:
         raise UsageError("--per dollar needs --price USD: what the measured GPU cost")
     # a price or power the ranking would not use must not look as if it had been
@@ -184,7 +186,7 @@ def _with_rank(row: RankRow, rank_number: int) -> RankRow:
     return replace(row, rank=rank_number)
 
 
-def cmd_rank(args, sweep_dir, fmt, plot_path=None, page=None):
+def cmd_rank(args: Namespace, sweep_dir, fmt, plot_path=None, page=None) -> int:
     """``page``: a function writing the ranking's page (``--format html``, from htmlcompare)."""
     ranking = rank(sweep_dir, per=args.per, price=args.price,
                    watts=args.watts, references_csv=args.references,

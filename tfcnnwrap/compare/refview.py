@@ -14,6 +14,8 @@ from tfcnnwrap.errors import UsageError
 from tfcnnwrap.results.references import COLUMNS, TRUST_LEVELS, Result, load_references
 
 if TYPE_CHECKING:
+    from argparse import Namespace
+
     from tfcnnwrap.results.references import ReferenceGPU
 
 SHORT_UPDATE = {"parameter_server": "ps", "replicated": "repl", "independent": "indep",
@@ -89,7 +91,7 @@ def _sort_key(r):
             r.xla)
 
 
-def _spread(group):
+def _spread(group) -> str:
     """``3 figures, +8.7%``: how many sources a configuration has and how far the highest lies above the
     lowest (the figures themselves are the group's rows)."""
     values = [r.images_per_sec for r in group]
@@ -175,7 +177,7 @@ def _print_lines(
         render.print_note(out, line)
 
 
-def cmd_references(args):
+def cmd_references(args: Namespace) -> int:
     references = load_references(args.references)
     gpu_name, model = args.gpu, args.model
     selected = select(references, gpu_name, model)
