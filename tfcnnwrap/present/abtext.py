@@ -76,7 +76,7 @@ def _p_text(p: Optional[float]) -> str:
     return "<0.001" if p < 0.001 else "%.3f" % p
 
 
-def ci_text(row):
+def ci_text(row) -> str:
     if row.change_ci95_low is None:
         return ""
     return "%+.1f%% to %+.1f%%" % (row.change_ci95_low, row.change_ci95_high)
@@ -95,7 +95,7 @@ def _ab_text_row(row: ChangeRow) -> Dict[str, str]:
     }
 
 
-def ab_text_rows(comparison, short=False):
+def ab_text_rows(comparison, short: bool = False):
     rows = [_ab_text_row(row) for row in comparison.rows]
     change = "" if comparison.geomean_change_pct is None else "%+.1f%%" % comparison.geomean_change_pct
     rows.append({"model": GEOMEAN, "change": change})
@@ -119,7 +119,7 @@ def ab_notes(comparison):
     return notes
 
 
-def render_ab(result, fmt, stream=None):
+def render_ab(result, fmt, stream=None) -> None:
     stream = stream or sys.stdout
     if fmt == "json":
         render.emit(fmt=fmt, stream=stream, kind="ab", **ab_envelope(result))
@@ -135,7 +135,7 @@ def render_ab(result, fmt, stream=None):
         _emit_text(rows, columns, title, ab_notes(comparison), fmt, stream, before=environment_lines(comparison))
 
 
-def _config_text(row, several_counts):
+def _config_text(row, several_counts) -> str:
     gpus = ", %d GPU%s" % (row.num_gpus, "" if row.num_gpus == 1 else "s") if several_counts else ""
     ci = " (95%% CI %s)" % ci_text(row) if row.change_ci95_low is not None else ""
     return "%s (batch %s%s) %+.1f%%%s" % (row.model, row.batch_size, gpus, row.change_pct, ci)
@@ -153,7 +153,7 @@ def unmeasured_text(found: list, several: bool) -> str:
             "compare): %s" % (len(found), "" if len(found) == 1 else "s", "; ".join(parts)))
 
 
-def regression_text(found, pct, several):
+def regression_text(found, pct, several) -> str:
     """One line naming every regressed configuration (and its candidate when there are several)."""
     counts = {r.num_gpus for _, r in found}
     parts = []

@@ -18,7 +18,7 @@ MARK = "\u2020"  # dagger: a reference measured under other conditions
 GEOMEAN = "geomean"  # the model column of the geometric-mean row in every output form
 
 
-def pct(ratio_pct):
+def pct(ratio_pct) -> str:
     return "%.1f%%" % ratio_pct
 
 
@@ -113,7 +113,7 @@ def against_csv_rows(comparison):
     return rows + [geo], columns
 
 
-def against_text_rows(comparison, short=False):
+def against_text_rows(comparison, short: bool = False):
     columns = [("model", "model"), ("batch_size", "batch" if short else "batch size")]
     columns += [("num_gpus", "GPUs")] if comparison.sweep.several_counts else []
     columns += [("measured", "measured")] + [("ref%d" % i, typed) for i, (typed, _) in enumerate(comparison.columns)]
@@ -173,7 +173,7 @@ def tf_notes(comparison):
             % (name, ", ".join(models), version, ours) for (name, version), models in seen.items()]
 
 
-def render_against(comparison, fmt, stream=None):
+def render_against(comparison, fmt, stream=None) -> None:
     stream = stream or sys.stdout
     if fmt == "json":
         render.emit(fmt=fmt, stream=stream, kind="compare", **against_json(comparison))
@@ -190,7 +190,7 @@ def render_against(comparison, fmt, stream=None):
 # -- tables ----------------------------------------------------------------------------------------------
 
 
-def _emit_text(rows, columns, title, notes, fmt, stream, before=()):
+def _emit_text(rows, columns, title, notes, fmt, stream, before=()) -> None:
     """The title, the ``before`` lines (a short list: a line indented by two spaces is an item), the table,
     then the notes."""
     if fmt == "markdown":

@@ -223,7 +223,7 @@ def _change_bar(
 CANDIDATE_COLORS = (CANDIDATE_COLOR, "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#1f78b4")
 
 
-def _config_label(row, several_counts):
+def _config_label(row, several_counts) -> str:
     gpus = ", %d GPUs" % row.num_gpus if several_counts else ""
     return "%s, batch size %s%s" % (row.model, row.batch_size, gpus)
 

@@ -47,7 +47,7 @@ def _label(key):
     return model + ("@" + host if host else "")
 
 
-def _count_axis(ax, counts):
+def _count_axis(ax, counts) -> None:
     """GPU counts on a linear axis from 0, so that ideal scaling is a straight line; ticked at the counts."""
     from matplotlib.ticker import FixedLocator  # matplotlib (the plot extra): only for --plot
 
@@ -58,7 +58,7 @@ def _count_axis(ax, counts):
     ax.grid(True, which="major", alpha=0.3)
 
 
-def _efficiency_label(ax, x, y, efficiency, color):
+def _efficiency_label(ax, x, y, efficiency, color) -> None:
     if efficiency is not None:
         ax.annotate("%.0f%%" % efficiency, (x, y), textcoords="offset points", xytext=(0, 7), ha="center",
                     fontsize=8, color=color)
@@ -91,7 +91,7 @@ def scaling_panel(ax, rows):
     return ax
 
 
-def _fitted_title(ax, text, fontsize=10):
+def _fitted_title(ax, text, fontsize: int = 10) -> None:
     """The panel's title wrapped between words to the panel's width (a long host name, many models)."""
     width_in = ax.get_position().width * ax.figure.get_figwidth()
     ax.set_title(fit_title(text, width_in, fontsize, em=0.52), fontsize=fontsize)
@@ -119,7 +119,7 @@ def model_panel(ax, rows, color=COLORS[0]):
     return ax
 
 
-def scaling_figure(rows, title="Scaling: images/sec and efficiency by GPU count"):
+def scaling_figure(rows, title: str = "Scaling: images/sec and efficiency by GPU count"):
     """A Figure: one model_panel per model, then the scaling_panel; two panels a row."""
     require_matplotlib()
     from matplotlib.figure import Figure  # matplotlib (the plot extra): only for --plot

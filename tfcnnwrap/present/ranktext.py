@@ -36,7 +36,7 @@ def placement(ranking):
                 " `compare --against NAME` shows each one's closest figures (marked \u2020)." % me.gpu)
     text = "Your %s: %d of %d by %s" % (me.gpu, me.rank, total, _WHAT[ranking.per])
 
-    def near(row):
+    def near(row) -> str:
         return "the %s (%s, on %d configuration%s)" % (row.gpu, _pct(row.geomean_pct), row.configurations,
                                                        "" if row.configurations == 1 else "s")
 
@@ -63,7 +63,7 @@ def _figure(row, per):
     return None
 
 
-def rank_text_rows(ranking, short=False):
+def rank_text_rows(ranking, short: bool = False):
     """Rows and columns of the ranked table; short headers for a terminal (the title says what is
     scored, a note why a GPU is not ranked)."""
     rows = []
@@ -124,7 +124,7 @@ def rank_notes(ranking):
     return notes
 
 
-def render_rank(ranking, fmt, stream=None):
+def render_rank(ranking, fmt, stream=None) -> None:
     stream = stream or sys.stdout
     if fmt == "json":
         sweep = ranking.sweep

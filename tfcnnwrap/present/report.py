@@ -31,6 +31,8 @@ from tfcnnwrap.run.procs import format_command
 if TYPE_CHECKING:
     from argparse import Namespace
 
+    from rich.console import Console
+
     from tfcnnwrap.results.records import RunRecord, SummaryRow, SweepMeta
     from tfcnnwrap.results.store import SweepDir
 
@@ -142,7 +144,7 @@ def quality_lines(rows: List[SummaryRow]) -> List[Any]:
     return lines
 
 
-def print_quality(console, rows):
+def print_quality(console: Console, rows) -> None:
     """The flags explained under the table, each with what to do."""
     lines = quality_lines(rows)
     if not lines:
@@ -204,7 +206,7 @@ def _failure_lines(sweep: SweepDir, run: RunRecord) -> List[str]:
             "    log: %s" % (escape(str(log)) if log else "(none)")]
 
 
-def print_summary(console, sweep, meta, rows, runs):
+def print_summary(console: Console, sweep, meta, rows, runs) -> None:
     """The rich summary a sweep ends with (also `report`'s table): SummaryRows, then each failed run."""
     rows = with_fleet(rows)
     dicts = [row.to_dict() for row in rows]
@@ -220,7 +222,7 @@ def print_summary(console, sweep, meta, rows, runs):
                 console.print(line, highlight=False, overflow="fold")
 
 
-def _plot(sweep, meta, runs, rows, plot_path):
+def _plot(sweep, meta, runs, rows, plot_path) -> None:
     """The per-run panels (steps, temperature, clock, power); in a sweep of several GPU counts FILE is the
     scaling chart and the per-run panels go beside it as FILE-runs.SUFFIX."""
     if not any(run.ok for run in runs):
@@ -258,7 +260,7 @@ def cmd_report(args: Namespace) -> int:
     return 0
 
 
-def _emit_report(sweep, meta, rows, fmt):
+def _emit_report(sweep, meta, rows, fmt) -> None:
     """People read the table and Markdown; scripts read every column of the JSON and CSV."""
     rows = with_fleet(rows)
     dicts = [row.to_dict() for row in rows]
