@@ -122,7 +122,7 @@ def sweep_entry(path: Path, out_dir: Path) -> Entry:
     return Entry(key=str(path.resolve()), kind="sweep", view=view, conditions=view.conditions)
 
 
-def _scalar_text(value, limit=300):
+def _scalar_text(value, limit: int = 300):
     text = text_of(value)
     return text if len(text) <= limit else text[:limit - 1] + "\u2026"
 
@@ -251,7 +251,7 @@ def _read_one(path: Path, out_dir: Path) -> tuple:
                                                                           str(exc)[:120])
 
 
-def _worker_init():
+def _worker_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it ends the pool
 
 
@@ -421,7 +421,7 @@ class SiteWriter:
     """Files under the site directory: folders made without following a planted link, every page written by
     atomic replace (a link at a page's name is replaced, never written through)."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path) -> None:
         self.root = root
         self.count = 0
         self.bytes = 0
