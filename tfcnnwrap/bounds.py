@@ -23,7 +23,7 @@ class OutOfBounds(ValueError):
 class Bound:
     """A whole number or a finite decimal within [low, high] (``low`` excluded when ``low_open``)."""
 
-    def __init__(self, flag, low, high, whole=True, low_open=False, unit=""):
+    def __init__(self, flag, low, high, whole: bool = True, low_open: bool = False, unit: str = "") -> None:
         self.flag, self.low, self.high = flag, low, high
         self.whole, self.low_open, self.unit = whole, low_open, unit
 

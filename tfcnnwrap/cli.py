@@ -56,7 +56,7 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
     """Descriptions and help wrapped at the terminal's width between words only (never inside a name or a
     list of them, never at a hyphen); indented lines, the examples, stay as written for copying."""
 
-    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+    def __init__(self, prog, indent_increment: int = 2, max_help_position: int = 24, width=None) -> None:
         import shutil  # start-up: --help loads only what it needs
 
         width = width or shutil.get_terminal_size().columns - 2
@@ -96,7 +96,7 @@ def _text(value: str) -> str:
     return value
 
 
-def _number(bound, as_list=False):
+def _number(bound, as_list: bool = False):
     """argparse type for a number within ``bound`` (tfcnnwrap.bounds)."""
 
     def parse(value):
@@ -537,10 +537,10 @@ VERB_BUILDERS = (_add_setup, _add_sweep, _add_report, _add_compare, _add_referen
 class _VersionAction(argparse.Action):
     """--version; what it prints is assembled only when asked (about.py reads the checkout's files)."""
 
-    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None) -> None:
         super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
 
-    def __call__(self, parser, namespace, values, option_string=None):
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
         from tfcnnwrap.about import version_text  # --help stays on cli, bounds, errors; about brings platform
 
         sys.stdout.write(version_text() + "\n")

@@ -15,6 +15,7 @@ from tfcnnwrap.errors import SetupError
 
 if TYPE_CHECKING:
     pass
+    from argparse import Namespace
 
 SHELLS = ("bash", "zsh", "fish")
 # metavar -> what the shell should offer for the argument (shtab's names for "directories" and "files")
@@ -31,7 +32,7 @@ def _parsers(parser):
                 yield from _parsers(sub)
 
 
-def _mark_paths(parser, shtab):
+def _mark_paths(parser, shtab) -> None:
     """Paths complete as paths: directories where a directory is wanted, files (and directories) elsewhere."""
     for each in _parsers(parser):
         for action in each._actions:
@@ -53,7 +54,7 @@ def script(shell: str) -> str:
     return shtab.complete(parser, shell=shell)
 
 
-def cmd_completion(args) -> int:
+def cmd_completion(args: Namespace) -> int:
     text = script(args.shell)
     # shtab's bash script ends without a newline: `completion bash >> ~/.bashrc` would glue the next line on
     sys.stdout.write(text if text.endswith("\n") else text + "\n")

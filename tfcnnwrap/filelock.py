@@ -52,7 +52,7 @@ def _lock_windows(fh, shared):
         raise OSError("LockFileEx failed")
 
 
-def _unlock_windows(fh):
+def _unlock_windows(fh) -> None:
     import ctypes  # Windows only
     import msvcrt  # Windows only
 

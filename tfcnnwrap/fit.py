@@ -20,6 +20,7 @@ from rich.text import Text
 
 if TYPE_CHECKING:
     pass
+    from rich.console import Console
 
 # Two spaces between columns, a rule under the header, no frame: the most columns in the fewest cells.
 GAP = 2
@@ -39,7 +40,7 @@ def _cell_range(text: str, wrap: bool) -> Tuple[int, ...]:
     return max(words or [0]), widest
 
 
-def wrap_parts(parts, width, sep=" · "):
+def wrap_parts(parts, width, sep: str = " · "):
     """Greedy lines of ``parts`` joined by ``sep``, a part never broken unless it alone is wider than
     ``width`` (a long path)."""
     lines, line = [], ""
@@ -160,7 +161,7 @@ class FittedTable(Table):
         return Text("\n".join(wrap_parts(title_words(str(self.fit_title)), width, sep=" ")), style="bold",
                     overflow="fold")
 
-    def __rich_console__(self, console, options):
+    def __rich_console__(self, console: Console, options):
         width = options.max_width
         title = self._title(width)
         if title is not None:
@@ -176,7 +177,7 @@ class FittedTable(Table):
         if self.fit_caption:
             yield Text(str(self.fit_caption))
 
-    def __rich_measure__(self, console, options):
+    def __rich_measure__(self, console: Console, options):
         keep, widths = self.layout(options.max_width)
         if keep is None:
             return Measurement(1, options.max_width)

@@ -24,7 +24,7 @@ class GuardedStream(io.TextIOBase):
     """A text stream that never raises on write or flush: the first failure is reported once and the rest
     of the output is dropped."""
 
-    def __init__(self, stream, verb, lost: Optional[str] = None):
+    def __init__(self, stream, verb, lost: Optional[str] = None) -> None:
         super().__init__()
         self._stream = stream
         self._verb = verb or "tfcnnwrap"
@@ -32,7 +32,7 @@ class GuardedStream(io.TextIOBase):
         if lost:
             self._lose(lost)
 
-    def _lose(self, why):
+    def _lose(self, why) -> None:
         if self.lost is not None:
             return
         self.lost = why
@@ -61,14 +61,14 @@ class GuardedStream(io.TextIOBase):
                 self._lose(_why(exc))
         return len(text)
 
-    def flush(self):
+    def flush(self) -> None:
         if self.lost is None:
             try:
                 self._stream.flush()
             except (OSError, ValueError) as exc:
                 self._lose(_why(exc))
 
-    def writable(self):
+    def writable(self) -> bool:
         return True
 
     def isatty(self) -> bool:

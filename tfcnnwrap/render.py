@@ -150,7 +150,7 @@ def _numeric(rows: List[Dict[str, Any]], key: str) -> bool:
     return bool(texts) and all(_FIGURE.match(v.strip()) for v in texts)
 
 
-def make_table(rows, columns=None, title=None, digits=2, caption=None, hint=None):
+def make_table(rows, columns=None, title=None, digits: int = 2, caption=None, hint=None):
     """A rich table of ``rows`` that fits the width it is printed at (``fit.FittedTable``): no cell ever
     folds, the highest-priority columns drop out first, a line names them. ``title``: text, or a list of
     parts kept whole and wrapped between them (a GPU name never splits)."""
@@ -168,7 +168,7 @@ def make_table(rows, columns=None, title=None, digits=2, caption=None, hint=None
 PIPE_WIDTH = 160
 
 
-def console(stderr=False, **options):
+def console(stderr: bool = False, **options):
     from rich.console import Console  # rich: only when something is drawn
 
     class _Console(Console):
@@ -183,7 +183,7 @@ def console(stderr=False, **options):
                 pass
             raise SystemExit(0)
 
-        def print(self, *objects, **kwargs):
+        def print(self, *objects, **kwargs) -> None:
             # a line of text may carry a name from someone's file: show its control characters
             super().print(*(safe_text(o) if isinstance(o, str) else o for o in objects), **kwargs)
 
@@ -224,7 +224,7 @@ def _terminal_width(stderr):
 _URL = re.compile(r"https?://\S+")
 
 
-def print_note(out, line):
+def print_note(out, line) -> None:
     """Print a note on ``out`` wrapped at its width, except a URL too long for a line: that one gets a line
     of its own, unbroken (the terminal folds it without a newline, so a copied URL still works) and, on a
     terminal, an OSC 8 link."""
@@ -248,8 +248,8 @@ def print_note(out, line):
             out.print(part, markup=False)
 
 
-def emit(rows=(), fmt="table", columns=None, title=None, digits=2, caption=None, stream=None, kind=None,
-         conditions=None, extra=None):
+def emit(rows=(), fmt: str = "table", columns=None, title=None, digits: int = 2, caption=None, stream=None, kind=None,
+         conditions=None, extra=None) -> None:
     """Write ``rows`` to stdout in ``fmt`` (table, markdown, csv, json or jsonl): the one format dispatcher.
     JSON is the envelope (``jsontext.envelope``) of ``kind`` with ``conditions`` and ``extra`` keys."""
     stream = stream or sys.stdout

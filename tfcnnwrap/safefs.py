@@ -39,7 +39,7 @@ def is_link(path: Union[Path, str]) -> bool:
         return False
 
 
-def create_new(path, binary=True):
+def create_new(path, binary: bool = True):
     """Open a new file for writing; fails (FileExistsError) when anything, a link included, has the name."""
     fd = os.open(str(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY, 0o666)
     return os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")
@@ -93,7 +93,7 @@ def refuse_special(path: Path) -> None:
         raise UsageError("%s is a device, FIFO or socket, not a file; give the name of a file to write" % path)
 
 
-def atomic_write(path, data, fsync=True):
+def atomic_write(path, data, fsync: bool = True):
     """Replace ``path`` with ``data`` (bytes or str) all at once: a reader sees the old file or the new one.
 
     The temporary file is made by ``tempfile.mkstemp`` (``O_EXCL``, ``O_NOFOLLOW``, a random name), so no
