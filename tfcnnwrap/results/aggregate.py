@@ -14,8 +14,9 @@ from tfcnnwrap.results.fleetreport import fleet_columns, with_fleet
 from tfcnnwrap.results.records import SCALING_COLUMNS, SUMMARY_COLUMNS, SummaryRow
 
 if TYPE_CHECKING:
-    from pandas import DataFrame
+    from pandas import DataFrame, Series
 
+    from tfcnnwrap.results.quality import Verdict
     from tfcnnwrap.results.records import RunRecord
 
 __all__ = ["SUMMARY_COLUMNS", "summarize", "summary_csv_text", "ci95_pct", "add_scaling",
@@ -72,7 +73,13 @@ def _exact_mean_std(runs):
     return _num(statistics.mean(values)), (_num(statistics.stdev(values)) if len(values) > 1 else None)
 
 
-def _row(config, stats, size, statuses, runs):
+def _row(
+    config: Tuple[str, int, Optional[int], Optional[str]],
+    stats: Series,
+    size: int,
+    statuses: List[str],
+    runs: List[RunRecord],
+) -> SummaryRow:
     model, batch_size, num_gpus, host = config
     mean, std = _num(stats["mean"]), _num(stats["std"])
     count = int(stats["count"])
@@ -92,7 +99,7 @@ def _row(config, stats, size, statuses, runs):
     return replace(row, trend_pct=trend, flags=tuple(verdict(replace(row, trend_pct=trend)).flags))
 
 
-def verdict(row):
+def verdict(row: SummaryRow) -> Verdict:
     """The quality verdict (flags and what to do) of a SummaryRow."""
     return quality.Verdict(outlier_runs=tuple(row.outlier_runs), ci95_pct=row.ci95_pct, trend_pct=row.trend_pct,
                            throttled_runs=row.throttled_runs, runs_ok=row.runs_ok,
@@ -203,13 +210,13 @@ def add_scaling(rows: List[SummaryRow]) -> List[SummaryRow]:
     return scaled
 
 
-def summary_columns(rows):
+def summary_columns(rows: List[SummaryRow]) -> List[str]:
     """The columns of summary.csv and `report --format csv`: the contract's, plus speed-up and efficiency in
     a sweep of several GPU counts."""
     return SUMMARY_COLUMNS + (SCALING_COLUMNS if any(r.scaling for r in rows) else [])
 
 
-def summary_csv_text(rows):
+def summary_csv_text(rows: List[SummaryRow]) -> str:
     rows = with_fleet(rows)  # a fleet's rows name their host and compare it with the fleet
     return to_csv([row.to_dict() for row in rows], fleet_columns(rows, summary_columns(rows)))
 

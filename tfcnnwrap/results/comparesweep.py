@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 from tfcnnwrap import settings
 from tfcnnwrap.errors import UsageError
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from tfcnnwrap.results.records import RunRecord
 
 
-def config_of(row):
+def config_of(row: Union[SummaryRow, RunRecord]):
     """(model, batch_size, num_gpus): what a row or record measured, hosts pooled."""
     return (row.model, row.batch_size, row.num_gpus)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import replace
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, Any, List, Optional
 
 if TYPE_CHECKING:
     from tfcnnwrap.results.records import SummaryRow, SweepMeta
@@ -70,7 +70,7 @@ def with_fleet(rows: List[SummaryRow]) -> List:
     return out
 
 
-def fleet_columns(rows, columns):
+def fleet_columns(rows: List[SummaryRow], columns) -> List[Any]:
     """``columns`` (names, or (name, header) pairs) with host, vs_fleet_pct and the flag when rows name hosts;
     a column ``columns`` already holds (the report's table places host and vs fleet % itself) is not added
     again."""

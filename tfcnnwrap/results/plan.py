@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
 from tfcnnwrap import bounds
 from tfcnnwrap.bounds import OutOfBounds
@@ -130,7 +130,9 @@ class Plan:
     def scaling(self) -> bool:
         return len(self.counts) > 1
 
-    def benchmark_flags(self, model, batch_size, device, num_gpus=None, features=()):
+    def benchmark_flags(
+        self, model: str, batch_size: int, device: str, num_gpus: Optional[int] = None, features=()
+    ) -> List[str]:
         """tf_cnn_benchmarks flags for one run; ``device`` is the resolved device (gpu or cpu); ``features``:
         --fp16/--xla as the checked-out branch spells them (``features.branch_flags``)."""
         flags = [
@@ -169,7 +171,7 @@ class Plan:
         """--fp16 / --xla as the plan asks for them, in FEATURE_FLAGS' order (features.py spells them)."""
         return [f for f in FEATURE_FLAGS if getattr(self, f)]
 
-    def to_dict(self):
+    def to_dict(self) -> Dict[str, Any]:
         data = asdict(self)
         data["models"] = [{"model": m, "batch_size": bs} for m, bs in self.models]
         return data
@@ -265,7 +267,7 @@ def _recorded_cluster(data: Dict[str, Any]) -> Dict[str, Any]:
             "fleet": None if data.get("fleet") is None else bool(data.get("fleet"))}
 
 
-def _recorded_counts(value):
+def _recorded_counts(value: Optional[List[int]]):
     if value is None:
         return None
     if not isinstance(value, list):
@@ -319,7 +321,7 @@ def _int(value, bound, flag=None):
         raise UsageError("%s %s" % (flag or bound.flag, exc)) from None
 
 
-def parse_batch_size(item):
+def parse_batch_size(item: str):
     """'vgg16=32' -> ('vgg16', 32)."""
     model, sep, size = str(item).partition("=")
     model = model.strip()
@@ -365,7 +367,7 @@ def flag_name(arg: str) -> Optional[str]:
 FEATURE_FLAGS = {"fp16": ("--fp16", ("use_fp16",)), "xla": ("--xla", ("xla", "xla_compile"))}
 
 
-def _feature_clash(name, features):
+def _feature_clash(name: str, features: Tuple[Any, ...]):
     for feature in features:
         ours, theirs = FEATURE_FLAGS[feature]
         if name in theirs or (name.startswith("no") and name[2:] in theirs):
@@ -373,7 +375,7 @@ def _feature_clash(name, features):
     return None
 
 
-def check_extra_args(extra, features=()):
+def check_extra_args(extra: List[Any], features=()) -> List[Any]:
     """Pass-through flags after `--`: refuse those that would contradict the plan, in any spelling.
 
     ``features``: the plan's "fp16" / "xla"; their upstream flags may still come after -- on their own.
@@ -474,7 +476,7 @@ def build_plan(args: Namespace):
     )
 
 
-def _flow(args: Namespace, runs):
+def _flow(args: Namespace, runs) -> Dict[str, Any]:
     """fp16, xla, until_ci, max_runs and order from the flags (argparse has bounded the numbers)."""
     until_ci = args.until_ci
     max_runs = args.max_runs
@@ -492,7 +494,7 @@ def _flow(args: Namespace, runs):
             "until_ci": until_ci, "max_runs": max_runs, "order": order}
 
 
-def gpu_counts(value):
+def gpu_counts(value: Optional[Union[str, int, List[int]]]):
     """``--num-gpus`` as a list of counts: the CLI's parsed list, a single number, or text ``"1,2,4"``."""
     if value is None:
         return [DEFAULT_NUM_GPUS]

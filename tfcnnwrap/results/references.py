@@ -164,7 +164,7 @@ class Facts:
     notes: str = ""
 
     @staticmethod
-    def number(value):
+    def number(value) -> Optional[float]:
         return value if isinstance(value, float) else None
 
 
@@ -194,11 +194,11 @@ class ReferenceGPU:
         return self.name or self.id
 
     @property
-    def price_usd(self):
+    def price_usd(self) -> Optional[float]:
         return Facts.number(self.facts.price_usd)
 
     @property
-    def power_w(self):
+    def power_w(self) -> Optional[float]:
         return Facts.number(self.facts.power_w)
 
     def sources(self):
@@ -477,7 +477,9 @@ def _gpu_for(
     return gpu
 
 
-def parse_csv(path, origin, builtin=None):
+def parse_csv(
+    path, origin: str, builtin: Optional[Dict[str, ReferenceGPU]] = None
+) -> Dict[str, ReferenceGPU]:
     """{gpu_id: ReferenceGPU} of the new GPUs in one reference CSV; UsageError naming the file, line and fix.
 
     A row for a built-in GPU (same gpu_id and gpu_name) joins that GPU, and a row the built-in data already
@@ -550,7 +552,7 @@ def load_facts(gpus, path=FACTS_FILE) -> None:
         )
 
 
-def builtin_gpus():
+def builtin_gpus() -> Dict[str, ReferenceGPU]:
     gpus = parse_csv(DATA_FILE, "built-in")
     load_facts(gpus)
     return gpus

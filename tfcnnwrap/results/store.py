@@ -44,14 +44,14 @@ def fs_error(verb: str, path: Union[Path, str], exc: OSError, exit_code: int = 2
     return TfcnnwrapError("cannot %s %s: %s" % (verb, path, reason), exit_code=exit_code)
 
 
-def _first_existing_ancestor(path):
+def _first_existing_ancestor(path: Path):
     for candidate in [Path(path)] + list(Path(path).parents):
         if os.path.lexists(str(candidate)):
             return candidate
     return None
 
 
-def _first_missing(path):
+def _first_missing(path: Path):
     """The outermost directory ``mkdir(parents=True)`` would make for ``path`` (None: it exists)."""
     missing = None
     for candidate in [Path(path)] + list(Path(path).parents):
@@ -169,7 +169,7 @@ class SweepDir:
         return self.log_relpath(spec.model, spec.batch_size, spec.run, suffix,
                                 spec.num_gpus if plan.scaling else None)
 
-    def inside(self, relpath):
+    def inside(self, relpath: str):
         """The absolute path of ``relpath`` if it stays inside the sweep directory, else None."""
         if not isinstance(relpath, str) or not relpath:
             return None
@@ -383,7 +383,7 @@ class SweepDir:
         self.meta = raw
         return self.info
 
-    def read_runs(self):
+    def read_runs(self) -> List[Any]:
         """The latest RunRecord of every run in runs.jsonl (torn and hand-broken lines skipped)."""
         info = self.info if self.info is not None else self.read_meta()
         # records written before runs carried num_gpus ran the plan's count: filled here, once
@@ -403,7 +403,7 @@ def open_sweep(path):
     return sweep
 
 
-def load_sweep(path):
+def load_sweep(path: Union[Path, str]):
     """(SweepDir, SweepMeta, [RunRecord]) of a finished or partial sweep."""
     sweep = open_sweep(path)
     return sweep, sweep.info, sweep.read_runs()
