@@ -103,7 +103,7 @@ def remembered(vendor_dir: Path) -> Tuple[Optional[str], ...]:
     return (python if isinstance(python, str) and python else None, url if isinstance(url, str) and url else None)
 
 
-def branch_for(tf_version, manifest):
+def branch_for(tf_version: str, manifest: Optional[Dict[str, str]]) -> Tuple[str, ...]:
     """(branch, reason) setup would choose for ``tf_version``, offline: from the branch list the manifest
     cached when setup last asked the remote, else from the branches known to exist upstream."""
     names = (manifest or {}).get("upstream_branches") or versions.KNOWN_BRANCHES
@@ -168,7 +168,7 @@ def read_head(repo_dir: Path) -> Tuple[Optional[str], ...]:
     return branch, None
 
 
-def read_origin_url(repo_dir):
+def read_origin_url(repo_dir: Path):
     """The ``origin`` remote's URL from ``.git/config`` (no git needed), or None."""
     try:
         lines = (Path(repo_dir) / ".git" / "config").read_text(encoding="utf-8").splitlines()
@@ -192,7 +192,7 @@ def checkout_matches(vendor_dir: Path, manifest: Dict[str, Any]) -> bool:
     return branch == manifest.get("branch") and (sha is None or sha == manifest.get("commit"))
 
 
-def made_by_setup(path, manifest) -> bool:
+def made_by_setup(path: Path, manifest: Optional[Dict[str, Any]]) -> bool:
     """True when the directory ``path`` is a checkout setup made (its marker, or a git checkout of the
     manifest's URL), or holds nothing at all; a link never is."""
     path = Path(path)

@@ -70,7 +70,7 @@ def resolve_settings(args: Namespace, environ=None):
 # --- TensorFlow -------------------------------------------------------------------------------------------
 
 
-def resolve_tensorflow(args: Namespace, python_arg):
+def resolve_tensorflow(args: Namespace, python_arg: Optional[str]) -> Dict[str, Any]:
     """What setup knows about the target's TensorFlow: a dict with version, parsed, source, python, ..."""
     python = probe.target_python(python_arg)
     info: dict = {
@@ -352,7 +352,7 @@ def cmd_setup(args: Namespace) -> int:
     return 0
 
 
-def _settings_to_record(manifest, url, tf, settings):
+def _settings_to_record(manifest: Dict[str, Any], url: str, tf: Dict[str, Any], settings: Dict[str, Any]):
     """The settings this run should remember when the manifest does not hold them yet, else None."""
     wanted = {"python": tf["python"] if settings["python"] else None, "repo_url": url}
     recorded = manifest.get("settings")
