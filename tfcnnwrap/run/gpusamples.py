@@ -181,7 +181,7 @@ def _throttled(clock_verdict, reasons):
     return clock_verdict if reasons is None else False
 
 
-def summarize_gpu(samples):
+def summarize_gpu(samples: List[Any]) -> Dict[str, Any]:
     """The summary of one GPU's samples, in order."""
     utils = _values(samples, "util_pct")
     busy = [s for s in samples if s["util_pct"] is not None and s["util_pct"] >= BUSY_UTIL_PCT] if utils else samples

@@ -785,7 +785,7 @@ def parse_lines(lines: Iterable[str]) -> ParsedLog:
     return parser.result()
 
 
-def parse_file(path, failures: str = "always", chunk_size: int = CHUNK_SIZE) -> ParsedLog:
+def parse_file(path: Union[Path, str], failures: str = "always", chunk_size: int = CHUNK_SIZE) -> ParsedLog:
     """Parse a log file of any size in flat memory: bytes in chunks, lines decoded with replacement.
 
     ``failures="always"`` gives exactly what ``parse_lines`` gives for the file's lines.
@@ -812,7 +812,7 @@ def parse_file(path, failures: str = "always", chunk_size: int = CHUNK_SIZE) -> 
     return _parse_chunks(path, failures, chunk_size)
 
 
-def _parse_chunks(path, failures, chunk_size):
+def _parse_chunks(path, failures: str, chunk_size: int) -> ParsedLog:
     """parse_file for a file bigger than one chunk: the scanner over blocks of whole lines."""
     parser = LogParser()
     scanner = _FileScanner(parser)

@@ -21,10 +21,11 @@ import signal
 import subprocess
 import sys
 import threading
-from typing import TYPE_CHECKING, List
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 if TYPE_CHECKING:
     pass
+    from pathlib import Path
 
 GRACE_S = 3.0  # between SIGTERM and SIGKILL of a process group
 # Once a command has exited, how long what it started may keep its output open before the group is killed.
@@ -145,7 +146,7 @@ def _parent_death_signal():
 _DIE_WITH_PARENT = _parent_death_signal()
 
 
-def popen_group_kwargs():
+def popen_group_kwargs() -> Dict[str, Any]:
     """Popen arguments: a new process group (Ctrl-C in the terminal reaches tfcnnwrap alone, which then
     stops the child's whole tree) and, on Linux, death with the parent."""
     if os.name == "nt":
@@ -289,7 +290,7 @@ class ProcessGroup:
         self.stdout = self.popen.stdout
         self.stderr = self.popen.stderr
 
-    def _start_posix(self, cwd, env, stdout, stderr):
+    def _start_posix(self, cwd: Optional[Path], env: Optional[Dict[str, str]], stdout, stderr) -> None:
         status_r, status_w = os.pipe()
         try:
             self.popen = subprocess.Popen(

@@ -19,7 +19,7 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, List, Optional
+from typing import TYPE_CHECKING, Callable, List, Optional, Tuple
 
 from tfcnnwrap import safefs
 from tfcnnwrap.run.logparse import LogParser, ParsedLog, classify, good_total
@@ -27,6 +27,7 @@ from tfcnnwrap.run.procs import OUTPUT_GRACE_S, ProcessGroup
 
 if TYPE_CHECKING:
     pass
+
 
 READ_CHUNK = 64 * 1024
 # Windows cannot interrupt a blocking pipe read with Ctrl-C: there the pipe is read by a thread and the main
@@ -209,7 +210,7 @@ def run_benchmark(
     )
 
 
-def verdict(parsed, exit_code, timed_out, interrupted: bool = False):
+def verdict(parsed: ParsedLog, exit_code, timed_out: bool, interrupted: bool = False) -> Tuple[str, bool]:
     """(status, hung_after_total) of a run, single or a cluster job's reporting task: one killed at
     --timeout after its log gave the total has finished its measurement, so it keeps the figure (ok)."""
     if timed_out and not interrupted and good_total(parsed.total_images_per_sec):

@@ -177,7 +177,9 @@ def query_temps(path, timeout=QUERY_TIMEOUT_S):
     return read_temps(path, timeout)[0]
 
 
-def read_temps(path, timeout=QUERY_TIMEOUT_S, stops=None):
+def read_temps(
+    path, timeout: float = QUERY_TIMEOUT_S, stops: Optional[StopRequests] = None
+) -> Tuple[Dict[Any, Any], Optional[str]]:
     """({GPU index: °C}, problem): problem is None, or one line saying what was wrong with nvidia-smi's
     answer (it failed, hung, gave no number; readings out of range or a GPU listed twice are left out)."""
     code, text = _run_smi([str(path), "--query-gpu=index,temperature.gpu", "--format=csv,noheader,nounits"],
@@ -339,7 +341,7 @@ class Telemetry:
     def temps(self):
         return self.read_temps()[0]
 
-    def read_temps(self, stops=None):
+    def read_temps(self, stops=None) -> Tuple[Dict[Any, Any], Optional[str]]:
         """({GPU index: °C}, problem or None), as ``read_temps``; a stop request ends the query at once."""
         if not self.available:
             return {}, self.note or "no nvidia-smi"
