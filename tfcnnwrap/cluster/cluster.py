@@ -33,6 +33,7 @@ from tfcnnwrap.run.runner import verdict as verdict_of
 if TYPE_CHECKING:
     pass
 
+
 LOCAL_HOST = "localhost"
 # After the reporting tasks end, the other workers of a ps job (which finish together with worker 0 when
 # training is synchronous) get this long to end by themselves before they are stopped.

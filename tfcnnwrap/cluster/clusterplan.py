@@ -317,7 +317,7 @@ def _checked_host(host: str) -> str:
         raise UsageError("%r is not a host name: give names or addresses such as node1 or 10.0.0.2" % (host,)) from None
 
 
-def _ports(roles, ports, base_port):
+def _ports(roles: List[Tuple[str, int, str]], ports, base_port: int) -> List[int]:
     if ports is not None:
         ports = list(ports)
         if len(ports) != len(roles):

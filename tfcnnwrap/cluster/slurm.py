@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from tfcnnwrap import safefs
 from tfcnnwrap.errors import SetupError, UsageError
@@ -59,7 +59,7 @@ def query_timeout_s(environ=None) -> float:
     return value
 
 
-def _slurm(argv, what, check: bool = True):
+def _slurm(argv: List[Union[str, Path]], what: str, check: bool = True):
     """Run a Slurm client command; returns the CompletedProcess (text, undecodable bytes replaced: a node or
     job name in another encoding is no reason to stop a sweep). A missing command is a set-up error, and so is
     one that does not answer within ``query_timeout_s()``."""
@@ -155,7 +155,15 @@ def is_plain_host(nodelist: str) -> bool:
     return bool(nodelist) and not any(c in nodelist for c in "[],")
 
 
-def srun_command(argv, ntasks, job_name, job_id=None, nodes=None, ntasks_per_node=None, output_pattern=None):
+def srun_command(
+    argv,
+    ntasks: int,
+    job_name: str,
+    job_id: Optional[str] = None,
+    nodes: Optional[int] = None,
+    ntasks_per_node: Optional[int] = None,
+    output_pattern: Optional[str] = None,
+) -> List[str]:
     """The srun argv for one step (pure). stderr goes to the same file as stdout, as srun does by default."""
     if ntasks < 1:
         raise UsageError("a Slurm step needs at least one task (got %d)" % ntasks)
