@@ -214,7 +214,7 @@ def _number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _whole(value):
+def _whole(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -258,7 +258,7 @@ def _check_header(bundle: Dict[str, Any], where: str) -> None:
         raise BundleRefused("%s: not a bundle: `summary` is not a list of objects" % where)
 
 
-def _check_runs(runs, where):
+def _check_runs(runs: List[Dict[str, Any]], where: str) -> None:
     if not isinstance(runs, list) or not runs or len(runs) > MAX_RUNS:
         raise BundleRefused("%s: not a bundle: `runs` is not a list of 1 to %d runs" % (where, MAX_RUNS))
     for i, run in enumerate(runs, 1):

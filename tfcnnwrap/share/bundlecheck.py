@@ -49,11 +49,11 @@ def parse_text(text: str) -> ParsedLog:
     return parser.result()
 
 
-def _same(a, b):
+def _same(a, b) -> bool:
     return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
 
 
-def _bounds_findings(run, where):
+def _bounds_findings(run: Dict[str, Any], where: str) -> List[Any]:
     out = []
     checks: List[Tuple[bounds.Bound, object]] = [
         (bounds.BATCH_SIZE, run.get("batch_size")), (bounds.NUM_GPUS, run.get("num_gpus") or 1)]
@@ -80,7 +80,7 @@ def _header_findings(run: Dict[str, Any], parsed: ParsedLog, where: str) -> List
     return out
 
 
-def _result_findings(run, parsed, where):
+def _result_findings(run: Dict[str, Any], parsed: ParsedLog, where: str) -> List[Any]:
     status, value = run["status"], run.get("images_per_sec")
     if status in _DECIDED_OUTSIDE:
         return []

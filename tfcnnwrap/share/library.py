@@ -60,7 +60,7 @@ def data_dir() -> Path:
     return Path(platformdirs.user_data_dir("tfcnnwrap", appauthor=False))
 
 
-def _unusable(root, why):
+def _unusable(root: Path, why) -> TfcnnwrapError:
     return TfcnnwrapError("the library at %s is unusable (%s); set %s to another directory or move it aside"
                           % (root, why, ENV_DATA))
 
@@ -114,7 +114,7 @@ class Library:
         return self.db is not None and \
             self.db.execute("SELECT 1 FROM bundles WHERE id=?", (ident,)).fetchone() is not None
 
-    def path_of(self, ident):
+    def path_of(self, ident) -> Path:
         return self.root / BUNDLES / bundles.file_name(ident)
 
     def known_ids_cached(self) -> frozenset:
@@ -122,7 +122,7 @@ class Library:
             self._known = frozenset(self.known_ids())
         return self._known
 
-    def add_rows(self, bundle_row, rows, data):
+    def add_rows(self, bundle_row, rows, data: bytes) -> bool:
         """Store a checked bundle (``data``: its file bytes, ``bundle_row``/``rows``: its index rows); False
         when it was already there. Atomic: the file is renamed into place before its rows are committed in
         one transaction (a file without rows is harmless and rewritten by the next import)."""
@@ -194,7 +194,9 @@ def gpu_matches(typed: str, name: str) -> bool:
     return bool(typed_words) and set(typed_words) <= set(name_words(name))
 
 
-def index_rows(bundle, verified, origin: str = ""):
+def index_rows(
+    bundle: Dict[str, Any], verified: bool, origin: str = ""
+):
     """(the bundles row, [results rows]) of a bundle: one results row per configuration with an ok run."""
     cond = {k: (v[:200] if isinstance(v, str) else None) for k, v in bundle["conditions"].items()}  # others' text
     tf = cond.get("tensorflow_version") or ""
@@ -269,7 +271,9 @@ def _bundle_files(paths):
 _KNOWN: FrozenSet[str] = frozenset()
 
 
-def _check_file(path):
+def _check_file(
+    path: Path,
+):
     """(data, check's answer) of a bundle file; run in worker processes for many files."""
     try:
         data = bundles.read_path_bytes(path)

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from git.repo.base import Repo
 
 
+
 PUSH_TRIES = 8
 REMOTES = "remotes"
 _RETRYABLE = ("fetch first", "non-fast-forward", "rejected", "cannot lock ref", "failed to update ref",
@@ -131,7 +132,7 @@ def _checkout_branch(repo: Repo, branch: Optional[str]) -> Tuple[Optional[str], 
     return current or "master", tip
 
 
-def _push(repo, branch, base, where):
+def _push(repo: Repo, branch, base: Optional[str], where: str) -> int:
     """Push HEAD to ``branch``; a rejection is answered by fetch + rebase of our one commit, then again."""
     git = gitremote.import_git()
     for attempt in range(1, PUSH_TRIES + 1):
@@ -203,7 +204,7 @@ def cmd_publish(args: Namespace) -> int:
 _ENTRY = re.compile(r"^(\d{6}) (\w+) ([0-9a-f]{40,64}) +(-|\d+)\t(.*)$", re.DOTALL)
 
 
-def tree_entries(listing):
+def tree_entries(listing: str):
     """``git ls-tree -r -l -z`` output -> [(mode, type, sha, size or None, path)]."""
     out = []
     for item in listing.split("\0"):
