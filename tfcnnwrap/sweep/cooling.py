@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Dict
+from typing import TYPE_CHECKING, Any, Callable, Dict, List
 
 from tfcnnwrap.run import logparse
 
@@ -26,7 +26,7 @@ COOL_MAX_S = 600.0
 ENV_POLL_S = "TFCNNWRAP_COOL_POLL_S"  # a shorter poll, for tests and the impatient
 
 
-def _poll_s():
+def _poll_s() -> float:
     try:
         value = float(os.environ.get(ENV_POLL_S, POLL_S))
     except ValueError:
@@ -43,7 +43,7 @@ class CoolingState:
     warned: set = field(default_factory=set)  # the nvidia-smi problem said (once per sweep)
 
 
-def _wait(stops, seconds):
+def _wait(stops, seconds: float) -> bool:
     """Wait ``seconds``, or less when a stop is requested; True when one was."""
     if stops is None or not hasattr(stops, "wait"):
         time.sleep(seconds)
@@ -80,7 +80,7 @@ def wait_until_cool(read_temps, limit_c, stops=None, show=None, poll_s=None, max
             return clock() - start, temps, False
 
 
-def before_run(ctx, display, state, warn):
+def before_run(ctx: SweepContext, display: PlainDisplay, state: CoolingState, warn: Callable) -> Dict[str, Any]:
     """The pause and the cool-down before one run: {"cooldown_s", "start_temp_c"} for its record, and
     ``cool_to_problem`` when nvidia-smi could not give the temperatures --cool-to waits on."""
     plan, tele = ctx.plan, ctx.telemetry
@@ -123,7 +123,7 @@ def _stopped(ctx: SweepContext) -> bool:
     return bool(ctx.stops and ctx.stops.requested)
 
 
-def _read(tele, stops, problems):
+def _read(tele, stops, problems: List[Any]) -> Dict[int, int]:
     """The temperatures now (a stop request ends the query at once); what was wrong goes into ``problems``."""
     temps, problem = tele.read_temps(stops) if hasattr(tele, "read_temps") else (tele.temps(), None)
     if problem:
@@ -131,7 +131,9 @@ def _read(tele, stops, problems):
     return temps
 
 
-def _cool_to(ctx, display, cool_to, problems, warn):
+def _cool_to(
+    ctx: SweepContext, display: PlainDisplay, cool_to: float, problems: List[Any], warn: Callable
+) -> Dict[int, int]:
     """Wait until the GPUs read <= ``cool_to``: the last temperatures read ({} when nvidia-smi gave none)."""
     _, temps, reached = wait_until_cool(lambda: _read(ctx.telemetry, ctx.stops, problems), cool_to, ctx.stops,
                                         lambda text: _show(display, text))

@@ -144,7 +144,7 @@ class TimeLeft:
         if self.todo[key] > 0:
             self.todo[key] -= 1
 
-    def finished(self, key, duration_s) -> None:
+    def finished(self, key: Tuple[str, int, Optional[int]], duration_s) -> None:
         if duration_s is not None:
             self.measured.setdefault(key, []).append(float(duration_s))
 
@@ -176,7 +176,7 @@ class TimeLeft:
         return total + self.pause_s * unstarted
 
 
-def stage_text(stage, step_no, num_batches):
+def stage_text(stage: Optional[str], step_no: int, num_batches) -> str:
     """What the running run is doing: its stage, with step k/N once timed steps are printed (no stage known,
     a cluster job: the step alone)."""
     steps = "step %d%s" % (step_no, "/%d" % num_batches if num_batches else "") if step_no else ""
