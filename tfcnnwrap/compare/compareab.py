@@ -24,12 +24,13 @@ if TYPE_CHECKING:
     pass
 
 
+
 ALPHA = 0.05
 # Plan keys that do not change what a figure means (models show as rows; runs and the timeout as counts).
 _NOT_CONDITIONS = ("models", "runs", "timeout_s")
 
 
-def _moments(values):
+def _moments(values: List[float]):
     """(n, mean, squared standard error); None when a figure is so large (a corrupted runs.jsonl) that the
     arithmetic leaves the finite floats, where no test means anything."""
     n = len(values)
@@ -132,11 +133,11 @@ def plan_differences(a: Sweep, b: Sweep) -> Tuple[Any, ...]:
     return tuple((k, da.get(k), db.get(k)) for k in keys if da.get(k) != db.get(k))
 
 
-def _short_commit(commit):
+def _short_commit(commit) -> str:
     return commit[:10] if isinstance(commit, str) else commit
 
 
-def _environment_facts(sweep):
+def _environment_facts(sweep: Sweep) -> List[Tuple[Optional[str], ...]]:
     meta, env = sweep.meta, sweep.meta.environment
     return [
         ("GPU", meta.gpu_names() or ("CPU" if meta.on_cpu else None)),

@@ -30,7 +30,7 @@ def _distinct(values):
     return out
 
 
-def _fact_text(value, unit):
+def _fact_text(value, unit: str) -> str:
     """``$1,499`` / ``350 W``; ``unpublished`` as such; ``-`` for a figure not verified yet."""
     if isinstance(value, float):
         return ("$%s" if unit == "$" else "%s W") % format(value, ",.0f")
