@@ -11,7 +11,7 @@ from tfcnnwrap import render
 from tfcnnwrap.present.comparetext import GEOMEAN, _emit_text
 
 if TYPE_CHECKING:
-    from tfcnnwrap.compare.compareab import ABResult
+    from tfcnnwrap.compare.compareab import ABResult, SweepComparison
     from tfcnnwrap.results.records import ChangeRow
 
 AB_COLUMNS = ["model", "batch_size", "baseline", "candidate", "change_pct", "significant", "p_value",
@@ -23,7 +23,7 @@ def _shown(value: Union[str, List[str]]) -> str:
     return "(not recorded)" if value in (None, "") else str(value)
 
 
-def environment_lines(comparison):
+def environment_lines(comparison: SweepComparison) -> List[str]:
     """The short list above the table: each difference as ``driver: 410.79 -> 418.56``."""
     if not comparison.environment:
         return ["Same environment: GPU, driver, TensorFlow, CUDA, cuDNN, branch, commit, host, precision, XLA and "
@@ -95,7 +95,9 @@ def _ab_text_row(row: ChangeRow) -> Dict[str, str]:
     }
 
 
-def ab_text_rows(comparison, short: bool = False):
+def ab_text_rows(
+    comparison: SweepComparison, short: bool = False
+):
     rows = [_ab_text_row(row) for row in comparison.rows]
     change = "" if comparison.geomean_change_pct is None else "%+.1f%%" % comparison.geomean_change_pct
     rows.append({"model": GEOMEAN, "change": change})
@@ -111,7 +113,7 @@ def ab_text_rows(comparison, short: bool = False):
     return rows, columns + [("ci", "95% CI"), ("significant", "signif", 1), ("p", "p", 2), ("runs", "runs", 3)]
 
 
-def ab_notes(comparison):
+def ab_notes(comparison: SweepComparison) -> List[str]:
     """What the columns mean (what differs between the sweeps, their plans included, is listed above)."""
     notes = ["change = candidate / baseline - 1. Significant: Welch's t-test (unequal variances) at 95%; "
              "95% CI: Fieller's interval of the ratio of the means (Welch-Satterthwaite degrees of freedom), "

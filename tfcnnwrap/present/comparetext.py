@@ -113,7 +113,9 @@ def against_csv_rows(comparison):
     return rows + [geo], columns
 
 
-def against_text_rows(comparison, short: bool = False):
+def against_text_rows(
+    comparison: AgainstReferences, short: bool = False
+):
     columns = [("model", "model"), ("batch_size", "batch" if short else "batch size")]
     columns += [("num_gpus", "GPUs")] if comparison.sweep.several_counts else []
     columns += [("measured", "measured")] + [("ref%d" % i, typed) for i, (typed, _) in enumerate(comparison.columns)]
@@ -128,7 +130,7 @@ def against_text_rows(comparison, short: bool = False):
     return rows + [geo], columns
 
 
-def against_notes(comparison):
+def against_notes(comparison: AgainstReferences) -> List[str]:
     notes = ["Cells: reference images/sec (measured / reference). This sweep: %s."
              % conditions_line(comparison.conditions)]
     if comparison.sweep.meta.on_cpu:
@@ -160,7 +162,7 @@ def low_trust_notes(count: int) -> List[Any]:
             % (count, "" if count == 1 else "s", "it" if count == 1 else "them")]
 
 
-def tf_notes(comparison):
+def tf_notes(comparison: AgainstReferences) -> List[Any]:
     """Which references' figures were measured with another TensorFlow X.Y than the sweep (kept: a version
     changes figures less than a condition does, and most sources give none)."""
     ours = comparison.sweep.meta.tensorflow_version

@@ -9,7 +9,7 @@ the maximum of card and slot). Runs come from other people's bundles too: every 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
 if TYPE_CHECKING:
     from tfcnnwrap.results.comparesweep import Sweep
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 _KEYS = ("gen", "width", "gen_max", "width_max")
 
 
-def _link(telemetry):
+def _link(telemetry: Any):
     """(gen, width, gen_max, width_max) as whole numbers in PCIe's range, or None."""
     link = telemetry.get("pcie_link") if isinstance(telemetry, dict) else None
     if not isinstance(link, dict):

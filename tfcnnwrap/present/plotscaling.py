@@ -11,12 +11,17 @@ from __future__ import annotations
 
 import math
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, Dict, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.present.plot import _save, fit_title, require_matplotlib
 
 if TYPE_CHECKING:
+
+    from pathlib import Path
+
+    from matplotlib.axes._axes import Axes
+    from matplotlib.figure import Figure
 
     from tfcnnwrap.results.records import SummaryRow
 
@@ -33,7 +38,7 @@ def _as_row(row: Union[SummaryRow, Dict[str, Any]]) -> Union[SimpleNamespace, Su
     return SimpleNamespace(**{k: row.get(k) for k in keys})
 
 
-def _series(rows):
+def _series(rows) -> Dict[Tuple[str, None], Any]:
     """{(model, host): [row, ...]} in plan order, each model's rows by GPU count."""
     series: dict = {}
     for row in map(_as_row, rows):
@@ -42,7 +47,7 @@ def _series(rows):
     return {key: sorted(members, key=lambda r: r.num_gpus) for key, members in series.items()}
 
 
-def _label(key):
+def _label(key) -> str:
     model, host = key
     return model + ("@" + host if host else "")
 
@@ -58,7 +63,7 @@ def _count_axis(ax, counts) -> None:
     ax.grid(True, which="major", alpha=0.3)
 
 
-def _efficiency_label(ax, x, y, efficiency, color) -> None:
+def _efficiency_label(ax: Axes, x, y: float, efficiency: Optional[float], color: str) -> None:
     if efficiency is not None:
         ax.annotate("%.0f%%" % efficiency, (x, y), textcoords="offset points", xytext=(0, 7), ha="center",
                     fontsize=8, color=color)
@@ -119,7 +124,7 @@ def model_panel(ax, rows, color=COLORS[0]):
     return ax
 
 
-def scaling_figure(rows, title: str = "Scaling: images/sec and efficiency by GPU count"):
+def scaling_figure(rows: List[SummaryRow], title: str = "Scaling: images/sec and efficiency by GPU count") -> Figure:
     """A Figure: one model_panel per model, then the scaling_panel; two panels a row."""
     require_matplotlib()
     from matplotlib.figure import Figure  # matplotlib (the plot extra): only for --plot
@@ -138,7 +143,7 @@ def scaling_figure(rows, title: str = "Scaling: images/sec and efficiency by GPU
     return fig
 
 
-def plot_scaling(rows, path):
+def plot_scaling(rows: List[SummaryRow], path) -> Path:
     """Write the scaling chart to ``path`` (its suffix picks the format), as compare --plot writes its own."""
     _save(scaling_figure(rows), path)
     return path

@@ -5,7 +5,7 @@ the notes on method; JSON rows ``gpu, geomean_pct, configurations`` best first (
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Dict, List
 
 from tfcnnwrap import render
 from tfcnnwrap.present.comparetext import _emit_text, conditions_line, low_trust_notes
@@ -13,6 +13,7 @@ from tfcnnwrap.present.linknote import link_notes
 
 if TYPE_CHECKING:
     pass
+    from tfcnnwrap.compare.rank import Ranking
 
 _WHAT = {None: "images/sec", "watt": "images/sec per watt", "dollar": "images/sec per dollar"}
 JSON_KEYS = ["gpu", "geomean_pct", "configurations", "measured", "gpu_id", "rank", "of", "relative_pct",
@@ -51,7 +52,7 @@ def placement(ranking):
     return text + "."
 
 
-def rank_json(ranking):
+def rank_json(ranking: Ranking) -> List[Dict[str, Any]]:
     return [row.to_dict(ranking.per, ranking.of) for row in ranking.rows]
 
 
@@ -63,7 +64,9 @@ def _figure(row, per):
     return None
 
 
-def rank_text_rows(ranking, short: bool = False):
+def rank_text_rows(
+    ranking: Ranking, short: bool = False
+):
     """Rows and columns of the ranked table; short headers for a terminal (the title says what is
     scored, a note why a GPU is not ranked)."""
     rows = []

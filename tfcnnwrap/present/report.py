@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
 from tfcnnwrap import render
 from tfcnnwrap.errors import TfcnnwrapError
@@ -77,7 +77,7 @@ def table_columns(rows):
     return [c for c in TABLE_COLUMNS if _carries_information(c, rows)]
 
 
-def _plan_conditions(meta):
+def _plan_conditions(meta: SweepMeta):
     """The Plan's conditions (precision, XLA, GPU count(s), variable update, data), or None when the recorded
     plan cannot be read back (then the title says less rather than failing the report)."""
     try:
@@ -98,7 +98,7 @@ def _gpu_count_text(counts: List[int]) -> str:
     return "%s GPUs" % ", ".join(str(c) for c in counts)
 
 
-def title_parts(sweep_path, meta):
+def title_parts(sweep_path: Union[Path, str], meta: SweepMeta) -> List[str]:
     """What the figures were measured on and under, one part each (kept whole when the title wraps): the
     sweep, the GPU, precision, XLA, GPU count, variable update, data, TensorFlow and branch."""
     cond = _plan_conditions(meta)
@@ -222,7 +222,7 @@ def print_summary(console: Console, sweep, meta, rows, runs) -> None:
                 console.print(line, highlight=False, overflow="fold")
 
 
-def _plot(sweep, meta, runs, rows, plot_path) -> None:
+def _plot(sweep: SweepDir, meta: SweepMeta, runs: List[RunRecord], rows: List[SummaryRow], plot_path: str) -> None:
     """The per-run panels (steps, temperature, clock, power); in a sweep of several GPU counts FILE is the
     scaling chart and the per-run panels go beside it as FILE-runs.SUFFIX."""
     if not any(run.ok for run in runs):
@@ -260,7 +260,7 @@ def cmd_report(args: Namespace) -> int:
     return 0
 
 
-def _emit_report(sweep, meta, rows, fmt) -> None:
+def _emit_report(sweep: SweepDir, meta: SweepMeta, rows: List[SummaryRow], fmt: str) -> None:
     """People read the table and Markdown; scripts read every column of the JSON and CSV."""
     rows = with_fleet(rows)
     dicts = [row.to_dict() for row in rows]
