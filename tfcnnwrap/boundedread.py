@@ -40,12 +40,12 @@ def _open(path: Union[Path, str], what: str) -> int:
             from None
 
 
-def _too_big(path, limit, what):
+def _too_big(path, limit: int, what: str) -> UsageError:
     return UsageError("%s is larger than %d MiB, too large for %s; give a smaller file"
                       % (path, limit // (1024 * 1024), what))
 
 
-def _read_regular(fd, path, limit, what):
+def _read_regular(fd: int, path: Union[Path, str], limit: int, what: str) -> bytes:
     chunks: List[bytes] = []
     size = 0
     while True:

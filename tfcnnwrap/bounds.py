@@ -43,7 +43,7 @@ class Bound:
             raise OutOfBounds("must be %s, got %s" % (self.describe(), _shown(value)))
         return number
 
-    def parse_list(self, value):
+    def parse_list(self, value: str):
         """'1,2,4' -> [1, 2, 4]: each within bounds, no repeats, at most MAX_LIST values."""
         parts = [p.strip() for p in str(value).split(",")]
         if not all(parts):

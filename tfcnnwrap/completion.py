@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     pass
     from argparse import Namespace
 
+
 SHELLS = ("bash", "zsh", "fish")
 # metavar -> what the shell should offer for the argument (shtab's names for "directories" and "files")
 _DIR_METAVARS = {"DIR", "SWEEP_DIR", "BUNDLE|DIR"}

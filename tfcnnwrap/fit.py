@@ -10,7 +10,7 @@ that print tables.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, List, Tuple
+from typing import TYPE_CHECKING, Iterator, List, Tuple, Union
 
 from rich import box
 from rich.cells import cell_len
@@ -20,7 +20,8 @@ from rich.text import Text
 
 if TYPE_CHECKING:
     pass
-    from rich.console import Console
+    from rich.console import Console, ConsoleOptions
+
 
 # Two spaces between columns, a rule under the header, no frame: the most columns in the fewest cells.
 GAP = 2
@@ -131,7 +132,7 @@ class FittedTable(Table):
             spare -= grow
         return keep, [widths[i] for i in keep]
 
-    def _inner(self, keep, widths):
+    def _inner(self, keep: List[int], widths) -> Table:
         inner = Table(box=self.box, show_edge=False, pad_edge=False, padding=(0, 1), collapse_padding=True,
                       header_style=self.header_style, show_lines=False)
         for i, w in zip(keep, widths):
@@ -161,7 +162,7 @@ class FittedTable(Table):
         return Text("\n".join(wrap_parts(title_words(str(self.fit_title)), width, sep=" ")), style="bold",
                     overflow="fold")
 
-    def __rich_console__(self, console: Console, options):
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Union[Table, Text]]:
         width = options.max_width
         title = self._title(width)
         if title is not None:

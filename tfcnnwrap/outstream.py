@@ -93,7 +93,7 @@ class GuardedStream(io.TextIOBase):
         return getattr(self._stream, "line_buffering", False)
 
 
-def _why(exc):
+def _why(exc) -> str:
     return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
 
 

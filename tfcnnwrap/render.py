@@ -126,7 +126,7 @@ def to_markdown(
     return "\n".join(out) + "\n"
 
 
-def to_csv(rows, columns=None):
+def to_csv(rows: List[Dict[str, Any]], columns: Optional[List[str]] = None) -> str:
     cols = _columns(rows, columns)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
@@ -212,7 +212,7 @@ def env_columns() -> Optional[int]:
     return value if value >= MIN_COLUMNS else None
 
 
-def _terminal_width(stderr):
+def _terminal_width(stderr: bool):
     """The width of the terminal the console writes to, or None when it writes elsewhere."""
     try:
         width = os.get_terminal_size((sys.stderr if stderr else sys.stdout).fileno()).columns

@@ -13,7 +13,7 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Union
+from typing import IO, TYPE_CHECKING, List, Tuple, Union
 
 from tfcnnwrap.errors import UsageError
 
@@ -39,7 +39,7 @@ def is_link(path: Union[Path, str]) -> bool:
         return False
 
 
-def create_new(path, binary: bool = True):
+def create_new(path: Path, binary: bool = True):
     """Open a new file for writing; fails (FileExistsError) when anything, a link included, has the name."""
     fd = os.open(str(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY, 0o666)
     return os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")
@@ -93,7 +93,7 @@ def refuse_special(path: Path) -> None:
         raise UsageError("%s is a device, FIFO or socket, not a file; give the name of a file to write" % path)
 
 
-def atomic_write(path, data, fsync: bool = True):
+def atomic_write(path: Path, data: Union[bytes, str], fsync: bool = True) -> None:
     """Replace ``path`` with ``data`` (bytes or str) all at once: a reader sees the old file or the new one.
 
     The temporary file is made by ``tempfile.mkstemp`` (``O_EXCL``, ``O_NOFOLLOW``, a random name), so no
@@ -135,7 +135,7 @@ def _umask_mode(path: str) -> None:
     os.chmod(path, 0o666 & ~_UMASK[0])
 
 
-def link_leading_outside(root, names=()):
+def link_leading_outside(root: Path, names: Union[List[str], Tuple[str, ...]] = ()):
     """The first of ``root``'s own entries ``names`` (or ``root`` itself) that is a link leading out of
     ``root``'s real location, or None. A sweep or vendor directory with such parts is refused."""
     root = Path(root)
@@ -153,7 +153,7 @@ def link_leading_outside(root, names=()):
     return None
 
 
-def refuse_links_outside(root, names, what):
+def refuse_links_outside(root: Path, names: Union[List[str], Tuple[str, ...]], what: str) -> None:
     """UsageError naming the link when one of ``root``'s parts ``names`` leads out of it."""
     bad = link_leading_outside(root, names)
     if bad is not None:

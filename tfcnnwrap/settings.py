@@ -84,7 +84,7 @@ def read_config(environ: Optional[Dict[str, str]] = None) -> dict:
     return {key: os.path.expanduser(value) for key, value in table.items()}
 
 
-def from_config(key, environ=None):
+def from_config(key: str, environ=None) -> Tuple[Optional[str], ...]:
     """(value, where it came from) from the config file, or (None, None)."""
     value = read_config(environ).get(key)
     if value:
