@@ -477,7 +477,7 @@ class LogParser:
         if found is not None and STAGES.index(found) > STAGES.index(self.stage):
             self.stage = found
 
-    def _start_ranks(self, prefix):
+    def _start_ranks(self, prefix) -> None:
         """From here on, lines are told apart by rank; what was read before the first header belongs to
         the first rank (its state moves to that rank's parser)."""
         first = LogParser()
@@ -612,7 +612,7 @@ class LogParser:
 
     # -- failures -------------------------------------------------------------------------------
 
-    def _failure_line(self, line):
+    def _failure_line(self, line) -> None:
         if self._traceback_left > 0:
             self._traceback_left -= 1
             if line[:1] not in (" ", "\t") and line.strip():
@@ -630,7 +630,7 @@ class LogParser:
         if self._error is None and _holds_any(line, CRASH_SIGNATURES):
             self._error = (1, _message(line))
 
-    def _oom_line(self, line):
+    def _oom_line(self, line) -> None:
         oom_when, exhausted, cuda_oom = OOM_SIGNATURES
         if oom_when in line:
             # the exception line that says it names the failure best; TF's own log line is next
@@ -642,7 +642,7 @@ class LogParser:
         if self._oom is None or rank > self._oom[0]:
             self._oom = (rank, _message(line))
 
-    def _exception_line(self, name, text):
+    def _exception_line(self, name, text) -> None:
         if name.endswith(FLAG_EXCEPTIONS) or "Received unknown positional arguments" in text:
             self._flag = (2, _message(text))
         # the last exception of a log is the one that ended it; it outranks the other crash signs

@@ -316,7 +316,7 @@ class ProcessGroup:
             raise OSError(errno_, os.strerror(errno_) if errno_ else "the supervisor did not start", self.argv[0])
         threading.Thread(target=self._reap_posix, name="tfcnnwrap-reap", daemon=True).start()
 
-    def _reap_posix(self):
+    def _reap_posix(self) -> None:
         data = self._status.read()
         self._status.close()
         try:
@@ -325,7 +325,7 @@ class ProcessGroup:
             self.returncode = self.popen.wait()
         self.exited.set()
 
-    def _start_windows(self, cwd, env, stdout, stderr):
+    def _start_windows(self, cwd, env, stdout, stderr) -> None:
         self.popen = subprocess.Popen(
             self.argv, cwd=None if cwd is None else str(cwd), env=env, stdin=subprocess.DEVNULL, stdout=stdout,
             stderr=stderr, bufsize=0, creationflags=subprocess.CREATE_NEW_PROCESS_GROUP,  # type: ignore[attr-defined]  # Windows only
@@ -339,7 +339,7 @@ class ProcessGroup:
             self._job = None
         threading.Thread(target=self._reap_windows, name="tfcnnwrap-reap", daemon=True).start()
 
-    def _reap_windows(self):
+    def _reap_windows(self) -> None:
         self.returncode = self.popen.wait()
         self.exited.set()
 
@@ -442,7 +442,7 @@ class _Collector:
         self.done = threading.Event()
         threading.Thread(target=self._run, name="tfcnnwrap-collect", daemon=True).start()
 
-    def _run(self):
+    def _run(self) -> None:
         try:
             while True:
                 chunk = self.stream.read(65536)

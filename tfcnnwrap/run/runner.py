@@ -131,7 +131,7 @@ class Pump:
                     os.close(end)
                 self._wake = None
 
-    def run_to_end(self):
+    def run_to_end(self) -> None:
         """Pump until the output ends; a KeyboardInterrupt still propagates (on Windows too)."""
         if os.name != "nt":
             self.run()
