@@ -51,7 +51,7 @@ class StopSignal(threading.Event):
         self._listeners_lock = threading.Lock()
         self._listeners = []
 
-    def set(self):
+    def set(self) -> None:
         super().set()
         with self._listeners_lock:
             listeners = list(self._listeners)
@@ -184,7 +184,7 @@ class _TaskRun:
     def open_log(self) -> None:
         self.log = safefs.create_replacing(self.log_path)
 
-    def start(self, argv, cwd, env):
+    def start(self, argv, cwd, env) -> None:
         self.argv = list(argv)
         self.proc = ProcessGroup(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         self.thread = threading.Thread(target=self._pump, name="tfcnnwrap-" + self.task.name, daemon=True)
@@ -233,7 +233,7 @@ class _Job:
         self.failed: Optional[_TaskRun] = None
         self.grace_timer: Optional[threading.Timer] = None
 
-    def start(self, base_argv, cwd, env):
+    def start(self, base_argv, cwd, env) -> None:
         for run in self.runs:  # every log first: a refused log path starts no process at all
             run.open_log()
         for run in self.runs:

@@ -273,7 +273,7 @@ class Step:
         return self.proc.wait()
 
 
-def _refuse_planted_links(output_pattern, ntasks):
+def _refuse_planted_links(output_pattern, ntasks) -> None:
     """slurmstepd opens ``--output`` files following links, which tfcnnwrap never does (see safefs): refuse a
     link planted where a task's file will be. Checked for ``%t`` patterns, the ones whose names are known."""
     if "%" not in output_pattern.replace("%t", ""):
