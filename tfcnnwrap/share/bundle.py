@@ -21,7 +21,7 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, NoReturn, Optional, Union
 
 from tfcnnwrap import __version__
 from tfcnnwrap.errors import TfcnnwrapError
@@ -109,7 +109,7 @@ def to_bytes(bundle: Dict[str, Any]) -> bytes:
 # -- reading (hostile input) -----------------------------------------------------------------------------
 
 
-def _refuse_constant(name: str):
+def _refuse_constant(name: str) -> NoReturn:
     raise ValueError("%s is not a JSON number" % name)
 
 
