@@ -70,7 +70,7 @@ class PlainDisplay:
         self.stream.write(text + "\n")
         self.stream.flush()
 
-    def start(self, total, header):
+    def start(self, total, header) -> None:
         self.total = total
         for line in header:
             self._write(line)
@@ -308,7 +308,7 @@ class LiveDisplay:
             if lines:
                 yield Text("\n".join(lines), style=style, overflow="fold")
 
-    def start(self, total, header):
+    def start(self, total, header) -> None:
         from rich.live import Live  # rich.live: only when the live view starts
 
         self.total = total
@@ -319,7 +319,7 @@ class LiveDisplay:
         )
         self.live.start()
 
-    def run_started(self, index, model, batch_size, run, runs, num_batches, num_gpus=None):
+    def run_started(self, index, model, batch_size, run, runs, num_batches, num_gpus=None) -> None:
         self.current = run_label(model, batch_size, run, runs, num_gpus)
         self.current_key = (model, batch_size, num_gpus)
         self.time_left.started(self.current_key)
