@@ -10,7 +10,7 @@ from tfcnnwrap.present.plot import MEASURED_COLOR, REFERENCE_COLOR, _figure, _sa
 from tfcnnwrap.present.ranktext import _WHAT, placement
 
 
-def plot_rank(ranking, path):
+def plot_rank(ranking, path) -> None:
     bars = []
     for row in ranking.rows:
         if row.rank is None:

@@ -5,7 +5,7 @@ the notes on method; JSON rows ``gpu, geomean_pct, configurations`` best first (
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, Dict, List
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from tfcnnwrap import render
 from tfcnnwrap.present.comparetext import _emit_text, conditions_line, low_trust_notes
@@ -56,7 +56,7 @@ def rank_json(ranking: Ranking) -> List[Dict[str, Any]]:
     return [row.to_dict(ranking.per, ranking.of) for row in ranking.rows]
 
 
-def _figure(row, per):
+def _figure(row, per) -> Optional[str]:
     if per == "watt":
         return "" if row.power_w is None else "%.0f W" % row.power_w
     if per == "dollar":
