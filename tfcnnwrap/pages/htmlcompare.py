@@ -91,7 +91,7 @@ def against_page(comparison: AgainstReferences) -> str:
 # -- sweep against sweeps ------------------------------------------------------------------------------------
 
 
-def _change_kind(row):
+def _change_kind(row) -> str:
     if row.significant is None or not row.significant:
         return "flat"
     return "up" if row.change_pct > 0 else "down"
