@@ -40,7 +40,7 @@ def _overlapped():
     return OVERLAPPED()
 
 
-def _lock_windows(fh, shared):
+def _lock_windows(fh, shared) -> None:
     import ctypes  # Windows only
     import msvcrt  # Windows only
 

@@ -12,7 +12,7 @@ import math
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, NoReturn, Optional, Tuple, Union
 
 from tfcnnwrap.jsontext import csv_cell, dumps, envelope
 
@@ -172,7 +172,7 @@ def console(stderr: bool = False, **options):
     from rich.console import Console  # rich: only when something is drawn
 
     class _Console(Console):
-        def on_broken_pipe(self):
+        def on_broken_pipe(self) -> NoReturn:
             # `tfcnnwrap report | head`: the reader left. rich's default exits 1, which would read as
             # "some runs failed"; stop writing and exit 0 like other filters do.
             self.quiet = True
