@@ -21,7 +21,7 @@ def tf_xy(version: Optional[str]) -> Optional[str]:
     return None
 
 
-def tf_differs(reference, sweep: Optional[str]) -> bool:
+def tf_differs(reference: Optional[str], sweep: Optional[str]) -> bool:
     """True when both TensorFlow versions are known and their X.Y differ (blanks never differ)."""
     a, b = tf_xy(reference), tf_xy(sweep)
     return a is not None and b is not None and a != b

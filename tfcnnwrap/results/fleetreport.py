@@ -70,7 +70,7 @@ def with_fleet(rows: List[SummaryRow]) -> List:
     return out
 
 
-def fleet_columns(rows: List[SummaryRow], columns) -> List[Any]:
+def fleet_columns(rows: List[SummaryRow], columns: List[Any]) -> List[Any]:
     """``columns`` (names, or (name, header) pairs) with host, vs_fleet_pct and the flag when rows name hosts;
     a column ``columns`` already holds (the report's table places host and vs fleet % itself) is not added
     again."""
