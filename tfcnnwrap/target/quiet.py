@@ -112,7 +112,7 @@ def cpu_findings(root: str = "/") -> List[Any]:
     return found
 
 
-def gather(nvidia_smi=None, root: str = "/", gpu: bool = True):
+def gather(nvidia_smi: Optional[str] = None, root: str = "/", gpu: bool = True) -> List[Dict[str, str]]:
     """Every finding on this machine: [{"what", "fix"}] (``gpu`` False: the CPU's only)."""
     found = []
     path = find_nvidia_smi(nvidia_smi) if gpu else None

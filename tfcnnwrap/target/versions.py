@@ -10,7 +10,7 @@ such branch -> ``master``; otherwise the newest such branch older than it with t
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
 from tfcnnwrap.errors import SetupError, UsageError
 
@@ -72,7 +72,7 @@ def compat_branches(branch_names: Union[Dict[str, str], List[str]]) -> List[Any]
     return [found[v] for v in sorted(found)]
 
 
-def choose_branch(tf_version: Union[str, Tuple[int, ...]], branch_names) -> Tuple[str, ...]:
+def choose_branch(tf_version: Union[str, Tuple[int, ...]], branch_names: Iterable[str]) -> Tuple[str, ...]:
     """The upstream branch for ``tf_version`` (a string or (major, minor)) -> ``(branch, reason)``.
 
     Raises SetupError (naming --branch) when no branch fits: a version older than every compat branch of
