@@ -21,9 +21,12 @@ import re
 import socket
 import threading
 from pathlib import Path
-from typing import Dict, Iterable, Optional
+from typing import TYPE_CHECKING, Dict, Iterable, Optional
 
 from tfcnnwrap.cluster import slurm
+
+if TYPE_CHECKING:
+    from tfcnnwrap.cluster.clusterplan import Task
 
 NODE_FAILURE = re.compile(rb"srun: error: Node failure on ([A-Za-z0-9_.\-\[\],]+)")
 TAIL_BYTES = 64 * 1024
@@ -70,7 +73,7 @@ class NodeWatch:
                             "squeue --jobs=%s" % self.job_id, check=False)
         return done.returncode != 0 or done.stdout.strip() not in ("RUNNING", "")
 
-    def ended(self, task, log_path: Path) -> Optional[str]:
+    def ended(self, task: Task, log_path: Path) -> Optional[str]:
         """``node_failure: NODE (task ...)`` when the task's srun ended on a node failure, else None."""
         node = node_failure_in(log_path)
         if node is None:
@@ -84,7 +87,7 @@ class NodeWatch:
         tasks = list(tasks)
         found: Dict[str, str] = {}
 
-        def probe(task) -> None:
+        def probe(task: Task) -> None:
             why = answers(task.host, task.port)
             if why is not None and not (silent_only and why == "refused"):
                 found[task.name] = "node_failure: %s (%s at %s: %s)" % (task.host, task.name, task.address, why)
