@@ -49,7 +49,7 @@ def parse_text(text: str) -> ParsedLog:
     return parser.result()
 
 
-def _same(a, b) -> bool:
+def _same(a: Optional[float], b: Optional[float]) -> bool:
     return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
 
 
