@@ -8,7 +8,7 @@ that holds a sweep.json this tfcnnwrap cannot read is listed as unreadable with 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List
+from typing import TYPE_CHECKING, Any, Dict, List, Union
 
 from tfcnnwrap import render, settings
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
@@ -39,7 +39,7 @@ def _conditions_text(cond: Dict[str, Any]) -> str:
     return " · ".join(p for p in parts if p)
 
 
-def sweep_row(path):
+def sweep_row(path: Union[Path, str]) -> Dict[str, Any]:
     """The list's row of the sweep at ``path`` (a dict; ``state`` "unreadable: why" when it cannot be read)."""
     try:
         _, meta, runs = load_sweep(path)
