@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 _KEYS = ("gen", "width", "gen_max", "width_max")
 
 
-def _link(telemetry: Any):
+def _link(telemetry: Any) -> Optional[Tuple[Any, ...]]:
     """(gen, width, gen_max, width_max) as whole numbers in PCIe's range, or None."""
     link = telemetry.get("pcie_link") if isinstance(telemetry, dict) else None
     if not isinstance(link, dict):
