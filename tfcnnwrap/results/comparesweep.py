@@ -113,7 +113,7 @@ def geometric_mean(values):
 # -- which sweeps when none is named ---------------------------------------------------------------------
 
 
-def newest_sweeps(count, root=None):
+def newest_sweeps(count: int, root=None):
     """The ``count`` most recently created sweeps under the results directory, oldest first."""
     root = Path(root) if root is not None else settings.results_dir()
     found = sweeps_by_age(root)

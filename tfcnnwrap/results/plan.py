@@ -216,7 +216,7 @@ class Plan:
         data. fp16 and real data come from the plan's own fields where it has them, else from the
         pass-through flags (``--use_fp16``, ``--data_dir``), the only way an older plan could ask for them."""
 
-        def flag(name):
+        def flag(name: str):
             args = [str(a) for a in self.extra_args or []]
             for i, arg in enumerate(args):
                 if arg == "--" + name:
@@ -225,7 +225,7 @@ class Plan:
                     return arg.split("=", 1)[1]
             return None
 
-        def on(name) -> bool:
+        def on(name: str) -> bool:
             value = flag(name)
             return value is not None and value.strip().lower() in ("1", "true", "yes", "t", "y")
 
