@@ -239,7 +239,7 @@ def lock_vendor(vendor: Path, lock: FileLock) -> bool:
     return created
 
 
-def clone_and_install(url, branch, vendor, lock, console, manifest_for):
+def clone_and_install(url: str, branch, vendor: Path, lock, console, manifest_for):
     """Clone into a staging directory and swap it in when complete; then write the manifest.
 
     A failure leaves the previous checkout as it was, and no staging directory behind; a vendor folder
@@ -268,7 +268,7 @@ def clone_and_install(url, branch, vendor, lock, console, manifest_for):
     return commit
 
 
-def _remove_empty_vendor(vendor) -> None:
+def _remove_empty_vendor(vendor: Path) -> None:
     try:
         (vendor / checkout.VENDOR_LOCK_NAME).unlink()
         vendor.rmdir()
@@ -276,7 +276,7 @@ def _remove_empty_vendor(vendor) -> None:
         pass
 
 
-def fetch(args, url, branch_arg, vendor, tf, manifest, console, lock, settings):
+def fetch(args, url: str, branch_arg, vendor: Path, tf, manifest, console, lock, settings):
     """The networked part: list branches, choose, clone or update; returns (branch, reason, commit, headline)."""
     checkout.refuse_foreign_checkout(vendor, manifest)
     heads = gitremote.list_remote_heads(url)
@@ -361,7 +361,7 @@ def _settings_to_record(manifest: Dict[str, Any], url: str, tf: Dict[str, Any], 
     return None if recorded == wanted else wanted
 
 
-def print_summary(out, headline, tf, branch, reason, commit, vendor, url, settings, started) -> None:
+def print_summary(out, headline, tf, branch, reason, commit, vendor: Path, url: str, settings, started) -> None:
     from rich.text import Text  # rich: only when something is drawn
 
     keras_row, keras_warning = keras_notes(tf)
