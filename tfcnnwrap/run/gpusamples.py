@@ -66,13 +66,13 @@ def _number(text):
     return int(value) if float(value).is_integer() else value
 
 
-def header_fields(line):
+def header_fields(line: str):
     """The query fields a header row names (units such as `` [MHz]`` dropped), or None for a data line."""
     parts = [p.strip().split(" [", 1)[0].strip() for p in line.split(",")]
     return tuple(parts) if parts and parts[0] == "timestamp" else None
 
 
-def parse_sample_line(line, fields=LEGACY_FIELDS):
+def parse_sample_line(line: str, fields=LEGACY_FIELDS):
     """One CSV line of the sampler -> dict of numbers (None where nvidia-smi says N/A), or None if the line
     is not a sample (a header, a cut-off last line, an error message)."""
     parts = [p.strip() for p in line.split(",")]

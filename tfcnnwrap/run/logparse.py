@@ -228,7 +228,7 @@ def _payload(line: str) -> str:
     return line.lstrip()
 
 
-def _message(line):
+def _message(line: str):
     """One line for people: no TF C++ or logger prefix, at most MESSAGE_CHARS long."""
     m = _TF_CPP_PREFIX_RE.match(line)
     text = line[m.end():] if m is not None else _payload(line)
@@ -513,7 +513,7 @@ class LogParser:
 
     # -- the line handlers: both engines hand them the lines that hold their concern's markers ----------
 
-    def _add_steps(self, count, last_line) -> None:
+    def _add_steps(self, count: int, last_line) -> None:
         """``count`` plain step lines the scanner counted without decoding; ``last_line`` the last one."""
         self._log.steps_seen += count
         self._last_step_line = last_line
@@ -526,7 +526,7 @@ class LogParser:
 
     # -- progress -------------------------------------------------------------------------------
 
-    def _progress(self, line) -> bool:
+    def _progress(self, line: str) -> bool:
         """Count a step or total line; True for a step line (the last one is kept)."""
         m = _STEP_RE.match(line)  # most step lines carry no prefix
         if m is None:
@@ -612,7 +612,7 @@ class LogParser:
 
     # -- failures -------------------------------------------------------------------------------
 
-    def _failure_line(self, line) -> None:
+    def _failure_line(self, line: str) -> None:
         if self._traceback_left > 0:
             self._traceback_left -= 1
             if line[:1] not in (" ", "\t") and line.strip():
@@ -630,7 +630,7 @@ class LogParser:
         if self._error is None and _holds_any(line, CRASH_SIGNATURES):
             self._error = (1, _message(line))
 
-    def _oom_line(self, line) -> None:
+    def _oom_line(self, line: str) -> None:
         oom_when, exhausted, cuda_oom = OOM_SIGNATURES
         if oom_when in line:
             # the exception line that says it names the failure best; TF's own log line is next
@@ -642,7 +642,7 @@ class LogParser:
         if self._oom is None or rank > self._oom[0]:
             self._oom = (rank, _message(line))
 
-    def _exception_line(self, name, text) -> None:
+    def _exception_line(self, name: str, text) -> None:
         if name.endswith(FLAG_EXCEPTIONS) or "Received unknown positional arguments" in text:
             self._flag = (2, _message(text))
         # the last exception of a log is the one that ended it; it outranks the other crash signs

@@ -410,7 +410,7 @@ class ProcessGroup:
         self.close()
 
 
-def run_captured(argv, timeout, env=None, cwd=None, guard=None):
+def run_captured(argv, timeout: float, env=None, cwd=None, guard=None):
     """Run ``argv`` in a ``ProcessGroup``, collecting stdout and stderr apart.
 
     Returns (returncode or None when it timed out, stdout bytes, stderr bytes). A command that outlives

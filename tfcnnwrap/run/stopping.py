@@ -100,7 +100,7 @@ class StopRequests:
         reader.close()
         self._sockets = None
 
-    def wait(self, timeout):
+    def wait(self, timeout: float):
         """Block up to ``timeout`` seconds or until a stop is requested (a pause Ctrl-C can end at once);
         True when one was."""
         self._event.wait(timeout)

@@ -71,7 +71,7 @@ def find_nvidia_smi(explicit: Optional[str] = None) -> Optional[str]:
     return None
 
 
-def query_gpus(nvidia_smi=None, timeout=QUERY_TIMEOUT_S):
+def query_gpus(nvidia_smi=None, timeout: float = QUERY_TIMEOUT_S):
     """What nvidia-smi says about the GPUs, or None when there is no nvidia-smi.
 
     ``{"path", "driver_version", "gpus": [{"index", "name", "driver_version", "memory_total_mib"}]}`` plus
@@ -172,7 +172,7 @@ def _printable(text: str) -> str:
 TEMP_RANGE_C = (-40.0, 150.0)
 
 
-def query_temps(path, timeout=QUERY_TIMEOUT_S):
+def query_temps(path, timeout: float = QUERY_TIMEOUT_S):
     """{GPU index: temperature in °C} now, or {} when nvidia-smi cannot tell."""
     return read_temps(path, timeout)[0]
 
