@@ -134,7 +134,7 @@ def run_job(
     ``relative_to`` (the sweep directory) when given. ``on_step(step)`` is called on this thread for each
     step line of the reporting task. ``stop``: a StopSignal; Ctrl-C works too. Both give ``interrupted``.
     """
-    def attempt(number, timeout):  # fresh free ports each time
+    def attempt(number, timeout: float):  # fresh free ports each time
         plan = local_plan(mode, workers, ps, branch, all_reduce_spec, gpus_per_host, gpus_per_worker)
         return run_plan(plan, base_argv, cwd, env, log_dir, run_name, timeout, on_step, stop, relative_to)
 

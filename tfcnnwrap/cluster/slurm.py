@@ -232,7 +232,7 @@ def wait_until(done: Callable[[], bool], timeout: float) -> bool:
 class Step:
     """A running ``srun``: one job step of ``ntasks`` tasks, started by ``launch_step``."""
 
-    def __init__(self, proc, job_id, name, command) -> None:
+    def __init__(self, proc, job_id, name: str, command) -> None:
         self.proc = proc
         self.job_id = job_id
         self.name = name
@@ -248,7 +248,7 @@ class Step:
         """srun's exit status: 0 when every task exited 0; otherwise the first failure's."""
         return self.proc.wait(timeout=timeout)
 
-    def wait_released(self, timeout=CANCEL_GRACE_S):
+    def wait_released(self, timeout: float = CANCEL_GRACE_S):
         """After srun has exited, wait until the controller no longer lists the step: slurmstepd reports the
         step's end to slurmctld a moment after srun has seen its tasks end, and until then the step holds
         its CPUs (a next step would wait for them). True when released within ``timeout`` seconds.
