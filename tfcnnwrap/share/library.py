@@ -221,7 +221,7 @@ PARALLEL_MIN_FILES = 64  # fewer bundles than this are checked in this process
 MAX_JOBS = 8
 
 
-def check(data, where, origin: str = "", expected_id=None, known=()):
+def check(data, where: str, origin: str = "", expected_id=None, known=()):
     """What importing one bundle's bytes would do, without touching the library (so worker processes can
     do it): ('refused', message, None) / ('present', message, id) / ('new', message, (bundle row, rows))."""
     try:
