@@ -34,7 +34,7 @@ from tfcnnwrap.sweep import runlife
 from tfcnnwrap.sweep.sweepjob import StopBridge
 
 
-def run_fleet(ctx, display, index, spec):
+def run_fleet(ctx, display, index: int, spec):
     """One run on every node: records every host's record but the last, returns (outcome, last record)."""
     plan, sweep = ctx.plan, ctx.sweep
     argv, rel_log, run_name, log_dir = runlife.job_files(ctx, spec)

@@ -319,7 +319,9 @@ class LiveDisplay:
         )
         self.live.start()
 
-    def run_started(self, index, model, batch_size, run, runs, num_batches, num_gpus=None) -> None:
+    def run_started(
+        self, index: int, model, batch_size, run, runs, num_batches, num_gpus: Optional[int] = None
+    ) -> None:
         self.current = run_label(model, batch_size, run, runs, num_gpus)
         self.current_key = (model, batch_size, num_gpus)
         self.time_left.started(self.current_key)
@@ -341,7 +343,7 @@ class LiveDisplay:
         self.ips = step.images_per_sec
         self._changed()
 
-    def run_finished(self, index, record, runs) -> None:
+    def run_finished(self, index: int, record, runs) -> None:
         from rich.markup import escape  # rich: only when something is drawn
 
         key = (record.model, record.batch_size, record.num_gpus)
