@@ -286,7 +286,7 @@ def collect(sources: List[str], out_dir: Path) -> tuple:
 # -- pages -------------------------------------------------------------------------------------------------
 
 
-def condition_label(conditions: dict, num_gpus) -> str:
+def condition_label(conditions: dict, num_gpus: Optional[int]) -> str:
     gpus = "%s GPU%s" % (num(num_gpus), "" if num_gpus == 1 else "s") if num_gpus else "GPUs not recorded"
     return " \u00b7 ".join([conditions.get("precision", ""), conditions.get("xla", ""), gpus,
                             conditions.get("variable_update", ""), "%s data" % conditions.get("data", "")])
