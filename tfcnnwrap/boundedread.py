@@ -58,7 +58,7 @@ def _read_regular(fd: int, path: Union[Path, str], limit: int, what: str) -> byt
         chunks.append(chunk)
 
 
-def _read_pipe(fd, path, limit, what, idle_s, total_s):
+def _read_pipe(fd: int, path, limit: int, what: str, idle_s, total_s):
     """A pipe's bytes until it ends; UsageError when it goes quiet for ``idle_s`` or lasts past ``total_s``."""
     chunks: List[bytes] = []
     size = 0

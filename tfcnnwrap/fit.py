@@ -41,7 +41,7 @@ def _cell_range(text: str, wrap: bool) -> Tuple[int, ...]:
     return max(words or [0]), widest
 
 
-def wrap_parts(parts, width, sep: str = " · "):
+def wrap_parts(parts, width: int, sep: str = " · "):
     """Greedy lines of ``parts`` joined by ``sep``, a part never broken unless it alone is wider than
     ``width`` (a long path)."""
     lines, line = [], ""
@@ -108,7 +108,7 @@ class FittedTable(Table):
             out.append((low, max(low, high)))
         return out
 
-    def layout(self, width):
+    def layout(self, width: int):
         """(kept column indices, their widths), or (None, None) when not even the fixed columns fit."""
         ranges = self._ranges()
         keep = list(range(len(self.specs)))
@@ -154,7 +154,7 @@ class FittedTable(Table):
 
     # -- rendering --------------------------------------------------------------------------------------
 
-    def _title(self, width):
+    def _title(self, width: int):
         if not self.fit_title:
             return None
         if isinstance(self.fit_title, (list, tuple)):

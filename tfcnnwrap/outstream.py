@@ -24,7 +24,7 @@ class GuardedStream(io.TextIOBase):
     """A text stream that never raises on write or flush: the first failure is reported once and the rest
     of the output is dropped."""
 
-    def __init__(self, stream, verb, lost: Optional[str] = None) -> None:
+    def __init__(self, stream, verb: str, lost: Optional[str] = None) -> None:
         super().__init__()
         self._stream = stream
         self._verb = verb or "tfcnnwrap"

@@ -224,7 +224,7 @@ def _terminal_width(stderr: bool):
 _URL = re.compile(r"https?://\S+")
 
 
-def print_note(out, line) -> None:
+def print_note(out, line: str) -> None:
     """Print a note on ``out`` wrapped at its width, except a URL too long for a line: that one gets a line
     of its own, unbroken (the terminal folds it without a newline, so a copied URL still works) and, on a
     terminal, an OSC 8 link."""
