@@ -64,7 +64,7 @@ def _telemetry(runs: List[RunRecord]) -> Tuple[Optional[int], Optional[float]]:
     return (sum(flags) if flags else None), (max(temps) if temps else None)
 
 
-def _exact_mean_std(runs):
+def _exact_mean_std(runs: List[RunRecord]) -> Tuple[Optional[float], Optional[float]]:
     """(mean, std) of the ok runs' figures in exact arithmetic (statistics' fractions): for figures near the
     float limit, whose float sum overflows (three totals of 1.7e308 have a mean of 1.7e308, not inf)."""
     values = [r.value for r in runs if r.value is not None and math.isfinite(r.value)]
@@ -226,7 +226,7 @@ def summary_csv_text(rows: List[SummaryRow]) -> str:
 STAT_DECIMALS = 9
 
 
-def _num(value):
+def _num(value) -> Optional[float]:
     try:
         value = float(value)
     except (TypeError, ValueError):
