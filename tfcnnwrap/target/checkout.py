@@ -168,7 +168,7 @@ def read_head(repo_dir: Path) -> Tuple[Optional[str], ...]:
     return branch, None
 
 
-def read_origin_url(repo_dir: Path):
+def read_origin_url(repo_dir: Path) -> Optional[str]:
     """The ``origin`` remote's URL from ``.git/config`` (no git needed), or None."""
     try:
         lines = (Path(repo_dir) / ".git" / "config").read_text(encoding="utf-8").splitlines()
@@ -251,7 +251,7 @@ def _make_writable(path, is_dir) -> None:
     os.chmod(path, mode | stat.S_IWRITE | ((stat.S_IREAD | stat.S_IEXEC) if is_dir else 0))
 
 
-def remove_tree(path) -> None:
+def remove_tree(path: Union[Path, str]) -> None:
     """Delete ``path`` and all under it without following links: a link is unlinked, never entered, and
     nothing is chmod-ed through one (a planted link must not make its target writable)."""
     path = str(path)
