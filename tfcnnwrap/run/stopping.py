@@ -43,7 +43,7 @@ class StopRequests:
     def _on_signal(self, signum, frame) -> None:
         self.signum = signum  # nothing else: this may run anywhere in the main thread
 
-    def install(self):
+    def install(self) -> StopRequests:
         reader, writer = socket.socketpair()
         writer.setblocking(False)
         try:
@@ -100,7 +100,7 @@ class StopRequests:
         reader.close()
         self._sockets = None
 
-    def wait(self, timeout: float):
+    def wait(self, timeout: float) -> bool:
         """Block up to ``timeout`` seconds or until a stop is requested (a pause Ctrl-C can end at once);
         True when one was."""
         self._event.wait(timeout)
