@@ -159,7 +159,7 @@ class ClusterPlan:
         return jsontext.dumps(self.to_dict(), indent=2) + "\n"
 
     @classmethod
-    def from_dict(cls, data) -> "ClusterPlan":
+    def from_dict(cls, data: Dict[str, Any]) -> "ClusterPlan":
         try:
             return _plan_from_dict(data)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -317,7 +317,7 @@ def _checked_host(host: str) -> str:
         raise UsageError("%r is not a host name: give names or addresses such as node1 or 10.0.0.2" % (host,)) from None
 
 
-def _ports(roles: List[Tuple[str, int, str]], ports, base_port: int) -> List[int]:
+def _ports(roles: List[Tuple[str, int, str]], ports: Optional[Sequence[int]], base_port: int) -> List[int]:
     if ports is not None:
         ports = list(ports)
         if len(ports) != len(roles):
