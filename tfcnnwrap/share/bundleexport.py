@@ -16,7 +16,7 @@ import socket
 import stat
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Union
 
 from tfcnnwrap import safefs
 from tfcnnwrap.errors import UsageError
@@ -98,7 +98,7 @@ def _log_name(relpath: str) -> str:
     return name.replace("..", "_")[:200]
 
 
-def _regular_file_bytes(path: Path):
+def _regular_file_bytes(path: Path) -> Optional[bytes]:
     """The bytes of ``path`` when it is a regular file, else None: a link is never followed, and a FIFO or
     device would block or never end. Bounded: a log larger than a bundle can carry is refused."""
     try:
