@@ -14,7 +14,7 @@ Pure: it sees the records the sweep has written and says what to run (or to reco
 from __future__ import annotations
 
 import statistics
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Set, Tuple, Union
 
 from tfcnnwrap.results.aggregate import ci95_pct
 from tfcnnwrap.results.plan import RunSpec
@@ -79,7 +79,7 @@ class Schedule:
     """``next()`` -> (RunSpec, skip reason or None), or None when the sweep is done; ``finished(record)``
     after each run is recorded."""
 
-    def __init__(self, plan, records, retry_failed: bool = False) -> None:
+    def __init__(self, plan: Plan, records: Iterable[RunRecord], retry_failed: bool = False) -> None:
         self.plan = plan
         self.configs = [_Config(key) for key in plan.configs()]
         by_key = {c.key: c for c in self.configs}
@@ -119,7 +119,7 @@ class Schedule:
                 return config.spec(config.pending.pop(0)), None
         return None
 
-    def finished(self, record) -> None:
+    def finished(self, record: RunRecord) -> None:
         """Take a run's record into account (its configuration's statistics, an OOM)."""
         for config in self.configs:
             if config.key == (record.model, record.batch_size, record.num_gpus):
