@@ -118,7 +118,7 @@ def ab_table(comparison: SweepComparison) -> Table:
     return table
 
 
-def ab_chart(comparison: SweepComparison):
+def ab_chart(comparison: SweepComparison) -> Optional[htmlcharts.BarChart]:
     bars = [htmlcharts.Bar(config_label(r), r.change_pct, pct(r.change_pct, True), r.change_ci95_low,
                            r.change_ci95_high, _change_kind(r))
             for r in comparison.rows if r.change_pct is not None]
@@ -164,7 +164,7 @@ def rank_table(ranking: Ranking) -> Table:
     return table
 
 
-def rank_chart(ranking: Ranking):
+def rank_chart(ranking: Ranking) -> Optional[htmlcharts.BarChart]:
     bars = [htmlcharts.Bar(r.gpu, r.relative_pct, pct(r.relative_pct), kind="measured" if r.measured else "plain")
             for r in ranking.rows if r.relative_pct is not None]
     if not bars:
