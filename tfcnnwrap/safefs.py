@@ -13,7 +13,7 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, List, Tuple, Union
+from typing import IO, TYPE_CHECKING, Any, List, Optional, Tuple, Union
 
 from tfcnnwrap.errors import UsageError
 
@@ -28,7 +28,7 @@ class LinkRefused(UsageError):
     """A planted link where tfcnnwrap writes: exit 2, the message names the path to remove."""
 
 
-def _refuse_link(path):
+def _refuse_link(path: Union[Path, str]) -> LinkRefused:
     return LinkRefused("%s is a symbolic link; tfcnnwrap never writes through links: remove it" % path)
 
 
@@ -39,7 +39,7 @@ def is_link(path: Union[Path, str]) -> bool:
         return False
 
 
-def create_new(path: Path, binary: bool = True):
+def create_new(path: Path, binary: bool = True) -> IO[Any]:
     """Open a new file for writing; fails (FileExistsError) when anything, a link included, has the name."""
     fd = os.open(str(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY, 0o666)
     return os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")
@@ -135,7 +135,7 @@ def _umask_mode(path: str) -> None:
     os.chmod(path, 0o666 & ~_UMASK[0])
 
 
-def link_leading_outside(root: Path, names: Union[List[str], Tuple[str, ...]] = ()):
+def link_leading_outside(root: Path, names: Union[List[str], Tuple[str, ...]] = ()) -> Optional[Path]:
     """The first of ``root``'s own entries ``names`` (or ``root`` itself) that is a link leading out of
     ``root``'s real location, or None. A sweep or vendor directory with such parts is refused."""
     root = Path(root)
