@@ -55,7 +55,7 @@ class Sweep:
     def gpu_label(self):
         return self.meta.gpu_names() or None
 
-    def label(self):
+    def label(self) -> str:
         gpu = self.gpu_label()
         return "%s (%s)" % (self.name, gpu) if gpu else self.name
 
