@@ -12,6 +12,7 @@ which every branch has and the published XLA figures used; ``xla_compile`` stays
 from __future__ import annotations
 
 import re
+from typing import List
 
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.results.plan import FEATURE_FLAGS
@@ -30,7 +31,7 @@ def defined_flags(source):
     return names
 
 
-def branch_flags(features, branch, source=None):
+def branch_flags(features, branch, source=None) -> List[str]:
     """``--use_fp16=True`` / ``--xla=True`` for the wanted ``features`` ("fp16", "xla") on ``branch``.
 
     A branch outside the table (a fork, a ``setup --branch`` of one's own) is judged by its checkout's

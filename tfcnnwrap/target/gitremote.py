@@ -186,7 +186,7 @@ def list_remote_heads(url: str) -> Dict[str, str]:
     return heads
 
 
-def clone_branch(url: str, branch, dest, console=None):
+def clone_branch(url: str, branch, dest, console=None) -> str:
     """Clone ``branch`` of ``url`` (depth 1, single branch, no tags) into the empty directory ``dest``;
     returns the commit sha. Every git failure is a SetupError naming the fix."""
     git = import_git()

@@ -37,7 +37,7 @@ NOTHING_CHANGED = "Already set up: same upstream and branch; nothing fetched, no
 # --- settings ---------------------------------------------------------------------------------------------
 
 
-def resolve_settings(args: Namespace, environ=None):
+def resolve_settings(args: Namespace, environ=None) -> Dict[str, Any]:
     """{vendor, python, repo_url, notes}: flag > environment variable > config file > manifest > default.
 
     ``python`` None means the interpreter running tfcnnwrap; ``notes`` says what did not come from a flag.
@@ -239,7 +239,7 @@ def lock_vendor(vendor: Path, lock: FileLock) -> bool:
     return created
 
 
-def clone_and_install(url: str, branch, vendor: Path, lock, console, manifest_for):
+def clone_and_install(url: str, branch, vendor: Path, lock, console, manifest_for) -> str:
     """Clone into a staging directory and swap it in when complete; then write the manifest.
 
     A failure leaves the previous checkout as it was, and no staging directory behind; a vendor folder
