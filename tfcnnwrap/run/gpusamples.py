@@ -174,7 +174,7 @@ def pcie_link(samples):
     return link
 
 
-def _throttled(clock_verdict, reasons):
+def _throttled(clock_verdict, reasons) -> Optional[bool]:
     by_reason = bool(reasons) and any(r not in LISTED_ONLY_REASONS for r in reasons)
     if by_reason or clock_verdict:
         return True

@@ -21,7 +21,7 @@ import signal
 import subprocess
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 if TYPE_CHECKING:
     pass
@@ -410,7 +410,7 @@ class ProcessGroup:
         self.close()
 
 
-def run_captured(argv, timeout: float, env=None, cwd=None, guard=None):
+def run_captured(argv, timeout: float, env=None, cwd=None, guard=None) -> Tuple[Optional[int], bytes, bytes]:
     """Run ``argv`` in a ``ProcessGroup``, collecting stdout and stderr apart.
 
     Returns (returncode or None when it timed out, stdout bytes, stderr bytes). A command that outlives

@@ -119,7 +119,7 @@ class _Guard:
         self.leader_was_running = False
         self._lock = threading.Lock()
 
-    def __enter__(self):
+    def __enter__(self) -> "_Guard":
         with self.stops._lock:
             self.stops._current = self
         if self.stops.requested:  # a stop that came in before the group was registered
