@@ -62,7 +62,7 @@ class Redactor:
             value = pattern.sub(repl, value)
         return value
 
-    def any(self, value):
+    def any(self, value) -> Any:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):

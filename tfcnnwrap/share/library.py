@@ -148,7 +148,7 @@ class Library:
             raise _unusable(self.root, "its index: %s" % exc) from None
         return bool(cur.rowcount)
 
-    def community_rows(self, models=None):
+    def community_rows(self, models=None) -> List[Any]:
         """(gpu, model, batch_size, num_gpus, precision, xla, variable_update, data, tf_version, images_per_sec,
         bundle id) of every verified configuration (of ``models``): what compare needs, lean for 10,000s."""
         if self.db is None:
@@ -221,7 +221,20 @@ PARALLEL_MIN_FILES = 64  # fewer bundles than this are checked in this process
 MAX_JOBS = 8
 
 
-def check(data, where: str, origin: str = "", expected_id=None, known=()):
+def check(
+    data, where: str, origin: str = "", expected_id=None, known=()
+) -> Tuple[
+    Optional[
+        Union[
+            str,
+            Tuple[
+                Tuple[str, str, str, str, str, int, str, str, str, str, str, str, str],
+                List[Tuple[str, str, str, int, int, str, str, str, str, str, float, int, int, str]],
+            ],
+        ]
+    ],
+    ...,
+]:
     """What importing one bundle's bytes would do, without touching the library (so worker processes can
     do it): ('refused', message, None) / ('present', message, id) / ('new', message, (bundle row, rows))."""
     try:
@@ -240,7 +253,7 @@ def check(data, where: str, origin: str = "", expected_id=None, known=()):
     return "new", message, index_rows(bundle, verdict.verified, origin)
 
 
-def store(library, data, checked):
+def store(library, data, checked) -> Tuple[str, ...]:
     """(outcome, message) after storing what ``check`` found: 'imported', 'present' or 'refused'."""
     outcome, message, found = checked
     if outcome != "new":
@@ -259,7 +272,7 @@ def import_one(
     return store(library, data, check(data, where, origin, expected_id, library.known_ids_cached()))
 
 
-def _bundle_files(paths):
+def _bundle_files(paths) -> Iterator[Path]:
     for path in paths:
         path = Path(path)
         if path.is_dir() and not path.is_symlink():

@@ -172,7 +172,7 @@ def publish(source: Union[Path, str], url: str, branch: Optional[str] = None) ->
             repo.close()
 
 
-def _publish_in(repo, bundle, data, rel, branch, url: str):
+def _publish_in(repo, bundle, data, rel, branch, url: str) -> Tuple[Dict[str, Any], str, str, bool]:
     git = gitremote.import_git()
     try:
         branch, base = _checkout_branch(repo, branch)
@@ -275,7 +275,7 @@ def _entry_refusal(mode: str, kind: str, size: int, path: str) -> Optional[str]:
     return None
 
 
-def pull(url: str, branch=None, out=sys.stdout, err=sys.stderr):
+def pull(url: str, branch=None, out=sys.stdout, err=sys.stderr) -> Tuple[Dict[str, int], Optional[str]]:
     """Fetch, verify and import; returns {'imported', 'present', 'refused'} counts."""
     url = gitremote.normalise_repo_url(url, flag="GIT_URL")
     if branch:
