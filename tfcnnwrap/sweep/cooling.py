@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Dict, List
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Tuple
 
 from tfcnnwrap.run import logparse
 
@@ -58,7 +58,7 @@ def _show(display: PlainDisplay, text: str) -> None:
 
 
 def wait_until_cool(read_temps, limit_c, stops=None, show=None, poll_s=None, max_s=COOL_MAX_S,
-                    clock=time.monotonic):
+                    clock=time.monotonic) -> Tuple[float, Dict[Any, Any], bool]:
     """Poll ``read_temps()`` ({index: °C}) until every GPU reads <= ``limit_c``, at most ``max_s``.
 
     (waited seconds, last temperatures, reached): ``reached`` False after ``max_s`` or a stop request.
