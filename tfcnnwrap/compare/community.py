@@ -78,7 +78,7 @@ def community_gpus(rows: List[Any]) -> Dict[str, ReferenceGPU]:
     return gpus
 
 
-def library_rows(models=None):
+def library_rows(models=None) -> List[Any]:
     """The library's verified index rows (of ``models``); [] when there is no library yet."""
     library = Library(create=False)
     try:
@@ -87,7 +87,7 @@ def library_rows(models=None):
         library.close()
 
 
-def _rows_or_warn(models, source):
+def _rows_or_warn(models, source) -> List[Any]:
     """The library's rows; with ``--source all`` an unusable library is a warning, not the end of compare."""
     try:
         return library_rows(models)
@@ -99,7 +99,7 @@ def _rows_or_warn(models, source):
         return []
 
 
-def reference_set(references_csv=None, source: str = "all", models=None):
+def reference_set(references_csv=None, source: str = "all", models=None) -> ReferenceSet:
     """The references compare and rank use: built-in (+ ``references_csv``), community, or all."""
     source = source or "all"
     if source not in SOURCES:

@@ -66,7 +66,7 @@ def _sources(columns: Tuple[Tuple[str, ReferenceGPU], ...], rows: List[Reference
 
 
 def against_references(sweep_path, against, references_csv=None, strict: bool = False, host=None,
-                       include_low_trust: bool = False, source: str = "all"):
+                       include_low_trust: bool = False, source: str = "all") -> AgainstReferences:
     """The sweep's measured rows against each named reference GPU, and each one's geometric mean.
     ``source``: builtin, community (the library's results) or all (tfcnnwrap.compare.community)."""
     columns = tuple(reference_set(references_csv, source).resolve_list(against))

@@ -208,7 +208,7 @@ def sweep_vs_sweeps(baseline_path, candidate_paths, host=None):
     return ABResult(baseline=baseline, comparisons=comparisons)
 
 
-def sweep_vs_sweep(baseline_path, candidate_path, host=None):
+def sweep_vs_sweep(baseline_path, candidate_path, host=None) -> SweepComparison:
     return sweep_vs_sweeps(baseline_path, [candidate_path], host).comparisons[0]
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from tfcnnwrap.compare.community import print_provenance, reference_set
 from tfcnnwrap.errors import UsageError
@@ -53,7 +53,7 @@ class RankRow:
         """The GPU's own figure against the measured one's (x 100): above 100 it is faster."""
         return 10000.0 / self.geomean_pct if self.geomean_pct else None
 
-    def to_dict(self, per, of):
+    def to_dict(self, per, of) -> Dict[str, Any]:
         out = {"gpu": self.gpu, "geomean_pct": self.geomean_pct, "configurations": self.configurations,
                "measured": self.measured, "gpu_id": self.gpu_id, "rank": self.rank, "of": of,
                "relative_pct": self.relative_pct, "speed_geomean_pct": self.speed_geomean_pct, "per": per,

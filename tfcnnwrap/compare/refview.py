@@ -37,7 +37,7 @@ def _fact_text(value, unit: str) -> str:
     return "unpublished" if value == "unpublished" else "-"
 
 
-def select(references, gpu_name=None, model=None):
+def select(references, gpu_name=None, model=None) -> List[Tuple[ReferenceGPU, List[Result]]]:
     """[(gpu, [its results])] after the --gpu and --model filters; UsageError when nothing is left."""
     gpus = [references.resolve(gpu_name)] if gpu_name else list(references)
     out = []
