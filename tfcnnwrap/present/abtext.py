@@ -33,7 +33,7 @@ def environment_lines(comparison: SweepComparison) -> List[str]:
     return lines
 
 
-def _geomean_row(comparison):
+def _geomean_row(comparison) -> Dict[str, Any]:
     row = dict({k: None for k in AB_COLUMNS}, model=GEOMEAN, change_pct=comparison.geomean_change_pct,
                pairs=comparison.pairs)
     row["environment_differences"] = [{"what": w, "baseline": b, "candidate": c}

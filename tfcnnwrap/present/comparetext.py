@@ -43,7 +43,7 @@ def describe_condition(key: str, value: Union[int, str]) -> str:
     return "%s %s" % (key, value)
 
 
-def cell_text(cell):
+def cell_text(cell) -> str:
     """The seed's cell: published images/sec, (measured / reference), a dagger under other conditions."""
     if not cell.found:
         return "n/a"
@@ -95,7 +95,7 @@ def against_json(comparison: AgainstReferences) -> Dict[str, Any]:
                 extra={"sweep": str(sweep.path), "strict": comparison.strict, "geomean": geo})
 
 
-def against_csv_rows(comparison):
+def against_csv_rows(comparison) -> Tuple[List[Dict[str, Any]], List[str]]:
     columns = ["model", "batch_size", "measured"]
     for typed, _ in comparison.columns:
         columns += ["%s images_per_sec" % typed, "%s ratio_pct" % typed, "%s comparable" % typed]

@@ -49,7 +49,7 @@ def fit_title(title: str, width_in: float, fontsize: float = 12, em: float = 0.6
     return "\n".join(textwrap.wrap(title, chars, break_on_hyphens=False)) or title
 
 
-def _figure(panels, title, footnotes=()):
+def _figure(panels, title, footnotes=()) -> Figure:
     """A Figure with one horizontal-bar panel per entry of ``panels``.
 
     A panel is {"title", "bars": [{"label", "value", "text", "color", "hatch"}], "xlabel", "line"}; bars are
@@ -233,7 +233,7 @@ def plot_ab(result, path):
     _save(ab_figure(result), path)
 
 
-def ab_figure(result):
+def ab_figure(result) -> Figure:
     """Baseline against each candidate per configuration, and each change (compareab.ABResult; a single
     compareab.SweepComparison is read as one candidate)."""
     comparisons = getattr(result, "comparisons", None) or (result,)

@@ -69,7 +69,7 @@ def _efficiency_label(ax: Axes, x, y: float, efficiency: Optional[float], color:
                     fontsize=8, color=color)
 
 
-def scaling_panel(ax, rows):
+def scaling_panel(ax, rows) -> Axes:
     """Every model's efficiency (speed-up over one GPU / count, %) against the GPU count, ideal scaling the
     dashed 100% line; shared by all models whatever their images/sec. A model without a 1-GPU mean has no
     speed-up: it is named in the title instead."""
@@ -102,7 +102,7 @@ def _fitted_title(ax, text, fontsize: int = 10) -> None:
     ax.set_title(fit_title(text, width_in, fontsize, em=0.52), fontsize=fontsize)
 
 
-def model_panel(ax, rows, color=COLORS[0]):
+def model_panel(ax, rows, color=COLORS[0]) -> Axes:
     """One model's images/sec against the GPU count (``rows``: its rows by count), the ideal line from its
     1-GPU mean, each point labelled with its efficiency."""
     points = [(r.num_gpus, r.mean, r.efficiency_pct) for r in rows if r.mean is not None]

@@ -27,7 +27,7 @@ def _pct(value: float) -> str:
     return "%.1f%%" % value
 
 
-def placement(ranking):
+def placement(ranking) -> str:
     """One sentence: the measured GPU's place, its neighbours and the figures that put it there."""
     me = ranking.measured_row
     faster, level, slower = ranking.neighbours()
@@ -93,7 +93,7 @@ def rank_text_rows(
     return rows, columns
 
 
-def rank_notes(ranking):
+def rank_notes(ranking) -> List[str]:
     sweep = ranking.sweep
     notes = [placement(ranking)]
     notes.append("Score: the geometric mean over the configurations a reference shares with this sweep of "
