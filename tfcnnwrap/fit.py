@@ -10,7 +10,7 @@ that print tables.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, List, Tuple, Union
+from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Tuple, Union
 
 from rich import box
 from rich.cells import cell_len
@@ -41,7 +41,7 @@ def _cell_range(text: str, wrap: bool) -> Tuple[int, ...]:
     return max(words or [0]), widest
 
 
-def wrap_parts(parts, width: int, sep: str = " · "):
+def wrap_parts(parts, width: int, sep: str = " · ") -> List[Any]:
     """Greedy lines of ``parts`` joined by ``sep``, a part never broken unless it alone is wider than
     ``width`` (a long path)."""
     lines, line = [], ""
@@ -154,7 +154,7 @@ class FittedTable(Table):
 
     # -- rendering --------------------------------------------------------------------------------------
 
-    def _title(self, width: int):
+    def _title(self, width: int) -> Optional[Text]:
         if not self.fit_title:
             return None
         if isinstance(self.fit_title, (list, tuple)):

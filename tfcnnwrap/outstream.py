@@ -53,7 +53,7 @@ class GuardedStream(io.TextIOBase):
         except (OSError, ValueError, AttributeError):
             pass
 
-    def write(self, text):
+    def write(self, text) -> int:
         if self.lost is None:
             try:
                 self._stream.write(text)

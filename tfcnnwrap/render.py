@@ -18,6 +18,7 @@ from tfcnnwrap.jsontext import csv_cell, dumps, envelope
 
 if TYPE_CHECKING:
     pass
+    from tfcnnwrap.fit import FittedTable
 
 
 class Col(NamedTuple):
@@ -89,7 +90,7 @@ def human(value: Any, digits: int = 2) -> str:
     return safe_text(str(value))
 
 
-def to_json(obj):
+def to_json(obj) -> str:
     return dumps(obj, indent=2)
 
 
@@ -150,7 +151,7 @@ def _numeric(rows: List[Dict[str, Any]], key: str) -> bool:
     return bool(texts) and all(_FIGURE.match(v.strip()) for v in texts)
 
 
-def make_table(rows, columns=None, title=None, digits: int = 2, caption=None, hint=None):
+def make_table(rows, columns=None, title=None, digits: int = 2, caption=None, hint=None) -> FittedTable:
     """A rich table of ``rows`` that fits the width it is printed at (``fit.FittedTable``): no cell ever
     folds, the highest-priority columns drop out first, a line names them. ``title``: text, or a list of
     parts kept whole and wrapped between them (a GPU name never splits)."""
