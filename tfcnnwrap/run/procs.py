@@ -24,7 +24,6 @@ import threading
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 if TYPE_CHECKING:
-    pass
     from pathlib import Path
 
 GRACE_S = 3.0  # between SIGTERM and SIGKILL of a process group

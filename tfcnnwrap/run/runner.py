@@ -19,15 +19,11 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
 from tfcnnwrap import safefs
 from tfcnnwrap.run.logparse import LogParser, ParsedLog, classify, good_total
 from tfcnnwrap.run.procs import OUTPUT_GRACE_S, ProcessGroup
-
-if TYPE_CHECKING:
-    pass
-
 
 READ_CHUNK = 64 * 1024
 # Windows cannot interrupt a blocking pipe read with Ctrl-C: there the pipe is read by a thread and the main
