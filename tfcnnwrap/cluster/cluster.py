@@ -21,7 +21,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 from tfcnnwrap import safefs
 from tfcnnwrap.cluster.clusterplan import ClusterPlan, Task, build_plan
@@ -29,10 +29,6 @@ from tfcnnwrap.run.logparse import LogParser, ParsedLog, classify, good_total, l
 from tfcnnwrap.run.procs import ProcessGroup
 from tfcnnwrap.run.runner import WINDOWS_WAIT_SLICE_S, Pump, RunOutcome, watch_output
 from tfcnnwrap.run.runner import verdict as verdict_of
-
-if TYPE_CHECKING:
-    pass
-
 
 LOCAL_HOST = "localhost"
 # After the reporting tasks end, the other workers of a ps job (which finish together with worker 0 when
