@@ -14,16 +14,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 from tfcnnwrap.results.aggregate import STAT_DECIMALS
 from tfcnnwrap.results.comparesweep import Sweep, geometric_mean
 from tfcnnwrap.results.records import ChangeRow
-
-if TYPE_CHECKING:
-    pass
-
-
 
 ALPHA = 0.05
 # Plan keys that do not change what a figure means (models show as rows; runs and the timeout as counts).
