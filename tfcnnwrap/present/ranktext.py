@@ -12,7 +12,6 @@ from tfcnnwrap.present.comparetext import _emit_text, conditions_line, low_trust
 from tfcnnwrap.present.linknote import link_notes
 
 if TYPE_CHECKING:
-    pass
     from tfcnnwrap.compare.rank import Ranking
 
 _WHAT = {None: "images/sec", "watt": "images/sec per watt", "dollar": "images/sec per dollar"}
