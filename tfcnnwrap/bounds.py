@@ -10,7 +10,10 @@ Standard library only: the CLI's parsers import this for ``--help``.
 from __future__ import annotations
 
 import math
-from typing import Union
+
+TYPE_CHECKING = False  # typing's own flag would import typing, which --help does without (cli, bounds, errors)
+if TYPE_CHECKING:
+    from typing import Union
 
 MAX_TEXT = 40  # longer number texts are refused before int()/float() spend time on them
 MAX_LIST = 16  # most values in a comma-separated list (--num-gpus 1,2,4,8)

@@ -12,13 +12,13 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional
 
 from tfcnnwrap import __version__, bounds
 from tfcnnwrap.errors import EXIT_INTERRUPTED, EXIT_USAGE, TfcnnwrapError
 
+TYPE_CHECKING = False  # typing's own flag would import typing, which --help does without (cli, bounds, errors)
 if TYPE_CHECKING:
-    pass
+    from typing import List, Optional
 
 DEFAULT_REPO_URL = "https://github.com/tensorflow/benchmarks.git"
 # What matplotlib's Agg canvas writes, by file suffix (checked without importing matplotlib).

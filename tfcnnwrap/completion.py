@@ -14,7 +14,6 @@ from tfcnnwrap.cli import build_parser
 from tfcnnwrap.errors import SetupError
 
 if TYPE_CHECKING:
-    pass
     from argparse import Namespace
 
 

@@ -19,7 +19,6 @@ from rich.table import Table
 from rich.text import Text
 
 if TYPE_CHECKING:
-    pass
     from rich.console import Console, ConsoleOptions
 
 

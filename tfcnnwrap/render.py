@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, NoReturn, Optiona
 from tfcnnwrap.jsontext import csv_cell, dumps, envelope
 
 if TYPE_CHECKING:
-    pass
     from tfcnnwrap.fit import FittedTable
 
 
