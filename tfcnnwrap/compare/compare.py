@@ -52,7 +52,9 @@ class AgainstReferences:
         return sum(1 for r in self.rows if r.measured is not None)
 
 
-def _sources(columns: Tuple[Tuple[str, ReferenceGPU], ...], rows: List[ReferenceRow]) -> Any:
+def _sources(
+    columns: Tuple[Tuple[str, ReferenceGPU], ...], rows: List[ReferenceRow]
+) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
     """The sources of the figures the table shows (a GPU's library may cite hundreds), in column order."""
     cited: dict = {}
     for i, (typed, _gpu) in enumerate(columns):
