@@ -12,7 +12,7 @@ import math
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, NoReturn, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, NoReturn, Optional, Sequence, Tuple, Union
 
 from tfcnnwrap.jsontext import csv_cell, dumps, envelope
 
@@ -93,7 +93,7 @@ def to_json(obj) -> str:
     return dumps(obj, indent=2)
 
 
-def columns_of(rows: List[Dict[str, Any]], columns: Optional[Any] = None) -> List[Col]:
+def columns_of(rows: List[Dict[str, Any]], columns: Optional[Sequence[Any]] = None) -> List[Col]:
     """``columns`` (keys, (key, header[, priority[, wrap]]) tuples or Cols) as Cols; every key of ``rows``
     in first-seen order when not given."""
     if columns:
