@@ -194,7 +194,7 @@ def _plan_from_dict(data: Dict[str, Any]) -> ClusterPlan:
                        extra_worker_flags=tuple(str(f) for f in data.get("extra_worker_flags") or ()))
 
 
-def _int(value) -> int:
+def _int(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError("%r is not a non-negative integer" % (value,))
     return value
