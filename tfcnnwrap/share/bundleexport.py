@@ -16,7 +16,7 @@ import socket
 import stat
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Union
 
 from tfcnnwrap import safefs
 from tfcnnwrap.errors import UsageError
@@ -42,7 +42,7 @@ _RUN_KEYS = ("model", "batch_size", "run", "status", "images_per_sec", "exit_cod
 class Redactor:
     """Replaces the host name, the user name and home paths in every string it is given."""
 
-    def __init__(self, hosts=(), keep_host: bool = False) -> None:
+    def __init__(self, hosts: Iterable[object] = (), keep_host: bool = False) -> None:
         self.patterns = []
         home = str(Path.home())
         if len(home) > 1:
