@@ -226,7 +226,7 @@ def summary_table(rows: List[dict], caption: str) -> Table:
     return table
 
 
-def config_label(row) -> str:
+def config_label(row: object) -> str:
     get = row.get if isinstance(row, dict) else (lambda k: getattr(row, k, None))
     text = "%s bs%s" % (get("model"), get("batch_size"))
     if (get("num_gpus") or 1) > 1:
@@ -236,7 +236,7 @@ def config_label(row) -> str:
     return text
 
 
-def means_chart(rows: List[dict]):
+def means_chart(rows: List[dict]) -> Optional[htmlcharts.BarChart]:
     bars = [htmlcharts.Bar(config_label(r), r["mean"], num(r["mean"]), r.get("min"), r.get("max"), "measured")
             for r in rows if isinstance(r.get("mean"), (int, float))]
     if not bars:
@@ -247,7 +247,7 @@ def means_chart(rows: List[dict]):
                                 bars, axis="images/sec", desc=desc)
 
 
-def scaling_chart(rows: List[dict]):
+def scaling_chart(rows: List[dict]) -> Optional[htmlcharts.LineChart]:
     """images/sec against GPU count per model, with the ideal (one GPU's figure times the count) dashed."""
     by_model: dict = {}
     for r in rows:

@@ -122,7 +122,7 @@ def sweep_entry(path: Path, out_dir: Path) -> Entry:
     return Entry(key=str(path.resolve()), kind="sweep", view=view, conditions=view.conditions)
 
 
-def _scalar_text(value, limit: int = 300) -> str:
+def _scalar_text(value: object, limit: int = 300) -> str:
     text = text_of(value)
     return text if len(text) <= limit else text[:limit - 1] + "\u2026"
 
@@ -204,7 +204,7 @@ def bundle_entry(path: Path, data: dict, verified: bool = True) -> Entry:
                  logs=logs, unverified=not verified)
 
 
-def _condition_text(value) -> str:
+def _condition_text(value: object) -> str:
     if isinstance(value, bool):
         return "XLA" if value else "no XLA"
     return str(value)[:80] if value not in (None, "") else "not recorded"
