@@ -9,7 +9,10 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import TYPE_CHECKING, Dict, List, Optional
+
+if TYPE_CHECKING:
+    from rich.console import Console
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
@@ -186,7 +189,7 @@ def list_remote_heads(url: str) -> Dict[str, str]:
     return heads
 
 
-def clone_branch(url: str, branch, dest, console=None) -> str:
+def clone_branch(url: str, branch: str, dest: Path, console: Optional[Console] = None) -> str:
     """Clone ``branch`` of ``url`` (depth 1, single branch, no tags) into the empty directory ``dest``;
     returns the commit sha. Every git failure is a SetupError naming the fix."""
     git = import_git()
