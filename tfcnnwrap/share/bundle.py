@@ -210,11 +210,11 @@ def _check_values(text: bytes, where: str, most: int) -> None:
     raise BundleRefused("%s: holds more than %d JSON values, over the limit of a bundle; not parsed" % (where, most))
 
 
-def _number(value):
+def _number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _whole(value) -> bool:
+def _whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
