@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import statistics
 import sys
-from typing import TYPE_CHECKING, Any, Dict, List, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from tfcnnwrap import render
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
@@ -78,7 +78,7 @@ def community_gpus(rows: List[Any]) -> Dict[str, ReferenceGPU]:
     return gpus
 
 
-def library_rows(models=None) -> List[Any]:
+def library_rows(models: Optional[Sequence[str]] = None) -> List[Any]:
     """The library's verified index rows (of ``models``); [] when there is no library yet."""
     library = Library(create=False)
     try:
@@ -87,7 +87,7 @@ def library_rows(models=None) -> List[Any]:
         library.close()
 
 
-def _rows_or_warn(models, source) -> List[Any]:
+def _rows_or_warn(models: Optional[Sequence[str]], source: str) -> List[Any]:
     """The library's rows; with ``--source all`` an unusable library is a warning, not the end of compare."""
     try:
         return library_rows(models)
@@ -99,7 +99,9 @@ def _rows_or_warn(models, source) -> List[Any]:
         return []
 
 
-def reference_set(references_csv=None, source: str = "all", models=None) -> ReferenceSet:
+def reference_set(
+    references_csv: Optional[str] = None, source: str = "all", models: Optional[Sequence[str]] = None
+) -> ReferenceSet:
     """The references compare and rank use: built-in (+ ``references_csv``), community, or all."""
     source = source or "all"
     if source not in SOURCES:
