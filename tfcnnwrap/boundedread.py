@@ -40,7 +40,7 @@ def _open(path: Union[Path, str], what: str) -> int:
             from None
 
 
-def _too_big(path, limit: int, what: str) -> UsageError:
+def _too_big(path: Union[Path, str], limit: int, what: str) -> UsageError:
     return UsageError("%s is larger than %d MiB, too large for %s; give a smaller file"
                       % (path, limit // (1024 * 1024), what))
 
@@ -58,7 +58,7 @@ def _read_regular(fd: int, path: Union[Path, str], limit: int, what: str) -> byt
         chunks.append(chunk)
 
 
-def _read_pipe(fd: int, path, limit: int, what: str, idle_s, total_s):
+def _read_pipe(fd: int, path: Union[Path, str], limit: int, what: str, idle_s: float, total_s: float) -> bytes:
     """A pipe's bytes until it ends; UsageError when it goes quiet for ``idle_s`` or lasts past ``total_s``."""
     chunks: List[bytes] = []
     size = 0
