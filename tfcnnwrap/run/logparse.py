@@ -228,7 +228,7 @@ def _payload(line: str) -> str:
     return line.lstrip()
 
 
-def _message(line: str):
+def _message(line: str) -> str:
     """One line for people: no TF C++ or logger prefix, at most MESSAGE_CHARS long."""
     m = _TF_CPP_PREFIX_RE.match(line)
     text = line[m.end():] if m is not None else _payload(line)
@@ -513,7 +513,7 @@ class LogParser:
 
     # -- the line handlers: both engines hand them the lines that hold their concern's markers ----------
 
-    def _add_steps(self, count: int, last_line) -> None:
+    def _add_steps(self, count: int, last_line: str) -> None:
         """``count`` plain step lines the scanner counted without decoding; ``last_line`` the last one."""
         self._log.steps_seen += count
         self._last_step_line = last_line
@@ -642,7 +642,7 @@ class LogParser:
         if self._oom is None or rank > self._oom[0]:
             self._oom = (rank, _message(line))
 
-    def _exception_line(self, name: str, text) -> None:
+    def _exception_line(self, name: str, text: str) -> None:
         if name.endswith(FLAG_EXCEPTIONS) or "Received unknown positional arguments" in text:
             self._flag = (2, _message(text))
         # the last exception of a log is the one that ended it; it outranks the other crash signs
