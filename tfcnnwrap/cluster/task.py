@@ -16,7 +16,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, List, Optional
 
 from tfcnnwrap.cluster.clusterplan import ClusterPlan
 from tfcnnwrap.errors import EXIT_USAGE, TfcnnwrapError, UsageError
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 LOCAL_NAMES = ("localhost", "127.0.0.1", "::1")
 
 
-def _args(argv):
+def _args(argv: Optional[List[str]]) -> Namespace:
     parser = argparse.ArgumentParser(prog="python -m tfcnnwrap.cluster.task", description=__doc__.split("\n\n")[0])
     parser.add_argument("--plan", required=True, help="the cluster plan (JSON, ClusterPlan.to_json)")
     parser.add_argument("--script", required=True, help="path of tf_cnn_benchmarks.py")
@@ -76,7 +76,7 @@ def _warn_if_elsewhere(task) -> None:
                      "hostfile with --distribution=arbitrary)\n" % (task.name, here, task.host))
 
 
-def main(argv=None):
+def main(argv: Optional[List[str]] = None) -> int:
     try:
         args = _args(argv)
         argv, env, cwd, task = resolve(args, os.environ)
