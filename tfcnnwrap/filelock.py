@@ -75,7 +75,7 @@ class FileLock:
     def held(self) -> bool:
         return self.fh is not None
 
-    def acquire(self):
+    def acquire(self) -> FileLock:
         fh = safefs.open_existing_rw(self.path)
         try:
             (_lock_windows if os.name == "nt" else _lock_posix)(fh, self.shared)

@@ -53,7 +53,7 @@ class GuardedStream(io.TextIOBase):
         except (OSError, ValueError, AttributeError):
             pass
 
-    def write(self, text) -> int:
+    def write(self, text: str) -> int:
         if self.lost is None:
             try:
                 self._stream.write(text)
@@ -77,7 +77,7 @@ class GuardedStream(io.TextIOBase):
         except (OSError, ValueError):
             return False
 
-    def fileno(self):
+    def fileno(self) -> int:
         return self._stream.fileno()
 
     @property
@@ -93,7 +93,7 @@ class GuardedStream(io.TextIOBase):
         return getattr(self._stream, "line_buffering", False)
 
 
-def _why(exc) -> str:
+def _why(exc: BaseException) -> str:
     return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
 
 
