@@ -52,7 +52,7 @@ class Sweep:
     def name(self) -> str:
         return self.path.resolve().name or str(self.path)
 
-    def gpu_label(self):
+    def gpu_label(self) -> Optional[str]:
         return self.meta.gpu_names() or None
 
     def label(self) -> str:
@@ -71,7 +71,7 @@ class Sweep:
             cond["num_gpus"] = num_gpus * self.plan.job_workers()
         return cond
 
-    def mean_power_w(self, config=None):
+    def mean_power_w(self, config=None) -> Optional[float]:
         """Mean GPU power over ok runs (of ``config``) whose telemetry recorded ``mean_power_w``; None."""
         powers = []
         for r in self.runs:

@@ -87,7 +87,7 @@ class RunSpec(NamedTuple):
     run: int
 
     @property
-    def config(self):
+    def config(self) -> Tuple[str, int, int]:
         """The configuration the run measures; its runs are pooled in the summary."""
         return (self.model, self.batch_size, self.num_gpus)
 
@@ -321,7 +321,7 @@ def _int(value, bound, flag=None):
         raise UsageError("%s %s" % (flag or bound.flag, exc)) from None
 
 
-def parse_batch_size(item: str):
+def parse_batch_size(item: str) -> Tuple[str, int]:
     """'vgg16=32' -> ('vgg16', 32)."""
     model, sep, size = str(item).partition("=")
     model = model.strip()

@@ -76,7 +76,7 @@ def scaling_table(rows):
     return make_table(texts, cols, title=TITLE, caption=CAPTION)
 
 
-def scaling_markdown(rows):
+def scaling_markdown(rows) -> str:
     lines = ["### %s" % TITLE, "", "| " + " | ".join(h for _, h in COLUMNS) + " |",
              "|---|" + "---:|" * (len(COLUMNS) - 1)]
     for row in view_rows(rows):

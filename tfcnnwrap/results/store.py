@@ -13,7 +13,7 @@ import re
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple, Union
 
 from tfcnnwrap import safefs
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
@@ -169,7 +169,7 @@ class SweepDir:
         return self.log_relpath(spec.model, spec.batch_size, spec.run, suffix,
                                 spec.num_gpus if plan.scaling else None)
 
-    def inside(self, relpath: str):
+    def inside(self, relpath: str) -> Optional[Path]:
         """The absolute path of ``relpath`` if it stays inside the sweep directory, else None."""
         if not isinstance(relpath, str) or not relpath:
             return None
@@ -437,6 +437,6 @@ def newest_sweep(results_dir=None):
     return found[-1]
 
 
-def plan_order(meta):
+def plan_order(meta) -> List[Tuple[str, int]]:
     """(model, batch_size) pairs in the order the sweep's plan lists them."""
     return SweepMeta.from_dict(meta).plan_order
