@@ -48,7 +48,7 @@ class AgainstReferences:
     low_trust_left_out: int = 0  # derived/partial rows of these GPUs and models left out
 
     @property
-    def measured_count(self):
+    def measured_count(self) -> int:
         return sum(1 for r in self.rows if r.measured is not None)
 
 
