@@ -72,7 +72,7 @@ def _carries_information(column: Col, rows: List[Dict[str, Any]]) -> bool:
     return any(v not in (None, "", (), []) for v in values)
 
 
-def table_columns(rows):
+def table_columns(rows) -> List[Col]:
     """The columns worth a place for these rows (dicts)."""
     return [c for c in TABLE_COLUMNS if _carries_information(c, rows)]
 
