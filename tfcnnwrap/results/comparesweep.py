@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from tfcnnwrap.results.records import RunRecord
 
 
-def config_of(row: Union[SummaryRow, RunRecord]):
+def config_of(row: Union[SummaryRow, RunRecord]) -> Tuple[str, int, Optional[int]]:
     """(model, batch_size, num_gpus): what a row or record measured, hosts pooled."""
     return (row.model, row.batch_size, row.num_gpus)
 

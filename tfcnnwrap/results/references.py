@@ -201,7 +201,7 @@ class ReferenceGPU:
     def power_w(self) -> Optional[float]:
         return Facts.number(self.facts.power_w)
 
-    def sources(self):
+    def sources(self) -> List[str]:
         seen = []
         for r in self.results:
             if r.source and r.source not in seen:
