@@ -146,7 +146,7 @@ def _run_smi(
     return code, (out + err).decode("utf-8", "replace")
 
 
-def choose_fields(path):
+def choose_fields(path: Optional[str]) -> Tuple[str, ...]:
     """The sample fields this nvidia-smi knows: the legacy seven, plus throttle reasons (whichever name the
     driver uses) and the PCIe link. Asked once with ``--help-query-gpu``; a driver whose help cannot be read
     gets one trial query of the full list and, if refused, the legacy fields."""
@@ -274,7 +274,7 @@ class Sampler:
             lines.pop()  # being written
         return latest_with_fields(lines, self.fields)
 
-    def stop(self):
+    def stop(self) -> Optional[Dict[str, Any]]:
         """End sampling and return the summary (see ``summarize_samples``); never raises, and a second call
         returns the same summary."""
         if self._summary is not None:
