@@ -16,7 +16,7 @@ import math
 import sys
 import time
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple, Union
 
 from tfcnnwrap.render import gpus_text
 from tfcnnwrap.run.logparse import STAGE_TIMED
@@ -368,7 +368,7 @@ class LiveDisplay:
             self.live = None
 
 
-def make_display(console: Console):
+def make_display(console: Console) -> Union[LiveDisplay, PlainDisplay]:
     if console.is_terminal:
         return LiveDisplay(console)
     return PlainDisplay()
