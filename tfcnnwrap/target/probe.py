@@ -123,7 +123,7 @@ class Bandwidth:
         reason = _text(data.get("reason"))
         return cls(figures[0], figures[1], reason[:300] if reason else None)
 
-    def to_dict(self):
+    def to_dict(self) -> Dict[str, Any]:
         return {"h2d_gbps": self.h2d_gbps, "d2h_gbps": self.d2h_gbps, "reason": self.reason}
 
 
