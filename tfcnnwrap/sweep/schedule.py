@@ -14,15 +14,13 @@ Pure: it sees the records the sweep has written and says what to run (or to reco
 from __future__ import annotations
 
 import statistics
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Set, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Set, Tuple
 
 from tfcnnwrap.results.aggregate import ci95_pct
 from tfcnnwrap.results.plan import RunSpec
 from tfcnnwrap.results.records import Status
 
 if TYPE_CHECKING:
-    from types import SimpleNamespace
-
     from tfcnnwrap.results.plan import Plan
     from tfcnnwrap.results.records import RunRecord
 
@@ -133,7 +131,7 @@ def runs_to_do(plan: Plan, records: List[RunRecord], retry_failed: bool) -> List
     return Schedule(plan, records, retry_failed).planned()
 
 
-def oom_hints(runs: List[Union[SimpleNamespace, RunRecord]]) -> List[Any]:
+def oom_hints(runs: List[RunRecord]) -> List[str]:
     """One line per model and batch size (per device) that ran out of GPU memory: the batch size to try
     instead. A scaling sweep that ran out at several GPU counts gets one line naming them: the fix is one."""
     lines = []
