@@ -26,7 +26,6 @@ from tfcnnwrap.results.comparesweep import Sweep, config_of, geometric_mean
 from tfcnnwrap.results.references import CONDITIONS
 
 if TYPE_CHECKING:
-
     from argparse import Namespace
 
     from tfcnnwrap.results.references import ReferenceGPU

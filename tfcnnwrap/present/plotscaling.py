@@ -17,7 +17,6 @@ from tfcnnwrap.errors import UsageError
 from tfcnnwrap.present.plot import _save, fit_title, require_matplotlib
 
 if TYPE_CHECKING:
-
     from pathlib import Path
 
     from matplotlib.axes._axes import Axes

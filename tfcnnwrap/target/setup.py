@@ -24,7 +24,6 @@ from tfcnnwrap.run.procs import format_command, pip_install_command
 from tfcnnwrap.target import checkout, gitremote, probe, versions
 
 if TYPE_CHECKING:
-
     from argparse import Namespace
 
     from tfcnnwrap.filelock import FileLock
