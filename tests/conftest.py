@@ -14,6 +14,7 @@ import venv
 from pathlib import Path
 
 import pytest
+from pidwait import pid_alive, wait_gone  # noqa: F401 - the tests' one pid helper, imported from here too
 
 # A suite started in the background by a non-interactive shell inherits SIGINT ignored (POSIX shells do that
 # to `cmd &`), and so would every process it starts: the Ctrl-C tests need what a terminal gives.
@@ -368,33 +369,6 @@ def slurm():
     if done.returncode != 0 or not ready:
         pytest.fail("TFCNNWRAP_SLURM=1 but sinfo says %r %r; %s" % (done.stdout, done.stderr, SLURM_NOT_UP))
     return SlurmCluster(conf, ready[0])
-
-
-def pid_alive(pid, wait_s=0.0):
-    """Whether ``pid`` still runs (a zombie has ended). ``wait_s``: first wait up to that long, on a pidfd (no
-    sleeping), for a process just signalled to finish dying: a kill takes effect a moment after kill()."""
-    if wait_s and hasattr(os, "pidfd_open"):
-        import select
-
-        try:
-            fd = os.pidfd_open(pid)
-        except OSError:
-            return False
-        try:
-            select.select([fd], [], [], wait_s)
-        finally:
-            os.close(fd)
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open("/proc/%d/stat" % pid) as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return not sys.platform.startswith("linux")  # Linux: gone since kill(); elsewhere no /proc to ask
 
 
 # --- Test tiers (README: the everyday loop is `python -m pytest -q -m "not slow"`) ----------------------------

@@ -95,11 +95,11 @@ def test_bandwidth_figures_from_the_probe_are_checked(value):
 
 
 def test_bandwidth_row_for_figures_and_reasons():
-    row = doctor.bandwidth_row({"h2d_gbps": 2.61, "d2h_gbps": 2.83, "reason": None})
+    row = doctor.bandwidth_row(probe.Bandwidth(2.61, 2.83, None)).to_json()
     assert row["status"] == "ok" and row["value"] == "host->GPU 2.6 GB/s, GPU->host 2.8 GB/s"
-    assert doctor.bandwidth_row({"h2d_gbps": None, "d2h_gbps": None,
-                                 "reason": "TensorFlow sees no GPU (CPU only): there is no link to measure"}
-                                )["status"] == "info"
+    assert doctor.bandwidth_row(probe.Bandwidth(None, None,
+                                "TensorFlow sees no GPU (CPU only): there is no link to measure")
+                                ).status == "info"
 
 
 @pytest.mark.tf

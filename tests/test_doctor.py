@@ -190,8 +190,7 @@ def synthetic_report(**overrides):
         "probe_complete": True, "probe_stage": "done",
     }
     report.update(overrides)
-    report["checks"] = doctor.checks(report)
-    return report
+    return doctor.DoctorReport.from_json(report).with_checks()
 
 
 def test_ascii_console_gets_words_instead_of_symbols(monkeypatch):
@@ -231,8 +230,7 @@ def test_cannot_tell_with_nvidia_smi_is_the_gpu_as_sweep_decides(monkeypatch):
     monkeypatch.setenv("TFCNNWRAP_NVIDIA_SMI", str(FAKE_DIR / "nvidia-smi"))
     smi = {"path": "nvidia-smi", "gpus": [{"name": "NVIDIA GeForce RTX 2070", "driver_version": "417.35",
                                           "memory_total_mib": 8192}]}
-    report = synthetic_report(git="2.39.5", gpus=None, vendor=CHECKOUT, nvidia_smi=smi)
-    report.update(doctor.readiness(report))
+    report = synthetic_report(git="2.39.5", gpus=None, vendor=CHECKOUT, nvidia_smi=smi).with_readiness().to_json()
     assert report["device"] == resolve_device("auto", type("P", (), {"gpus": None}))[0] == "gpu"
     assert report["ready"] is True
     assert report["verdict"] == ("ready: a sweep would run on the GPU (nvidia-smi sees NVIDIA GeForce RTX 2070; "
@@ -240,24 +238,24 @@ def test_cannot_tell_with_nvidia_smi_is_the_gpu_as_sweep_decides(monkeypatch):
 
 
 def test_readiness_blockers():
-    assert doctor.readiness(synthetic_report(git="2.39.5", vendor=CHECKOUT))["blockers"] == []
+    assert doctor.readiness(synthetic_report(git="2.39.5", vendor=CHECKOUT)).blockers == []
     # no checkout: not ready, and then git (which setup needs) is a failure too
-    assert doctor.readiness(synthetic_report())["blockers"] == ["vendor checkout", "git"]
+    assert doctor.readiness(synthetic_report()).blockers == ["vendor checkout", "git"]
     # a checkout is there: sweeps need no git
     facts = doctor.readiness(synthetic_report(vendor=CHECKOUT))
-    assert facts["ready"] and facts["blockers"] == []
+    assert facts.ready and facts.blockers == []
     mismatch = dict(CHECKOUT, branch_warning="fetched for TensorFlow 2.4")
-    assert doctor.readiness(synthetic_report(git="2.39.5", vendor=mismatch))["blockers"] == ["vendor checkout"]
+    assert doctor.readiness(synthetic_report(git="2.39.5", vendor=mismatch)).blockers == ["vendor checkout"]
     gone = dict(CHECKOUT, script_present=False)
-    assert doctor.readiness(synthetic_report(git="2.39.5", vendor=gone))["ready"] is False
+    assert doctor.readiness(synthetic_report(git="2.39.5", vendor=gone)).ready is False
     keras = synthetic_report(git="2.39.5", vendor=CHECKOUT, tensorflow_version="2.17.0", legacy_keras_needed=True)
-    assert doctor.readiness(keras)["blockers"] == ["tf-keras"]
+    assert doctor.readiness(keras).blockers == ["tf-keras"]
     broken = synthetic_report(git="2.39.5", vendor=CHECKOUT, tensorflow_importable=False)
-    assert doctor.readiness(broken)["blockers"] == ["TensorFlow"]
+    assert doctor.readiness(broken).blockers == ["TensorFlow"]
 
 
 def test_slow_gpu_matmul_is_a_warning():
-    report = synthetic_report(matmul={"cpu_gflops": 180.0, "gpu_gflops": 200.0, "speedup": 1.1})
+    report = synthetic_report(matmul={"cpu_gflops": 180.0, "gpu_gflops": 200.0, "speedup": 1.1}).to_json()
     assert check(report, doctor.MATMUL)["status"] == "warn"
 
 
@@ -277,7 +275,7 @@ def test_capture_environment_holds_the_listed_facts(fake_tf, monkeypatch):
     argv = ["tfcnnwrap", "sweep", "--models", "resnet50", "--", "--use_fp16=True"]
     from tfcnnwrap.target.probe import ProbeAnswer
 
-    env = envinfo.capture_environment(probe=ProbeAnswer.from_json(probe), manifest=manifest, argv=argv)
+    env = envinfo.capture_environment(probe=ProbeAnswer.from_json(probe), manifest=manifest, argv=argv).to_json()
     assert env["host"]
     assert env["os"]["system"] and env["os"]["platform"]
     assert env["cpu_model"]
@@ -299,7 +297,7 @@ def test_capture_environment_holds_the_listed_facts(fake_tf, monkeypatch):
 
 
 def test_capture_environment_asks_the_probe_itself(fake_tf):
-    env = envinfo.capture_environment(python=fake_tf("1.12.0", dist="tensorflow-gpu"))
+    env = envinfo.capture_environment(python=fake_tf("1.12.0", dist="tensorflow-gpu")).to_json()
     assert env["tensorflow_version"] == "1.12.0"
     assert env["upstream"] == {"url": None, "branch": None, "commit": None}
 
@@ -313,7 +311,7 @@ def test_capture_environment_never_raises(monkeypatch, tmp_path):
     monkeypatch.setattr(envinfo.socket, "gethostname", broken)
     monkeypatch.setattr(envinfo, "_windows_cpu_model", broken)
     monkeypatch.setattr(envinfo, "_windows_ram_bytes", broken)
-    env = envinfo.capture_environment(python=tmp_path / "no-python", manifest="not a dict")
+    env = envinfo.capture_environment(python=tmp_path / "no-python", manifest="not a dict").to_json()
     assert env["host"] is None
     assert env["tensorflow_version"] is None
     assert "--python" in env["probe_error"]
@@ -323,10 +321,10 @@ def test_capture_environment_never_raises(monkeypatch, tmp_path):
 
 def test_command_line_for_python_dash_m(monkeypatch):
     monkeypatch.setattr(sys, "argv", [str(Path("x") / "tfcnnwrap" / "__main__.py"), "doctor", "--python", "a b"])
-    cmd = envinfo.command_line()
+    cmd = envinfo.command_line().to_json()
     assert cmd["argv"] == [sys.executable, "-m", "tfcnnwrap", "doctor", "--python", "a b"]
     assert ('"a b"' if os.name == "nt" else "'a b'") in cmd["text"]
-    given = envinfo.command_line([str(Path("t") / "__main__.py"), "sweep"])  # what sweep passes: sys.argv
+    given = envinfo.command_line([str(Path("t") / "__main__.py"), "sweep"]).to_json()  # what sweep passes: sys.argv
     assert given["argv"] == [sys.executable, "-m", "tfcnnwrap", "sweep"]
 
 

@@ -100,6 +100,7 @@ def test_an_unusable_library_is_exit_2(cli, tmp_path, seed_bundle):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
     assert_clean_error(cli("import", folder, env={"TFCNNWRAP_DATA": blocker}), 2, "unusable")
+    assert_clean_error(cli("library", env={"TFCNNWRAP_DATA": blocker}), 2, "not a directory")
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "library.sqlite").write_bytes(b"this is not a database" * 100)

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import assert_clean_error, cli_env, make_fake_tf_env, pid_alive, site_packages
+from conftest import assert_clean_error, cli_env, make_fake_tf_env, pid_alive, site_packages, wait_gone
 
 from tfcnnwrap.target import probe
 
@@ -22,36 +22,7 @@ LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc a
 _alive = pid_alive
 
 
-def _wait_gone(pid, timeout=10):
-    """Block on a pidfd until ``pid`` has exited (no sleeps); True when it has."""
-    import select
-
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True
-    try:
-        ready, _, _ = select.select([fd], [], [], timeout)
-        return bool(ready) or not _alive(pid)
-    finally:
-        os.close(fd)
-
-
-def _group_gone(pgid):
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return True
-    # Members may be zombies waiting for their reaper; those count as gone.
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().split(")")[-1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                return False
-    return True
+_wait_gone = wait_gone
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import pytest
 from conftest import assert_clean_error, cli_env, make_vendor
 from test_sweep import _start_sweep, _wait_hanging, ips_env, read_runs, sweep_args
 
-from tfcnnwrap.results.records import RunRecord
+from tfcnnwrap.results.records import RunRecord, SweepMeta
 
 POSIX = pytest.mark.skipif(os.name != "posix", reason="POSIX links, FIFOs and rlimits")
 ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -237,7 +237,7 @@ def test_non_finite_numbers_never_reach_disk(tmp_path):
     (rec,) = strict_lines(tmp_path / "runs.jsonl")
     assert rec["last_step_images_per_sec"] is None
     assert rec["telemetry"] == {"mean_power_w": None, "samples": [1.5, None]}
-    sweep.write_meta({"format": 1, "plan": {"timeout_s": float("nan")}, "note": math.inf})
+    sweep.write_meta(SweepMeta.from_dict({"format": 1, "plan": {"timeout_s": float("nan")}, "note": math.inf}))
     meta = strict_loads((tmp_path / "sweep.json").read_text())
     assert meta["plan"]["timeout_s"] is None and meta["note"] is None
 
@@ -299,7 +299,7 @@ def test_a_directory_that_cannot_be_made_is_one_line_and_leaves_nothing(tmp_path
 
     monkeypatch.setattr(Path, "mkdir", refuse_logs)
     with pytest.raises(TfcnnwrapError) as err:
-        sweep.create({"format": 1})
+        sweep.create(SweepMeta())
     assert err.value.exit_code == 2 and "Permission denied" in err.value.message
     assert not (tmp_path / "new").exists()
 

@@ -205,9 +205,9 @@ def test_the_scaling_view_fits_the_terminal(scaled, columns):
     assert screen.returncode == 0, screen
     assert screen.widest() <= columns, screen
     text = screen.text
-    start = text.index("Scaling (batch size per GPU)")
+    start = text.index("Scaling (batch size per tower)")  # a CPU sweep: its counts are towers (test_cpu_towers)
     view = text[start:]
-    for header in ("GPUs", "img/s", "ideal img/s", "speed-up", "efficiency"):
+    for header in ("towers", "img/s", "ideal img/s", "speed-up", "efficiency"):
         assert header in view, screen
     assert re.search(r"vgg16 .*\b2 .*198\.41 .*220\.46 .*1\.80x .*90\.0%", view), screen
     assert re.search(r"resnet50 .*\b1 .*176\.93 .*176\.93 .*1\.00x .*100\.0%", view), screen
@@ -216,7 +216,7 @@ def test_the_scaling_view_fits_the_terminal(scaled, columns):
 def test_markdown_and_csv_carry_the_scaling_figures(cli, scaled, tmp_path):
     md = cli("report", scaled, "--format", "markdown", cwd=tmp_path)
     assert md.returncode == 0, md
-    assert "### Scaling (batch size per GPU)" in md.stdout
+    assert "### Scaling (batch size per tower)" in md.stdout  # a CPU sweep: towers
     assert "| vgg16 | 64 | 4 | 396.83 | 440.92 | 3.60x | 90.0% |" in md.stdout
     rows = list(csv.DictReader(io.StringIO(cli("report", scaled, "--format", "csv", cwd=tmp_path).stdout)))
     assert [r["num_gpus"] for r in rows] == ["1", "2", "4"] * 2

@@ -65,7 +65,7 @@ def tokens(block):
 
 
 def hidden_note(text):
-    match = re.search(r"(.*) hidden to fit \d+ columns", text.replace("\n", " "))
+    match = re.search(r"(.*) hidden to fit \d+ columns", " ".join(text.split()))  # the note may wrap, indented
     return match.group(1) if match else ""
 
 

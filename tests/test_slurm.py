@@ -5,9 +5,11 @@ run tfcnnwrap, and checks what it left behind: task output files, its JSON verdi
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from conftest import cli_env
@@ -32,6 +34,7 @@ TASK = textwrap.dedent('''
 # Runs inside the allocation: drives tfcnnwrap.cluster.slurm and writes what it saw to OUT/result.json.
 DRIVER = textwrap.dedent('''
     import json, os, signal, subprocess, sys
+    from pidwait import pid_alive
     from pathlib import Path
     from tfcnnwrap.cluster import slurm
 
@@ -41,11 +44,7 @@ DRIVER = textwrap.dedent('''
     result = {"job_id": alloc.job_id, "nodes": list(alloc.nodes)}
 
     def alive(pid):
-        try:
-            os.kill(pid, 0)
-            return True
-        except ProcessLookupError:
-            return False
+        return pid_alive(pid, wait_s=5)  # tests/pidwait.py, copied beside this script: Slurm has just signalled it
 
     def blocking_step(ntasks):
         fifo = out / "ready.fifo"
@@ -95,6 +94,7 @@ DRIVER = textwrap.dedent('''
 def scripts(tmp_path):
     (tmp_path / "task.py").write_text(TASK, encoding="utf-8")
     (tmp_path / "driver.py").write_text(DRIVER, encoding="utf-8")
+    shutil.copy(str(Path(__file__).resolve().parent / "pidwait.py"), str(tmp_path / "pidwait.py"))
     out = tmp_path / "out"
     out.mkdir()
     return tmp_path, out

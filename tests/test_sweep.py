@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import assert_clean_error, cli_env, make_vendor, pid_alive
+from conftest import assert_clean_error, cli_env, make_vendor, pid_alive, wait_gone
 
 SEED = [("resnet50", 64), ("resnet152", 32), ("inception3", 64), ("vgg16", 64), ("alexnet", 512)]
 IPS = {
@@ -376,21 +376,7 @@ def test_sigkill_after_the_fourth_run_then_resume(cli, tmp_path, vendor, tf112):
     assert len(meta["resumed"]) == 1
 
 
-def _wait_gone(pid, timeout=10):
-    """The benchmark dies with its parent (PR_SET_PDEATHSIG): block on a pidfd until it has exited."""
-    import select
-
-    if not hasattr(os, "pidfd_open"):
-        pytest.skip("needs os.pidfd_open (Linux)")
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True
-    try:
-        ready, _, _ = select.select([fd], [], [], timeout)
-        return bool(ready)
-    finally:
-        os.close(fd)
+_wait_gone = wait_gone  # the benchmark dies with its parent: conftest's one pid helper waits for it
 
 
 @POSIX

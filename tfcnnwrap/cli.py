@@ -54,7 +54,8 @@ HTML_HANDLERS = {
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
     """Descriptions and help wrapped at the terminal's width between words only (never inside a name or a
-    list of them, never at a hyphen); indented lines, the examples, stay as written for copying."""
+    list of them, never at a hyphen); indented lines, the examples, are commands: broken only where a copy
+    still runs (_example_lines)."""
 
     def __init__(self, prog, indent_increment: int = 2, max_help_position: int = 24, width=None) -> None:
         import shutil  # start-up: --help loads only what it needs
@@ -66,7 +67,7 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         import textwrap  # start-up: --help loads only what it needs
 
-        return "\n".join(line if not line.strip() or line.startswith(" ") else
+        return "\n".join(_example_lines(line, width) if line.startswith(" ") else line if not line.strip() else
                          textwrap.fill(line, width, initial_indent=indent, subsequent_indent=indent,
                                        break_long_words=False, break_on_hyphens=False)
                          for line in text.splitlines())
@@ -75,6 +76,30 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
         import textwrap  # start-up: --help loads only what it needs
 
         return textwrap.wrap(" ".join(text.split()), width, break_long_words=False, break_on_hyphens=False)
+
+
+def _example_lines(line, width):
+    """An example command (an indented line of an epilog) that fits ``width``: on POSIX broken between its
+    shell words with a `` \\`` continuation, so that a copy of the lines runs as the one command; never
+    inside a quoted argument. On Windows it stays one line (cmd continues with ^, PowerShell with a
+    backtick: no one mark is right in both), which the console folds and copies whole."""
+    if len(line) <= width or os.name == "nt":
+        return line
+    import re  # start-up: --help loads only what it needs
+
+    indent = line[: len(line) - len(line.lstrip())]
+    words = re.findall(r"(?:[^\s\"']+|\"[^\"]*\"|'[^']*')+", line)
+    for i in range(len(words) - 1, 0, -1):  # an option stays with its value: "--runs 5" reads as one
+        if words[i - 1].startswith("--") and not words[i].startswith("-"):
+            words[i - 1 : i + 1] = [words[i - 1] + " " + words[i]]
+    lines, current = [], indent + words[0]
+    for word in words[1:]:
+        if len(current) + 1 + len(word) + 2 > width:  # the word and the " \\" must fit
+            lines.append(current + " \\")
+            current = indent + "    " + word
+        else:
+            current += " " + word
+    return "\n".join(lines + [current])
 
 
 class _Parser(argparse.ArgumentParser):
@@ -363,7 +388,8 @@ def _add_compare(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
         metavar="FILE.png",
         type=_plot_path,
         help="also draw the comparison: one horizontal-bar panel per model (measured against each reference, "
-        "or baseline against candidate), plus a geometric-mean (or change) panel, or the ranking; the "
+        "or baseline against candidate), plus a geometric-mean (or change) panel, or the ranking; with more "
+        "than two sweeps, each configuration's images/sec over the sweeps' dates, the baseline marked; the "
         "suffix picks the format (.png, .svg, .pdf, ...); the directory must exist (needs the plot extra: "
         "matplotlib)",
     )
@@ -636,7 +662,7 @@ def _run_verb(args: argparse.Namespace) -> int:
             pass
         return 0
     except Exception as exc:  # noqa: BLE001 - last line of defence: one line, traceback to a file
-        if getattr(args, "debug", False):
+        if args.debug:
             import traceback  # start-up: --help loads only what it needs
 
             traceback.print_exc()

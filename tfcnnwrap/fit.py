@@ -18,9 +18,10 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from tfcnnwrap.prose import fill
+
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions
-
 
 # Two spaces between columns, a rule under the header, no frame: the most columns in the fewest cells.
 GAP = 2
@@ -173,7 +174,9 @@ class FittedTable(Table):
             yield self._inner(keep, widths)
             hidden = [self.specs[i].header for i in range(len(self.specs)) if i not in keep]
             if hidden:
-                yield Text("%s hidden to fit %d columns: %s." % (", ".join(hidden), width, self.hint), style="dim")
+                # prose: wrapped between words, later lines indented, "60 columns" kept together
+                note = "%s hidden to fit %d columns: %s." % (", ".join(hidden), width, self.hint)
+                yield Text(fill(note, width), style="dim")
         if self.fit_caption:
             yield Text(str(self.fit_caption))
 

@@ -17,13 +17,31 @@ NBSP = "\u00a0"
 # a number, a space, a unit or unit-like word: joined while wrapping, so that no line ends in "82" and the
 # next starts with "°C"
 _UNIT = re.compile(r"(?<=\d) (?=(?:°C|°F|%|W|MHz|GHz|MiB|GiB|KiB|MB|GB|KB|GB/s|s|ms|min|h|images/sec|"
-                   r"runs?|GPUs?)(?![\w/]))")
+                   r"runs?|GPUs?|columns?)(?![\w/]))")
+# a command quoted in backticks (`python -m pip install tf-keras`): broken, a copy of it would not run
+_QUOTED_COMMAND = re.compile(r"`[^`\n]+`")
 CONTINUATION = "  "
 
 
 def join_units(text: str) -> str:
-    """``text`` with a non-breaking space between each number and its unit."""
-    return _UNIT.sub(NBSP, text)
+    """``text`` with a non-breaking space between each number and its unit, and inside each command quoted
+    in backticks."""
+    return _QUOTED_COMMAND.sub(lambda m: whole(m.group()), _UNIT.sub(NBSP, text))
+
+
+def whole(text: str) -> str:
+    """``text`` (a command, a path) kept on one line by ``fill``: a line of its own when it does not fit
+    after the words before it, folded by the terminal only when it is wider than the terminal."""
+    return text.replace(" ", NBSP)
+
+
+def fill_row(label: str, value: str, width: int, label_width: int = 11) -> List[str]:
+    """``  label      value`` wrapped between words at ``width``, the continuation lines aligned under the
+    value (``value`` may hold ``whole`` parts)."""
+    first = "  %-*s" % (label_width, label)
+    lines = textwrap.wrap(join_units(value), max(20, int(width)), initial_indent=first,
+                          subsequent_indent=" " * len(first), break_long_words=False, break_on_hyphens=False)
+    return [line.replace(NBSP, " ") for line in lines] or [first.rstrip()]
 
 
 def fill(text: str, width: int, indent: str = CONTINUATION) -> str:

@@ -21,7 +21,7 @@ from tfcnnwrap.compare import rank
 from tfcnnwrap.compare.community import reference_set
 from tfcnnwrap.compare.compareab import regressions, sweep_vs_sweeps, unmeasured
 from tfcnnwrap.errors import UsageError
-from tfcnnwrap.present import abtext, comparetext, plot
+from tfcnnwrap.present import abtext, comparetext, plot, plothistory
 from tfcnnwrap.present.outfile import written_to
 from tfcnnwrap.results.closest import low_trust_left_out, reference_cell
 from tfcnnwrap.results.comparesweep import Sweep, geometric_mean, newest_sweeps
@@ -107,11 +107,11 @@ def _mode(args: Namespace, dirs: List[str]) -> str:
     if against is not None and rank:
         raise UsageError("--against and --rank are two views; give one of them")
     for attr, flag in _ONLY_RANK:
-        if getattr(args, attr, None) is not None and not rank:
+        if getattr(args, attr) is not None and not rank:
             raise UsageError("%s only goes with --rank; add --rank or drop it" % flag)
-    if getattr(args, "nearest", False) and not rank:
+    if args.nearest and not rank:
         raise UsageError("--nearest only goes with --rank; add --rank or drop it")
-    if getattr(args, "include_low_trust", False) and against is None and not rank:
+    if args.include_low_trust and against is None and not rank:
         raise UsageError("--include-low-trust only goes with --against or --rank; drop it to compare sweeps")
     if against is not None or rank:
         if len(dirs) > 1:
@@ -202,7 +202,8 @@ def cmd_compare(args, pages=None):
     else:
         result = sweep_vs_sweeps(dirs[0], dirs[1:], host=host)
         _render(result, fmt, abtext.render_ab, pages.get("ab"))
-        drawn = plot.plot_ab if plot_path else None
+        # more than two sweeps: a history, each configuration over the sweeps' dates
+        drawn = (plothistory.plot_history if len(dirs) > 2 else plot.plot_ab) if plot_path else None
         pct = args.fail_on_regression
         code = _regression_exit(result, pct) if pct is not None else 0
     if drawn:

@@ -186,7 +186,7 @@ def rank_page(ranking: Ranking) -> str:
 
 def cmd_compare_html(args: argparse.Namespace) -> int:
     """`compare --format html [--out FILE]`: compare's own verb, each view written as its page."""
-    out = check_out(getattr(args, "out", None))  # before any work
+    out = check_out(args.out)  # before any work
     pages = {"against": lambda result: emit(against_page(result), out),
              "ab": lambda result: emit(ab_page(result), out),
              "rank": lambda ranking: emit(rank_page(ranking), out)}

@@ -119,6 +119,11 @@ class ResultView:
     # run.key -> (steps, gpu samples) and -> its log's link; plain data, so a view crosses processes
     series: dict = field(default_factory=dict)
     log_links: dict = field(default_factory=dict)
+    count_unit: str = "GPU"  # on the CPU tf_cnn_benchmarks counts towers, as the report's title says
+
+    @property
+    def count_header(self) -> str:
+        return self.count_unit + "s"
 
     def log_link(self, run: RunRecord) -> dict:
         return self.log_links.get(run.key) or {"state": "none", "text": "no log recorded"}
@@ -155,7 +160,8 @@ def sweep_view(path: Path, out_dir: Optional[Path], root: Optional[Path] = None)
                       parts=title_parts(path, meta)[1:], rows=rows, runs=runs, conditions=conditions,
                       environment=environment_items(meta), created_at=meta.created_at or "",
                       series={run.key: run_series(sweep, run) for run in runs},
-                      log_links={run.key: sweep_log_link(sweep, run, out_dir, root) for run in runs})
+                      log_links={run.key: sweep_log_link(sweep, run, out_dir, root) for run in runs},
+                      count_unit="tower" if meta.on_cpu else "GPU")
 
 
 def sweep_log_link(sweep: SweepDir, run: RunRecord, out_dir: Optional[Path], root: Optional[Path] = None) -> dict:
@@ -209,9 +215,9 @@ def flag_texts(row: dict) -> List[str]:
     return out
 
 
-def summary_table(rows: List[dict], caption: str) -> Table:
+def summary_table(rows: List[dict], caption: str, count_header: str = "GPUs") -> Table:
     """Every column of the JSON rows that holds a value somewhere, in the JSON's order, and the flags."""
-    names = _headers()
+    names = dict(_headers(), num_gpus=count_header)
     keys = []
     for row in rows:
         keys += [k for k in row if k not in keys and k != "flags"]
@@ -226,18 +232,19 @@ def summary_table(rows: List[dict], caption: str) -> Table:
     return table
 
 
-def config_label(row: object) -> str:
+def config_label(row: object, count_header: str = "GPUs") -> str:
     get = row.get if isinstance(row, dict) else (lambda k: getattr(row, k, None))
     text = "%s bs%s" % (get("model"), get("batch_size"))
     if (get("num_gpus") or 1) > 1:
-        text += " \u00d7%s GPUs" % get("num_gpus")
+        text += " \u00d7%s %s" % (get("num_gpus"), count_header)
     if get("host"):
         text += " @ %s" % get("host")
     return text
 
 
-def means_chart(rows: List[dict]) -> Optional[htmlcharts.BarChart]:
-    bars = [htmlcharts.Bar(config_label(r), r["mean"], num(r["mean"]), r.get("min"), r.get("max"), "measured")
+def means_chart(rows: List[dict], count_header: str = "GPUs") -> Optional[htmlcharts.BarChart]:
+    bars = [htmlcharts.Bar(config_label(r, count_header), r["mean"], num(r["mean"]), r.get("min"), r.get("max"),
+                           "measured")
             for r in rows if isinstance(r.get("mean"), (int, float))]
     if not bars:
         return None
@@ -247,8 +254,9 @@ def means_chart(rows: List[dict]) -> Optional[htmlcharts.BarChart]:
                                 bars, axis="images/sec", desc=desc)
 
 
-def scaling_chart(rows: List[dict]) -> Optional[htmlcharts.LineChart]:
-    """images/sec against GPU count per model, with the ideal (one GPU's figure times the count) dashed."""
+def scaling_chart(rows: List[dict], unit: str = "GPU") -> Optional[htmlcharts.LineChart]:
+    """images/sec against GPU (or tower) count per model, with the ideal (one's figure times the count)
+    dashed."""
     by_model: dict = {}
     for r in rows:
         if isinstance(r.get("mean"), (int, float)) and r.get("num_gpus"):
@@ -262,19 +270,20 @@ def scaling_chart(rows: List[dict]) -> Optional[htmlcharts.LineChart]:
         series.append((model, pts, "solid"))
         if one:
             series.append(("%s ideal" % model, [(n, one * n) for n, _ in pts], "dashed"))
-    desc = "; ".join("%s: %s" % (m, ", ".join("%d GPU%s %s" % (n, "" if n == 1 else "s", num(v)) for n, v in p))
+    desc = "; ".join("%s: %s" % (m, ", ".join("%d %s%s %s" % (n, unit, "" if n == 1 else "s", num(v))
+                                              for n, v in p))
                      for m, p, s in series if s == "solid")
-    return htmlcharts.line_chart("Scaling: images/sec against GPU count (dashed: ideal)", series,
-                                 xlabel="GPUs", ylabel="images/sec", desc=desc)
+    return htmlcharts.line_chart("Scaling: images/sec against %s count (dashed: ideal)" % unit, series,
+                                 xlabel=unit + "s", ylabel="images/sec", desc=desc)
 
 
 def runs_table(view: ResultView) -> Table:
-    table = Table("Every run, with its log", ["model", "batch", "GPUs", "run", "status", "images/sec",
+    table = Table("Every run, with its log", ["model", "batch", view.count_header, "run", "status", "images/sec",
                                               "seconds", "started", "max \u00b0C", "throttled", "log"])
     order: dict = {}
     for run in view.runs:
-        order.setdefault(config_label(run), len(order))
-    for run in sorted(view.runs, key=lambda r: (order[config_label(r)], r.run)):
+        order.setdefault(config_label(run, view.count_header), len(order))
+    for run in sorted(view.runs, key=lambda r: (order[config_label(r, view.count_header)], r.run)):
         gpu = run.gpu
         link = view.log_link(run)
         log = cell(link["text"], "log-" + link["state"], href=link.get("href"))
@@ -297,7 +306,7 @@ def run_charts(view: ResultView, limit: int = 24) -> List[Any]:
         return []
     by_config: dict = {}
     for run in view.runs:
-        by_config.setdefault(config_label(run), []).append(run)
+        by_config.setdefault(config_label(run, view.count_header), []).append(run)
     charts = []
     for label, runs in list(by_config.items())[:limit]:
         series: list = [(run, view.series.get(run.key) or ([], [])) for run in sorted(runs, key=lambda r: r.run)]
@@ -328,9 +337,11 @@ def _series_desc(series: List[Tuple[str, List[Any], str]], unit: str) -> str:
 
 def report_context(view: ResultView, runs_detail: bool = True) -> dict:
     """What the report template (and a site's result page) shows of one sweep or bundle."""
-    charts = [c for c in (means_chart(view.rows), scaling_chart(view.rows)) if c]
-    flagged = [(config_label(r), flag_texts(r)) for r in view.rows if flag_texts(r)]
-    return {"view": view, "summary": summary_table(view.rows, "images/sec per configuration (ok runs)"),
+    charts = [c for c in (means_chart(view.rows, view.count_header), scaling_chart(view.rows, view.count_unit))
+              if c]
+    flagged = [(config_label(r, view.count_header), flag_texts(r)) for r in view.rows if flag_texts(r)]
+    summary = summary_table(view.rows, "images/sec per configuration (ok runs)", view.count_header)
+    return {"view": view, "summary": summary,
             "charts": charts, "run_charts": run_charts(view) if runs_detail else [],
             "runs": runs_table(view), "flagged": flagged,
             "failed": sum(1 for r in view.runs if not r.ok)}
@@ -343,10 +354,10 @@ def report_page(sweep_dir: Path, out: Optional[Path]) -> str:
 
 def cmd_report_html(args: Namespace) -> int:
     """`report --format html [--out FILE]`."""
-    if getattr(args, "plot", None):
+    if args.plot:
         raise UsageError("--plot goes with --format table, markdown, csv or json; the HTML page draws its own "
                          "charts")
-    out = check_out(getattr(args, "out", None))
+    out = check_out(args.out)
     path = Path(args.sweep_dir) if args.sweep_dir else newest_sweep()
     emit(report_page(path, out), out)
     return 0

@@ -45,7 +45,7 @@ from tfcnnwrap.results.fleetreport import with_fleet
 from tfcnnwrap.results.records import RunRecord
 from tfcnnwrap.results.store import is_sweep
 from tfcnnwrap.run.logparse import step_points
-from tfcnnwrap.share import bundlecheck
+from tfcnnwrap.share import bundlecheck, library
 from tfcnnwrap.share.bundle import BundleRefused, check_shape, parse_json
 
 if TYPE_CHECKING:
@@ -84,13 +84,8 @@ def read_bundle(path: Path, limit: int = MAX_BUNDLE_BYTES) -> dict:
 
 
 def library_dir() -> Path:
-    """``$TFCNNWRAP_DATA/bundles``, else the user data directory's (platformdirs)."""
-    root = os.environ.get("TFCNNWRAP_DATA")
-    if not root:
-        import platformdirs  # only `site library` needs it
-
-        root = platformdirs.user_data_dir("tfcnnwrap", appauthor=False)
-    return Path(root) / "bundles"
+    """The library's bundle folder: ``$TFCNNWRAP_DATA/bundles``, else the user data directory's."""
+    return library.data_dir() / library.BUNDLES
 
 
 def slug(text: str, key: str) -> str:
@@ -487,7 +482,7 @@ def cmd_site(args: Namespace) -> int:
     started = time.perf_counter()
     out = _site_dir(args.out)
     ab = None
-    if getattr(args, "ab", False):
+    if args.ab:
         if len(args.sources) < 2 or not all(is_sweep(Path(s)) for s in args.sources):
             raise UsageError("--ab compares sweep directories: give a baseline and one or more candidates")
         ab = sweep_vs_sweeps(args.sources[0], args.sources[1:])

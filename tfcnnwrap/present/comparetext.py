@@ -29,7 +29,7 @@ def conditions_line(cond: Dict[str, Any], sep: str = " · ") -> str:
     return sep.join(parts + (["XLA"] if cond.get("xla") == "yes" else []))
 
 
-def describe_condition(key: str, value: Union[int, str]) -> str:
+def describe_condition(key: str, value: object) -> str:
     if key == "num_gpus":
         return "%s GPU%s" % (value, "" if value == 1 else "s")
     if key == "batch_size":
@@ -214,7 +214,10 @@ def _print_table(
     before: Union[Tuple[Any, ...], List[str]] = (),
 ) -> None:
     """A rich table in which a model name never folds (``resnet152`` split in two reads badly). When the
-    terminal is too narrow, two-part cells such as ``203.99 (86.7%)`` go on two lines. Then the notes."""
+    terminal is too narrow for the table at its widest, two-part cells such as ``203.99 (86.7%)`` go on two
+    lines. Then the notes."""
+    from tfcnnwrap.fit import GAP  # fit loads rich: only when a table is drawn
+
     out = render.console()
     for line in before:
         out.print(line, markup=False)
@@ -222,7 +225,8 @@ def _print_table(
     def width(key, header):
         return max([len(str(r.get(key) or "")) for r in rows] + [len(header)])
 
-    if sum(width(k, h) + 3 for k, h, *_ in columns) + 1 > out.width:
+    # the columns' widest cells and the gaps between them, as fit.FittedTable lays them out
+    if sum(width(k, h) for k, h, *_ in columns) + GAP * (len(columns) - 1) > out.width:
         rows = [{k: (v.replace(" (", "\n(", 1) if isinstance(v, str) else v) for k, v in r.items()}
                 for r in rows]
     table = render.make_table(rows, columns, title)

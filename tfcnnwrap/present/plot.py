@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from matplotlib.axes._axes import Axes
     from matplotlib.figure import Figure
 
-    from tfcnnwrap.compare.compare import AgainstReferences
 
 MEASURED_COLOR = "#d95f02"
 REFERENCE_COLOR = "#7570b3"
@@ -167,7 +166,7 @@ def _save(fig: Figure, path: Union[Path, str]) -> None:
         raise UsageError("cannot write the plot %s (%s); choose another path" % (path, exc.strerror)) from None
 
 
-def plot_against(comparison: AgainstReferences, path: str) -> None:
+def plot_against(comparison, path):
     """Measured against each reference, per model, and the geometric means (compare.AgainstReferences)."""
     panels: list = []
     for row in comparison.rows:

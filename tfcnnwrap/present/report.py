@@ -24,7 +24,7 @@ from tfcnnwrap.results.aggregate import summarize, summary_columns, verdict
 from tfcnnwrap.results.fleetreport import cluster_label, fleet_columns, with_fleet
 from tfcnnwrap.results.plan import Plan
 from tfcnnwrap.results.references import load_references
-from tfcnnwrap.results.scaling import emit_scaling, is_scaling
+from tfcnnwrap.results.scaling import TOWER, emit_scaling, is_scaling
 from tfcnnwrap.results.store import load_sweep, newest_sweep
 from tfcnnwrap.run.procs import format_command
 
@@ -72,9 +72,17 @@ def _carries_information(column: Col, rows: List[Dict[str, Any]]) -> bool:
     return any(v not in (None, "", (), []) for v in values)
 
 
-def table_columns(rows) -> List[Col]:
-    """The columns worth a place for these rows (dicts)."""
-    return [c for c in TABLE_COLUMNS if _carries_information(c, rows)]
+def table_columns(rows, meta=None) -> List[Col]:
+    """The columns worth a place for these rows (dicts); on a CPU sweep (``meta``) the count is of towers."""
+    columns = [c for c in TABLE_COLUMNS if _carries_information(c, rows)]
+    if meta is not None and meta.on_cpu:
+        columns = [c._replace(header="towers") if c.key == "num_gpus" else c for c in columns]
+    return columns
+
+
+def _count_unit(meta):
+    """What a sweep's counts count: GPUs, or on the CPU tf_cnn_benchmarks' towers (as its title says)."""
+    return TOWER if meta.on_cpu else "GPU"
 
 
 def _plan_conditions(meta: SweepMeta):
@@ -120,7 +128,7 @@ def title_parts(sweep_path: Union[Path, str], meta: SweepMeta) -> List[str]:
     return [p for p in parts if p]
 
 
-def conditions(meta: SweepMeta) -> Dict[str, Any]:
+def conditions(meta):
     """What every figure of the sweep was measured on and under, for the JSON envelope's ``conditions``: the
     device and GPU, precision, XLA, GPU count(s), variable update, data, TensorFlow and branch."""
     cond = _plan_conditions(meta) or {}
@@ -150,8 +158,8 @@ def print_quality(console: Console, rows) -> None:
     if not lines:
         return
     console.print("[yellow]%d thing%s to check:[/]" % (len(lines), "" if len(lines) == 1 else "s"), highlight=False)
-    for line in lines:  # wrapped between words, every line of it indented under the heading
-        for part in wrap_keeping_units(line, console.width - 2):
+    for line in lines:  # wrapped between words under the heading, an item's later lines hanging under it
+        for part in fill(line, console.width - 2).split("\n"):
             console.print("  " + part, markup=False, highlight=False, soft_wrap=True)
 
 
@@ -210,8 +218,9 @@ def print_summary(console: Console, sweep, meta, rows, runs) -> None:
     """The rich summary a sweep ends with (also `report`'s table): SummaryRows, then each failed run."""
     rows = with_fleet(rows)
     dicts = [row.to_dict() for row in rows]
-    console.print(make_table(dicts, fleet_columns(rows, table_columns(dicts)), title=title_parts(sweep.path, meta)))
-    emit_scaling(rows, "table", console)
+    columns = fleet_columns(rows, table_columns(dicts, meta))
+    console.print(make_table(dicts, columns, title=title_parts(sweep.path, meta)))
+    emit_scaling(rows, "table", console, _count_unit(meta))
     print_quality(console, rows)
     failures = failed_runs(runs)
     if failures:
@@ -264,12 +273,12 @@ def _emit_report(sweep: SweepDir, meta: SweepMeta, rows: List[SummaryRow], fmt: 
     """People read the table and Markdown; scripts read every column of the JSON and CSV."""
     rows = with_fleet(rows)
     dicts = [row.to_dict() for row in rows]
-    columns = summary_columns(rows) if fmt in ("json", "csv") else table_columns(dicts)
+    columns = summary_columns(rows) if fmt in ("json", "csv") else table_columns(dicts, meta)
     lines = quality_lines(rows) if fmt == "markdown" else []
     render.emit(dicts, fmt, fleet_columns(rows, columns), title=title_parts(sweep.path, meta),
                 caption="\n".join("- " + line for line in lines) or None, kind="report",
                 conditions=conditions(meta), extra={"sweep": str(sweep.path)})
-    emit_scaling(rows, fmt)
+    emit_scaling(rows, fmt, unit=_count_unit(meta))
 
 
 def _warn_throttled(runs: List[RunRecord]) -> None:
@@ -277,5 +286,7 @@ def _warn_throttled(runs: List[RunRecord]) -> None:
     warning = quality.throttle_warning(runs)
     if warning:
         err = render.console(stderr=True)
-        for line in wrap_keeping_units("warning: " + warning, err.width):
-            err.print(line, markup=False, highlight=False, soft_wrap=True)
+        text = "warning: " + warning
+        # as the sweep's warnings: wrapped with its later lines indented on a terminal, one line elsewhere
+        err.print(fill(text, err.width) if err.is_terminal else text, markup=False, highlight=False,
+                  soft_wrap=True)

@@ -138,7 +138,7 @@ def thermal_columns(runs: List[RunRecord]) -> Dict[str, Any]:
     }
 
 
-def outlier_runs(runs: List[RunRecord]) -> List[Any]:
+def outlier_runs(runs) -> List[Any]:
     """Run numbers of the ok runs outside median +- 3 MAD (scaled to a standard deviation) of their
     configuration; none when the MAD is 0 or there are fewer than ``OUTLIER_MIN_RUNS`` ok runs."""
     ok = [r for r in runs if r.value is not None]
@@ -167,7 +167,7 @@ def steadiness_columns(runs: List[RunRecord], ci95: Optional[float]) -> Dict[str
 def summarize(runs: List[RunRecord], order: Optional[List[Tuple[str, int]]] = None) -> List[SummaryRow]:
     """One SummaryRow per (model, batch_size, num_gpus, host), statistics over ok runs only.
 
-    ``runs``: RunRecords (dicts are read as records). Rows follow ``order`` (the plan's (model, batch_size)
+    ``runs``: RunRecords. Rows follow ``order`` (the plan's (model, batch_size)
     pairs), then any other configuration in first-seen order; std needs two ok runs.
     """
     if not runs:

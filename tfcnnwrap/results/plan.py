@@ -573,7 +573,7 @@ def plan_flags_given(args: Namespace) -> List[Any]:
     """The plan flags a user gave (refused with --resume: the sweep's own plan rules)."""
     given = []
     for attr, flag in PLAN_FLAGS:
-        value = getattr(args, attr, None)
+        value = getattr(args, attr)  # the sweep parser sets every plan flag
         # identity, not equality: --num-warmup-batches 0 is given (0 == False)
         if not (value is None or value is False or value == []):
             given.append(flag)

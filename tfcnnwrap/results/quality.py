@@ -98,7 +98,7 @@ def problems(verdict: Verdict, runs_planned: Optional[int] = None) -> List[str]:
     return lines
 
 
-def _reason_text(runs: List[RunRecord]) -> str:
+def _reason_text(runs) -> str:
     counts: dict = {}
     for run in runs:
         for reason in run.gpu.throttle_reasons:

@@ -9,12 +9,17 @@ newer or hand-extended file loses nothing. Bottom floor: imports nothing of tfcn
 import math
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
-from typing import Any, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from tfcnnwrap.errors import UsageError
 
 # The sweep.json format this tfcnnwrap writes, and the newest it reads.
 FORMAT_VERSION = 1
+
+# A JSON object as read or written: its values are any JSON value (json.loads gives them untyped). Kept so for
+# what tfcnnwrap passes through as recorded: a run's telemetry and cluster, a plan (plan.Plan gives it
+# meaning), an environment (envinfo.Environment writes it; old and hand-edited sweeps hold any shape).
+JsonObject = Mapping[str, Any]
 
 
 class Status(str, Enum):
@@ -28,11 +33,11 @@ class Status(str, Enum):
     INTERRUPTED = "interrupted"
     SKIPPED = "skipped"
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.value
 
     @classmethod
-    def read(cls, value):
+    def read(cls, value: object) -> Union["Status", str]:
         """The Status of ``value``; a status this tfcnnwrap does not know stays its text (never dropped)."""
         try:
             return cls(value)
@@ -40,11 +45,11 @@ class Status(str, Enum):
             return str(value)
 
 
-def _whole(value):
+def _whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _number(value):
+def _number(value: object) -> Optional[float]:
     """A finite float, or None for anything else (null, text, bool, NaN): what statistics may use."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -52,15 +57,15 @@ def _number(value):
     return value if math.isfinite(value) else None
 
 
-def _opt_whole(value):
-    return value if _whole(value) else None
+def _opt_whole(value: object) -> Optional[int]:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _opt_text(value):
+def _opt_text(value: object) -> Optional[str]:
     return value if isinstance(value, str) else None
 
 
-def _opt_dict(value):
+def _opt_dict(value: object) -> Optional[JsonObject]:
     return dict(value) if isinstance(value, Mapping) else None
 
 
@@ -82,7 +87,7 @@ class RunRecord:
     model: str
     batch_size: int
     run: int
-    status: Any  # Status, or the text of a status this version does not know
+    status: Union[Status, str]  # the text of a status this version does not know stays text
     images_per_sec: Optional[float] = None
     exit_code: Optional[int] = None
     duration_s: Optional[float] = None
@@ -94,31 +99,31 @@ class RunRecord:
     last_step_images_per_sec: Optional[float] = None
     log_bytes: Optional[int] = None
     tensorflow_reported: Optional[str] = None
-    telemetry: Optional[Mapping] = None
+    telemetry: Optional[JsonObject] = None
     num_gpus: Optional[int] = None
     host: Optional[str] = None
-    cluster: Optional[Mapping] = None
+    cluster: Optional[JsonObject] = None
     start_temp_c: Optional[float] = None
     cooldown_s: Optional[float] = None
     # within-run steadiness (logparse.steadiness)
     steady_images_per_sec: Optional[float] = None
     drift_pct: Optional[float] = None
     drifting: Optional[bool] = None
-    extra: Mapping = field(default_factory=dict)
+    extra: JsonObject = field(default_factory=dict)
 
     @staticmethod
-    def is_valid(data):
+    def is_valid(data: object) -> bool:
         """A record with the fields every reader relies on (a hand-edited line without them is skipped)."""
         return (isinstance(data, Mapping) and isinstance(data.get("model"), str) and _whole(data.get("batch_size"))
                 and _whole(data.get("run")))
 
     @classmethod
-    def from_dict(cls, data, default_num_gpus=None):
+    def from_dict(cls, data: object, default_num_gpus: Optional[int] = None) -> "RunRecord":
         """The record of a runs.jsonl object; ValueError if it lacks model, batch_size or run.
 
         ``default_num_gpus``: the plan's GPU count, for records written before runs carried their own.
         """
-        if not cls.is_valid(data):
+        if not isinstance(data, Mapping) or not cls.is_valid(data):
             raise ValueError("not a run record: needs a text model and whole-number batch_size and run")
         known = {f.name for f in fields(cls)} - {"extra"}
         command = data.get("command")
@@ -149,15 +154,15 @@ class RunRecord:
             extra={k: v for k, v in data.items() if k not in known},
         )
 
-    def updated(self, values: Mapping) -> "RunRecord":
+    def updated(self, values: JsonObject) -> "RunRecord":
         """A copy with ``values`` set: its fields replaced, any other key kept in ``extra`` and written back as
         it is (what cooling adds to a record, say ``cool_to_problem``, needs no field of its own)."""
         known = {f.name for f in fields(self)} - {"extra"}
         extra = {k: v for k, v in values.items() if k not in known}
         return replace(self, **{k: v for k, v in values.items() if k in known}, extra={**self.extra, **extra})
 
-    def to_dict(self):
-        out = {}
+    def to_dict(self) -> Dict[str, object]:
+        out: Dict[str, object] = {}
         for name in _RUN_ALWAYS:
             value = getattr(self, name)
             out[name] = value.value if isinstance(value, Status) else value
@@ -173,36 +178,36 @@ class RunRecord:
         return out
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         return self.status == Status.OK
 
     @property
-    def value(self):
+    def value(self) -> Optional[float]:
         """images/sec when the run is ok and gave a finite figure, else None."""
         return self.images_per_sec if self.ok else None
 
     @property
-    def config(self):
+    def config(self) -> Tuple[str, int, Optional[int], Optional[str]]:
         """What the run measured: (model, batch_size, num_gpus, host)."""
         return (self.model, self.batch_size, self.num_gpus, self.host)
 
     @property
-    def key(self):
+    def key(self) -> Tuple[str, int, Optional[int], Optional[str], int]:
         """Which run this is; a re-run of it (resume) replaces it."""
         return self.config + (self.run,)
 
     @property
-    def throttled(self):
+    def throttled(self) -> Optional[bool]:
         """True/False as the run's GPU telemetry judged it; None without telemetry."""
         flag = (self.telemetry or {}).get("throttled")
         return flag if isinstance(flag, bool) else None
 
     @property
-    def max_temp_c(self):
+    def max_temp_c(self) -> Optional[float]:
         return _number((self.telemetry or {}).get("max_temp_c"))
 
     @property
-    def gpu(self):
+    def gpu(self) -> Optional["GpuTelemetry"]:
         """The run's GPU telemetry, typed (GpuTelemetry); None when the run recorded none."""
         return GpuTelemetry.from_dict(self.telemetry) if self.telemetry is not None else None
 
@@ -224,10 +229,11 @@ class GpuTelemetry:
     samples_file: Optional[str] = None
 
     @classmethod
-    def from_dict(cls, data):
-        data = data if isinstance(data, Mapping) else {}
+    def from_dict(cls, found: object) -> "GpuTelemetry":
+        data: JsonObject = found if isinstance(found, Mapping) else {}
         reasons = data.get("throttle_reasons")
-        link = data.get("pcie_link") if isinstance(data.get("pcie_link"), Mapping) else {}
+        pcie = data.get("pcie_link")
+        link: JsonObject = pcie if isinstance(pcie, Mapping) else {}
         degraded = link.get("degraded")
         return cls(
             samples=_opt_whole(data.get("samples")), max_temp_c=_number(data.get("max_temp_c")),
@@ -250,7 +256,7 @@ class Upstream:
     commit: Optional[str] = None
 
 
-def _bad_meta(where, what):
+def _bad_meta(where: str, what: str) -> UsageError:
     return UsageError("%s is not a sweep description: %s; give a sweep made by `tfcnnwrap sweep`" % (where, what))
 
 
@@ -258,11 +264,11 @@ _JSON_TYPE = {dict: "an object", list: "a list", str: "text", int: "a whole numb
               bool: "true/false", type(None): "null"}
 
 
-def _json_type(value):
+def _json_type(value: object) -> str:
     return _JSON_TYPE.get(type(value), type(value).__name__)
 
 
-def _check_plan(plan, where):
+def _check_plan(plan: object, where: str) -> None:
     if not isinstance(plan, Mapping):
         raise _bad_meta(where, "`plan` is %s, not an object" % _json_type(plan))
     models = plan.get("models", [])
@@ -273,17 +279,21 @@ def _check_plan(plan, where):
             raise _bad_meta(where, "`plan.models` holds %r, not {model: text, batch_size: whole number}" % (item,))
 
 
-def _check_types(data, where):
+def _check_types(data: JsonObject, where: str) -> None:
     expected = {"plan": dict, "upstream": dict, "environment": dict, "device": str, "tensorflow_version": str,
-                "created_at": str, "tfcnnwrap_version": str, "resumed": list}
+                "created_at": str, "tfcnnwrap_version": str, "resumed": list, "tool": str, "command_template": list,
+                "script_dir": str, "python": str, "vendor_dir": str, "argv": list}
     for key, kind in expected.items():
         value = data.get(key)
         if value is not None and not isinstance(value, kind):
             raise _bad_meta(where, "`%s` is %s, not %s" % (key, _json_type(value), _JSON_TYPE[kind]))
     _check_plan(data.get("plan") or {}, where)
+    for entry in data.get("resumed") or []:
+        if not isinstance(entry, Mapping):
+            raise _bad_meta(where, "`resumed` holds %s, not an object" % _json_type(entry))
 
 
-def check_format(data, where):
+def check_format(data: JsonObject, where: str) -> int:
     """The sweep.json format number; exit 2 for one a newer tfcnnwrap wrote (or a value that is no number)."""
     fmt = data.get("format", 1)
     if not _whole(fmt) or fmt < 1:
@@ -297,21 +307,69 @@ def check_format(data, where):
 
 
 @dataclass(frozen=True)
+class Resumption:
+    """One ``--resume`` of a sweep (sweep.json's ``resumed``): when, with which python, vendor directory,
+    tfcnnwrap and command line."""
+
+    at: Optional[str] = None
+    python: Optional[str] = None
+    vendor_dir: Optional[str] = None
+    tfcnnwrap_version: Optional[str] = None
+    argv: Tuple[str, ...] = ()
+    extra: Mapping[str, object] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> "Resumption":
+        known = ("at", "python", "vendor_dir", "tfcnnwrap_version", "argv")
+        at, python, vendor_dir, version = (_opt_text(data.get(k)) for k in known[:4])
+        return cls(at, python, vendor_dir, version, argv=_texts(data.get("argv")) or (),
+                   extra={k: v for k, v in data.items() if k not in known})
+
+    def to_dict(self) -> Dict[str, object]:
+        out: Dict[str, object] = {"at": self.at, "python": self.python, "vendor_dir": self.vendor_dir,
+                                  "tfcnnwrap_version": self.tfcnnwrap_version, "argv": list(self.argv)}
+        out.update(self.extra)
+        return out
+
+
+def _texts(value: object) -> Optional[Tuple[str, ...]]:
+    """A JSON list as a tuple of texts, or None when it is no list."""
+    return tuple(str(v) for v in value) if isinstance(value, list) else None
+
+
+def _listed(value: Optional[Tuple[str, ...]]) -> Optional[List[str]]:
+    return list(value) if value is not None else None
+
+
+# sweep.json's keys beyond the always-written ones, in the writer's order: written only when known, so a sweep
+# written before one existed (no ``vendor_dir``, no ``resumed``) reads and writes back as it was.
+_META_OPTIONAL = ("tool", "command_template", "script_dir", "python", "vendor_dir", "argv", "resumed")
+
+
+@dataclass(frozen=True)
 class SweepMeta:
-    """sweep.json: the plan (as recorded; plan.Plan gives it meaning), device, upstream, environment."""
+    """sweep.json: the plan (as recorded; plan.Plan gives it meaning), device, upstream, environment, where it
+    ran (``python``, ``vendor_dir``, ``script_dir``), its command line and each ``--resume``."""
 
     format: int = FORMAT_VERSION
-    plan: Mapping = field(default_factory=dict)
+    plan: JsonObject = field(default_factory=dict)  # plan.Plan.to_dict(): Plan.from_dict reads it
     device: Optional[str] = None
     upstream: Upstream = field(default_factory=Upstream)
-    environment: Mapping = field(default_factory=dict)
+    environment: JsonObject = field(default_factory=dict)  # envinfo.Environment's JSON, as recorded
     tensorflow_version: Optional[str] = None
     tfcnnwrap_version: Optional[str] = None
     created_at: Optional[str] = None
-    extra: Mapping = field(default_factory=dict)
+    tool: Optional[str] = None
+    command_template: Optional[Tuple[str, ...]] = None
+    script_dir: Optional[str] = None
+    python: Optional[str] = None
+    vendor_dir: Optional[str] = None
+    argv: Optional[Tuple[str, ...]] = None
+    resumed: Optional[Tuple[Resumption, ...]] = None
+    extra: Mapping[str, object] = field(default_factory=dict)
 
     @classmethod
-    def from_dict(cls, data, where="sweep.json"):
+    def from_dict(cls, data: object, where: str = "sweep.json") -> "SweepMeta":
         """The meta of a sweep.json object; UsageError (exit 2, one line) for a wrong shape or a newer format."""
         if not isinstance(data, Mapping):
             raise _bad_meta(where, "it holds %s, not an object" % _json_type(data))
@@ -319,6 +377,7 @@ class SweepMeta:
         _check_types(data, where)
         upstream = data.get("upstream") or {}
         known = {f.name for f in fields(cls)} - {"extra"}
+        resumed = data.get("resumed")
         return cls(
             format=fmt,
             plan=dict(data.get("plan") or {}),
@@ -328,25 +387,43 @@ class SweepMeta:
             tensorflow_version=data.get("tensorflow_version"),
             tfcnnwrap_version=data.get("tfcnnwrap_version"),
             created_at=data.get("created_at"),
+            tool=data.get("tool"),
+            command_template=_texts(data.get("command_template")),
+            script_dir=data.get("script_dir"),
+            python=data.get("python"),
+            vendor_dir=data.get("vendor_dir"),
+            argv=_texts(data.get("argv")),
+            resumed=tuple(Resumption.from_dict(r) for r in resumed) if isinstance(resumed, list) else None,
             extra={k: v for k, v in data.items() if k not in known},
         )
 
-    def to_dict(self):
-        out = {"format": self.format, "tfcnnwrap_version": self.tfcnnwrap_version, "created_at": self.created_at,
-               "plan": dict(self.plan), "device": self.device,
-               "upstream": {"url": self.upstream.url, "branch": self.upstream.branch,
-                            "commit": self.upstream.commit},
-               "tensorflow_version": self.tensorflow_version, "environment": dict(self.environment)}
+    def to_dict(self) -> Dict[str, object]:
+        out: Dict[str, object] = {
+            "format": self.format, "tool": self.tool, "tfcnnwrap_version": self.tfcnnwrap_version,
+            "created_at": self.created_at, "plan": dict(self.plan), "device": self.device,
+            "command_template": _listed(self.command_template), "script_dir": self.script_dir,
+            "upstream": {"url": self.upstream.url, "branch": self.upstream.branch, "commit": self.upstream.commit},
+            "tensorflow_version": self.tensorflow_version, "python": self.python, "vendor_dir": self.vendor_dir,
+            "argv": _listed(self.argv), "environment": dict(self.environment),
+            "resumed": [r.to_dict() for r in self.resumed] if self.resumed is not None else None,
+        }
+        for name in _META_OPTIONAL:
+            if out[name] is None:
+                del out[name]
         out.update(self.extra)
         return out
 
+    def resumed_by(self, entry: Resumption) -> "SweepMeta":
+        """This meta with one more ``--resume`` recorded."""
+        return replace(self, resumed=(self.resumed or ()) + (entry,))
+
     @property
-    def plan_order(self):
+    def plan_order(self) -> List[Tuple[str, int]]:
         """(model, batch_size) pairs in the order the plan lists them."""
         return [(m["model"], m["batch_size"]) for m in self.plan.get("models") or []]
 
     @property
-    def plan_num_gpus(self):
+    def plan_num_gpus(self) -> Optional[int]:
         """The GPU count of a single-count plan (the count of records that do not carry one), else None."""
         count = self.plan.get("num_gpus", 1)
         if isinstance(count, list) and len(count) == 1:
@@ -354,10 +431,10 @@ class SweepMeta:
         return count if _whole(count) else None
 
     @property
-    def on_cpu(self):
+    def on_cpu(self) -> bool:
         return self.device == "cpu" or self.plan.get("device") == "cpu"
 
-    def gpu_names(self):
+    def gpu_names(self) -> str:
         """The GPU names the environment recorded (TensorFlow's view, else nvidia-smi's), joined, or ''."""
         gpus = self.environment.get("gpus") or self.environment.get("nvidia_smi_gpus")
         names = []
@@ -421,10 +498,10 @@ class SummaryRow:
     flags: Tuple[str, ...] = ()  # quality.FLAGS this configuration earned: "outlier", "wide CI", "drift", ...
 
     @property
-    def pair(self):
+    def pair(self) -> Tuple[str, int]:
         return (self.model, self.batch_size)
 
-    def to_dict(self):
+    def to_dict(self) -> Dict[str, object]:
         out = {name: getattr(self, name) for name in SUMMARY_COLUMNS}
         if self.host is not None:
             out["host"] = self.host
@@ -446,13 +523,14 @@ class ReferenceCell:
     published: Optional[str] = None  # the figure as published (its own digits)
     ratio_pct: Optional[float] = None  # measured / reference x 100
     comparable: Optional[bool] = None  # False: measured under other conditions (see differs)
-    differs: Mapping = field(default_factory=dict)  # condition -> {"reference": ..., "sweep": ...}
-    conditions: Optional[Mapping] = None
+    # condition -> {"reference": ..., "sweep": ...}
+    differs: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+    conditions: Optional[JsonObject] = None
     source: Optional[str] = None  # where the published figure comes from
     tf_version: Optional[str] = None  # the TensorFlow the reference ran, as published ('' not recorded)
 
     @property
-    def found(self):
+    def found(self) -> bool:
         return self.published is not None
 
 
@@ -498,7 +576,7 @@ class ChangeRow:
     change_ci95_high: Optional[float] = None
     candidate_dir: Optional[str] = None  # set when several candidates follow one baseline
 
-    def to_dict(self):
+    def to_dict(self) -> Dict[str, object]:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         if self.candidate_dir is None:
             del out["candidate_dir"]

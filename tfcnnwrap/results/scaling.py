@@ -29,6 +29,13 @@ COLUMNS = [
 TITLE = "Scaling (batch size per GPU): speed-up over 1 GPU"
 CAPTION = "ideal = 1-GPU img/s x GPUs; efficiency = speed-up / GPUs"
 MISSING = "-"
+# What a count counts: GPUs, or on the CPU tf_cnn_benchmarks' towers on /cpu:0, /cpu:1, ... (report's title)
+TOWER = "tower"
+
+
+def _counting(text, unit):
+    """A header, the title or the caption with its GPUs counted as ``unit`` ("GPU" or "tower")."""
+    return text.replace("GPU", unit)
 
 
 def is_scaling(rows: List[SummaryRow]) -> bool:
@@ -69,27 +76,28 @@ def _cells(row):
 PRIORITY = {"model": 0, "batch_size": 2, "num_gpus": 0, "mean": 0, "ideal": 3, "speedup": 0, "efficiency_pct": 1}
 
 
-def scaling_table(rows):
+def scaling_table(rows, unit="GPU"):
     """The scaling view as a table that fits the terminal (render.make_table), texts from ``_cells``."""
-    cols = [Col(key, header, PRIORITY[key]) for key, header in COLUMNS]
+    cols = [Col(key, _counting(header, unit), PRIORITY[key]) for key, header in COLUMNS]
     texts = [dict(zip((key for key, _ in COLUMNS), _cells(row))) for row in view_rows(rows)]
-    return make_table(texts, cols, title=TITLE, caption=CAPTION)
+    return make_table(texts, cols, title=_counting(TITLE, unit), caption=_counting(CAPTION, unit))
 
 
-def scaling_markdown(rows) -> str:
-    lines = ["### %s" % TITLE, "", "| " + " | ".join(h for _, h in COLUMNS) + " |",
+def scaling_markdown(rows, unit="GPU"):
+    lines = ["### %s" % _counting(TITLE, unit), "", "| " + " | ".join(_counting(h, unit) for _, h in COLUMNS) + " |",
              "|---|" + "---:|" * (len(COLUMNS) - 1)]
     for row in view_rows(rows):
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in _cells(row)) + " |")
-    return "\n".join(lines + ["", CAPTION]) + "\n"
+    return "\n".join(lines + ["", _counting(CAPTION, unit)]) + "\n"
 
 
-def emit_scaling(rows, fmt, console=None) -> None:
+def emit_scaling(rows, fmt, console=None, unit="GPU"):
     """The scaling view after report's table (``console``) or Markdown (stdout), when the sweep has several
-    GPU counts; nothing otherwise, and nothing for JSON and CSV (their rows carry speedup, efficiency_pct)."""
+    GPU counts (``unit``: what a count counts); nothing otherwise, and nothing for JSON and CSV (their rows
+    carry speedup, efficiency_pct)."""
     if not is_scaling(rows):
         return
     if fmt == "table":
-        (console or render.console()).print(scaling_table(rows))
+        (console or render.console()).print(scaling_table(rows, unit))
     elif fmt == "markdown":
-        sys.stdout.write("\n" + scaling_markdown(rows))
+        sys.stdout.write("\n" + scaling_markdown(rows, unit))

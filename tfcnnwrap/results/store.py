@@ -13,7 +13,7 @@ import re
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Union
 
 from tfcnnwrap import safefs
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
@@ -138,8 +138,7 @@ def latest_runs(records: Iterable[RunRecord]) -> List[RunRecord]:
 class SweepDir:
     def __init__(self, path) -> None:
         self.path = Path(path)
-        self.meta = None
-        self.info = None
+        self.meta: Optional[SweepMeta] = None  # sweep.json, once read or written
         self._lock = FileLock(self.path / LOCK_NAME)
 
     # -- paths -------------------------------------------------------------------------------------
@@ -266,9 +265,10 @@ class SweepDir:
 
     def write_meta(self, meta: SweepMeta) -> None:
         try:
-            safefs.atomic_write(self.sweep_json, dumps(meta, indent=2) + "\n")
+            safefs.atomic_write(self.sweep_json, dumps(meta.to_dict(), indent=2) + "\n")
         except OSError as exc:
             raise fs_error("write", self.sweep_json, exc) from None
+        self.meta = meta
 
     def lock(self) -> None:
         if self._lock.held:
@@ -365,9 +365,8 @@ class SweepDir:
 
     # -- reading -----------------------------------------------------------------------------------
     def read_meta(self):
-        """The SweepMeta of sweep.json (also kept as ``self.info``; ``self.meta`` keeps the raw object, which
-        the writer extends and rewrites on --resume). Exit 2 if it is missing, unreadable, of the wrong shape,
-        or written by a newer tfcnnwrap."""
+        """The SweepMeta of sweep.json (also kept as ``self.meta``). Exit 2 if it is missing, unreadable, of
+        the wrong shape, or written by a newer tfcnnwrap."""
         where = "%s/%s" % (self.path, SWEEP_JSON)
         try:
             with open(self.sweep_json, encoding="utf-8") as fh:
@@ -379,13 +378,12 @@ class SweepDir:
             ) from None
         except (OSError, ValueError) as exc:
             raise UsageError("%s is unreadable (%s); it is not a usable sweep" % (where, exc)) from None
-        self.info = SweepMeta.from_dict(raw, where)
-        self.meta = raw
-        return self.info
+        self.meta = SweepMeta.from_dict(raw, where)
+        return self.meta
 
     def read_runs(self) -> List[Any]:
         """The latest RunRecord of every run in runs.jsonl (torn and hand-broken lines skipped)."""
-        info = self.info if self.info is not None else self.read_meta()
+        info = self.meta if self.meta is not None else self.read_meta()
         # records written before runs carried num_gpus ran the plan's count: filled here, once
         return latest_runs(RunRecord.from_dict(r, info.plan_num_gpus) for r in read_json_lines(self.runs_jsonl)
                            if is_run_record(r))
@@ -406,7 +404,7 @@ def open_sweep(path):
 def load_sweep(path: Union[Path, str]):
     """(SweepDir, SweepMeta, [RunRecord]) of a finished or partial sweep."""
     sweep = open_sweep(path)
-    return sweep, sweep.info, sweep.read_runs()
+    return sweep, sweep.read_meta() if sweep.meta is None else sweep.meta, sweep.read_runs()
 
 
 def sweeps_by_age(root: Path) -> List[Path]:
@@ -435,8 +433,3 @@ def newest_sweep(results_dir=None):
             "no sweep found under %s/; run `python -m tfcnnwrap sweep` first or name a SWEEP_DIR" % root
         )
     return found[-1]
-
-
-def plan_order(meta) -> List[Tuple[str, int]]:
-    """(model, batch_size) pairs in the order the sweep's plan lists them."""
-    return SweepMeta.from_dict(meta).plan_order

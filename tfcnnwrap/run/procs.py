@@ -21,7 +21,7 @@ import signal
 import subprocess
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -454,13 +454,13 @@ class _Collector:
             self.done.set()
 
 
-def format_command(argv: List[str]) -> str:
+def format_command(argv: Sequence[str]) -> str:
     """A command line a person can paste into this system's shell."""
     if os.name == "nt":
         return subprocess.list2cmdline([str(a) for a in argv])
     return shlex.join(str(a) for a in argv)
 
 
-def pip_install_command(python: str, package: str) -> str:
+def pip_install_command(python: Optional[str], package: str) -> str:
     """``<python> -m pip install <package>``, quoted for this system's shell (paths may hold spaces)."""
     return format_command([python or "python", "-m", "pip", "install", package])

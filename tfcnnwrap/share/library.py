@@ -72,6 +72,8 @@ class Library:
         self.root = Path(root) if root is not None else data_dir()
         self.db: Optional["sqlite3.Connection"] = None
         self._known: Optional[FrozenSet[str]] = None
+        if self.root.exists() and not self.root.is_dir():  # else mkdir's or a query's "no bundles" hides it
+            raise _unusable(self.root, "not a directory")
         if not create and not (self.root / INDEX).is_file():
             return
         try:

@@ -18,8 +18,7 @@ from tfcnnwrap.run import logparse
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from tfcnnwrap.sweep.live import PlainDisplay
-    from tfcnnwrap.sweep.runlife import SweepContext
+    from tfcnnwrap.sweep.runlife import Display, SweepContext
 
 POLL_S = 2.0
 COOL_MAX_S = 600.0
@@ -51,7 +50,7 @@ def _wait(stops, seconds: float) -> bool:
     return stops.wait(seconds)
 
 
-def _show(display: PlainDisplay, text: str) -> None:
+def _show(display: Display, text: str) -> None:
     waiting = getattr(display, "waiting", None)
     if waiting is not None:
         waiting(text)
@@ -80,7 +79,7 @@ def wait_until_cool(read_temps, limit_c, stops=None, show=None, poll_s=None, max
             return clock() - start, temps, False
 
 
-def before_run(ctx: SweepContext, display: PlainDisplay, state: CoolingState, warn: Callable) -> Dict[str, Any]:
+def before_run(ctx: SweepContext, display: Display, state: CoolingState, warn: Callable) -> Dict[str, Any]:
     """The pause and the cool-down before one run: {"cooldown_s", "start_temp_c"} for its record, and
     ``cool_to_problem`` when nvidia-smi could not give the temperatures --cool-to waits on."""
     plan, tele = ctx.plan, ctx.telemetry
@@ -132,7 +131,7 @@ def _read(tele, stops, problems: List[Any]) -> Dict[int, int]:
 
 
 def _cool_to(
-    ctx: SweepContext, display: PlainDisplay, cool_to: float, problems: List[Any], warn: Callable
+    ctx: SweepContext, display: Display, cool_to: float, problems: List[Any], warn: Callable
 ) -> Dict[int, int]:
     """Wait until the GPUs read <= ``cool_to``: the last temperatures read ({} when nvidia-smi gave none)."""
     _, temps, reached = wait_until_cool(lambda: _read(ctx.telemetry, ctx.stops, problems), cool_to, ctx.stops,

@@ -19,8 +19,9 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Optional
 
 from tfcnnwrap import jsontext, safefs
 from tfcnnwrap.clock import utc_now
@@ -34,7 +35,23 @@ from tfcnnwrap.sweep import runlife
 from tfcnnwrap.sweep.sweepjob import StopBridge
 
 
-def run_fleet(ctx, display, index: int, spec):
+@dataclass(frozen=True)
+class HostRun:
+    """One node's task of a fleet step, as it recorded itself (``fleet/<run>/task-<id>.json``): its node and
+    its benchmark's exit code (None: the task died before it could say)."""
+
+    node: Optional[str] = None
+    exit_code: Optional[int] = None
+
+    @classmethod
+    def from_json(cls, data: object) -> "HostRun":
+        found = data if isinstance(data, dict) else {}
+        node, code = found.get("node"), found.get("exit_code")
+        return cls(node if isinstance(node, str) and node else None,
+                   code if isinstance(code, int) and not isinstance(code, bool) else None)
+
+
+def run_fleet(ctx, display, index, spec):
     """One run on every node: records every host's record but the last, returns (outcome, last record)."""
     plan, sweep = ctx.plan, ctx.sweep
     argv, rel_log, run_name, log_dir = runlife.job_files(ctx, spec)
@@ -52,11 +69,11 @@ def run_fleet(ctx, display, index: int, spec):
                              output_pattern=slurm.literal_pattern(log_dir / run_name) + ".%N.log", env=ctx.env,
                              srun_log=hosts_dir / "srun.log", alloc=alloc)
     verdict, duration = _wait(ctx, step, plan.timeout_s)
-    records = [_host_record(ctx, spec, argv, started_at, rel_log, rec, verdict, duration)
+    records = [_host_record(ctx, spec, argv, started_at, rel_log, HostRun.from_json(rec), verdict, duration)
                for rec in slurm.fleet_hosts(hosts_dir)]
     if not records:
         why = last_line(hosts_dir / "srun.log") or "the fleet step started no task"
-        records = [_host_record(ctx, spec, argv, started_at, rel_log, {"exit_code": step.poll()}, verdict,
+        records = [_host_record(ctx, spec, argv, started_at, rel_log, HostRun(exit_code=step.poll()), verdict,
                                 duration, failure=why)]
     for _outcome, record in records[:-1]:
         runlife.record(ctx, record)
@@ -104,12 +121,12 @@ def _release(step) -> None:
         slurm.warn_cleanup(slurm.cleanup_reason(exc))
 
 
-def _host_record(ctx, spec, argv, started_at, rel_log, rec, verdict, duration, failure=None):
-    node = rec.get("node")
+def _host_record(ctx, spec, argv, started_at, rel_log, host, verdict, duration, failure=None):
+    node = host.node
     rel = rel_log if node is None else "%s.%s.log" % (rel_log[: -len(".log")], node)
     path = ctx.sweep.path / rel
     parsed = parse_file(path) if path.is_file() else ParsedLog()
-    exit_code = rec.get("exit_code")
+    exit_code = host.exit_code
     # As a single run: a host whose log holds its total and then hung until --timeout keeps the figure.
     status, hung = verdict_of(parsed, exit_code, verdict == "timeout", verdict == "interrupted")
     outcome = RunOutcome(status=status, exit_code=exit_code, duration_s=duration, parsed=parsed,

@@ -15,6 +15,7 @@ from tfcnnwrap.errors import TfcnnwrapError, UsageError
 from tfcnnwrap.present.report import conditions
 from tfcnnwrap.render import Col
 from tfcnnwrap.results.plan import Plan
+from tfcnnwrap.results.records import Status
 from tfcnnwrap.results.store import load_sweep, sweeps_by_age
 from tfcnnwrap.sweep.schedule import Schedule
 
@@ -51,7 +52,7 @@ def sweep_row(path: Union[Path, str]) -> Dict[str, Any]:
     cond = conditions(meta)
     cond.pop("commit", None)
     models = [{"model": model, "batch_size": batch_size} for model, batch_size in plan.models]
-    failed = sum(1 for r in runs if not r.ok and str(r.status) != "interrupted")
+    failed = sum(1 for r in runs if not r.ok and r.status != Status.INTERRUPTED)
     resume = "python -m tfcnnwrap sweep --resume %s" % path if owed else None
     date = (meta.created_at or "")[:16].replace("T", " ")
     return {"sweep": str(path), "name": Path(path).name, "created_at": meta.created_at, "date": date,

@@ -16,8 +16,9 @@ import math
 import sys
 import time
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple
 
+from tfcnnwrap.prose import CONTINUATION, fill
 from tfcnnwrap.render import gpus_text
 from tfcnnwrap.run.logparse import STAGE_TIMED
 
@@ -312,8 +313,10 @@ class LiveDisplay:
         from rich.live import Live  # rich.live: only when the live view starts
 
         self.total = total
-        for line in header:
-            self.console.print(line, highlight=False)
+        for line in header:  # wrapped between words, later lines indented under the line's own text
+            indent = line[: len(line) - len(line.lstrip(" "))]
+            self.console.print(fill(line, self.console.width, indent + CONTINUATION), highlight=False,
+                               markup=False, soft_wrap=True)
         self.live = Live(
             self, console=self.console, refresh_per_second=TICKS_PER_SECOND, transient=True, redirect_stdout=False
         )
@@ -368,7 +371,7 @@ class LiveDisplay:
             self.live = None
 
 
-def make_display(console: Console) -> Union[LiveDisplay, PlainDisplay]:
+def make_display(console: Console):
     if console.is_terminal:
         return LiveDisplay(console)
     return PlainDisplay()

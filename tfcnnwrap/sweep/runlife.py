@@ -7,14 +7,15 @@ and its write (runs.jsonl fsynced, then summary.csv over every run so far) befor
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 from tfcnnwrap.clock import utc_now
 from tfcnnwrap.errors import TfcnnwrapError
 from tfcnnwrap.results.aggregate import summarize, summary_csv_text
 from tfcnnwrap.results.plan import Plan, RunSpec
-from tfcnnwrap.results.records import RunRecord, Status
-from tfcnnwrap.results.store import SweepDir, latest_runs, plan_order
+from tfcnnwrap.results.records import JsonObject, RunRecord, Status, SummaryRow, SweepMeta, Upstream
+from tfcnnwrap.results.store import SweepDir, latest_runs
+from tfcnnwrap.run.logparse import Step
 from tfcnnwrap.target.probe import ProbeAnswer
 
 if TYPE_CHECKING:  # only for annotations: rich and the samplers load when a sweep starts them
@@ -28,6 +29,37 @@ if TYPE_CHECKING:  # only for annotations: rich and the samplers load when a swe
 SCRIPT_NAME = "tf_cnn_benchmarks.py"
 
 
+class Display(Protocol):
+    """What the sweep tells its view: ``live.LiveDisplay`` on a terminal, ``live.PlainDisplay`` otherwise."""
+
+    total: int
+
+    def start(self, total: int, header: List[str]) -> None: ...
+
+    def set_gpu_source(self, source: Callable[[], Mapping[int, JsonObject]]) -> None: ...
+
+    def expect(self, keys: Sequence[Tuple[str, int, int]]) -> None: ...
+
+    def waiting(self, text: Optional[str]) -> None: ...
+
+    def pause(self, seconds: float) -> None: ...
+
+    def run_started(self, index: int, model: str, batch_size: int, run: int, runs: int, num_batches: int,
+                    num_gpus: Optional[int] = None) -> None: ...
+
+    def stage(self, stage: str) -> None: ...
+
+    def step(self, step: Step) -> None: ...
+
+    def run_finished(self, index: int, record: RunRecord, runs: int) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+def _text(value: object) -> Optional[str]:
+    return value if isinstance(value, str) and value else None
+
+
 @dataclass
 class SweepContext:
     """Everything a sweep settles before its first run, handed to each step."""
@@ -35,16 +67,16 @@ class SweepContext:
     console: "Console"
     warn_console: "Console"
     sweep: SweepDir
-    meta: Optional[dict]
+    meta: Optional[SweepMeta]  # sweep.json: a resumed sweep's from the start, a new one's once it is created
     plan: Plan
     python: str
     vendor_dir: Path
     script: Path
     probe: ProbeAnswer
     tf_version: str
-    manifest: dict
+    manifest: JsonObject  # the checkout's manifest (vendor/tfcnnwrap-setup.json), {} without one
     device: str = "cpu"
-    env: dict = field(default_factory=dict)
+    env: Dict[str, str] = field(default_factory=dict)
     retry_failed: bool = False
     features: List[str] = field(default_factory=list)  # --fp16/--xla as the branch spells them
     records: List[RunRecord] = field(default_factory=list)
@@ -53,13 +85,26 @@ class SweepContext:
     cooling: "Optional[CoolingState]" = None  # the pause and cool-down between runs
 
     @property
-    def upstream(self) -> dict:
-        return (self.meta or {}).get("upstream") or {}
+    def upstream(self) -> Upstream:
+        """The checkout the sweep recorded (empty before a new sweep is created)."""
+        return self.meta.upstream if self.meta is not None else Upstream()
+
+    @property
+    def checkout(self) -> Upstream:
+        """The checkout on disk now, as its manifest says."""
+        return Upstream(*(_text(self.manifest.get(k)) for k in ("url", "branch", "commit")))
 
     @property
     def branch(self) -> Optional[str]:
         """The tf_cnn_benchmarks branch the runs use: as recorded, else as the checkout's manifest says."""
-        return self.upstream.get("branch") or self.manifest.get("branch")
+        return self.upstream.branch or self.checkout.branch
+
+    @property
+    def written_meta(self) -> SweepMeta:
+        """sweep.json once the sweep is open for writing (every step from the first run on)."""
+        if self.meta is None:
+            raise RuntimeError("the sweep's sweep.json is not written yet")
+        return self.meta
 
 
 def argv(ctx: SweepContext, spec: RunSpec) -> List[str]:
@@ -67,7 +112,7 @@ def argv(ctx: SweepContext, spec: RunSpec) -> List[str]:
     return [ctx.python, "-u", SCRIPT_NAME] + flags
 
 
-def start_run(ctx: SweepContext, display, index: int, spec: RunSpec) -> "Tuple[str, Optional[Sampler]]":
+def start_run(ctx: SweepContext, display: Display, index: int, spec: RunSpec) -> "Tuple[str, Optional[Sampler]]":
     """The live view told, the start time taken, GPU sampling begun: (started_at, sampler or None)."""
     plan = ctx.plan
     display.run_started(index, spec.model, spec.batch_size, spec.run, plan.most_runs, plan.num_batches or 100,
@@ -94,13 +139,12 @@ def run_failed(ctx: SweepContext, spec: RunSpec, exc: OSError) -> TfcnnwrapError
     if not ctx.script.is_file():
         reason = "the checkout %s is gone (run `python -m tfcnnwrap setup`)" % ctx.script.parent
     else:
-        reason = "%s%s" % (getattr(exc, "strerror", None) or exc,
-                           ": %s" % exc.filename if getattr(exc, "filename", None) else "")
+        reason = "%s%s" % (exc.strerror or exc, ": %s" % exc.filename if exc.filename else "")
     return TfcnnwrapError("%s bs%d run %d could not run: %s" % (model, bs, run, reason))
 
 
 def run_record(ctx: SweepContext, spec: RunSpec, outcome: "RunOutcome", command: List[str], started_at: str,
-               rel_log: str, telemetry_summary: Optional[dict]) -> RunRecord:
+               rel_log: str, telemetry_summary: Optional[JsonObject]) -> RunRecord:
     """The record of a run that ran (whatever its status)."""
     parsed = outcome.parsed
     ok = outcome.status == Status.OK
@@ -118,7 +162,7 @@ def run_record(ctx: SweepContext, spec: RunSpec, outcome: "RunOutcome", command:
         last_step_images_per_sec=parsed.last_step.images_per_sec if parsed.last_step else None,
         log_bytes=outcome.log_bytes, tensorflow_reported=parsed.tf_version, telemetry=telemetry_summary,
         # the total was in its log; it hung afterwards until --timeout (runner.verdict)
-        extra={"hung_after_total": True} if getattr(outcome, "hung_after_total", False) else {},
+        extra={"hung_after_total": True} if outcome.hung_after_total else {},
     )
 
 
@@ -139,11 +183,11 @@ def latest(ctx: SweepContext) -> List[RunRecord]:
     return latest_runs(ctx.records)
 
 
-def summary_rows(ctx: SweepContext) -> list:
-    return summarize(latest(ctx), plan_order(ctx.meta))
+def summary_rows(ctx: SweepContext) -> List[SummaryRow]:
+    return summarize(latest(ctx), ctx.written_meta.plan_order)
 
 
-def write_summary(ctx: SweepContext) -> list:
+def write_summary(ctx: SweepContext) -> List[SummaryRow]:
     rows = summary_rows(ctx)
     ctx.sweep.write_summary_csv(summary_csv_text(rows))
     return rows

@@ -3,11 +3,13 @@
 Each finished run is on disk (runs.jsonl, fsynced; summary.csv rewritten) before the next one starts.
 """
 
+import argparse
 import os
 import sys
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from tfcnnwrap import __version__, render, settings
 from tfcnnwrap.clock import utc_now
@@ -20,38 +22,42 @@ from tfcnnwrap.errors import (
     TfcnnwrapError,
     UsageError,
 )
+from tfcnnwrap.filelock import FileLock
 from tfcnnwrap.present.report import next_compare, print_summary
 from tfcnnwrap.prose import fill
-from tfcnnwrap.results.plan import Plan, build_plan, plan_flags_given
+from tfcnnwrap.results.plan import Plan, RunSpec, build_plan, plan_flags_given
 from tfcnnwrap.results.quality import throttle_warning
-from tfcnnwrap.results.records import Status, SweepMeta
+from tfcnnwrap.results.records import JsonObject, Resumption, RunRecord, Status, SummaryRow, SweepMeta
 from tfcnnwrap.results.store import FORMAT_VERSION, SweepDir, open_sweep
 from tfcnnwrap.run.procs import format_command, pip_install_command
-from tfcnnwrap.run.runner import run_benchmark
+from tfcnnwrap.run.runner import RunOutcome, run_benchmark
 from tfcnnwrap.run.stopping import StopRequests
 from tfcnnwrap.run.telemetry import Telemetry
 from tfcnnwrap.sweep import cooling, runlife
 from tfcnnwrap.sweep.fleet import run_fleet
 from tfcnnwrap.sweep.live import make_display
-from tfcnnwrap.sweep.runlife import SCRIPT_NAME, SweepContext, latest
+from tfcnnwrap.sweep.runlife import SCRIPT_NAME, Display, SweepContext, latest
 from tfcnnwrap.sweep.schedule import Schedule, oom_hints
 from tfcnnwrap.sweep.sweepjob import check, run_job, task_argvs
 from tfcnnwrap.target import checkout, probe
 from tfcnnwrap.target.envinfo import capture_environment
 from tfcnnwrap.target.features import BRANCH_FLAGS, branch_flags
-from tfcnnwrap.target.probe import resolve_device
+from tfcnnwrap.target.probe import ProbeAnswer, resolve_device
 from tfcnnwrap.target.quiet import gather
 from tfcnnwrap.target.versions import needs_legacy_keras
 
+if TYPE_CHECKING:  # only for annotations: rich loads when a sweep draws
+    from rich.console import Console
 
-def sweep_stamp(now=None):
+
+def sweep_stamp(now: Optional[datetime] = None) -> str:
     """The sweep directory's name: local time with its UTC offset, no colons (Windows), e.g.
     20261130-101500+0100."""
     now = now or datetime.now(timezone.utc).astimezone()
     return now.strftime("%Y%m%d-%H%M%S") + now.strftime("%z").replace(":", "")
 
 
-def default_out_dir(results_dir=None):
+def default_out_dir(results_dir: Optional[Path] = None) -> Path:
     results_dir = results_dir if results_dir is not None else settings.results_dir()
     stamp = sweep_stamp()
     out = Path(results_dir) / stamp
@@ -62,7 +68,7 @@ def default_out_dir(results_dir=None):
     return out
 
 
-def check_gpu_counts(counts, device, gpus):
+def check_gpu_counts(counts: Sequence[int], device: str, gpus: Optional[Sequence[str]]) -> Optional[str]:
     """A warning (or None) about ``--num-gpus``; UsageError for a count above the GPUs TensorFlow sees.
 
     ``gpus``: the probe's tri-state; None when TensorFlow could not say: then a count above 1 only warns, as
@@ -85,7 +91,7 @@ def check_gpu_counts(counts, device, gpus):
     return None
 
 
-def child_env(tf_version):
+def child_env(tf_version: Optional[str]) -> Dict[str, str]:
     env = dict(os.environ)
     env["PYTHONUNBUFFERED"] = "1"
     if tf_version and needs_legacy_keras(tf_version):
@@ -93,22 +99,22 @@ def child_env(tf_version):
     return env
 
 
-def command_template(plan, device, features=()):
+def command_template(plan: Plan, device: str, features: Sequence[str] = ()) -> List[str]:
     flags = plan.benchmark_flags("{model}", 0, device, features=features)
     return ["{python}", "-u", SCRIPT_NAME, "--model={model}", "--batch_size={batch_size}"] + flags[2:]
 
 
-def _install_signal_handlers():
+def _install_signal_handlers() -> StopRequests:
     """SIGINT, SIGTERM (SIGBREAK, SIGHUP) become a stop request: the running benchmark's tree is stopped
     and the loop ends; the handler itself never raises (see ``stopping``)."""
     return StopRequests().install()
 
 
-def _restore_signal_handlers(stops):
+def _restore_signal_handlers(stops: StopRequests) -> None:
     stops.restore()
 
 
-def cmd_sweep(args):
+def cmd_sweep(args: argparse.Namespace) -> int:
     if args.retry_failed and not args.resume:
         raise UsageError("--retry-failed works with --resume DIR; add --resume")
     sweep, meta, plan = _resume_target(args) if args.resume else _new_target(args)
@@ -129,39 +135,40 @@ def cmd_sweep(args):
             vendor_lock.release()
 
 
-def _new_target(args):
+def _new_target(args: argparse.Namespace) -> Tuple[SweepDir, Optional[SweepMeta], Plan]:
     plan = build_plan(args)
     sweep = SweepDir(Path(args.out) if args.out else default_out_dir())
     sweep.refuse_existing()
     return sweep, None, plan
 
 
-def _resume_target(args):
+def _resume_target(args: argparse.Namespace) -> Tuple[SweepDir, Optional[SweepMeta], Plan]:
     given = plan_flags_given(args)
     if given:
         raise UsageError("--resume continues the sweep with its own recorded plan; drop %s" % ", ".join(given))
     if Path(args.resume).is_dir():
         SweepDir(args.resume).refuse_links()  # before anything in it is read
     sweep = open_sweep(args.resume)
-    return sweep, sweep.meta, Plan.from_dict(sweep.meta.get("plan") or {})
+    meta = sweep.read_meta() if sweep.meta is None else sweep.meta
+    return sweep, meta, Plan.from_dict(meta.plan)
 
 
-def _where_to_run(args, meta):
+def _where_to_run(args: argparse.Namespace, meta: Optional[SweepMeta]) -> Tuple[str, Path, Optional[str]]:
     """(python, vendor_dir, where python came from): the flags, else (on --resume) what the sweep recorded,
     else TFCNNWRAP_PYTHON / TFCNNWRAP_VENDOR_DIR, else what the last setup remembered, else the defaults."""
-    recorded = meta or {}
-    if args.vendor_dir or not recorded.get("vendor_dir"):
+    recorded = meta or SweepMeta()
+    if args.vendor_dir or not recorded.vendor_dir:
         vendor_dir = settings.vendor_dir(args.vendor_dir)[0]
     else:
-        vendor_dir = Path(recorded["vendor_dir"])
-    if args.python or not recorded.get("python"):
+        vendor_dir = Path(recorded.vendor_dir)
+    if args.python or not recorded.python:
         python, source = checkout.target_python(args.python, vendor_dir)
     else:
-        python, source = recorded["python"], "the sweep's sweep.json"
+        python, source = recorded.python, "the sweep's sweep.json"
     return probe.target_python(python), vendor_dir, source
 
 
-def _hold_vendor(vendor_dir):
+def _hold_vendor(vendor_dir: Path) -> Optional[FileLock]:
     if not Path(vendor_dir).is_dir():
         return None  # require_script names the fix
     lock = checkout.vendor_lock(vendor_dir, shared=True)
@@ -172,7 +179,8 @@ def _hold_vendor(vendor_dir):
     return lock
 
 
-def _prepare(args, sweep, meta, plan, python, vendor_dir, python_from=None):
+def _prepare(args: argparse.Namespace, sweep: SweepDir, meta: Optional[SweepMeta], plan: Plan, python: str,
+             vendor_dir: Path, python_from: Optional[str] = None) -> SweepContext:
     """Probe the target, check it against a resumed sweep, settle the device: a SweepContext."""
     # a dry run too: it prints commands to run, and without a checkout none of them can (exit 2 as the sweep)
     script = checkout.require_script(vendor_dir)
@@ -193,42 +201,43 @@ def _prepare(args, sweep, meta, plan, python, vendor_dir, python_from=None):
     )
     if meta is not None:
         _refuse_another_tensorflow(ctx)
-        ctx.device = meta.get("device") or plan.device
+        ctx.device = meta.device or plan.device
     else:
         ctx.device, warning = resolve_device(plan.device, probe_result)
         _warn(ctx, warning)
-    _warn(ctx, meta is None and check_gpu_counts(plan.counts, ctx.device, probe_result.gpus))  # resumed: checked
+    if meta is None:  # a resumed sweep's counts were checked when it began
+        _warn(ctx, check_gpu_counts(plan.counts, ctx.device, probe_result.gpus))
     ctx.env = child_env(ctx.tf_version)
-    ctx.features = _feature_flags(plan, ctx.manifest, script)
+    ctx.features = _feature_flags(plan, ctx.checkout.branch, script)
     _warn(ctx, checkout.branch_mismatch(ctx.tf_version, ctx.manifest))
     _check_cluster(ctx)
     return ctx
 
 
-def _feature_flags(plan, manifest, script):
+def _feature_flags(plan: Plan, branch: Optional[str], script: Path) -> List[str]:
     """--fp16 / --xla as the checked-out branch spells them (UsageError where it has no such flag)."""
     wanted = plan.features
     if not wanted:
         return []
     source = None
     benchmark_cnn = Path(script).parent / "benchmark_cnn.py"
-    if manifest.get("branch") not in BRANCH_FLAGS and benchmark_cnn.is_file():  # a fork: judge from its code
+    if branch not in BRANCH_FLAGS and benchmark_cnn.is_file():  # a fork: judge from its code
         source = benchmark_cnn.read_text(encoding="utf-8", errors="replace")
-    return branch_flags(wanted, manifest.get("branch"), source)
+    return branch_flags(wanted, branch, source)
 
 
-def _check_cluster(ctx):
+def _check_cluster(ctx: SweepContext) -> None:
     if ctx.plan.cluster:
         check(ctx)
 
 
-def _warn_noisy_machine(ctx):
+def _warn_noisy_machine(ctx: SweepContext) -> None:
     """Once, before the first run: what on this machine would make the numbers wander (quiet.py)."""
     for finding in gather(gpu=ctx.device == "gpu"):
         _warn(ctx, "%s: %s" % (finding["what"], finding["fix"]))
 
 
-def _warn(ctx, warning):
+def _warn(ctx: SweepContext, warning: Optional[str]) -> None:
     """One warning: wrapped between words to a terminal's width (a number kept with its unit), else one line."""
     if warning:
         from rich.text import Text  # rich: only when there is a warning to show
@@ -240,7 +249,7 @@ def _warn(ctx, warning):
         con.print(shown, soft_wrap=True, highlight=False)
 
 
-def _require_tensorflow(python, probe_result, python_from=None):
+def _require_tensorflow(python: str, probe_result: ProbeAnswer, python_from: Optional[str] = None) -> str:
     tf_version = probe_result.tf_version
     if not tf_version:
         came = " (that interpreter came from %s)" % python_from if python_from not in (None, "--python") else ""
@@ -256,29 +265,29 @@ def _require_tensorflow(python, probe_result, python_from=None):
     return tf_version
 
 
-def _refuse_another_tensorflow(ctx):
+def _refuse_another_tensorflow(ctx: SweepContext) -> None:
     """A resume runs what the sweep ran: its runs are pooled with the earlier ones."""
-    meta = ctx.meta
-    recorded = meta.get("tensorflow_version")
+    meta = ctx.written_meta
+    recorded = meta.tensorflow_version
     if recorded and recorded != ctx.tf_version:
         raise UsageError(
             "%s ran TensorFlow %s but %s has TensorFlow %s; resume with the sweep's own --python (%s), or "
-            "start a new sweep" % (ctx.sweep.path, recorded, ctx.python, ctx.tf_version, meta.get("python"))
+            "start a new sweep" % (ctx.sweep.path, recorded, ctx.python, ctx.tf_version, meta.python)
         )
-    commit = ctx.upstream.get("commit")
-    if commit and ctx.manifest.get("commit") != commit:
-        recorded_dir = meta.get("vendor_dir")
+    commit = ctx.upstream.commit
+    if commit and ctx.checkout.commit != commit:
+        recorded_dir = meta.vendor_dir
         if recorded_dir and Path(recorded_dir) != ctx.vendor_dir.resolve():
             fix = "resume with the sweep's own --vendor-dir (%s)" % recorded_dir
         else:
             fix = "the checkout changed since the sweep began (setup --update?): runs of both would be pooled"
         raise UsageError(
             "%s ran checkout commit %s but %s holds %s; %s, or start a new sweep"
-            % (ctx.sweep.path, commit, ctx.vendor_dir, ctx.manifest.get("commit") or "no checkout", fix)
+            % (ctx.sweep.path, commit, ctx.vendor_dir, ctx.checkout.commit or "no checkout", fix)
         )
 
 
-def _print_dry_run(ctx):
+def _print_dry_run(ctx: SweepContext) -> int:
     plan = ctx.plan
     records = ctx.sweep.read_runs() if ctx.meta is not None else []
     specs = Schedule(plan, records, ctx.retry_failed).planned()
@@ -292,27 +301,19 @@ def _print_dry_run(ctx):
     return EXIT_OK
 
 
-def _new_meta(ctx):
-    return {
-        "format": FORMAT_VERSION,
-        "tool": "tfcnnwrap",
-        "tfcnnwrap_version": __version__,
-        "created_at": utc_now(),
-        "plan": ctx.plan.to_dict(),
-        "device": ctx.device,
-        "command_template": command_template(ctx.plan, ctx.device, ctx.features),
-        "script_dir": str(ctx.script.parent.resolve()),
-        "upstream": {k: ctx.manifest.get(k) for k in ("url", "branch", "commit")},
-        "tensorflow_version": ctx.tf_version,
-        "python": ctx.python,
-        "vendor_dir": str(ctx.vendor_dir.resolve()),
-        "argv": list(sys.argv),
-        "environment": capture_environment(python=ctx.python, probe=ctx.probe, manifest=ctx.manifest,
-                                           argv=sys.argv),
-    }
+def _new_meta(ctx: SweepContext) -> SweepMeta:
+    environment = capture_environment(python=ctx.python, probe=ctx.probe, manifest=ctx.manifest, argv=sys.argv)
+    return SweepMeta(
+        format=FORMAT_VERSION, tool="tfcnnwrap", tfcnnwrap_version=__version__, created_at=utc_now(),
+        plan=ctx.plan.to_dict(), device=ctx.device,
+        command_template=tuple(command_template(ctx.plan, ctx.device, ctx.features)),
+        script_dir=str(ctx.script.parent.resolve()), upstream=ctx.checkout, tensorflow_version=ctx.tf_version,
+        python=ctx.python, vendor_dir=str(ctx.vendor_dir.resolve()), argv=tuple(sys.argv),
+        environment=environment.to_json(),
+    )
 
 
-def _open_for_writing(ctx):
+def _open_for_writing(ctx: SweepContext) -> None:
     """Create the sweep, or lock the resumed one, check its runs.jsonl and read what it holds."""
     if ctx.meta is None:
         ctx.meta = _new_meta(ctx)
@@ -321,81 +322,81 @@ def _open_for_writing(ctx):
     else:
         ctx.sweep.lock()
         ctx.sweep.prepare_for_appending()
-        ctx.meta.setdefault("resumed", []).append({
-            "at": utc_now(), "python": ctx.python, "vendor_dir": str(ctx.vendor_dir.resolve()),
-            "tfcnnwrap_version": __version__, "argv": list(sys.argv),
-        })
+        ctx.meta = ctx.meta.resumed_by(Resumption(
+            at=utc_now(), python=ctx.python, vendor_dir=str(ctx.vendor_dir.resolve()),
+            tfcnnwrap_version=__version__, argv=tuple(sys.argv),
+        ))
         ctx.sweep.write_meta(ctx.meta)
     ctx.records = ctx.sweep.read_runs()
 
 
-def _run_sweep(ctx):
+def _run_sweep(ctx: SweepContext) -> int:
     schedule = Schedule(ctx.plan, latest(ctx), ctx.retry_failed)
     todo = schedule.planned()
     header = _header(ctx, todo)
     _warn_noisy_machine(ctx)
     ctx.telemetry = _telemetry(ctx.device, header)
     display = make_display(ctx.console)
-    gpu_source = getattr(display, "set_gpu_source", None)
-    if gpu_source is not None and ctx.telemetry is not None:
-        gpu_source(ctx.telemetry.latest)  # the live view reads the running sampler's newest tick
-    ctx.stops = _install_signal_handlers()
+    if ctx.telemetry is not None:
+        display.set_gpu_source(ctx.telemetry.latest)  # the live view reads the running sampler's newest tick
+    ctx.stops = stops = _install_signal_handlers()
     if ctx.telemetry is not None:
         ctx.telemetry.stops = ctx.stops  # Ctrl-C: no grace for a hung nvidia-smi sampler
-    stop = None
-    failure = None
-    started: list = []
+    stop: Optional[str] = None
+    failure: Optional[TfcnnwrapError] = None
+    started: List[RunSpec] = []
     display.start(len(todo), header)
     display.expect([(spec.model, spec.batch_size, spec.num_gpus) for spec in todo])  # per-model time left
     try:
-        stop = _run_loop(ctx, display, schedule, started)
+        stop = _run_loop(ctx, display, schedule, started, stops)
     except KeyboardInterrupt:
         stop = "interrupted"
     except TfcnnwrapError as exc:
         failure = exc
     finally:
         display.stop()
-        if ctx.stops.requested and stop is None and failure is None:
+        if stops.requested and stop is None and failure is None:
             stop = "interrupted"
-        _restore_signal_handlers(ctx.stops)
+        _restore_signal_handlers(stops)
     return _finish(ctx, started, stop, failure)
 
 
-def _run_loop(ctx, display, schedule, started):
+def _run_loop(ctx: SweepContext, display: Display, schedule: Schedule, started: List[RunSpec],
+              stops: StopRequests) -> Optional[str]:
     """Run (or record as skipped) what the schedule says next until it is done; the stop reason or None.
     ``started`` collects the specs that ran, in order."""
     index = 0
-    while not ctx.stops.requested:
+    while not stops.requested:
         step = schedule.next()
         if step is None:
             return None
         spec, skip = step
         index += 1
-        if index > getattr(display, "total", index):
+        if index > display.total:
             display.total = index  # --until-ci added a run the header did not count
         if skip:
             record = runlife.skipped_record(ctx, spec, skip)
         else:
             started.append(spec)
             extra = _before_run(ctx, display, spec)
-            if ctx.stops.requested:
+            if stops.requested:
                 return "interrupted"  # stopped during the pause: the run never started, so it has no record
             outcome, record = _run_one(ctx, display, index, spec)
             record = record.updated(extra)
         runlife.record(ctx, record)
         schedule.finished(ctx.records[-1])
         display.run_finished(index, record, ctx.plan.most_runs)
-        stop = None if skip else _stop_reason(len(started), outcome, ctx.stops)
+        stop = None if skip else _stop_reason(len(started), outcome, stops)
         if stop:
             return stop
     return "interrupted"
 
 
-def _counted(n, what):
+def _counted(n: int, what: str) -> str:
     return "%d %s%s" % (n, what, "" if n == 1 else "s")
 
 
-def _header(ctx, todo):
+def _header(ctx: SweepContext, todo: List[RunSpec]) -> List[str]:
     plan, upstream = ctx.plan, ctx.upstream
     # the factors multiply to the total, GPU counts included
     factors = [_counted(len(plan.models), "model")] + (
@@ -409,13 +410,13 @@ def _header(ctx, todo):
             " x ".join(factors),
             ctx.device,
             ctx.tf_version,
-            upstream.get("branch") or "?",
-            (" @ " + upstream["commit"][:10]) if upstream.get("commit") else "",
+            upstream.branch or "?",
+            (" @ " + upstream.commit[:10]) if upstream.commit else "",
         ),
     ] + ["  " + line for line in [_flow_text(ctx)] if line]
 
 
-def _flow_text(ctx):
+def _flow_text(ctx: SweepContext) -> str:
     """How this sweep differs from the seed's flow: precision, XLA, adaptive runs, order (or '')."""
     plan = ctx.plan
     parts = []
@@ -429,7 +430,7 @@ def _flow_text(ctx):
     return "; ".join(parts)
 
 
-def _telemetry(device, header):
+def _telemetry(device: str, header: List[str]) -> Optional[Telemetry]:
     """A Telemetry for GPU runs (its start and stop never raise), or None; the header says why not."""
     if device != "gpu":
         return None
@@ -441,7 +442,7 @@ def _telemetry(device, header):
     return telemetry
 
 
-def _run_one(ctx, display, index, spec):
+def _run_one(ctx: SweepContext, display: Display, index: int, spec: RunSpec) -> Tuple[RunOutcome, RunRecord]:
     """Run one benchmark (with its telemetry): (outcome, record)."""
     if ctx.plan.cluster:
         return _run_job(ctx, display, index, spec)
@@ -452,7 +453,7 @@ def _run_one(ctx, display, index, spec):
     started_at, sampler = runlife.start_run(ctx, display, index, spec)
     try:
         outcome = run_benchmark(argv, ctx.script.parent, ctx.env, sweep.path / rel_log, timeout_s=plan.timeout_s,
-                                on_step=display.step, stops=ctx.stops, on_stage=getattr(display, "stage", None))
+                                on_step=display.step, stops=ctx.stops, on_stage=display.stage)
     except OSError as exc:
         raise runlife.run_failed(ctx, spec, exc) from None
     finally:
@@ -463,7 +464,7 @@ def _run_one(ctx, display, index, spec):
     return outcome, record
 
 
-def _before_run(ctx, display, spec) -> dict:
+def _before_run(ctx: SweepContext, display: Display, spec: RunSpec) -> JsonObject:
     """What happens right before a run (the pause and cool-down of --cooldown / --cool-to); the dict is
     merged into the run's record."""
     if ctx.cooling is None:
@@ -471,7 +472,7 @@ def _before_run(ctx, display, spec) -> dict:
     return cooling.before_run(ctx, display, ctx.cooling, lambda text: _warn(ctx, text))
 
 
-def _run_job(ctx, display, index, spec):
+def _run_job(ctx: SweepContext, display: Display, index: int, spec: RunSpec) -> Tuple[RunOutcome, RunRecord]:
     """A distributed job (--cluster) or a fleet run (--fleet): see sweepjob and fleet."""
     if ctx.plan.fleet:
         return run_fleet(ctx, display, index, spec)
@@ -479,7 +480,7 @@ def _run_job(ctx, display, index, spec):
     return run_job(ctx, display, index, spec)
 
 
-def _dry_run_argvs(ctx, spec):
+def _dry_run_argvs(ctx: SweepContext, spec: RunSpec) -> List[Tuple[Dict[str, str], List[str]]]:
     """(environment, command) of one run: one, or one per task of a distributed job; the environment is
     what tfcnnwrap sets on top of the user's (TF_USE_LEGACY_KERAS, a task's CUDA_VISIBLE_DEVICES)."""
     env = {k: ctx.env[k] for k in SET_ENV if k in ctx.env}
@@ -492,7 +493,7 @@ def _dry_run_argvs(ctx, spec):
 SET_ENV = ("TF_USE_LEGACY_KERAS",)
 
 
-def shell_lines(cwd, env, argv, windows=None):
+def shell_lines(cwd: Path, env: Mapping[str, str], argv: Sequence[str], windows: Optional[bool] = None) -> str:
     """A run as a person pastes it into this system's shell, so that it runs as tfcnnwrap runs it: POSIX
     ``cd DIR && env A=B CMD``; Windows (cmd) ``cd /d DIR``, a ``set A=B`` line per variable, then CMD."""
     windows = os.name == "nt" if windows is None else windows
@@ -504,7 +505,7 @@ def shell_lines(cwd, env, argv, windows=None):
     return "cd %s && %s\n" % (format_command([str(cwd)]), format_command(prefix + list(argv)))
 
 
-def _stop_reason(index, outcome, stops):
+def _stop_reason(index: int, outcome: RunOutcome, stops: StopRequests) -> Optional[str]:
     if outcome.interrupted or stops.requested:
         return "interrupted"
     if index == 1 and outcome.parsed.failure_kind == "flag_error":
@@ -512,7 +513,8 @@ def _stop_reason(index, outcome, stops):
     return None
 
 
-def _finish(ctx, started, stop, failure):
+def _finish(ctx: SweepContext, started: List[RunSpec], stop: Optional[str], failure: Optional[TfcnnwrapError]
+            ) -> int:
     """The summary on screen and on disk, and the exit code (or the error that ended the sweep)."""
     try:
         rows = runlife.write_summary(ctx)
@@ -520,7 +522,7 @@ def _finish(ctx, started, stop, failure):
         failure = failure or exc
         rows = runlife.summary_rows(ctx)
     final = latest(ctx)
-    _print_summary(ctx.console, ctx.sweep, SweepMeta.from_dict(ctx.meta), rows, final)
+    _print_summary(ctx.console, ctx.sweep, ctx.written_meta, rows, final)
     _thermal_warning(ctx, final)
     _hung_note(ctx, final)
     _next_line(ctx, final)
@@ -537,7 +539,7 @@ def _finish(ctx, started, stop, failure):
         raise TfcnnwrapError(
             "tf_cnn_benchmarks rejected its flags on the first run: %s -- the checked-out branch %s may not "
             "know a flag you passed after --; drop it, or run `python -m tfcnnwrap setup` for a newer branch "
-            "(log: %s)" % (flag_error, ctx.upstream.get("branch") or "?",
+            "(log: %s)" % (flag_error, ctx.upstream.branch or "?",
                            ctx.sweep.path / ctx.sweep.spec_log(first, ctx.plan)),
             exit_code=EXIT_USAGE,
         )
@@ -553,7 +555,7 @@ def _finish(ctx, started, stop, failure):
     return EXIT_OK
 
 
-def _hung_note(ctx, runs):
+def _hung_note(ctx: SweepContext, runs: List[RunRecord]) -> None:
     hung = [r for r in runs if r.extra.get("hung_after_total")]
     if hung:
         ctx.console.print(
@@ -563,18 +565,19 @@ def _hung_note(ctx, runs):
             highlight=False)
 
 
-def _next_line(ctx, runs):
+def _next_line(ctx: SweepContext, runs: List[RunRecord]) -> None:
     """What to run next: the compare that fits the sweep's GPU, once some run gave a figure."""
-    line = next_compare(ctx.sweep.path, SweepMeta.from_dict(ctx.meta)) if any(r.ok for r in runs) else None
+    line = next_compare(ctx.sweep.path, ctx.written_meta) if any(r.ok for r in runs) else None
     if line:
         ctx.console.print("next: " + line, markup=False, highlight=False, soft_wrap=True)  # a command, unbroken
 
 
-def _thermal_warning(ctx, runs):
+def _thermal_warning(ctx: SweepContext, runs: List[RunRecord]) -> None:
     _warn(ctx, throttle_warning(runs))
 
 
-def _print_summary(console, sweep, meta, rows, runs):
+def _print_summary(console: "Console", sweep: SweepDir, meta: SweepMeta, rows: List[SummaryRow],
+                   runs: List[RunRecord]) -> None:
     print_summary(console, sweep, meta, rows, runs)
     for hint in oom_hints(runs):  # the batch size to try instead (issue 13)
         console.print("[yellow]hint:[/] " + hint, highlight=False)

@@ -23,15 +23,18 @@ import sys
 import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from tfcnnwrap import safefs
 from tfcnnwrap.cluster import cluster, clusterplan, slurm
-from tfcnnwrap.cluster.cluster import StopSignal
+from tfcnnwrap.cluster.cluster import JobOutcome, StopSignal
+from tfcnnwrap.cluster.clusterplan import ClusterPlan, Task
 from tfcnnwrap.cluster.nodewatch import NodeWatch
 from tfcnnwrap.errors import TfcnnwrapError
-from tfcnnwrap.results.records import Status
+from tfcnnwrap.results.plan import RunSpec
+from tfcnnwrap.results.records import RunRecord, Status
 from tfcnnwrap.sweep import runlife
+from tfcnnwrap.sweep.runlife import Display, SweepContext
 
 SLURM_PORT_LOW = 30000
 SLURM_PORT_SPAN = 20000
@@ -41,7 +44,7 @@ RELEASE_TIMEOUT_S = 60
 class StopBridge:
     """What ``stopping.StopRequests.guard`` stops: Ctrl-C or SIGTERM sets the job's ``cluster.StopSignal``."""
 
-    def __init__(self, on_terminate: Optional[Callable[[], None]] = None):
+    def __init__(self, on_terminate: Optional[Callable[[], None]] = None) -> None:
         self.signal = StopSignal()
         self.exited = threading.Event()
         self.on_terminate = on_terminate  # instead of setting the signal (a fleet step is cancelled)
@@ -53,7 +56,7 @@ class StopBridge:
             self.signal.set()
 
 
-def guarded(ctx, work):
+def guarded(ctx: SweepContext, work: Callable[[StopSignal], JobOutcome]) -> JobOutcome:
     """``work(stop_signal)`` with the sweep's stop requests wired to it."""
     bridge = StopBridge()
     if ctx.stops is None:
@@ -65,7 +68,7 @@ def guarded(ctx, work):
             bridge.exited.set()
 
 
-def run_job(ctx, display, index, spec):
+def run_job(ctx: SweepContext, display: Display, index: int, spec: RunSpec) -> Tuple[JobOutcome, RunRecord]:
     """One run as a distributed job: (outcome, record), the record as ``runlife.run_record`` writes it plus
     ``cluster`` (backend, mode, tasks) and ``log`` = the task that decided the run (the reporting one, or
     the one that failed)."""
@@ -88,41 +91,42 @@ def run_job(ctx, display, index, spec):
     return outcome, replace(record, cluster=outcome.cluster)
 
 
-def _common(ctx, display, stop):
+def _common(ctx: SweepContext, display: Display, stop: StopSignal) -> Dict[str, Any]:  # Any: keyword arguments
     return {"timeout_s": ctx.plan.timeout_s, "on_step": display.step, "stop": stop, "relative_to": ctx.sweep.path}
 
 
-def _local_job(ctx, argv, log_dir, run_name, spec, display, stop):
+def _local_job(ctx: SweepContext, argv: List[str], log_dir: Path, run_name: str, spec: RunSpec, display: Display,
+               stop: StopSignal) -> JobOutcome:
     plan = ctx.plan
-    gpus = getattr(ctx.probe, "gpus", None)
+    gpus = ctx.probe.gpus
     return cluster.run_job(
-        argv, ctx.script.parent, ctx.env, log_dir, run_name, mode=plan.variable_update, workers=plan.workers,
+        argv, ctx.script.parent, ctx.env, log_dir, run_name, mode=plan.variable_update, workers=plan.job_workers(),
         ps=plan.ps, branch=ctx.branch, gpus_per_host=len(gpus) if ctx.device == "gpu" and gpus
         else None, gpus_per_worker=spec.num_gpus, **_common(ctx, display, stop))
 
 
-def check(ctx):
+def check(ctx: SweepContext) -> None:
     """Before anything runs: the job is one this checkout's tf_cnn_benchmarks accepts, and (Slurm) we are
     inside an allocation. UsageError (exit 2) naming the fix otherwise."""
     plan = ctx.plan
     if not plan.cluster:
         return
     if not plan.fleet:
-        clusterplan.validate(plan.variable_update, plan.workers, plan.ps, ctx.branch)
+        clusterplan.validate(plan.variable_update, plan.job_workers(), plan.ps, ctx.branch)
     if plan.cluster == "slurm":
         slurm.allocation()
         if plan.fleet:
             slurm.literal_pattern(ctx.sweep.path)  # refuses a path srun's --output could not hold
 
 
-def task_argvs(ctx, argv):
+def task_argvs(ctx: SweepContext, argv: List[str]) -> List[Tuple[Dict[str, str], List[str]]]:
     """Every task's (environment it adds, command) of one job (``--dry-run``): on this machine from
     clusterplan's base port (a real run takes free ports), under Slurm on the allocation's nodes."""
     plan = ctx.plan
     hosts: Tuple[str, ...] = ("localhost",)
     if plan.cluster == "slurm":
         hosts = slurm.allocation().nodes
-    job = clusterplan.build_plan(plan.variable_update, plan.workers, plan.ps, hosts=hosts,
+    job = clusterplan.build_plan(plan.variable_update, plan.job_workers(), plan.ps, hosts=hosts,
                                  branch=ctx.branch)
     return [(dict(task.env), job.argv_for(task, argv)) for task in job.tasks]
 
@@ -130,11 +134,11 @@ def task_argvs(ctx, argv):
 # -- Slurm ---------------------------------------------------------------------------------------------
 
 
-def this_node():
+def this_node() -> str:
     return os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
 
 
-def _port_free(port):
+def _port_free(port: int) -> bool:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         sock.bind(("", port))
@@ -145,10 +149,10 @@ def _port_free(port):
         sock.close()
 
 
-def slurm_plan(ctx, alloc, index, attempt=0):
+def slurm_plan(ctx: SweepContext, alloc: slurm.Allocation, index: int, attempt: int = 0) -> ClusterPlan:
     """The job's plan over the allocation's nodes, its ports counted up from a base picked per job."""
     plan = ctx.plan
-    probe = clusterplan.build_plan(plan.variable_update, plan.workers, plan.ps, hosts=alloc.nodes,
+    probe = clusterplan.build_plan(plan.variable_update, plan.job_workers(), plan.ps, hosts=alloc.nodes,
                                    branch=ctx.branch)
     span = max(sum(1 for t in probe.tasks if t.host == h) for h in alloc.nodes)
     job = int("".join(c for c in alloc.job_id if c.isdigit()) or "0")
@@ -156,7 +160,7 @@ def slurm_plan(ctx, alloc, index, attempt=0):
     for step in range(64):
         offset = ((job * 131 + (index + attempt + step) * span) % (SLURM_PORT_SPAN - span))
         base = SLURM_PORT_LOW + offset
-        candidate = clusterplan.build_plan(plan.variable_update, plan.workers, plan.ps, hosts=alloc.nodes,
+        candidate = clusterplan.build_plan(plan.variable_update, plan.job_workers(), plan.ps, hosts=alloc.nodes,
                                            base_port=base, branch=ctx.branch)
         mine = [t.port for t in candidate.tasks if t.host in (here, "localhost")]
         if all(_port_free(p) for p in mine):
@@ -164,25 +168,28 @@ def slurm_plan(ctx, alloc, index, attempt=0):
     return candidate
 
 
-def _slurm_job(ctx, argv, log_dir, run_name, index, spec, display, stop):
+def _slurm_job(ctx: SweepContext, argv: List[str], log_dir: Path, run_name: str, index: int, spec: RunSpec,
+               display: Display, stop: StopSignal) -> JobOutcome:
     alloc = slurm.allocation()
     # The nodes the job still holds: a node that failed earlier in a --no-kill job is left out of this run.
     alloc = alloc._replace(nodes=slurm.job_nodes(alloc.job_id, alloc.nodes))
 
-    def attempt(number, timeout):
+    def attempt(number: int, timeout: Optional[float]) -> JobOutcome:
         return _slurm_attempt(ctx, alloc, slurm_plan(ctx, alloc, index, attempt=number), argv, log_dir, run_name,
                               spec, display, stop, timeout)
 
     return cluster.with_bind_retry(attempt, ctx.plan.timeout_s)
 
 
-def _slurm_attempt(ctx, alloc, job_plan, argv, log_dir, run_name, spec, display, stop, timeout_s):
+def _slurm_attempt(ctx: SweepContext, alloc: slurm.Allocation, job_plan: ClusterPlan, argv: List[str], log_dir: Path,
+                   run_name: str, spec: RunSpec, display: Display, stop: StopSignal,
+                   timeout_s: Optional[float]) -> JobOutcome:
     plan_path = ctx.sweep.path / "cluster" / (run_name + ".plan.json")
     plan_path.parent.mkdir(parents=True, exist_ok=True)
     safefs.atomic_write(plan_path, job_plan.to_json())
-    names = {}
+    names: Dict[str, str] = {}
 
-    def launcher(task, _task_argv):
+    def launcher(task: Task, _task_argv: List[str]) -> List[str]:
         names[task.name] = slurm.unique_step_name()
         index = job_plan.tasks.index(task)
         inner = [_tfcnnwrap_python(), "-m", "tfcnnwrap.cluster.task", "--plan", str(plan_path.resolve()),
@@ -199,13 +206,13 @@ def _slurm_attempt(ctx, alloc, job_plan, argv, log_dir, run_name, spec, display,
         release_steps_or_warn(alloc.job_id, names.values())
 
 
-def _tfcnnwrap_python():
+def _tfcnnwrap_python() -> str:
     """The interpreter running tfcnnwrap (the task entry point needs only the standard library and tfcnnwrap,
     which every node sees at the same path on the shared filesystem)."""
     return sys.executable
 
 
-def srun_task_command(argv, name, host, job_id):
+def srun_task_command(argv: List[str], name: str, host: str, job_id: str) -> List[str]:
     """``srun`` for one task of a job on ``host`` (pure). ``--overlap``: the job's tasks share the allocation's
     CPUs (a ps mostly waits); ``--kill-on-bad-exit``: a task that dies ends its step at once."""
     cmd = slurm.srun_command(argv, 1, name, job_id=job_id, nodes=1)
@@ -213,7 +220,7 @@ def srun_task_command(argv, name, host, job_id):
     return cmd[:cut] + ["--nodelist=%s" % host, "--overlap", "--quiet"] + cmd[cut:]
 
 
-def release_steps_or_warn(job_id, names, timeout_s=RELEASE_TIMEOUT_S) -> bool:
+def release_steps_or_warn(job_id: str, names: Iterable[str], timeout_s: float = RELEASE_TIMEOUT_S) -> bool:
     """``release_steps``, with a Slurm tool that fails, hangs past its timeout or cannot run reported as one
     warning line on stderr (False) instead of raised: clean-up comes after the run and never decides it."""
     try:
@@ -226,7 +233,7 @@ def release_steps_or_warn(job_id, names, timeout_s=RELEASE_TIMEOUT_S) -> bool:
     return released
 
 
-def release_steps(job_id, names, timeout_s=RELEASE_TIMEOUT_S):
+def release_steps(job_id: str, names: Iterable[str], timeout_s: float = RELEASE_TIMEOUT_S) -> bool:
     """``scancel`` every step of ``names`` Slurm still lists, then wait until it lists none of them: the next
     run starts on a clean allocation and the sweep ends with nothing running. Slurm offers nothing to block
     on here, so ``squeue`` is asked at growing intervals (50 ms to 1 s)."""
@@ -238,7 +245,7 @@ def release_steps(job_id, names, timeout_s=RELEASE_TIMEOUT_S):
     return slurm.wait_until(lambda: not _listed(job_id, names), timeout_s)
 
 
-def _listed(job_id, names):
+def _listed(job_id: str, names: List[str]) -> List[str]:
     """Which of the step ``names`` ``squeue`` still lists in job ``job_id`` (one query for all), leaving out a
     step whose node has failed and left the job (``--no-kill``): Slurm lists it until the whole job ends, and
     it holds nothing on the nodes the job still has."""

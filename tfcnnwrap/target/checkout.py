@@ -54,7 +54,7 @@ def vendor_lock(vendor_dir: Path, shared: bool) -> FileLock:
     return FileLock(vendor_dir / VENDOR_LOCK_NAME, busy, shared=shared)
 
 
-def checkout_dir(vendor_dir: Path) -> Path:
+def checkout_dir(vendor_dir: Union[Path, str]) -> Path:
     return Path(vendor_dir) / CHECKOUT_NAME
 
 
@@ -62,7 +62,7 @@ def manifest_path(vendor_dir: Union[Path, str]) -> Path:
     return Path(vendor_dir) / MANIFEST_NAME
 
 
-def script_path(vendor_dir: Path) -> Path:
+def script_path(vendor_dir: Union[Path, str]) -> Path:
     return checkout_dir(vendor_dir) / SCRIPT_RELPATH
 
 
@@ -103,14 +103,14 @@ def remembered(vendor_dir: Path) -> Tuple[Optional[str], ...]:
     return (python if isinstance(python, str) and python else None, url if isinstance(url, str) and url else None)
 
 
-def branch_for(tf_version: str, manifest: Optional[Dict[str, str]]) -> Tuple[str, ...]:
+def branch_for(tf_version: str, manifest: Optional[Mapping[str, Any]]) -> Tuple[str, str]:
     """(branch, reason) setup would choose for ``tf_version``, offline: from the branch list the manifest
     cached when setup last asked the remote, else from the branches known to exist upstream."""
     names = (manifest or {}).get("upstream_branches") or versions.KNOWN_BRANCHES
     return versions.choose_branch(tf_version, names)
 
 
-def branch_mismatch(tf_version: str, manifest: Dict[str, str]) -> Optional[str]:
+def branch_mismatch(tf_version: str, manifest: Mapping[str, Any]) -> Optional[str]:
     """A warning when the checkout was fetched for another TensorFlow than ``tf_version``, else None.
 
     A branch the user chose with ``setup --branch`` is never second-guessed.

@@ -9,29 +9,35 @@ import platform
 import socket
 import subprocess
 import sys
+from dataclasses import dataclass, field, fields
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
 from tfcnnwrap import __version__
 from tfcnnwrap.clock import utc_now
+from tfcnnwrap.results.records import JsonObject, Upstream
 from tfcnnwrap.run.procs import format_command
 from tfcnnwrap.run.telemetry import query_gpus
 from tfcnnwrap.target.probe import ProbeAnswer, run_probe
 
 _SUBPROCESS_TIMEOUT_S = 10.0
 
+PathText = Union[str, "os.PathLike[str]"]
+_T = TypeVar("_T")
 
-def _safe(func, *args):
+
+def _safe(func: Callable[..., _T], *args: object) -> Optional[_T]:
     try:
         return func(*args)
     except Exception:  # noqa: BLE001 - a missing fact is None, never an error
         return None
 
 
-def _read_text(path):
+def _read_text(path: str) -> str:
     with open(path, encoding="utf-8", errors="replace") as fh:
         return fh.read()
 
 
-def _sysctl(name):
+def _sysctl(name: str) -> Optional[str]:
     out = subprocess.run(
         ["sysctl", "-n", name],
         stdin=subprocess.DEVNULL,
@@ -42,10 +48,10 @@ def _sysctl(name):
     return out or None
 
 
-def _cpuinfo_fields():
+def _cpuinfo_fields() -> List[Dict[str, str]]:
     """Linux /proc/cpuinfo as a list of dicts, one per logical CPU."""
-    cpus: list = []
-    current: dict = {}
+    cpus: List[Dict[str, str]] = []
+    current: Dict[str, str] = {}
     for line in _read_text("/proc/cpuinfo").splitlines():
         if not line.strip():
             if current:
@@ -59,7 +65,7 @@ def _cpuinfo_fields():
     return cpus
 
 
-def _windows_cpu_model():
+def _windows_cpu_model() -> str:
     import winreg  # Windows only
 
     key = winreg.OpenKey(winreg.HKEY_LOCAL_MACHINE, r"HARDWARE\DESCRIPTION\System\CentralProcessor\0")  # type: ignore[attr-defined]  # Windows only
@@ -69,7 +75,7 @@ def _windows_cpu_model():
         winreg.CloseKey(key)  # type: ignore[attr-defined]  # Windows only
 
 
-def cpu_model():
+def cpu_model() -> Optional[str]:
     """``'Intel(R) Core(TM) i7-8700K CPU @ 3.70GHz'`` or the closest the OS offers."""
     system = platform.system()
     if system == "Linux":
@@ -89,12 +95,12 @@ def cpu_model():
     return platform.processor() or None
 
 
-def physical_cores():
+def physical_cores() -> Optional[int]:
     """Physical cores, or None where the OS does not say cheaply."""
     try:
         import psutil  # optional
 
-        return psutil.cpu_count(logical=False)
+        return int(psutil.cpu_count(logical=False))
     except Exception:  # noqa: BLE001
         pass
     system = platform.system()
@@ -108,7 +114,7 @@ def physical_cores():
     return None
 
 
-def _windows_ram_bytes():
+def _windows_ram_bytes() -> Optional[int]:
     import ctypes  # Windows only
 
     class MemoryStatusEx(ctypes.Structure):
@@ -131,25 +137,25 @@ def _windows_ram_bytes():
     return int(status.ullTotalPhys)
 
 
-def _linux_ram_bytes():
+def _linux_ram_bytes() -> Optional[int]:
     for line in _read_text("/proc/meminfo").splitlines():
         if line.startswith("MemTotal:"):
             return int(line.split()[1]) * 1024
     return None
 
 
-def _sysconf_ram_bytes():
+def _sysconf_ram_bytes() -> int:
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
-def ram_bytes():
+def ram_bytes() -> Optional[int]:
     system = platform.system()
     if system == "Windows":
         return _safe(_windows_ram_bytes)
     if system == "Linux":
-        value = _safe(_linux_ram_bytes)
-        if value:
-            return value
+        found = _safe(_linux_ram_bytes)
+        if found:
+            return found
     if system == "Darwin":
         value = _safe(_sysctl, "hw.memsize")
         if value and value.isdigit():
@@ -157,34 +163,29 @@ def ram_bytes():
     return _safe(_sysconf_ram_bytes)
 
 
-def _linux_distribution():
+def _linux_distribution() -> Optional[str]:
     for line in _read_text("/etc/os-release").splitlines():
         if line.startswith("PRETTY_NAME="):
             return line.split("=", 1)[1].strip().strip('"') or None
     return None
 
 
-def os_info():
-    info = {
-        "system": platform.system() or None,
-        "release": platform.release() or None,
-        "version": platform.version() or None,
-        "machine": platform.machine() or None,
-        "platform": _safe(platform.platform),
-        "distribution": None,
-    }
-    if info["system"] == "Linux":
-        info["distribution"] = _safe(_linux_distribution)
-    elif info["system"] == "Darwin":
+def os_info() -> "OsInfo":
+    system = platform.system() or None
+    distribution = None
+    if system == "Linux":
+        distribution = _safe(_linux_distribution)
+    elif system == "Darwin":
         release = _safe(platform.mac_ver)
-        info["distribution"] = ("macOS " + release[0]) if release and release[0] else None
-    elif info["system"] == "Windows":
+        distribution = ("macOS " + release[0]) if release and release[0] else None
+    elif system == "Windows":
         edition = _safe(platform.win32_edition) if hasattr(platform, "win32_edition") else None
-        info["distribution"] = " ".join(p for p in ("Windows", platform.release(), edition) if p)
-    return info
+        distribution = " ".join(p for p in ("Windows", platform.release(), edition) if p)
+    return OsInfo(system=system, release=platform.release() or None, version=platform.version() or None,
+                  machine=platform.machine() or None, platform=_safe(platform.platform), distribution=distribution)
 
 
-def command_line(argv=None):
+def command_line(argv: Optional[Sequence[object]] = None) -> "CommandLine":
     """The command as typed, as a list and as one string a user could paste back into a shell.
 
     ``argv``: the full command line, program first (default: ``sys.argv``). ``python -m tfcnnwrap`` shows
@@ -193,11 +194,157 @@ def command_line(argv=None):
     args = [str(a) for a in (sys.argv if argv is None else argv)]
     if args and os.path.basename(args[0]) == "__main__.py":
         args = [sys.executable, "-m", "tfcnnwrap"] + args[1:]
-    text = format_command(args)
-    return {"argv": args, "text": text, "cwd": _safe(os.getcwd)}
+    return CommandLine(argv=tuple(args), text=format_command(args), cwd=_safe(os.getcwd))
 
 
-def _probe_facts(python, probe):
+# -- the records ------------------------------------------------------------------------------------------
+
+
+def _text(value: object) -> Optional[str]:
+    return value if isinstance(value, str) else None
+
+
+def _whole(value: object) -> Optional[int]:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _obj(value: object) -> JsonObject:
+    return value if isinstance(value, Mapping) else {}
+
+
+@dataclass(frozen=True)
+class OsInfo:
+    """The operating system: ``platform``'s answers, and the distribution's own name."""
+
+    system: Optional[str] = None
+    release: Optional[str] = None
+    version: Optional[str] = None
+    machine: Optional[str] = None
+    platform: Optional[str] = None
+    distribution: Optional[str] = None
+
+    def to_json(self) -> Dict[str, Optional[str]]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_json(cls, data: object) -> "OsInfo":
+        found = _obj(data)
+        return cls(**{f.name: _text(found.get(f.name)) for f in fields(cls)})
+
+
+@dataclass(frozen=True)
+class PythonInfo:
+    """An interpreter: its path and version."""
+
+    path: Optional[str] = None
+    version: Optional[str] = None
+
+    def to_json(self) -> Dict[str, Optional[str]]:
+        return {"path": self.path, "version": self.version}
+
+    @classmethod
+    def from_json(cls, data: object) -> "PythonInfo":
+        found = _obj(data)
+        return cls(_text(found.get("path")), _text(found.get("version")))
+
+
+@dataclass(frozen=True)
+class CommandLine:
+    """The command as typed: its arguments, one line a user could paste back, and where it ran."""
+
+    argv: Tuple[str, ...] = ()
+    text: str = ""
+    cwd: Optional[str] = None
+
+    def to_json(self) -> Dict[str, object]:
+        return {"argv": list(self.argv), "text": self.text, "cwd": self.cwd}
+
+    @classmethod
+    def from_json(cls, data: object) -> "CommandLine":
+        found = _obj(data)
+        argv = found.get("argv")
+        return cls(tuple(str(a) for a in argv) if isinstance(argv, list) else (), _text(found.get("text")) or "",
+                   _text(found.get("cwd")))
+
+
+def _optional_json(record: Optional[Union[OsInfo, CommandLine]]) -> Optional[Mapping[str, object]]:
+    return record.to_json() if record is not None else None
+
+
+@dataclass(frozen=True)
+class Environment:
+    """The machine a sweep ran on, as sweep.json's ``environment`` records it (docs/results-format.md); a fact
+    that could not be learned is None. ``nvidia_smi_gpus`` is what ``telemetry.query_gpus`` listed."""
+
+    captured_at: Optional[str] = None
+    host: Optional[str] = None
+    os: Optional[OsInfo] = None
+    cpu_model: Optional[str] = None
+    cpu_logical_cores: Optional[int] = None
+    cpu_physical_cores: Optional[int] = None
+    ram_bytes: Optional[int] = None
+    tfcnnwrap_version: Optional[str] = None
+    tfcnnwrap_python: PythonInfo = field(default_factory=PythonInfo)
+    target_python: PythonInfo = field(default_factory=PythonInfo)
+    tensorflow_version: Optional[str] = None
+    tensorflow_distribution: Optional[str] = None
+    tf_keras: Optional[bool] = None
+    gpus: Optional[Tuple[str, ...]] = None  # TensorFlow's view: () none, None cannot tell
+    cuda_version: Optional[str] = None
+    cudnn_version: Optional[str] = None
+    nvidia_driver: Optional[str] = None
+    nvidia_smi_gpus: Optional[Tuple[JsonObject, ...]] = None
+    upstream: Upstream = field(default_factory=Upstream)
+    command_line: Optional[CommandLine] = None
+    probe_error: Optional[str] = None  # written only when the probe failed
+
+    def to_json(self) -> Dict[str, object]:
+        """sweep.json's ``environment`` object, keys in the order it has always had."""
+        out: Dict[str, object] = {
+            "captured_at": self.captured_at, "host": self.host, "os": _optional_json(self.os),
+            "cpu_model": self.cpu_model, "cpu_logical_cores": self.cpu_logical_cores,
+            "cpu_physical_cores": self.cpu_physical_cores, "ram_bytes": self.ram_bytes,
+            "tfcnnwrap_version": self.tfcnnwrap_version, "tfcnnwrap_python": self.tfcnnwrap_python.to_json(),
+            "target_python": self.target_python.to_json(), "tensorflow_version": self.tensorflow_version,
+            "tensorflow_distribution": self.tensorflow_distribution, "tf_keras": self.tf_keras,
+            "gpus": list(self.gpus) if self.gpus is not None else None, "cuda_version": self.cuda_version,
+            "cudnn_version": self.cudnn_version, "nvidia_driver": self.nvidia_driver,
+            "nvidia_smi_gpus": [dict(g) for g in self.nvidia_smi_gpus] if self.nvidia_smi_gpus is not None else None,
+            "upstream": {"url": self.upstream.url, "branch": self.upstream.branch, "commit": self.upstream.commit},
+            "command_line": _optional_json(self.command_line),
+        }
+        if self.probe_error:
+            out["probe_error"] = self.probe_error
+        return out
+
+    @classmethod
+    def from_json(cls, data: object) -> "Environment":
+        """The record of a recorded ``environment`` (any shape: a fact of the wrong type reads as None)."""
+        found = _obj(data)
+        gpus, smi, upstream = found.get("gpus"), found.get("nvidia_smi_gpus"), _obj(found.get("upstream"))
+        return cls(
+            captured_at=_text(found.get("captured_at")), host=_text(found.get("host")),
+            os=OsInfo.from_json(found["os"]) if isinstance(found.get("os"), Mapping) else None,
+            cpu_model=_text(found.get("cpu_model")), cpu_logical_cores=_whole(found.get("cpu_logical_cores")),
+            cpu_physical_cores=_whole(found.get("cpu_physical_cores")), ram_bytes=_whole(found.get("ram_bytes")),
+            tfcnnwrap_version=_text(found.get("tfcnnwrap_version")),
+            tfcnnwrap_python=PythonInfo.from_json(found.get("tfcnnwrap_python")),
+            target_python=PythonInfo.from_json(found.get("target_python")),
+            tensorflow_version=_text(found.get("tensorflow_version")),
+            tensorflow_distribution=_text(found.get("tensorflow_distribution")),
+            tf_keras=found.get("tf_keras") if isinstance(found.get("tf_keras"), bool) else None,
+            gpus=tuple(str(g) for g in gpus) if isinstance(gpus, list) else None,
+            cuda_version=_text(found.get("cuda_version")), cudnn_version=_text(found.get("cudnn_version")),
+            nvidia_driver=_text(found.get("nvidia_driver")),
+            nvidia_smi_gpus=tuple(g for g in smi if isinstance(g, Mapping)) if isinstance(smi, list) else None,
+            upstream=Upstream(*(_text(upstream.get(k)) for k in ("url", "branch", "commit"))),
+            command_line=CommandLine.from_json(found["command_line"])
+            if isinstance(found.get("command_line"), Mapping) else None,
+            probe_error=_text(found.get("probe_error")),
+        )
+
+
+def _probe_facts(python: Optional[PathText], probe: Optional[ProbeAnswer]) -> Tuple[ProbeAnswer, Optional[str]]:
     """(ProbeAnswer, error text or None): the answer given, else one asked for in version mode."""
     if probe is None:
         try:
@@ -207,16 +354,21 @@ def _probe_facts(python, probe):
     return probe, None
 
 
-_ASK = object()
+class _Ask:
+    """``smi``'s default: ask nvidia-smi (None is an answer: there is none)."""
 
 
-def _query_smi():
+_ASK = _Ask()
+
+
+def _query_smi() -> Optional[JsonObject]:
     return query_gpus()
 
 
-def capture_environment(python=None, probe=None, manifest=None, argv=None, smi=_ASK):
-    """A dict of environment facts for sweep.json (and the base of `doctor`); never raises, missing facts
-    are None.
+def capture_environment(python: Optional[PathText] = None, probe: Optional[ProbeAnswer] = None,
+                        manifest: object = None, argv: Optional[Sequence[object]] = None,
+                        smi: Union[Optional[JsonObject], _Ask] = _ASK) -> Environment:
+    """The environment facts for sweep.json (and the base of `doctor`); never raises, missing facts are None.
 
     ``probe``: the ``ProbeAnswer`` of the target interpreter (asked in version mode when not given).
     ``manifest``: the vendor checkout's manifest (``checkout.read_manifest``). ``argv``: the command line
@@ -225,38 +377,19 @@ def capture_environment(python=None, probe=None, manifest=None, argv=None, smi=_
     facts, probe_error = _safe(_probe_facts, python, probe) or (None, "the probe could not be run")
     if facts is None:
         facts = ProbeAnswer()
-    if smi is _ASK:
-        smi = _safe(_query_smi)
-    manifest = manifest if isinstance(manifest, dict) else {}
-    env = {
-        "captured_at": utc_now(),
-        "host": _safe(socket.gethostname),
-        "os": _safe(os_info),
-        "cpu_model": _safe(cpu_model),
-        "cpu_logical_cores": _safe(os.cpu_count),
-        "cpu_physical_cores": _safe(physical_cores),
-        "ram_bytes": _safe(ram_bytes),
-        "tfcnnwrap_version": __version__,
-        "tfcnnwrap_python": {"path": sys.executable, "version": platform.python_version()},
-        "target_python": {
-            "path": facts.python or (str(python) if python else sys.executable),
-            "version": facts.python_version,
-        },
-        "tensorflow_version": facts.tf_version,
-        "tensorflow_distribution": facts.distribution,
-        "tf_keras": facts.tf_keras,
-        "gpus": facts.gpu_list(),
-        "cuda_version": facts.cuda_version,
-        "cudnn_version": facts.cudnn_version,
-        "nvidia_driver": (smi or {}).get("driver_version"),
-        "nvidia_smi_gpus": (smi or {}).get("gpus") if smi else None,
-        "upstream": {
-            "url": manifest.get("url"),
-            "branch": manifest.get("branch"),
-            "commit": manifest.get("commit"),
-        },
-        "command_line": _safe(command_line, argv),
-    }
-    if probe_error:
-        env["probe_error"] = probe_error
-    return env
+    answered = _safe(_query_smi) if isinstance(smi, _Ask) else smi
+    listed = (answered or {}).get("gpus") if answered else None
+    upstream = _obj(manifest)
+    return Environment(
+        captured_at=utc_now(), host=_safe(socket.gethostname), os=_safe(os_info), cpu_model=_safe(cpu_model),
+        cpu_logical_cores=_safe(os.cpu_count), cpu_physical_cores=_safe(physical_cores),
+        ram_bytes=_safe(ram_bytes), tfcnnwrap_version=__version__,
+        tfcnnwrap_python=PythonInfo(sys.executable, platform.python_version()),
+        target_python=PythonInfo(facts.python or (str(python) if python else sys.executable), facts.python_version),
+        tensorflow_version=facts.tf_version, tensorflow_distribution=facts.distribution, tf_keras=facts.tf_keras,
+        gpus=facts.gpus, cuda_version=facts.cuda_version, cudnn_version=facts.cudnn_version,
+        nvidia_driver=(answered or {}).get("driver_version"),
+        nvidia_smi_gpus=tuple(listed) if isinstance(listed, list) else None,
+        upstream=Upstream(*(_text(upstream.get(k)) for k in ("url", "branch", "commit"))),
+        command_line=_safe(command_line, argv), probe_error=probe_error,
+    )

@@ -310,7 +310,8 @@ def _answer(exe, stdout):
 class HasGpus(Protocol):
     """What the device rule reads of a probe: ``gpus``, a tuple of names, () for none, None for cannot tell."""
 
-    gpus: Optional[Tuple[str, ...]]
+    @property
+    def gpus(self) -> Optional[Tuple[str, ...]]: ...  # read-only: frozen records (ProbeAnswer, DoctorReport)
 
 
 def resolve_device(requested: str, probe_result: "HasGpus") -> Tuple[str, Optional[str]]:

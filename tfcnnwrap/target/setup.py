@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
-from tfcnnwrap import __version__, render, settings
+from tfcnnwrap import __version__, prose, render, settings
 from tfcnnwrap.clock import utc_now
 from tfcnnwrap.errors import SetupError, UsageError
 from tfcnnwrap.run.procs import format_command, pip_install_command
@@ -377,19 +377,32 @@ def print_summary(out, headline, tf, branch, reason, commit, vendor: Path, url: 
     if keras_row:
         rows.append(("Keras", keras_row))
     rows.append(("Took", "%.2f s" % (time.perf_counter() - started)))
-    out.print(headline, soft_wrap=True)
+    # on a terminal every line is wrapped between words to its width; a path, a URL or a command is kept
+    # whole (a copy of it still works); in a pipe or a log each stays the one line it is
+    width = out.width if out.is_terminal else None
+    _print_prose(out, headline, width)
     for label, value in rows:
-        out.print(Text.assemble(("  %-11s" % label, "bold"), value), soft_wrap=True)
+        whole = label in ("Commit", "Checkout", "Upstream")
+        lines = prose.fill_row(label, prose.whole(value) if whole else value, width or 1 << 30)
+        out.print(Text.assemble((lines[0][:13], "bold"), lines[0][13:]), soft_wrap=True)
+        for line in lines[1:]:
+            out.print(line, soft_wrap=True)
     sys.stdout.flush()
     err = render.console(stderr=True, markup=False)
     for warning in tf["warnings"] + ([keras_warning] if keras_warning else []):
-        err.print("warning: " + warning, soft_wrap=True)
+        _print_prose(err, "warning: " + warning, err.width if err.is_terminal else None)
     sys.stderr.flush()
     # the last line: what to run now (a quick sweep checks every model runs before the long one)
     first = "after the warning's fix, " if keras_warning else ""
-    # soft_wrap: a command is never broken with a newline (the terminal folds it; a copy still runs)
-    out.print("next: %s%s --quick, then %s" % (first, _sweep_command(vendor), _sweep_command(vendor)),
-              markup=False, highlight=False, soft_wrap=True)
+    command = _sweep_command(vendor)
+    _print_prose(out, "next: %s%s, then %s" % (first, prose.whole(command + " --quick"), prose.whole(command)),
+                 width)
+
+
+def _print_prose(out, text, width):
+    """``text`` wrapped between words at ``width`` (None: one line, as it is)."""
+    out.print(prose.fill(text, width) if width else text.replace(prose.NBSP, " "), markup=False,
+              highlight=False, soft_wrap=True)
 
 
 def _sweep_command(vendor: Path) -> str:

@@ -32,7 +32,7 @@ _VERSION = re.compile(r"^\s*[vV]?(\d+)\.(\d+)")
 _COMPAT = re.compile(r"^cnn_tf_v(\d+)\.(\d+)_compatible$")
 
 
-def parse_tf_version(text: Optional[str]) -> Tuple[int, ...]:
+def parse_tf_version(text: Optional[str]) -> Tuple[int, int]:
     """``'2.23.0.dev20261026'`` -> ``(2, 23)``. Raises UsageError when ``text`` has no X.Y."""
     match = _VERSION.match(str(text or ""))
     if not match:
@@ -72,7 +72,7 @@ def compat_branches(branch_names: Union[Dict[str, str], List[str]]) -> List[Any]
     return [found[v] for v in sorted(found)]
 
 
-def choose_branch(tf_version: Union[str, Tuple[int, ...]], branch_names: Iterable[str]) -> Tuple[str, ...]:
+def choose_branch(tf_version: Union[str, Tuple[int, ...]], branch_names: Iterable[str]) -> Tuple[str, str]:
     """The upstream branch for ``tf_version`` (a string or (major, minor)) -> ``(branch, reason)``.
 
     Raises SetupError (naming --branch) when no branch fits: a version older than every compat branch of
