@@ -7,19 +7,24 @@ past the total deadline. Opened without blocking, so opening a FIFO without a wr
 then reads as empty).
 """
 
+from __future__ import annotations
+
 import os
 import select
 import stat
 import time
-from typing import List
+from typing import TYPE_CHECKING, List, Union
 
 from tfcnnwrap.errors import UsageError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 IDLE_S = 10.0  # a pipe that sends nothing for this long is given up on
 TOTAL_S = 60.0  # and one still sending after this long
 
 
-def _open(path, what):
+def _open(path: Union[Path, str], what: str) -> int:
     shown = str(path)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
@@ -35,12 +40,12 @@ def _open(path, what):
             from None
 
 
-def _too_big(path, limit, what):
+def _too_big(path: Union[Path, str], limit: int, what: str) -> UsageError:
     return UsageError("%s is larger than %d MiB, too large for %s; give a smaller file"
                       % (path, limit // (1024 * 1024), what))
 
 
-def _read_regular(fd, path, limit, what):
+def _read_regular(fd: int, path: Union[Path, str], limit: int, what: str) -> bytes:
     chunks: List[bytes] = []
     size = 0
     while True:
@@ -53,7 +58,7 @@ def _read_regular(fd, path, limit, what):
         chunks.append(chunk)
 
 
-def _read_pipe(fd, path, limit, what, idle_s, total_s):
+def _read_pipe(fd: int, path: Union[Path, str], limit: int, what: str, idle_s: float, total_s: float) -> bytes:
     """A pipe's bytes until it ends; UsageError when it goes quiet for ``idle_s`` or lasts past ``total_s``."""
     chunks: List[bytes] = []
     size = 0
@@ -75,7 +80,9 @@ def _read_pipe(fd, path, limit, what, idle_s, total_s):
         chunks.append(chunk)
 
 
-def read_bounded(path, limit, what, idle_s=IDLE_S, total_s=TOTAL_S) -> bytes:
+def read_bounded(
+    path: Union[Path, str], limit: int, what: str, idle_s: float = IDLE_S, total_s: float = TOTAL_S
+) -> bytes:
     """The bytes of ``path`` (at most ``limit``); UsageError naming the fix for a device, a directory, a file
     over ``limit``, or a pipe that does not end. ``what`` names the expected file in messages."""
     fd = _open(path, what)

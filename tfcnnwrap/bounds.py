@@ -7,7 +7,13 @@ downstream can overflow. docs/usage.md lists them.
 Standard library only: the CLI's parsers import this for ``--help``.
 """
 
+from __future__ import annotations
+
 import math
+
+TYPE_CHECKING = False  # typing's own flag would import typing, which --help does without (cli, bounds, errors)
+if TYPE_CHECKING:
+    from typing import Union
 
 MAX_TEXT = 40  # longer number texts are refused before int()/float() spend time on them
 MAX_LIST = 16  # most values in a comma-separated list (--num-gpus 1,2,4,8)
@@ -20,11 +26,11 @@ class OutOfBounds(ValueError):
 class Bound:
     """A whole number or a finite decimal within [low, high] (``low`` excluded when ``low_open``)."""
 
-    def __init__(self, flag, low, high, whole=True, low_open=False, unit=""):
+    def __init__(self, flag, low, high, whole: bool = True, low_open: bool = False, unit: str = "") -> None:
         self.flag, self.low, self.high = flag, low, high
         self.whole, self.low_open, self.unit = whole, low_open, unit
 
-    def describe(self):
+    def describe(self) -> str:
         unit = " " + self.unit if self.unit else ""
         if self.whole:
             return "a whole number from %d to %d%s" % (self.low, self.high, unit)
@@ -40,7 +46,7 @@ class Bound:
             raise OutOfBounds("must be %s, got %s" % (self.describe(), _shown(value)))
         return number
 
-    def parse_list(self, value):
+    def parse_list(self, value: str):
         """'1,2,4' -> [1, 2, 4]: each within bounds, no repeats, at most MAX_LIST values."""
         parts = [p.strip() for p in str(value).split(",")]
         if not all(parts):
@@ -78,7 +84,7 @@ class Bound:
         return number
 
 
-def _shown(value):
+def _shown(value: Union[float, str]) -> str:
     text = str(value)
     return repr(text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "...")
 

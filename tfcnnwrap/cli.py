@@ -4,6 +4,8 @@ Only the standard library is imported here so that ``--help`` stays fast; each v
 pandas, GitPython or rich) is imported when that verb runs.
 """
 
+from __future__ import annotations
+
 import argparse
 import importlib
 import os
@@ -13,6 +15,10 @@ from pathlib import Path
 
 from tfcnnwrap import __version__, bounds
 from tfcnnwrap.errors import EXIT_INTERRUPTED, EXIT_USAGE, TfcnnwrapError
+
+TYPE_CHECKING = False  # typing's own flag would import typing, which --help does without (cli, bounds, errors)
+if TYPE_CHECKING:
+    from typing import List, Optional
 
 DEFAULT_REPO_URL = "https://github.com/tensorflow/benchmarks.git"
 # What matplotlib's Agg canvas writes, by file suffix (checked without importing matplotlib).
@@ -51,14 +57,14 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
     list of them, never at a hyphen); indented lines, the examples, are commands: broken only where a copy
     still runs (_example_lines)."""
 
-    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+    def __init__(self, prog, indent_increment: int = 2, max_help_position: int = 24, width=None) -> None:
         import shutil  # start-up: --help loads only what it needs
 
         width = width or shutil.get_terminal_size().columns - 2
         # under 80 columns the help starts further left, so a URL or a path fits on its line whole
         super().__init__(prog, indent_increment, max_help_position if width >= 78 else 12, width)
 
-    def _fill_text(self, text, width, indent):
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
         import textwrap  # start-up: --help loads only what it needs
 
         return "\n".join(_example_lines(line, width) if line.startswith(" ") else line if not line.strip() else
@@ -66,7 +72,7 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
                                        break_long_words=False, break_on_hyphens=False)
                          for line in text.splitlines())
 
-    def _split_lines(self, text, width):
+    def _split_lines(self, text: str, width: int) -> List[str]:
         import textwrap  # start-up: --help loads only what it needs
 
         return textwrap.wrap(" ".join(text.split()), width, break_long_words=False, break_on_hyphens=False)
@@ -99,14 +105,14 @@ def _example_lines(line, width):
 class _Parser(argparse.ArgumentParser):
     """argparse that reports errors as one line naming the fix, with exit code 2."""
 
-    def error(self, message):
+    def error(self, message: str):
         from tfcnnwrap import prose  # --help stays on cli, bounds, errors; prose brings shutil, textwrap
 
         prose.write("%s: error: %s (see `%s --help`)" % (self.prog, message, self.prog))
         sys.exit(EXIT_USAGE)
 
 
-def _text(value):
+def _text(value: str) -> str:
     """argparse type of every string and path argument: an empty one is a usage error, never "not given"
     (``--models ''`` used to run the default sweep, ``--vendor-dir ''`` to clone into the current
     directory)."""
@@ -115,7 +121,7 @@ def _text(value):
     return value
 
 
-def _number(bound, as_list=False):
+def _number(bound, as_list: bool = False):
     """argparse type for a number within ``bound`` (tfcnnwrap.bounds)."""
 
     def parse(value):
@@ -128,7 +134,7 @@ def _number(bound, as_list=False):
     return parse
 
 
-def _plot_path(value):
+def _plot_path(value: str) -> str:
     """``--plot FILE``: checked before anything runs; matplotlib would add ``.png`` to a name without a
     suffix (``--plot /tmp`` wrote /tmp.png) and the old code created missing directories."""
     _text(value)
@@ -151,7 +157,7 @@ def _plot_path(value):
     return value
 
 
-def _add_python(p, what):
+def _add_python(p: _Parser, what: str) -> None:
     p.add_argument(
         "--python",
         metavar="PY",
@@ -162,7 +168,7 @@ def _add_python(p, what):
     )
 
 
-def _add_vendor_dir(p):
+def _add_vendor_dir(p: _Parser) -> None:
     p.add_argument(
         "--vendor-dir",
         metavar="DIR",
@@ -172,19 +178,21 @@ def _add_vendor_dir(p):
     )
 
 
-def _add_format(p, formats):
+def _add_format(p: _Parser, formats: List[str]) -> None:
     # a metavar: "[--format {table,markdown,csv,json}]" alone is wider than a 60-column usage line
     p.add_argument("--format", choices=formats, default=formats[0], metavar="FORMAT",
                    help="%s or %s (default: %s)" % (", ".join(formats[:-1]), formats[-1], formats[0]))
 
 
-def _add_out(p):
+def _add_out(p: _Parser) -> None:
     p.add_argument("--out", metavar="FILE", type=_text,
                    help="write to FILE (replaced atomically) instead of standard output; with --format html, "
                    "run logs under FILE's folder are linked")
 
 
-def _add_verb(verbs, parent, name, help, description, examples):
+def _add_verb(
+    verbs: argparse._SubParsersAction, parent: _Parser, name: str, help: str, description: str, examples: List[str]
+) -> _Parser:
     """The verb's parser; ``examples`` are its arguments in the help's examples ("" for none)."""
     lines = ("  python -m tfcnnwrap %s\n" % " ".join(filter(None, (name, e))) for e in examples)
     return verbs.add_parser(
@@ -197,7 +205,7 @@ def _add_verb(verbs, parent, name, help, description, examples):
     )
 
 
-def _add_setup(verbs, parent):
+def _add_setup(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "setup",
         help="fetch the tensorflow/benchmarks branch that matches your TensorFlow into vendor/",
@@ -220,7 +228,7 @@ def _add_setup(verbs, parent):
     p.add_argument("--update", action="store_true", help="fetch the branch's newest commit")
 
 
-def _add_sweep(verbs, parent):
+def _add_sweep(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "sweep",
         help="run every model N times, each in its own process, and summarise",
@@ -248,7 +256,7 @@ def _add_sweep(verbs, parent):
     )
 
 
-def _add_sweep_plan(p):
+def _add_sweep_plan(p: _Parser) -> None:
     """The flags a sweep records in its plan (refused with --resume)."""
     p.add_argument("--models", metavar="M1,M2,...", type=_text,
                    help="models to run (default: resnet50, resnet152, inception3, vgg16, alexnet)")
@@ -280,7 +288,7 @@ def _add_sweep_plan(p):
     _add_sweep_flow(p)
 
 
-def _add_sweep_flow(p):
+def _add_sweep_flow(p: _Parser) -> None:
     """Precision, XLA, adaptive runs and run order (recorded in the plan too)."""
     p.add_argument("--fp16", action="store_true",
                    help="half precision: --use_fp16=True, as the checked-out branch spells it")
@@ -297,7 +305,7 @@ def _add_sweep_flow(p):
                    "configuration, then run 2, ...")
 
 
-def _add_sweep_cluster(p):
+def _add_sweep_cluster(p: _Parser) -> None:
     """Distributed jobs and fleets (docs/usage.md, Distributed jobs; docs/slurm.md)."""
     p.add_argument("--cluster", choices=["local", "slurm"], default=None,
                    help="each run is one distributed tf_cnn_benchmarks job: on this machine (local) or through "
@@ -310,7 +318,7 @@ def _add_sweep_cluster(p):
                    help="with --cluster slurm: the single-node sweep on every node of the allocation at once")
 
 
-def _add_report(verbs, parent):
+def _add_report(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "report",
         help="summarise a sweep: mean, std, CV, min, max, median per model",
@@ -326,7 +334,7 @@ def _add_report(verbs, parent):
                    "temperature, SM clock and power over time; the suffix picks the format (.png, .svg, ...)")
 
 
-def _add_compare(verbs, parent):
+def _add_compare(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "compare",
         help="a sweep against published GPUs, ranked among them, or sweeps against a baseline",
@@ -387,7 +395,7 @@ def _add_compare(verbs, parent):
     )
 
 
-def _add_references(verbs, parent):
+def _add_references(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "references",
         help="list the built-in reference GPUs",
@@ -401,7 +409,7 @@ def _add_references(verbs, parent):
     _add_format(p, ["table", "markdown", "csv", "json"])
 
 
-def _add_parse(verbs, parent):
+def _add_parse(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "parse",
         help="read tf_cnn_benchmarks logs (any, ours or not)",
@@ -412,7 +420,7 @@ def _add_parse(verbs, parent):
     _add_format(p, ["table", "markdown", "csv", "json", "jsonl"])
 
 
-def _add_doctor(verbs, parent):
+def _add_doctor(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "doctor",
         help="check TensorFlow, the GPU, CUDA, git, nvidia-smi and the checkout",
@@ -429,7 +437,7 @@ def _add_doctor(verbs, parent):
     _add_format(p, ["table", "json"])
 
 
-def _add_export(verbs, parent):
+def _add_export(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "export",
         help="write a sweep as one checkable bundle, <id>.tfcw.json.gz",
@@ -444,7 +452,7 @@ def _add_export(verbs, parent):
     p.add_argument("--keep-host", action="store_true", help="keep the host name (default: <host>)")
 
 
-def _add_verify(verbs, parent):
+def _add_verify(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "verify",
         help="check bundles against their own logs",
@@ -455,7 +463,7 @@ def _add_verify(verbs, parent):
     p.add_argument("bundles", nargs="+", metavar="BUNDLE", type=_text, help="bundle files")
 
 
-def _add_import(verbs, parent):
+def _add_import(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "import",
         help="verify bundles and add them to the local library",
@@ -466,7 +474,7 @@ def _add_import(verbs, parent):
     p.add_argument("paths", nargs="+", metavar="BUNDLE|DIR", type=_text, help="bundle files or directories")
 
 
-def _add_library(verbs, parent):
+def _add_library(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "library",
         help="list the bundles in the local library",
@@ -478,7 +486,7 @@ def _add_library(verbs, parent):
     _add_format(p, ["table", "markdown", "csv", "json"])
 
 
-def _add_publish(verbs, parent):
+def _add_publish(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "publish",
         help="add a sweep or bundle to a git results repository and push",
@@ -493,7 +501,7 @@ def _add_publish(verbs, parent):
     p.add_argument("--branch", metavar="B", type=_text, help="default: the repository's default branch")
 
 
-def _add_pull(verbs, parent):
+def _add_pull(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "pull",
         help="fetch a git results repository and import every new, verified bundle",
@@ -505,7 +513,7 @@ def _add_pull(verbs, parent):
     p.add_argument("--branch", metavar="B", type=_text, help="default: the repository's default branch")
 
 
-def _add_site(verbs, parent):
+def _add_site(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "site",
         help="a static HTML site of sweeps, bundles or the library (no network needed to view it)",
@@ -521,7 +529,7 @@ def _add_site(verbs, parent):
                    help="also an A/B page: the first sweep is the baseline, the others candidates")
 
 
-def _add_list(verbs, parent):
+def _add_list(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "list",
         help="past sweeps, newest first: GPU, TensorFlow, conditions, runs, complete or interrupted",
@@ -534,7 +542,7 @@ def _add_list(verbs, parent):
     _add_format(p, ["table", "markdown", "csv", "json"])
 
 
-def _add_completion(verbs, parent):
+def _add_completion(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "completion",
         help="print the shell completion script (bash, zsh or fish)",
@@ -555,17 +563,17 @@ VERB_BUILDERS = (_add_setup, _add_sweep, _add_report, _add_compare, _add_referen
 class _VersionAction(argparse.Action):
     """--version; what it prints is assembled only when asked (about.py reads the checkout's files)."""
 
-    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None) -> None:
         super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
 
-    def __call__(self, parser, namespace, values, option_string=None):
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
         from tfcnnwrap.about import version_text  # --help stays on cli, bounds, errors; about brings platform
 
         sys.stdout.write(version_text() + "\n")
         parser.exit()
 
 
-def build_parser():
+def build_parser() -> _Parser:
     parser = _Parser(
         prog="tfcnnwrap",
         formatter_class=_Formatter,
@@ -609,7 +617,7 @@ def _crash_report(exc):
         return None
 
 
-def _tolerant_streams():
+def _tolerant_streams() -> None:
     """Never die on a character the console's code page lacks (cp1252 on Windows, say)."""
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -618,7 +626,7 @@ def _tolerant_streams():
             pass
 
 
-def main(argv=None):
+def main(argv: Optional[List[str]] = None) -> int:
     _tolerant_streams()
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -631,7 +639,7 @@ def main(argv=None):
     return outstream.exit_code(args.verb, _run_verb(args), guarded)
 
 
-def _run_verb(args):
+def _run_verb(args: argparse.Namespace) -> int:
     handlers = HTML_HANDLERS if getattr(args, "format", None) == "html" else HANDLERS
     module_name, func_name = handlers.get(args.verb, HANDLERS[args.verb]).split(":")
     try:

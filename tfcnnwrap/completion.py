@@ -4,11 +4,18 @@ cli.py builds, so a new verb or flag completes without anyone editing a script.
 shtab is imported here only (not in cli.py): ``--help`` and every other verb stay as fast as before.
 """
 
+from __future__ import annotations
+
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from tfcnnwrap.cli import build_parser
 from tfcnnwrap.errors import SetupError
+
+if TYPE_CHECKING:
+    from argparse import Namespace
+
 
 SHELLS = ("bash", "zsh", "fish")
 # metavar -> what the shell should offer for the argument (shtab's names for "directories" and "files")
@@ -25,7 +32,7 @@ def _parsers(parser):
                 yield from _parsers(sub)
 
 
-def _mark_paths(parser, shtab):
+def _mark_paths(parser, shtab) -> None:
     """Paths complete as paths: directories where a directory is wanted, files (and directories) elsewhere."""
     for each in _parsers(parser):
         for action in each._actions:
@@ -47,7 +54,7 @@ def script(shell: str) -> str:
     return shtab.complete(parser, shell=shell)
 
 
-def cmd_completion(args) -> int:
+def cmd_completion(args: Namespace) -> int:
     text = script(args.shell)
     # shtab's bash script ends without a newline: `completion bash >> ~/.bashrc` would glue the next line on
     sys.stdout.write(text if text.endswith("\n") else text + "\n")

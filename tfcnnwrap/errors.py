@@ -1,5 +1,7 @@
 """Errors the CLI turns into one line on stderr and an exit code (never a traceback)."""
 
+from __future__ import annotations
+
 EXIT_OK = 0
 EXIT_RUNS_FAILED = 1
 EXIT_USAGE = 2
@@ -12,7 +14,7 @@ class TfcnnwrapError(Exception):
     ``exit_code`` is 2 (usage or set-up error, nothing run) unless a caller says otherwise.
     """
 
-    def __init__(self, message: str, exit_code: int = EXIT_USAGE):
+    def __init__(self, message: str, exit_code: int = EXIT_USAGE) -> None:
         super().__init__(message)
         self.message = message
         self.exit_code = exit_code

@@ -6,18 +6,24 @@ sweep. POSIX: ``flock``. Windows: ``LockFileEx`` on the first byte (shared or ex
 The lock file is opened without following links (``safefs``).
 """
 
+from __future__ import annotations
+
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tfcnnwrap import safefs
 from tfcnnwrap.errors import TfcnnwrapError
+
+if TYPE_CHECKING:
+    from io import BufferedRandom
 
 
 class LockBusy(TfcnnwrapError):
     """Another tfcnnwrap holds the lock: exit 2, nothing done."""
 
 
-def _lock_posix(fh, shared):
+def _lock_posix(fh: BufferedRandom, shared: bool) -> None:
     import fcntl  # POSIX only
 
     fcntl.flock(fh.fileno(), (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
@@ -34,7 +40,7 @@ def _overlapped():
     return OVERLAPPED()
 
 
-def _lock_windows(fh, shared):
+def _lock_windows(fh, shared) -> None:
     import ctypes  # Windows only
     import msvcrt  # Windows only
 
@@ -46,7 +52,7 @@ def _lock_windows(fh, shared):
         raise OSError("LockFileEx failed")
 
 
-def _unlock_windows(fh):
+def _unlock_windows(fh) -> None:
     import ctypes  # Windows only
     import msvcrt  # Windows only
 
@@ -66,10 +72,10 @@ class FileLock:
         self.fh = None
 
     @property
-    def held(self):
+    def held(self) -> bool:
         return self.fh is not None
 
-    def acquire(self):
+    def acquire(self) -> FileLock:
         fh = safefs.open_existing_rw(self.path)
         try:
             (_lock_windows if os.name == "nt" else _lock_posix)(fh, self.shared)
@@ -87,7 +93,7 @@ class FileLock:
                 pass
         return self
 
-    def release(self):
+    def release(self) -> None:
         if self.fh is None:
             return
         if os.name == "nt":

@@ -8,6 +8,10 @@ block of ``header value`` items that wrap between items, never inside one. Impor
 that print tables.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Tuple, Union
+
 from rich import box
 from rich.cells import cell_len
 from rich.measure import Measurement
@@ -16,16 +20,19 @@ from rich.text import Text
 
 from tfcnnwrap.prose import fill
 
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions
+
 # Two spaces between columns, a rule under the header, no frame: the most columns in the fewest cells.
 GAP = 2
 HIDDEN_HINT = "widen the terminal or use --format csv/json"
 
 
-def _lines(text):
+def _lines(text: str) -> List[str]:
     return str(text).split("\n")
 
 
-def _cell_range(text, wrap):
+def _cell_range(text: str, wrap: bool) -> Tuple[int, ...]:
     """(narrowest, widest) a cell can be drawn at without splitting a word; no-wrap cells are one width."""
     widest = max(cell_len(line) for line in _lines(text))
     if not wrap:
@@ -34,7 +41,7 @@ def _cell_range(text, wrap):
     return max(words or [0]), widest
 
 
-def wrap_parts(parts, width, sep=" · "):
+def wrap_parts(parts, width: int, sep: str = " · ") -> List[Any]:
     """Greedy lines of ``parts`` joined by ``sep``, a part never broken unless it alone is wider than
     ``width`` (a long path)."""
     lines, line = [], ""
@@ -50,7 +57,7 @@ def wrap_parts(parts, width, sep=" · "):
     return lines
 
 
-def title_words(text):
+def title_words(text: str) -> List[str]:
     """``text`` split at the spaces outside parentheses: ``(GeForce RTX 2070)`` stays one word."""
     words, depth, word = [], 0, ""
     for char in text:
@@ -81,7 +88,7 @@ class FittedTable(Table):
         for row in cells:
             self.add_row(*row)
 
-    def add_row(self, *renderables, **options):
+    def add_row(self, *renderables, **options) -> None:
         """A row of text cells (as make_table gives them); kept as text, which is what the layout measures."""
         self.cells.append([r.plain if isinstance(r, Text) else "" if r is None else str(r) for r in renderables]
                           + [""] * (len(self.specs) - len(renderables)))
@@ -101,7 +108,7 @@ class FittedTable(Table):
             out.append((low, max(low, high)))
         return out
 
-    def layout(self, width):
+    def layout(self, width: int):
         """(kept column indices, their widths), or (None, None) when not even the fixed columns fit."""
         ranges = self._ranges()
         keep = list(range(len(self.specs)))
@@ -125,7 +132,7 @@ class FittedTable(Table):
             spare -= grow
         return keep, [widths[i] for i in keep]
 
-    def _inner(self, keep, widths):
+    def _inner(self, keep: List[int], widths) -> Table:
         inner = Table(box=self.box, show_edge=False, pad_edge=False, padding=(0, 1), collapse_padding=True,
                       header_style=self.header_style, show_lines=False)
         for i, w in zip(keep, widths):
@@ -136,7 +143,7 @@ class FittedTable(Table):
             inner.add_row(*[Text(str(row[i])) for i in keep])
         return inner
 
-    def _stacked(self, width):
+    def _stacked(self, width: int) -> Iterator[Text]:
         """Each row as its first cell, then ``header value`` items wrapped between items."""
         for row in self.cells:
             yield Text(" ".join(_lines(row[0])), style="bold", overflow="fold")
@@ -147,7 +154,7 @@ class FittedTable(Table):
 
     # -- rendering --------------------------------------------------------------------------------------
 
-    def _title(self, width):
+    def _title(self, width: int) -> Optional[Text]:
         if not self.fit_title:
             return None
         if isinstance(self.fit_title, (list, tuple)):
@@ -155,7 +162,7 @@ class FittedTable(Table):
         return Text("\n".join(wrap_parts(title_words(str(self.fit_title)), width, sep=" ")), style="bold",
                     overflow="fold")
 
-    def __rich_console__(self, console, options):
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Union[Table, Text]]:
         width = options.max_width
         title = self._title(width)
         if title is not None:
@@ -173,7 +180,7 @@ class FittedTable(Table):
         if self.fit_caption:
             yield Text(str(self.fit_caption))
 
-    def __rich_measure__(self, console, options):
+    def __rich_measure__(self, console: Console, options):
         keep, widths = self.layout(options.max_width)
         if keep is None:
             return Measurement(1, options.max_width)

@@ -8,6 +8,8 @@ exits 2 (``exit_code``), since the output it exists for was lost. A standard des
 all is given the null device first: a file tfcnnwrap opens later must never land on descriptor 1 or 2.
 """
 
+from __future__ import annotations
+
 import io
 import os
 import sys
@@ -22,7 +24,7 @@ class GuardedStream(io.TextIOBase):
     """A text stream that never raises on write or flush: the first failure is reported once and the rest
     of the output is dropped."""
 
-    def __init__(self, stream, verb, lost: Optional[str] = None):
+    def __init__(self, stream, verb: str, lost: Optional[str] = None) -> None:
         super().__init__()
         self._stream = stream
         self._verb = verb or "tfcnnwrap"
@@ -30,7 +32,7 @@ class GuardedStream(io.TextIOBase):
         if lost:
             self._lose(lost)
 
-    def _lose(self, why):
+    def _lose(self, why) -> None:
         if self.lost is not None:
             return
         self.lost = why
@@ -51,7 +53,7 @@ class GuardedStream(io.TextIOBase):
         except (OSError, ValueError, AttributeError):
             pass
 
-    def write(self, text):
+    def write(self, text: str) -> int:
         if self.lost is None:
             try:
                 self._stream.write(text)
@@ -59,27 +61,27 @@ class GuardedStream(io.TextIOBase):
                 self._lose(_why(exc))
         return len(text)
 
-    def flush(self):
+    def flush(self) -> None:
         if self.lost is None:
             try:
                 self._stream.flush()
             except (OSError, ValueError) as exc:
                 self._lose(_why(exc))
 
-    def writable(self):
+    def writable(self) -> bool:
         return True
 
-    def isatty(self):
+    def isatty(self) -> bool:
         try:
             return self.lost is None and self._stream.isatty()
         except (OSError, ValueError):
             return False
 
-    def fileno(self):
+    def fileno(self) -> int:
         return self._stream.fileno()
 
     @property
-    def encoding(self):  # type: ignore[override]  # read-only here: the guarded stream's own
+    def encoding(self) -> str:  # type: ignore[override]  # read-only here: the guarded stream's own
         return getattr(self._stream, "encoding", "utf-8")
 
     @property
@@ -91,11 +93,11 @@ class GuardedStream(io.TextIOBase):
         return getattr(self._stream, "line_buffering", False)
 
 
-def _why(exc):
+def _why(exc: BaseException) -> str:
     return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
 
 
-def _occupy_closed_descriptors():
+def _occupy_closed_descriptors() -> bool:
     """The null device on every standard descriptor that is not open; True when stdout was not."""
     closed_stdout = False
     for fd in (0, 1, 2):
@@ -110,7 +112,7 @@ def _occupy_closed_descriptors():
     return closed_stdout
 
 
-def guard_stdout(verb) -> GuardedStream:
+def guard_stdout(verb: str) -> GuardedStream:
     """Replace ``sys.stdout`` with a GuardedStream for ``verb`` (and ``sys.stderr`` with a text stream when
     it was closed); returns it."""
     closed = _occupy_closed_descriptors() or sys.stdout is None
@@ -126,7 +128,7 @@ def guard_stdout(verb) -> GuardedStream:
     return guarded
 
 
-def exit_code(verb, code, guarded: Optional[GuardedStream]) -> int:
+def exit_code(verb: str, code: int, guarded: Optional[GuardedStream]) -> int:
     """The verb's exit code once stdout failed: a sweep keeps its own; the others exit 2. Flushes first, so
     that a failure found only there (a full disk) still counts."""
     if guarded is not None:

@@ -5,11 +5,13 @@ On a terminal only: a pipe, a file or a CI log gets each message as the one line
 read it whole; "one line naming the fix" stays one line there). Standard library only (textwrap).
 """
 
+from __future__ import annotations
+
 import re
 import shutil
 import sys
 import textwrap
-from typing import List
+from typing import IO, List, Optional
 
 NBSP = "\u00a0"
 # a number, a space, a unit or unit-like word: joined while wrapping, so that no line ends in "82" and the
@@ -55,12 +57,12 @@ def fill(text: str, width: int, indent: str = CONTINUATION) -> str:
     return "\n".join(lines)
 
 
-def terminal_width(stream) -> int:
+def terminal_width(stream: IO[str]) -> int:
     """The width of the terminal ``stream`` writes to (COLUMNS wins, as for rich and argparse)."""
     return shutil.get_terminal_size().columns
 
 
-def write(text: str, stream=None) -> None:
+def write(text: str, stream: Optional[IO[str]] = None) -> None:
     """``text`` (one message) and a newline to ``stream`` (stderr): wrapped when it is a terminal."""
     stream = stream if stream is not None else sys.stderr
     try:

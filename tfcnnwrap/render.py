@@ -4,15 +4,20 @@ Every verb that prints rows goes through here, so the four formats look the same
 carry raw values; table and Markdown format floats for people.
 """
 
+from __future__ import annotations
+
 import csv
 import io
 import math
 import os
 import re
 import sys
-from typing import NamedTuple, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, NoReturn, Optional, Sequence, Tuple, Union
 
 from tfcnnwrap.jsontext import csv_cell, dumps, envelope
+
+if TYPE_CHECKING:
+    from tfcnnwrap.fit import FittedTable
 
 
 class Col(NamedTuple):
@@ -39,21 +44,21 @@ CSV_FORMULA_START = "=+-@\t\r"
 _UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
-def safe_text(text):
+def safe_text(text: str) -> str:
     """``text`` with its control characters shown (``ESC`` -> ``\\x1b``), never obeyed by a terminal. Every
     table, Markdown, CSV and note passes its text here, so what came from a file or another person (a
     reference CSV, a bundle, a log) cannot move the cursor, retitle the window or hide what follows."""
     return _UNSAFE.sub(lambda m: "\\x%02x" % ord(m.group()), text)
 
 
-def _is_number(text):
+def _is_number(text: str) -> bool:
     try:
         return math.isfinite(float(text))
     except ValueError:
         return False
 
 
-def csv_safe(value):
+def csv_safe(value: Union[float, str]) -> Union[float, str]:
     """A CSV cell a spreadsheet shows as text: a string starting with ``= + - @``, tab or CR gets a leading
     ``'`` (what spreadsheets themselves do), unless it is a number such as ``-6.6``; control characters are
     shown as in `safe_text`. Other values pass unchanged. `references._unguard` reads it back."""
@@ -65,11 +70,11 @@ def csv_safe(value):
     return value
 
 
-def _is_missing(value):
+def _is_missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and not math.isfinite(value))
 
 
-def human(value, digits=2):
+def human(value: Any, digits: int = 2) -> str:
     """A cell for people: floats rounded, missing values blank, lists joined."""
     if _is_missing(value):
         return ""
@@ -84,11 +89,11 @@ def human(value, digits=2):
     return safe_text(str(value))
 
 
-def to_json(obj):
+def to_json(obj) -> str:
     return dumps(obj, indent=2)
 
 
-def columns_of(rows, columns=None):
+def columns_of(rows: List[Dict[str, Any]], columns: Optional[Sequence[Any]] = None) -> List[Col]:
     """``columns`` (keys, (key, header[, priority[, wrap]]) tuples or Cols) as Cols; every key of ``rows``
     in first-seen order when not given."""
     if columns:
@@ -104,11 +109,13 @@ def columns_of(rows, columns=None):
 _columns = columns_of
 
 
-def _digits(column, default):
+def _digits(column: Col, default: int) -> int:
     return default if column.digits is None else column.digits
 
 
-def to_markdown(rows, columns=None, digits=2):
+def to_markdown(
+    rows: List[Dict[str, Any]], columns: Optional[List[Union[Col, Tuple[str, ...]]]] = None, digits: int = 2
+) -> str:
     cols = _columns(rows, columns)
     # numbers right-aligned, as in the terminal's table
     rule = "|".join("---:" if _numeric(rows, c.key) else "---" for c in cols)
@@ -119,7 +126,7 @@ def to_markdown(rows, columns=None, digits=2):
     return "\n".join(out) + "\n"
 
 
-def to_csv(rows, columns=None):
+def to_csv(rows: List[Dict[str, Any]], columns: Optional[List[str]] = None) -> str:
     cols = _columns(rows, columns)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
@@ -134,7 +141,7 @@ _FIGURE = re.compile(r"^[<>+\-\u2212$]?\d[\d.,]*(%|x| W)?(/\d+)?( \([^)]*\))?\u2
 _NO_FIGURE = ("", "-", "n/a")
 
 
-def _numeric(rows, key):
+def _numeric(rows: List[Dict[str, Any]], key: str) -> bool:
     """Whether a column holds figures (right-aligned, as numbers are): numbers, or text that writes one."""
     values = [r.get(key) for r in rows]
     if any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
@@ -143,7 +150,7 @@ def _numeric(rows, key):
     return bool(texts) and all(_FIGURE.match(v.strip()) for v in texts)
 
 
-def make_table(rows, columns=None, title=None, digits=2, caption=None, hint=None):
+def make_table(rows, columns=None, title=None, digits: int = 2, caption=None, hint=None) -> FittedTable:
     """A rich table of ``rows`` that fits the width it is printed at (``fit.FittedTable``): no cell ever
     folds, the highest-priority columns drop out first, a line names them. ``title``: text, or a list of
     parts kept whole and wrapped between them (a GPU name never splits)."""
@@ -161,11 +168,11 @@ def make_table(rows, columns=None, title=None, digits=2, caption=None, hint=None
 PIPE_WIDTH = 160
 
 
-def console(stderr=False, **options):
+def console(stderr: bool = False, **options):
     from rich.console import Console  # rich: only when something is drawn
 
     class _Console(Console):
-        def on_broken_pipe(self):
+        def on_broken_pipe(self) -> NoReturn:
             # `tfcnnwrap report | head`: the reader left. rich's default exits 1, which would read as
             # "some runs failed"; stop writing and exit 0 like other filters do.
             self.quiet = True
@@ -176,7 +183,7 @@ def console(stderr=False, **options):
                 pass
             raise SystemExit(0)
 
-        def print(self, *objects, **kwargs):
+        def print(self, *objects, **kwargs) -> None:
             # a line of text may carry a name from someone's file: show its control characters
             super().print(*(safe_text(o) if isinstance(o, str) else o for o in objects), **kwargs)
 
@@ -196,7 +203,7 @@ def console(stderr=False, **options):
 MIN_COLUMNS = 20  # narrower than this, no table can show a column: such a COLUMNS is a mistake, not a width
 
 
-def env_columns():
+def env_columns() -> Optional[int]:
     """$COLUMNS as a width, or None when it is unset, not a number or under MIN_COLUMNS."""
     raw = os.environ.get("COLUMNS", "").strip()
     if not raw.isascii() or not raw.isdigit():
@@ -205,7 +212,7 @@ def env_columns():
     return value if value >= MIN_COLUMNS else None
 
 
-def _terminal_width(stderr):
+def _terminal_width(stderr: bool):
     """The width of the terminal the console writes to, or None when it writes elsewhere."""
     try:
         width = os.get_terminal_size((sys.stderr if stderr else sys.stdout).fileno()).columns
@@ -217,7 +224,7 @@ def _terminal_width(stderr):
 _URL = re.compile(r"https?://\S+")
 
 
-def print_note(out, line):
+def print_note(out, line: str) -> None:
     """Print a note on ``out`` wrapped at its width, except a URL too long for a line: that one gets a line
     of its own, unbroken (the terminal folds it without a newline, so a copied URL still works) and, on a
     terminal, an OSC 8 link."""
@@ -241,8 +248,8 @@ def print_note(out, line):
             out.print(part, markup=False)
 
 
-def emit(rows=(), fmt="table", columns=None, title=None, digits=2, caption=None, stream=None, kind=None,
-         conditions=None, extra=None):
+def emit(rows=(), fmt: str = "table", columns=None, title=None, digits: int = 2, caption=None, stream=None, kind=None,
+         conditions=None, extra=None) -> None:
     """Write ``rows`` to stdout in ``fmt`` (table, markdown, csv, json or jsonl): the one format dispatcher.
     JSON is the envelope (``jsontext.envelope``) of ``kind`` with ``conditions`` and ``extra`` keys."""
     stream = stream or sys.stdout

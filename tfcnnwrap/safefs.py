@@ -7,12 +7,18 @@ existing name) plus ``O_NOFOLLOW`` where the OS has it; replacing a file removes
 removes a link, never its target) or renames a fresh file over it (``rename`` replaces the link itself).
 """
 
+from __future__ import annotations
+
 import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, List, Optional, Tuple, Union
 
 from tfcnnwrap.errors import UsageError
+
+if TYPE_CHECKING:
+    from io import BufferedRandom
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation at the OS layer
@@ -22,24 +28,24 @@ class LinkRefused(UsageError):
     """A planted link where tfcnnwrap writes: exit 2, the message names the path to remove."""
 
 
-def _refuse_link(path):
+def _refuse_link(path: Union[Path, str]) -> LinkRefused:
     return LinkRefused("%s is a symbolic link; tfcnnwrap never writes through links: remove it" % path)
 
 
-def is_link(path):
+def is_link(path: Union[Path, str]) -> bool:
     try:
         return Path(path).is_symlink()
     except OSError:
         return False
 
 
-def create_new(path, binary=True):
+def create_new(path: Path, binary: bool = True) -> IO[Any]:
     """Open a new file for writing; fails (FileExistsError) when anything, a link included, has the name."""
     fd = os.open(str(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY, 0o666)
     return os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")
 
 
-def create_replacing(path):
+def create_replacing(path: Path) -> IO[bytes]:
     """Open ``path`` for writing from empty, replacing a file (or a planted link, never its target)."""
     try:
         return create_new(path)
@@ -50,7 +56,7 @@ def create_replacing(path):
         return create_new(path)
 
 
-def open_append(path):
+def open_append(path: Path) -> IO[bytes]:
     """Open ``path`` for appending (created if missing); a link there is refused, not followed."""
     if is_link(path):  # Windows has no O_NOFOLLOW; elsewhere this just gives the clearer message
         raise _refuse_link(path)
@@ -63,7 +69,7 @@ def open_append(path):
     return os.fdopen(fd, "ab")
 
 
-def open_existing_rw(path):
+def open_existing_rw(path: Path) -> BufferedRandom:
     """Open ``path`` read-write (created if missing) for locking; a link there is refused."""
     if is_link(path):
         raise _refuse_link(path)
@@ -76,7 +82,7 @@ def open_existing_rw(path):
     return os.fdopen(fd, "r+b")
 
 
-def refuse_special(path):
+def refuse_special(path: Path) -> None:
     """UsageError when ``path`` is a device, FIFO or socket: renaming over it would replace the node itself
     (as root, ``--out /dev/null`` turned the device into a regular file)."""
     try:
@@ -87,7 +93,7 @@ def refuse_special(path):
         raise UsageError("%s is a device, FIFO or socket, not a file; give the name of a file to write" % path)
 
 
-def atomic_write(path, data, fsync=True):
+def atomic_write(path: Path, data: Union[bytes, str], fsync: bool = True) -> None:
     """Replace ``path`` with ``data`` (bytes or str) all at once: a reader sees the old file or the new one.
 
     The temporary file is made by ``tempfile.mkstemp`` (``O_EXCL``, ``O_NOFOLLOW``, a random name), so no
@@ -119,7 +125,7 @@ def atomic_write(path, data, fsync=True):
 _UMASK: list = []
 
 
-def _umask_mode(path):
+def _umask_mode(path: str) -> None:
     if os.name == "nt":
         return
     if not _UMASK:  # read once: os.umask can only be read by setting it
@@ -129,7 +135,7 @@ def _umask_mode(path):
     os.chmod(path, 0o666 & ~_UMASK[0])
 
 
-def link_leading_outside(root, names=()):
+def link_leading_outside(root: Path, names: Union[List[str], Tuple[str, ...]] = ()) -> Optional[Path]:
     """The first of ``root``'s own entries ``names`` (or ``root`` itself) that is a link leading out of
     ``root``'s real location, or None. A sweep or vendor directory with such parts is refused."""
     root = Path(root)
@@ -147,7 +153,7 @@ def link_leading_outside(root, names=()):
     return None
 
 
-def refuse_links_outside(root, names, what):
+def refuse_links_outside(root: Path, names: Union[List[str], Tuple[str, ...]], what: str) -> None:
     """UsageError naming the link when one of ``root``'s parts ``names`` leads out of it."""
     bad = link_leading_outside(root, names)
     if bad is not None:

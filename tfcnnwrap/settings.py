@@ -6,9 +6,12 @@ Standard library (platformdirs, and tomli on Python < 3.11) only; the last setup
 checkout.target_python's (it reads the manifest and asks ``from_config`` first).
 """
 
+from __future__ import annotations
+
 import os
 import sys
 from pathlib import Path
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 import platformdirs
 
@@ -31,11 +34,11 @@ CONFIG_KEYS = ("python", "vendor_dir", "results_dir")
 MAX_CONFIG_BYTES = 64 * 1024
 
 
-def _environ(environ):
+def _environ(environ: Optional[Mapping[str, str]]) -> Mapping[str, str]:
     return os.environ if environ is None else environ
 
 
-def config_path(environ=None) -> Path:
+def config_path(environ: Optional[Mapping[str, str]] = None) -> Path:
     """$TFCNNWRAP_CONFIG, else ``tfcnnwrap.toml`` in the user config directory (platformdirs)."""
     value = _environ(environ).get(ENV_CONFIG)
     if value:
@@ -44,15 +47,15 @@ def config_path(environ=None) -> Path:
     return Path(platformdirs.user_config_dir("tfcnnwrap", appauthor=False)) / CONFIG_NAME
 
 
-def _toml_loads(text):
+def _toml_loads(text: str) -> Dict[str, Any]:
     return tomllib.loads(text)
 
 
-def _bad(path, why):
+def _bad(path: Path, why: str) -> UsageError:
     return UsageError("config file %s: %s; fix it or delete it" % (path, " ".join(str(why).split())))
 
 
-def read_config(environ=None) -> dict:
+def read_config(environ: Optional[Mapping[str, str]] = None) -> dict:
     """The config file's settings ({key: str}, ``~`` expanded); {} when the default file does not exist.
     A file that cannot be read or parsed, an unknown key or a value that is not a non-empty string is one
     UsageError naming the file (exit 2)."""
@@ -81,7 +84,7 @@ def read_config(environ=None) -> dict:
     return {key: os.path.expanduser(value) for key, value in table.items()}
 
 
-def from_config(key, environ=None):
+def from_config(key: str, environ: Optional[Mapping[str, str]] = None) -> Tuple[Optional[str], ...]:
     """(value, where it came from) from the config file, or (None, None)."""
     value = read_config(environ).get(key)
     if value:
@@ -89,7 +92,7 @@ def from_config(key, environ=None):
     return None, None
 
 
-def vendor_dir(flag=None, environ=None):
+def vendor_dir(flag: Optional[str] = None, environ: Optional[Mapping[str, str]] = None) -> Tuple[Path, Optional[str]]:
     """(Path, where it came from or None for the flag/default): --vendor-dir > TFCNNWRAP_VENDOR_DIR > the
     config file's vendor_dir > ./vendor."""
     if flag:
@@ -103,7 +106,7 @@ def vendor_dir(flag=None, environ=None):
     return Path(DEFAULT_VENDOR_DIR), None
 
 
-def results_dir(environ=None):
+def results_dir(environ: Optional[Mapping[str, str]] = None) -> Path:
     """Where new sweeps go and where report looks for the newest one: TFCNNWRAP_RESULTS > the config file's
     results_dir > ./results."""
     value = _environ(environ).get(ENV_RESULTS) or from_config("results_dir", environ)[0]

@@ -11,6 +11,8 @@ stopped. TensorFlow needs its ports named up front: free ones are found by bindi
 other programs, so a job whose task could not bind is run once more on new ports.
 """
 
+from __future__ import annotations
+
 import os
 import queue
 import socket
@@ -19,7 +21,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, List, Optional, Tuple
 
 from tfcnnwrap import safefs
 from tfcnnwrap.cluster.clusterplan import ClusterPlan, Task, build_plan
@@ -45,20 +47,20 @@ class StopSignal(threading.Event):
         self._listeners_lock = threading.Lock()
         self._listeners = []
 
-    def set(self):
+    def set(self) -> None:
         super().set()
         with self._listeners_lock:
             listeners = list(self._listeners)
         for listener in listeners:
             listener()
 
-    def _listen(self, listener):
+    def _listen(self, listener: Callable) -> None:
         with self._listeners_lock:
             self._listeners.append(listener)
         if self.is_set():
             listener()
 
-    def _forget(self, listener):
+    def _forget(self, listener: Callable) -> None:
         with self._listeners_lock:
             if listener in self._listeners:
                 self._listeners.remove(listener)
@@ -95,8 +97,8 @@ def free_ports(count: int) -> List[int]:
             sock.close()
 
 
-def local_plan(mode="parameter_server", workers=1, ps=None, branch=None, all_reduce_spec=None,
-               gpus_per_host=None, gpus_per_worker=1) -> ClusterPlan:
+def local_plan(mode: str = "parameter_server", workers: int = 1, ps=None, branch=None, all_reduce_spec=None,
+               gpus_per_host=None, gpus_per_worker: int = 1) -> ClusterPlan:
     """A plan on this machine on free ports (UsageError for a job tf_cnn_benchmarks would refuse)."""
     probe = build_plan(mode, workers, ps, hosts=(LOCAL_HOST,), branch=branch, all_reduce_spec=all_reduce_spec)
     return build_plan(mode, workers, ps, hosts=(LOCAL_HOST,), ports=free_ports(len(probe.tasks)), branch=branch,
@@ -104,23 +106,38 @@ def local_plan(mode="parameter_server", workers=1, ps=None, branch=None, all_red
                       gpus_per_worker=gpus_per_worker)
 
 
-def run_job(base_argv, cwd, env, log_dir, run_name, mode="parameter_server", workers=1, ps=None, branch=None,
-            all_reduce_spec=None, gpus_per_host=None, gpus_per_worker=1, timeout_s=None, on_step=None,
-            stop=None, relative_to=None) -> JobOutcome:
+def run_job(
+    base_argv,
+    cwd,
+    env,
+    log_dir,
+    run_name,
+    mode: str = "parameter_server",
+    workers: int = 1,
+    ps=None,
+    branch=None,
+    all_reduce_spec=None,
+    gpus_per_host=None,
+    gpus_per_worker: int = 1,
+    timeout_s=None,
+    on_step=None,
+    stop=None,
+    relative_to=None,
+) -> JobOutcome:
     """Run ``base_argv`` ([python, -u, script, flags...]) as one local distributed job and classify it.
 
     Logs: ``log_dir/<run_name>.<role><index>.log``; the ``cluster`` field names them relative to
     ``relative_to`` (the sweep directory) when given. ``on_step(step)`` is called on this thread for each
     step line of the reporting task. ``stop``: a StopSignal; Ctrl-C works too. Both give ``interrupted``.
     """
-    def attempt(number, timeout):  # fresh free ports each time
+    def attempt(number, timeout: float):  # fresh free ports each time
         plan = local_plan(mode, workers, ps, branch, all_reduce_spec, gpus_per_host, gpus_per_worker)
         return run_plan(plan, base_argv, cwd, env, log_dir, run_name, timeout, on_step, stop, relative_to)
 
     return with_bind_retry(attempt, timeout_s)
 
 
-def with_bind_retry(attempt, timeout_s) -> JobOutcome:
+def with_bind_retry(attempt: Callable, timeout_s: Optional[float]) -> JobOutcome:
     """``attempt(number, timeout_s)`` once, and once more (number 1, within what is left of the timeout)
     when a task could not bind its port: another process took it between the plan and the bind."""
     started = time.monotonic()
@@ -133,7 +150,7 @@ def with_bind_retry(attempt, timeout_s) -> JobOutcome:
     return outcome
 
 
-def _bind_failed(log_path):
+def _bind_failed(log_path: Path) -> bool:
     try:
         with open(str(log_path), "rb") as fh:
             head = fh.read(BIND_SCAN_BYTES)
@@ -145,7 +162,7 @@ def _bind_failed(log_path):
 class _TaskRun:
     """One task's process, log and parser; its pump thread posts ("step", ...) and ("ended", self)."""
 
-    def __init__(self, task: Task, log_path: Path, events: queue.SimpleQueue):
+    def __init__(self, task: Task, log_path: Path, events: queue.SimpleQueue) -> None:
         self.task = task
         self.log_path = log_path
         self.events = events
@@ -160,16 +177,16 @@ class _TaskRun:
         self.lost: Optional[str] = None  # why its node is gone ("node_failure: n3"), from the job's watch
         self.thread: Any = None  # set by start()/open_log()
 
-    def open_log(self):
+    def open_log(self) -> None:
         self.log = safefs.create_replacing(self.log_path)
 
-    def start(self, argv, cwd, env):
+    def start(self, argv, cwd, env) -> None:
         self.argv = list(argv)
         self.proc = ProcessGroup(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         self.thread = threading.Thread(target=self._pump, name="tfcnnwrap-" + self.task.name, daemon=True)
         self.thread.start()
 
-    def _pump(self):
+    def _pump(self) -> None:
         on_step = (lambda step: self.events.put(("step", step))) if self.task.reports else None
         pump = Pump(self.proc.stdout, self.log, self.parser, on_step)
         watch_output(self.proc, pump)  # a single run's ending: a child holding the pipe cannot hang the job
@@ -185,19 +202,21 @@ class _TaskRun:
             self.events.put(("ended", self))
 
     @property
-    def running(self):
+    def running(self) -> bool:
         return self.proc is not None and not self.proc.exited.is_set()
 
     @property
     def exit_code(self):
         return None if self.proc is None else self.proc.returncode
 
-    def status(self):
+    def status(self) -> str:
         return classify(self.parsed or ParsedLog(), self.exit_code)
 
 
 class _Job:
-    def __init__(self, plan: ClusterPlan, log_dir, run_name, on_step, launcher=None, backend="local", watch=None):
+    def __init__(
+        self, plan: ClusterPlan, log_dir, run_name, on_step, launcher=None, backend: str = "local", watch=None
+    ) -> None:
         self.plan = plan
         self.watch = watch
         self.launcher = launcher
@@ -210,7 +229,7 @@ class _Job:
         self.failed: Optional[_TaskRun] = None
         self.grace_timer: Optional[threading.Timer] = None
 
-    def start(self, base_argv, cwd, env):
+    def start(self, base_argv, cwd, env) -> None:
         for run in self.runs:  # every log first: a refused log path starts no process at all
             run.open_log()
         for run in self.runs:
@@ -222,7 +241,7 @@ class _Job:
                 argv = list(self.launcher(run.task, argv))
             run.start(argv, cwd, task_env)
 
-    def post(self, kind):
+    def post(self, kind: str) -> None:
         self.events.put((kind, None))
 
     def _next(self):
@@ -295,7 +314,7 @@ class _Job:
             return "failed"
         return verdict
 
-    def stop_all(self):
+    def stop_all(self) -> None:
         """Stop every task still running, all at once (each ``kill_tree`` waits out its own grace)."""
         if self.grace_timer is not None:
             self.grace_timer.cancel()
@@ -348,7 +367,7 @@ def run_plan(plan: ClusterPlan, base_argv, cwd, env, log_dir, run_name, timeout_
     return _outcome(job, verdict, time.monotonic() - started, relative_to)
 
 
-def _outcome(job: _Job, verdict: str, duration_s: float, relative_to) -> JobOutcome:
+def _outcome(job: _Job, verdict: str, duration_s: float, relative_to: Optional[Path]) -> JobOutcome:
     reporter = next(r for r in job.runs if r.task.reports)
     decider = job.failed or reporter
     hung = False
@@ -377,7 +396,7 @@ def _outcome(job: _Job, verdict: str, duration_s: float, relative_to) -> JobOutc
     )
 
 
-def _stopped_status(reporter: _TaskRun, verdict: str):
+def _stopped_status(reporter: _TaskRun, verdict: str) -> Tuple[str, bool]:
     """(status, hung_after_total) of a job stopped by its timeout or a stop request, as for a single run: a
     reporting task that had exited 0 with its total finished the job (the others were in their finish
     grace); one whose log holds the total but still ran at the timeout keeps the figure, marked hung."""
@@ -389,7 +408,7 @@ def _stopped_status(reporter: _TaskRun, verdict: str):
     return verdict, False
 
 
-def _cluster_field(job: _Job, relative_to) -> dict:
+def _cluster_field(job: _Job, relative_to: Optional[Path]) -> dict:
     tasks = []
     for run in job.runs:
         log = run.log_path

@@ -17,10 +17,12 @@ figure is the reporting task's total, never a sum. The plan round-trips through 
 point (``python -m tfcnnwrap.cluster.task``) and Slurm read it from a file.
 """
 
+from __future__ import annotations
+
 import json
 import re
 from dataclasses import dataclass
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from tfcnnwrap import jsontext
 from tfcnnwrap.errors import UsageError
@@ -157,7 +159,7 @@ class ClusterPlan:
         return jsontext.dumps(self.to_dict(), indent=2) + "\n"
 
     @classmethod
-    def from_dict(cls, data) -> "ClusterPlan":
+    def from_dict(cls, data: Dict[str, Any]) -> "ClusterPlan":
         try:
             return _plan_from_dict(data)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -172,7 +174,7 @@ class ClusterPlan:
         return cls.from_dict(data)
 
 
-def _plan_from_dict(data) -> ClusterPlan:
+def _plan_from_dict(data: Dict[str, Any]) -> ClusterPlan:
     if data.get("format", FORMAT) > FORMAT:
         raise ValueError("format %s is newer than this tfcnnwrap's %d" % (data["format"], FORMAT))
     tasks = []
@@ -192,13 +194,13 @@ def _plan_from_dict(data) -> ClusterPlan:
                        extra_worker_flags=tuple(str(f) for f in data.get("extra_worker_flags") or ()))
 
 
-def _int(value) -> int:
+def _int(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError("%r is not a non-negative integer" % (value,))
     return value
 
 
-def _host(value) -> str:
+def _host(value: str) -> str:
     if not isinstance(value, str) or not _HOST_RE.match(value):
         raise ValueError("%r is not a host name" % (value,))
     return value
@@ -263,7 +265,7 @@ def validate(mode: str, workers: int, ps: Optional[int], branch: Optional[str] =
     return ps, _spec(mode, workers, all_reduce_spec)
 
 
-def _spec(mode, workers, spec):
+def _spec(mode: str, workers: int, spec: Optional[str]) -> Optional[str]:
     if mode == "collective_all_reduce":
         if spec not in (None, "", "collective"):
             raise UsageError("collective_all_reduce takes --all_reduce_spec=collective only, not %r: drop it "
@@ -308,14 +310,14 @@ def build_plan(mode: str, workers: int, ps: Optional[int] = None, hosts: Sequenc
                        extra_worker_flags=extra)
 
 
-def _checked_host(host):
+def _checked_host(host: str) -> str:
     try:
         return _host(host)
     except ValueError:
         raise UsageError("%r is not a host name: give names or addresses such as node1 or 10.0.0.2" % (host,)) from None
 
 
-def _ports(roles, ports, base_port):
+def _ports(roles: List[Tuple[str, int, str]], ports: Optional[Sequence[int]], base_port: int) -> List[int]:
     if ports is not None:
         ports = list(ports)
         if len(ports) != len(roles):
@@ -333,7 +335,9 @@ def _ports(roles, ports, base_port):
     return out
 
 
-def _gpu_placement(roles, gpus_per_host, gpus_per_worker):
+def _gpu_placement(
+    roles: List[Tuple[str, int, str]], gpus_per_host: Optional[int], gpus_per_worker: int
+) -> Tuple[Dict[Any, Any], Tuple[Any, ...]]:
     """({(role, index): env pairs}, extra worker flags) for ``gpus_per_host`` GPUs on each host. A ps or a
     controller never sees a GPU (as in upstream's own distributed test): a TensorFlow server that sees one
     takes its memory from the worker beside it."""

@@ -15,21 +15,26 @@ as when the user stops the sweep. Nothing runs while the benchmark runs: the che
 connect, one ``squeue``) happen when a task or the job ends.
 """
 
+from __future__ import annotations
+
 import re
 import socket
 import threading
 from pathlib import Path
-from typing import Dict, Iterable, Optional
+from typing import TYPE_CHECKING, Dict, Iterable, Optional
 
 from tfcnnwrap.cluster import slurm
 from tfcnnwrap.errors import TfcnnwrapError
+
+if TYPE_CHECKING:
+    from tfcnnwrap.cluster.clusterplan import Task
 
 NODE_FAILURE = re.compile(rb"srun: error: Node failure on ([A-Za-z0-9_.\-\[\],]+)")
 TAIL_BYTES = 64 * 1024
 PROBE_TIMEOUT_S = 3.0
 
 
-def node_failure_in(log_path) -> Optional[str]:
+def node_failure_in(log_path: Path) -> Optional[str]:
     """The node srun named in ``Node failure on NODE`` near the end of ``log_path``, or None."""
     try:
         with open(str(log_path), "rb") as fh:
@@ -57,7 +62,7 @@ def answers(host: str, port: int, timeout_s: float = PROBE_TIMEOUT_S) -> Optiona
 class NodeWatch:
     """The Slurm backend's check of its tasks' nodes (``cluster.run_plan(watch=...)``) in job ``job_id``."""
 
-    def __init__(self, job_id: Optional[str] = None):
+    def __init__(self, job_id: Optional[str] = None) -> None:
         self.job_id = job_id
 
     def allocation_ending(self) -> bool:
@@ -74,7 +79,7 @@ class NodeWatch:
             return False
         return done.returncode != 0 or done.stdout.strip() not in ("RUNNING", "")
 
-    def ended(self, task, log_path: Path) -> Optional[str]:
+    def ended(self, task: Task, log_path: Path) -> Optional[str]:
         """``node_failure: NODE (task ...)`` when the task's srun ended on a node failure, else None."""
         node = node_failure_in(log_path)
         if node is None:
@@ -88,7 +93,7 @@ class NodeWatch:
         tasks = list(tasks)
         found: Dict[str, str] = {}
 
-        def probe(task):
+        def probe(task: Task) -> None:
             why = answers(task.host, task.port)
             if why is not None and not (silent_only and why == "refused"):
                 found[task.name] = "node_failure: %s (%s at %s: %s)" % (task.host, task.name, task.address, why)

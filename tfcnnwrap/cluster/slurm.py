@@ -9,6 +9,8 @@ the task id) in the sweep directory, which lies on the cluster's shared filesyst
 Standard library only; every Slurm command runs without a shell, arguments as argv elements.
 """
 
+from __future__ import annotations
+
 import itertools
 import json
 import os
@@ -17,7 +19,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Callable, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from tfcnnwrap import safefs
 from tfcnnwrap.errors import SetupError, UsageError
@@ -57,7 +59,7 @@ def query_timeout_s(environ=None) -> float:
     return value
 
 
-def _slurm(argv, what, check=True):
+def _slurm(argv: List[Union[str, Path]], what: str, check: bool = True):
     """Run a Slurm client command; returns the CompletedProcess (text, undecodable bytes replaced: a node or
     job name in another encoding is no reason to stop a sweep). A missing command is a set-up error, and so is
     one that does not answer within ``query_timeout_s()``."""
@@ -153,8 +155,17 @@ def is_plain_host(nodelist: str) -> bool:
     return bool(nodelist) and not any(c in nodelist for c in "[],")
 
 
-def srun_command(argv, ntasks, job_name, job_id=None, nodes=None, ntasks_per_node=None, output_pattern=None,
-                 overlap=False, no_kill=False):
+def srun_command(
+    argv,
+    ntasks: int,
+    job_name: str,
+    job_id: Optional[str] = None,
+    nodes: Optional[int] = None,
+    ntasks_per_node: Optional[int] = None,
+    output_pattern: Optional[str] = None,
+    overlap: bool = False,
+    no_kill: bool = False,
+) -> List[str]:
     """The srun argv for one step (pure). stderr goes to the same file as stdout, as srun does by default.
     ``overlap``: the step may share CPUs with the job's other steps (``--overlap``); ``no_kill``: a node that
     fails ends only its own tasks, not the step (``--no-kill``; ``--kill-on-bad-exit`` then has no effect)."""
@@ -176,7 +187,7 @@ def srun_command(argv, ntasks, job_name, job_id=None, nodes=None, ntasks_per_nod
     return cmd + ["--"] + [str(a) for a in argv]
 
 
-def unique_step_name(prefix="tfcnnwrap"):
+def unique_step_name(prefix: str = "tfcnnwrap") -> str:
     """A step name no other step of this job carries, so the step can be found by name in ``squeue``."""
     return "%s-%d-%d" % (prefix, os.getpid(), next(_NAMES))
 
@@ -229,7 +240,7 @@ def wait_until(done: Callable[[], bool], timeout: float) -> bool:
 class Step:
     """A running ``srun``: one job step of ``ntasks`` tasks, started by ``launch_step``."""
 
-    def __init__(self, proc, job_id, name, command):
+    def __init__(self, proc, job_id, name: str, command) -> None:
         self.proc = proc
         self.job_id = job_id
         self.name = name
@@ -245,7 +256,7 @@ class Step:
         """srun's exit status: 0 when every task exited 0; otherwise the first failure's."""
         return self.proc.wait(timeout=timeout)
 
-    def wait_released(self, timeout=CANCEL_GRACE_S):
+    def wait_released(self, timeout: float = CANCEL_GRACE_S):
         """After srun has exited, wait until the controller no longer lists the step: slurmstepd reports the
         step's end to slurmctld a moment after srun has seen its tasks end, and until then the step holds
         its CPUs (a next step would wait for them). True when released within ``timeout`` seconds.
@@ -270,7 +281,7 @@ class Step:
         return self.proc.wait()
 
 
-def _refuse_planted_links(output_pattern, ntasks):
+def _refuse_planted_links(output_pattern, ntasks) -> None:
     """slurmstepd opens ``--output`` files following links, which tfcnnwrap never does (see safefs): refuse a
     link planted where a task's file will be. Checked for ``%t`` patterns, the ones whose names are known."""
     if "%" not in output_pattern.replace("%t", ""):
@@ -324,7 +335,7 @@ def fleet_hosts(hosts_dir):
     return sorted(records, key=lambda r: r.get("task", -1))
 
 
-def host_record(environ=None):
+def host_record(environ: Optional[os._Environ] = None) -> Dict[str, Any]:
     """Where this task runs, from the variables srun gives every task."""
     environ = os.environ if environ is None else environ
     task = int(environ.get("SLURM_PROCID", "0"))

@@ -7,6 +7,8 @@ POSIX, so signals and the exit code are the benchmark's own; on Windows a child 
 Standard library only and nothing heavy imported: it starts in tens of milliseconds.
 """
 
+from __future__ import annotations
+
 import argparse
 import os
 import shutil
@@ -14,14 +16,18 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, List, Optional
 
 from tfcnnwrap.cluster.clusterplan import ClusterPlan
 from tfcnnwrap.errors import EXIT_USAGE, TfcnnwrapError, UsageError
 
+if TYPE_CHECKING:
+    from argparse import Namespace
+
 LOCAL_NAMES = ("localhost", "127.0.0.1", "::1")
 
 
-def _args(argv):
+def _args(argv: Optional[List[str]]) -> Namespace:
     parser = argparse.ArgumentParser(prog="python -m tfcnnwrap.cluster.task", description=__doc__.split("\n\n")[0])
     parser.add_argument("--plan", required=True, help="the cluster plan (JSON, ClusterPlan.to_json)")
     parser.add_argument("--script", required=True, help="path of tf_cnn_benchmarks.py")
@@ -31,7 +37,7 @@ def _args(argv):
     return parser.parse_args(argv)
 
 
-def resolve(args, environ):
+def resolve(args: Namespace, environ):
     """(argv, env, cwd) of this task's tf_cnn_benchmarks; UsageError naming the fix."""
     try:
         plan = ClusterPlan.from_json(Path(args.plan).read_text(encoding="utf-8"))
@@ -61,7 +67,7 @@ def resolve(args, environ):
     return argv, env, script.parent, task
 
 
-def _warn_if_elsewhere(task):
+def _warn_if_elsewhere(task) -> None:
     """srun placed this task on another node than the plan says: TensorFlow will not find it there."""
     here = socket.gethostname()
     if task.host in LOCAL_NAMES or task.host in (here, here.split(".")[0]) or task.host[0].isdigit():
@@ -70,7 +76,7 @@ def _warn_if_elsewhere(task):
                      "hostfile with --distribution=arbitrary)\n" % (task.name, here, task.host))
 
 
-def main(argv=None):
+def main(argv: Optional[List[str]] = None) -> int:
     try:
         args = _args(argv)
         argv, env, cwd, task = resolve(args, os.environ)

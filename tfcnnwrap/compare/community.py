@@ -9,15 +9,20 @@ Unverified bundles (exported without logs) stay out. Read from the index only, n
 library of 10,000 bundles ranks in well under a second.
 """
 
+from __future__ import annotations
+
 import statistics
 import sys
-from typing import Dict, List, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from tfcnnwrap import render
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
 from tfcnnwrap.results.references import ReferenceGPU, ReferenceSet, Result, load_references
 from tfcnnwrap.share.bundle import slug, vendor_of
 from tfcnnwrap.share.library import Library
+
+if TYPE_CHECKING:
+    from tfcnnwrap.compare.rank import Ranking
 
 SOURCES = ("builtin", "community", "all")
 ID_PREFIX = "community-"
@@ -26,12 +31,12 @@ SHOWN_IDS = 5  # bundle ids a provenance note names before "and N more"
 _Conditions = Tuple[str, int, int, str, str, str, str, str]
 
 
-def _tf_xy(version):
+def _tf_xy(version: str) -> str:
     parts = str(version or "").split(".")
     return ".".join(parts[:2]) if len(parts) >= 2 else str(version or "")
 
 
-def group_rows(rows):
+def group_rows(rows: List[Any]) -> Dict[str, Any]:
     """{gpu: {(model, batch, gpus, precision, xla, update, data, tf X.Y): [(images/sec, bundle id)]}} of
     ``rows``: library.Library.community_rows tuples (gpu, ..., tf_version, images/sec, id)."""
     groups: Dict[str, Dict[_Conditions, List[Tuple[float, str]]]] = {}
@@ -41,13 +46,13 @@ def group_rows(rows):
     return groups
 
 
-def provenance(ids):
+def provenance(ids: List[str]) -> str:
     shown = ", ".join(i[:12] for i in ids[:SHOWN_IDS])
     more = " and %d more" % (len(ids) - SHOWN_IDS) if len(ids) > SHOWN_IDS else ""
     return "bundles %s%s" % (shown, more)
 
 
-def _result(gpu_id, key, pairs):
+def _result(gpu_id: str, key: Tuple[str, int, int, str, str, str, str, str], pairs: List[Tuple[float, str]]) -> Result:
     model, batch, gpus, precision, xla, update, data, tf = key
     values = sorted(v for v, _ in pairs)
     ids = sorted({i for _, i in pairs})
@@ -59,7 +64,7 @@ def _result(gpu_id, key, pairs):
                   source=source, notes="range %.2f-%.2f" % (values[0], values[-1]), origin="community", xla=xla)
 
 
-def community_gpus(rows):
+def community_gpus(rows: List[Any]) -> Dict[str, ReferenceGPU]:
     """{id: ReferenceGPU} of the library's verified rows, one GPU per GPU name."""
     gpus = {}
     for name, groups in sorted(group_rows(rows).items()):
@@ -73,7 +78,7 @@ def community_gpus(rows):
     return gpus
 
 
-def library_rows(models=None):
+def library_rows(models: Optional[Sequence[str]] = None) -> List[Any]:
     """The library's verified index rows (of ``models``); [] when there is no library yet."""
     library = Library(create=False)
     try:
@@ -82,7 +87,7 @@ def library_rows(models=None):
         library.close()
 
 
-def _rows_or_warn(models, source):
+def _rows_or_warn(models: Optional[Sequence[str]], source: str) -> List[Any]:
     """The library's rows; with ``--source all`` an unusable library is a warning, not the end of compare."""
     try:
         return library_rows(models)
@@ -94,7 +99,9 @@ def _rows_or_warn(models, source):
         return []
 
 
-def reference_set(references_csv=None, source="all", models=None):
+def reference_set(
+    references_csv: Optional[str] = None, source: str = "all", models: Optional[Sequence[str]] = None
+) -> ReferenceSet:
     """The references compare and rank use: built-in (+ ``references_csv``), community, or all."""
     source = source or "all"
     if source not in SOURCES:
@@ -113,7 +120,7 @@ def reference_set(references_csv=None, source="all", models=None):
     return ReferenceSet(gpus)
 
 
-def rank_provenance(ranking):
+def rank_provenance(ranking: Ranking) -> List[Any]:
     """One note per community GPU the ranking shows: which bundles its figures are the median of."""
     shown = [row for row in ranking.rows if str(row.gpu_id or "").startswith(ID_PREFIX)]
     if not shown:
@@ -123,7 +130,7 @@ def rank_provenance(ranking):
             % (row.gpu, provenance(gpus[row.gpu_id].bundle_ids)) for row in shown if row.gpu_id in gpus]
 
 
-def print_provenance(ranking, fmt):
+def print_provenance(ranking: Ranking, fmt: str) -> None:
     """The ``Community:`` notes under a ranking: wrapped between words on a terminal, one line each in
     Markdown."""
     lines = ["Community: %s" % line for line in rank_provenance(ranking)]

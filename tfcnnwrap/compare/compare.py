@@ -9,10 +9,12 @@ taken under other conditions is not comparable, is marked †, and stays out of 
 Sweep against sweep: compareab. Ranking: rank.
 """
 
+from __future__ import annotations
+
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Tuple
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple, Union
 
 from tfcnnwrap import prose
 from tfcnnwrap.compare import rank
@@ -24,6 +26,12 @@ from tfcnnwrap.present.outfile import written_to
 from tfcnnwrap.results.closest import low_trust_left_out, reference_cell
 from tfcnnwrap.results.comparesweep import Sweep, geometric_mean, newest_sweeps
 from tfcnnwrap.results.records import GeomeanCell, ReferenceRow
+
+if TYPE_CHECKING:
+    from argparse import Namespace
+
+    from tfcnnwrap.compare.compareab import ABResult
+    from tfcnnwrap.results.references import ReferenceGPU
 
 # -- against references ----------------------------------------------------------------------------------
 
@@ -40,11 +48,13 @@ class AgainstReferences:
     low_trust_left_out: int = 0  # derived/partial rows of these GPUs and models left out
 
     @property
-    def measured_count(self):
+    def measured_count(self) -> int:
         return sum(1 for r in self.rows if r.measured is not None)
 
 
-def _sources(columns, rows):
+def _sources(
+    columns: Tuple[Tuple[str, ReferenceGPU], ...], rows: List[ReferenceRow]
+) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
     """The sources of the figures the table shows (a GPU's library may cite hundreds), in column order."""
     cited: dict = {}
     for i, (typed, _gpu) in enumerate(columns):
@@ -57,8 +67,8 @@ def _sources(columns, rows):
     return tuple((source, tuple(names)) for source, names in cited.items())
 
 
-def against_references(sweep_path, against, references_csv=None, strict=False, host=None,
-                       include_low_trust=False, source="all"):
+def against_references(sweep_path, against, references_csv=None, strict: bool = False, host=None,
+                       include_low_trust: bool = False, source: str = "all") -> AgainstReferences:
     """The sweep's measured rows against each named reference GPU, and each one's geometric mean.
     ``source``: builtin, community (the library's results) or all (tfcnnwrap.compare.community)."""
     columns = tuple(reference_set(references_csv, source).resolve_list(against))
@@ -91,7 +101,7 @@ _ONLY_AB = ("fail_on_regression", "--fail-on-regression PCT only goes with sweep
 _ONLY_RANK = (("per", "--per"), ("price", "--price"), ("watts", "--watts"))
 
 
-def _mode(args, dirs):
+def _mode(args: Namespace, dirs: List[str]) -> str:
     """'against', 'rank' or 'ab', after the rules on which arguments go together."""
     against, rank = args.against, args.rank
     if against is not None and rank:
@@ -122,7 +132,7 @@ def _mode(args, dirs):
     return "ab"
 
 
-def _dirs(args, mode):
+def _dirs(args: Namespace, mode: str) -> List[str]:
     dirs = list(args.dirs or [])
     if dirs:
         _refuse_repeats(dirs[1:])
@@ -130,7 +140,7 @@ def _dirs(args, mode):
     return [str(p) for p in newest_sweeps(2 if mode == "ab" else 1)]
 
 
-def _refuse_repeats(dirs):
+def _refuse_repeats(dirs: List[Any]) -> None:
     """A candidate named twice only repeats its rows (a sweep against itself stays allowed: the sanity check
     that reads 'Same environment' and +0.0%)."""
     seen: dict = {}
@@ -142,7 +152,7 @@ def _refuse_repeats(dirs):
         seen[key] = d
 
 
-def _regression_exit(result, pct):
+def _regression_exit(result, pct) -> int:
     """1 (and one line naming the configurations) when a candidate regressed beyond ``pct`` or has a
     configuration without a single ok run; else 0."""
     found, missing = regressions(result, pct), unmeasured(result)
@@ -155,7 +165,9 @@ def _regression_exit(result, pct):
     return 1
 
 
-def _render(result, fmt, text_form, page):
+def _render(
+    result: Union[ABResult, AgainstReferences], fmt: str, text_form: Callable, page: Optional[Callable]
+) -> None:
     """The view's page when the caller passed one (``--format html``), else its text form."""
     if page is not None:
         page(result)

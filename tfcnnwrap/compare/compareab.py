@@ -10,9 +10,11 @@ symmetric around the change). t is Student's at the Welch-Satterthwaite degrees 
 the interval excludes 0% exactly when the test calls the change significant.
 """
 
+from __future__ import annotations
+
 import math
 from dataclasses import dataclass
-from typing import Any, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 from tfcnnwrap.results.aggregate import STAT_DECIMALS
 from tfcnnwrap.results.comparesweep import Sweep, geometric_mean
@@ -23,7 +25,7 @@ ALPHA = 0.05
 _NOT_CONDITIONS = ("models", "runs", "timeout_s")
 
 
-def _moments(values):
+def _moments(values: List[float]):
     """(n, mean, squared standard error); None when a figure is so large (a corrupted runs.jsonl) that the
     arithmetic leaves the finite floats, where no test means anything."""
     n = len(values)
@@ -35,7 +37,7 @@ def _moments(values):
     return moments if all(math.isfinite(m) for m in moments[1:]) else None
 
 
-def _both_moments(baseline, candidate):
+def _both_moments(baseline: List[Any], candidate: List[Any]) -> Optional[Tuple[Tuple[int, float, float], ...]]:
     """Both sides' moments, or None with fewer than 2 runs a side or figures beyond the finite floats."""
     if len(baseline) < 2 or len(candidate) < 2:
         return None
@@ -43,11 +45,11 @@ def _both_moments(baseline, candidate):
     return None if None in moments else moments
 
 
-def _welch_df(nb, vb, nc, vc):
+def _welch_df(nb: int, vb: float, nc: int, vc: float) -> float:
     return (vb + vc) ** 2 / (vb ** 2 / (nb - 1) + vc ** 2 / (nc - 1))
 
 
-def welch(baseline, candidate):
+def welch(baseline: List[Any], candidate: List[Any]) -> Tuple[Optional[float], Optional[bool]]:
     """(p_value, significant) of Welch's two-sample t-test; (None, None) with fewer than 2 runs a side.
 
     The same test as ``scipy.stats.ttest_ind(candidate, baseline, equal_var=False)``, computed from the
@@ -69,7 +71,7 @@ def welch(baseline, candidate):
     return p, p < ALPHA
 
 
-def change_interval(baseline, candidate):
+def change_interval(baseline: List[Any], candidate: List[Any]) -> Tuple[Optional[float], ...]:
     """(low, high) of the 95% interval of (candidate mean / baseline mean - 1) x 100 by Fieller's theorem;
     (None, None) with fewer than 2 runs a side, or when the baseline mean is not clearly above zero (the
     interval is then unbounded)."""
@@ -114,11 +116,11 @@ class ABResult:
     comparisons: Tuple[SweepComparison, ...]
 
     @property
-    def several(self):
+    def several(self) -> bool:
         return len(self.comparisons) > 1
 
 
-def plan_differences(a, b):
+def plan_differences(a: Sweep, b: Sweep) -> Tuple[Any, ...]:
     """(key, a's value, b's value) for each plan setting that differs, over both plans read by plan.Plan (so
     a setting one version records and another leaves to its default compares as that default)."""
     da, db = a.plan.to_dict(), b.plan.to_dict()
@@ -126,11 +128,11 @@ def plan_differences(a, b):
     return tuple((k, da.get(k), db.get(k)) for k in keys if da.get(k) != db.get(k))
 
 
-def _short_commit(commit):
+def _short_commit(commit) -> str:
     return commit[:10] if isinstance(commit, str) else commit
 
 
-def _environment_facts(sweep):
+def _environment_facts(sweep: Sweep) -> List[Tuple[Optional[str], ...]]:
     meta, env = sweep.meta, sweep.meta.environment
     return [
         ("GPU", meta.gpu_names() or ("CPU" if meta.on_cpu else None)),
@@ -146,7 +148,7 @@ def _environment_facts(sweep):
     ]
 
 
-def environment_differences(baseline, candidate):
+def environment_differences(baseline: Sweep, candidate: Sweep) -> Tuple[Any, ...]:
     """(what, baseline's, candidate's) for each fact of the sweeps' environments that differs, then each plan
     setting that differs (``plan num_gpus``); a fact one side did not record counts as differing only when
     the other side did."""
@@ -158,7 +160,7 @@ def environment_differences(baseline, candidate):
     return tuple(out)
 
 
-def _pct(value):
+def _pct(value: Optional[float]) -> Optional[float]:
     """A percentage rounded once, where it is made (90 / 100 - 1 is -9.999999999999998 %, not -10)."""
     return None if value is None else round(value, STAT_DECIMALS) + 0.0
 
@@ -201,7 +203,7 @@ def sweep_vs_sweeps(baseline_path, candidate_paths, host=None):
     return ABResult(baseline=baseline, comparisons=comparisons)
 
 
-def sweep_vs_sweep(baseline_path, candidate_path, host=None):
+def sweep_vs_sweep(baseline_path, candidate_path, host=None) -> SweepComparison:
     return sweep_vs_sweeps(baseline_path, [candidate_path], host).comparisons[0]
 
 

@@ -11,9 +11,11 @@ W_ref), i.e. measured / reference x W_ref / W, with W the measured GPU's mean po
 References without a published power or price are listed as such, not ranked.
 """
 
+from __future__ import annotations
+
 import sys
 from dataclasses import dataclass, replace
-from typing import Any, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from tfcnnwrap.compare.community import print_provenance, reference_set
 from tfcnnwrap.errors import UsageError
@@ -22,6 +24,11 @@ from tfcnnwrap.present.plotrank import plot_rank
 from tfcnnwrap.results.closest import closest_result, low_trust_left_out
 from tfcnnwrap.results.comparesweep import Sweep, config_of, geometric_mean
 from tfcnnwrap.results.references import CONDITIONS
+
+if TYPE_CHECKING:
+    from argparse import Namespace
+
+    from tfcnnwrap.results.references import ReferenceGPU
 
 LEVEL_PCT = 1.0  # within this many percent of the measured GPU reads as "level with" it
 
@@ -45,7 +52,7 @@ class RankRow:
         """The GPU's own figure against the measured one's (x 100): above 100 it is faster."""
         return 10000.0 / self.geomean_pct if self.geomean_pct else None
 
-    def to_dict(self, per, of):
+    def to_dict(self, per, of) -> Dict[str, Any]:
         out = {"gpu": self.gpu, "geomean_pct": self.geomean_pct, "configurations": self.configurations,
                "measured": self.measured, "gpu_id": self.gpu_id, "rank": self.rank, "of": of,
                "relative_pct": self.relative_pct, "speed_geomean_pct": self.speed_geomean_pct, "per": per,
@@ -72,7 +79,7 @@ class Ranking:
     nearest: bool = False  # GPUs without a figure under the sweep's conditions ranked by their closest ones
 
     @property
-    def measured_row(self):
+    def measured_row(self) -> RankRow:
         return next(r for r in self.rows if r.measured)
 
     def neighbours(self):
@@ -85,11 +92,13 @@ class Ranking:
         return (faster[-1] if faster else None), level, (slower[0] if slower else None)
 
 
-def measured_name(sweep):
+def measured_name(sweep: Sweep) -> str:
     return sweep.gpu_label() or ("CPU" if sweep.meta.on_cpu else "GPU (name not recorded)")
 
 
-def _shared(gpu, sweep, strict, include_low_trust=False, nearest=False):
+def _shared(
+    gpu: ReferenceGPU, sweep: Sweep, strict: bool, include_low_trust: bool = False, nearest: bool = False
+) -> Tuple[List[Any], Tuple[Any, ...]]:
     """([(config, measured / reference)], differing condition names) over the configurations ``gpu`` has a
     figure for under exactly the sweep's conditions, or with ``nearest`` its closest figure for each."""
     out, differing = [], []
@@ -133,8 +142,8 @@ def _reference_row(gpu, pairs, per, power_of, price, differs=()):
     return RankRow(geomean_pct=geometric_mean(scaled) * 100.0, **base)
 
 
-def rank(sweep_path, per=None, price=None, watts=None, references_csv=None, strict=False, host=None,
-         include_low_trust=False, nearest=False, source="all"):
+def rank(sweep_path, per=None, price=None, watts=None, references_csv=None, strict: bool = False, host=None,
+         include_low_trust: bool = False, nearest: bool = False, source: str = "all"):
     if per == "dollar" and price is None:
         raise UsageError("--per dollar needs --price USD: what the measured GPU cost")
     # a price or power the ranking would not use must not look as if it had been
@@ -172,11 +181,11 @@ def rank(sweep_path, per=None, price=None, watts=None, references_csv=None, stri
                                                          include_low_trust), nearest=nearest)
 
 
-def _with_rank(row, rank_number):
+def _with_rank(row: RankRow, rank_number: int) -> RankRow:
     return replace(row, rank=rank_number)
 
 
-def cmd_rank(args, sweep_dir, fmt, plot_path=None, page=None):
+def cmd_rank(args: Namespace, sweep_dir, fmt, plot_path=None, page=None) -> int:
     """``page``: a function writing the ranking's page (``--format html``, from htmlcompare)."""
     ranking = rank(sweep_dir, per=args.per, price=args.price,
                    watts=args.watts, references_csv=args.references,

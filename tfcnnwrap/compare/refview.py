@@ -5,11 +5,18 @@ CSV carries every row in the data's own columns, so it reads back with ``--refer
 every row per GPU with its launch price and board power.
 """
 
-from typing import List
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Dict, List, Tuple, Union
 
 from tfcnnwrap import render
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.results.references import COLUMNS, TRUST_LEVELS, Result, load_references
+
+if TYPE_CHECKING:
+    from argparse import Namespace
+
+    from tfcnnwrap.results.references import ReferenceGPU
 
 SHORT_UPDATE = {"parameter_server": "ps", "replicated": "repl", "independent": "indep",
                 "distributed_replicated": "dist-repl", "distributed_all_reduce": "dist-ar"}
@@ -23,14 +30,14 @@ def _distinct(values):
     return out
 
 
-def _fact_text(value, unit):
+def _fact_text(value, unit: str) -> str:
     """``$1,499`` / ``350 W``; ``unpublished`` as such; ``-`` for a figure not verified yet."""
     if isinstance(value, float):
         return ("$%s" if unit == "$" else "%s W") % format(value, ",.0f")
     return "unpublished" if value == "unpublished" else "-"
 
 
-def select(references, gpu_name=None, model=None):
+def select(references, gpu_name=None, model=None) -> List[Tuple[ReferenceGPU, List[Result]]]:
     """[(gpu, [its results])] after the --gpu and --model filters; UsageError when nothing is left."""
     gpus = [references.resolve(gpu_name)] if gpu_name else list(references)
     out = []
@@ -84,7 +91,7 @@ def _sort_key(r):
             r.xla)
 
 
-def _spread(group):
+def _spread(group) -> str:
     """``3 figures, +8.7%``: how many sources a configuration has and how far the highest lies above the
     lowest (the figures themselves are the group's rows)."""
     values = [r.images_per_sec for r in group]
@@ -126,7 +133,7 @@ def detail_rows(selected):
     return rows, sources
 
 
-def detail_json(selected):
+def detail_json(selected: List[Tuple[ReferenceGPU, List[Result]]]) -> List[Dict[str, Any]]:
     out = []
     for gpu, results in selected:
         facts = gpu.facts
@@ -158,7 +165,9 @@ def flat_rows(selected):
     return rows
 
 
-def _print_lines(fmt, rows, columns, title, lines):
+def _print_lines(
+    fmt: str, rows: List[Dict[str, Any]], columns: List[Tuple[Union[str, int], ...]], title: str, lines: List[str]
+) -> None:
     if fmt == "markdown":
         render.emit(rows, fmt, columns=columns, title=title, caption="\n\n".join(lines))
         return
@@ -168,7 +177,7 @@ def _print_lines(fmt, rows, columns, title, lines):
         render.print_note(out, line)
 
 
-def cmd_references(args):
+def cmd_references(args: Namespace) -> int:
     references = load_references(args.references)
     gpu_name, model = args.gpu, args.model
     selected = select(references, gpu_name, model)

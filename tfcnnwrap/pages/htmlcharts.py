@@ -4,9 +4,11 @@ base install builds every page. Every chart carries its title and a text alterna
 what it shows in words; its numbers are also in the page's tables.
 """
 
+from __future__ import annotations
+
 import math
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 WIDTH = 480  # view-box units; the SVG scales to its box (width: 100%)
 LABEL_W = 120  # the bar labels' column
@@ -40,7 +42,7 @@ class BarChart:
     label_x: int = LABEL_W - 4
 
 
-def _nice_step(span, count=4):
+def _nice_step(span: float, count: int = 4) -> float:
     """A round tick step (1, 2 or 5 times a power of ten) giving about ``count`` ticks over ``span``."""
     raw = span / max(count, 1)
     power = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1
@@ -50,7 +52,7 @@ def _nice_step(span, count=4):
     return 10 * power
 
 
-def _ticks(low, high, scale, fmt):
+def _ticks(low: float, high: float, scale: Callable, fmt: Callable) -> List[Dict[str, Any]]:
     step = _nice_step(high - low)
     first = math.ceil(low / step) * step
     out, value = [], first
@@ -60,7 +62,7 @@ def _ticks(low, high, scale, fmt):
     return out
 
 
-def _tick_text(value):
+def _tick_text(value: float) -> str:
     return ("%d" % round(value)) if abs(value - round(value)) < 1e-9 else ("%g" % value)
 
 
@@ -156,7 +158,7 @@ def line_chart(title: str, series: Sequence[Tuple[str, Sequence[Tuple[float, flo
     return chart
 
 
-def _tick_values(low, high):
+def _tick_values(low: float, high: float) -> List[float]:
     step = _nice_step(high - low)
     value, out = math.ceil(low / step) * step, []
     while value <= high + step * 1e-9:

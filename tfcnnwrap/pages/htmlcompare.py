@@ -2,8 +2,10 @@
 `--rank`), from the same results and rows as its JSON (compare, compareab and rank compute; the notes are
 comparetext's, abtext's and ranktext's). Drawn by the templates through htmlpage."""
 
+from __future__ import annotations
+
 import argparse
-from typing import List
+from typing import TYPE_CHECKING, Dict, List, Optional
 
 from tfcnnwrap.compare.compare import cmd_compare
 from tfcnnwrap.pages import htmlcharts
@@ -13,18 +15,24 @@ from tfcnnwrap.present.comparetext import against_notes
 from tfcnnwrap.present.ranktext import rank_notes
 from tfcnnwrap.present.report import title_parts
 
+if TYPE_CHECKING:
+    from tfcnnwrap.compare.compare import AgainstReferences
+    from tfcnnwrap.compare.compareab import ABResult, SweepComparison
+    from tfcnnwrap.compare.rank import Ranking
+    from tfcnnwrap.results.comparesweep import Sweep
 
-def sweep_parts(sweep) -> List[str]:
+
+def sweep_parts(sweep: Sweep) -> List[str]:
     """The conditions a sweep's figures were measured under, as the report's title names them (GPU, precision,
     XLA, GPU count, variable update, data, TensorFlow, branch)."""
     return title_parts(sweep.path, sweep.meta)[1:]
 
 
-def _ratio_kind(ratio):
+def _ratio_kind(ratio: float) -> str:
     return "up" if ratio >= 100.0 else "down"
 
 
-def against_table(comparison) -> Table:
+def against_table(comparison: AgainstReferences) -> Table:
     several = comparison.sweep.several_counts
     headers = ["model", "batch"] + (["GPUs"] if several else []) + ["measured img/s", "ok runs"]
     headers += [typed for typed, _ in comparison.columns]
@@ -48,7 +56,7 @@ def against_table(comparison) -> Table:
     return table
 
 
-def against_charts(comparison) -> List:
+def against_charts(comparison: AgainstReferences) -> List:
     """Per model, measured / reference for each reference (100 %: level with it); then the geometric means."""
     charts = []
     for row in comparison.rows:
@@ -70,7 +78,7 @@ def against_charts(comparison) -> List:
     return charts
 
 
-def against_page(comparison) -> str:
+def against_page(comparison: AgainstReferences) -> str:
     sweep = comparison.sweep
     return render("compare.html.j2", title="%s against published references" % sweep.label(),
                   heading="%s against published references" % (sweep.gpu_label() or sweep.name),
@@ -83,13 +91,13 @@ def against_page(comparison) -> str:
 # -- sweep against sweeps ------------------------------------------------------------------------------------
 
 
-def _change_kind(row):
+def _change_kind(row) -> str:
     if row.significant is None or not row.significant:
         return "flat"
     return "up" if row.change_pct > 0 else "down"
 
 
-def ab_table(comparison) -> Table:
+def ab_table(comparison: SweepComparison) -> Table:
     table = Table("Candidate against baseline, images/sec (change = candidate / baseline - 1)",
                   ["model", "batch", "GPUs", "baseline", "candidate", "change", "95% CI low", "95% CI high",
                    "significant", "p-value", "ok runs (b)", "ok runs (c)", "std (b)", "std (c)"])
@@ -110,7 +118,7 @@ def ab_table(comparison) -> Table:
     return table
 
 
-def ab_chart(comparison):
+def ab_chart(comparison: SweepComparison) -> Optional[htmlcharts.BarChart]:
     bars = [htmlcharts.Bar(config_label(r), r.change_pct, pct(r.change_pct, True), r.change_ci95_low,
                            r.change_ci95_high, _change_kind(r))
             for r in comparison.rows if r.change_pct is not None]
@@ -123,7 +131,7 @@ def ab_chart(comparison):
                                 rule=(0.0, "0 %, no change"), desc=desc)
 
 
-def ab_page(result, nav=None) -> str:
+def ab_page(result: ABResult, nav: Optional[List[Dict[str, str]]] = None) -> str:
     sections = []
     for comparison in result.comparisons:
         lines = environment_lines(comparison)
@@ -143,7 +151,7 @@ def ab_page(result, nav=None) -> str:
 # -- rank --------------------------------------------------------------------------------------------------
 
 
-def rank_table(ranking) -> Table:
+def rank_table(ranking: Ranking) -> Table:
     table = Table("Every reference GPU with figures under the sweep's conditions, best first",
                   ["rank", "GPU", "measured / reference, %", "reference / measured, %", "images/sec measured / "
                    "reference, %", "power, W", "price, USD", "configurations", "of"])
@@ -156,7 +164,7 @@ def rank_table(ranking) -> Table:
     return table
 
 
-def rank_chart(ranking):
+def rank_chart(ranking: Ranking) -> Optional[htmlcharts.BarChart]:
     bars = [htmlcharts.Bar(r.gpu, r.relative_pct, pct(r.relative_pct), kind="measured" if r.measured else "plain")
             for r in ranking.rows if r.relative_pct is not None]
     if not bars:
@@ -166,7 +174,7 @@ def rank_chart(ranking):
                                 desc="; ".join("%s: %s" % (b.label, b.text) for b in bars))
 
 
-def rank_page(ranking) -> str:
+def rank_page(ranking: Ranking) -> str:
     notes = rank_notes(ranking)
     sweep = ranking.sweep
     return render("compare.html.j2", title="%s ranked among published references" % sweep.label(),
@@ -176,7 +184,7 @@ def rank_page(ranking) -> str:
                              "charts": [c for c in (rank_chart(ranking),) if c]}], notes=notes[1:])
 
 
-def cmd_compare_html(args) -> int:
+def cmd_compare_html(args: argparse.Namespace) -> int:
     """`compare --format html [--out FILE]`: compare's own verb, each view written as its page."""
     out = check_out(args.out)  # before any work
     pages = {"against": lambda result: emit(against_page(result), out),

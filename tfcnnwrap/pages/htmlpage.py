@@ -7,12 +7,14 @@ Numbers are written as text by one rule (`num`): integers whole, other numbers w
 0.01: three significant digits), so every number of the JSON is in the page's tables.
 """
 
+from __future__ import annotations
+
 import json
 import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 from urllib.parse import quote
 
 from tfcnnwrap import __version__
@@ -25,10 +27,18 @@ from tfcnnwrap.results.aggregate import summarize
 from tfcnnwrap.results.fleetreport import with_fleet
 from tfcnnwrap.results.store import load_sweep, newest_sweep
 
+if TYPE_CHECKING:
+    from argparse import Namespace
+
+    from jinja2.environment import Environment
+
+    from tfcnnwrap.results.records import RunRecord, SweepMeta
+    from tfcnnwrap.results.store import SweepDir
+
 _ENV: list = []
 
 
-def environment():
+def environment() -> Environment:
     """The Jinja2 environment (imported here, not at start-up: `--help` and other formats never need it)."""
     if not _ENV:
         import jinja2  # Jinja2: only an html page needs it, never --help or the other formats
@@ -115,11 +125,11 @@ class ResultView:
     def count_header(self) -> str:
         return self.count_unit + "s"
 
-    def log_link(self, run) -> dict:
+    def log_link(self, run: RunRecord) -> dict:
         return self.log_links.get(run.key) or {"state": "none", "text": "no log recorded"}
 
 
-def environment_items(meta) -> List[tuple]:
+def environment_items(meta: SweepMeta) -> List[tuple]:
     """The environment a sweep recorded, as (what, text): nested values as compact JSON text."""
     items = [("tfcnnwrap", meta.tfcnnwrap_version), ("created", meta.created_at), ("device", meta.device),
              ("TensorFlow", meta.tensorflow_version), ("upstream", meta.upstream.url),
@@ -137,7 +147,7 @@ def text_of(value: Any) -> str:
     return num(value)
 
 
-def sweep_view(path, out_dir: Optional[Path], root: Optional[Path] = None) -> ResultView:
+def sweep_view(path: Path, out_dir: Optional[Path], root: Optional[Path] = None) -> ResultView:
     """A sweep directory's view for a page in ``out_dir``; its logs are linked when they sit under ``root``
     (default: ``out_dir``), the folder that is served or opened with the page."""
     sweep, meta, runs = load_sweep(Path(path))
@@ -154,7 +164,7 @@ def sweep_view(path, out_dir: Optional[Path], root: Optional[Path] = None) -> Re
                       count_unit="tower" if meta.on_cpu else "GPU")
 
 
-def sweep_log_link(sweep, run, out_dir: Optional[Path], root: Optional[Path] = None) -> dict:
+def sweep_log_link(sweep: SweepDir, run: RunRecord, out_dir: Optional[Path], root: Optional[Path] = None) -> dict:
     """A run's log: a relative link when the file sits under the page's folder, ``missing`` when the record
     names a file that is not there, the path as text otherwise (never a link that leads nowhere)."""
     if not run.log:
@@ -177,7 +187,7 @@ def sweep_log_link(sweep, run, out_dir: Optional[Path], root: Optional[Path] = N
 # -- report ------------------------------------------------------------------------------------------------
 
 
-def _headers():
+def _headers() -> Dict[str, str]:
     return {c.key: c.header for c in TABLE_COLUMNS}
 
 
@@ -222,7 +232,7 @@ def summary_table(rows: List[dict], caption: str, count_header: str = "GPUs") ->
     return table
 
 
-def config_label(row, count_header: str = "GPUs") -> str:
+def config_label(row: object, count_header: str = "GPUs") -> str:
     get = row.get if isinstance(row, dict) else (lambda k: getattr(row, k, None))
     text = "%s bs%s" % (get("model"), get("batch_size"))
     if (get("num_gpus") or 1) > 1:
@@ -232,7 +242,7 @@ def config_label(row, count_header: str = "GPUs") -> str:
     return text
 
 
-def means_chart(rows: List[dict], count_header: str = "GPUs"):
+def means_chart(rows: List[dict], count_header: str = "GPUs") -> Optional[htmlcharts.BarChart]:
     bars = [htmlcharts.Bar(config_label(r, count_header), r["mean"], num(r["mean"]), r.get("min"), r.get("max"),
                            "measured")
             for r in rows if isinstance(r.get("mean"), (int, float))]
@@ -244,7 +254,7 @@ def means_chart(rows: List[dict], count_header: str = "GPUs"):
                                 bars, axis="images/sec", desc=desc)
 
 
-def scaling_chart(rows: List[dict], unit: str = "GPU"):
+def scaling_chart(rows: List[dict], unit: str = "GPU") -> Optional[htmlcharts.LineChart]:
     """images/sec against GPU (or tower) count per model, with the ideal (one's figure times the count)
     dashed."""
     by_model: dict = {}
@@ -316,7 +326,7 @@ def run_charts(view: ResultView, limit: int = 24) -> List[Any]:
     return charts
 
 
-def _series_desc(series, unit):
+def _series_desc(series: List[Tuple[str, List[Any], str]], unit: str) -> str:
     parts = []
     for name, pts, _ in series:
         if pts:
@@ -337,12 +347,12 @@ def report_context(view: ResultView, runs_detail: bool = True) -> dict:
             "failed": sum(1 for r in view.runs if not r.ok)}
 
 
-def report_page(sweep_dir, out: Optional[Path]) -> str:
+def report_page(sweep_dir: Path, out: Optional[Path]) -> str:
     view = sweep_view(sweep_dir, out.parent if out is not None else None)
     return render("report.html.j2", title="%s \u2014 tf_cnn_benchmarks report" % view.gpu, **report_context(view))
 
 
-def cmd_report_html(args) -> int:
+def cmd_report_html(args: Namespace) -> int:
     """`report --format html [--out FILE]`."""
     if args.plot:
         raise UsageError("--plot goes with --format table, markdown, csv or json; the HTML page draws its own "

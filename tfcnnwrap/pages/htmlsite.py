@@ -10,6 +10,8 @@ id is the hash of its content, each log matches its sha256 and re-parses to the 
 one that fails is left out and named; one exported with --no-logs is shown, marked unverified.
 """
 
+from __future__ import annotations
+
 import gzip
 import hashlib
 import os
@@ -20,7 +22,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, Dict, List, Optional
 
 from tfcnnwrap import safefs
 from tfcnnwrap.compare.compareab import sweep_vs_sweeps
@@ -45,6 +47,11 @@ from tfcnnwrap.results.store import is_sweep
 from tfcnnwrap.run.logparse import step_points
 from tfcnnwrap.share import bundlecheck, library
 from tfcnnwrap.share.bundle import BundleRefused, check_shape, parse_json
+
+if TYPE_CHECKING:
+    from argparse import Namespace
+
+    from tfcnnwrap.compare.compareab import ABResult
 
 BUNDLE_SUFFIX = ".tfcw.json.gz"
 MAX_BUNDLE_BYTES = 64 * 1024 * 1024  # unpacked; a bundle is one sweep's runs and logs
@@ -101,7 +108,7 @@ class Entry:
     unverified: bool = False  # a bundle exported with --no-logs: nothing to check its figures against
 
     @property
-    def page(self):
+    def page(self) -> str:
         return "r/%s.html" % self.slug
 
 
@@ -110,7 +117,7 @@ def sweep_entry(path: Path, out_dir: Path) -> Entry:
     return Entry(key=str(path.resolve()), kind="sweep", view=view, conditions=view.conditions)
 
 
-def _scalar_text(value, limit=300):
+def _scalar_text(value: object, limit: int = 300) -> str:
     text = text_of(value)
     return text if len(text) <= limit else text[:limit - 1] + "\u2026"
 
@@ -192,7 +199,7 @@ def bundle_entry(path: Path, data: dict, verified: bool = True) -> Entry:
                  logs=logs, unverified=not verified)
 
 
-def _condition_text(value):
+def _condition_text(value: object) -> str:
     if isinstance(value, bool):
         return "XLA" if value else "no XLA"
     return str(value)[:80] if value not in (None, "") else "not recorded"
@@ -239,7 +246,7 @@ def _read_one(path: Path, out_dir: Path) -> tuple:
                                                                           str(exc)[:120])
 
 
-def _worker_init():
+def _worker_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it ends the pool
 
 
@@ -274,7 +281,7 @@ def collect(sources: List[str], out_dir: Path) -> tuple:
 # -- pages -------------------------------------------------------------------------------------------------
 
 
-def condition_label(conditions: dict, num_gpus) -> str:
+def condition_label(conditions: dict, num_gpus: Optional[int]) -> str:
     gpus = "%s GPU%s" % (num(num_gpus), "" if num_gpus == 1 else "s") if num_gpus else "GPUs not recorded"
     return " \u00b7 ".join([conditions.get("precision", ""), conditions.get("xla", ""), gpus,
                             conditions.get("variable_update", ""), "%s data" % conditions.get("data", "")])
@@ -394,7 +401,7 @@ def _bundle_links(entry: Entry) -> dict:
     return {name: "logs/%s/%d.txt" % (entry.slug, i) for i, name in enumerate(sorted(entry.logs or {}))}
 
 
-def _bundle_log_link(names, run):
+def _bundle_log_link(names: Dict[str, str], run: RunRecord) -> Dict[str, str]:
     if not run.log:
         return {"state": "none", "text": "no log recorded"}
     if run.log in names:
@@ -409,7 +416,7 @@ class SiteWriter:
     """Files under the site directory: folders made without following a planted link, every page written by
     atomic replace (a link at a page's name is replaced, never written through)."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path) -> None:
         self.root = root
         self.count = 0
         self.bytes = 0
@@ -428,7 +435,7 @@ class SiteWriter:
         self.bytes += len(data)
 
 
-def build_site(entries: List[Entry], writer: SiteWriter, problems: List[str], ab=None,
+def build_site(entries: List[Entry], writer: SiteWriter, problems: List[str], ab: Optional[ABResult] = None,
                empty_note: str = "") -> None:
     root_nav = [{"href": "index.html", "text": "All results"}] + (
         [{"href": "ab.html", "text": "A/B"}] if ab is not None else [])
@@ -470,7 +477,7 @@ def _site_dir(out: str) -> Path:
     return path
 
 
-def cmd_site(args) -> int:
+def cmd_site(args: Namespace) -> int:
     """Exit 0 every source read · 1 some could not be (each named with why) · 2 usage."""
     started = time.perf_counter()
     out = _site_dir(args.out)

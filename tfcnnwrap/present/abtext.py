@@ -2,21 +2,28 @@
 table), the change with its 95% interval and significance per configuration, and the JSON, CSV, Markdown
 and table forms; one row set per candidate (compareab computes)."""
 
+from __future__ import annotations
+
 import sys
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
 from tfcnnwrap import render
 from tfcnnwrap.present.comparetext import GEOMEAN, _emit_text
+
+if TYPE_CHECKING:
+    from tfcnnwrap.compare.compareab import ABResult, SweepComparison
+    from tfcnnwrap.results.records import ChangeRow
 
 AB_COLUMNS = ["model", "batch_size", "baseline", "candidate", "change_pct", "significant", "p_value",
               "change_ci95_low", "change_ci95_high", "num_gpus", "baseline_runs", "candidate_runs",
               "baseline_std", "candidate_std"]
 
 
-def _shown(value):
+def _shown(value: Union[str, List[str]]) -> str:
     return "(not recorded)" if value in (None, "") else str(value)
 
 
-def environment_lines(comparison):
+def environment_lines(comparison: SweepComparison) -> List[str]:
     """The short list above the table: each difference as ``driver: 410.79 -> 418.56``."""
     if not comparison.environment:
         return ["Same environment: GPU, driver, TensorFlow, CUDA, cuDNN, branch, commit, host, precision, XLA and "
@@ -26,7 +33,7 @@ def environment_lines(comparison):
     return lines
 
 
-def _geomean_row(comparison):
+def _geomean_row(comparison) -> Dict[str, Any]:
     row = dict({k: None for k in AB_COLUMNS}, model=GEOMEAN, change_pct=comparison.geomean_change_pct,
                pairs=comparison.pairs)
     row["environment_differences"] = [{"what": w, "baseline": b, "candidate": c}
@@ -36,7 +43,7 @@ def _geomean_row(comparison):
     return row
 
 
-def ab_json(result):
+def ab_json(result: ABResult) -> List[Dict[str, Any]]:
     """Rows for CSV: each candidate's configurations, then its geometric mean as a row (a flat file has no
     other place for it)."""
     out = []
@@ -45,7 +52,7 @@ def ab_json(result):
     return out
 
 
-def ab_envelope(result):
+def ab_envelope(result: ABResult) -> Dict[str, Any]:
     """`--format json`: the configurations' rows, and beside them the baseline's and candidates' directories,
     each candidate's geometric mean and what differs in its environment."""
     rows = [row.to_dict() for comparison in result.comparisons for row in comparison.rows]
@@ -63,19 +70,19 @@ def ab_envelope(result):
                        "geomean": geomean, "environment_differences": differences})
 
 
-def _p_text(p):
+def _p_text(p: Optional[float]) -> str:
     if p is None:
         return ""
     return "<0.001" if p < 0.001 else "%.3f" % p
 
 
-def ci_text(row):
+def ci_text(row) -> str:
     if row.change_ci95_low is None:
         return ""
     return "%+.1f%% to %+.1f%%" % (row.change_ci95_low, row.change_ci95_high)
 
 
-def _ab_text_row(row):
+def _ab_text_row(row: ChangeRow) -> Dict[str, str]:
     runs = "%s/%s" % ("-" if row.baseline_runs is None else row.baseline_runs,
                       "-" if row.candidate_runs is None else row.candidate_runs)
     return {
@@ -88,7 +95,9 @@ def _ab_text_row(row):
     }
 
 
-def ab_text_rows(comparison, short=False):
+def ab_text_rows(
+    comparison: SweepComparison, short: bool = False
+):
     rows = [_ab_text_row(row) for row in comparison.rows]
     change = "" if comparison.geomean_change_pct is None else "%+.1f%%" % comparison.geomean_change_pct
     rows.append({"model": GEOMEAN, "change": change})
@@ -104,7 +113,7 @@ def ab_text_rows(comparison, short=False):
     return rows, columns + [("ci", "95% CI"), ("significant", "signif", 1), ("p", "p", 2), ("runs", "runs", 3)]
 
 
-def ab_notes(comparison):
+def ab_notes(comparison: SweepComparison) -> List[str]:
     """What the columns mean (what differs between the sweeps, their plans included, is listed above)."""
     notes = ["change = candidate / baseline - 1. Significant: Welch's t-test (unequal variances) at 95%; "
              "95% CI: Fieller's interval of the ratio of the means (Welch-Satterthwaite degrees of freedom), "
@@ -112,7 +121,7 @@ def ab_notes(comparison):
     return notes
 
 
-def render_ab(result, fmt, stream=None):
+def render_ab(result, fmt, stream=None) -> None:
     stream = stream or sys.stdout
     if fmt == "json":
         render.emit(fmt=fmt, stream=stream, kind="ab", **ab_envelope(result))
@@ -128,7 +137,7 @@ def render_ab(result, fmt, stream=None):
         _emit_text(rows, columns, title, ab_notes(comparison), fmt, stream, before=environment_lines(comparison))
 
 
-def _config_text(row, several_counts):
+def _config_text(row, several_counts) -> str:
     gpus = ", %d GPU%s" % (row.num_gpus, "" if row.num_gpus == 1 else "s") if several_counts else ""
     ci = " (95%% CI %s)" % ci_text(row) if row.change_ci95_low is not None else ""
     return "%s (batch %s%s) %+.1f%%%s" % (row.model, row.batch_size, gpus, row.change_pct, ci)
@@ -146,7 +155,7 @@ def unmeasured_text(found: list, several: bool) -> str:
             "compare): %s" % (len(found), "" if len(found) == 1 else "s", "; ".join(parts)))
 
 
-def regression_text(found, pct, several):
+def regression_text(found, pct, several) -> str:
     """One line naming every regressed configuration (and its candidate when there are several)."""
     counts = {r.num_gpus for _, r in found}
     parts = []

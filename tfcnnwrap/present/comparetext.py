@@ -1,28 +1,35 @@
 """How a comparison reads: the seed's cells (``203.99 (86.7%)``), the dagger and its footnotes, the
 conditions line, and the table, Markdown, CSV and JSON forms of compare's results (compare.py computes)."""
 
+from __future__ import annotations
+
 import sys
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 from tfcnnwrap import render
 from tfcnnwrap.present.linknote import link_notes
 from tfcnnwrap.results.closest import tf_differs
 
+if TYPE_CHECKING:
+    from tfcnnwrap.compare.compare import AgainstReferences
+    from tfcnnwrap.results.records import GeomeanCell
+
 MARK = "\u2020"  # dagger: a reference measured under other conditions
 GEOMEAN = "geomean"  # the model column of the geometric-mean row in every output form
 
 
-def pct(ratio_pct):
+def pct(ratio_pct) -> str:
     return "%.1f%%" % ratio_pct
 
 
-def conditions_line(cond, sep=" · "):
+def conditions_line(cond: Dict[str, Any], sep: str = " · ") -> str:
     """``fp32 · 1 GPU · parameter_server · synthetic data`` for a plan's conditions."""
     gpus = "%d GPU%s" % (cond["num_gpus"], "" if cond["num_gpus"] == 1 else "s")
     parts = [cond["precision"], gpus, cond["variable_update"], "%s data" % cond["data"]]
     return sep.join(parts + (["XLA"] if cond.get("xla") == "yes" else []))
 
 
-def describe_condition(key, value):
+def describe_condition(key: str, value: object) -> str:
     if key == "num_gpus":
         return "%s GPU%s" % (value, "" if value == 1 else "s")
     if key == "batch_size":
@@ -36,7 +43,7 @@ def describe_condition(key, value):
     return "%s %s" % (key, value)
 
 
-def cell_text(cell):
+def cell_text(cell) -> str:
     """The seed's cell: published images/sec, (measured / reference), a dagger under other conditions."""
     if not cell.found:
         return "n/a"
@@ -46,14 +53,14 @@ def cell_text(cell):
     return text if cell.comparable else text + MARK
 
 
-def geomean_text(cell):
+def geomean_text(cell: GeomeanCell) -> str:
     if cell.ratio_pct is None:
         return "n/a"
     text = pct(cell.ratio_pct)
     return text + (" (%d of %d)" % (cell.count, cell.of) if cell.count < cell.of else "")
 
 
-def footnotes(comparison):
+def footnotes(comparison: AgainstReferences) -> List[Any]:
     """One line per (reference, differing conditions): which models, and why they are not comparable."""
     models: dict = {}
     for row in comparison.rows:
@@ -73,7 +80,7 @@ _CELL_KEYS = ("name", "id", "gpu_name", "images_per_sec", "published", "ratio_pc
               "conditions", "tf_version")
 
 
-def against_json(comparison):
+def against_json(comparison: AgainstReferences) -> Dict[str, Any]:
     """`--format json`: a row per configuration with its reference cells; the geometric mean per reference
     in ``geomean`` (never a model row); the sweep's conditions."""
     out = []
@@ -88,7 +95,7 @@ def against_json(comparison):
                 extra={"sweep": str(sweep.path), "strict": comparison.strict, "geomean": geo})
 
 
-def against_csv_rows(comparison):
+def against_csv_rows(comparison) -> Tuple[List[Dict[str, Any]], List[str]]:
     columns = ["model", "batch_size", "measured"]
     for typed, _ in comparison.columns:
         columns += ["%s images_per_sec" % typed, "%s ratio_pct" % typed, "%s comparable" % typed]
@@ -106,7 +113,9 @@ def against_csv_rows(comparison):
     return rows + [geo], columns
 
 
-def against_text_rows(comparison, short=False):
+def against_text_rows(
+    comparison: AgainstReferences, short: bool = False
+):
     columns = [("model", "model"), ("batch_size", "batch" if short else "batch size")]
     columns += [("num_gpus", "GPUs")] if comparison.sweep.several_counts else []
     columns += [("measured", "measured")] + [("ref%d" % i, typed) for i, (typed, _) in enumerate(comparison.columns)]
@@ -121,7 +130,7 @@ def against_text_rows(comparison, short=False):
     return rows + [geo], columns
 
 
-def against_notes(comparison):
+def against_notes(comparison: AgainstReferences) -> List[str]:
     notes = ["Cells: reference images/sec (measured / reference). This sweep: %s."
              % conditions_line(comparison.conditions)]
     if comparison.sweep.meta.on_cpu:
@@ -133,7 +142,7 @@ def against_notes(comparison):
     return notes
 
 
-def closest_notes(comparison):
+def closest_notes(comparison: AgainstReferences) -> List[Any]:
     """How a † figure was chosen, or what --strict left out."""
     if comparison.strict:
         return ["--strict: only figures under exactly this sweep's conditions (and its TensorFlow X.Y, where "
@@ -145,7 +154,7 @@ def closest_notes(comparison):
     return []
 
 
-def low_trust_notes(count):
+def low_trust_notes(count: int) -> List[Any]:
     """The line saying how many derived/partial figures a comparison left out, if any."""
     if not count:
         return []
@@ -153,7 +162,7 @@ def low_trust_notes(count):
             % (count, "" if count == 1 else "s", "it" if count == 1 else "them")]
 
 
-def tf_notes(comparison):
+def tf_notes(comparison: AgainstReferences) -> List[Any]:
     """Which references' figures were measured with another TensorFlow X.Y than the sweep (kept: a version
     changes figures less than a condition does, and most sources give none)."""
     ours = comparison.sweep.meta.tensorflow_version
@@ -166,7 +175,7 @@ def tf_notes(comparison):
             % (name, ", ".join(models), version, ours) for (name, version), models in seen.items()]
 
 
-def render_against(comparison, fmt, stream=None):
+def render_against(comparison, fmt, stream=None) -> None:
     stream = stream or sys.stdout
     if fmt == "json":
         render.emit(fmt=fmt, stream=stream, kind="compare", **against_json(comparison))
@@ -183,7 +192,7 @@ def render_against(comparison, fmt, stream=None):
 # -- tables ----------------------------------------------------------------------------------------------
 
 
-def _emit_text(rows, columns, title, notes, fmt, stream, before=()):
+def _emit_text(rows, columns, title, notes, fmt, stream, before=()) -> None:
     """The title, the ``before`` lines (a short list: a line indented by two spaces is an item), the table,
     then the notes."""
     if fmt == "markdown":
@@ -197,7 +206,13 @@ def _emit_text(rows, columns, title, notes, fmt, stream, before=()):
         _print_table(rows, columns, title, notes, before)
 
 
-def _print_table(rows, columns, title, notes, before=()):
+def _print_table(
+    rows: List[Dict[str, Optional[str]]],
+    columns: List[Tuple[Union[str, int], ...]],
+    title: str,
+    notes: List[str],
+    before: Union[Tuple[Any, ...], List[str]] = (),
+) -> None:
     """A rich table in which a model name never folds (``resnet152`` split in two reads badly). When the
     terminal is too narrow for the table at its widest, two-part cells such as ``203.99 (86.7%)`` go on two
     lines. Then the notes."""

@@ -7,12 +7,18 @@ each run's telemetry (``gpusamples.pcie_link``: the widest and fastest the link 
 the maximum of card and slot). Runs come from other people's bundles too: every field is checked.
 """
 
-from typing import List, Optional
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, List, Optional, Tuple
+
+if TYPE_CHECKING:
+    from tfcnnwrap.results.comparesweep import Sweep
+    from tfcnnwrap.results.records import RunRecord
 
 _KEYS = ("gen", "width", "gen_max", "width_max")
 
 
-def _link(telemetry):
+def _link(telemetry: Any) -> Optional[Tuple[Any, ...]]:
     """(gen, width, gen_max, width_max) as whole numbers in PCIe's range, or None."""
     link = telemetry.get("pcie_link") if isinstance(telemetry, dict) else None
     if not isinstance(link, dict):
@@ -23,11 +29,11 @@ def _link(telemetry):
     return values
 
 
-def link_text(link):
+def link_text(link: Tuple[int, ...]) -> str:
     return "gen%d x%d of gen%d x%d" % link
 
 
-def guess(link):
+def guess(link: Tuple[int, ...]) -> str:
     """What usually trains a link to this shape, as a question (nvidia-smi cannot tell an enclosure)."""
     gen, width, _gen_max, width_max = link
     if width == 4 and width_max > 4:
@@ -39,12 +45,12 @@ def guess(link):
     return "BIOS PCIe setting, riser or seating?"
 
 
-def degraded(link):
+def degraded(link: Tuple[int, ...]) -> bool:
     gen, width, gen_max, width_max = link
     return gen < gen_max or width < width_max
 
 
-def link_note(runs) -> Optional[str]:
+def link_note(runs: List[RunRecord]) -> Optional[str]:
     """One line about the ok runs' PCIe link when it ran below its maximum; None otherwise (or unknown)."""
     links = [_link(r.telemetry) for r in runs if r.value is not None]
     known = [link for link in links if link is not None]
@@ -58,7 +64,7 @@ def link_note(runs) -> Optional[str]:
             % (link_text(worst), guess(worst), share))
 
 
-def link_notes(sweep) -> List[str]:
+def link_notes(sweep: Sweep) -> List[str]:
     """``link_note`` of a comparesweep.Sweep, as a list of notes (empty when the link ran at its maximum)."""
     note = link_note(sweep.runs)
     return [note] if note else []

@@ -2,6 +2,8 @@
 before any work (not a directory, in a directory that exists) and written by atomic replace (a link at the
 name is replaced, never written through: safefs)."""
 
+from __future__ import annotations
+
 import argparse
 import io
 import sys
@@ -41,7 +43,7 @@ def emit(text: str, out: Optional[Path]) -> None:
         raise fs_error("write", out, exc) from None
     sys.stderr.write("tfcnnwrap: wrote %s\n" % out)
 
-def written_to(out: str, handler: Callable, args) -> int:
+def written_to(out: str, handler: Callable, args: argparse.Namespace) -> int:
     """Run a verb's ``handler(args)`` (args without ``out``) and write what it printed to ``out``."""
     path = check_out(out)
     buffer = io.StringIO()

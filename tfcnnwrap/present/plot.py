@@ -5,14 +5,22 @@ own panel and scale. The measured bar stands out; a reference taken under other 
 daggered like its table cell. matplotlib (the `plot` extra) is imported only here, with the Agg canvas.
 """
 
+from __future__ import annotations
+
 import io
 import math
 import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.present.comparetext import MARK, cell_text, conditions_line, geomean_text
 from tfcnnwrap.safefs import atomic_write
+
+if TYPE_CHECKING:
+    from matplotlib.axes._axes import Axes
+    from matplotlib.figure import Figure
+
 
 MEASURED_COLOR = "#d95f02"
 REFERENCE_COLOR = "#7570b3"
@@ -20,7 +28,7 @@ BASELINE_COLOR = "#999999"
 CANDIDATE_COLOR = "#1b9e77"
 
 
-def require_matplotlib():
+def require_matplotlib() -> None:
     try:
         import matplotlib  # noqa: F401
         from matplotlib.figure import Figure  # noqa: F401
@@ -33,14 +41,14 @@ def require_matplotlib():
 PANEL_W = 4.6  # inches of a bar panel, its labels aside
 
 
-def fit_title(title, width_in, fontsize=12, em=0.62):
+def fit_title(title: str, width_in: float, fontsize: float = 12, em: float = 0.62) -> str:
     """``title`` wrapped between words to ``width_in`` inches; ``em``: the average glyph width in ems (~0.62
     for bold DejaVu Sans, ~0.52 for regular)."""
     chars = max(20, int(width_in * 72.0 / (fontsize * em)))
     return "\n".join(textwrap.wrap(title, chars, break_on_hyphens=False)) or title
 
 
-def _figure(panels, title, footnotes=()):
+def _figure(panels, title, footnotes=()) -> Figure:
     """A Figure with one horizontal-bar panel per entry of ``panels``.
 
     A panel is {"title", "bars": [{"label", "value", "text", "color", "hatch"}], "xlabel", "line"}; bars are
@@ -80,7 +88,7 @@ def _figure(panels, title, footnotes=()):
     return fig
 
 
-def _limits(panel, values):
+def _limits(panel: Dict[str, Any], values: List[float]) -> Tuple[float, ...]:
     """(low, high) of a panel's value axis: from 0 for images/sec; for a change, symmetric around 0 and at
     least +-0.5 %, so that a 0.2 % change is a bar of its own and its whiskers fit."""
     ends = values + [e for b in panel["bars"] if b.get("err") for e in b["err"]]
@@ -93,7 +101,7 @@ def _limits(panel, values):
     return (low - span * 0.4 if low < 0 else 0), peak + span * 0.4
 
 
-def _draw_panel(ax, panel):
+def _draw_panel(ax: Axes, panel: Dict[str, Any]) -> None:
     """One panel: its bars top down, each with its label at its end (beyond its whisker, if any)."""
     bars = panel["bars"]
     positions = list(range(len(bars)))[::-1]
@@ -134,7 +142,7 @@ def _draw_panel(ax, panel):
     ax.set_axisbelow(True)
 
 
-def _save(fig, path):
+def _save(fig: Figure, path: Union[Path, str]) -> None:
     """Render ``fig`` in the format its suffix names and put it at ``path`` at once, never through a link.
 
     The CLI checks the path first (cli._plot_path); this refuses the same cases for other callers, because
@@ -196,13 +204,15 @@ FASTER, SLOWER = "#1a9850", "#d73027"
 FASTER_PALE, SLOWER_PALE = "#a6d96a", "#fdae61"
 
 
-def change_color(change_pct, significant):
+def change_color(change_pct: float, significant: Optional[bool]) -> str:
     if change_pct >= 0:
         return FASTER if significant else FASTER_PALE
     return SLOWER if significant else SLOWER_PALE
 
 
-def _change_bar(label, change_pct, significant, ci=None):
+def _change_bar(
+    label: str, change_pct: float, significant: Optional[bool], ci: Optional[Tuple[Optional[float], ...]] = None
+) -> Dict[str, Any]:
     """A change bar; ``ci``: (low, high) of its 95 % interval, drawn as whiskers."""
     err = ci if ci is not None and None not in ci else None
     return {"label": label, "value": change_pct, "color": change_color(change_pct, significant), "err": err,
@@ -212,7 +222,7 @@ def _change_bar(label, change_pct, significant, ci=None):
 CANDIDATE_COLORS = (CANDIDATE_COLOR, "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#1f78b4")
 
 
-def _config_label(row, several_counts):
+def _config_label(row, several_counts) -> str:
     gpus = ", %d GPUs" % row.num_gpus if several_counts else ""
     return "%s, batch size %s%s" % (row.model, row.batch_size, gpus)
 
@@ -222,7 +232,7 @@ def plot_ab(result, path):
     _save(ab_figure(result), path)
 
 
-def ab_figure(result):
+def ab_figure(result) -> Figure:
     """Baseline against each candidate per configuration, and each change (compareab.ABResult; a single
     compareab.SweepComparison is read as one candidate)."""
     comparisons = getattr(result, "comparisons", None) or (result,)

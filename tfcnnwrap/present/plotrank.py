@@ -3,14 +3,18 @@ relative to the measured one (100%), the measured bar standing out, each label s
 configurations the comparison rests on. matplotlib is imported only through plot's helpers."""
 
 import textwrap
+from typing import TYPE_CHECKING
 
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.present.comparetext import conditions_line
 from tfcnnwrap.present.plot import MEASURED_COLOR, REFERENCE_COLOR, _figure, _save
 from tfcnnwrap.present.ranktext import _WHAT, placement
 
+if TYPE_CHECKING:
+    from tfcnnwrap.compare.rank import Ranking
 
-def plot_rank(ranking, path):
+
+def plot_rank(ranking: "Ranking", path: str) -> None:
     bars = []
     for row in ranking.rows:
         if row.rank is None:

@@ -13,13 +13,22 @@ here, with the Agg canvas; the file is written by ``plot._save`` (suffix picks t
 into a missing directory).
 """
 
+from __future__ import annotations
+
 import statistics
 from datetime import datetime
 from pathlib import Path
-from typing import Dict
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Tuple
 
 from tfcnnwrap.present.plot import _save, fit_title, require_matplotlib
 from tfcnnwrap.run import gpusamples, logparse
+
+if TYPE_CHECKING:
+    from matplotlib.axes._axes import Axes
+    from matplotlib.figure import Figure
+
+    from tfcnnwrap.results.records import RunRecord
+    from tfcnnwrap.results.store import SweepDir
 
 GPU_PANELS = (("temp_c", "temperature (°C)"), ("sm_clock_mhz", "SM clock (MHz)"), ("power_w", "power (W)"))
 # The least a y-axis spans, as a share of its median (temperature: in °C): a 0.5 % wobble of a steady run must
@@ -28,7 +37,7 @@ MIN_SPAN = {"images_per_sec": 0.10, "temp_c": 20.0, "sm_clock_mhz": 0.15, "power
 _STAMP = "%Y/%m/%d %H:%M:%S.%f"
 
 
-def _seconds(samples):
+def _seconds(samples: List[Any]) -> List[Any]:
     """Seconds since the first sample, from nvidia-smi's timestamps (else one per sample)."""
     try:
         stamps = [datetime.strptime(s["timestamp"], _STAMP) for s in samples]
@@ -37,7 +46,7 @@ def _seconds(samples):
     return [(t - stamps[0]).total_seconds() for t in stamps]
 
 
-def run_series(sweep, run):
+def run_series(sweep: SweepDir, run: RunRecord) -> Tuple[List[Any], ...]:
     """(steps [(step, images/sec)], gpu samples of the busiest GPU) of one run; empty where files are gone."""
     steps, samples = [], []
     log = sweep.inside(run.log) if run.log else None
@@ -53,14 +62,14 @@ def run_series(sweep, run):
     return steps, samples
 
 
-def _configs(runs):
+def _configs(runs: List[RunRecord]) -> Dict[Tuple[str, int, int, None], Any]:
     by_config: dict = {}
     for run in runs:
         by_config.setdefault(run.config, []).append(run)
     return by_config
 
 
-def _title(config, runs):
+def _title(config: Tuple[str, int, int, None], runs: List[RunRecord]) -> str:
     model, batch_size, num_gpus, host = config
     title = "%s bs=%d" % (model, batch_size)
     if num_gpus and num_gpus > 1:
@@ -71,7 +80,7 @@ def _title(config, runs):
     return title + ("  (%d throttled)" % throttled if throttled else "")
 
 
-def _mark_throttling(ax, seconds, samples):
+def _mark_throttling(ax: Axes, seconds: List[Any], samples: List[Any]) -> None:
     """Red crosses on the SM clock where the driver named a throttle reason (idle and sync bits aside)."""
     marked = [(t, s["sm_clock_mhz"]) for t, s in zip(seconds, samples)
               if s.get("reasons") and s.get("sm_clock_mhz") is not None
@@ -83,7 +92,7 @@ def _mark_throttling(ax, seconds, samples):
         ax.legend(fontsize=7, loc="lower left")
 
 
-def calm_ylim(ax, values, key):
+def calm_ylim(ax: Axes, values: List[Any], key: str) -> None:
     """Y limits around ``values`` spanning at least MIN_SPAN[key] (of their median, or in units for °C)."""
     values = [v for v in values if v is not None]
     if not values:
@@ -95,7 +104,7 @@ def calm_ylim(ax, values, key):
     ax.set_ylim(middle - span / 2.0, middle + span / 2.0)
 
 
-def step_seconds(steps, images_per_step, end):
+def step_seconds(steps: List[Tuple[int, float]], images_per_step: int, end: float) -> List[float]:
     """Seconds into the run of each (step, images/sec) point: each logged interval took (steps since the
     last line x images per step) / its rate; the last step ends at ``end``."""
     times, clock, previous = [], 0.0, 0
@@ -106,13 +115,15 @@ def step_seconds(steps, images_per_step, end):
     return [t - clock + end for t in times]
 
 
-def _run_end(run, seconds, samples):
+def _run_end(run: RunRecord, seconds: List[Any], samples: List[Any]) -> float:
     """When the run's timed steps ended: its last busy sample, else its duration."""
     busy = [t for t, s in zip(seconds, samples) if (s.get("util_pct") or 0) >= gpusamples.BUSY_UTIL_PCT]
     return busy[-1] if busy else (run.duration_s or 0.0)
 
 
-def _draw_config(axes, config, runs, series):
+def _draw_config(
+    axes: List[Axes], config: Tuple[str, int, int, None], runs: List[RunRecord], series: List[Tuple[List[Any], ...]]
+) -> None:
     from matplotlib import colormaps  # matplotlib (the plot extra): only for --plot
 
     colours = colormaps["tab10"]
@@ -152,7 +163,7 @@ def _draw_config(axes, config, runs, series):
             ax.remove()  # this configuration has no such samples: no empty panel
 
 
-def _share_time_axis(axes):
+def _share_time_axis(axes: List[Axes]) -> None:
     """One time axis for the configuration: the same limits and label on each of its panels."""
     spans = [ax.get_xlim() for ax in axes if ax.lines]
     for ax in axes:
@@ -169,7 +180,7 @@ def _started(run):
         return None
 
 
-def draw_timeline(ax, runs, series_of):
+def draw_timeline(ax: Axes, runs: List[RunRecord], series_of: Callable) -> bool:
     """The whole sweep: each ok run's images/sec as % of its configuration's median at the minute it ran
     (middle of the run), one line per configuration, and the GPU's temperature on a second axis."""
     starts = {id(r): _started(r) for r in runs}
@@ -213,7 +224,7 @@ def draw_timeline(ax, runs, series_of):
     return True
 
 
-def figure(sweep, title, runs):
+def figure(sweep: SweepDir, title: str, runs: List[RunRecord]) -> Figure:
     """The Figure: the whole-sweep timeline, then a row per configuration (plan order as given), 1 or 4
     panels wide."""
     require_matplotlib()
@@ -240,5 +251,5 @@ def figure(sweep, title, runs):
     return fig
 
 
-def plot_runs(sweep, title, runs, path):
+def plot_runs(sweep: SweepDir, title: str, runs: List[RunRecord], path: Path) -> None:
     _save(figure(sweep, title, runs), path)

@@ -7,17 +7,28 @@ sweeps); ``plot_scaling(rows, path)`` writes the whole chart. ``rows`` are aggre
 efficiency_pct filled by aggregate.add_scaling) or their dicts. matplotlib is imported only here, with Agg.
 """
 
+from __future__ import annotations
+
 import math
 from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.present.plot import _save, fit_title, require_matplotlib
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from matplotlib.axes._axes import Axes
+    from matplotlib.figure import Figure
+
+    from tfcnnwrap.results.records import SummaryRow
 
 IDEAL_STYLE = dict(color="#888888", linestyle="--", linewidth=1.0)
 COLORS = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666"]
 
 
-def _as_row(row):
+def _as_row(row: Union[SummaryRow, Dict[str, Any]]) -> Union[SimpleNamespace, SummaryRow]:
     """A SummaryRow, or a row dict (`report --format json`) read as one."""
     if not isinstance(row, dict):
         return row
@@ -26,7 +37,7 @@ def _as_row(row):
     return SimpleNamespace(**{k: row.get(k) for k in keys})
 
 
-def _series(rows):
+def _series(rows) -> Dict[Tuple[str, None], Any]:
     """{(model, host): [row, ...]} in plan order, each model's rows by GPU count."""
     series: dict = {}
     for row in map(_as_row, rows):
@@ -35,12 +46,12 @@ def _series(rows):
     return {key: sorted(members, key=lambda r: r.num_gpus) for key, members in series.items()}
 
 
-def _label(key):
+def _label(key) -> str:
     model, host = key
     return model + ("@" + host if host else "")
 
 
-def _count_axis(ax, counts):
+def _count_axis(ax, counts) -> None:
     """GPU counts on a linear axis from 0, so that ideal scaling is a straight line; ticked at the counts."""
     from matplotlib.ticker import FixedLocator  # matplotlib (the plot extra): only for --plot
 
@@ -51,13 +62,13 @@ def _count_axis(ax, counts):
     ax.grid(True, which="major", alpha=0.3)
 
 
-def _efficiency_label(ax, x, y, efficiency, color):
+def _efficiency_label(ax: Axes, x, y: float, efficiency: Optional[float], color: str) -> None:
     if efficiency is not None:
         ax.annotate("%.0f%%" % efficiency, (x, y), textcoords="offset points", xytext=(0, 7), ha="center",
                     fontsize=8, color=color)
 
 
-def scaling_panel(ax, rows):
+def scaling_panel(ax, rows) -> Axes:
     """Every model's efficiency (speed-up over one GPU / count, %) against the GPU count, ideal scaling the
     dashed 100% line; shared by all models whatever their images/sec. A model without a 1-GPU mean has no
     speed-up: it is named in the title instead."""
@@ -84,13 +95,13 @@ def scaling_panel(ax, rows):
     return ax
 
 
-def _fitted_title(ax, text, fontsize=10):
+def _fitted_title(ax, text, fontsize: int = 10) -> None:
     """The panel's title wrapped between words to the panel's width (a long host name, many models)."""
     width_in = ax.get_position().width * ax.figure.get_figwidth()
     ax.set_title(fit_title(text, width_in, fontsize, em=0.52), fontsize=fontsize)
 
 
-def model_panel(ax, rows, color=COLORS[0]):
+def model_panel(ax, rows, color=COLORS[0]) -> Axes:
     """One model's images/sec against the GPU count (``rows``: its rows by count), the ideal line from its
     1-GPU mean, each point labelled with its efficiency."""
     points = [(r.num_gpus, r.mean, r.efficiency_pct) for r in rows if r.mean is not None]
@@ -112,7 +123,7 @@ def model_panel(ax, rows, color=COLORS[0]):
     return ax
 
 
-def scaling_figure(rows, title="Scaling: images/sec and efficiency by GPU count"):
+def scaling_figure(rows: List[SummaryRow], title: str = "Scaling: images/sec and efficiency by GPU count") -> Figure:
     """A Figure: one model_panel per model, then the scaling_panel; two panels a row."""
     require_matplotlib()
     from matplotlib.figure import Figure  # matplotlib (the plot extra): only for --plot
@@ -131,7 +142,7 @@ def scaling_figure(rows, title="Scaling: images/sec and efficiency by GPU count"
     return fig
 
 
-def plot_scaling(rows, path):
+def plot_scaling(rows: List[SummaryRow], path) -> Path:
     """Write the scaling chart to ``path`` (its suffix picks the format), as compare --plot writes its own."""
     _save(scaling_figure(rows), path)
     return path

@@ -2,11 +2,17 @@
 and the Radeon RX Vega 64"), the ranked table with how many configurations each comparison rests on, and
 the notes on method; JSON rows ``gpu, geomean_pct, configurations`` best first (rank computes)."""
 
+from __future__ import annotations
+
 import sys
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from tfcnnwrap import render
 from tfcnnwrap.present.comparetext import _emit_text, conditions_line, low_trust_notes
 from tfcnnwrap.present.linknote import link_notes
+
+if TYPE_CHECKING:
+    from tfcnnwrap.compare.rank import Ranking
 
 _WHAT = {None: "images/sec", "watt": "images/sec per watt", "dollar": "images/sec per dollar"}
 JSON_KEYS = ["gpu", "geomean_pct", "configurations", "measured", "gpu_id", "rank", "of", "relative_pct",
@@ -16,11 +22,11 @@ JSON_KEYS = ["gpu", "geomean_pct", "configurations", "measured", "gpu_id", "rank
 _SHORT = {"precision": "prec", "num_gpus": "GPUs", "batch_size": "batch", "variable_update": "update"}
 
 
-def _pct(value):
+def _pct(value: float) -> str:
     return "%.1f%%" % value
 
 
-def placement(ranking):
+def placement(ranking) -> str:
     """One sentence: the measured GPU's place, its neighbours and the figures that put it there."""
     me = ranking.measured_row
     faster, level, slower = ranking.neighbours()
@@ -30,7 +36,7 @@ def placement(ranking):
                 " `compare --against NAME` shows each one's closest figures (marked \u2020)." % me.gpu)
     text = "Your %s: %d of %d by %s" % (me.gpu, me.rank, total, _WHAT[ranking.per])
 
-    def near(row):
+    def near(row) -> str:
         return "the %s (%s, on %d configuration%s)" % (row.gpu, _pct(row.geomean_pct), row.configurations,
                                                        "" if row.configurations == 1 else "s")
 
@@ -45,11 +51,11 @@ def placement(ranking):
     return text + "."
 
 
-def rank_json(ranking):
+def rank_json(ranking: Ranking) -> List[Dict[str, Any]]:
     return [row.to_dict(ranking.per, ranking.of) for row in ranking.rows]
 
 
-def _figure(row, per):
+def _figure(row, per) -> Optional[str]:
     if per == "watt":
         return "" if row.power_w is None else "%.0f W" % row.power_w
     if per == "dollar":
@@ -57,7 +63,9 @@ def _figure(row, per):
     return None
 
 
-def rank_text_rows(ranking, short=False):
+def rank_text_rows(
+    ranking: Ranking, short: bool = False
+):
     """Rows and columns of the ranked table; short headers for a terminal (the title says what is
     scored, a note why a GPU is not ranked)."""
     rows = []
@@ -84,7 +92,7 @@ def rank_text_rows(ranking, short=False):
     return rows, columns
 
 
-def rank_notes(ranking):
+def rank_notes(ranking) -> List[str]:
     sweep = ranking.sweep
     notes = [placement(ranking)]
     notes.append("Score: the geometric mean over the configurations a reference shares with this sweep of "
@@ -118,7 +126,7 @@ def rank_notes(ranking):
     return notes
 
 
-def render_rank(ranking, fmt, stream=None):
+def render_rank(ranking, fmt, stream=None) -> None:
     stream = stream or sys.stdout
     if fmt == "json":
         sweep = ranking.sweep

@@ -5,8 +5,11 @@ only when runs recorded telemetry) and fits the terminal: its title names the co
 measured under, and on a narrow terminal std, min, max and median step aside first.
 """
 
+from __future__ import annotations
+
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
 from tfcnnwrap import render
 from tfcnnwrap.errors import TfcnnwrapError
@@ -24,6 +27,14 @@ from tfcnnwrap.results.references import load_references
 from tfcnnwrap.results.scaling import TOWER, emit_scaling, is_scaling
 from tfcnnwrap.results.store import load_sweep, newest_sweep
 from tfcnnwrap.run.procs import format_command
+
+if TYPE_CHECKING:
+    from argparse import Namespace
+
+    from rich.console import Console
+
+    from tfcnnwrap.results.records import RunRecord, SummaryRow, SweepMeta
+    from tfcnnwrap.results.store import SweepDir
 
 # Priority 0 never drops; on a narrow terminal the highest priority drops first (equal ones together).
 TABLE_COLUMNS = [
@@ -52,7 +63,7 @@ TABLE_COLUMNS = [
 ALWAYS = {"model", "batch_size", "runs_ok", "runs_failed", "mean", "std", "cv_pct", "min", "max", "median"}
 
 
-def _carries_information(column, rows):
+def _carries_information(column: Col, rows: List[Dict[str, Any]]) -> bool:
     if column.key in ALWAYS:
         return True
     values = [row.get(column.key) for row in rows]
@@ -61,7 +72,7 @@ def _carries_information(column, rows):
     return any(v not in (None, "", (), []) for v in values)
 
 
-def table_columns(rows, meta=None):
+def table_columns(rows, meta=None) -> List[Col]:
     """The columns worth a place for these rows (dicts); on a CPU sweep (``meta``) the count is of towers."""
     columns = [c for c in TABLE_COLUMNS if _carries_information(c, rows)]
     if meta is not None and meta.on_cpu:
@@ -74,7 +85,7 @@ def _count_unit(meta):
     return TOWER if meta.on_cpu else "GPU"
 
 
-def _plan_conditions(meta):
+def _plan_conditions(meta: SweepMeta):
     """The Plan's conditions (precision, XLA, GPU count(s), variable update, data), or None when the recorded
     plan cannot be read back (then the title says less rather than failing the report)."""
     try:
@@ -89,13 +100,13 @@ def _plan_conditions(meta):
 plan_conditions = _plan_conditions  # the HTML pages (htmlpage) read the same conditions
 
 
-def _gpu_count_text(counts):
+def _gpu_count_text(counts: List[int]) -> str:
     if len(counts) == 1:
         return "%d GPU%s" % (counts[0], "" if counts[0] == 1 else "s")
     return "%s GPUs" % ", ".join(str(c) for c in counts)
 
 
-def title_parts(sweep_path, meta):
+def title_parts(sweep_path: Union[Path, str], meta: SweepMeta) -> List[str]:
     """What the figures were measured on and under, one part each (kept whole when the title wraps): the
     sweep, the GPU, precision, XLA, GPU count, variable update, data, TensorFlow and branch."""
     cond = _plan_conditions(meta)
@@ -131,7 +142,7 @@ def conditions(meta):
     return out
 
 
-def quality_lines(rows):
+def quality_lines(rows: List[SummaryRow]) -> List[Any]:
     """One line per problem a configuration's figures have (quality.problems), named by configuration."""
     lines = []
     for row in rows:
@@ -141,7 +152,7 @@ def quality_lines(rows):
     return lines
 
 
-def print_quality(console, rows):
+def print_quality(console: Console, rows) -> None:
     """The flags explained under the table, each with what to do."""
     lines = quality_lines(rows)
     if not lines:
@@ -152,13 +163,13 @@ def print_quality(console, rows):
             console.print("  " + part, markup=False, highlight=False, soft_wrap=True)
 
 
-def wrap_keeping_units(text, width):
+def wrap_keeping_units(text: str, width: int) -> List[str]:
     """``text`` wrapped between words at ``width``, a number never apart from its unit (``86 °C``): the one
     rule of prose.fill, which errors and the sweep's warnings follow too."""
     return fill(text, width, indent="").split("\n")
 
 
-def describe(meta):
+def describe(meta: SweepMeta) -> str:
     """One line naming what was measured: GPU, TensorFlow, branch, device."""
     parts = [
         meta.gpu_names() or ("CPU" if meta.device == "cpu" else None),
@@ -170,14 +181,14 @@ def describe(meta):
     return ", ".join(p for p in parts if p)
 
 
-def failed_runs(runs):
+def failed_runs(runs: List[RunRecord]) -> List[Any]:
     return [r for r in runs if not r.ok]
 
 
 FAILURE_CHARS = 200  # of a failure's text on its line; the log has it all
 
 
-def next_compare(sweep_path, meta):
+def next_compare(sweep_path: Path, meta: SweepMeta) -> Optional[str]:
     """The `compare` line that fits what the sweep ran on: against the published figure of the same GPU when
     it is a reference, else ranked among them; None on the CPU (the references are GPUs)."""
     if meta.on_cpu:
@@ -190,7 +201,7 @@ def next_compare(sweep_path, meta):
     return format_command(base + ["--rank"])
 
 
-def _failure_lines(sweep, run):
+def _failure_lines(sweep: SweepDir, run: RunRecord) -> List[str]:
     """The run and why, then its log on a line of its own (a path is long; the run's name stays whole)."""
     from rich.markup import escape  # rich: only when something is drawn
 
@@ -203,7 +214,7 @@ def _failure_lines(sweep, run):
             "    log: %s" % (escape(str(log)) if log else "(none)")]
 
 
-def print_summary(console, sweep, meta, rows, runs):
+def print_summary(console: Console, sweep, meta, rows, runs) -> None:
     """The rich summary a sweep ends with (also `report`'s table): SummaryRows, then each failed run."""
     rows = with_fleet(rows)
     dicts = [row.to_dict() for row in rows]
@@ -220,7 +231,7 @@ def print_summary(console, sweep, meta, rows, runs):
                 console.print(line, highlight=False, overflow="fold")
 
 
-def _plot(sweep, meta, runs, rows, plot_path):
+def _plot(sweep: SweepDir, meta: SweepMeta, runs: List[RunRecord], rows: List[SummaryRow], plot_path: str) -> None:
     """The per-run panels (steps, temperature, clock, power); in a sweep of several GPU counts FILE is the
     scaling chart and the per-run panels go beside it as FILE-runs.SUFFIX."""
     if not any(run.ok for run in runs):
@@ -238,7 +249,7 @@ def _plot(sweep, meta, runs, rows, plot_path):
     sys.stderr.write("tfcnnwrap report: wrote %s\n" % " and ".join(str(p) for p in written))
 
 
-def cmd_report(args):
+def cmd_report(args: Namespace) -> int:
     """Exit 0 whenever the sweep can be read, failed runs or not (they are in the table); 2 when it cannot."""
     if args.out and args.format != "html":
         return written_to(args.out, cmd_report, args)
@@ -258,7 +269,7 @@ def cmd_report(args):
     return 0
 
 
-def _emit_report(sweep, meta, rows, fmt):
+def _emit_report(sweep: SweepDir, meta: SweepMeta, rows: List[SummaryRow], fmt: str) -> None:
     """People read the table and Markdown; scripts read every column of the JSON and CSV."""
     rows = with_fleet(rows)
     dicts = [row.to_dict() for row in rows]
@@ -270,7 +281,7 @@ def _emit_report(sweep, meta, rows, fmt):
     emit_scaling(rows, fmt, unit=_count_unit(meta))
 
 
-def _warn_throttled(runs):
+def _warn_throttled(runs: List[RunRecord]) -> None:
     """The throttle warning the sweep ended with, on stderr as the sweep printed it."""
     warning = quality.throttle_warning(runs)
     if warning:

@@ -1,14 +1,23 @@
 """Statistics over a sweep's runs with pandas: one SummaryRow per configuration, over ok runs."""
 
+from __future__ import annotations
+
 import math
 import statistics
 import warnings
 from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from tfcnnwrap.render import to_csv
 from tfcnnwrap.results import quality
 from tfcnnwrap.results.fleetreport import fleet_columns, with_fleet
 from tfcnnwrap.results.records import SCALING_COLUMNS, SUMMARY_COLUMNS, SummaryRow
+
+if TYPE_CHECKING:
+    from pandas import DataFrame, Series
+
+    from tfcnnwrap.results.quality import Verdict
+    from tfcnnwrap.results.records import RunRecord
 
 __all__ = ["SUMMARY_COLUMNS", "summarize", "summary_csv_text", "ci95_pct", "add_scaling",
            "summary_columns"]
@@ -16,7 +25,7 @@ __all__ = ["SUMMARY_COLUMNS", "summarize", "summary_csv_text", "ci95_pct", "add_
 _FRAME_COLUMNS = ["model", "batch_size", "num_gpus", "host", "status", "images_per_sec"]
 
 
-def _failures_text(statuses):
+def _failures_text(statuses: List[str]) -> str:
     counts: dict = {}
     for status in statuses:
         if status != "ok":
@@ -24,7 +33,7 @@ def _failures_text(statuses):
     return " ".join("%s:%d" % (k, counts[k]) for k in sorted(counts))
 
 
-def runs_frame(runs):
+def runs_frame(runs: List[RunRecord]) -> DataFrame:
     """The runs as a DataFrame with the columns statistics need (images/sec of ok runs only)."""
     import pandas as pd  # pandas takes ~0.3 s to import: only when runs are summarised
 
@@ -36,7 +45,7 @@ def runs_frame(runs):
     return frame
 
 
-def ci95_pct(std, count, mean):
+def ci95_pct(std: Optional[float], count: int, mean: Optional[float]) -> Optional[float]:
     """The 95% confidence interval's half-width (Student t) as % of the mean; None under 2 runs."""
     if std is None or mean is None or count < 2 or not mean:
         return None
@@ -46,7 +55,7 @@ def ci95_pct(std, count, mean):
     return _num(half_width / mean * 100.0)
 
 
-def _telemetry(runs):
+def _telemetry(runs: List[RunRecord]) -> Tuple[Optional[int], Optional[float]]:
     """(throttled_runs, max_temp_c) over the ok runs (those the statistics use) that recorded GPU telemetry;
     None where none did."""
     runs = [r for r in runs if r.value is not None]
@@ -55,7 +64,7 @@ def _telemetry(runs):
     return (sum(flags) if flags else None), (max(temps) if temps else None)
 
 
-def _exact_mean_std(runs):
+def _exact_mean_std(runs: List[RunRecord]) -> Tuple[Optional[float], Optional[float]]:
     """(mean, std) of the ok runs' figures in exact arithmetic (statistics' fractions): for figures near the
     float limit, whose float sum overflows (three totals of 1.7e308 have a mean of 1.7e308, not inf)."""
     values = [r.value for r in runs if r.value is not None and math.isfinite(r.value)]
@@ -64,7 +73,13 @@ def _exact_mean_std(runs):
     return _num(statistics.mean(values)), (_num(statistics.stdev(values)) if len(values) > 1 else None)
 
 
-def _row(config, stats, size, statuses, runs):
+def _row(
+    config: Tuple[str, int, Optional[int], Optional[str]],
+    stats: Series,
+    size: int,
+    statuses: List[str],
+    runs: List[RunRecord],
+) -> SummaryRow:
     model, batch_size, num_gpus, host = config
     mean, std = _num(stats["mean"]), _num(stats["std"])
     count = int(stats["count"])
@@ -84,7 +99,7 @@ def _row(config, stats, size, statuses, runs):
     return replace(row, trend_pct=trend, flags=tuple(verdict(replace(row, trend_pct=trend)).flags))
 
 
-def verdict(row):
+def verdict(row: SummaryRow) -> Verdict:
     """The quality verdict (flags and what to do) of a SummaryRow."""
     return quality.Verdict(outlier_runs=tuple(row.outlier_runs), ci95_pct=row.ci95_pct, trend_pct=row.trend_pct,
                            throttled_runs=row.throttled_runs, runs_ok=row.runs_ok,
@@ -102,7 +117,7 @@ OUTLIER_MIN_RUNS = 5
 MAD_TO_SIGMA = 1.4826  # the MAD of normal data times this estimates its standard deviation
 
 
-def thermal_columns(runs):
+def thermal_columns(runs: List[RunRecord]) -> Dict[str, Any]:
     """SummaryRow fields from the ok runs' GPU telemetry: mean power and SM clock (means of the runs'
     means), each throttle reason with the number of runs it was active in, the PCIe links seen."""
     gpus = [r.gpu for r in runs if r.value is not None and r.gpu is not None]
@@ -123,7 +138,7 @@ def thermal_columns(runs):
     }
 
 
-def outlier_runs(runs):
+def outlier_runs(runs) -> List[Any]:
     """Run numbers of the ok runs outside median +- 3 MAD (scaled to a standard deviation) of their
     configuration; none when the MAD is 0 or there are fewer than ``OUTLIER_MIN_RUNS`` ok runs."""
     ok = [r for r in runs if r.value is not None]
@@ -137,7 +152,7 @@ def outlier_runs(runs):
     return sorted(r.run for r in ok if abs(r.value - median) > OUTLIER_MADS * mad)
 
 
-def steadiness_columns(runs, ci95):
+def steadiness_columns(runs: List[RunRecord], ci95: Optional[float]) -> Dict[str, Any]:
     """SummaryRow fields on steadiness: drifting ok runs (None when no run recorded its step rates), the
     outlier runs (flagged, never dropped), and whether the 95% CI is wider than +-2 %."""
     ok = [r for r in runs if r.value is not None]
@@ -149,7 +164,7 @@ def steadiness_columns(runs, ci95):
     }
 
 
-def summarize(runs, order=None):
+def summarize(runs: List[RunRecord], order: Optional[List[Tuple[str, int]]] = None) -> List[SummaryRow]:
     """One SummaryRow per (model, batch_size, num_gpus, host), statistics over ok runs only.
 
     ``runs``: RunRecords. Rows follow ``order`` (the plan's (model, batch_size)
@@ -179,7 +194,7 @@ def summarize(runs, order=None):
     return add_scaling(sorted(rows, key=lambda row: rank.get(row.pair, len(rank))))
 
 
-def add_scaling(rows):
+def add_scaling(rows: List[SummaryRow]) -> List[SummaryRow]:
     """In a sweep of several GPU counts, each row's speed-up over the same model (batch size per device, host)
     at one GPU, and its efficiency (speed-up / count, in %); None where there is no 1-GPU mean. Rows of a
     single-count sweep come back unchanged (their columns stay those of format 1)."""
@@ -195,13 +210,13 @@ def add_scaling(rows):
     return scaled
 
 
-def summary_columns(rows):
+def summary_columns(rows: List[SummaryRow]) -> List[str]:
     """The columns of summary.csv and `report --format csv`: the contract's, plus speed-up and efficiency in
     a sweep of several GPU counts."""
     return SUMMARY_COLUMNS + (SCALING_COLUMNS if any(r.scaling for r in rows) else [])
 
 
-def summary_csv_text(rows):
+def summary_csv_text(rows: List[SummaryRow]) -> str:
     rows = with_fleet(rows)  # a fleet's rows name their host and compare it with the fleet
     return to_csv([row.to_dict() for row in rows], fleet_columns(rows, summary_columns(rows)))
 
@@ -211,7 +226,7 @@ def summary_csv_text(rows):
 STAT_DECIMALS = 9
 
 
-def _num(value):
+def _num(value) -> Optional[float]:
     try:
         value = float(value)
     except (TypeError, ValueError):

@@ -6,9 +6,12 @@ A fleet sweep (records with ``host``) is pooled per configuration, so every host
 one configuration; ``host=`` keeps one host's runs only.
 """
 
+from __future__ import annotations
+
 import dataclasses
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 from tfcnnwrap import settings
 from tfcnnwrap.errors import UsageError
@@ -17,8 +20,11 @@ from tfcnnwrap.results.plan import Plan
 from tfcnnwrap.results.records import SummaryRow
 from tfcnnwrap.results.store import load_sweep, sweeps_by_age
 
+if TYPE_CHECKING:
+    from tfcnnwrap.results.records import RunRecord
 
-def config_of(row):
+
+def config_of(row: Union[SummaryRow, RunRecord]) -> Tuple[str, int, Optional[int]]:
     """(model, batch_size, num_gpus): what a row or record measured, hosts pooled."""
     return (row.model, row.batch_size, row.num_gpus)
 
@@ -26,7 +32,7 @@ def config_of(row):
 class Sweep:
     """A sweep directory read for comparison: its meta, its plan, its rows per configuration."""
 
-    def __init__(self, path, host=None):
+    def __init__(self, path, host=None) -> None:
         self.dir, self.meta, runs = load_sweep(path)
         self.path = Path(path)
         self.plan = Plan.from_dict(self.meta.plan)
@@ -43,21 +49,21 @@ class Sweep:
         self.values = ok_values(self.runs)
 
     @property
-    def name(self):
+    def name(self) -> str:
         return self.path.resolve().name or str(self.path)
 
-    def gpu_label(self):
+    def gpu_label(self) -> Optional[str]:
         return self.meta.gpu_names() or None
 
-    def label(self):
+    def label(self) -> str:
         gpu = self.gpu_label()
         return "%s (%s)" % (self.name, gpu) if gpu else self.name
 
     @property
-    def several_counts(self):
+    def several_counts(self) -> bool:
         return len({r.num_gpus for r in self.rows}) > 1
 
-    def conditions(self, batch_size=None, num_gpus=None):
+    def conditions(self, batch_size: Optional[int] = None, num_gpus: Optional[int] = None) -> Dict[str, Any]:
         """The plan's conditions (the references' terms), with one configuration's batch size and GPU count."""
         cond = dict(self.plan.conditions())
         cond["batch_size"] = batch_size
@@ -65,7 +71,7 @@ class Sweep:
             cond["num_gpus"] = num_gpus * self.plan.job_workers()
         return cond
 
-    def mean_power_w(self, config=None):
+    def mean_power_w(self, config=None) -> Optional[float]:
         """Mean GPU power over ok runs (of ``config``) whose telemetry recorded ``mean_power_w``; None."""
         powers = []
         for r in self.runs:
@@ -78,7 +84,7 @@ class Sweep:
         return sum(powers) / len(powers) if powers else None
 
 
-def measured_rows(configs, runs):
+def measured_rows(configs: List[Tuple[str, int, int]], runs: List[RunRecord]) -> List[SummaryRow]:
     """SummaryRows in plan order, one per configuration; a planned one without runs yet has no mean."""
     summary: dict = {}
     for row in summarize(runs, [c[:2] for c in configs]):
@@ -88,7 +94,7 @@ def measured_rows(configs, runs):
     return rows + list(summary.values())
 
 
-def ok_values(runs):
+def ok_values(runs: List[RunRecord]) -> Dict[Tuple[str, int, int], Any]:
     """{(model, batch_size, num_gpus): [images/sec of each ok run]} for the statistics of a change."""
     values: dict = {}
     for r in runs:
@@ -107,7 +113,7 @@ def geometric_mean(values):
 # -- which sweeps when none is named ---------------------------------------------------------------------
 
 
-def newest_sweeps(count, root=None):
+def newest_sweeps(count: int, root=None):
     """The ``count`` most recently created sweeps under the results directory, oldest first."""
     root = Path(root) if root is not None else settings.results_dir()
     found = sweeps_by_age(root)

@@ -7,15 +7,20 @@ than twice the fleet's CV (the coefficient of variation of the host means, %): t
 slow GPU in a small or noisy fleet, the second a host that falls outside an otherwise tight fleet.
 """
 
+from __future__ import annotations
+
 import statistics
 from dataclasses import replace
-from typing import List, Optional
+from typing import TYPE_CHECKING, Any, List, Optional
+
+if TYPE_CHECKING:
+    from tfcnnwrap.results.records import SummaryRow, SweepMeta
 
 SLOWER_PCT = 5.0
 CV_FACTOR = 2.0
 
 
-def cluster_label(meta) -> Optional[str]:
+def cluster_label(meta: SweepMeta) -> Optional[str]:
     """``cluster local: parameter_server, 1 ps + 2 workers`` / ``fleet over slurm``, or None."""
     plan = getattr(meta, "plan", None) or {}
     cluster = plan.get("cluster")
@@ -45,7 +50,7 @@ def flag(vs_pct: Optional[float], fleet_cv_pct: float) -> Optional[str]:
     return None
 
 
-def with_fleet(rows) -> List:
+def with_fleet(rows: List[SummaryRow]) -> List:
     """``rows`` (SummaryRows) with ``vs_fleet_pct`` and ``fleet_flag`` set on rows that name a host."""
     rows = list(rows)
     groups: dict = {}
@@ -65,7 +70,7 @@ def with_fleet(rows) -> List:
     return out
 
 
-def fleet_columns(rows, columns):
+def fleet_columns(rows: List[SummaryRow], columns: List[Any]) -> List[Any]:
     """``columns`` (names, or (name, header) pairs) with host, vs_fleet_pct and the flag when rows name hosts;
     a column ``columns`` already holds (the report's table places host and vs fleet % itself) is not added
     again."""

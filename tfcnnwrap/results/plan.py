@@ -3,14 +3,21 @@
 Pure: no subprocesses, no I/O. The plan is stored in sweep.json and a resumed sweep rebuilds it from there.
 """
 
+from __future__ import annotations
+
 import difflib
 from dataclasses import asdict, dataclass, field
-from typing import List, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
 from tfcnnwrap import bounds
 from tfcnnwrap.bounds import OutOfBounds
 from tfcnnwrap.cluster import clusterplan
 from tfcnnwrap.errors import UsageError
+
+if TYPE_CHECKING:
+    from argparse import Namespace
+
+    from tfcnnwrap.bounds import Bound
 
 # The seed's sweep: model and per-device batch size.
 DEFAULT_MODELS: List[Tuple[str, int]] = [
@@ -80,7 +87,7 @@ class RunSpec(NamedTuple):
     run: int
 
     @property
-    def config(self):
+    def config(self) -> Tuple[str, int, int]:
         """The configuration the run measures; its runs are pooled in the summary."""
         return (self.model, self.batch_size, self.num_gpus)
 
@@ -115,15 +122,17 @@ class Plan:
     cool_to_c: Optional[float] = None
 
     @property
-    def counts(self):
+    def counts(self) -> List[int]:
         """The GPU counts the plan runs, in order (weak scaling: the batch size stays per device)."""
         return list(self.gpu_counts) if self.gpu_counts else [self.num_gpus]
 
     @property
-    def scaling(self):
+    def scaling(self) -> bool:
         return len(self.counts) > 1
 
-    def benchmark_flags(self, model, batch_size, device, num_gpus=None, features=()):
+    def benchmark_flags(
+        self, model: str, batch_size: int, device: str, num_gpus: Optional[int] = None, features=()
+    ) -> List[str]:
         """tf_cnn_benchmarks flags for one run; ``device`` is the resolved device (gpu or cpu); ``features``:
         --fp16/--xla as the checked-out branch spells them (``features.branch_flags``)."""
         flags = [
@@ -140,7 +149,7 @@ class Plan:
             flags += ["--device=cpu", "--data_format=NHWC"]
         return flags + list(features) + list(self.extra_args)
 
-    def run_specs(self):
+    def run_specs(self) -> List[RunSpec]:
         """The planned RunSpecs in execution order: grouped, each configuration's runs back to back (as the
         seed ran them); interleaved, run 1 of every configuration, then run 2, ..."""
         runs = range(1, self.runs + 1)
@@ -149,11 +158,11 @@ class Plan:
         return [RunSpec(m, bs, g, k) for m, bs, g in self.configs() for k in runs]
 
     @property
-    def most_runs(self):
+    def most_runs(self) -> int:
         """The most runs a configuration may get: --max-runs with --until-ci, else --runs."""
         return max(self.runs, self.max_runs or DEFAULT_MAX_RUNS) if self.until_ci else self.runs
 
-    def configs(self):
+    def configs(self) -> List[Tuple[str, int, int]]:
         """(model, batch_size, num_gpus) in plan order."""
         return [(m, bs, g) for m, bs in self.models for g in self.counts]
 
@@ -162,7 +171,7 @@ class Plan:
         """--fp16 / --xla as the plan asks for them, in FEATURE_FLAGS' order (features.py spells them)."""
         return [f for f in FEATURE_FLAGS if getattr(self, f)]
 
-    def to_dict(self):
+    def to_dict(self) -> Dict[str, Any]:
         data = asdict(self)
         data["models"] = [{"model": m, "batch_size": bs} for m, bs in self.models]
         return data
@@ -195,19 +204,19 @@ class Plan:
             raise UsageError("the sweep's recorded plan is unreadable (%s); start a new sweep" % exc) from None
         return plan
 
-    def job_workers(self):
+    def job_workers(self) -> int:
         """How many workers one run's total is summed over: ``--workers`` of a distributed job (each with the
         plan's GPUs per worker), else 1 (a fleet sweep runs the single-node sweep on each node)."""
         if self.cluster and not self.fleet and self.workers:
             return int(self.workers)
         return 1
 
-    def conditions(self):
+    def conditions(self) -> Dict[str, Any]:
         """What the plan measures under, in the reference CSV's terms: precision, num_gpus, variable_update,
         data. fp16 and real data come from the plan's own fields where it has them, else from the
         pass-through flags (``--use_fp16``, ``--data_dir``), the only way an older plan could ask for them."""
 
-        def flag(name):
+        def flag(name: str):
             args = [str(a) for a in self.extra_args or []]
             for i, arg in enumerate(args):
                 if arg == "--" + name:
@@ -216,7 +225,7 @@ class Plan:
                     return arg.split("=", 1)[1]
             return None
 
-        def on(name):
+        def on(name: str) -> bool:
             value = flag(name)
             return value is not None and value.strip().lower() in ("1", "true", "yes", "t", "y")
 
@@ -236,7 +245,7 @@ def _recorded(value, bound):
     return None if value is None else bound.parse(value)
 
 
-def _recorded_flow(data):
+def _recorded_flow(data: Dict[str, Any]) -> Dict[str, Any]:
     """fp16, xla, until_ci, max_runs and order as recorded (absent in sweeps from before them: defaults)."""
     order = str(data.get("order") or "grouped")
     if order not in ORDERS:
@@ -248,7 +257,7 @@ def _recorded_flow(data):
         "max_runs": _recorded(data.get("max_runs"), bounds.MAX_RUNS),
         "order": order,
     }
-def _recorded_cluster(data):
+def _recorded_cluster(data: Dict[str, Any]) -> Dict[str, Any]:
     """The cluster fields of a recorded plan (absent in sweeps written before them: None)."""
     cluster = data.get("cluster")
     if cluster not in (None,) + CLUSTER_BACKENDS:
@@ -258,7 +267,7 @@ def _recorded_cluster(data):
             "fleet": None if data.get("fleet") is None else bool(data.get("fleet"))}
 
 
-def _recorded_counts(value):
+def _recorded_counts(value: Optional[List[int]]):
     if value is None:
         return None
     if not isinstance(value, list):
@@ -288,7 +297,7 @@ UPSTREAM_BATCH_SIZES = {
 }
 
 
-def check_model(name):
+def check_model(name: str) -> str:
     """The model's name as tf_cnn_benchmarks spells it (``ResNet50`` -> ``resnet50``), or UsageError with the
     closest known names."""
     canonical = str(name).strip().lower()
@@ -312,7 +321,7 @@ def _int(value, bound, flag=None):
         raise UsageError("%s %s" % (flag or bound.flag, exc)) from None
 
 
-def parse_batch_size(item):
+def parse_batch_size(item: str) -> Tuple[str, int]:
     """'vgg16=32' -> ('vgg16', 32)."""
     model, sep, size = str(item).partition("=")
     model = model.strip()
@@ -322,7 +331,7 @@ def parse_batch_size(item):
     return model, _int(size, bounds.BATCH_SIZE, "--batch-size %s: the batch size" % model)
 
 
-def parse_models(text):
+def parse_models(text: str) -> List[str]:
     names = []
     for part in str(text).split(","):
         name = part.strip()
@@ -336,7 +345,7 @@ def parse_models(text):
     return names
 
 
-def flag_name(arg):
+def flag_name(arg: str) -> Optional[str]:
     """The absl flag a pass-through argument sets, or None for a value.
 
     absl reads ``--flag=v``, ``-flag=v``, ``--flag v``, ``-flag v``, ``--flag`` and ``--noflag``, so all
@@ -358,7 +367,7 @@ def flag_name(arg):
 FEATURE_FLAGS = {"fp16": ("--fp16", ("use_fp16",)), "xla": ("--xla", ("xla", "xla_compile"))}
 
 
-def _feature_clash(name, features):
+def _feature_clash(name: str, features: Tuple[Any, ...]):
     for feature in features:
         ours, theirs = FEATURE_FLAGS[feature]
         if name in theirs or (name.startswith("no") and name[2:] in theirs):
@@ -366,7 +375,7 @@ def _feature_clash(name, features):
     return None
 
 
-def check_extra_args(extra, features=()):
+def check_extra_args(extra: List[Any], features=()) -> List[Any]:
     """Pass-through flags after `--`: refuse those that would contradict the plan, in any spelling.
 
     ``features``: the plan's "fp16" / "xla"; their upstream flags may still come after -- on their own.
@@ -393,7 +402,7 @@ def check_extra_args(extra, features=()):
     return args
 
 
-def default_batch_size(name, quick=False):
+def default_batch_size(name: str, quick: bool = False) -> int:
     """The seed's size where it chose one, else tf_cnn_benchmarks' own (what the script runs by hand with no
     --batch_size); divided by 8 under --quick."""
     size = dict(DEFAULT_MODELS).get(name) or UPSTREAM_BATCH_SIZES.get(name)
@@ -402,7 +411,7 @@ def default_batch_size(name, quick=False):
     return max(1, size // QUICK_BATCH_DIVISOR) if quick else size
 
 
-def _plan_models(args, quick):
+def _plan_models(args: Namespace, quick: bool) -> List[Tuple[str, int]]:
     """[(model, batch size)] from --models and --batch-size MODEL=N, defaults (divided under --quick) else."""
     explicit_sizes = dict(parse_batch_size(item) for item in (args.batch_size or []))
 
@@ -423,7 +432,7 @@ def _plan_models(args, quick):
     return models
 
 
-def build_plan(args):
+def build_plan(args: Namespace):
     """A Plan from the sweep flags (argparse namespace), or UsageError naming the bad flag."""
     quick = bool(args.quick)
     models = _plan_models(args, quick)
@@ -467,7 +476,7 @@ def build_plan(args):
     )
 
 
-def _flow(args, runs):
+def _flow(args: Namespace, runs) -> Dict[str, Any]:
     """fp16, xla, until_ci, max_runs and order from the flags (argparse has bounded the numbers)."""
     until_ci = args.until_ci
     max_runs = args.max_runs
@@ -485,7 +494,7 @@ def _flow(args, runs):
             "until_ci": until_ci, "max_runs": max_runs, "order": order}
 
 
-def gpu_counts(value):
+def gpu_counts(value: Optional[Union[str, int, List[int]]]):
     """``--num-gpus`` as a list of counts: the CLI's parsed list, a single number, or text ``"1,2,4"``."""
     if value is None:
         return [DEFAULT_NUM_GPUS]
@@ -500,7 +509,7 @@ def gpu_counts(value):
         raise UsageError("--num-gpus %s" % exc) from None
 
 
-def cluster_fields(args, variable_update):
+def cluster_fields(args: Namespace, variable_update):
     """Plan fields of ``--cluster/--workers/--ps/--fleet``, checked as far as the flags alone allow (the
     checkout's branch is checked once it is known, before anything runs)."""
     cluster = args.cluster
@@ -529,7 +538,7 @@ def cluster_fields(args, variable_update):
     return {"cluster": cluster, "workers": workers, "ps": ps}
 
 
-def _optional_float(value, bound):
+def _optional_float(value: Optional[float], bound: Bound) -> Optional[float]:
     return None if value is None else float(bound.parse(value))
 
 
@@ -560,7 +569,7 @@ PLAN_FLAGS = (
 )
 
 
-def plan_flags_given(args):
+def plan_flags_given(args: Namespace) -> List[Any]:
     """The plan flags a user gave (refused with --resume: the sweep's own plan rules)."""
     given = []
     for attr, flag in PLAN_FLAGS:

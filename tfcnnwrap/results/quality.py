@@ -6,9 +6,14 @@ the CI95's width, throttled runs), the short flags of the report's `flags` colum
 `report` print the same lines, so nothing the sweep knew is lost when a report is read later.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 from statistics import fmean
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
+
+if TYPE_CHECKING:
+    from tfcnnwrap.results.records import RunRecord
 
 CI95_WIDE_PCT = 2.0  # a CI95 wider than +-2 % of the mean: the figure is not yet pinned down
 TREND_PCT = 3.0  # the last third of the runs against the first: heat soak, or a warm-up spread over runs
@@ -93,7 +98,7 @@ def problems(verdict: Verdict, runs_planned: Optional[int] = None) -> List[str]:
     return lines
 
 
-def _reason_text(runs):
+def _reason_text(runs) -> str:
     counts: dict = {}
     for run in runs:
         for reason in run.gpu.throttle_reasons:
@@ -107,7 +112,7 @@ def _reason_text(runs):
     return ", ".join(kinds)
 
 
-def throttle_warning(runs):
+def throttle_warning(runs: List[RunRecord]) -> Optional[str]:
     """One line naming the reason when some of the sweep's runs throttled, else None: the warning the sweep
     ends with, and `report` repeats (it lives here, with the flags, so both read it from one place)."""
     with_gpu = [r for r in runs if r.telemetry is not None]

@@ -10,17 +10,22 @@ a card whose name adds a variant word (Ti, Super, XT, Max-Q, Pro, ...) is anothe
 means the 1080 Ti. A partial match is taken only when it is unique.
 """
 
+from __future__ import annotations
+
 import csv
 import io
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 from importlib.resources import files
-from typing import Dict, List, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set, Tuple, Union
 
 from tfcnnwrap.boundedread import read_bounded
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.render import CSV_FORMULA_START
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # Package data through importlib.resources, never a path into the source tree: a wheel, an editable checkout
 # and a moved module find it alike (a regular install gives a real path, which the CSV reader opens).
@@ -75,7 +80,7 @@ _VENDOR_PREFIX = re.compile(r"^(%s)([0-9].*)$" % "|".join(sorted(VENDOR_WORDS, k
 _PLAIN_NUMBER = re.compile(r"^[0-9]+(\.[0-9]+)?$")
 
 
-def name_words(text):
+def name_words(text: str) -> List[Any]:
     """``'GeForce RTX2080Ti'`` -> ``['2080', 'ti']``: the words of a GPU name once the noise is gone.
 
     A word is letters, or letters followed by digits (``a100``, ``sxm4``), so ``2080Ti`` is two words and
@@ -89,12 +94,12 @@ def name_words(text):
     return [w for w in words if w not in VENDOR_WORDS]
 
 
-def name_key(text):
+def name_key(text: str) -> str:
     """``'GeForce RTX 2080-Ti'`` -> ``'2080ti'``: what is left of a GPU name once the noise is gone."""
     return "".join(name_words(text))
 
 
-def format_published(text, value):
+def format_published(text: str, value: float) -> str:
     """The figure as the source wrote it (``233``, ``130.2``); never scientific notation."""
     text = (text or "").strip()
     if _PLAIN_NUMBER.match(text):
@@ -125,18 +130,18 @@ class Result:
     trust: str = ""
 
     @property
-    def display(self):
+    def display(self) -> str:
         return format_published(self.text, self.images_per_sec)
 
-    def conditions(self):
+    def conditions(self) -> Dict[str, Any]:
         return {k: getattr(self, k) for k in CONDITIONS}
 
-    def key(self):
+    def key(self) -> Tuple[str, str, int, str, int, str, str, str, str, str, str]:
         """What makes a row a repeat: the same figure's conditions from the same source."""
         return (self.gpu_id, self.model) + tuple(self.conditions().values()) + (self.tf_version, self.source,
                                                                                  self.notes)
 
-    def differences(self, wanted):
+    def differences(self, wanted: Dict[str, Any]) -> List[Any]:
         """Names of the conditions in which this result differs from ``wanted`` (blanks never differ)."""
         differs = []
         for key in CONDITIONS:
@@ -159,7 +164,7 @@ class Facts:
     notes: str = ""
 
     @staticmethod
-    def number(value):
+    def number(value) -> Optional[float]:
         return value if isinstance(value, float) else None
 
 
@@ -174,36 +179,38 @@ class ReferenceGPU:
     facts: Facts = field(default_factory=Facts)
     bundle_ids: List[str] = field(default_factory=list)  # a community GPU's bundles, for its provenance note
 
-    def names(self):
+    def names(self) -> List[str]:
         return [n for n in (self.id, self.name, *self.aliases) if name_key(n)]
 
-    def keys(self):
+    def keys(self) -> Set[str]:
         return {name_key(n) for n in self.names()}
 
-    def label(self):
+    def label(self) -> str:
         return "%s (%s)" % (self.id, self.name)
 
     @property
-    def full_name(self):
+    def full_name(self) -> str:
         """The name to print beside what the user typed (``1080-Ti`` -> ``GeForce GTX 1080 Ti``)."""
         return self.name or self.id
 
     @property
-    def price_usd(self):
+    def price_usd(self) -> Optional[float]:
         return Facts.number(self.facts.price_usd)
 
     @property
-    def power_w(self):
+    def power_w(self) -> Optional[float]:
         return Facts.number(self.facts.power_w)
 
-    def sources(self):
+    def sources(self) -> List[str]:
         seen = []
         for r in self.results:
             if r.source and r.source not in seen:
                 seen.append(r.source)
         return seen
 
-    def best_result(self, model, wanted, strict=False):
+    def best_result(
+        self, model: str, wanted: Dict[str, Any], strict: bool = False
+    ) -> Tuple[Optional[Result], List[Any]]:
         """(result, differing condition names) of the row for ``model`` closest to ``wanted``; (None, []).
 
         Closest: `closest_row`'s order. ``strict``: only a row that differs in nothing, else (None, []).
@@ -214,7 +221,7 @@ class ReferenceGPU:
         return best, differs
 
 
-def _tf_key(version):
+def _tf_key(version: str) -> Tuple[Any, ...]:
     """``'1.12.0'`` -> (1, 12); () for a blank or what is not a version, so it sorts as the oldest."""
     parts = str(version or "").strip().split(".")
     try:
@@ -223,11 +230,13 @@ def _tf_key(version):
         return ()
 
 
-def _trust_rank(trust):
+def _trust_rank(trust: str) -> int:
     return TRUST_LEVELS.index(trust) if trust in TRUST_LEVELS else TRUST_LEVELS.index("user-log")
 
 
-def closest_row(rows, wanted):
+def closest_row(
+    rows: Union[List[Result], Tuple[Result, ...]], wanted: Dict[str, Any]
+) -> Tuple[Optional[Result], List[Any]]:
     """(row, differing condition names) of the row of ``rows`` closest to the ``wanted`` conditions; (None, []).
 
     ``rows``: one GPU's rows for one model (built-in, a user's CSV's, or any other origin's: the rule does not
@@ -255,11 +264,11 @@ def closest_row(rows, wanted):
     return best, best.differences(wanted)
 
 
-def _join(gpus):
+def _join(gpus: Union[List[ReferenceGPU], ReferenceSet]) -> str:
     return ", ".join(g.label() for g in gpus)
 
 
-def _matches_by_words(typed_words, gpu):
+def _matches_by_words(typed_words: List[str], gpu: ReferenceGPU) -> bool:
     """Every typed word is a word of one of the GPU's names, and what that name adds is no variant word."""
     for name in gpu.names():
         words = name_words(name)
@@ -269,16 +278,16 @@ def _matches_by_words(typed_words, gpu):
 
 
 class ReferenceSet:
-    def __init__(self, gpus):
+    def __init__(self, gpus) -> None:
         self.gpus: Dict[str, ReferenceGPU] = gpus
 
     def __iter__(self):
         return iter(self.gpus.values())
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.gpus)
 
-    def candidates(self, typed):
+    def candidates(self, typed: str) -> List[Any]:
         """The GPUs ``typed`` names: an exact name first, else every whole-word match."""
         key = name_key(typed)
         exact = [g for g in self if key in g.keys()]
@@ -287,7 +296,7 @@ class ReferenceSet:
         words = name_words(typed)
         return [g for g in self if _matches_by_words(words, g)]
 
-    def resolve(self, typed):
+    def resolve(self, typed: str) -> ReferenceGPU:
         """The one GPU ``typed`` names; UsageError listing the candidates when none or several do."""
         if not name_key(typed):
             raise UsageError(
@@ -312,7 +321,7 @@ class ReferenceSet:
             "--references FILE.csv)" % (typed, _join(self))
         )
 
-    def resolve_list(self, text):
+    def resolve_list(self, text: str) -> List[Tuple[str, ReferenceGPU]]:
         """``'1080-Ti,2080,Vega 64'`` -> [(typed name, ReferenceGPU), ...] in the order given."""
         names = [n.strip() for n in str(text or "").split(",") if n.strip()]
         if not names:
@@ -329,7 +338,9 @@ class ReferenceSet:
             first[gpu.id] = typed
         return resolved
 
-    def best(self, model, wanted, strict=False):
+    def best(
+        self, model: str, wanted: Dict[str, Any], strict: bool = False
+    ) -> List[Tuple[ReferenceGPU, Result, List[Any]]]:
         """[(gpu, result, differing conditions)] of every GPU with a row for ``model``, closest row each."""
         out = []
         for gpu in self:
@@ -342,11 +353,11 @@ class ReferenceSet:
 # -- loading ---------------------------------------------------------------------------------------------
 
 
-def _bad(where, message):
+def _bad(where: str, message: str) -> UsageError:
     return UsageError("%s: %s" % (where, message))
 
 
-def _positive_int(value, column, where):
+def _positive_int(value: str, column: str, where: str) -> int:
     try:
         number = int(str(value).strip())
     except ValueError:
@@ -356,7 +367,7 @@ def _positive_int(value, column, where):
     return number
 
 
-def _positive_float(value, column, where):
+def _positive_float(value: str, column: str, where: str) -> float:
     try:
         number = float(str(value).strip())
     except ValueError:
@@ -366,7 +377,7 @@ def _positive_float(value, column, where):
     return number
 
 
-def _xla(value, where):
+def _xla(value: str, where: str) -> str:
     if not value:
         return ""
     xla = XLA_VALUES.get(value.lower())
@@ -375,7 +386,7 @@ def _xla(value, where):
     return xla
 
 
-def _result_from_row(row, where, origin):
+def _result_from_row(row: Dict[str, Optional[str]], where: str, origin: str) -> Result:
     def text(column):
         return (row.get(column) or "").strip()
 
@@ -411,7 +422,7 @@ def _result_from_row(row, where, origin):
     )
 
 
-def _read_rows(path):
+def _read_rows(path: Union[Path, str]) -> Tuple[List[str], List[Any]]:
     """(DictReader rows with stripped headers) of a CSV, or UsageError naming the fix.
 
     The file is read whole, within MAX_CSV_BYTES, by ``boundedread`` (a device is refused, a pipe that does
@@ -432,14 +443,21 @@ def _read_rows(path):
         raise UsageError("%s is not a readable CSV (%s); fix the file" % (shown, exc)) from None
 
 
-def _unguard(value):
+def _unguard(value: Optional[str]) -> Optional[str]:
     """The cell as written before `render.csv_safe` guarded it: ``'=SUM(1)`` -> ``=SUM(1)``."""
     if isinstance(value, str) and value[:1] == "'" and value[1:2] and value[1] in CSV_FORMULA_START:
         return value[1:]
     return value
 
 
-def _gpu_for(row, result, gpus, builtin, where, origin):
+def _gpu_for(
+    row: Dict[str, Optional[str]],
+    result: Result,
+    gpus: Dict[str, ReferenceGPU],
+    builtin: Dict[str, ReferenceGPU],
+    where: str,
+    origin: str,
+) -> ReferenceGPU:
     """The GPU a row belongs to: one of this file's, or a built-in one when the row names it the same way."""
     name = (row.get("gpu_name") or "").strip()
     known = builtin.get(result.gpu_id)
@@ -459,7 +477,9 @@ def _gpu_for(row, result, gpus, builtin, where, origin):
     return gpu
 
 
-def parse_csv(path, origin, builtin=None):
+def parse_csv(
+    path, origin: str, builtin: Optional[Dict[str, ReferenceGPU]] = None
+) -> Dict[str, ReferenceGPU]:
     """{gpu_id: ReferenceGPU} of the new GPUs in one reference CSV; UsageError naming the file, line and fix.
 
     A row for a built-in GPU (same gpu_id and gpu_name) joins that GPU, and a row the built-in data already
@@ -502,7 +522,7 @@ def parse_csv(path, origin, builtin=None):
     return gpus
 
 
-def _fact(value, source, what, gpu_id):
+def _fact(value: str, source: str, what: str, gpu_id: str) -> Union[float, str]:
     text = (value or "").strip()
     if text.lower() in ("unpublished", "unverified"):
         return text.lower()
@@ -516,7 +536,7 @@ def _fact(value, source, what, gpu_id):
     return number
 
 
-def load_facts(gpus, path=FACTS_FILE):
+def load_facts(gpus, path=FACTS_FILE) -> None:
     """Fill each built-in GPU's Facts from gpus.csv (launch price in USD, board power in W, with sources)."""
     _, rows = _read_rows(path)
     for _, row in rows:
@@ -532,13 +552,13 @@ def load_facts(gpus, path=FACTS_FILE):
         )
 
 
-def builtin_gpus():
+def builtin_gpus() -> Dict[str, ReferenceGPU]:
     gpus = parse_csv(DATA_FILE, "built-in")
     load_facts(gpus)
     return gpus
 
 
-def load_references(user_csv=None):
+def load_references(user_csv: Optional[Union[Path, str]] = None) -> ReferenceSet:
     """The built-in references, plus those of ``user_csv`` (after them) when given."""
     gpus = builtin_gpus()
     if user_csv:
@@ -548,7 +568,7 @@ def load_references(user_csv=None):
     return ReferenceSet(gpus)
 
 
-def _check_names(gpus):
+def _check_names(gpus: Dict[str, ReferenceGPU]) -> None:
     """Two GPUs must not answer to the same exact name, or neither could be chosen by it."""
     owner: dict = {}
     for gpu in gpus.values():

@@ -6,10 +6,16 @@ images per step and perfect scaling is a speed-up of N. The figures themselves a
 this module only lays them out (report's table and Markdown; JSON and CSV carry the row fields).
 """
 
+from __future__ import annotations
+
 import sys
+from typing import TYPE_CHECKING, List
 
 from tfcnnwrap import render
 from tfcnnwrap.render import Col, make_table
+
+if TYPE_CHECKING:
+    from tfcnnwrap.results.records import SummaryRow
 
 COLUMNS = [
     ("model", "model"),
@@ -32,7 +38,7 @@ def _counting(text, unit):
     return text.replace("GPU", unit)
 
 
-def is_scaling(rows):
+def is_scaling(rows: List[SummaryRow]) -> bool:
     """True for the rows of a sweep of several GPU counts (aggregate.add_scaling marked them)."""
     return any(getattr(row, "scaling", False) for row in rows)
 

@@ -5,13 +5,15 @@ at most the run in flight. Readers tolerate a torn last line. Nothing read from 
 reader outside it.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import re
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Union
 
 from tfcnnwrap import safefs
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
@@ -19,6 +21,11 @@ from tfcnnwrap.filelock import FileLock
 from tfcnnwrap.jsontext import dumps
 from tfcnnwrap.results.records import FORMAT_VERSION, RunRecord, SweepMeta  # noqa: F401 - FORMAT_VERSION for the writer
 from tfcnnwrap.settings import results_dir as default_results
+
+if TYPE_CHECKING:
+    from io import BufferedRandom
+
+    from tfcnnwrap.results.plan import Plan, RunSpec
 
 SWEEP_JSON = "sweep.json"
 RUNS_JSONL = "runs.jsonl"
@@ -31,20 +38,20 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _BINARY = getattr(os, "O_BINARY", 0)
 
 
-def fs_error(verb, path, exc, exit_code=2):
+def fs_error(verb: str, path: Union[Path, str], exc: OSError, exit_code: int = 2) -> TfcnnwrapError:
     """The user's file system said no (read-only, full, not a directory): one line naming the file."""
     reason = getattr(exc, "strerror", None) or str(exc)
     return TfcnnwrapError("cannot %s %s: %s" % (verb, path, reason), exit_code=exit_code)
 
 
-def _first_existing_ancestor(path):
+def _first_existing_ancestor(path: Path):
     for candidate in [Path(path)] + list(Path(path).parents):
         if os.path.lexists(str(candidate)):
             return candidate
     return None
 
 
-def _first_missing(path):
+def _first_missing(path: Path):
     """The outermost directory ``mkdir(parents=True)`` would make for ``path`` (None: it exists)."""
     missing = None
     for candidate in [Path(path)] + list(Path(path).parents):
@@ -54,7 +61,7 @@ def _first_missing(path):
     return missing
 
 
-def _after_last_newline(fh, size, chunk=64 * 1024):
+def _after_last_newline(fh: BufferedRandom, size: int, chunk: int = 64 * 1024) -> int:
     """Offset just past the last newline of the file (0 if none), read backwards in chunks."""
     end = size
     while end > 0:
@@ -67,38 +74,38 @@ def _after_last_newline(fh, size, chunk=64 * 1024):
     return 0
 
 
-def _is_record(raw):
+def _is_record(raw: bytes) -> bool:
     try:
         return isinstance(json.loads(raw.decode("utf-8")), dict)
     except ValueError:
         return False
 
 
-def _write_all(fd, data):
+def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
 
 
-def _truncate_quietly(fd, size):
+def _truncate_quietly(fd: int, size: int) -> None:
     try:
         os.ftruncate(fd, size)
     except OSError:
         pass  # the next writer's repair cuts the fragment off instead
 
 
-def log_name(model, batch_size, run, suffix=".log", num_gpus=None):
+def log_name(model: str, batch_size: int, run: int, suffix: str = ".log", num_gpus: Optional[int] = None) -> str:
     """``resnet50-bs64-run1.log``; ``resnet50-bs64-g2-run1.log`` when a sweep runs several GPU counts."""
     safe_model = _UNSAFE_NAME.sub("_", str(model)).strip(".") or "model"
     gpus = "-g%d" % int(num_gpus) if num_gpus is not None else ""
     return "%s-bs%d%s-run%d%s" % (safe_model, int(batch_size), gpus, int(run), suffix)
 
 
-def is_sweep(path):
+def is_sweep(path: Path) -> bool:
     return (Path(path) / SWEEP_JSON).is_file()
 
 
-def read_json_lines(path):
+def read_json_lines(path: Path) -> List[Any]:
     """Records of a JSON-lines file; a torn or corrupt line (a killed writer) is skipped."""
     records = []
     try:
@@ -118,7 +125,7 @@ def read_json_lines(path):
     return records
 
 
-def is_run_record(record):
+def is_run_record(record: Dict[str, Any]) -> bool:
     """A record with the fields every reader relies on (a hand-edited line without them is skipped)."""
     return RunRecord.is_valid(record)
 
@@ -129,37 +136,39 @@ def latest_runs(records: Iterable[RunRecord]) -> List[RunRecord]:
 
 
 class SweepDir:
-    def __init__(self, path):
+    def __init__(self, path) -> None:
         self.path = Path(path)
         self.meta: Optional[SweepMeta] = None  # sweep.json, once read or written
         self._lock = FileLock(self.path / LOCK_NAME)
 
     # -- paths -------------------------------------------------------------------------------------
     @property
-    def sweep_json(self):
+    def sweep_json(self) -> Path:
         return self.path / SWEEP_JSON
 
     @property
-    def runs_jsonl(self):
+    def runs_jsonl(self) -> Path:
         return self.path / RUNS_JSONL
 
     @property
-    def logs_dir(self):
+    def logs_dir(self) -> Path:
         return self.path / LOGS_DIR
 
     @property
-    def summary_csv(self):
+    def summary_csv(self) -> Path:
         return self.path / SUMMARY_CSV
 
-    def log_relpath(self, model, batch_size, run, suffix=".log", num_gpus=None):
+    def log_relpath(
+        self, model: str, batch_size: int, run: int, suffix: str = ".log", num_gpus: Optional[int] = None
+    ) -> str:
         return "%s/%s" % (LOGS_DIR, log_name(model, batch_size, run, suffix, num_gpus))
 
-    def spec_log(self, spec, plan, suffix=".log"):
+    def spec_log(self, spec: RunSpec, plan: Plan, suffix: str = ".log") -> str:
         """The log of a plan's RunSpec (named with its GPU count in a sweep of several counts)."""
         return self.log_relpath(spec.model, spec.batch_size, spec.run, suffix,
                                 spec.num_gpus if plan.scaling else None)
 
-    def inside(self, relpath):
+    def inside(self, relpath: str) -> Optional[Path]:
         """The absolute path of ``relpath`` if it stays inside the sweep directory, else None."""
         if not isinstance(relpath, str) or not relpath:
             return None
@@ -172,7 +181,7 @@ class SweepDir:
         return candidate
 
     # -- writing -----------------------------------------------------------------------------------
-    def refuse_existing(self):
+    def refuse_existing(self) -> None:
         """UsageError when this path cannot become a new sweep (checked before anything slow happens).
 
         Only a new or empty directory becomes a sweep: one holding a leftover runs.jsonl (or anything else)
@@ -217,7 +226,7 @@ class SweepDir:
                 "--out %s cannot be made: %s is not writable; choose another --out" % (self.path, ancestor)
             )
 
-    def refuse_links(self):
+    def refuse_links(self) -> None:
         """Refuse a sweep whose own parts are links leading out of it (exit 2, before anything is read)."""
         safefs.refuse_links_outside(
             self.path, (SWEEP_JSON, RUNS_JSONL, LOGS_DIR, SUMMARY_CSV, LOCK_NAME), "sweep directory"
@@ -239,7 +248,7 @@ class SweepDir:
                 raise fs_error("create", getattr(exc, "filename", None) or self.path, exc) from None
             raise
 
-    def _remove_half_made(self, made):
+    def _remove_half_made(self, made: Path) -> None:
         """Undo a failed create: the directories it made, or what it put in an empty --out."""
         if made is not None:
             shutil.rmtree(str(made), ignore_errors=True)
@@ -261,7 +270,7 @@ class SweepDir:
             raise fs_error("write", self.sweep_json, exc) from None
         self.meta = meta
 
-    def lock(self):
+    def lock(self) -> None:
         if self._lock.held:
             return
         try:
@@ -269,10 +278,10 @@ class SweepDir:
         except OSError as exc:
             raise fs_error("lock", self._lock.path, exc) from None
 
-    def unlock(self):
+    def unlock(self) -> None:
         self._lock.release()
 
-    def prepare_for_appending(self):
+    def prepare_for_appending(self) -> None:
         """Check runs.jsonl before this writer reads or appends to it; repair a torn last line.
 
         Called by the sweep once it holds the lock. Returns the side file the torn bytes went to, or None.
@@ -289,7 +298,7 @@ class SweepDir:
         except OSError as exc:
             raise fs_error("repair", path, exc) from None
 
-    def _repair_tail(self):
+    def _repair_tail(self) -> None:
         """A last line without its newline: a whole record gets its newline; a fragment (a writer killed
         mid-append, a full disk) moves to runs.jsonl.torn-<time>, so that the next record starts a line."""
         try:
@@ -327,7 +336,7 @@ class SweepDir:
             os.fsync(out.fileno())
         return side
 
-    def append_run(self, record):
+    def append_run(self, record: RunRecord) -> None:
         """Append one run record on a line of its own and make it durable before returning.
 
         A write that fails (a full disk) is cut off again, so runs.jsonl keeps whole lines only.
@@ -348,7 +357,7 @@ class SweepDir:
         except OSError as exc:
             raise fs_error("append to", self.runs_jsonl, exc) from None
 
-    def write_summary_csv(self, text):
+    def write_summary_csv(self, text: str) -> None:
         try:
             safefs.atomic_write(self.summary_csv, text)
         except OSError as exc:
@@ -372,7 +381,7 @@ class SweepDir:
         self.meta = SweepMeta.from_dict(raw, where)
         return self.meta
 
-    def read_runs(self):
+    def read_runs(self) -> List[Any]:
         """The latest RunRecord of every run in runs.jsonl (torn and hand-broken lines skipped)."""
         info = self.meta if self.meta is not None else self.read_meta()
         # records written before runs carried num_gpus ran the plan's count: filled here, once
@@ -392,13 +401,13 @@ def open_sweep(path):
     return sweep
 
 
-def load_sweep(path):
+def load_sweep(path: Union[Path, str]):
     """(SweepDir, SweepMeta, [RunRecord]) of a finished or partial sweep."""
     sweep = open_sweep(path)
     return sweep, sweep.read_meta() if sweep.meta is None else sweep.meta, sweep.read_runs()
 
 
-def sweeps_by_age(root):
+def sweeps_by_age(root: Path) -> List[Path]:
     """The sweeps directly under ``root``, oldest first by sweep.json's created_at (then name); [] when
     ``root`` is not a directory."""
     if not root.is_dir():

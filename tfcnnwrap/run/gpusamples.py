@@ -18,8 +18,11 @@ listed but alone does not, because a card at full load sits at its power limit b
 then tell whether it cost anything.
 """
 
+from __future__ import annotations
+
 import math
 import statistics
+from typing import Any, Dict, List, Optional, Tuple
 
 LEGACY_FIELDS = ("timestamp", "index", "temperature.gpu", "clocks.sm", "power.draw", "utilization.gpu",
                  "memory.used")
@@ -63,13 +66,13 @@ def _number(text):
     return int(value) if float(value).is_integer() else value
 
 
-def header_fields(line):
+def header_fields(line: str):
     """The query fields a header row names (units such as `` [MHz]`` dropped), or None for a data line."""
     parts = [p.strip().split(" [", 1)[0].strip() for p in line.split(",")]
     return tuple(parts) if parts and parts[0] == "timestamp" else None
 
 
-def parse_sample_line(line, fields=LEGACY_FIELDS):
+def parse_sample_line(line: str, fields=LEGACY_FIELDS):
     """One CSV line of the sampler -> dict of numbers (None where nvidia-smi says N/A), or None if the line
     is not a sample (a header, a cut-off last line, an error message)."""
     parts = [p.strip() for p in line.split(",")]
@@ -105,15 +108,15 @@ def parse_lines(lines):
     return samples, skipped
 
 
-def reason_names(mask):
+def reason_names(mask: int) -> List[Any]:
     return [name for bit, name in REASON_BITS if mask & bit]
 
 
-def _values(samples, key):
+def _values(samples: List[Any], key: str) -> List[Any]:
     return [s[key] for s in samples if s.get(key) is not None]
 
 
-def _rounded(value, digits=1):
+def _rounded(value: Optional[float], digits: int = 1) -> Optional[float]:
     return None if value is None else round(value, digits)
 
 
@@ -121,11 +124,11 @@ def _max(values):
     return max(values) if values else None
 
 
-def _mean(values):
+def _mean(values: List[Any]) -> Optional[float]:
     return statistics.mean(values) if values else None
 
 
-def throttle_verdict(clocks):
+def throttle_verdict(clocks: List[Any]) -> Tuple[Optional[float], ...]:
     """``(throttled, early_level, lowest_window_median)`` for the SM clocks of the busy samples, in order.
 
     ``throttled`` is None when there are too few samples to tell (see the module docstring).
@@ -141,7 +144,7 @@ def throttle_verdict(clocks):
     return lowest < (1.0 - THROTTLE_DROP) * early, early, lowest
 
 
-def active_reasons(busy):
+def active_reasons(busy: List[Any]) -> Optional[List[str]]:
     """The non-benign throttle reasons active in at least two busy samples (one in a run of fewer than
     four), in bit order; None when the driver reported no reasons at all."""
     masks = _values(busy, "reasons")
@@ -171,14 +174,14 @@ def pcie_link(samples):
     return link
 
 
-def _throttled(clock_verdict, reasons):
+def _throttled(clock_verdict, reasons) -> Optional[bool]:
     by_reason = bool(reasons) and any(r not in LISTED_ONLY_REASONS for r in reasons)
     if by_reason or clock_verdict:
         return True
     return clock_verdict if reasons is None else False
 
 
-def summarize_gpu(samples):
+def summarize_gpu(samples: List[Any]) -> Dict[str, Any]:
     """The summary of one GPU's samples, in order."""
     utils = _values(samples, "util_pct")
     busy = [s for s in samples if s["util_pct"] is not None and s["util_pct"] >= BUSY_UTIL_PCT] if utils else samples
@@ -204,7 +207,7 @@ def summarize_gpu(samples):
     }
 
 
-def summarize_samples(lines):
+def summarize_samples(lines: List[Any]) -> Dict[str, Any]:
     """Summary of the sampler's CSV lines (a list, or the text's lines).
 
     Clock and power means are over busy samples, utilization over all samples. With several GPUs the
@@ -233,7 +236,7 @@ def summarize_samples(lines):
     return summary
 
 
-def latest_with_fields(lines, fields):
+def latest_with_fields(lines: List[str], fields: Tuple[str, ...]) -> Dict[int, Any]:
     """{index: sample} of the newest complete tick in ``lines`` (the tail of a samples file): walking back
     from the end, each GPU's last sample until a GPU repeats."""
     found = {}

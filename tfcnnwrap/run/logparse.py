@@ -35,12 +35,17 @@ Each block replaces the previous one, so a log holding several runs yields the l
 total and the last step.
 """
 
+from __future__ import annotations
+
 import math
 import os
 import re
 import statistics
 from dataclasses import asdict, dataclass, replace
-from typing import Iterable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, List, Optional, Tuple, Union
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 MAX_LINE = 1 << 20  # longer lines are cut to this many characters for parsing
 CHUNK_SIZE = 1 << 20  # parse_file reads files in blocks of this size; smaller files are read whole
@@ -84,12 +89,12 @@ _FAILURE_BYTES = tuple(m.encode() for m in FAILURE_MARKERS)
 _OOM_BYTES = tuple(m.encode() for m in OOM_SIGNATURES)
 
 
-def good_total(value) -> bool:
+def good_total(value: Optional[float]) -> bool:
     """A total worth recording: a finite number above zero (a log may say nan, inf, 0 or -5)."""
     return value is not None and math.isfinite(value) and value > 0
 
 
-def _holds_any(line, markers):
+def _holds_any(line: str, markers: Tuple[str, ...]) -> bool:
     for marker in markers:
         if marker in line:
             return True
@@ -207,11 +212,11 @@ class ParsedLog:
         return asdict(self)
 
 
-def _float(text):
+def _float(text: Optional[str]) -> Optional[float]:
     return None if text is None else float(text)
 
 
-def _payload(line):
+def _payload(line: str) -> str:
     """The line without leading whitespace and up to two logger/timestamp prefixes."""
     if line[:1] not in _PREFIX_START:
         return line
@@ -223,7 +228,7 @@ def _payload(line):
     return line.lstrip()
 
 
-def _message(line):
+def _message(line: str) -> str:
     """One line for people: no TF C++ or logger prefix, at most MESSAGE_CHARS long."""
     m = _TF_CPP_PREFIX_RE.match(line)
     text = line[m.end():] if m is not None else _payload(line)
@@ -231,7 +236,7 @@ def _message(line):
     return text if len(text) <= MESSAGE_CHARS else text[: MESSAGE_CHARS - 3] + "..."
 
 
-def _step_from(text):
+def _step_from(text: str) -> Step:
     """The Step of a step line (its payload, on which ``_STEP_RE`` matches)."""
     m = _STEP_RE.match(text)
     assert m is not None  # called on step lines only
@@ -297,7 +302,7 @@ def learn_prefix(line: str) -> Optional[Prefix]:
     return Prefix(pattern, _CLOCK_RE.search(head) is None)
 
 
-def _prefix_pattern(head):
+def _prefix_pattern(head: str) -> re.Pattern:
     parts = []
     for m in _PREFIX_TOKEN_RE.finditer(head):
         digits, word, blank, other = m.groups()
@@ -407,7 +412,7 @@ class LogParser:
                     break
         return log
 
-    def _own_result(self):
+    def _own_result(self) -> ParsedLog:
         log = self._log
         if self._last_step_line is not None:
             log.last_step = _step_from(self._last_step_line)
@@ -425,7 +430,7 @@ class LogParser:
 
     # -- one line, every concern ----------------------------------------------------------------
 
-    def _feed_one(self, line):
+    def _feed_one(self, line: str) -> Optional[Step]:
         """The streaming engine: one line to every concern whose markers it holds."""
         if len(line) > MAX_LINE:
             line = line[:MAX_LINE]
@@ -455,7 +460,7 @@ class LogParser:
             self._stage_line(line, step)
         return step
 
-    def _stage_line(self, line, step):
+    def _stage_line(self, line: str, step: Optional[Step]) -> None:
         """Move the stage on (never back) when the line starts a later one."""
         found = None
         if self.stage is STAGE_TIMED and not self._log.totals_seen:
@@ -472,7 +477,7 @@ class LogParser:
         if found is not None and STAGES.index(found) > STAGES.index(self.stage):
             self.stage = found
 
-    def _start_ranks(self, prefix):
+    def _start_ranks(self, prefix) -> None:
         """From here on, lines are told apart by rank; what was read before the first header belongs to
         the first rank (its state moves to that rank's parser)."""
         first = LogParser()
@@ -484,7 +489,7 @@ class LogParser:
         self._prefix, self._ranks, self._current = prefix, {}, first
         self._first = first
 
-    def _route(self, line):
+    def _route(self, line: str) -> Optional[Step]:
         """One line to the parser of the rank whose prefix it carries, without that prefix; a line without
         the prefix (a launcher's own message) to the rank that printed the last line."""
         prefix, ranks, rank = self._prefix, self._ranks, self._current
@@ -508,20 +513,20 @@ class LogParser:
 
     # -- the line handlers: both engines hand them the lines that hold their concern's markers ----------
 
-    def _add_steps(self, count, last_line):
+    def _add_steps(self, count: int, last_line: str) -> None:
         """``count`` plain step lines the scanner counted without decoding; ``last_line`` the last one."""
         self._log.steps_seen += count
         self._last_step_line = last_line
 
-    def _in_header_block(self):
+    def _in_header_block(self) -> bool:
         return self._header_left > 0
 
-    def _in_traceback(self):
+    def _in_traceback(self) -> bool:
         return self._traceback_left > 0
 
     # -- progress -------------------------------------------------------------------------------
 
-    def _progress(self, line):
+    def _progress(self, line: str) -> bool:
         """Count a step or total line; True for a step line (the last one is kept)."""
         m = _STEP_RE.match(line)  # most step lines carry no prefix
         if m is None:
@@ -548,7 +553,7 @@ class LogParser:
 
     # -- header ---------------------------------------------------------------------------------
 
-    def _header_line(self, line):
+    def _header_line(self, line: str) -> None:
         if self._header_left > 0:
             self._header_left -= 1
             if "==========" in line:
@@ -565,7 +570,7 @@ class LogParser:
                 self._header_left = HEADER_BLOCK_LINES
                 self._header(m.group(1), m.group(2))
 
-    def _in_header(self, text):
+    def _in_header(self, text: str) -> None:
         if self._after_batch_size:
             m = _PER_DEVICE_RE.match(text)
             if m is not None:
@@ -576,7 +581,7 @@ class LogParser:
         if m is not None and m.group(1) in _HEADER_KEYS:
             self._header(m.group(1), m.group(2))
 
-    def _header(self, key, value):
+    def _header(self, key: str, value: str) -> None:
         log = self._log
         self._after_batch_size = False  # "N per device" follows "Batch size:", noise lines aside
         field = _TEXT_HEADERS.get(key)
@@ -595,7 +600,7 @@ class LogParser:
         except ValueError:
             pass  # a mangled number: leave the field unknown
 
-    def _batch_size(self, value):
+    def _batch_size(self, value: str) -> None:
         m = _GLOBAL_RE.match(value)
         if m is not None:
             self._log.batch_size_global = int(m.group(1))
@@ -607,7 +612,7 @@ class LogParser:
 
     # -- failures -------------------------------------------------------------------------------
 
-    def _failure_line(self, line):
+    def _failure_line(self, line: str) -> None:
         if self._traceback_left > 0:
             self._traceback_left -= 1
             if line[:1] not in (" ", "\t") and line.strip():
@@ -625,7 +630,7 @@ class LogParser:
         if self._error is None and _holds_any(line, CRASH_SIGNATURES):
             self._error = (1, _message(line))
 
-    def _oom_line(self, line):
+    def _oom_line(self, line: str) -> None:
         oom_when, exhausted, cuda_oom = OOM_SIGNATURES
         if oom_when in line:
             # the exception line that says it names the failure best; TF's own log line is next
@@ -637,7 +642,7 @@ class LogParser:
         if self._oom is None or rank > self._oom[0]:
             self._oom = (rank, _message(line))
 
-    def _exception_line(self, name, text):
+    def _exception_line(self, name: str, text: str) -> None:
         if name.endswith(FLAG_EXCEPTIONS) or "Received unknown positional arguments" in text:
             self._flag = (2, _message(text))
         # the last exception of a log is the one that ended it; it outranks the other crash signs
@@ -653,10 +658,10 @@ class _FileScanner:
     traceback) while the handler says it is inside one.
     """
 
-    def __init__(self, parser):
+    def __init__(self, parser) -> None:
         self.parser = parser
 
-    def scan(self, data, markers, handle, in_block):
+    def scan(self, data: bytes, markers: Tuple[bytes, ...], handle: Callable, in_block: Callable) -> None:
         """Hand ``handle`` every line of ``data`` (bytes, complete lines) holding one of ``markers``
         (bytes), and every line while ``in_block()``; jumps from marker to marker with bytes.find."""
         end = len(data)
@@ -682,7 +687,7 @@ class _FileScanner:
             handle(data[start:min(stop, start + MAX_LINE)].decode("utf-8", "replace"))
             pos = after
 
-    def progress(self, data):
+    def progress(self, data: bytes) -> None:
         """scan for the progress marker, with plain step lines counted without decoding them."""
         find, rfind, match = data.find, data.rfind, _STEP_BYTES_RE.match
         lf_only = b"\r" not in data
@@ -713,7 +718,7 @@ class _FileScanner:
         if last is not None:
             parser._add_steps(count, data[last[0]:last[1]].decode("utf-8", "replace"))
 
-    def block(self, data, pos, handle, in_block):
+    def block(self, data: bytes, pos: int, handle: Callable, in_block: Callable) -> int:
         """Hand ``handle`` the lines from ``pos`` on while ``in_block()``; returns where it stopped."""
         end = len(data)
         while pos < end and in_block():
@@ -734,7 +739,7 @@ class _FileScanner:
                     break
         return pos
 
-    def header(self, data, whole_file=False):
+    def header(self, data: bytes, whole_file: bool = False) -> None:
         parser = self.parser
         if not whole_file:
             self.scan(data, _HEADER_BYTES, parser._header_line, parser._in_header_block)
@@ -745,7 +750,7 @@ class _FileScanner:
         if not parser._tf_seen:
             self.scan(data, _HEADER_BYTES[1:], parser._header_line, parser._in_header_block)
 
-    def failures(self, data, oom_first=False):
+    def failures(self, data: bytes, oom_first: bool = False) -> None:
         # An OOM outranks every other failure and its lines carry their own markers: once one is found,
         # the other signatures cannot change the result. oom_first pays off where OOMs are likely.
         parser = self.parser
@@ -756,11 +761,11 @@ class _FileScanner:
         self.scan(data, _FAILURE_BYTES, parser._failure_line, parser._in_traceback)
 
 
-def _never():
+def _never() -> bool:
     return False
 
 
-def _line_end(data, pos, lf_only):
+def _line_end(data: bytes, pos: int, lf_only: bool) -> Tuple[int, ...]:
     """(end of the line at pos, start of the next line); a line ends at LF, CR or CRLF."""
     nl = data.find(b"\n", pos)
     if nl < 0:
@@ -780,7 +785,7 @@ def parse_lines(lines: Iterable[str]) -> ParsedLog:
     return parser.result()
 
 
-def parse_file(path, failures: str = "always", chunk_size: int = CHUNK_SIZE) -> ParsedLog:
+def parse_file(path: Union[Path, str], failures: str = "always", chunk_size: int = CHUNK_SIZE) -> ParsedLog:
     """Parse a log file of any size in flat memory: bytes in chunks, lines decoded with replacement.
 
     ``failures="always"`` gives exactly what ``parse_lines`` gives for the file's lines.
@@ -807,7 +812,7 @@ def parse_file(path, failures: str = "always", chunk_size: int = CHUNK_SIZE) -> 
     return _parse_chunks(path, failures, chunk_size)
 
 
-def _parse_chunks(path, failures, chunk_size):
+def _parse_chunks(path, failures: str, chunk_size: int) -> ParsedLog:
     """parse_file for a file bigger than one chunk: the scanner over blocks of whole lines."""
     parser = LogParser()
     scanner = _FileScanner(parser)
@@ -828,7 +833,7 @@ def _parse_chunks(path, failures, chunk_size):
     return parser.result()
 
 
-def _needs_lines(data):
+def _needs_lines(data: bytes) -> bool:
     """Whether a block of a log must go through the streaming engine: it holds ANSI escapes, or a
     ``TensorFlow:`` header line carrying a prefix to learn (the scanner's marker search knows neither)."""
     if b"\x1b" in data:
@@ -845,12 +850,12 @@ def _needs_lines(data):
     return False
 
 
-def _feed_block(parser, data):
+def _feed_block(parser: LogParser, data: bytes) -> None:
     for raw in data.splitlines():  # bytes split at LF, CR and CRLF only
         parser._feed_one(raw[:MAX_LINE].decode("utf-8", "replace"))
 
 
-def _finish(parser, failures):
+def _finish(parser: LogParser, failures: str) -> ParsedLog:
     """The result, with the failure left out of a log with a good total when only those without one are
     looked at (what the scanner gives for ``failures="without_total"``)."""
     log = parser.result()
@@ -859,7 +864,7 @@ def _finish(parser, failures):
     return log
 
 
-def _read_whole(path, chunk_size):
+def _read_whole(path: Union[Path, str], chunk_size: int) -> Optional[bytes]:
     """The file's bytes when it fits in one chunk, else None."""
     with open(path, "rb", buffering=0) as fh:
         size = os.fstat(fh.fileno()).st_size
@@ -869,7 +874,7 @@ def _read_whole(path, chunk_size):
     return data if len(data) <= size else None  # a file that grows is read in chunks
 
 
-def _complete_lines(path, chunk_size):
+def _complete_lines(path: Path, chunk_size: int) -> Iterator[bytes]:
     """The file as a series of byte blocks of whole lines (lines over MAX_LINE cut to MAX_LINE)."""
     carry = b""
     skipping = False  # inside a line already cut to MAX_LINE: drop bytes up to its end
@@ -897,7 +902,7 @@ def _complete_lines(path, chunk_size):
         yield carry
 
 
-def _cut(rest, skipping):
+def _cut(rest: bytes, skipping: bool) -> Tuple[bytes, bool]:
     """(rest, skipping) with an unfinished line cut to MAX_LINE; skipping: drop bytes up to its end."""
     if len(rest) <= MAX_LINE:
         return rest, skipping
@@ -906,7 +911,7 @@ def _cut(rest, skipping):
     return rest[:MAX_LINE], True
 
 
-def _first_break(block):
+def _first_break(block: bytes) -> int:
     nl, cr = block.find(b"\n"), block.find(b"\r")
     if nl < 0:
         return cr
@@ -929,7 +934,7 @@ class Steadiness:
     steps: int
 
 
-def step_points(data: bytes):
+def step_points(data: bytes) -> List[Any]:
     """(step, images/sec) of every training step line in a log's bytes, in order (totals and eval lines
     aside)."""
     points = []
@@ -940,11 +945,11 @@ def step_points(data: bytes):
     return points
 
 
-def step_rates(data: bytes):
+def step_rates(data: bytes) -> List[float]:
     return [rate for _, rate in step_points(data)]
 
 
-def step_points_file(path):
+def step_points_file(path: Path) -> List[Tuple[int, float]]:
     """``step_points`` of a log file of any size, read in blocks of whole lines (flat memory)."""
     points = []
     for block in _complete_lines(path, CHUNK_SIZE):
@@ -952,11 +957,11 @@ def step_points_file(path):
     return points
 
 
-def step_rates_file(path):
+def step_rates_file(path: Path) -> List[float]:
     return [rate for _, rate in step_points_file(path)]
 
 
-def steadiness(rates, limit_pct=DRIFT_LIMIT_PCT) -> Optional[Steadiness]:
+def steadiness(rates: List[float], limit_pct: float = DRIFT_LIMIT_PCT) -> Optional[Steadiness]:
     """The Steadiness of a run's step rates; None with fewer than 3 positive rates (no thirds to compare)."""
     rates = [r for r in rates if r > 0]
     if len(rates) < 3:
@@ -969,7 +974,7 @@ def steadiness(rates, limit_pct=DRIFT_LIMIT_PCT) -> Optional[Steadiness]:
     return Steadiness(round(median, 3), round(drift, 3), abs(drift) > limit_pct, len(rates))
 
 
-def classify(parsed: ParsedLog, exit_code: Optional[int], timed_out=False, interrupted=False) -> str:
+def classify(parsed: ParsedLog, exit_code: Optional[int], timed_out: bool = False, interrupted: bool = False) -> str:
     """The run status of the contract: ok, oom, timeout, crashed, no_result or interrupted.
 
     ``exit_code`` None means unknown (a log read from disk); a negative one is a POSIX signal.
@@ -995,7 +1000,7 @@ def last_line_of(text: str, limit: int = 500) -> Optional[str]:
     return lines[-1][:limit] if lines else None
 
 
-def last_line(path, tail_bytes: int = 4096, limit: int = 500) -> Optional[str]:
+def last_line(path: Path, tail_bytes: int = 4096, limit: int = 500) -> Optional[str]:
     """A file's last non-blank line, read from its last ``tail_bytes``: the reason when no failure signature
     says one (a ps that exits quietly, a TensorFlow C++ error line, srun's own message); None if unreadable."""
     try:

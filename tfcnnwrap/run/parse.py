@@ -16,6 +16,8 @@ Logs are read by a few worker processes when there are many of them (Linux only,
 and safe; TFCNNWRAP_PARSE_JOBS=N sets how many, 1 for none). Records come out in the same order either way.
 """
 
+from __future__ import annotations
+
 import math
 import multiprocessing
 import os
@@ -23,11 +25,15 @@ import re
 import signal
 import stat
 import sys
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional
 
 from tfcnnwrap.errors import EXIT_OK, EXIT_RUNS_FAILED, UsageError
 from tfcnnwrap.jsontext import dumps
 from tfcnnwrap.render import emit
 from tfcnnwrap.run.logparse import TRACEBACK_START, classify, parse_file, strip_ansi_bytes
+
+if TYPE_CHECKING:
+    from argparse import Namespace
 
 SNIFF_BYTES = 64 * 1024
 SNIFF_MARKERS = (b"TensorFlow:  ", b"images/sec:", b"Flags parsing error")
@@ -60,11 +66,11 @@ TABLE_COLUMNS = [
 ]
 
 
-def _warn(message):
+def _warn(message: str) -> None:
     sys.stderr.write("tfcnnwrap parse: warning: %s\n" % message)
 
 
-def looks_like_log(path):
+def looks_like_log(path: str) -> bool:
     try:
         with open(path, "rb") as fh:
             head = fh.read(SNIFF_BYTES)
@@ -74,7 +80,7 @@ def looks_like_log(path):
     return sniff(head)
 
 
-def sniff(head):
+def sniff(head: bytes) -> bool:
     """Whether the first bytes of a file look like a tf_cnn_benchmarks log (see the module docstring)."""
     head = strip_ansi_bytes(head)  # a coloured log is still a log
     if any(marker in head for marker in SNIFF_MARKERS):
@@ -84,7 +90,7 @@ def sniff(head):
     return False
 
 
-def _walk(directory):
+def _walk(directory: str) -> Iterator[str]:
     """Log files under ``directory``: by name, a folder's files before its sub-folders."""
     try:
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
@@ -108,7 +114,7 @@ def _walk(directory):
         yield from _walk(sub)
 
 
-def _check_path(path):
+def _check_path(path: str) -> bool:
     """UsageError unless ``path`` is a directory or a regular file (a FIFO or /dev/zero would never end)."""
     try:
         mode = os.stat(path).st_mode
@@ -126,7 +132,7 @@ def _check_path(path):
     return stat.S_ISDIR(mode)
 
 
-def find_logs(paths):
+def find_logs(paths: List[str]) -> Iterator[str]:
     """Every log file the user meant, in order; raises UsageError naming a path that does not exist."""
     is_dir = [_check_path(path) for path in paths]
     for path, directory in zip(paths, is_dir):
@@ -136,12 +142,12 @@ def find_logs(paths):
             yield path
 
 
-def _plain(value):
+def _plain(value: Optional[float]) -> Optional[float]:
     """NaN and infinity (a log may say `total images/sec: nan`) are no JSON numbers: None."""
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
-def record(path):
+def record(path: str) -> Dict[str, Any]:
     """The parse record of one log file."""
     try:
         parsed = parse_file(path, failures="without_total")
@@ -178,7 +184,7 @@ def record(path):
     }
 
 
-def serving_role(path):
+def serving_role(path: str) -> Optional[str]:
     """"ps" or "worker (serving)" when the log is a distributed task that serves rather than reports (its
     missing total is no failure), else None; read only for logs without a total, from their first MiB."""
     try:
@@ -192,12 +198,12 @@ def serving_role(path):
     return None
 
 
-def failed(row):
+def failed(row: Dict[str, Any]) -> bool:
     """A log that holds a failure (the exit code's 1): not ok, and not a serving task of a distributed job."""
     return row["status"] != "ok" and not row.get("task_role")
 
 
-def _jobs(count):
+def _jobs(count: int) -> int:
     setting = os.environ.get("TFCNNWRAP_PARSE_JOBS", "").strip()
     if setting:
         try:
@@ -209,11 +215,11 @@ def _jobs(count):
     return max(1, min(os.cpu_count() or 1, MAX_JOBS))
 
 
-def _worker_init():
+def _worker_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it ends the pool
 
 
-def records(files):
+def records(files: List[str]) -> Iterator[Dict[str, Any]]:
     """The records of ``files``, in order; several worker processes read them when there are many."""
     jobs = min(_jobs(len(files)), len(files))
     if jobs <= 1:
@@ -225,7 +231,7 @@ def records(files):
         yield from pool.imap(record, files, chunksize=max(8, len(files) // (jobs * 16)))
 
 
-def cmd_parse(args):
+def cmd_parse(args: Namespace) -> int:
     fmt = args.format or "table"
     files = list(find_logs(args.paths))
     if not files:

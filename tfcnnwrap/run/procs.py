@@ -12,6 +12,8 @@ session. On Windows the command goes into a kill-on-close job object of its own,
 same way.
 """
 
+from __future__ import annotations
+
 import contextlib
 import os
 import shlex
@@ -19,6 +21,10 @@ import signal
 import subprocess
 import sys
 import threading
+from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Tuple
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 GRACE_S = 3.0  # between SIGTERM and SIGKILL of a process group
 # Once a command has exited, how long what it started may keep its output open before the group is killed.
@@ -131,7 +137,7 @@ def _parent_death_signal():
         return None
     pr_set_pdeathsig = 1
 
-    def die_with_parent():
+    def die_with_parent() -> None:
         prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
 
     return die_with_parent
@@ -140,7 +146,7 @@ def _parent_death_signal():
 _DIE_WITH_PARENT = _parent_death_signal()
 
 
-def popen_group_kwargs():
+def popen_group_kwargs() -> Dict[str, Any]:
     """Popen arguments: a new process group (Ctrl-C in the terminal reaches tfcnnwrap alone, which then
     stops the child's whole tree) and, on Linux, death with the parent."""
     if os.name == "nt":
@@ -217,7 +223,7 @@ def _new_windows_job():
     return kernel32, job
 
 
-def bind_to_our_lifetime(proc):
+def bind_to_our_lifetime(proc) -> None:
     """Make ``proc`` (and what it starts) die with tfcnnwrap even if tfcnnwrap is killed. On Linux the
     parent-death signal set by ``popen_group_kwargs`` does it; on Windows a kill-on-close job object.
     Best effort: never raises."""
@@ -232,7 +238,7 @@ def bind_to_our_lifetime(proc):
         pass
 
 
-def kill_tree(proc, grace_s=GRACE_S):
+def kill_tree(proc: subprocess.Popen, grace_s: float = GRACE_S) -> None:
     """Stop ``proc`` and everything it started: SIGTERM to its group, SIGKILL after ``grace_s``
     (Windows: ``taskkill /T /F``)."""
     if os.name == "nt":
@@ -303,7 +309,7 @@ class ProcessGroup:
         self.stdout = self.popen.stdout
         self.stderr = self.popen.stderr
 
-    def _start_posix(self, cwd, env, stdout, stderr):
+    def _start_posix(self, cwd: Optional[Path], env: Optional[Dict[str, str]], stdout, stderr) -> None:
         status_r, status_w = os.pipe()
         try:
             with _spawning():
@@ -330,7 +336,7 @@ class ProcessGroup:
             raise OSError(errno_, os.strerror(errno_) if errno_ else "the supervisor did not start", self.argv[0])
         threading.Thread(target=self._reap_posix, name="tfcnnwrap-reap", daemon=True).start()
 
-    def _reap_posix(self):
+    def _reap_posix(self) -> None:
         data = self._status.read()
         self._status.close()
         try:
@@ -339,7 +345,7 @@ class ProcessGroup:
             self.returncode = self.popen.wait()
         self.exited.set()
 
-    def _start_windows(self, cwd, env, stdout, stderr):
+    def _start_windows(self, cwd, env, stdout, stderr) -> None:
         self.popen = subprocess.Popen(
             self.argv, cwd=None if cwd is None else str(cwd), env=env, stdin=subprocess.DEVNULL, stdout=stdout,
             stderr=stderr, bufsize=0, creationflags=subprocess.CREATE_NEW_PROCESS_GROUP,  # type: ignore[attr-defined]  # Windows only
@@ -353,7 +359,7 @@ class ProcessGroup:
             self._job = None
         threading.Thread(target=self._reap_windows, name="tfcnnwrap-reap", daemon=True).start()
 
-    def _reap_windows(self):
+    def _reap_windows(self) -> None:
         self.returncode = self.popen.wait()
         self.exited.set()
 
@@ -362,13 +368,13 @@ class ProcessGroup:
         self.exited.wait(timeout)
         return self.returncode
 
-    def _signal_group(self, sig):
+    def _signal_group(self, sig: signal.Signals) -> None:
         try:
             os.killpg(self.pid, sig)
         except (ProcessLookupError, PermissionError):
             pass
 
-    def _release_supervisor(self):
+    def _release_supervisor(self) -> None:
         """Close the supervisor's stdin: it ends every descendant (other sessions too), then its group."""
         with self._stdin_lock:
             try:
@@ -377,7 +383,7 @@ class ProcessGroup:
             except OSError:
                 pass
 
-    def kill(self):
+    def kill(self) -> None:
         """Every process of the tree, at once: the supervisor ends it, descendants that left the group
         included; SIGKILL to the group as well when the supervisor has not done so within ``GRACE_S``."""
         if os.name != "nt":
@@ -398,14 +404,14 @@ class ProcessGroup:
         except OSError:
             pass
 
-    def terminate(self, grace_s=GRACE_S):
+    def terminate(self, grace_s: float = GRACE_S) -> None:
         """SIGTERM to the group, SIGKILL once the command has exited or after ``grace_s`` (Windows: kill)."""
         if os.name != "nt":
             self._signal_group(signal.SIGTERM)
             self.exited.wait(grace_s)
         self.kill()
 
-    def close(self):
+    def close(self) -> None:
         """End what is left of the tree and reap it."""
         if os.name != "nt":
             self._release_supervisor()  # the supervisor kills its tree at end-of-file
@@ -424,7 +430,7 @@ class ProcessGroup:
         self.close()
 
 
-def run_captured(argv, timeout, env=None, cwd=None, guard=None):
+def run_captured(argv, timeout: float, env=None, cwd=None, guard=None) -> Tuple[Optional[int], bytes, bytes]:
     """Run ``argv`` in a ``ProcessGroup``, collecting stdout and stderr apart.
 
     Returns (returncode or None when it timed out, stdout bytes, stderr bytes). A command that outlives
@@ -456,7 +462,7 @@ class _Collector:
         self.done = threading.Event()
         threading.Thread(target=self._run, name="tfcnnwrap-collect", daemon=True).start()
 
-    def _run(self):
+    def _run(self) -> None:
         try:
             while True:
                 chunk = self.stream.read(65536)
@@ -469,13 +475,13 @@ class _Collector:
             self.done.set()
 
 
-def format_command(argv):
+def format_command(argv: Sequence[str]) -> str:
     """A command line a person can paste into this system's shell."""
     if os.name == "nt":
         return subprocess.list2cmdline([str(a) for a in argv])
     return shlex.join(str(a) for a in argv)
 
 
-def pip_install_command(python, package):
+def pip_install_command(python: Optional[str], package: str) -> str:
     """``<python> -m pip install <package>``, quoted for this system's shell (paths may hold spaces)."""
     return format_command([python or "python", "-m", "pip", "install", package])

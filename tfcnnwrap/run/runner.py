@@ -10,6 +10,8 @@ A stop request (Ctrl-C, SIGTERM: ``stopping.StopRequests``) terminates the tree;
 unless the benchmark had already finished on its own with a result.
 """
 
+from __future__ import annotations
+
 import contextlib
 import os
 import select
@@ -17,7 +19,7 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Tuple
 
 from tfcnnwrap import safefs
 from tfcnnwrap.run.logparse import LogParser, ParsedLog, classify, good_total
@@ -62,7 +64,7 @@ class Pump:
         self._wake = os.pipe() if self._polled else None
         self._wake_lock = threading.Lock()
 
-    def take(self, chunk, final=False):
+    def take(self, chunk: bytes, final: bool = False) -> None:
         if chunk:
             self.log.write(chunk)
             self.log.flush()
@@ -72,13 +74,13 @@ class Pump:
         if step is not None and self.on_step is not None:
             self.on_step(step)
 
-    def stage_changed(self):
+    def stage_changed(self) -> None:
         stage = getattr(self.parser, "stage", None)
         if self.on_stage is not None and stage != self.stage:
             self.stage = stage
             self.on_stage(stage)
 
-    def let_go(self):
+    def let_go(self) -> None:
         """Stop reading now, whoever still holds the pipe open."""
         with self._wake_lock:
             self.abandoned = not self.ended.is_set()
@@ -86,7 +88,7 @@ class Pump:
                 os.write(self._wake[1], b"x")
         self.ended.set()  # Windows: run_to_end stops waiting for its reader thread
 
-    def run(self):
+    def run(self) -> None:
         try:
             if not self._polled:
                 self._read_plain()
@@ -98,14 +100,14 @@ class Pump:
         finally:
             self.ended.set()
 
-    def _read_plain(self):
+    def _read_plain(self) -> None:
         while not self.abandoned:
             chunk = self.stream.read(READ_CHUNK)
             if not chunk:
                 break
             self.take(chunk)
 
-    def _read_polled(self):
+    def _read_polled(self) -> None:
         assert self._wake is not None  # made in __init__ whenever reading is polled
         fd, wake = self.stream.fileno(), self._wake[0]
         poller = select.poll()
@@ -125,7 +127,7 @@ class Pump:
                     os.close(end)
                 self._wake = None
 
-    def run_to_end(self):
+    def run_to_end(self) -> None:
         """Pump until the output ends; a KeyboardInterrupt still propagates (on Windows too)."""
         if os.name != "nt":
             self.run()
@@ -136,7 +138,7 @@ class Pump:
             self.ended.wait(WINDOWS_WAIT_SLICE_S)
 
 
-def end_lingering_output(group, pump):
+def end_lingering_output(group, pump) -> None:
     """The one ending of every benchmark process (a single run, each task of a cluster job): once the command
     has exited, what it left behind has OUTPUT_GRACE_S to close the output; then the whole tree is ended (the
     supervisor reaches descendants in other sessions too) and, OUTPUT_GRACE_S later, the output is let go
@@ -149,7 +151,7 @@ def end_lingering_output(group, pump):
         pump.let_go()
 
 
-def watch_output(group, pump):
+def watch_output(group: ProcessGroup, pump: Pump) -> None:
     """Start ``end_lingering_output`` for ``group`` and ``pump`` in a thread of its own."""
     threading.Thread(target=end_lingering_output, args=(group, pump), name="tfcnnwrap-linger", daemon=True).start()
 
@@ -204,7 +206,7 @@ def run_benchmark(
     )
 
 
-def verdict(parsed, exit_code, timed_out, interrupted=False):
+def verdict(parsed: ParsedLog, exit_code, timed_out: bool, interrupted: bool = False) -> Tuple[str, bool]:
     """(status, hung_after_total) of a run, single or a cluster job's reporting task: one killed at
     --timeout after its log gave the total has finished its measurement, so it keeps the figure (ok)."""
     if timed_out and not interrupted and good_total(parsed.total_images_per_sec):
@@ -212,12 +214,14 @@ def verdict(parsed, exit_code, timed_out, interrupted=False):
     return classify(parsed, exit_code, timed_out=timed_out, interrupted=interrupted), False
 
 
-def _start_timer(group, timeout_s, timed_out):
+def _start_timer(
+    group: ProcessGroup, timeout_s: Optional[float], timed_out: threading.Event
+) -> Optional[threading.Timer]:
     """At the timeout: a benchmark still running has timed out; the tree ends either way."""
     if not timeout_s:
         return None
 
-    def expire():
+    def expire() -> None:
         if not group.exited.is_set():
             timed_out.set()
         group.terminate()

@@ -7,10 +7,17 @@ a watcher thread blocked on that socket stops the running benchmark's process gr
 main thread is doing. The sweep's loop checks ``requested`` between runs.
 """
 
+from __future__ import annotations
+
 import signal
 import socket
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
+
+if TYPE_CHECKING:
+    from tfcnnwrap.run.procs import ProcessGroup
+    from tfcnnwrap.run.telemetry import _KillAtOnce
+    from tfcnnwrap.sweep.sweepjob import StopBridge
 
 SIGNAL_NAMES = ("SIGINT", "SIGTERM", "SIGBREAK", "SIGHUP")
 
@@ -30,13 +37,13 @@ class StopRequests:
         self._numbers = set()
 
     @property
-    def requested(self):
+    def requested(self) -> bool:
         return self.signum is not None or self._event.is_set()
 
-    def _on_signal(self, signum, frame):
+    def _on_signal(self, signum, frame) -> None:
         self.signum = signum  # nothing else: this may run anywhere in the main thread
 
-    def install(self):
+    def install(self) -> StopRequests:
         reader, writer = socket.socketpair()
         writer.setblocking(False)
         try:
@@ -59,7 +66,7 @@ class StopRequests:
         self._watcher.start()
         return self
 
-    def _watch(self):
+    def _watch(self) -> None:
         reader = self._sockets[0]
         while True:
             try:
@@ -75,7 +82,7 @@ class StopRequests:
                 if guard is not None:
                     guard.fire()
 
-    def restore(self):
+    def restore(self) -> None:
         if self._sockets is None:
             return
         try:
@@ -93,26 +100,26 @@ class StopRequests:
         reader.close()
         self._sockets = None
 
-    def wait(self, timeout):
+    def wait(self, timeout: float) -> bool:
         """Block up to ``timeout`` seconds or until a stop is requested (a pause Ctrl-C can end at once);
         True when one was."""
         self._event.wait(timeout)
         return self.requested
 
-    def guard(self, group):
+    def guard(self, group: Union[StopBridge, ProcessGroup, _KillAtOnce]) -> "_Guard":
         """A context manager: while it is open, a stop request terminates ``group``'s tree."""
         return _Guard(self, group)
 
 
 class _Guard:
-    def __init__(self, stops, group):
+    def __init__(self, stops, group) -> None:
         self.stops = stops
         self.group = group
         self.fired = False
         self.leader_was_running = False
         self._lock = threading.Lock()
 
-    def __enter__(self):
+    def __enter__(self) -> "_Guard":
         with self.stops._lock:
             self.stops._current = self
         if self.stops.requested:  # a stop that came in before the group was registered
@@ -123,7 +130,7 @@ class _Guard:
         with self.stops._lock:
             self.stops._current = None
 
-    def fire(self):
+    def fire(self) -> None:
         with self._lock:
             if self.fired:
                 return

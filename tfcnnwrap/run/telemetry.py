@@ -10,12 +10,14 @@ Which fields are asked for is settled once per sweep (``choose_fields``): driver
 fields, and nvidia-smi refuses the whole query for one field it does not know.
 """
 
+from __future__ import annotations
+
 import os
 import shutil
 import signal
 import subprocess
 from pathlib import Path
-from typing import Dict
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from tfcnnwrap import safefs
 from tfcnnwrap.run.gpusamples import (  # noqa: F401 - re-exported: the sampler's readers import them from here
@@ -30,6 +32,9 @@ from tfcnnwrap.run.gpusamples import (  # noqa: F401 - re-exported: the sampler'
     throttle_verdict,
 )
 from tfcnnwrap.run.procs import bind_to_our_lifetime, kill_tree, popen_group_kwargs, run_captured
+
+if TYPE_CHECKING:
+    from tfcnnwrap.run.stopping import StopRequests
 
 ENV_NVIDIA_SMI = "TFCNNWRAP_NVIDIA_SMI"  # a path to use, or "none" to switch telemetry off
 SAMPLE_FIELDS = LEGACY_FIELDS  # what every nvidia-smi knows; more when the driver does (choose_fields)
@@ -46,7 +51,7 @@ _WINDOWS_CANDIDATES = (
 )
 
 
-def find_nvidia_smi(explicit=None):
+def find_nvidia_smi(explicit: Optional[str] = None) -> Optional[str]:
     """Path of nvidia-smi: ``explicit``, else $TFCNNWRAP_NVIDIA_SMI, else PATH (and the usual Windows
     folders). None when there is none, or when the variable says ``none``."""
     wanted = explicit or os.environ.get(ENV_NVIDIA_SMI)
@@ -66,7 +71,7 @@ def find_nvidia_smi(explicit=None):
     return None
 
 
-def query_gpus(nvidia_smi=None, timeout=QUERY_TIMEOUT_S):
+def query_gpus(nvidia_smi=None, timeout: float = QUERY_TIMEOUT_S):
     """What nvidia-smi says about the GPUs, or None when there is no nvidia-smi.
 
     ``{"path", "driver_version", "gpus": [{"index", "name", "driver_version", "memory_total_mib"}]}`` plus
@@ -75,7 +80,7 @@ def query_gpus(nvidia_smi=None, timeout=QUERY_TIMEOUT_S):
     path = find_nvidia_smi(nvidia_smi)
     if path is None:
         return None
-    info = {"path": path, "driver_version": None, "gpus": []}
+    info: dict = {"path": path, "driver_version": None, "gpus": []}
     args = [path, "--query-gpu=" + ",".join(INFO_FIELDS), "--format=csv,noheader,nounits"]
     returncode, text = _run_smi(args, timeout)
     if returncode is None:
@@ -106,7 +111,7 @@ class _KillAtOnce:
     """What a stop request ends while a one-shot query waits: the query's whole tree, with no grace (an
     nvidia-smi that hangs ignores SIGTERM too)."""
 
-    def __init__(self, group):
+    def __init__(self, group) -> None:
         self.exited = group.exited
         self.terminate = group.kill
 
@@ -116,7 +121,9 @@ class _KillAtOnce:
 _HUNG: Dict[str, str] = {}
 
 
-def _run_smi(args, timeout=QUERY_TIMEOUT_S, stops=None):
+def _run_smi(
+    args: List[str], timeout: float = QUERY_TIMEOUT_S, stops: Optional[StopRequests] = None
+) -> Tuple[Optional[int], str]:
     """(exit code, text) of a one-shot nvidia-smi call; (None, why) when it could not run, did not answer
     (its whole tree is killed, a wrapper's children too; it is not asked again, see ``_HUNG``) or a stop
     request (Ctrl-C) ended the wait."""
@@ -139,7 +146,7 @@ def _run_smi(args, timeout=QUERY_TIMEOUT_S, stops=None):
     return code, (out + err).decode("utf-8", "replace")
 
 
-def choose_fields(path):
+def choose_fields(path: Optional[str]) -> Tuple[str, ...]:
     """The sample fields this nvidia-smi knows: the legacy seven, plus throttle reasons (whichever name the
     driver uses) and the PCIe link. Asked once with ``--help-query-gpu``; a driver whose help cannot be read
     gets one trial query of the full list and, if refused, the legacy fields."""
@@ -156,7 +163,7 @@ def choose_fields(path):
     return LEGACY_FIELDS
 
 
-def _printable(text):
+def _printable(text: str) -> str:
     """``text`` with control characters (a terminal escape in a tool's answer) shown as ``?``."""
     return "".join("?" if ord(c) < 32 or 127 <= ord(c) < 160 else c for c in text)
 
@@ -165,12 +172,14 @@ def _printable(text):
 TEMP_RANGE_C = (-40.0, 150.0)
 
 
-def query_temps(path, timeout=QUERY_TIMEOUT_S):
+def query_temps(path, timeout: float = QUERY_TIMEOUT_S):
     """{GPU index: temperature in °C} now, or {} when nvidia-smi cannot tell."""
     return read_temps(path, timeout)[0]
 
 
-def read_temps(path, timeout=QUERY_TIMEOUT_S, stops=None):
+def read_temps(
+    path, timeout: float = QUERY_TIMEOUT_S, stops: Optional[StopRequests] = None
+) -> Tuple[Dict[Any, Any], Optional[str]]:
     """({GPU index: °C}, problem): problem is None, or one line saying what was wrong with nvidia-smi's
     answer (it failed, hung, gave no number; readings out of range or a GPU listed twice are left out)."""
     code, text = _run_smi([str(path), "--query-gpu=index,temperature.gpu", "--format=csv,noheader,nounits"],
@@ -197,7 +206,7 @@ def read_temps(path, timeout=QUERY_TIMEOUT_S, stops=None):
     return temps, "; ".join(problems) or None
 
 
-def read_sample_lines(path):
+def read_sample_lines(path: Path) -> List[str]:
     """The complete lines of a samples file; a last line without its newline was cut off and is dropped."""
     text = Path(path).read_bytes().decode("utf-8", "replace")
     lines = text.splitlines()
@@ -235,7 +244,7 @@ class Sampler:
             self._out.close()
             raise
 
-    def _end_process(self):
+    def _end_process(self) -> None:
         # After a stop request (Ctrl-C) nothing is waited for: an nvidia-smi that hangs ignores signals too.
         hurry = self.stops is not None and self.stops.requested
         if not hurry and self.process.poll() is None and os.name != "nt":
@@ -250,7 +259,7 @@ class Sampler:
         kill_tree(self.process, grace_s=0 if hurry else STOP_WAIT_S)
         self.process.wait(timeout=STOP_WAIT_S)
 
-    def latest(self):
+    def latest(self) -> Dict[int, Any]:
         """{GPU index: sample} of the newest complete tick nvidia-smi has written (the live view's figures),
         read from the file's tail on demand: no reader thread. {} before the first sample or on error."""
         try:
@@ -265,7 +274,7 @@ class Sampler:
             lines.pop()  # being written
         return latest_with_fields(lines, self.fields)
 
-    def stop(self):
+    def stop(self) -> Optional[Dict[str, Any]]:
         """End sampling and return the summary (see ``summarize_samples``); never raises, and a second call
         returns the same summary."""
         if self._summary is not None:
@@ -296,7 +305,7 @@ class Sampler:
         self._summary = summary
         return summary
 
-    def __enter__(self):
+    def __enter__(self) -> "Sampler":
         return self
 
     def __exit__(self, *exc_info):
@@ -323,7 +332,7 @@ class Telemetry:
             self._fields = choose_fields(self.path) if self.available else SAMPLE_FIELDS
         return self._fields
 
-    def latest(self):
+    def latest(self) -> Dict[int, Any]:
         """The running sampler's newest tick ({} between runs): what ``display.set_gpu_source`` reads."""
         sampler = self.current
         # A stopped sampler's file holds the last run's reading: stale during a pause or a cool-down wait.
@@ -332,7 +341,7 @@ class Telemetry:
     def temps(self):
         return self.read_temps()[0]
 
-    def read_temps(self, stops=None):
+    def read_temps(self, stops=None) -> Tuple[Dict[Any, Any], Optional[str]]:
         """({GPU index: °C}, problem or None), as ``read_temps``; a stop request ends the query at once."""
         if not self.available:
             return {}, self.note or "no nvidia-smi"

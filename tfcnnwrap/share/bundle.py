@@ -10,6 +10,8 @@ shape is checked key by key, log names may not name a path (no ``/``, ``\\`` or 
 the hash of the content. Standard library only (gzip, hashlib, json).
 """
 
+from __future__ import annotations
+
 import gzip
 import hashlib
 import io
@@ -19,6 +21,7 @@ import os
 import re
 import stat
 from pathlib import Path
+from typing import Any, Dict, List, NoReturn, Optional, Union
 
 from tfcnnwrap import __version__
 from tfcnnwrap.errors import TfcnnwrapError
@@ -44,7 +47,7 @@ class BundleRefused(TfcnnwrapError):
     """A bundle that cannot be read or trusted: one line saying why (exit 2 unless the caller counts it)."""
 
 
-def max_bytes():
+def max_bytes() -> int:
     """The size limit of a bundle file; ``TFCNNWRAP_MAX_BUNDLE_BYTES`` may lower it (tests do)."""
     text = os.environ.get(ENV_MAX_BYTES, "").strip()
     if text.isdigit() and 0 < int(text) < DEFAULT_MAX_BYTES:
@@ -52,29 +55,36 @@ def max_bytes():
     return DEFAULT_MAX_BYTES
 
 
-def canonical(value):
+def canonical(value: Dict[str, Any]) -> bytes:
     """The canonical JSON bytes the id is the hash of: sorted keys, no whitespace, UTF-8, strict."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                       allow_nan=False).encode("utf-8")
 
 
-def content_id(bundle):
+def content_id(bundle: Dict[str, Any]) -> str:
     """sha256 of the canonical JSON of every key but ``id``."""
     return hashlib.sha256(canonical({k: v for k, v in bundle.items() if k != "id"})).hexdigest()
 
 
-def sha256_text(text):
+def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def with_id(content):
+def with_id(content: Dict[str, Any]) -> Dict[str, Any]:
     """``content`` (no id) with its id, keys in the contract's order."""
     bundle = dict(content)
     bundle["id"] = content_id(content)
     return {k: bundle[k] for k in KEYS if k in bundle} | {k: v for k, v in bundle.items() if k not in KEYS}
 
 
-def new_bundle(conditions, runs, summary, logs, created_at, tool_version=__version__):
+def new_bundle(
+    conditions: Dict[str, Any],
+    runs: List[Dict[str, Any]],
+    summary: List[Dict[str, Any]],
+    logs: Optional[Dict[str, Any]],
+    created_at: str,
+    tool_version: str = __version__,
+) -> Dict[str, Any]:
     """A bundle dict with its id; ``logs`` None leaves the key out (exported with --no-logs)."""
     content = {"format": FORMAT, "tool_version": tool_version, "created_at": created_at,
                "conditions": conditions, "runs": runs, "summary": summary}
@@ -83,12 +93,12 @@ def new_bundle(conditions, runs, summary, logs, created_at, tool_version=__versi
     return with_id(content)
 
 
-def file_name(bundle_or_id):
+def file_name(bundle_or_id: Union[str, Dict[str, Any]]) -> str:
     ident = bundle_or_id if isinstance(bundle_or_id, str) else bundle_or_id["id"]
     return ident + SUFFIX
 
 
-def to_bytes(bundle):
+def to_bytes(bundle: Dict[str, Any]) -> bytes:
     """The bundle as file bytes: gzip with no name and mtime 0, so the same bundle is the same bytes."""
     raw = io.BytesIO()
     with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as gz:
@@ -99,11 +109,11 @@ def to_bytes(bundle):
 # -- reading (hostile input) -----------------------------------------------------------------------------
 
 
-def _refuse_constant(name):
+def _refuse_constant(name: str) -> NoReturn:
     raise ValueError("%s is not a JSON number" % name)
 
 
-def _finite_float(text):
+def _finite_float(text: str) -> float:
     """A JSON number as a float; one too large for a float (``1e999``, read as infinity) is refused here,
     where it can be named, not later when the id is computed."""
     value = float(text)
@@ -112,7 +122,7 @@ def _finite_float(text):
     return value
 
 
-def _unique_keys(pairs):
+def _unique_keys(pairs: List[Any]) -> Dict[str, Any]:
     """An object whose keys are all different: with a key twice, we would read the last value and another
     parser of the same file the first, so the bundle would say two things."""
     obj = dict(pairs)
@@ -123,12 +133,12 @@ def _unique_keys(pairs):
     return obj
 
 
-def read_path(path):
+def read_path(path: Union[Path, str]) -> Dict[str, Any]:
     """The bundle in file ``path``; BundleRefused for anything that is not a sound bundle."""
     return read_bytes(read_path_bytes(path), str(path))
 
 
-def read_path_bytes(path):
+def read_path_bytes(path: Union[Path, str]) -> bytes:
     """The bytes of bundle file ``path``: its size is checked before a byte is read; a link or anything but
     a regular file is refused."""
     path = Path(path)
@@ -150,7 +160,7 @@ def read_path_bytes(path):
     return data
 
 
-def read_bytes(data, where):
+def read_bytes(data: bytes, where: str) -> Dict[str, Any]:
     """The bundle in ``data`` (a file's bytes) named ``where`` in messages; BundleRefused if unsound."""
     limit = max_bytes()
     if len(data) > limit:
@@ -160,7 +170,7 @@ def read_bytes(data, where):
     return bundle
 
 
-def parse_json(text, where):
+def parse_json(text: bytes, where: str) -> Any:
     """The value of the JSON ``text`` (bytes) of a bundle, parsed strictly: no NaN/Infinity or number out of a
     float's range, no key twice, at most max_bytes/8 values; BundleRefused otherwise. Every reader of a
     bundle's text parses it here (verify, import, pull, site)."""
@@ -172,7 +182,7 @@ def parse_json(text, where):
         raise BundleRefused("%s: not a bundle: its JSON is invalid (%s)" % (where, str(exc)[:120])) from None
 
 
-def _inflate(data, where, limit):
+def _inflate(data: bytes, where: str, limit: int) -> bytes:
     if data[:2] != b"\x1f\x8b":
         raise BundleRefused("%s: not a bundle: not gzip data (a bundle is a .tfcw.json.gz file)" % where)
     try:
@@ -189,7 +199,7 @@ def _inflate(data, where, limit):
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 
 
-def _check_values(text, where, most):
+def _check_values(text: bytes, where: str, most: int) -> None:
     """BundleRefused when the JSON ``text`` holds more than ``most`` values (counted by the commas, brackets and
     braces outside its strings), before the parser makes an object of each."""
     def count(skeleton):
@@ -200,15 +210,15 @@ def _check_values(text, where, most):
     raise BundleRefused("%s: holds more than %d JSON values, over the limit of a bundle; not parsed" % (where, most))
 
 
-def _number(value):
+def _number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _whole(value):
+def _whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def check_shape(bundle, where):
+def check_shape(bundle: Any, where: str) -> None:
     """BundleRefused naming the first thing wrong with the bundle's shape, its format or its id."""
     if not isinstance(bundle, dict):
         raise BundleRefused("%s: not a bundle: its JSON is %s, not an object" % (where, type(bundle).__name__))
@@ -229,7 +239,7 @@ def check_shape(bundle, where):
                             % (where, str(bundle["id"])[:16]))
 
 
-def _check_header(bundle, where):
+def _check_header(bundle: Dict[str, Any], where: str) -> None:
     if not isinstance(bundle["id"], str) or not _HEX64.match(bundle["id"]):
         raise BundleRefused("%s: not a bundle: `id` is not a sha256 hex digest" % where)
     for key in ("tool_version", "created_at"):
@@ -248,7 +258,7 @@ def _check_header(bundle, where):
         raise BundleRefused("%s: not a bundle: `summary` is not a list of objects" % where)
 
 
-def _check_runs(runs, where):
+def _check_runs(runs: List[Dict[str, Any]], where: str) -> None:
     if not isinstance(runs, list) or not runs or len(runs) > MAX_RUNS:
         raise BundleRefused("%s: not a bundle: `runs` is not a list of 1 to %d runs" % (where, MAX_RUNS))
     for i, run in enumerate(runs, 1):
@@ -265,7 +275,7 @@ def _check_runs(runs, where):
                                 % (where, i, ascii(run["status"][:40]), ", ".join(sorted(_STATUSES))))
 
 
-def _check_logs(logs, where):
+def _check_logs(logs: Optional[Dict[str, Any]], where: str) -> None:
     if logs is None:
         return
     if not isinstance(logs, dict):
@@ -279,7 +289,7 @@ def _check_logs(logs, where):
             raise BundleRefused("%s: not a bundle: log %s lacks its text or sha256" % (where, name))
 
 
-def safe_log_name(name):
+def safe_log_name(name: str) -> bool:
     return isinstance(name, str) and bool(_LOG_NAME.match(name)) and ".." not in name
 
 
@@ -290,7 +300,7 @@ _VENDORS = (("nvidia", ("nvidia", "geforce", "quadro", "tesla", "titan", "rtx", 
             ("apple", ("apple",)))
 
 
-def vendor_of(gpu):
+def vendor_of(gpu: str) -> str:
     """``nvidia``, ``amd``, ``intel``, ``apple`` or ``other``, from the GPU's name."""
     words = set(re.findall(r"[a-z]+", str(gpu).lower()))
     for vendor, marks in _VENDORS:
@@ -299,6 +309,6 @@ def vendor_of(gpu):
     return "other"
 
 
-def slug(text):
+def slug(text: str) -> str:
     """``GeForce RTX 2070`` -> ``geforce-rtx-2070``: lower-case letters, digits and single hyphens."""
     return re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-")[:80] or "unknown"

@@ -6,16 +6,23 @@ count; every number is within tfcnnwrap.bounds. The summary's means must be the 
 exported with ``--no-logs`` cannot be checked: it is *unverified*, which is not the same as verified.
 """
 
+from __future__ import annotations
+
 import math
 import statistics
 import sys
 from dataclasses import dataclass
-from typing import Dict, List, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 from tfcnnwrap import bounds
 from tfcnnwrap.render import safe_text
 from tfcnnwrap.run import logparse
 from tfcnnwrap.share.bundle import BundleRefused, read_path, sha256_text
+
+if TYPE_CHECKING:
+    from argparse import Namespace
+
+    from tfcnnwrap.run.logparse import ParsedLog
 
 VERIFIED, UNVERIFIED, FAILED = "verified", "unverified", "not verified"
 # Statuses a log alone cannot confirm: the sweep decided them (timeout, the user's stop, the OOM rule).
@@ -31,22 +38,22 @@ class Verdict:
     findings: Tuple[str, ...]
 
     @property
-    def verified(self):
+    def verified(self) -> bool:
         return self.state == VERIFIED
 
 
-def parse_text(text):
+def parse_text(text: str) -> ParsedLog:
     """The log parsed exactly as the runner parses a live run: its bytes fed to the streaming engine."""
     parser = logparse.LogParser()
     parser.feed_bytes(text.encode("utf-8"), final=True)
     return parser.result()
 
 
-def _same(a, b):
+def _same(a: Optional[float], b: Optional[float]) -> bool:
     return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
 
 
-def _bounds_findings(run, where):
+def _bounds_findings(run: Dict[str, Any], where: str) -> List[Any]:
     out = []
     checks: List[Tuple[bounds.Bound, object]] = [
         (bounds.BATCH_SIZE, run.get("batch_size")), (bounds.NUM_GPUS, run.get("num_gpus") or 1)]
@@ -60,7 +67,7 @@ def _bounds_findings(run, where):
     return out
 
 
-def _header_findings(run, parsed, where):
+def _header_findings(run: Dict[str, Any], parsed: ParsedLog, where: str) -> List[Any]:
     out = []
     if parsed.model is not None and parsed.model != run["model"]:
         out.append("%s: the log ran model %s, the record says %s" % (where, parsed.model, run["model"]))
@@ -73,7 +80,7 @@ def _header_findings(run, parsed, where):
     return out
 
 
-def _result_findings(run, parsed, where):
+def _result_findings(run: Dict[str, Any], parsed: ParsedLog, where: str) -> List[Any]:
     status, value = run["status"], run.get("images_per_sec")
     if status in _DECIDED_OUTSIDE:
         return []
@@ -90,7 +97,7 @@ def _result_findings(run, parsed, where):
     return []
 
 
-def _run_findings(run, logs):
+def _run_findings(run: Dict[str, Any], logs: Optional[Dict[str, Any]]) -> List[Any]:
     where = "%s bs%s run %s" % (run["model"], run["batch_size"], run["run"])
     out = _bounds_findings(run, where)
     if run["status"] == "ok" and run.get("images_per_sec") is None:
@@ -110,7 +117,7 @@ def _run_findings(run, logs):
     return out + _header_findings(run, parsed, where) + _result_findings(run, parsed, where)
 
 
-def _summary_findings(bundle):
+def _summary_findings(bundle: Dict[str, Any]) -> List[Any]:
     values: Dict[_Config, List[float]] = {}
     for run in bundle["runs"]:
         if run["status"] == "ok" and isinstance(run.get("images_per_sec"), (int, float)):
@@ -129,7 +136,7 @@ def _summary_findings(bundle):
     return out
 
 
-def verify(bundle):
+def verify(bundle: Dict[str, Any]) -> Verdict:
     """The Verdict of a bundle already read by tfcnnwrap.share.bundle (shape and id checked)."""
     logs = bundle.get("logs")
     findings = []
@@ -146,7 +153,7 @@ def verify(bundle):
     return Verdict(VERIFIED, ())
 
 
-def cmd_verify(args):
+def cmd_verify(args: Namespace) -> int:
     """One line per finding and one per bundle; exit 0 all verified, 1 some not, 2 some unreadable."""
     code = 0
     for path in args.bundles:

@@ -7,6 +7,8 @@ paths become placeholders everywhere (conditions, commands and log text) unless 
 name; the hashes are of the redacted text, which is what the bundle holds.
 """
 
+from __future__ import annotations
+
 import getpass
 import os
 import re
@@ -14,6 +16,7 @@ import socket
 import stat
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Union
 
 from tfcnnwrap import safefs
 from tfcnnwrap.errors import UsageError
@@ -21,6 +24,11 @@ from tfcnnwrap.jsontext import plain
 from tfcnnwrap.results.comparesweep import Sweep
 from tfcnnwrap.results.store import fs_error
 from tfcnnwrap.share import bundle as bundles
+
+if TYPE_CHECKING:
+    from argparse import Namespace
+
+    from tfcnnwrap.results.records import RunRecord
 
 HOST, USER, HOME = "<host>", "<user>", "~"
 # A TensorFlow device line: "name: GeForce RTX 2070 major: 7 ..." (1.x) or "..., name: ..., pci bus id" (2.x).
@@ -34,7 +42,7 @@ _RUN_KEYS = ("model", "batch_size", "run", "status", "images_per_sec", "exit_cod
 class Redactor:
     """Replaces the host name, the user name and home paths in every string it is given."""
 
-    def __init__(self, hosts=(), keep_host=False):
+    def __init__(self, hosts: Iterable[object] = (), keep_host: bool = False) -> None:
         self.patterns = []
         home = str(Path.home())
         if len(home) > 1:
@@ -49,12 +57,12 @@ class Redactor:
         if user and len(user) >= 3:  # a one- or two-letter name would eat digits and words of a log
             self.patterns.append((re.compile(r"(?<![\w.-])%s(?![\w-])" % re.escape(user)), USER))
 
-    def text(self, value):
+    def text(self, value: str) -> str:
         for pattern, repl in self.patterns:
             value = pattern.sub(repl, value)
         return value
 
-    def any(self, value):
+    def any(self, value) -> Any:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
@@ -64,14 +72,14 @@ class Redactor:
         return value
 
 
-def _safe(func):
+def _safe(func: Callable):
     try:
         return func()
     except Exception:  # noqa: BLE001 - no host or user name is nothing to redact
         return None
 
 
-def gpu_from_logs(texts):
+def gpu_from_logs(texts: Iterator[Any]) -> str:
     """The first GPU name a TensorFlow device line in ``texts`` gives, or ''."""
     for text in texts:
         found = _DEVICE_NAME.search(text or "")
@@ -80,7 +88,7 @@ def gpu_from_logs(texts):
     return ""
 
 
-def _log_name(relpath):
+def _log_name(relpath: str) -> str:
     """``logs/resnet50-bs64-run1.log`` -> ``resnet50-bs64-run1.log``; a log in a folder keeps its folders
     as ``--`` (a bundle's log names are plain names)."""
     parts = [p for p in re.split(r"[\\/]+", str(relpath)) if p not in ("", ".", "..")]
@@ -90,7 +98,7 @@ def _log_name(relpath):
     return name.replace("..", "_")[:200]
 
 
-def _regular_file_bytes(path):
+def _regular_file_bytes(path: Path) -> Optional[bytes]:
     """The bytes of ``path`` when it is a regular file, else None: a link is never followed, and a FIFO or
     device would block or never end. Bounded: a log larger than a bundle can carry is refused."""
     try:
@@ -110,7 +118,7 @@ def _regular_file_bytes(path):
         return None
 
 
-def _read_logs(sweep, runs, redact):
+def _read_logs(sweep: Sweep, runs: List[RunRecord], redact: Redactor) -> Dict[str, Any]:
     """{bundle log name: (relpath, redacted text)} of every run's log that is on disk."""
     logs = {}
     for run in runs:
@@ -124,7 +132,7 @@ def _read_logs(sweep, runs, redact):
     return logs
 
 
-def _run_dict(run, redact, keep_host, hosts):
+def _run_dict(run: RunRecord, redact: Redactor, keep_host: bool, hosts: List[Any]) -> Dict[str, Any]:
     data = run.to_dict()
     out = {k: data.get(k) for k in _RUN_KEYS if data.get(k) is not None or k in ("images_per_sec", "log")}
     out["log"] = _log_name(run.log) if run.log else None
@@ -137,7 +145,7 @@ def _run_dict(run, redact, keep_host, hosts):
     return redact.any(out)
 
 
-def conditions_of(sweep, gpu, redact, keep_host):
+def conditions_of(sweep: Sweep, gpu: str, redact: Redactor, keep_host: bool) -> Dict[str, Any]:
     """The bundle's ``conditions``: what a reader needs to tell whether two results are comparable."""
     meta, env = sweep.meta, sweep.meta.environment
     cond = sweep.conditions()
@@ -163,7 +171,7 @@ def conditions_of(sweep, gpu, redact, keep_host):
     return redact.any(out)
 
 
-def build(sweep_path, logs=True, keep_host=False):
+def build(sweep_path: Union[Path, str], logs: bool = True, keep_host: bool = False) -> Dict[str, Any]:
     """The bundle dict of the sweep at ``sweep_path``; UsageError when it has no GPU name or no run."""
     sweep = Sweep(sweep_path)
     if not sweep.runs:
@@ -184,11 +192,11 @@ def build(sweep_path, logs=True, keep_host=False):
                               log_map if logs else None, created)
 
 
-def _clean(value):
+def _clean(value: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
     return plain(value)
 
 
-def cmd_export(args):
+def cmd_export(args: Namespace) -> int:
     bundle = build(args.sweep_dir, logs=not args.no_logs, keep_host=args.keep_host)
     data = bundles.to_bytes(bundle)
     if len(data) > bundles.max_bytes():

@@ -8,12 +8,14 @@ leaves no row (a file without a row is re-indexed by the next import). Two proce
 safe: each bundle's transaction is ``BEGIN IMMEDIATE`` and ``INSERT OR IGNORE`` de-duplicates by id.
 """
 
+from __future__ import annotations
+
 import os
 import signal
 import statistics
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
 from tfcnnwrap import render, safefs
 from tfcnnwrap.clock import utc_now
@@ -25,6 +27,7 @@ from tfcnnwrap.share.bundlecheck import FAILED, verify
 
 if TYPE_CHECKING:
     import sqlite3
+    from argparse import Namespace
 
 ENV_DATA = "TFCNNWRAP_DATA"
 INDEX = "library.sqlite"
@@ -47,7 +50,7 @@ CREATE INDEX IF NOT EXISTS results_model ON results (model, verified);
 """
 
 
-def data_dir():
+def data_dir() -> Path:
     """``$TFCNNWRAP_DATA``, else the user data directory platformdirs names for tfcnnwrap."""
     env = os.environ.get(ENV_DATA, "")
     if env.strip():
@@ -57,7 +60,7 @@ def data_dir():
     return Path(platformdirs.user_data_dir("tfcnnwrap", appauthor=False))
 
 
-def _unusable(root, why):
+def _unusable(root: Path, why) -> TfcnnwrapError:
     return TfcnnwrapError("the library at %s is unusable (%s); set %s to another directory or move it aside"
                           % (root, why, ENV_DATA))
 
@@ -65,7 +68,7 @@ def _unusable(root, why):
 class Library:
     """The library at ``root`` (default: data_dir()); ``create`` False: a missing one stays missing."""
 
-    def __init__(self, root=None, create=True):
+    def __init__(self, root=None, create: bool = True) -> None:
         self.root = Path(root) if root is not None else data_dir()
         self.db: Optional["sqlite3.Connection"] = None
         self._known: Optional[FrozenSet[str]] = None
@@ -80,10 +83,10 @@ class Library:
         self._open()
 
     @property
-    def exists(self):
+    def exists(self) -> bool:
         return self.db is not None
 
-    def _open(self):
+    def _open(self) -> None:
         import sqlite3  # only the library verbs and a compare with community results need it
 
         self.sqlite3 = sqlite3
@@ -99,29 +102,29 @@ class Library:
         except sqlite3.DatabaseError as exc:
             raise _unusable(self.root, "its index %s: %s" % (INDEX, exc)) from None
 
-    def close(self):
+    def close(self) -> None:
         if self.db is not None:
             self.db.close()
             self.db = None
 
-    def known_ids(self):
+    def known_ids(self) -> Set[str]:
         if self.db is None:
             return set()
         return {row[0] for row in self.db.execute("SELECT id FROM bundles")}
 
-    def has(self, ident):
+    def has(self, ident) -> bool:
         return self.db is not None and \
             self.db.execute("SELECT 1 FROM bundles WHERE id=?", (ident,)).fetchone() is not None
 
-    def path_of(self, ident):
+    def path_of(self, ident) -> Path:
         return self.root / BUNDLES / bundles.file_name(ident)
 
-    def known_ids_cached(self):
+    def known_ids_cached(self) -> frozenset:
         if self._known is None:
             self._known = frozenset(self.known_ids())
         return self._known
 
-    def add_rows(self, bundle_row, rows, data):
+    def add_rows(self, bundle_row, rows, data: bytes) -> bool:
         """Store a checked bundle (``data``: its file bytes, ``bundle_row``/``rows``: its index rows); False
         when it was already there. Atomic: the file is renamed into place before its rows are committed in
         one transaction (a file without rows is harmless and rewritten by the next import)."""
@@ -147,7 +150,7 @@ class Library:
             raise _unusable(self.root, "its index: %s" % exc) from None
         return bool(cur.rowcount)
 
-    def community_rows(self, models=None):
+    def community_rows(self, models=None) -> List[Any]:
         """(gpu, model, batch_size, num_gpus, precision, xla, variable_update, data, tf_version, images_per_sec,
         bundle id) of every verified configuration (of ``models``): what compare needs, lean for 10,000s."""
         if self.db is None:
@@ -157,7 +160,7 @@ class Library:
                                "tf_version, images_per_sec, bundle_id FROM results WHERE verified = 1" + where,
                                list(models or ())).fetchall()
 
-    def rows(self, gpu=None, model=None):
+    def rows(self, gpu: Optional[str] = None, model: Optional[str] = None) -> List[Any]:
         """Index rows (dicts of ROW_KEYS), newest bundle first; ``gpu``: names with those words."""
         if self.db is None:
             return []
@@ -186,14 +189,16 @@ def _create_schema(db: "sqlite3.Connection") -> None:
     db.execute("COMMIT")
 
 
-def gpu_matches(typed, name):
+def gpu_matches(typed: str, name: str) -> bool:
     """``--gpu 2070`` matches ``GeForce RTX 2070`` (the references' name rules: case, vendor words and
     punctuation do not count; every typed word must be one of the name's)."""
     typed_words = name_words(typed)
     return bool(typed_words) and set(typed_words) <= set(name_words(name))
 
 
-def index_rows(bundle, verified, origin=""):
+def index_rows(
+    bundle: Dict[str, Any], verified: bool, origin: str = ""
+):
     """(the bundles row, [results rows]) of a bundle: one results row per configuration with an ok run."""
     cond = {k: (v[:200] if isinstance(v, str) else None) for k, v in bundle["conditions"].items()}  # others' text
     tf = cond.get("tensorflow_version") or ""
@@ -218,7 +223,20 @@ PARALLEL_MIN_FILES = 64  # fewer bundles than this are checked in this process
 MAX_JOBS = 8
 
 
-def check(data, where, origin="", expected_id=None, known=()):
+def check(
+    data, where: str, origin: str = "", expected_id=None, known=()
+) -> Tuple[
+    Optional[
+        Union[
+            str,
+            Tuple[
+                Tuple[str, str, str, str, str, int, str, str, str, str, str, str, str],
+                List[Tuple[str, str, str, int, int, str, str, str, str, str, float, int, int, str]],
+            ],
+        ]
+    ],
+    ...,
+]:
     """What importing one bundle's bytes would do, without touching the library (so worker processes can
     do it): ('refused', message, None) / ('present', message, id) / ('new', message, (bundle row, rows))."""
     try:
@@ -237,7 +255,7 @@ def check(data, where, origin="", expected_id=None, known=()):
     return "new", message, index_rows(bundle, verdict.verified, origin)
 
 
-def store(library, data, checked):
+def store(library, data, checked) -> Tuple[str, ...]:
     """(outcome, message) after storing what ``check`` found: 'imported', 'present' or 'refused'."""
     outcome, message, found = checked
     if outcome != "new":
@@ -248,13 +266,15 @@ def store(library, data, checked):
     return "imported", message
 
 
-def import_one(library, data, where, origin="", expected_id=None):
+def import_one(
+    library: Library, data: bytes, where: str, origin: str = "", expected_id: Optional[str] = None
+) -> Tuple[str, ...]:
     """(outcome, message) for one bundle's bytes: outcome 'imported', 'present' or 'refused'.
     ``expected_id``: the id its file name claims (a pulled file must hold the bundle it is named after)."""
     return store(library, data, check(data, where, origin, expected_id, library.known_ids_cached()))
 
 
-def _bundle_files(paths):
+def _bundle_files(paths) -> Iterator[Path]:
     for path in paths:
         path = Path(path)
         if path.is_dir() and not path.is_symlink():
@@ -266,7 +286,9 @@ def _bundle_files(paths):
 _KNOWN: FrozenSet[str] = frozenset()
 
 
-def _check_file(path):
+def _check_file(
+    path: Path,
+):
     """(data, check's answer) of a bundle file; run in worker processes for many files."""
     try:
         data = bundles.read_path_bytes(path)
@@ -275,13 +297,31 @@ def _check_file(path):
     return data, check(data, str(path), origin=str(Path(path).resolve()), known=_KNOWN)
 
 
-def _worker_init(known):
+def _worker_init(known: frozenset) -> None:
     global _KNOWN
     _KNOWN = known
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it ends the pool
 
 
-def checked_files(files, known):
+def checked_files(
+    files: List[Path], known: frozenset
+) -> Iterator[
+    Tuple[
+        Path,
+        bytes,
+        Tuple[
+            Union[
+                str,
+                Tuple[
+                    Tuple[str, str, str, str, str, int, str, str, str, str, str, str, str],
+                    List[Tuple[str, str, str, int, int, str, str, str, str, str, float, int, int, str]],
+                ],
+                None,
+            ],
+            ...,
+        ],
+    ]
+]:
     """(path, data, check's answer) of each file, in order; worker processes check them when there are many
     (verifying re-parses every log: the CPU work of an import)."""
     jobs = min(os.cpu_count() or 1, MAX_JOBS) if len(files) >= PARALLEL_MIN_FILES else 1
@@ -297,7 +337,7 @@ def checked_files(files, known):
             yield (path,) + answer
 
 
-def cmd_import(args):
+def cmd_import(args: Namespace) -> int:
     """Exit 0 every bundle imported or already there, 1 some refused (each named with why), 2 usage."""
     for path in args.paths:
         if not Path(path).exists():
@@ -320,7 +360,7 @@ def cmd_import(args):
 # -- the verb ----------------------------------------------------------------------------------------------
 
 
-def cmd_library(args):
+def cmd_library(args: Namespace) -> int:
     library = Library(create=False)
     rows = library.rows(gpu=args.gpu, model=args.model)
     library.close()

@@ -14,11 +14,14 @@ URLs go through setup's safety check (tfcnnwrap.target.gitremote): ext::, fd:: a
 GitPython is imported inside functions: it finds and starts git on import.
 """
 
+from __future__ import annotations
+
 import hashlib
 import re
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, Union
 
 from tfcnnwrap.errors import SetupError, TfcnnwrapError, UsageError
 from tfcnnwrap.filelock import FileLock
@@ -28,6 +31,14 @@ from tfcnnwrap.share.bundleexport import build
 from tfcnnwrap.share.library import Library, import_one
 from tfcnnwrap.target import gitremote
 
+if TYPE_CHECKING:
+    from argparse import Namespace
+
+    from git.exc import GitCommandError
+    from git.repo.base import Repo
+
+
+
 PUSH_TRIES = 8
 REMOTES = "remotes"
 _RETRYABLE = ("fetch first", "non-fast-forward", "rejected", "cannot lock ref", "failed to update ref",
@@ -36,7 +47,7 @@ _EMPTY_REMOTE = ("couldn't find remote ref", "could not find remote ref")
 FALLBACK_IDENTITY = ("tfcnnwrap", "tfcnnwrap@localhost")
 
 
-def _git_error(what, url, exc):
+def _git_error(what: str, url: str, exc: GitCommandError) -> SetupError:
     detail = gitremote.git_message(getattr(exc, "stderr", "") or str(exc))
     local = gitremote.local_path_of(url)
     if local is not None and not local.exists():
@@ -44,7 +55,7 @@ def _git_error(what, url, exc):
     return SetupError("%s %s failed (%s); check the URL, your access and your network" % (what, url, detail))
 
 
-def _bundle_bytes(source):
+def _bundle_bytes(source: Union[Path, str]) -> Tuple[Dict[str, Any], bytes]:
     """(bundle, file bytes) of a sweep directory (exported now) or a bundle file; a bundle that fails
     verification is refused (exit 1), an unverified one (no logs) goes with a warning."""
 
@@ -67,13 +78,13 @@ def _bundle_bytes(source):
     return bundle, data
 
 
-def repo_path(bundle):
+def repo_path(bundle: Dict[str, Any]) -> str:
     """``bundles/<vendor>/<gpu-slug>/<id>.tfcw.json.gz`` (always with ``/``: a path in the repository)."""
     gpu = bundle["conditions"]["gpu"]
     return "bundles/%s/%s/%s" % (bundles.vendor_of(gpu), bundles.slug(gpu), bundles.file_name(bundle))
 
 
-def commit_message(bundle):
+def commit_message(bundle: Dict[str, Any]) -> str:
     cond = bundle["conditions"]
     counts = cond.get("num_gpus") or [1]
     gpus = "+".join(str(n) for n in counts) if isinstance(counts, list) else str(counts)
@@ -85,11 +96,11 @@ def commit_message(bundle):
         cond["gpu"], ", ".join(str(p) for p in parts if p), ", ".join(models), bundle["id"], len(bundle["runs"]))
 
 
-def _run(repo, *args):
+def _run(repo: Repo, *args) -> str:
     return repo.git.execute(["git", *args], env=gitremote.git_env())
 
 
-def _identity(repo):
+def _identity(repo: Repo) -> None:
     """A commit needs a name and e-mail; where the user has set none, the repository-local fallback."""
     git = gitremote.import_git()
     for key, value in zip(("user.name", "user.email"), FALLBACK_IDENTITY):
@@ -99,7 +110,7 @@ def _identity(repo):
             repo.git.config(key, value)
 
 
-def _checkout_branch(repo, branch):
+def _checkout_branch(repo: Repo, branch: Optional[str]) -> Tuple[Optional[str], ...]:
     """Put HEAD on ``branch`` (None: the clone's own, the remote's default); returns (name, tip or None)."""
     git = gitremote.import_git()
     try:
@@ -121,7 +132,7 @@ def _checkout_branch(repo, branch):
     return current or "master", tip
 
 
-def _push(repo, branch, base, where):
+def _push(repo: Repo, branch, base: Optional[str], where: str) -> int:
     """Push HEAD to ``branch``; a rejection is answered by fetch + rebase of our one commit, then again."""
     git = gitremote.import_git()
     for attempt in range(1, PUSH_TRIES + 1):
@@ -142,7 +153,7 @@ def _push(repo, branch, base, where):
     return PUSH_TRIES
 
 
-def publish(source, url, branch=None):
+def publish(source: Union[Path, str], url: str, branch: Optional[str] = None) -> Tuple[Dict[str, Any], str, str, bool]:
     """Publish ``source`` to ``url``; returns (bundle, path in the repository, branch, pushed?)."""
     url = gitremote.normalise_repo_url(url, flag="--to")
     if branch:
@@ -161,7 +172,7 @@ def publish(source, url, branch=None):
             repo.close()
 
 
-def _publish_in(repo, bundle, data, rel, branch, url):
+def _publish_in(repo, bundle, data, rel, branch, url: str) -> Tuple[Dict[str, Any], str, str, bool]:
     git = gitremote.import_git()
     try:
         branch, base = _checkout_branch(repo, branch)
@@ -179,7 +190,7 @@ def _publish_in(repo, bundle, data, rel, branch, url):
     return bundle, rel, branch, True
 
 
-def cmd_publish(args):
+def cmd_publish(args: Namespace) -> int:
     bundle, rel, branch, pushed = publish(args.source, args.to, args.branch)
     if not pushed:
         sys.stdout.write("%s is already in %s (branch %s); nothing to push\n" % (rel, args.to, branch))
@@ -193,7 +204,7 @@ def cmd_publish(args):
 _ENTRY = re.compile(r"^(\d{6}) (\w+) ([0-9a-f]{40,64}) +(-|\d+)\t(.*)$", re.DOTALL)
 
 
-def tree_entries(listing):
+def tree_entries(listing: str):
     """``git ls-tree -r -l -z`` output -> [(mode, type, sha, size or None, path)]."""
     out = []
     for item in listing.split("\0"):
@@ -204,11 +215,11 @@ def tree_entries(listing):
     return out
 
 
-def cache_path(library, url):
+def cache_path(library: Library, url: str) -> Path:
     return library.root / REMOTES / hashlib.sha256(url.encode("utf-8")).hexdigest()[:24]
 
 
-def _cache_lock(library, url):
+def _cache_lock(library: Library, url: str) -> FileLock:
     """The lock of ``url``'s pull cache, held for the whole pull: two pulls fetching into one cache at once
     made git fail on its shallow.lock, reported as a network error."""
 
@@ -222,7 +233,7 @@ def _cache_lock(library, url):
                                  "pull again" % (url, library.root)).acquire()
 
 
-def _cache_repo(library, url):
+def _cache_repo(library: Library, url: str) -> Repo:
     git = gitremote.import_git()
     path = cache_path(library, url)
     if (path / "HEAD").is_file():
@@ -236,7 +247,7 @@ def _cache_repo(library, url):
         raise SetupError("cannot make the pull cache %s (%s)" % (path, getattr(exc, "strerror", exc))) from None
 
 
-def fetch_tip(repo, url, branch):
+def fetch_tip(repo: Repo, url: str, branch: Optional[str]) -> Optional[str]:
     """The commit of ``branch`` (None: the remote's HEAD) after a depth-1 fetch; None: an empty repository."""
     git = gitremote.import_git()
     ref = "refs/heads/%s" % branch if branch else "HEAD"
@@ -253,7 +264,7 @@ def fetch_tip(repo, url, branch):
     return repo.git.rev_parse("refs/tfcnnwrap/pulled")
 
 
-def _entry_refusal(mode, kind, size, path):
+def _entry_refusal(mode: str, kind: str, size: int, path: str) -> Optional[str]:
     if mode == "120000":
         return "%s: a symbolic link; bundles are files, links are never followed" % path
     if kind != "blob":
@@ -264,7 +275,7 @@ def _entry_refusal(mode, kind, size, path):
     return None
 
 
-def pull(url, branch=None, out=sys.stdout, err=sys.stderr):
+def pull(url: str, branch=None, out=sys.stdout, err=sys.stderr) -> Tuple[Dict[str, int], Optional[str]]:
     """Fetch, verify and import; returns {'imported', 'present', 'refused'} counts."""
     url = gitremote.normalise_repo_url(url, flag="GIT_URL")
     if branch:
@@ -305,7 +316,7 @@ def pull(url, branch=None, out=sys.stdout, err=sys.stderr):
     return counts, tip
 
 
-def _pull_one(repo, library, entry, url):
+def _pull_one(repo: Repo, library: Library, entry: Tuple[str, str, str, int, str], url: str) -> Tuple[str, ...]:
     mode, kind, sha, size, path = entry
     path = path if path.isprintable() else ascii(path)  # their file names: one line each, whatever they hold
     refusal = _entry_refusal(mode, kind, size, path)
@@ -320,7 +331,7 @@ def _pull_one(repo, library, entry, url):
     return outcome, message
 
 
-def cmd_pull(args):
+def cmd_pull(args: Namespace) -> int:
     counts, tip = pull(args.url, args.branch)
     if tip is None:
         sys.stderr.write("tfcnnwrap pull: %s has no commits yet; nothing to pull\n" % args.url)

@@ -6,18 +6,26 @@ busy-waits. ``--cool-to`` asks nvidia-smi for the temperatures every ``POLL_S`` 
 outside condition; nothing to block on), for at most ``COOL_MAX_S``.
 """
 
+from __future__ import annotations
+
 import os
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Tuple
 
 from tfcnnwrap.run import logparse
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tfcnnwrap.sweep.runlife import Display, SweepContext
 
 POLL_S = 2.0
 COOL_MAX_S = 600.0
 ENV_POLL_S = "TFCNNWRAP_COOL_POLL_S"  # a shorter poll, for tests and the impatient
 
 
-def _poll_s():
+def _poll_s() -> float:
     try:
         value = float(os.environ.get(ENV_POLL_S, POLL_S))
     except ValueError:
@@ -34,7 +42,7 @@ class CoolingState:
     warned: set = field(default_factory=set)  # the nvidia-smi problem said (once per sweep)
 
 
-def _wait(stops, seconds):
+def _wait(stops, seconds: float) -> bool:
     """Wait ``seconds``, or less when a stop is requested; True when one was."""
     if stops is None or not hasattr(stops, "wait"):
         time.sleep(seconds)
@@ -42,14 +50,14 @@ def _wait(stops, seconds):
     return stops.wait(seconds)
 
 
-def _show(display, text):
+def _show(display: Display, text: str) -> None:
     waiting = getattr(display, "waiting", None)
     if waiting is not None:
         waiting(text)
 
 
 def wait_until_cool(read_temps, limit_c, stops=None, show=None, poll_s=None, max_s=COOL_MAX_S,
-                    clock=time.monotonic):
+                    clock=time.monotonic) -> Tuple[float, Dict[Any, Any], bool]:
     """Poll ``read_temps()`` ({index: °C}) until every GPU reads <= ``limit_c``, at most ``max_s``.
 
     (waited seconds, last temperatures, reached): ``reached`` False after ``max_s`` or a stop request.
@@ -71,7 +79,7 @@ def wait_until_cool(read_temps, limit_c, stops=None, show=None, poll_s=None, max
             return clock() - start, temps, False
 
 
-def before_run(ctx, display, state, warn):
+def before_run(ctx: SweepContext, display: Display, state: CoolingState, warn: Callable) -> Dict[str, Any]:
     """The pause and the cool-down before one run: {"cooldown_s", "start_temp_c"} for its record, and
     ``cool_to_problem`` when nvidia-smi could not give the temperatures --cool-to waits on."""
     plan, tele = ctx.plan, ctx.telemetry
@@ -110,11 +118,11 @@ def before_run(ctx, display, state, warn):
     return out
 
 
-def _stopped(ctx):
+def _stopped(ctx: SweepContext) -> bool:
     return bool(ctx.stops and ctx.stops.requested)
 
 
-def _read(tele, stops, problems):
+def _read(tele, stops, problems: List[Any]) -> Dict[int, int]:
     """The temperatures now (a stop request ends the query at once); what was wrong goes into ``problems``."""
     temps, problem = tele.read_temps(stops) if hasattr(tele, "read_temps") else (tele.temps(), None)
     if problem:
@@ -122,7 +130,9 @@ def _read(tele, stops, problems):
     return temps
 
 
-def _cool_to(ctx, display, cool_to, problems, warn):
+def _cool_to(
+    ctx: SweepContext, display: Display, cool_to: float, problems: List[Any], warn: Callable
+) -> Dict[int, int]:
     """Wait until the GPUs read <= ``cool_to``: the last temperatures read ({} when nvidia-smi gave none)."""
     _, temps, reached = wait_until_cool(lambda: _read(ctx.telemetry, ctx.stops, problems), cool_to, ctx.stops,
                                         lambda text: _show(display, text))
@@ -132,7 +142,7 @@ def _cool_to(ctx, display, cool_to, problems, warn):
     return temps
 
 
-def steadiness_fields(log_path):
+def steadiness_fields(log_path: Path) -> Dict[str, Any]:
     """{"steady_images_per_sec", "drift_pct", "drifting"} from a run's log, {} with too few step lines."""
     try:
         rates = logparse.step_rates_file(log_path)

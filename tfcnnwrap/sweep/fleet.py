@@ -11,6 +11,8 @@ its ``host``; `report` shows one row per host and configuration with ``vs_fleet_
 Ctrl-C and ``--timeout`` ``scancel`` the step; the next run starts once Slurm has released it.
 """
 
+from __future__ import annotations
+
 import os
 import signal
 import subprocess
@@ -92,7 +94,7 @@ def _wait(ctx, step, timeout_s, srun_log):
     started = time.monotonic()
     state = {"verdict": "done"}
 
-    def stop(verdict):
+    def stop(verdict) -> None:
         if state["verdict"] == "done":
             state["verdict"] = verdict
         step.cancel()
@@ -116,7 +118,7 @@ def _wait(ctx, step, timeout_s, srun_log):
     return state["verdict"], time.monotonic() - started
 
 
-def _release(step, srun_log):
+def _release(step, srun_log) -> None:
     """Cancel the step if srun still runs, then wait until Slurm has let it go. A Slurm tool that hangs or
     fails here is a warning: the hosts' logs, not the clean-up, decide the run. A step that lost a node is
     not waited for: Slurm lists it until the whole job ends (its tasks on the other nodes are ended)."""
@@ -158,7 +160,7 @@ def _host_record(ctx, spec, argv, started_at, rel_log, host, verdict, duration, 
 # -- the per-node task --------------------------------------------------------------------------------
 
 
-def run_task(hosts_dir, cwd, argv, environ=None):
+def run_task(hosts_dir, cwd, argv, environ=None) -> int:
     """Record this node, run ``argv`` in ``cwd`` (signals forwarded), record its exit code; returns 0."""
     record = slurm.host_record(environ)
     path = Path(hosts_dir) / ("task-%d.json" % record["task"])
@@ -170,7 +172,7 @@ def run_task(hosts_dir, cwd, argv, environ=None):
         sys.stderr.write("tfcnnwrap.sweep.fleet: cannot run %s: %s\n" % (argv[0], exc))
         record["exit_code"] = 127
     else:
-        def forward(signum, frame):
+        def forward(signum, frame) -> None:
             child.send_signal(signum)
 
         for name in ("SIGTERM", "SIGINT", "SIGHUP"):

@@ -5,7 +5,10 @@ failed runs, and whether it is complete or was interrupted, with the command tha
 that holds a sweep.json this tfcnnwrap cannot read is listed as unreadable with why, never skipped silently.
 """
 
+from __future__ import annotations
+
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, List, Union
 
 from tfcnnwrap import render, settings
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
@@ -15,6 +18,9 @@ from tfcnnwrap.results.plan import Plan
 from tfcnnwrap.results.records import Status
 from tfcnnwrap.results.store import load_sweep, sweeps_by_age
 from tfcnnwrap.sweep.schedule import Schedule
+
+if TYPE_CHECKING:
+    from argparse import Namespace
 
 TABLE_COLUMNS = [Col("name", "sweep"), Col("date", "date (UTC)", 3), Col("gpu", "GPU", 1),
                  Col("tensorflow_version", "TF", 4), Col("conditions_text", "conditions", 5, True),
@@ -26,7 +32,7 @@ JSON_KEYS = ["sweep", "created_at", "gpu", "tensorflow_version", "conditions", "
 CSV_TEXT = {"conditions": "conditions_text", "models": "models_text"}
 
 
-def _conditions_text(cond):
+def _conditions_text(cond: Dict[str, Any]) -> str:
     counts = cond.get("num_gpus") or [1]
     gpus = "%s GPU%s" % (", ".join(str(c) for c in counts), "" if counts == [1] else "s")
     parts = [cond.get("precision"), "XLA" if cond.get("xla") else None, gpus, cond.get("variable_update"),
@@ -34,7 +40,7 @@ def _conditions_text(cond):
     return " · ".join(p for p in parts if p)
 
 
-def sweep_row(path):
+def sweep_row(path: Union[Path, str]) -> Dict[str, Any]:
     """The list's row of the sweep at ``path`` (a dict; ``state`` "unreadable: why" when it cannot be read)."""
     try:
         _, meta, runs = load_sweep(path)
@@ -58,12 +64,12 @@ def sweep_row(path):
             "state": "complete" if not owed else "interrupted (%d to run)" % len(owed), "resume": resume}
 
 
-def list_rows(root):
+def list_rows(root: Path) -> List[Dict[str, Any]]:
     """Every sweep directly under ``root``, newest first."""
     return [sweep_row(path) for path in reversed(sweeps_by_age(Path(root)))]
 
 
-def cmd_list(args):
+def cmd_list(args: Namespace) -> int:
     root = Path(args.results_dir) if args.results_dir else settings.results_dir()
     if not root.is_dir():
         raise UsageError("%s is not a directory: give the directory your sweeps are in (default results/, "

@@ -10,20 +10,29 @@ redraw and never faster; ``waiting(text)`` shows what the sweep is waiting for (
 until ``waiting(None)``.
 """
 
+from __future__ import annotations
+
 import math
 import sys
 import time
 from collections import Counter
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple
 
 from tfcnnwrap.prose import CONTINUATION, fill
 from tfcnnwrap.render import gpus_text
 from tfcnnwrap.run.logparse import STAGE_TIMED
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from tfcnnwrap.results.records import RunRecord
+    from tfcnnwrap.run.logparse import Step
+
 TICKS_PER_SECOND = 1
 MAX_REDRAWS_PER_SECOND = 4
 
 
-def _fmt_duration(seconds):
+def _fmt_duration(seconds: float) -> str:
     seconds = int(round(seconds))
     if seconds >= 3600:
         return "%dh%02dm" % (seconds // 3600, seconds % 3600 // 60)
@@ -32,11 +41,11 @@ def _fmt_duration(seconds):
     return "%ds" % seconds
 
 
-def run_label(model, batch_size, run, runs, num_gpus=None):
+def run_label(model: str, batch_size: int, run: int, runs: int, num_gpus: Optional[int] = None) -> str:
     return "%s bs=%d%s run %d/%d" % (model, batch_size, gpus_text(num_gpus), run, runs)
 
 
-def result_text(record):
+def result_text(record: RunRecord) -> str:
     """One finished run for people: its images/sec, or its status, failure and log."""
     took = _fmt_duration(record.duration_s or 0.0)
     if record.value is not None:
@@ -46,55 +55,64 @@ def result_text(record):
                              ("  log: %s" % record.log) if record.log else "")
 
 
-def finished_label(record, runs):
+def finished_label(record: RunRecord, runs: int) -> str:
     return run_label(record.model, record.batch_size, record.run, runs, record.num_gpus)
 
 
 class PlainDisplay:
     """One line per finished run, for logs, pipes and CI."""
 
-    def __init__(self, stream=None):
+    def __init__(self, stream=None) -> None:
         self.stream = stream or sys.stdout
         self.total = 0
         self.waiting_for = None
 
-    def _write(self, text):
+    def _write(self, text: str) -> None:
         self.stream.write(text + "\n")
         self.stream.flush()
 
-    def start(self, total, header):
+    def start(self, total, header) -> None:
         self.total = total
         for line in header:
             self._write(line)
 
-    def set_gpu_source(self, source):
+    def set_gpu_source(self, source: Callable) -> None:
         """A log has no place for a changing temperature: the run records carry the telemetry."""
 
-    def waiting(self, text):
+    def waiting(self, text) -> None:
         """One line when a wait begins (``cooling: 71 °C → 60 °C``); its updates and its end print nothing."""
         if text and self.waiting_for is None:
             self._write(text)
         self.waiting_for = text or None
 
-    def expect(self, keys):
+    def expect(self, keys: List[Tuple[str, int, Optional[int]]]) -> None:
         """A log line per run needs no estimate of the time left."""
 
-    def pause(self, seconds):
+    def pause(self, seconds: float) -> None:
         self.waiting("cooling down: %g s between runs (Ctrl-C stops)" % seconds)
 
-    def run_started(self, index, model, batch_size, run, runs, num_batches, num_gpus=None):
+    def run_started(
+        self,
+        index: int,
+        model: str,
+        batch_size: int,
+        run: int,
+        runs: int,
+        num_batches: int,
+        num_gpus: Optional[int] = None,
+    ) -> None:
         pass
 
-    def stage(self, stage):
+    def stage(self, stage: str) -> None:
         pass
 
-    def step(self, step):
+    def step(self, step: Step) -> None:
         pass
 
-    def run_finished(self, index, record, runs):
+    def run_finished(self, index: int, record: RunRecord, runs: int) -> None:
         self._write("[%d/%d] %s: %s" % (index, self.total, finished_label(record, runs), result_text(record)))
 
-    def stop(self):
+    def stop(self) -> None:
         pass
 
 
@@ -120,14 +138,14 @@ class TimeLeft:
         self.measured = {}  # configuration -> durations of its finished runs (s)
         self.pause_s = 0.0  # the pause before each run (--cooldown), once one was asked for
 
-    def expect(self, keys):
+    def expect(self, keys: List[Tuple[str, int, Optional[int]]]) -> None:
         self.todo = Counter(keys)
 
-    def started(self, key):
+    def started(self, key) -> None:
         if self.todo[key] > 0:
             self.todo[key] -= 1
 
-    def finished(self, key, duration_s):
+    def finished(self, key: Tuple[str, int, Optional[int]], duration_s) -> None:
         if duration_s is not None:
             self.measured.setdefault(key, []).append(float(duration_s))
 
@@ -140,7 +158,7 @@ class TimeLeft:
                 return sum(found) / len(found)
         return None
 
-    def left(self, unstarted, current=None, current_s=0.0, pause_left=None):
+    def left(self, unstarted, current=None, current_s: float = 0.0, pause_left=None):
         """Seconds left: ``unstarted`` runs not begun (those ``expect`` named by configuration, the rest at
         the mean), the ``current`` configuration's remainder after ``current_s`` s, and the pauses."""
         every = self.run_s(("",))
@@ -159,7 +177,7 @@ class TimeLeft:
         return total + self.pause_s * unstarted
 
 
-def stage_text(stage, step_no, num_batches):
+def stage_text(stage: Optional[str], step_no: int, num_batches) -> str:
     """What the running run is doing: its stage, with step k/N once timed steps are printed (no stage known,
     a cluster job: the step alone)."""
     steps = "step %d%s" % (step_no, "/%d" % num_batches if num_batches else "") if step_no else ""
@@ -194,30 +212,30 @@ class LiveDisplay:
         self.pause_until = None
         self.drawn_at = None
 
-    def _changed(self):
+    def _changed(self) -> None:
         """Redraw now unless the last redraw was under 1/4 s ago (the next tick shows the change then)."""
         if self.live is None:
             return
         if self.drawn_at is None or time.monotonic() - self.drawn_at >= 1.0 / MAX_REDRAWS_PER_SECOND:
             self.live.refresh()
 
-    def set_gpu_source(self, source):
+    def set_gpu_source(self, source) -> None:
         """``source()`` -> {GPU index: {temp_c, sm_clock_mhz, power_w}} (``Telemetry.latest``); read at a
         redraw, at most 4 times a second."""
         self.gpu_source = source
         self.gpu_sample = None
         self.gpu_read_at = None
 
-    def expect(self, keys):
+    def expect(self, keys: List[Tuple[str, int, Optional[int]]]) -> None:
         """The runs planned, as (model, batch_size, num_gpus) each: the time left is counted per model."""
         self.time_left.expect(keys)
 
-    def waiting(self, text):
+    def waiting(self, text) -> None:
         """A status line (``cooling: 71 °C → 60 °C``) until ``waiting(None)`` or the next run starts."""
         self.waiting_for = text or None
         self._changed()
 
-    def pause(self, seconds):
+    def pause(self, seconds) -> None:
         """The pause before the next run (--cooldown): a line counting down until it ends or the run starts."""
         self.time_left.pause_s = float(seconds)
         self.pause_until = time.monotonic() + seconds
@@ -235,11 +253,11 @@ class LiveDisplay:
             self.gpu_sample = None
         return self.gpu_sample
 
-    def _pause_left(self, now):
+    def _pause_left(self, now: float) -> Optional[float]:
         left = self.pause_until - now if self.pause_until is not None else None
         return left if left is not None and left > 0 else None
 
-    def _progress_parts(self, elapsed, completed):
+    def _progress_parts(self, elapsed: float, completed: float) -> List[str]:
         now = time.monotonic()
         began = self.run_started_at
         parts = ["run %d of %d" % (min(self.done + 1, self.total), self.total), "%s elapsed" % _fmt_duration(elapsed)]
@@ -260,7 +278,7 @@ class LiveDisplay:
             parts.append("(%s)" % _fmt_duration(time.monotonic() - self.run_started_at))
         return parts
 
-    def _pause_parts(self):
+    def _pause_parts(self) -> List[Any]:
         left = self._pause_left(time.monotonic())
         return ["pause before the next run: %s left (Ctrl-C stops)" % _fmt_duration(math.ceil(left))] if left else []
 
@@ -291,7 +309,7 @@ class LiveDisplay:
             if lines:
                 yield Text("\n".join(lines), style=style, overflow="fold")
 
-    def start(self, total, header):
+    def start(self, total, header) -> None:
         from rich.live import Live  # rich.live: only when the live view starts
 
         self.total = total
@@ -304,7 +322,9 @@ class LiveDisplay:
         )
         self.live.start()
 
-    def run_started(self, index, model, batch_size, run, runs, num_batches, num_gpus=None):
+    def run_started(
+        self, index: int, model, batch_size, run, runs, num_batches, num_gpus: Optional[int] = None
+    ) -> None:
         self.current = run_label(model, batch_size, run, runs, num_gpus)
         self.current_key = (model, batch_size, num_gpus)
         self.time_left.started(self.current_key)
@@ -316,17 +336,17 @@ class LiveDisplay:
         self.num_batches = num_batches
         self._changed()
 
-    def stage(self, stage):
+    def stage(self, stage) -> None:
         """The running run's stage (logparse.STAGES), as its log tells it."""
         self.stage_name = stage
         self._changed()
 
-    def step(self, step):
+    def step(self, step) -> None:
         self.step_no = step.step
         self.ips = step.images_per_sec
         self._changed()
 
-    def run_finished(self, index, record, runs):
+    def run_finished(self, index: int, record, runs) -> None:
         from rich.markup import escape  # rich: only when something is drawn
 
         key = (record.model, record.batch_size, record.num_gpus)
@@ -345,13 +365,13 @@ class LiveDisplay:
         self.stage_name, self.step_no, self.num_batches, self.ips = None, 0, None, None
         self._changed()
 
-    def stop(self):
+    def stop(self) -> None:
         if self.live is not None:
             self.live.stop()
             self.live = None
 
 
-def make_display(console):
+def make_display(console: Console):
     if console.is_terminal:
         return LiveDisplay(console)
     return PlainDisplay()

@@ -11,28 +11,34 @@ Pure: it sees the records the sweep has written and says what to run (or to reco
   ``--resume --retry-failed`` runs them (and the OOM run) again.
 """
 
+from __future__ import annotations
+
 import statistics
-from typing import Dict, Set, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Set, Tuple
 
 from tfcnnwrap.results.aggregate import ci95_pct
 from tfcnnwrap.results.plan import RunSpec
 from tfcnnwrap.results.records import Status
 
+if TYPE_CHECKING:
+    from tfcnnwrap.results.plan import Plan
+    from tfcnnwrap.results.records import RunRecord
+
 RERUN_STATUSES = {Status.INTERRUPTED}  # Status members hash by name: compare members, not texts
 
 
-def _needs_run(record, retry_failed):
+def _needs_run(record: Optional[RunRecord], retry_failed: bool) -> bool:
     return record is None or record.status in RERUN_STATUSES or (retry_failed and record.status != Status.OK)
 
 
-def ci_pct(values):
+def ci_pct(values: List[float]) -> Optional[float]:
     """The 95% CI half-width of the mean of ``values`` as % of it (Student t), None under 2 values."""
     if len(values) < 2:
         return None
     return ci95_pct(statistics.stdev(values), len(values), statistics.mean(values))
 
 
-def skip_reason(spec, oom_run):
+def skip_reason(spec: RunSpec, oom_run: int) -> str:
     half = spec.batch_size // 2
     if half < 1:
         fix = "even batch size 1 does not fit: a smaller model or a GPU with more memory"
@@ -48,13 +54,13 @@ class _Config:
         self.latest = {}  # run number -> its latest RunRecord
         self.oom_run = None  # the run that ran out of memory (its other runs are skipped)
 
-    def spec(self, run):
+    def spec(self, run: int) -> RunSpec:
         return RunSpec(self.key[0], self.key[1], self.key[2], run)
 
-    def failed(self):
+    def failed(self) -> bool:
         return any(r.status != Status.OK for r in self.latest.values())
 
-    def wants_more(self, plan):
+    def wants_more(self, plan: Plan) -> bool:
         """An extra run for --until-ci: its runs so far all ok, fewer than --max-runs, CI too wide."""
         if not plan.until_ci or self.pending or self.oom_run is not None or self.failed():
             return False
@@ -63,7 +69,7 @@ class _Config:
         pct = ci_pct([r.images_per_sec for r in self.latest.values()])
         return pct is None or pct > plan.until_ci
 
-    def next_run(self):
+    def next_run(self) -> int:
         return max(list(self.latest) + list(self.pending) + [0]) + 1
 
 
@@ -71,7 +77,7 @@ class Schedule:
     """``next()`` -> (RunSpec, skip reason or None), or None when the sweep is done; ``finished(record)``
     after each run is recorded."""
 
-    def __init__(self, plan, records, retry_failed=False):
+    def __init__(self, plan: Plan, records: Iterable[RunRecord], retry_failed: bool = False) -> None:
         self.plan = plan
         self.configs = [_Config(key) for key in plan.configs()]
         by_key = {c.key: c for c in self.configs}
@@ -88,14 +94,14 @@ class Schedule:
             config.oom_run = ooms[0] if ooms else None
         self._cursor = 0
 
-    def planned(self):
+    def planned(self) -> List[Any]:
         """The runs known to be owed now (extra --until-ci runs come on top), in order."""
         if self.plan.order == "interleaved":
             rounds = max([len(c.pending) for c in self.configs] + [0])
             return [c.spec(c.pending[i]) for i in range(rounds) for c in self.configs if i < len(c.pending)]
         return [c.spec(k) for c in self.configs for k in c.pending]
 
-    def next(self):
+    def next(self) -> Optional[Tuple[RunSpec, Optional[str]]]:
         for config in self.configs:  # an OOM's leftovers are recorded at once, whatever the order
             if config.oom_run is not None and config.pending:
                 spec = config.spec(config.pending.pop(0))
@@ -113,7 +119,7 @@ class Schedule:
                 return config.spec(config.pending.pop(0)), None
         return None
 
-    def finished(self, record):
+    def finished(self, record: RunRecord) -> None:
         """Take a run's record into account (its configuration's statistics, an OOM)."""
         for config in self.configs:
             if config.key == (record.model, record.batch_size, record.num_gpus):
@@ -122,12 +128,12 @@ class Schedule:
                     config.oom_run = record.run
 
 
-def runs_to_do(plan, records, retry_failed):
+def runs_to_do(plan: Plan, records: List[RunRecord], retry_failed: bool) -> List[RunSpec]:
     """The planned runs still owed: missing, interrupted (or failed, with --retry-failed), in plan order."""
     return Schedule(plan, records, retry_failed).planned()
 
 
-def oom_hints(runs):
+def oom_hints(runs: List[RunRecord]) -> List[str]:
     """One line per model and batch size (per device) that ran out of GPU memory: the batch size to try
     instead. A scaling sweep that ran out at several GPU counts gets one line naming them: the fix is one."""
     lines = []

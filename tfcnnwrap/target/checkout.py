@@ -15,6 +15,8 @@ before the marker, a git checkout of the manifest's URL) and leftovers with its 
 Nothing here is written, chmod-ed or deleted through a symbolic link.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import re
@@ -23,7 +25,7 @@ import stat
 import sys
 import uuid
 from pathlib import Path
-from typing import Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from tfcnnwrap import jsontext, safefs, settings
 from tfcnnwrap.errors import SetupError, TfcnnwrapError
@@ -40,7 +42,7 @@ MARKER_NAME = "tfcnnwrap-setup-checkout"  # in the checkout's .git: setup made t
 _OWN_LEFTOVER = re.compile(r"^\.benchmarks-(new|old)-[0-9a-f]{8}$")
 
 
-def vendor_lock(vendor_dir, shared):
+def vendor_lock(vendor_dir: Path, shared: bool) -> FileLock:
     """The vendor directory's lock: ``setup`` takes it exclusively (it clones, swaps and cleans up there),
     a running sweep shared, so that setup cannot swap the checkout under a sweep."""
     vendor_dir = Path(vendor_dir)
@@ -52,19 +54,19 @@ def vendor_lock(vendor_dir, shared):
     return FileLock(vendor_dir / VENDOR_LOCK_NAME, busy, shared=shared)
 
 
-def checkout_dir(vendor_dir):
+def checkout_dir(vendor_dir: Union[Path, str]) -> Path:
     return Path(vendor_dir) / CHECKOUT_NAME
 
 
-def manifest_path(vendor_dir):
+def manifest_path(vendor_dir: Union[Path, str]) -> Path:
     return Path(vendor_dir) / MANIFEST_NAME
 
 
-def script_path(vendor_dir):
+def script_path(vendor_dir: Union[Path, str]) -> Path:
     return checkout_dir(vendor_dir) / SCRIPT_RELPATH
 
 
-def read_manifest(vendor_dir):
+def read_manifest(vendor_dir: Union[Path, str]) -> Any:
     """The manifest as a dict, or None when there is no (readable) manifest."""
     path = manifest_path(vendor_dir)
     try:
@@ -75,7 +77,7 @@ def read_manifest(vendor_dir):
     return data if isinstance(data, dict) else None
 
 
-def write_manifest(vendor_dir, manifest):
+def write_manifest(vendor_dir: Path, manifest: Dict[str, Any]) -> None:
     """Replace the manifest all at once, never writing through a link planted at its name or a temp name."""
     text = jsontext.dumps(manifest, indent=2, sort_keys=True) + "\n"
     try:
@@ -87,7 +89,7 @@ def write_manifest(vendor_dir, manifest):
         ) from None
 
 
-def remembered(vendor_dir):
+def remembered(vendor_dir: Path) -> Tuple[Optional[str], ...]:
     """(python, repo_url) that the last setup in ``vendor_dir`` was given, each None when unknown.
 
     ``python`` is None when setup used the interpreter running tfcnnwrap (nothing chosen to remember).
@@ -101,14 +103,14 @@ def remembered(vendor_dir):
     return (python if isinstance(python, str) and python else None, url if isinstance(url, str) and url else None)
 
 
-def branch_for(tf_version, manifest):
+def branch_for(tf_version: str, manifest: Optional[Mapping[str, Any]]) -> Tuple[str, str]:
     """(branch, reason) setup would choose for ``tf_version``, offline: from the branch list the manifest
     cached when setup last asked the remote, else from the branches known to exist upstream."""
     names = (manifest or {}).get("upstream_branches") or versions.KNOWN_BRANCHES
     return versions.choose_branch(tf_version, names)
 
 
-def branch_mismatch(tf_version, manifest):
+def branch_mismatch(tf_version: str, manifest: Mapping[str, Any]) -> Optional[str]:
     """A warning when the checkout was fetched for another TensorFlow than ``tf_version``, else None.
 
     A branch the user chose with ``setup --branch`` is never second-guessed.
@@ -127,7 +129,7 @@ def branch_mismatch(tf_version, manifest):
     )
 
 
-def require_script(vendor_dir):
+def require_script(vendor_dir: Path) -> Path:
     """Path of tf_cnn_benchmarks.py in the checkout, or a SetupError naming the fix."""
     script = script_path(vendor_dir)
     if not script.is_file():
@@ -141,7 +143,7 @@ def require_script(vendor_dir):
 # --- the checkout on disk (setup) ---------------------------------------------------------------------------
 
 
-def read_head(repo_dir):
+def read_head(repo_dir: Path) -> Tuple[Optional[str], ...]:
     """(branch, sha) of a checkout's HEAD read from .git files (no git needed); None parts when unknown."""
     git_dir = Path(repo_dir) / ".git"
     try:
@@ -166,7 +168,7 @@ def read_head(repo_dir):
     return branch, None
 
 
-def read_origin_url(repo_dir):
+def read_origin_url(repo_dir: Path) -> Optional[str]:
     """The ``origin`` remote's URL from ``.git/config`` (no git needed), or None."""
     try:
         lines = (Path(repo_dir) / ".git" / "config").read_text(encoding="utf-8").splitlines()
@@ -182,7 +184,7 @@ def read_origin_url(repo_dir):
     return None
 
 
-def checkout_matches(vendor_dir, manifest):
+def checkout_matches(vendor_dir: Path, manifest: Dict[str, Any]) -> bool:
     """True when the checkout is whole and is what the manifest says (branch, and commit when readable)."""
     if not manifest or safefs.is_link(checkout_dir(vendor_dir)) or not script_path(vendor_dir).is_file():
         return False
@@ -190,7 +192,7 @@ def checkout_matches(vendor_dir, manifest):
     return branch == manifest.get("branch") and (sha is None or sha == manifest.get("commit"))
 
 
-def made_by_setup(path, manifest):
+def made_by_setup(path: Path, manifest: Optional[Dict[str, Any]]) -> bool:
     """True when the directory ``path`` is a checkout setup made (its marker, or a git checkout of the
     manifest's URL), or holds nothing at all; a link never is."""
     path = Path(path)
@@ -206,12 +208,12 @@ def made_by_setup(path, manifest):
         return False
 
 
-def mark_as_made_by_setup(clone_dir):
+def mark_as_made_by_setup(clone_dir: Path) -> None:
     with safefs.create_new(Path(clone_dir) / ".git" / MARKER_NAME) as fh:
         fh.write(b"made by tfcnnwrap setup; setup may replace or delete this checkout\n")
 
 
-def own_leftovers(vendor_dir):
+def own_leftovers(vendor_dir: Path) -> List[Any]:
     """Staging and retired directories that setup itself names (and only those)."""
     try:
         names = sorted(os.listdir(str(vendor_dir)))
@@ -220,7 +222,7 @@ def own_leftovers(vendor_dir):
     return [Path(vendor_dir) / name for name in names if _OWN_LEFTOVER.match(name)]
 
 
-def refuse_unsafe_vendor(vendor_dir):
+def refuse_unsafe_vendor(vendor_dir: Path) -> None:
     """SetupError/LinkRefused (exit 2) for a vendor directory setup must not work in: a file where the
     directory should be, or parts that are links leading out of it."""
     vendor_dir = Path(vendor_dir)
@@ -234,7 +236,7 @@ def refuse_unsafe_vendor(vendor_dir):
     safefs.refuse_links_outside(vendor_dir, names, "vendor directory")
 
 
-def refuse_foreign_checkout(vendor_dir, manifest):
+def refuse_foreign_checkout(vendor_dir: Path, manifest: Optional[Dict[str, Any]]) -> None:
     """SetupError (exit 2) when ``benchmarks/`` exists but setup did not make it: it is the user's."""
     target = checkout_dir(vendor_dir)
     if (target.exists() or safefs.is_link(target)) and not made_by_setup(target, manifest):
@@ -244,12 +246,12 @@ def refuse_foreign_checkout(vendor_dir, manifest):
         )
 
 
-def _make_writable(path, is_dir):
+def _make_writable(path, is_dir) -> None:
     mode = stat.S_IMODE(os.lstat(path).st_mode)
     os.chmod(path, mode | stat.S_IWRITE | ((stat.S_IREAD | stat.S_IEXEC) if is_dir else 0))
 
 
-def remove_tree(path):
+def remove_tree(path: Union[Path, str]) -> None:
     """Delete ``path`` and all under it without following links: a link is unlinked, never entered, and
     nothing is chmod-ed through one (a planted link must not make its target writable)."""
     path = str(path)
@@ -261,7 +263,7 @@ def remove_tree(path):
         return
     top_parent = os.path.dirname(os.path.abspath(path))
 
-    def retry(func, failed, _exc):
+    def retry(func, failed, _exc) -> None:
         # Git marks pack files read-only (Windows then refuses to delete them) and a read-only folder
         # keeps its entries on POSIX: clear those flags on real files and folders only, then try again.
         try:
@@ -283,7 +285,7 @@ def remove_tree(path):
         shutil.rmtree(path, onerror=retry)
 
 
-def recover_interrupted(vendor_dir):
+def recover_interrupted(vendor_dir: Path) -> None:
     """Undo what a killed setup left: put back a checkout moved aside, delete its own staging and retired
     copies (nothing else)."""
     vendor_dir = Path(vendor_dir)
@@ -301,7 +303,7 @@ def recover_interrupted(vendor_dir):
         remove_tree(leftover)
 
 
-def new_staging(vendor_dir):
+def new_staging(vendor_dir: Path) -> Path:
     """A new empty staging directory inside the existing ``vendor_dir``."""
     vendor_dir = Path(vendor_dir)
     # Named by hand rather than tempfile.mkdtemp, whose 0700 mode would follow the checkout into place.
@@ -316,7 +318,7 @@ def new_staging(vendor_dir):
     return staging
 
 
-def swap_into_place(staging, target):
+def swap_into_place(staging: Path, target: Path) -> None:
     """Put the complete clone ``staging`` at ``target``; the old checkout is restored if that fails.
 
     Windows cannot replace a non-empty directory in one rename: move the old one aside, move the new one

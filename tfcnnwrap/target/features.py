@@ -9,7 +9,10 @@ compilation, fatal on an op XLA cannot compile) exists from 1.12 on. ``--xla`` m
 which every branch has and the published XLA figures used; ``xla_compile`` stays a pass-through flag.
 """
 
+from __future__ import annotations
+
 import re
+from typing import Iterable, List, Optional, Set
 
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.results.plan import FEATURE_FLAGS
@@ -21,14 +24,14 @@ BRANCH_FLAGS = {branch: dict(_EVERY_FEATURE) for branch in KNOWN_BRANCHES}
 FEATURE_OPTIONS = {feature: ours for feature, (ours, _) in FEATURE_FLAGS.items()}
 
 
-def defined_flags(source):
+def defined_flags(source: str) -> Set[str]:
     """The flag names a benchmark_cnn.py defines (absl ``flags.DEFINE_x('name'`` or a 1.5-era ParamSpec key)."""
     names = set(re.findall(r"""DEFINE_\w+\(\s*['"](\w+)['"]""", source))
     names.update(re.findall(r"""^\s*['"](\w+)['"]\s*:\s*(?:\n\s*)?ParamSpec""", source, re.M))
     return names
 
 
-def branch_flags(features, branch, source=None):
+def branch_flags(features: Iterable[str], branch: Optional[str], source: Optional[str] = None) -> List[str]:
     """``--use_fp16=True`` / ``--xla=True`` for the wanted ``features`` ("fp16", "xla") on ``branch``.
 
     A branch outside the table (a fork, a ``setup --branch`` of one's own) is judged by its checkout's

@@ -4,9 +4,15 @@ URLs are checked before git (or the disk) is touched, so nothing git could read 
 ever reaches it. GitPython is imported inside functions: the no-op re-run needs neither git nor the network.
 """
 
+from __future__ import annotations
+
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Dict, List, Optional
+
+if TYPE_CHECKING:
+    from rich.console import Console
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
@@ -31,7 +37,7 @@ _DISK_TROUBLE = ("no space left", "file too large", "disk quota", "read-only fil
 # --- pure helpers -----------------------------------------------------------------------------------------
 
 
-def normalise_repo_url(raw, flag="--repo-url"):
+def normalise_repo_url(raw: str, flag: str = "--repo-url") -> str:
     """The URL git will be given, or UsageError for anything git could read as an option or a command.
 
     A local path becomes an absolute ``file://`` URL (so that ``--depth`` applies); an ``https://``,
@@ -46,7 +52,7 @@ def normalise_repo_url(raw, flag="--repo-url"):
         raise UsageError(exc.message.replace("--repo-url", flag)) from None
 
 
-def _normalise_repo_url(raw):
+def _normalise_repo_url(raw: str) -> str:
     text = "" if raw is None else str(raw)
     if not text.strip():
         raise UsageError(
@@ -82,13 +88,13 @@ def _normalise_repo_url(raw):
     return Path(text).expanduser().resolve().as_uri()
 
 
-def validate_branch_name(name):
+def validate_branch_name(name: str) -> str:
     if not name or name.startswith("-") or any(ord(ch) <= 32 or ord(ch) == 127 for ch in name):
         raise UsageError("refusing --branch %r: not a branch name; e.g. --branch cnn_tf_v1.12_compatible" % name)
     return name
 
 
-def parse_ls_remote(text):
+def parse_ls_remote(text: str) -> Dict[str, str]:
     """``git ls-remote --heads`` output -> {branch: sha}."""
     heads = {}
     for line in text.splitlines():
@@ -98,7 +104,7 @@ def parse_ls_remote(text):
     return heads
 
 
-def choice_inputs(branch_names):
+def choice_inputs(branch_names: Dict[str, str]) -> List[str]:
     """The branch names that choosing needs (compat branches and master), cached in the manifest."""
     names = versions.compat_branches(branch_names)
     if versions.MASTER in branch_names:
@@ -106,7 +112,7 @@ def choice_inputs(branch_names):
     return names
 
 
-def git_env():
+def git_env() -> Dict[str, str]:
     """Git must never wait for a person: no credential prompts, and stalled transfers abort."""
     return {
         "GIT_TERMINAL_PROMPT": "0",
@@ -116,7 +122,7 @@ def git_env():
     }
 
 
-def git_message(stderr):
+def git_message(stderr: str) -> str:
     """The line of git's stderr (as GitPython quotes it) that says what went wrong."""
     text = str(stderr or "").strip()
     if text.startswith("stderr:"):
@@ -144,7 +150,7 @@ def import_git():
     return git
 
 
-def local_path_of(url):
+def local_path_of(url: str) -> Optional[Path]:
     """The directory a ``file://`` URL names, or None for other URLs."""
     if not url.lower().startswith("file://"):
         return None
@@ -152,7 +158,7 @@ def local_path_of(url):
     return Path(url2pathname(parts.path)) if parts.netloc in ("", "localhost") else None
 
 
-def _unreachable(url, detail):
+def _unreachable(url: str, detail: str) -> SetupError:
     local = local_path_of(url)
     if local is not None and not local.exists():
         return SetupError(
@@ -165,7 +171,7 @@ def _unreachable(url, detail):
     )
 
 
-def list_remote_heads(url):
+def list_remote_heads(url: str) -> Dict[str, str]:
     """{branch: sha} of the remote's branches, from ``git ls-remote --heads``."""
     git = import_git()
     kwargs = {"heads": True, "env": git_env()}
@@ -183,7 +189,7 @@ def list_remote_heads(url):
     return heads
 
 
-def clone_branch(url, branch, dest, console=None):
+def clone_branch(url: str, branch: str, dest: Path, console: Optional[Console] = None) -> str:
     """Clone ``branch`` of ``url`` (depth 1, single branch, no tags) into the empty directory ``dest``;
     returns the commit sha. Every git failure is a SetupError naming the fix."""
     git = import_git()
@@ -207,7 +213,7 @@ def clone_branch(url, branch, dest, console=None):
             status.stop()
 
 
-def clone_failure(url, branch, dest, detail):
+def clone_failure(url: str, branch: str, dest: Path, detail: str) -> SetupError:
     if any(word in detail.lower() for word in _DISK_TROUBLE):
         return SetupError(
             "cloning %s into %s failed (%s); the previous checkout is untouched; free some disk space there "

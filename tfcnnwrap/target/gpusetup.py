@@ -6,6 +6,8 @@ tensorflow.org's "tested build configurations" (Linux GPU); from 2.14 pip brings
 ``tensorflow[and-cuda]`` extra (tfcnnwrap's own ``gpu`` extra installs it on Linux).
 """
 
+from __future__ import annotations
+
 from typing import Optional, Tuple
 
 from tfcnnwrap.run.procs import pip_install_command
@@ -32,7 +34,7 @@ def tested_cuda(version: Optional[Tuple[int, int]]) -> Optional[Tuple[str, str]]
     return None
 
 
-def _pin(version):
+def _pin(version: Tuple[int, ...]) -> str:
     return "%d.%d.*" % tuple(version[:2])
 
 

@@ -5,6 +5,8 @@ Python 3.5 with TF 1.x) and answers with JSON lines: a snapshot after each stage
 ``"complete": true``.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import shutil
@@ -12,7 +14,7 @@ import signal
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Optional, Protocol, Tuple
+from typing import Any, Dict, List, Optional, Protocol, Tuple, Union
 
 from tfcnnwrap.errors import SetupError
 from tfcnnwrap.run.logparse import last_line_of
@@ -51,7 +53,7 @@ class ProbeFailed(SetupError):
     """The interpreter ran but gave no complete answer (crashed, or is not a Python that runs the probe)."""
 
 
-def target_python(python):
+def target_python(python: Optional[Union[Path, str]]) -> str:
     """The interpreter to question: ``--python`` or the one running tfcnnwrap, as an absolute path.
 
     Absolute, because benchmarks run with the script's directory as their working directory: a relative
@@ -66,7 +68,7 @@ def target_python(python):
     return shutil.which(text) or text
 
 
-def quiet_tf_env(extra=None):
+def quiet_tf_env(extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
     env = dict(os.environ)
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     env["PYTHONIOENCODING"] = "utf-8"
@@ -75,7 +77,7 @@ def quiet_tf_env(extra=None):
     return env
 
 
-def parse_answer(stdout_text):
+def parse_answer(stdout_text: str) -> Optional[Union[List[int], Dict[str, Any]]]:
     """The last snapshot the probe printed (as JSON decoded it: not necessarily an object), or None."""
     for line in reversed(stdout_text.splitlines()):
         if line.startswith(MARKER):
@@ -86,15 +88,15 @@ def parse_answer(stdout_text):
     return None
 
 
-def _text(value):
+def _text(value: Optional[str]) -> Optional[str]:
     return value if isinstance(value, str) and value else None
 
 
-def _flag(value):
+def _flag(value: Optional[Union[bool, str]]) -> Optional[bool]:
     return value if isinstance(value, bool) else None
 
 
-def _gflops(value):
+def _gflops(value: Optional[Union[float, str]]) -> Optional[float]:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
@@ -113,7 +115,7 @@ class Bandwidth:
     reason: Optional[str] = None
 
     @classmethod
-    def from_json(cls, data):
+    def from_json(cls, data: Optional[Dict[str, Any]]) -> Optional[Bandwidth]:
         if not isinstance(data, dict):
             return None
         figures = [_gflops(data.get(k)) for k in ("h2d_gbps", "d2h_gbps")]
@@ -121,7 +123,7 @@ class Bandwidth:
         reason = _text(data.get("reason"))
         return cls(figures[0], figures[1], reason[:300] if reason else None)
 
-    def to_dict(self):
+    def to_dict(self) -> Dict[str, Any]:
         return {"h2d_gbps": self.h2d_gbps, "d2h_gbps": self.d2h_gbps, "reason": self.reason}
 
 
@@ -152,7 +154,7 @@ class ProbeAnswer:
     complete: bool = False
 
     @classmethod
-    def from_json(cls, data):
+    def from_json(cls, data: Any) -> Optional[ProbeAnswer]:
         """From one decoded snapshot; None when it is not a JSON object (a wrong probe, or a wrong python)."""
         if not isinstance(data, dict):
             return None
@@ -188,21 +190,21 @@ class ProbeAnswer:
             complete=data.get("complete", True) is True,
         )
 
-    def with_warning(self, text):
+    def with_warning(self, text: str) -> "ProbeAnswer":
         return replace(self, warnings=self.warnings + (text,))
 
-    def gpu_list(self):
+    def gpu_list(self) -> Optional[List[str]]:
         """``gpus`` as JSON wants it: a list, or None."""
         return None if self.gpus is None else list(self.gpus)
 
 
-def _version_text(value):
+def _version_text(value: Optional[str]) -> Optional[str]:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
     return _text(value)
 
 
-def describe_exit(returncode):
+def describe_exit(returncode: int) -> str:
     """``-4`` -> ``'killed by signal SIGILL'``; Windows NTSTATUS codes in hex."""
     if returncode is None:
         return "still running"
@@ -216,7 +218,7 @@ def describe_exit(returncode):
     return "exit code %d" % returncode
 
 
-def crash_hint(returncode):
+def crash_hint(returncode) -> str:
     """A likely cause for a well-known crash code, or ''."""
     illegal = returncode in (-getattr(signal, "SIGILL", 4), 0xC000001D, 132)
     if illegal:
@@ -227,7 +229,15 @@ def crash_hint(returncode):
     return ""
 
 
-def run_probe(python=None, full=False, matmul=False, timeout=None, env=None, partial=False, bandwidth=False):
+def run_probe(
+    python=None,
+    full: bool = False,
+    matmul: bool = False,
+    timeout=None,
+    env=None,
+    partial: bool = False,
+    bandwidth: bool = False,
+):
     """Run the probe and return its ``ProbeAnswer``.
 
     Raises SetupError (``InterpreterNotFound``) when the interpreter cannot be started. When the probe

@@ -6,8 +6,11 @@ Doctor shows them; a sweep warns once at its start. Parsing is pure (tested agai
 output); ``gather`` asks nvidia-smi (two one-shot queries) and reads Linux's /sys.
 """
 
+from __future__ import annotations
+
 import os
 from pathlib import Path
+from typing import Any, Dict, List, Optional, Union
 
 from tfcnnwrap.run.telemetry import _run_smi, find_nvidia_smi
 
@@ -17,7 +20,7 @@ GPU_FIELDS = ("index", "persistence_mode", "power.limit", "power.default_limit",
 APP_FIELDS = ("pid", "process_name", "used_memory")
 
 
-def _value(text):
+def _value(text: str) -> Optional[Union[float, str]]:
     """A field as nvidia-smi prints it with nounits: a number, a word, or None for [N/A] / [Not Supported]."""
     text = text.strip()
     if not text or text.startswith("[") or text.upper() == "N/A":
@@ -28,7 +31,7 @@ def _value(text):
         return text
 
 
-def parse_gpu_state(text):
+def parse_gpu_state(text: str) -> Dict[int, Any]:
     """{index: {field: value}} from ``--query-gpu=GPU_FIELDS --format=csv,noheader,nounits``."""
     gpus = {}
     for line in text.splitlines():
@@ -41,7 +44,7 @@ def parse_gpu_state(text):
     return gpus
 
 
-def parse_compute_apps(text):
+def parse_compute_apps(text: str) -> List[Any]:
     """[{pid, name, used_mib}] from ``--query-compute-apps=pid,process_name,used_memory
     --format=csv,noheader,nounits`` (nothing, or a "No running processes found" line, when none)."""
     apps = []
@@ -56,7 +59,7 @@ def parse_compute_apps(text):
     return apps
 
 
-def gpu_findings(gpus, apps, on_linux=True):
+def gpu_findings(gpus: Dict[int, Any], apps: List[Any], on_linux: bool = True) -> List[Any]:
     """(what, what to do) for each thing on the GPUs that makes numbers wander."""
     found = []
     if apps:
@@ -82,7 +85,7 @@ def gpu_findings(gpus, apps, on_linux=True):
     return found
 
 
-def cpu_findings(root="/"):
+def cpu_findings(root: str = "/") -> List[Any]:
     """(what, what to do) for the CPU frequency governor and a laptop on battery (Linux /sys; nothing
     elsewhere)."""
     found = []
@@ -109,7 +112,7 @@ def cpu_findings(root="/"):
     return found
 
 
-def gather(nvidia_smi=None, root="/", gpu=True):
+def gather(nvidia_smi: Optional[str] = None, root: str = "/", gpu: bool = True) -> List[Dict[str, str]]:
     """Every finding on this machine: [{"what", "fix"}] (``gpu`` False: the CPU's only)."""
     found = []
     path = find_nvidia_smi(nvidia_smi) if gpu else None

@@ -10,16 +10,23 @@ dir -> swap it into place, only over a checkout setup made itself -> write the m
 Git lives in ``gitremote``, the checkout on disk in ``checkout``.
 """
 
+from __future__ import annotations
+
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
 from tfcnnwrap import __version__, prose, render, settings
 from tfcnnwrap.clock import utc_now
 from tfcnnwrap.errors import SetupError, UsageError
 from tfcnnwrap.run.procs import format_command, pip_install_command
 from tfcnnwrap.target import checkout, gitremote, probe, versions
+
+if TYPE_CHECKING:
+    from argparse import Namespace
+
+    from tfcnnwrap.filelock import FileLock
 
 DEFAULT_REPO_URL = "https://github.com/tensorflow/benchmarks.git"
 ENV_PYTHON = settings.ENV_PYTHON
@@ -29,7 +36,7 @@ NOTHING_CHANGED = "Already set up: same upstream and branch; nothing fetched, no
 # --- settings ---------------------------------------------------------------------------------------------
 
 
-def resolve_settings(args, environ=None):
+def resolve_settings(args: Namespace, environ=None) -> Dict[str, Any]:
     """{vendor, python, repo_url, notes}: flag > environment variable > config file > manifest > default.
 
     ``python`` None means the interpreter running tfcnnwrap; ``notes`` says what did not come from a flag.
@@ -62,10 +69,10 @@ def resolve_settings(args, environ=None):
 # --- TensorFlow -------------------------------------------------------------------------------------------
 
 
-def resolve_tensorflow(args, python_arg):
+def resolve_tensorflow(args: Namespace, python_arg: Optional[str]) -> Dict[str, Any]:
     """What setup knows about the target's TensorFlow: a dict with version, parsed, source, python, ..."""
     python = probe.target_python(python_arg)
-    info = {
+    info: dict = {
         "python": python,
         "version": None,
         "parsed": None,
@@ -110,7 +117,7 @@ def resolve_tensorflow(args, python_arg):
     return info
 
 
-def describe_tf(tf):
+def describe_tf(tf: Dict[str, Any]) -> str:
     if not tf["version"]:
         return "unknown (%s)" % tf["python"]
     if tf["source"] == "--tf-version":
@@ -124,7 +131,7 @@ def describe_tf(tf):
     return "%s (import tensorflow in %s)" % (tf["version"], tf["python"])
 
 
-def keras_notes(tf):
+def keras_notes(tf: Dict[str, Any]) -> Tuple[Optional[str], ...]:
     """(row text or None, warning or None) about tf-keras for TensorFlow >= 2.16."""
     if not tf["parsed"] or not versions.needs_legacy_keras(tf["parsed"]):
         return None, None
@@ -145,7 +152,9 @@ def keras_notes(tf):
 # --- choosing and fetching --------------------------------------------------------------------------------
 
 
-def offline_choice(manifest, vendor, url, branch_arg, tf):
+def offline_choice(
+    manifest: Optional[Dict[str, Any]], vendor: Path, url: str, branch_arg: Optional[str], tf: Dict[str, Any]
+) -> Optional[Tuple[str, ...]]:
     """(branch, reason) when the checkout in place already is what this run would fetch; else None.
 
     Without --branch the choice is made again from the branch list cached in the manifest, so a changed
@@ -166,7 +175,7 @@ def offline_choice(manifest, vendor, url, branch_arg, tf):
     return (wanted, reason) if wanted == manifest.get("branch") else None
 
 
-def choose(branch_arg, tf, heads, url):
+def choose(branch_arg: Optional[str], tf: Dict[str, Any], heads: Dict[str, str], url: str) -> Tuple[str, ...]:
     if branch_arg:
         if branch_arg not in heads:
             raise SetupError(
@@ -178,7 +187,17 @@ def choose(branch_arg, tf, heads, url):
     return branch, reason, "rule"
 
 
-def build_manifest(url, branch, reason, source, commit, tf, heads, fetched_at, settings):
+def build_manifest(
+    url: str,
+    branch: str,
+    reason: str,
+    source: str,
+    commit: str,
+    tf: Dict[str, Any],
+    heads: Dict[str, str],
+    fetched_at: str,
+    settings: Dict[str, Any],
+) -> Dict[str, Any]:
     needs_keras = versions.needs_legacy_keras(tf["parsed"]) if tf["parsed"] else None
     return {
         "url": url,
@@ -203,7 +222,7 @@ def build_manifest(url, branch, reason, source, commit, tf, heads, fetched_at, s
 
 
 
-def lock_vendor(vendor, lock):
+def lock_vendor(vendor: Path, lock: FileLock) -> bool:
     """Take the vendor lock exclusively, creating the folder if needed; True when this call created it."""
     created = not vendor.is_dir()
     try:
@@ -219,7 +238,7 @@ def lock_vendor(vendor, lock):
     return created
 
 
-def clone_and_install(url, branch, vendor, lock, console, manifest_for):
+def clone_and_install(url: str, branch, vendor: Path, lock, console, manifest_for) -> str:
     """Clone into a staging directory and swap it in when complete; then write the manifest.
 
     A failure leaves the previous checkout as it was, and no staging directory behind; a vendor folder
@@ -248,7 +267,7 @@ def clone_and_install(url, branch, vendor, lock, console, manifest_for):
     return commit
 
 
-def _remove_empty_vendor(vendor):
+def _remove_empty_vendor(vendor: Path) -> None:
     try:
         (vendor / checkout.VENDOR_LOCK_NAME).unlink()
         vendor.rmdir()
@@ -256,7 +275,7 @@ def _remove_empty_vendor(vendor):
         pass
 
 
-def fetch(args, url, branch_arg, vendor, tf, manifest, console, lock, settings):
+def fetch(args, url: str, branch_arg, vendor: Path, tf, manifest, console, lock, settings):
     """The networked part: list branches, choose, clone or update; returns (branch, reason, commit, headline)."""
     checkout.refuse_foreign_checkout(vendor, manifest)
     heads = gitremote.list_remote_heads(url)
@@ -294,7 +313,7 @@ def fetch(args, url, branch_arg, vendor, tf, manifest, console, lock, settings):
 # --- the verb ---------------------------------------------------------------------------------------------
 
 
-def cmd_setup(args):
+def cmd_setup(args: Namespace) -> int:
     started = time.perf_counter()
     settings = resolve_settings(args)
     vendor = settings["vendor"]
@@ -332,7 +351,7 @@ def cmd_setup(args):
     return 0
 
 
-def _settings_to_record(manifest, url, tf, settings):
+def _settings_to_record(manifest: Dict[str, Any], url: str, tf: Dict[str, Any], settings: Dict[str, Any]):
     """The settings this run should remember when the manifest does not hold them yet, else None."""
     wanted = {"python": tf["python"] if settings["python"] else None, "repo_url": url}
     recorded = manifest.get("settings")
@@ -341,7 +360,7 @@ def _settings_to_record(manifest, url, tf, settings):
     return None if recorded == wanted else wanted
 
 
-def print_summary(out, headline, tf, branch, reason, commit, vendor, url, settings, started):
+def print_summary(out, headline, tf, branch, reason, commit, vendor: Path, url: str, settings, started) -> None:
     from rich.text import Text  # rich: only when something is drawn
 
     keras_row, keras_warning = keras_notes(tf)
@@ -386,7 +405,7 @@ def _print_prose(out, text, width):
               highlight=False, soft_wrap=True)
 
 
-def _sweep_command(vendor):
+def _sweep_command(vendor: Path) -> str:
     """`python -m tfcnnwrap sweep`, with --vendor-dir when a plain sweep would look elsewhere."""
     argv = ["python", "-m", "tfcnnwrap", "sweep"]
     if Path(vendor).resolve() != settings.vendor_dir()[0].resolve():

@@ -7,7 +7,10 @@ such branch -> ``master``; otherwise the newest such branch older than it with t
 (1.6 -> ``cnn_tf_v1.5_compatible``). Pre-releases and nightlies count as their X.Y.
 """
 
+from __future__ import annotations
+
 import re
+from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
 from tfcnnwrap.errors import SetupError, UsageError
 
@@ -29,7 +32,7 @@ _VERSION = re.compile(r"^\s*[vV]?(\d+)\.(\d+)")
 _COMPAT = re.compile(r"^cnn_tf_v(\d+)\.(\d+)_compatible$")
 
 
-def parse_tf_version(text):
+def parse_tf_version(text: Optional[str]) -> Tuple[int, int]:
     """``'2.23.0.dev20261026'`` -> ``(2, 23)``. Raises UsageError when ``text`` has no X.Y."""
     match = _VERSION.match(str(text or ""))
     if not match:
@@ -39,27 +42,27 @@ def parse_tf_version(text):
     return int(match.group(1)), int(match.group(2))
 
 
-def format_version(version):
+def format_version(version: Tuple[int, ...]) -> str:
     return "%d.%d" % tuple(version)
 
 
-def compat_branch_name(version):
+def compat_branch_name(version: Tuple[int, ...]) -> str:
     return COMPAT_TEMPLATE % tuple(version)
 
 
-def short_branch_name(name):
+def short_branch_name(name: str) -> str:
     """``'refs/heads/master'`` -> ``'master'``; other names unchanged."""
     name = str(name)
     return name[len("refs/heads/") :] if name.startswith("refs/heads/") else name
 
 
-def parse_compat_branch(name):
+def parse_compat_branch(name: str) -> Optional[Tuple[int, ...]]:
     """``'cnn_tf_v1.12_compatible'`` (or ``refs/heads/...``) -> ``(1, 12)``; None for any other name."""
     match = _COMPAT.match(short_branch_name(name))
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
-def compat_branches(branch_names):
+def compat_branches(branch_names: Union[Dict[str, str], List[str]]) -> List[Any]:
     """The compat branches among ``branch_names``, oldest TensorFlow first."""
     found = {}
     for name in branch_names:
@@ -69,7 +72,7 @@ def compat_branches(branch_names):
     return [found[v] for v in sorted(found)]
 
 
-def choose_branch(tf_version, branch_names):
+def choose_branch(tf_version: Union[str, Tuple[int, ...]], branch_names: Iterable[str]) -> Tuple[str, str]:
     """The upstream branch for ``tf_version`` (a string or (major, minor)) -> ``(branch, reason)``.
 
     Raises SetupError (naming --branch) when no branch fits: a version older than every compat branch of
@@ -118,7 +121,7 @@ def choose_branch(tf_version, branch_names):
     )
 
 
-def needs_legacy_keras(tf_version):
+def needs_legacy_keras(tf_version: Union[Tuple[int, ...], str]) -> bool:
     """True for TensorFlow >= 2.16 (Keras 3): tf_cnn_benchmarks then needs tf-keras and TF_USE_LEGACY_KERAS=1."""
     version = tuple(tf_version) if isinstance(tf_version, (tuple, list)) else parse_tf_version(tf_version)
     return version >= LEGACY_KERAS_FROM
