@@ -229,15 +229,9 @@ def crash_hint(returncode: int) -> str:
     return ""
 
 
-def run_probe(
-    python: Optional[Union[str, os.PathLike[str]]] = None,
-    full: bool = False,
-    matmul: bool = False,
-    timeout: Optional[float] = None,
-    env: Optional[Dict[str, str]] = None,
-    partial: bool = False,
-    bandwidth: bool = False,
-) -> ProbeAnswer:
+def run_probe(python: Optional[Union[str, os.PathLike[str]]] = None, full: bool = False, matmul: bool = False,
+              timeout: Optional[float] = None, env: Optional[Dict[str, str]] = None, partial: bool = False,
+              bandwidth: bool = False) -> ProbeAnswer:
     """Run the probe and return its ``ProbeAnswer``.
 
     Raises SetupError (``InterpreterNotFound``) when the interpreter cannot be started. When the probe
