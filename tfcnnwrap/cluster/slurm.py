@@ -337,7 +337,7 @@ def fleet_hosts(hosts_dir: Union[Path, str]) -> List[Dict[str, Any]]:  # each a 
     return sorted(records, key=lambda r: r.get("task", -1))
 
 
-def host_record(environ: Optional[os._Environ] = None) -> Dict[str, Any]:
+def host_record(environ: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
     """Where this task runs, from the variables srun gives every task."""
     environ = os.environ if environ is None else environ
     task = int(environ.get("SLURM_PROCID", "0"))

@@ -21,7 +21,7 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, List, Mapping, Optional, Sequence, Tuple, Union
 
 from tfcnnwrap import jsontext, safefs
 from tfcnnwrap.clock import utc_now
@@ -170,7 +170,7 @@ def _host_record(ctx: SweepContext, spec: RunSpec, argv: List[str], started_at: 
 
 
 def run_task(hosts_dir: Union[Path, str], cwd: Union[Path, str], argv: Sequence[str],
-             environ: Optional[os._Environ[str]] = None) -> int:
+             environ: Optional[Mapping[str, str]] = None) -> int:
     """Record this node, run ``argv`` in ``cwd`` (signals forwarded), record its exit code; returns 0."""
     record = slurm.host_record(environ)
     path = Path(hosts_dir) / ("task-%d.json" % record["task"])
