@@ -93,7 +93,7 @@ def query_gpus(nvidia_smi=None, timeout: float = QUERY_TIMEOUT_S):
         memory = _number(parts[2])
         info["gpus"].append(
             {
-                "index": int(_number(parts[0])),
+                "index": int(_number(parts[0])),  # type: ignore[arg-type]  # a number: checked above
                 "name": parts[3],
                 "driver_version": parts[1] or None,
                 "memory_total_mib": int(memory) if memory is not None else None,
