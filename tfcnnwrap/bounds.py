@@ -13,7 +13,7 @@ import math
 
 TYPE_CHECKING = False  # typing's own flag would import typing, which --help does without (cli, bounds, errors)
 if TYPE_CHECKING:
-    from typing import Union
+    from typing import Any, List, Union
 
 MAX_TEXT = 40  # longer number texts are refused before int()/float() spend time on them
 MAX_LIST = 16  # most values in a comma-separated list (--num-gpus 1,2,4,8)
@@ -26,7 +26,8 @@ class OutOfBounds(ValueError):
 class Bound:
     """A whole number or a finite decimal within [low, high] (``low`` excluded when ``low_open``)."""
 
-    def __init__(self, flag, low, high, whole: bool = True, low_open: bool = False, unit: str = "") -> None:
+    def __init__(self, flag: str, low: float, high: float,
+                 whole: bool = True, low_open: bool = False, unit: str = "") -> None:
         self.flag, self.low, self.high = flag, low, high
         self.whole, self.low_open, self.unit = whole, low_open, unit
 
@@ -38,7 +39,7 @@ class Bound:
             return "a number more than %g and at most %g%s" % (self.low, self.high, unit)
         return "a number from %g to %g%s" % (self.low, self.high, unit)
 
-    def parse(self, value):
+    def parse(self, value: object) -> Any:  # int for a whole bound, else float: callers take the kind their flag is
         """``value`` (text or a number) as an int or float within bounds, else OutOfBounds."""
         number = self._number(value)
         too_low = number <= self.low if self.low_open else number < self.low
@@ -46,7 +47,7 @@ class Bound:
             raise OutOfBounds("must be %s, got %s" % (self.describe(), _shown(value)))
         return number
 
-    def parse_list(self, value: str):
+    def parse_list(self, value: str) -> List[Any]:
         """'1,2,4' -> [1, 2, 4]: each within bounds, no repeats, at most MAX_LIST values."""
         parts = [p.strip() for p in str(value).split(",")]
         if not all(parts):
@@ -58,7 +59,7 @@ class Bound:
             raise OutOfBounds("lists a value twice: %s" % _shown(value))
         return numbers
 
-    def _number(self, value):
+    def _number(self, value: object) -> Union[int, float]:
         if isinstance(value, bool):
             raise OutOfBounds("must be %s, got %s" % (self.describe(), _shown(value)))
         text = value if isinstance(value, str) else repr(value)
@@ -84,7 +85,7 @@ class Bound:
         return number
 
 
-def _shown(value: Union[float, str]) -> str:
+def _shown(value: object) -> str:
     text = str(value)
     return repr(text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "...")
 

@@ -18,7 +18,7 @@ from tfcnnwrap.errors import EXIT_INTERRUPTED, EXIT_USAGE, TfcnnwrapError
 
 TYPE_CHECKING = False  # typing's own flag would import typing, which --help does without (cli, bounds, errors)
 if TYPE_CHECKING:
-    from typing import List, Optional
+    from typing import Callable, List, NoReturn, Optional, Sequence, Union
 
 DEFAULT_REPO_URL = "https://github.com/tensorflow/benchmarks.git"
 # What matplotlib's Agg canvas writes, by file suffix (checked without importing matplotlib).
@@ -57,7 +57,8 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
     list of them, never at a hyphen); indented lines, the examples, are commands: broken only where a copy
     still runs (_example_lines)."""
 
-    def __init__(self, prog, indent_increment: int = 2, max_help_position: int = 24, width=None) -> None:
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: Optional[int] = None) -> None:
         import shutil  # start-up: --help loads only what it needs
 
         width = width or shutil.get_terminal_size().columns - 2
@@ -78,7 +79,7 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
         return textwrap.wrap(" ".join(text.split()), width, break_long_words=False, break_on_hyphens=False)
 
 
-def _example_lines(line, width):
+def _example_lines(line: str, width: int) -> str:
     """An example command (an indented line of an epilog) that fits ``width``: on POSIX broken between its
     shell words with a `` \\`` continuation, so that a copy of the lines runs as the one command; never
     inside a quoted argument. On Windows it stays one line (cmd continues with ^, PowerShell with a
@@ -105,7 +106,7 @@ def _example_lines(line, width):
 class _Parser(argparse.ArgumentParser):
     """argparse that reports errors as one line naming the fix, with exit code 2."""
 
-    def error(self, message: str):
+    def error(self, message: str) -> NoReturn:
         from tfcnnwrap import prose  # --help stays on cli, bounds, errors; prose brings shutil, textwrap
 
         prose.write("%s: error: %s (see `%s --help`)" % (self.prog, message, self.prog))
@@ -121,10 +122,10 @@ def _text(value: str) -> str:
     return value
 
 
-def _number(bound, as_list: bool = False):
+def _number(bound: bounds.Bound, as_list: bool = False) -> Callable[[str], Union[float, List[float]]]:
     """argparse type for a number within ``bound`` (tfcnnwrap.bounds)."""
 
-    def parse(value):
+    def parse(value: str) -> Union[float, List[float]]:
         try:
             return bound.parse_list(value) if as_list else bound.parse(value)
         except bounds.OutOfBounds as exc:
@@ -563,10 +564,12 @@ VERB_BUILDERS = (_add_setup, _add_sweep, _add_report, _add_compare, _add_referen
 class _VersionAction(argparse.Action):
     """--version; what it prints is assembled only when asked (about.py reads the checkout's files)."""
 
-    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None) -> None:
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: object = argparse.SUPPRESS, help: Optional[str] = None) -> None:
         super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
 
-    def __call__(self, parser, namespace, values, option_string=None) -> None:
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: Optional[str] = None) -> None:
         from tfcnnwrap.about import version_text  # --help stays on cli, bounds, errors; about brings platform
 
         sys.stdout.write(version_text() + "\n")
@@ -599,7 +602,7 @@ def build_parser() -> _Parser:
     return parser
 
 
-def _crash_report(exc):
+def _crash_report(exc: BaseException) -> Optional[str]:
     """Write the traceback to a file and return its path (or None if even that fails)."""
     import tempfile  # start-up: --help loads only what it needs
     import traceback  # start-up: --help loads only what it needs

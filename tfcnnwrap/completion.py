@@ -15,6 +15,8 @@ from tfcnnwrap.errors import SetupError
 
 if TYPE_CHECKING:
     from argparse import Namespace
+    from types import ModuleType
+    from typing import Iterator
 
 
 SHELLS = ("bash", "zsh", "fish")
@@ -23,7 +25,7 @@ _DIR_METAVARS = {"DIR", "SWEEP_DIR", "BUNDLE|DIR"}
 _FILE_METAVARS = {"FILE", "FILE.csv", "FILE.png", "PY", "BUNDLE", "PATH", "SWEEP_DIR|BUNDLE"}
 
 
-def _parsers(parser):
+def _parsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
     """The parser and every verb's parser below it."""
     yield parser
     for action in parser._actions:
@@ -32,14 +34,14 @@ def _parsers(parser):
                 yield from _parsers(sub)
 
 
-def _mark_paths(parser, shtab) -> None:
+def _mark_paths(parser: argparse.ArgumentParser, shtab: ModuleType) -> None:
     """Paths complete as paths: directories where a directory is wanted, files (and directories) elsewhere."""
     for each in _parsers(parser):
         for action in each._actions:
             if action.metavar in _DIR_METAVARS:
-                action.complete = shtab.DIRECTORY
+                action.complete = shtab.DIRECTORY  # type: ignore[attr-defined]  # shtab's own attribute
             elif action.metavar in _FILE_METAVARS:
-                action.complete = shtab.FILE
+                action.complete = shtab.FILE  # type: ignore[attr-defined]  # shtab's own attribute
 
 
 def script(shell: str) -> str:

@@ -16,7 +16,9 @@ from tfcnnwrap import safefs
 from tfcnnwrap.errors import TfcnnwrapError
 
 if TYPE_CHECKING:
+    import ctypes
     from io import BufferedRandom
+    from typing import Optional, Union
 
 
 class LockBusy(TfcnnwrapError):
@@ -29,7 +31,7 @@ def _lock_posix(fh: BufferedRandom, shared: bool) -> None:
     fcntl.flock(fh.fileno(), (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
 
 
-def _overlapped():
+def _overlapped() -> ctypes.Structure:
     import ctypes  # Windows only
     from ctypes import wintypes  # Windows only
 
@@ -40,7 +42,7 @@ def _overlapped():
     return OVERLAPPED()
 
 
-def _lock_windows(fh, shared) -> None:
+def _lock_windows(fh: BufferedRandom, shared: bool) -> None:
     import ctypes  # Windows only
     import msvcrt  # Windows only
 
@@ -52,7 +54,7 @@ def _lock_windows(fh, shared) -> None:
         raise OSError("LockFileEx failed")
 
 
-def _unlock_windows(fh) -> None:
+def _unlock_windows(fh: BufferedRandom) -> None:
     import ctypes  # Windows only
     import msvcrt  # Windows only
 
@@ -63,13 +65,13 @@ def _unlock_windows(fh) -> None:
 class FileLock:
     """``acquire()`` raises LockBusy (exit 2, ``busy_message``) when another process holds it."""
 
-    def __init__(self, path, busy_message=None, shared=False):
+    def __init__(self, path: Union[Path, str], busy_message: Optional[str] = None, shared: bool = False):
         self.path = Path(path)
         self.shared = shared
         self.busy_message = busy_message or (
             "%s is in use by another tfcnnwrap sweep; wait for it to finish or stop it first" % self.path.parent
         )
-        self.fh = None
+        self.fh: Optional[BufferedRandom] = None
 
     @property
     def held(self) -> bool:

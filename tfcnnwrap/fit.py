@@ -10,7 +10,7 @@ that print tables.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from rich import box
 from rich.cells import cell_len
@@ -22,6 +22,8 @@ from tfcnnwrap.prose import fill
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions
+
+    from tfcnnwrap.render import Col
 
 # Two spaces between columns, a rule under the header, no frame: the most columns in the fewest cells.
 GAP = 2
@@ -41,7 +43,7 @@ def _cell_range(text: str, wrap: bool) -> Tuple[int, ...]:
     return max(words or [0]), widest
 
 
-def wrap_parts(parts, width: int, sep: str = " · ") -> List[Any]:
+def wrap_parts(parts: Iterable[str], width: int, sep: str = " · ") -> List[Any]:
     """Greedy lines of ``parts`` joined by ``sep``, a part never broken unless it alone is wider than
     ``width`` (a long path)."""
     lines, line = [], ""
@@ -74,11 +76,12 @@ class FittedTable(Table):
     """A rich Table (its columns may still be tweaked: ``no_wrap``, ``min_width``) that chooses at render
     time which columns it can show at the width it is given."""
 
-    def __init__(self, specs, cells, numeric, title=None, caption=None, hint=HIDDEN_HINT):
+    def __init__(self, specs: Iterable[Col], cells: Iterable[Sequence[str]], numeric: Iterable[bool],
+                 title: Union[str, Sequence[str], None] = None, caption: Optional[str] = None, hint: str = HIDDEN_HINT):
         super().__init__(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1),
                          collapse_padding=True, header_style="bold", show_lines=False)
         self.specs = list(specs)
-        self.cells = []
+        self.cells: List[List[str]] = []
         self.fit_title = title
         self.fit_caption = caption
         self.hint = hint
@@ -96,7 +99,7 @@ class FittedTable(Table):
 
     # -- layout -----------------------------------------------------------------------------------------
 
-    def _ranges(self):
+    def _ranges(self) -> List[Tuple[int, int]]:
         out = []
         for i, column in enumerate(self.columns):
             header_words = [cell_len(w) for w in self.specs[i].header.split()] or [0]
@@ -108,14 +111,14 @@ class FittedTable(Table):
             out.append((low, max(low, high)))
         return out
 
-    def layout(self, width: int):
+    def layout(self, width: int) -> Union[Tuple[List[int], List[int]], Tuple[None, None]]:
         """(kept column indices, their widths), or (None, None) when not even the fixed columns fit."""
         ranges = self._ranges()
         keep = list(range(len(self.specs)))
         # Columns of one priority go together (min without max would read oddly), the highest first.
         levels = sorted({s.priority for s in self.specs if s.priority > 0}, reverse=True)
 
-        def narrowest():
+        def narrowest() -> int:
             return sum(ranges[i][0] for i in keep) + GAP * (len(keep) - 1)
 
         while keep and narrowest() > width and levels:
@@ -132,7 +135,7 @@ class FittedTable(Table):
             spare -= grow
         return keep, [widths[i] for i in keep]
 
-    def _inner(self, keep: List[int], widths) -> Table:
+    def _inner(self, keep: List[int], widths: Sequence[int]) -> Table:
         inner = Table(box=self.box, show_edge=False, pad_edge=False, padding=(0, 1), collapse_padding=True,
                       header_style=self.header_style, show_lines=False)
         for i, w in zip(keep, widths):
@@ -171,7 +174,7 @@ class FittedTable(Table):
         if keep is None:
             yield from self._stacked(width)
         else:
-            yield self._inner(keep, widths)
+            yield self._inner(keep, widths)  # type: ignore[arg-type]  # widths with keep
             hidden = [self.specs[i].header for i in range(len(self.specs)) if i not in keep]
             if hidden:
                 # prose: wrapped between words, later lines indented, "60 columns" kept together
@@ -180,9 +183,9 @@ class FittedTable(Table):
         if self.fit_caption:
             yield Text(str(self.fit_caption))
 
-    def __rich_measure__(self, console: Console, options):
+    def __rich_measure__(self, console: Console, options: ConsoleOptions):
         keep, widths = self.layout(options.max_width)
         if keep is None:
             return Measurement(1, options.max_width)
-        total = sum(widths) + GAP * (len(widths) - 1)
+        total = sum(widths) + GAP * (len(widths) - 1)  # type: ignore[arg-type]  # widths with keep
         return Measurement(total, total)

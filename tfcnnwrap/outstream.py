@@ -13,7 +13,7 @@ from __future__ import annotations
 import io
 import os
 import sys
-from typing import Optional
+from typing import Optional, TextIO
 
 EXIT_OUTPUT_LOST = 2
 # Verbs whose work is on disk whatever stdout does: they keep their own exit status when stdout fails.
@@ -24,15 +24,15 @@ class GuardedStream(io.TextIOBase):
     """A text stream that never raises on write or flush: the first failure is reported once and the rest
     of the output is dropped."""
 
-    def __init__(self, stream, verb: str, lost: Optional[str] = None) -> None:
+    def __init__(self, stream: TextIO, verb: str, lost: Optional[str] = None) -> None:
         super().__init__()
         self._stream = stream
         self._verb = verb or "tfcnnwrap"
-        self.lost = None
+        self.lost: Optional[str] = None
         if lost:
             self._lose(lost)
 
-    def _lose(self, why) -> None:
+    def _lose(self, why: str) -> None:
         if self.lost is not None:
             return
         self.lost = why
@@ -85,11 +85,11 @@ class GuardedStream(io.TextIOBase):
         return getattr(self._stream, "encoding", "utf-8")
 
     @property
-    def errors(self):  # type: ignore[override]  # read-only here: the guarded stream's own
+    def errors(self) -> Optional[str]:  # type: ignore[override]  # read-only here: the guarded stream's own
         return getattr(self._stream, "errors", "replace")
 
     @property
-    def line_buffering(self):
+    def line_buffering(self) -> bool:
         return getattr(self._stream, "line_buffering", False)
 
 

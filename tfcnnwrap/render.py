@@ -12,11 +12,13 @@ import math
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, NoReturn, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, List, Mapping, NamedTuple, NoReturn, Optional, Sequence, TextIO, Tuple, Union
 
 from tfcnnwrap.jsontext import csv_cell, dumps, envelope
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from tfcnnwrap.fit import FittedTable
 
 
@@ -35,6 +37,9 @@ class Col(NamedTuple):
     wrap: bool = False
     digits: Optional[int] = None
 
+
+# The columns a table is given: keys, (key, header[, priority[, wrap]]) tuples or Cols (columns_of).
+Columns = Sequence[Union[str, Col, Tuple[Union[str, int, bool], ...]]]
 
 HUMAN_FIXED_LIMIT = 1e15  # floats this large are shown in scientific notation
 
@@ -89,11 +94,11 @@ def human(value: Any, digits: int = 2) -> str:
     return safe_text(str(value))
 
 
-def to_json(obj) -> str:
+def to_json(obj: Any) -> str:  # any JSON value
     return dumps(obj, indent=2)
 
 
-def columns_of(rows: List[Dict[str, Any]], columns: Optional[Sequence[Any]] = None) -> List[Col]:
+def columns_of(rows: Sequence[Mapping[str, Any]], columns: Optional[Columns] = None) -> List[Col]:
     """``columns`` (keys, (key, header[, priority[, wrap]]) tuples or Cols) as Cols; every key of ``rows``
     in first-seen order when not given."""
     if columns:
@@ -114,7 +119,7 @@ def _digits(column: Col, default: int) -> int:
 
 
 def to_markdown(
-    rows: List[Dict[str, Any]], columns: Optional[List[Union[Col, Tuple[str, ...]]]] = None, digits: int = 2
+    rows: Sequence[Mapping[str, Any]], columns: Optional[Columns] = None, digits: int = 2
 ) -> str:
     cols = _columns(rows, columns)
     # numbers right-aligned, as in the terminal's table
@@ -126,7 +131,7 @@ def to_markdown(
     return "\n".join(out) + "\n"
 
 
-def to_csv(rows: List[Dict[str, Any]], columns: Optional[List[str]] = None) -> str:
+def to_csv(rows: Sequence[Mapping[str, Any]], columns: Optional[Columns] = None) -> str:
     cols = _columns(rows, columns)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
@@ -141,7 +146,7 @@ _FIGURE = re.compile(r"^[<>+\-\u2212$]?\d[\d.,]*(%|x| W)?(/\d+)?( \([^)]*\))?\u2
 _NO_FIGURE = ("", "-", "n/a")
 
 
-def _numeric(rows: List[Dict[str, Any]], key: str) -> bool:
+def _numeric(rows: Sequence[Mapping[str, Any]], key: str) -> bool:
     """Whether a column holds figures (right-aligned, as numbers are): numbers, or text that writes one."""
     values = [r.get(key) for r in rows]
     if any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
@@ -150,7 +155,9 @@ def _numeric(rows: List[Dict[str, Any]], key: str) -> bool:
     return bool(texts) and all(_FIGURE.match(v.strip()) for v in texts)
 
 
-def make_table(rows, columns=None, title=None, digits: int = 2, caption=None, hint=None) -> FittedTable:
+def make_table(rows: Sequence[Mapping[str, Any]], columns: Optional[Columns] = None,
+               title: Union[str, List[str], Tuple[str, ...], None] = None, digits: int = 2,
+               caption: Optional[str] = None, hint: Optional[str] = None) -> FittedTable:
     """A rich table of ``rows`` that fits the width it is printed at (``fit.FittedTable``): no cell ever
     folds, the highest-priority columns drop out first, a line names them. ``title``: text, or a list of
     parts kept whole and wrapped between them (a GPU name never splits)."""
@@ -168,7 +175,7 @@ def make_table(rows, columns=None, title=None, digits: int = 2, caption=None, hi
 PIPE_WIDTH = 160
 
 
-def console(stderr: bool = False, **options):
+def console(stderr: bool = False, **options: Any) -> Console:
     from rich.console import Console  # rich: only when something is drawn
 
     class _Console(Console):
@@ -212,7 +219,7 @@ def env_columns() -> Optional[int]:
     return value if value >= MIN_COLUMNS else None
 
 
-def _terminal_width(stderr: bool):
+def _terminal_width(stderr: bool) -> Optional[int]:
     """The width of the terminal the console writes to, or None when it writes elsewhere."""
     try:
         width = os.get_terminal_size((sys.stderr if stderr else sys.stdout).fileno()).columns
@@ -224,7 +231,7 @@ def _terminal_width(stderr: bool):
 _URL = re.compile(r"https?://\S+")
 
 
-def print_note(out, line: str) -> None:
+def print_note(out: Console, line: str) -> None:
     """Print a note on ``out`` wrapped at its width, except a URL too long for a line: that one gets a line
     of its own, unbroken (the terminal folds it without a newline, so a copied URL still works) and, on a
     terminal, an OSC 8 link."""
@@ -248,13 +255,15 @@ def print_note(out, line: str) -> None:
             out.print(part, markup=False)
 
 
-def emit(rows=(), fmt: str = "table", columns=None, title=None, digits: int = 2, caption=None, stream=None, kind=None,
-         conditions=None, extra=None) -> None:
+def emit(rows: Sequence[Mapping[str, Any]] = (), fmt: str = "table", columns: Optional[Columns] = None,
+         title: Union[str, List[str], Tuple[str, ...], None] = None, digits: int = 2, caption: Optional[str] = None,
+         stream: Optional[TextIO] = None, kind: Optional[str] = None, conditions: Optional[Mapping[str, Any]] = None,
+         extra: Optional[Mapping[str, Any]] = None) -> None:
     """Write ``rows`` to stdout in ``fmt`` (table, markdown, csv, json or jsonl): the one format dispatcher.
     JSON is the envelope (``jsontext.envelope``) of ``kind`` with ``conditions`` and ``extra`` keys."""
     stream = stream or sys.stdout
     if fmt == "json":
-        stream.write(to_json(envelope(kind, rows, conditions, **(extra or {}))) + "\n")
+        stream.write(to_json(envelope(kind, rows, conditions, **(extra or {}))) + "\n")  # type: ignore[arg-type]
     elif fmt == "jsonl":
         for row in rows:
             stream.write(dumps(row) + "\n")

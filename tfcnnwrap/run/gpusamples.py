@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import math
 import statistics
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-LEGACY_FIELDS = ("timestamp", "index", "temperature.gpu", "clocks.sm", "power.draw", "utilization.gpu",
-                 "memory.used")
+LEGACY_FIELDS: Tuple[str, ...] = ("timestamp", "index", "temperature.gpu", "clocks.sm", "power.draw", "utilization.gpu",
+                                  "memory.used")
 REASON_FIELDS = ("clocks_event_reasons.active", "clocks_throttle_reasons.active")
 PCIE_FIELDS = ("pcie.link.gen.current", "pcie.link.gen.max", "pcie.link.width.current", "pcie.link.width.max")
 # query field -> the sample's key
@@ -53,7 +53,7 @@ EARLY_FRACTION = 0.10
 _MISSING = {"", "n/a", "[n/a]", "[not supported]", "not supported", "[unknown error]", "[gpu is lost]"}
 
 
-def _number(text):
+def _number(text: str) -> Optional[float]:
     text = text.strip()
     if text.lower() in _MISSING:
         return None
@@ -66,19 +66,19 @@ def _number(text):
     return int(value) if float(value).is_integer() else value
 
 
-def header_fields(line: str):
+def header_fields(line: str) -> Optional[Tuple[str, ...]]:
     """The query fields a header row names (units such as `` [MHz]`` dropped), or None for a data line."""
     parts = [p.strip().split(" [", 1)[0].strip() for p in line.split(",")]
     return tuple(parts) if parts and parts[0] == "timestamp" else None
 
 
-def parse_sample_line(line: str, fields=LEGACY_FIELDS):
+def parse_sample_line(line: str, fields: Sequence[str] = LEGACY_FIELDS) -> Optional[Dict[str, Any]]:
     """One CSV line of the sampler -> dict of numbers (None where nvidia-smi says N/A), or None if the line
     is not a sample (a header, a cut-off last line, an error message)."""
     parts = [p.strip() for p in line.split(",")]
     if len(parts) != len(fields):
         return None
-    sample = {KEYS.get(name, name): _number(text) for name, text in zip(fields[1:], parts[1:])}
+    sample: Dict[str, Any] = {KEYS.get(name, name): _number(text) for name, text in zip(fields[1:], parts[1:])}
     if sample.get("index") is None:
         return None
     sample["timestamp"] = parts[0]
@@ -88,7 +88,7 @@ def parse_sample_line(line: str, fields=LEGACY_FIELDS):
     return sample
 
 
-def parse_lines(lines):
+def parse_lines(lines: Iterable[str]) -> Tuple[List[Dict[str, Any]], int]:
     """(samples, skipped): every sample of a file's lines, the header row (if any) naming the fields."""
     fields, samples, skipped = LEGACY_FIELDS, [], 0
     for line in lines:
@@ -120,7 +120,7 @@ def _rounded(value: Optional[float], digits: int = 1) -> Optional[float]:
     return None if value is None else round(value, digits)
 
 
-def _max(values):
+def _max(values: Sequence[float]) -> Optional[float]:
     return max(values) if values else None
 
 
@@ -128,7 +128,7 @@ def _mean(values: List[Any]) -> Optional[float]:
     return statistics.mean(values) if values else None
 
 
-def throttle_verdict(clocks: List[Any]) -> Tuple[Optional[float], ...]:
+def throttle_verdict(clocks: List[Any]) -> Tuple[Optional[bool], Optional[float], Optional[float]]:
     """``(throttled, early_level, lowest_window_median)`` for the SM clocks of the busy samples, in order.
 
     ``throttled`` is None when there are too few samples to tell (see the module docstring).
@@ -158,14 +158,14 @@ def active_reasons(busy: List[Any]) -> Optional[List[str]]:
     return [name for _, name in REASON_BITS if counts.get(name, 0) >= needed and name not in BENIGN_REASONS]
 
 
-def pcie_link(samples):
+def pcie_link(samples: List[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
     """The link the GPU trained to under load: the highest current generation and width seen (an idle
     link drops to gen1 to save power), against the maximum the card and slot allow."""
     values = {key: _max(_values(samples, key)) for key in ("pcie_gen", "pcie_gen_max", "pcie_width",
                                                             "pcie_width_max")}
     if values["pcie_gen"] is None and values["pcie_width"] is None:
         return None
-    link = {"gen": values["pcie_gen"], "gen_max": values["pcie_gen_max"], "width": values["pcie_width"],
+    link: Dict[str, Any] = {"gen": values["pcie_gen"], "gen_max": values["pcie_gen_max"], "width": values["pcie_width"],
             "width_max": values["pcie_width_max"]}
     link["text"] = "gen%s x%s of gen%s x%s" % tuple("?" if v is None else v for v in
                                                     (link["gen"], link["width"], link["gen_max"], link["width_max"]))
@@ -174,8 +174,8 @@ def pcie_link(samples):
     return link
 
 
-def _throttled(clock_verdict, reasons) -> Optional[bool]:
-    by_reason = bool(reasons) and any(r not in LISTED_ONLY_REASONS for r in reasons)
+def _throttled(clock_verdict: Optional[bool], reasons: Optional[List[str]]) -> Optional[bool]:
+    by_reason = bool(reasons) and any(r not in LISTED_ONLY_REASONS for r in reasons)  # type: ignore[union-attr]
     if by_reason or clock_verdict:
         return True
     return clock_verdict if reasons is None else False

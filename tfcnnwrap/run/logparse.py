@@ -477,7 +477,7 @@ class LogParser:
         if found is not None and STAGES.index(found) > STAGES.index(self.stage):
             self.stage = found
 
-    def _start_ranks(self, prefix) -> None:
+    def _start_ranks(self, prefix: Prefix) -> None:
         """From here on, lines are told apart by rank; what was read before the first header belongs to
         the first rank (its state moves to that rank's parser)."""
         first = LogParser()
@@ -658,7 +658,7 @@ class _FileScanner:
     traceback) while the handler says it is inside one.
     """
 
-    def __init__(self, parser) -> None:
+    def __init__(self, parser: LogParser) -> None:
         self.parser = parser
 
     def scan(self, data: bytes, markers: Tuple[bytes, ...], handle: Callable, in_block: Callable) -> None:
@@ -812,7 +812,7 @@ def parse_file(path: Union[Path, str], failures: str = "always", chunk_size: int
     return _parse_chunks(path, failures, chunk_size)
 
 
-def _parse_chunks(path, failures: str, chunk_size: int) -> ParsedLog:
+def _parse_chunks(path: Union[Path, str], failures: str, chunk_size: int) -> ParsedLog:
     """parse_file for a file bigger than one chunk: the scanner over blocks of whole lines."""
     parser = LogParser()
     scanner = _FileScanner(parser)
@@ -874,7 +874,7 @@ def _read_whole(path: Union[Path, str], chunk_size: int) -> Optional[bytes]:
     return data if len(data) <= size else None  # a file that grows is read in chunks
 
 
-def _complete_lines(path: Path, chunk_size: int) -> Iterator[bytes]:
+def _complete_lines(path: Union[Path, str], chunk_size: int) -> Iterator[bytes]:
     """The file as a series of byte blocks of whole lines (lines over MAX_LINE cut to MAX_LINE)."""
     carry = b""
     skipping = False  # inside a line already cut to MAX_LINE: drop bytes up to its end

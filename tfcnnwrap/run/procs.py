@@ -21,9 +21,24 @@ import signal
 import subprocess
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Tuple
+from typing import (
+    IO,
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    ContextManager,
+    Dict,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 if TYPE_CHECKING:
+    import ctypes
     from pathlib import Path
 
 GRACE_S = 3.0  # between SIGTERM and SIGKILL of a process group
@@ -124,7 +139,7 @@ os.killpg(0, signal.SIGKILL)
 """
 
 
-def _parent_death_signal():
+def _parent_death_signal() -> Optional[Callable[[], None]]:
     """Linux only: a function for the child to call between fork and exec so that it is killed when its
     parent dies, even by SIGKILL. Resolved here, in the parent, so the child runs no import or dlopen."""
     if not sys.platform.startswith("linux"):
@@ -151,7 +166,7 @@ def popen_group_kwargs() -> Dict[str, Any]:
     stops the child's whole tree) and, on Linux, death with the parent."""
     if os.name == "nt":
         return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}  # type: ignore[attr-defined]  # Windows only
-    kwargs = {"start_new_session": True}
+    kwargs: Dict[str, Any] = {"start_new_session": True}
     if _DIE_WITH_PARENT is not None:
         kwargs["preexec_fn"] = _DIE_WITH_PARENT
     return kwargs
@@ -160,7 +175,7 @@ def popen_group_kwargs() -> Dict[str, Any]:
 _WINDOWS_JOB = None
 
 
-def _windows_kill_on_close_job():
+def _windows_kill_on_close_job() -> Optional[Tuple[ctypes.CDLL, int]]:
     """The job object shared by ``bind_to_our_lifetime``'s processes (see ``_new_windows_job``)."""
     global _WINDOWS_JOB
     if _WINDOWS_JOB is None:
@@ -168,7 +183,7 @@ def _windows_kill_on_close_job():
     return _WINDOWS_JOB
 
 
-def _new_windows_job():
+def _new_windows_job() -> Optional[Tuple[ctypes.CDLL, int]]:
     """A Windows job object whose processes are all killed when its last handle closes, which happens when
     tfcnnwrap exits or is killed: Windows' counterpart of the Linux parent-death signal. None if unavailable."""
     import ctypes  # Windows only
@@ -223,7 +238,7 @@ def _new_windows_job():
     return kernel32, job
 
 
-def bind_to_our_lifetime(proc) -> None:
+def bind_to_our_lifetime(proc: subprocess.Popen[bytes]) -> None:
     """Make ``proc`` (and what it starts) die with tfcnnwrap even if tfcnnwrap is killed. On Linux the
     parent-death signal set by ``popen_group_kwargs`` does it; on Windows a kill-on-close job object.
     Best effort: never raises."""
@@ -233,7 +248,7 @@ def bind_to_our_lifetime(proc) -> None:
         found = _windows_kill_on_close_job()
         if found is not None:
             kernel32, job = found
-            kernel32.AssignProcessToJobObject(job, int(proc._handle))
+            kernel32.AssignProcessToJobObject(job, int(proc._handle))  # type: ignore[attr-defined]  # Windows only
     except Exception:  # noqa: BLE001 - the run goes on without it; Ctrl-C and timeouts still stop the tree
         pass
 
@@ -269,7 +284,7 @@ def kill_tree(proc: subprocess.Popen, grace_s: float = GRACE_S) -> None:
 
 
 @contextlib.contextmanager
-def _spawning():
+def _spawning() -> Iterator[None]:
     """SIGTERM blocked in this thread while the supervisor is forked; the child inherits the mask, and the
     supervisor unblocks it once its own handler is in place. A batch system that ends a job sends SIGTERM to
     every process of it at once (Slurm's job kill, systemd's control-group stop), a supervisor just forked
@@ -295,11 +310,13 @@ class ProcessGroup:
     (use it as a context manager). Raises OSError like ``Popen`` when the command cannot be executed.
     """
 
-    def __init__(self, argv, cwd=None, env=None, stdout=None, stderr=None):
+    def __init__(self, argv: Sequence[Union[str, Path]], cwd: Union[Path, str, None] = None,
+                 env: Optional[Mapping[str, str]] = None, stdout: Union[int, IO[bytes], None] = None,
+                 stderr: Union[int, IO[bytes], None] = None):
         self.argv = [str(a) for a in argv]
         self.exited = threading.Event()
-        self.returncode = None
-        self._job = None
+        self.returncode: Optional[int] = None
+        self._job: Optional[Tuple[ctypes.CDLL, int]] = None
         self._stdin_lock = threading.Lock()
         if os.name == "nt":
             self._start_windows(cwd, env, stdout, stderr)
@@ -309,7 +326,8 @@ class ProcessGroup:
         self.stdout = self.popen.stdout
         self.stderr = self.popen.stderr
 
-    def _start_posix(self, cwd: Optional[Path], env: Optional[Dict[str, str]], stdout, stderr) -> None:
+    def _start_posix(self, cwd: Union[Path, str, None], env: Optional[Mapping[str, str]],
+                     stdout: Union[int, IO[bytes], None], stderr: Union[int, IO[bytes], None]) -> None:
         status_r, status_w = os.pipe()
         try:
             with _spawning():
@@ -345,7 +363,8 @@ class ProcessGroup:
             self.returncode = self.popen.wait()
         self.exited.set()
 
-    def _start_windows(self, cwd, env, stdout, stderr) -> None:
+    def _start_windows(self, cwd: Union[Path, str, None], env: Optional[Mapping[str, str]],
+                       stdout: Union[int, IO[bytes], None], stderr: Union[int, IO[bytes], None]) -> None:
         self.popen = subprocess.Popen(
             self.argv, cwd=None if cwd is None else str(cwd), env=env, stdin=subprocess.DEVNULL, stdout=stdout,
             stderr=stderr, bufsize=0, creationflags=subprocess.CREATE_NEW_PROCESS_GROUP,  # type: ignore[attr-defined]  # Windows only
@@ -363,7 +382,7 @@ class ProcessGroup:
         self.returncode = self.popen.wait()
         self.exited.set()
 
-    def wait(self, timeout=None):
+    def wait(self, timeout: Optional[float] = None) -> Optional[int]:
         """The command's exit code, or None if it is still running after ``timeout`` seconds."""
         self.exited.wait(timeout)
         return self.returncode
@@ -430,7 +449,10 @@ class ProcessGroup:
         self.close()
 
 
-def run_captured(argv, timeout: float, env=None, cwd=None, guard=None) -> Tuple[Optional[int], bytes, bytes]:
+def run_captured(argv: Sequence[Union[str, Path]], timeout: float, env: Optional[Mapping[str, str]] = None,
+                 cwd: Union[Path, str, None] = None,
+                 guard: Optional[Callable[[ProcessGroup], ContextManager[object]]] = None,
+                 ) -> Tuple[Optional[int], bytes, bytes]:
     """Run ``argv`` in a ``ProcessGroup``, collecting stdout and stderr apart.
 
     Returns (returncode or None when it timed out, stdout bytes, stderr bytes). A command that outlives
@@ -456,9 +478,9 @@ def run_captured(argv, timeout: float, env=None, cwd=None, guard=None) -> Tuple[
 class _Collector:
     """Reads a stream to its end in a thread of its own."""
 
-    def __init__(self, stream):
+    def __init__(self, stream: IO[bytes]):
         self.stream = stream
-        self.chunks = []
+        self.chunks: List[bytes] = []
         self.done = threading.Event()
         threading.Thread(target=self._run, name="tfcnnwrap-collect", daemon=True).start()
 

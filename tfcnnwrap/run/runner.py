@@ -19,11 +19,17 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, List, Optional, Tuple
+from typing import IO, TYPE_CHECKING, Callable, List, Optional, Tuple, Union
 
 from tfcnnwrap import safefs
 from tfcnnwrap.run.logparse import LogParser, ParsedLog, classify, good_total
 from tfcnnwrap.run.procs import OUTPUT_GRACE_S, ProcessGroup
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tfcnnwrap.run.logparse import Step
+    from tfcnnwrap.run.stopping import StopRequests
 
 READ_CHUNK = 64 * 1024
 # Windows cannot interrupt a blocking pipe read with Ctrl-C: there the pipe is read by a thread and the main
@@ -46,7 +52,8 @@ class Pump:
     """Copies the child's output to the log and the parser until the pipe closes, or until ``let_go`` (from
     any thread) says to stop waiting for whatever still holds it."""
 
-    def __init__(self, stream, log, parser, on_step, on_stage=None):
+    def __init__(self, stream: IO[bytes], log: IO[bytes], parser: LogParser,
+                 on_step: Optional[Callable[[Step], object]], on_stage: Optional[Callable[[str], object]] = None):
         self.stream = stream
         self.log = log
         self.parser = parser
@@ -55,7 +62,7 @@ class Pump:
         self.on_stage = on_stage
         self.stage = None
         self.log_bytes = 0
-        self.reader = None
+        self.reader: Optional[threading.Thread] = None
         self.ended = threading.Event()  # the output ended, or was let go
         self.abandoned = False  # let go before its end: something outside our reach held the pipe
         # POSIX: the reader blocks in poll() on the pipe and this wake-up pipe, so let_go ends the read at once.
@@ -138,7 +145,7 @@ class Pump:
             self.ended.wait(WINDOWS_WAIT_SLICE_S)
 
 
-def end_lingering_output(group, pump) -> None:
+def end_lingering_output(group: ProcessGroup, pump: Pump) -> None:
     """The one ending of every benchmark process (a single run, each task of a cluster job): once the command
     has exited, what it left behind has OUTPUT_GRACE_S to close the output; then the whole tree is ended (the
     supervisor reaches descendants in other sessions too) and, OUTPUT_GRACE_S later, the output is let go
@@ -158,12 +165,12 @@ def watch_output(group: ProcessGroup, pump: Pump) -> None:
 
 def run_benchmark(
     argv: List[str],
-    cwd,
+    cwd: Union[Path, str],
     env: dict,
-    log_path,
+    log_path: Path,
     timeout_s: Optional[float] = None,
     on_step: Optional[Callable] = None,
-    stops=None,
+    stops: Optional[StopRequests] = None,
     on_stage: Optional[Callable] = None,
 ) -> RunOutcome:
     """Run one benchmark command to the end (or the timeout, or a stop request) and classify it."""
@@ -206,7 +213,8 @@ def run_benchmark(
     )
 
 
-def verdict(parsed: ParsedLog, exit_code, timed_out: bool, interrupted: bool = False) -> Tuple[str, bool]:
+def verdict(parsed: ParsedLog, exit_code: Optional[int], timed_out: bool,
+            interrupted: bool = False) -> Tuple[str, bool]:
     """(status, hung_after_total) of a run, single or a cluster job's reporting task: one killed at
     --timeout after its log gave the total has finished its measurement, so it keeps the figure (ok)."""
     if timed_out and not interrupted and good_total(parsed.total_images_per_sec):

@@ -15,6 +15,9 @@ import threading
 from typing import TYPE_CHECKING, Any, Union
 
 if TYPE_CHECKING:
+    from types import FrameType
+    from typing import Optional
+
     from tfcnnwrap.run.procs import ProcessGroup
     from tfcnnwrap.run.telemetry import _KillAtOnce
     from tfcnnwrap.sweep.sweepjob import StopBridge
@@ -40,7 +43,7 @@ class StopRequests:
     def requested(self) -> bool:
         return self.signum is not None or self._event.is_set()
 
-    def _on_signal(self, signum, frame) -> None:
+    def _on_signal(self, signum: int, frame: Optional[FrameType]) -> None:
         self.signum = signum  # nothing else: this may run anywhere in the main thread
 
     def install(self) -> StopRequests:
@@ -112,7 +115,7 @@ class StopRequests:
 
 
 class _Guard:
-    def __init__(self, stops, group) -> None:
+    def __init__(self, stops: StopRequests, group: Union[StopBridge, ProcessGroup, _KillAtOnce]) -> None:
         self.stops = stops
         self.group = group
         self.fired = False

@@ -17,7 +17,7 @@ import shutil
 import signal
 import subprocess
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple, Union
 
 from tfcnnwrap import safefs
 from tfcnnwrap.run.gpusamples import (  # noqa: F401 - re-exported: the sampler's readers import them from here
@@ -34,6 +34,7 @@ from tfcnnwrap.run.gpusamples import (  # noqa: F401 - re-exported: the sampler'
 from tfcnnwrap.run.procs import bind_to_our_lifetime, kill_tree, popen_group_kwargs, run_captured
 
 if TYPE_CHECKING:
+    from tfcnnwrap.run.procs import ProcessGroup
     from tfcnnwrap.run.stopping import StopRequests
 
 ENV_NVIDIA_SMI = "TFCNNWRAP_NVIDIA_SMI"  # a path to use, or "none" to switch telemetry off
@@ -71,7 +72,7 @@ def find_nvidia_smi(explicit: Optional[str] = None) -> Optional[str]:
     return None
 
 
-def query_gpus(nvidia_smi=None, timeout: float = QUERY_TIMEOUT_S):
+def query_gpus(nvidia_smi: Optional[str] = None, timeout: float = QUERY_TIMEOUT_S) -> Optional[Dict[str, Any]]:
     """What nvidia-smi says about the GPUs, or None when there is no nvidia-smi.
 
     ``{"path", "driver_version", "gpus": [{"index", "name", "driver_version", "memory_total_mib"}]}`` plus
@@ -93,7 +94,7 @@ def query_gpus(nvidia_smi=None, timeout: float = QUERY_TIMEOUT_S):
         memory = _number(parts[2])
         info["gpus"].append(
             {
-                "index": int(_number(parts[0])),
+                "index": int(_number(parts[0])),  # type: ignore[arg-type]  # a number: checked above
                 "name": parts[3],
                 "driver_version": parts[1] or None,
                 "memory_total_mib": int(memory) if memory is not None else None,
@@ -111,7 +112,7 @@ class _KillAtOnce:
     """What a stop request ends while a one-shot query waits: the query's whole tree, with no grace (an
     nvidia-smi that hangs ignores SIGTERM too)."""
 
-    def __init__(self, group) -> None:
+    def __init__(self, group: ProcessGroup) -> None:
         self.exited = group.exited
         self.terminate = group.kill
 
@@ -172,13 +173,13 @@ def _printable(text: str) -> str:
 TEMP_RANGE_C = (-40.0, 150.0)
 
 
-def query_temps(path, timeout: float = QUERY_TIMEOUT_S):
+def query_temps(path: Union[Path, str], timeout: float = QUERY_TIMEOUT_S) -> Dict[Any, Any]:
     """{GPU index: temperature in °C} now, or {} when nvidia-smi cannot tell."""
     return read_temps(path, timeout)[0]
 
 
 def read_temps(
-    path, timeout: float = QUERY_TIMEOUT_S, stops: Optional[StopRequests] = None
+    path: Union[Path, str], timeout: float = QUERY_TIMEOUT_S, stops: Optional[StopRequests] = None
 ) -> Tuple[Dict[Any, Any], Optional[str]]:
     """({GPU index: °C}, problem): problem is None, or one line saying what was wrong with nvidia-smi's
     answer (it failed, hung, gave no number; readings out of range or a GPU listed twice are left out)."""
@@ -218,7 +219,8 @@ def read_sample_lines(path: Path) -> List[str]:
 class Sampler:
     """One nvidia-smi sampling process writing into ``samples_path``; ``stop()`` ends it and summarises."""
 
-    def __init__(self, nvidia_smi, samples_path, interval_ms=1000, fields=SAMPLE_FIELDS):
+    def __init__(self, nvidia_smi: str, samples_path: Union[Path, str], interval_ms: int = 1000,
+                 fields: Iterable[str] = SAMPLE_FIELDS):
         self.samples_path = Path(samples_path)
         self.fields = tuple(fields)
         self.args = [
@@ -228,8 +230,8 @@ class Sampler:
             "-lms",
             str(int(interval_ms)),
         ]
-        self._summary = None
-        self.stops = None  # the sweep's StopRequests: after a stop request, stop() waits for nothing
+        self._summary: Optional[Dict[str, Any]] = None
+        self.stops: Optional[StopRequests] = None  # the sweep's: after a stop request, stop() waits for nothing
         self._out = safefs.create_replacing(self.samples_path)  # a planted link is replaced, not followed
         try:
             # Our header row, not nvidia-smi's: its names are the query's, whatever the driver's units.
@@ -317,17 +319,17 @@ class Telemetry:
     """Finds nvidia-smi once; ``start(path)`` gives one Sampler per run, or None when there is no telemetry
     (``note`` then says why, in one line)."""
 
-    def __init__(self, nvidia_smi=None, interval_ms=1000):
+    def __init__(self, nvidia_smi: Optional[str] = None, interval_ms: int = 1000):
         self.path = find_nvidia_smi(nvidia_smi)
         self.interval_ms = interval_ms
         self.available = self.path is not None
         self.note = None if self.available else "nvidia-smi not found: no GPU telemetry"
-        self.current = None  # the running Sampler, for the live view
-        self.stops = None  # the sweep's StopRequests, handed to each Sampler
-        self._fields = None
+        self.current: Optional[Sampler] = None  # the running Sampler, for the live view
+        self.stops: Optional[StopRequests] = None  # the sweep's StopRequests, handed to each Sampler
+        self._fields: Optional[Tuple[str, ...]] = None
 
     @property
-    def fields(self):
+    def fields(self) -> Tuple[str, ...]:
         if self._fields is None:
             self._fields = choose_fields(self.path) if self.available else SAMPLE_FIELDS
         return self._fields
@@ -338,20 +340,20 @@ class Telemetry:
         # A stopped sampler's file holds the last run's reading: stale during a pause or a cool-down wait.
         return sampler.latest() if sampler is not None and sampler._summary is None else {}
 
-    def temps(self):
+    def temps(self) -> Dict[Any, Any]:
         return self.read_temps()[0]
 
-    def read_temps(self, stops=None) -> Tuple[Dict[Any, Any], Optional[str]]:
+    def read_temps(self, stops: Optional[StopRequests] = None) -> Tuple[Dict[Any, Any], Optional[str]]:
         """({GPU index: °C}, problem or None), as ``read_temps``; a stop request ends the query at once."""
         if not self.available:
             return {}, self.note or "no nvidia-smi"
-        return read_temps(self.path, stops=stops)
+        return read_temps(self.path, stops=stops)  # type: ignore[arg-type]  # available: a path
 
-    def start(self, samples_path):
+    def start(self, samples_path: Union[Path, str]) -> Optional[Sampler]:
         if not self.available:
             return None
         try:
-            self.current = Sampler(self.path, samples_path, self.interval_ms, self.fields)
+            self.current = Sampler(self.path, samples_path, self.interval_ms, self.fields)  # type: ignore[arg-type]  # available: a path
             self.current.stops = self.stops
             return self.current
         except Exception as exc:  # noqa: BLE001 - no telemetry, the run goes on

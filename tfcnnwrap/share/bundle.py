@@ -202,7 +202,7 @@ _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 def _check_values(text: bytes, where: str, most: int) -> None:
     """BundleRefused when the JSON ``text`` holds more than ``most`` values (counted by the commas, brackets and
     braces outside its strings), before the parser makes an object of each."""
-    def count(skeleton):
+    def count(skeleton: bytes) -> int:
         return skeleton.count(b",") + skeleton.count(b"[") + skeleton.count(b"{")
 
     if count(text) <= most or count(_STRING.sub(b"", text)) <= most:  # the quick count includes the strings'

@@ -16,7 +16,7 @@ import socket
 import stat
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Set, Union
 
 from tfcnnwrap import safefs
 from tfcnnwrap.errors import UsageError
@@ -48,7 +48,7 @@ class Redactor:
         if len(home) > 1:
             self.patterns.append((re.compile(re.escape(home)), HOME))
         self.patterns.append((_HOME_PATH, r"\1" + USER))
-        names = set() if keep_host else {h for h in hosts if isinstance(h, str) and len(h) >= 2}
+        names: Set[Optional[str]] = set() if keep_host else {h for h in hosts if isinstance(h, str) and len(h) >= 2}
         if not keep_host:
             names.add(_safe(socket.gethostname))
         for name in sorted(n for n in names if n and len(n) >= 2):
@@ -62,7 +62,7 @@ class Redactor:
             value = pattern.sub(repl, value)
         return value
 
-    def any(self, value) -> Any:
+    def any(self, value: object) -> Any:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
@@ -72,7 +72,7 @@ class Redactor:
         return value
 
 
-def _safe(func: Callable):
+def _safe(func: Callable[[], str]) -> Optional[str]:
     try:
         return func()
     except Exception:  # noqa: BLE001 - no host or user name is nothing to redact

@@ -15,7 +15,21 @@ import signal
 import statistics
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Collection,
+    Dict,
+    FrozenSet,
+    Iterable,
+    Iterator,
+    List,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    Union,
+)
 
 from tfcnnwrap import render, safefs
 from tfcnnwrap.clock import utc_now
@@ -34,6 +48,15 @@ INDEX = "library.sqlite"
 BUNDLES = "bundles"
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_S = 60.0
+# A bundle's index rows (index_rows): its bundles row, and a results row per configuration. precision, xla,
+# variable_update and data are None where the bundle's conditions hold no text.
+BundleRow = Tuple[str, str, str, str, str, int, str, str, Optional[str], Optional[str], Optional[str], Optional[str],
+                  str]
+ResultRow = Tuple[str, str, str, int, int, Optional[str], Optional[str], Optional[str], Optional[str], str, float, int,
+                  int, str]
+# check's answer: (outcome, message, None when refused / the bundle id when present / its rows when new)
+Checked = Tuple[str, str, Union[None, str, Tuple[BundleRow, List[ResultRow]]]]
+
 ROW_KEYS = ("id", "gpu", "model", "batch_size", "precision", "num_gpus", "images_per_sec", "verified", "created_at",
             "xla", "variable_update", "data", "tf_version", "runs_ok")
 
@@ -60,7 +83,7 @@ def data_dir() -> Path:
     return Path(platformdirs.user_data_dir("tfcnnwrap", appauthor=False))
 
 
-def _unusable(root: Path, why) -> TfcnnwrapError:
+def _unusable(root: Path, why: Union[str, OSError]) -> TfcnnwrapError:
     return TfcnnwrapError("the library at %s is unusable (%s); set %s to another directory or move it aside"
                           % (root, why, ENV_DATA))
 
@@ -68,7 +91,7 @@ def _unusable(root: Path, why) -> TfcnnwrapError:
 class Library:
     """The library at ``root`` (default: data_dir()); ``create`` False: a missing one stays missing."""
 
-    def __init__(self, root=None, create: bool = True) -> None:
+    def __init__(self, root: Union[Path, str, None] = None, create: bool = True) -> None:
         self.root = Path(root) if root is not None else data_dir()
         self.db: Optional["sqlite3.Connection"] = None
         self._known: Optional[FrozenSet[str]] = None
@@ -112,11 +135,11 @@ class Library:
             return set()
         return {row[0] for row in self.db.execute("SELECT id FROM bundles")}
 
-    def has(self, ident) -> bool:
+    def has(self, ident: str) -> bool:
         return self.db is not None and \
             self.db.execute("SELECT 1 FROM bundles WHERE id=?", (ident,)).fetchone() is not None
 
-    def path_of(self, ident) -> Path:
+    def path_of(self, ident: str) -> Path:
         return self.root / BUNDLES / bundles.file_name(ident)
 
     def known_ids_cached(self) -> frozenset:
@@ -124,7 +147,7 @@ class Library:
             self._known = frozenset(self.known_ids())
         return self._known
 
-    def add_rows(self, bundle_row, rows, data: bytes) -> bool:
+    def add_rows(self, bundle_row: BundleRow, rows: Sequence[ResultRow], data: bytes) -> bool:
         """Store a checked bundle (``data``: its file bytes, ``bundle_row``/``rows``: its index rows); False
         when it was already there. Atomic: the file is renamed into place before its rows are committed in
         one transaction (a file without rows is harmless and rewritten by the next import)."""
@@ -150,7 +173,7 @@ class Library:
             raise _unusable(self.root, "its index: %s" % exc) from None
         return bool(cur.rowcount)
 
-    def community_rows(self, models=None) -> List[Any]:
+    def community_rows(self, models: Optional[Sequence[str]] = None) -> List[Any]:
         """(gpu, model, batch_size, num_gpus, precision, xla, variable_update, data, tf_version, images_per_sec,
         bundle id) of every verified configuration (of ``models``): what compare needs, lean for 10,000s."""
         if self.db is None:
@@ -198,7 +221,7 @@ def gpu_matches(typed: str, name: str) -> bool:
 
 def index_rows(
     bundle: Dict[str, Any], verified: bool, origin: str = ""
-):
+) -> Tuple[BundleRow, List[ResultRow]]:
     """(the bundles row, [results rows]) of a bundle: one results row per configuration with an ok run."""
     cond = {k: (v[:200] if isinstance(v, str) else None) for k, v in bundle["conditions"].items()}  # others' text
     tf = cond.get("tensorflow_version") or ""
@@ -224,19 +247,8 @@ MAX_JOBS = 8
 
 
 def check(
-    data, where: str, origin: str = "", expected_id=None, known=()
-) -> Tuple[
-    Optional[
-        Union[
-            str,
-            Tuple[
-                Tuple[str, str, str, str, str, int, str, str, str, str, str, str, str],
-                List[Tuple[str, str, str, int, int, str, str, str, str, str, float, int, int, str]],
-            ],
-        ]
-    ],
-    ...,
-]:
+    data: bytes, where: str, origin: str = "", expected_id: Optional[str] = None, known: Collection[str] = ()
+) -> Checked:
     """What importing one bundle's bytes would do, without touching the library (so worker processes can
     do it): ('refused', message, None) / ('present', message, id) / ('new', message, (bundle row, rows))."""
     try:
@@ -255,13 +267,13 @@ def check(
     return "new", message, index_rows(bundle, verdict.verified, origin)
 
 
-def store(library, data, checked) -> Tuple[str, ...]:
+def store(library: Library, data: Optional[bytes], checked: Checked) -> Tuple[str, ...]:
     """(outcome, message) after storing what ``check`` found: 'imported', 'present' or 'refused'."""
     outcome, message, found = checked
     if outcome != "new":
         return outcome, message
-    bundle_row, rows = found
-    if not library.add_rows(bundle_row, rows, data):
+    bundle_row, rows = found  # type: ignore[misc, str-unpack]  # "new": found is the rows
+    if not library.add_rows(bundle_row, rows, data):  # type: ignore[arg-type]  # "new": data is the bytes
         return "present", "%s (already in the library)" % message.split(": imported")[0]
     return "imported", message
 
@@ -274,7 +286,7 @@ def import_one(
     return store(library, data, check(data, where, origin, expected_id, library.known_ids_cached()))
 
 
-def _bundle_files(paths) -> Iterator[Path]:
+def _bundle_files(paths: Iterable[Union[Path, str]]) -> Iterator[Path]:
     for path in paths:
         path = Path(path)
         if path.is_dir() and not path.is_symlink():
@@ -288,7 +300,7 @@ _KNOWN: FrozenSet[str] = frozenset()
 
 def _check_file(
     path: Path,
-):
+) -> Tuple[Optional[bytes], Checked]:
     """(data, check's answer) of a bundle file; run in worker processes for many files."""
     try:
         data = bundles.read_path_bytes(path)
@@ -305,23 +317,7 @@ def _worker_init(known: frozenset) -> None:
 
 def checked_files(
     files: List[Path], known: frozenset
-) -> Iterator[
-    Tuple[
-        Path,
-        bytes,
-        Tuple[
-            Union[
-                str,
-                Tuple[
-                    Tuple[str, str, str, str, str, int, str, str, str, str, str, str, str],
-                    List[Tuple[str, str, str, int, int, str, str, str, str, str, float, int, int, str]],
-                ],
-                None,
-            ],
-            ...,
-        ],
-    ]
-]:
+) -> Iterator[Tuple[Path, Optional[bytes], Checked]]:
     """(path, data, check's answer) of each file, in order; worker processes check them when there are many
     (verifying re-parses every log: the CPU work of an import)."""
     jobs = min(os.cpu_count() or 1, MAX_JOBS) if len(files) >= PARALLEL_MIN_FILES else 1

@@ -21,7 +21,7 @@ import re
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, TextIO, Tuple, Union
 
 from tfcnnwrap.errors import SetupError, TfcnnwrapError, UsageError
 from tfcnnwrap.filelock import FileLock
@@ -110,7 +110,7 @@ def _identity(repo: Repo) -> None:
             repo.git.config(key, value)
 
 
-def _checkout_branch(repo: Repo, branch: Optional[str]) -> Tuple[Optional[str], ...]:
+def _checkout_branch(repo: Repo, branch: Optional[str]) -> Tuple[str, Optional[str]]:
     """Put HEAD on ``branch`` (None: the clone's own, the remote's default); returns (name, tip or None)."""
     git = gitremote.import_git()
     try:
@@ -132,7 +132,7 @@ def _checkout_branch(repo: Repo, branch: Optional[str]) -> Tuple[Optional[str], 
     return current or "master", tip
 
 
-def _push(repo: Repo, branch, base: Optional[str], where: str) -> int:
+def _push(repo: Repo, branch: str, base: Optional[str], where: str) -> int:
     """Push HEAD to ``branch``; a rejection is answered by fetch + rebase of our one commit, then again."""
     git = gitremote.import_git()
     for attempt in range(1, PUSH_TRIES + 1):
@@ -172,11 +172,12 @@ def publish(source: Union[Path, str], url: str, branch: Optional[str] = None) ->
             repo.close()
 
 
-def _publish_in(repo, bundle, data, rel, branch, url: str) -> Tuple[Dict[str, Any], str, str, bool]:
+def _publish_in(repo: Repo, bundle: Dict[str, Any], data: bytes, rel: str, branch: Optional[str],
+                url: str) -> Tuple[Dict[str, Any], str, str, bool]:
     git = gitremote.import_git()
     try:
         branch, base = _checkout_branch(repo, branch)
-        target = Path(repo.working_tree_dir, *rel.split("/"))
+        target = Path(repo.working_tree_dir, *rel.split("/"))  # type: ignore[arg-type]  # a clone has one
         if target.exists():
             return bundle, rel, branch, False
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -204,7 +205,7 @@ def cmd_publish(args: Namespace) -> int:
 _ENTRY = re.compile(r"^(\d{6}) (\w+) ([0-9a-f]{40,64}) +(-|\d+)\t(.*)$", re.DOTALL)
 
 
-def tree_entries(listing: str):
+def tree_entries(listing: str) -> List[Tuple[str, str, str, Optional[int], str]]:
     """``git ls-tree -r -l -z`` output -> [(mode, type, sha, size or None, path)]."""
     out = []
     for item in listing.split("\0"):
@@ -264,7 +265,7 @@ def fetch_tip(repo: Repo, url: str, branch: Optional[str]) -> Optional[str]:
     return repo.git.rev_parse("refs/tfcnnwrap/pulled")
 
 
-def _entry_refusal(mode: str, kind: str, size: int, path: str) -> Optional[str]:
+def _entry_refusal(mode: str, kind: str, size: Optional[int], path: str) -> Optional[str]:
     if mode == "120000":
         return "%s: a symbolic link; bundles are files, links are never followed" % path
     if kind != "blob":
@@ -275,7 +276,8 @@ def _entry_refusal(mode: str, kind: str, size: int, path: str) -> Optional[str]:
     return None
 
 
-def pull(url: str, branch=None, out=sys.stdout, err=sys.stderr) -> Tuple[Dict[str, int], Optional[str]]:
+def pull(url: str, branch: Optional[str] = None, out: TextIO = sys.stdout,
+         err: TextIO = sys.stderr) -> Tuple[Dict[str, int], Optional[str]]:
     """Fetch, verify and import; returns {'imported', 'present', 'refused'} counts."""
     url = gitremote.normalise_repo_url(url, flag="GIT_URL")
     if branch:
@@ -316,7 +318,8 @@ def pull(url: str, branch=None, out=sys.stdout, err=sys.stderr) -> Tuple[Dict[st
     return counts, tip
 
 
-def _pull_one(repo: Repo, library: Library, entry: Tuple[str, str, str, int, str], url: str) -> Tuple[str, ...]:
+def _pull_one(repo: Repo, library: Library, entry: Tuple[str, str, str, Optional[int], str],
+              url: str) -> Tuple[str, ...]:
     mode, kind, sha, size, path = entry
     path = path if path.isprintable() else ascii(path)  # their file names: one line each, whatever they hold
     refusal = _entry_refusal(mode, kind, size, path)
