@@ -430,7 +430,7 @@ def _read_rows(path: Union[Path, str, Traversable]) -> Tuple[List[str], List[Any
     not end is given up on); a cell that CSV output made safe for spreadsheets (``'=...``) reads back as
     written before."""
     shown = str(path)
-    data = read_bounded(path, MAX_CSV_BYTES, "a reference CSV")  # type: ignore[arg-type]  # package data: a path (DATA_DIR)
+    data = read_bounded(path, MAX_CSV_BYTES, "a reference CSV")  # type: ignore[arg-type]  # DATA_DIR: a real path
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
