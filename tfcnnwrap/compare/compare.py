@@ -199,7 +199,7 @@ def cmd_compare(args: Namespace, pages: Optional[Mapping[str, Callable[[Any], ob
                                     include_low_trust=bool(args.include_low_trust),
                                     source=args.source or "all")
         _render(result, fmt, comparetext.render_against, pages.get("against"))
-        drawn = plot.plot_against if plot_path else None
+        drawn: Optional[Callable[[Any, str], None]] = plot.plot_against if plot_path else None
     else:
         result = sweep_vs_sweeps(dirs[0], dirs[1:], host=host)
         _render(result, fmt, abtext.render_ab, pages.get("ab"))
