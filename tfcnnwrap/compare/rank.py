@@ -126,7 +126,7 @@ def _measured_power(sweep, watts):
 
 def _reference_row(gpu, pairs, per, power_of, price, differs=()):
     """The RankRow of one reference GPU over its shared (config, ratio) pairs."""
-    speed = geometric_mean([ratio for _, ratio in pairs]) * 100.0
+    speed = geometric_mean([ratio for _, ratio in pairs]) * 100.0  # type: ignore[operator]  # pairs: never empty
     base = dict(gpu=gpu.full_name, gpu_id=gpu.id, configurations=len(pairs), speed_geomean_pct=speed,
                 power_w=gpu.power_w, price_usd=gpu.price_usd, differs=tuple(differs))
     if per is None:
@@ -139,7 +139,7 @@ def _reference_row(gpu, pairs, per, power_of, price, differs=()):
         if gpu.price_usd is None:
             return RankRow(geomean_pct=None, why_not_ranked="no published launch price", **base)
         scaled = [ratio * gpu.price_usd / price for _, ratio in pairs]
-    return RankRow(geomean_pct=geometric_mean(scaled) * 100.0, **base)
+    return RankRow(geomean_pct=geometric_mean(scaled) * 100.0, **base)  # type: ignore[operator]  # never empty
 
 
 def rank(sweep_path, per=None, price=None, watts=None, references_csv=None, strict: bool = False, host=None,
