@@ -193,6 +193,7 @@ def cmd_compare(args: Namespace, pages: Optional[Mapping[str, Callable[[Any], ob
     if mode == "rank":
         return rank.cmd_rank(args, dirs[0], fmt, plot_path, page=pages.get("rank"))
     code = 0
+    result: Union[AgainstReferences, ABResult]
     if mode == "against":
         result = against_references(dirs[0], args.against, args.references,
                                     strict=bool(args.strict), host=host,

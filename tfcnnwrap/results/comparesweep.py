@@ -94,7 +94,7 @@ def measured_rows(configs: List[Tuple[str, int, int]], runs: List[RunRecord]) ->
     return rows + list(summary.values())
 
 
-def ok_values(runs: List[RunRecord]) -> Dict[Tuple[str, int, int], Any]:
+def ok_values(runs: List[RunRecord]) -> Dict[Tuple[str, int, Optional[int]], Any]:
     """{(model, batch_size, num_gpus): [images/sec of each ok run]} for the statistics of a change."""
     values: dict = {}
     for r in runs:
