@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, List, Mapping, Optional, Tuple, Union
 
 from tfcnnwrap import prose
 from tfcnnwrap.compare import rank
@@ -67,8 +67,9 @@ def _sources(
     return tuple((source, tuple(names)) for source, names in cited.items())
 
 
-def against_references(sweep_path, against, references_csv=None, strict: bool = False, host=None,
-                       include_low_trust: bool = False, source: str = "all") -> AgainstReferences:
+def against_references(sweep_path: Union[Path, str], against: str, references_csv: Optional[str] = None,
+                       strict: bool = False, host: Optional[str] = None, include_low_trust: bool = False,
+                       source: str = "all") -> AgainstReferences:
     """The sweep's measured rows against each named reference GPU, and each one's geometric mean.
     ``source``: builtin, community (the library's results) or all (tfcnnwrap.compare.community)."""
     columns = tuple(reference_set(references_csv, source).resolve_list(against))
@@ -152,7 +153,7 @@ def _refuse_repeats(dirs: List[Any]) -> None:
         seen[key] = d
 
 
-def _regression_exit(result, pct) -> int:
+def _regression_exit(result: ABResult, pct: float) -> int:
     """1 (and one line naming the configurations) when a candidate regressed beyond ``pct`` or has a
     configuration without a single ok run; else 0."""
     found, missing = regressions(result, pct), unmeasured(result)
@@ -175,7 +176,7 @@ def _render(
         text_form(result, fmt)
 
 
-def cmd_compare(args, pages=None):
+def cmd_compare(args: Namespace, pages: Optional[Mapping[str, Callable[[Any], object]]] = None) -> int:
     """``pages``: view ("against", "ab", "rank") -> a function writing that view's page; htmlcompare passes
     them for ``--format html``, so compare imports no page code."""
     if args.out and args.format != "html":
@@ -192,13 +193,14 @@ def cmd_compare(args, pages=None):
     if mode == "rank":
         return rank.cmd_rank(args, dirs[0], fmt, plot_path, page=pages.get("rank"))
     code = 0
+    result: Union[AgainstReferences, ABResult]
     if mode == "against":
         result = against_references(dirs[0], args.against, args.references,
                                     strict=bool(args.strict), host=host,
                                     include_low_trust=bool(args.include_low_trust),
                                     source=args.source or "all")
         _render(result, fmt, comparetext.render_against, pages.get("against"))
-        drawn = plot.plot_against if plot_path else None
+        drawn: Optional[Callable[[Any, str], None]] = plot.plot_against if plot_path else None
     else:
         result = sweep_vs_sweeps(dirs[0], dirs[1:], host=host)
         _render(result, fmt, abtext.render_ab, pages.get("ab"))

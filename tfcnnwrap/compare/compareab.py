@@ -14,18 +14,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple, Union
 
 from tfcnnwrap.results.aggregate import STAT_DECIMALS
 from tfcnnwrap.results.comparesweep import Sweep, geometric_mean
 from tfcnnwrap.results.records import ChangeRow
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tfcnnwrap.results.records import SummaryRow
 
 ALPHA = 0.05
 # Plan keys that do not change what a figure means (models show as rows; runs and the timeout as counts).
 _NOT_CONDITIONS = ("models", "runs", "timeout_s")
 
 
-def _moments(values: List[float]):
+def _moments(values: List[float]) -> Optional[Tuple[int, float, float]]:
     """(n, mean, squared standard error); None when a figure is so large (a corrupted runs.jsonl) that the
     arithmetic leaves the finite floats, where no test means anything."""
     n = len(values)
@@ -42,7 +47,7 @@ def _both_moments(baseline: List[Any], candidate: List[Any]) -> Optional[Tuple[T
     if len(baseline) < 2 or len(candidate) < 2:
         return None
     moments = _moments(baseline), _moments(candidate)
-    return None if None in moments else moments
+    return None if None in moments else moments  # type: ignore[return-value]  # neither is None there
 
 
 def _welch_df(nb: int, vb: float, nc: int, vc: float) -> float:
@@ -128,7 +133,7 @@ def plan_differences(a: Sweep, b: Sweep) -> Tuple[Any, ...]:
     return tuple((k, da.get(k), db.get(k)) for k in keys if da.get(k) != db.get(k))
 
 
-def _short_commit(commit) -> str:
+def _short_commit(commit: Optional[str]) -> Optional[str]:
     return commit[:10] if isinstance(commit, str) else commit
 
 
@@ -165,7 +170,9 @@ def _pct(value: Optional[float]) -> Optional[float]:
     return None if value is None else round(value, STAT_DECIMALS) + 0.0
 
 
-def change_row(key, b, c, baseline_values, candidate_values, candidate_dir=None):
+def change_row(key: Tuple[str, int, Optional[int]], b: Optional[SummaryRow], c: Optional[SummaryRow],
+               baseline_values: List[float], candidate_values: List[float],
+               candidate_dir: Optional[str] = None) -> ChangeRow:
     """One configuration of both sweeps (``b``/``c``: its SummaryRow on each side, or None)."""
     b_mean, c_mean = b.mean if b else None, c.mean if c else None
     p_value, significant = welch(baseline_values, candidate_values)
@@ -180,20 +187,21 @@ def change_row(key, b, c, baseline_values, candidate_values, candidate_dir=None)
     )
 
 
-def compare_one(baseline, candidate, candidate_dir=None):
+def compare_one(baseline: Sweep, candidate: Sweep, candidate_dir: Optional[str] = None) -> SweepComparison:
     base_rows = {(r.model, r.batch_size, r.num_gpus): r for r in baseline.rows}
     cand_rows = {(r.model, r.batch_size, r.num_gpus): r for r in candidate.rows}
     keys = list(base_rows) + [k for k in cand_rows if k not in base_rows]
     rows = tuple(change_row(k, base_rows.get(k), cand_rows.get(k), baseline.values.get(k, []),
                             candidate.values.get(k, []), candidate_dir) for k in keys)
-    ratios = [r.candidate / r.baseline for r in rows if r.change_pct is not None]
+    ratios = [r.candidate / r.baseline for r in rows if r.change_pct is not None]  # type: ignore[operator]  # both set
     g = geometric_mean(ratios)
     return SweepComparison(baseline=baseline, candidate=candidate, rows=rows,
                            geomean_change_pct=_pct((g - 1.0) * 100.0) if g is not None else None, pairs=len(ratios),
                            environment=environment_differences(baseline, candidate), candidate_dir=candidate_dir)
 
 
-def sweep_vs_sweeps(baseline_path, candidate_paths, host=None):
+def sweep_vs_sweeps(baseline_path: Union[Path, str], candidate_paths: Sequence[Union[Path, str]],
+                    host: Optional[str] = None) -> ABResult:
     """The baseline against each candidate (in the order given); JSON rows name their candidate only when
     there are several."""
     baseline = Sweep(baseline_path, host=host)
@@ -203,7 +211,8 @@ def sweep_vs_sweeps(baseline_path, candidate_paths, host=None):
     return ABResult(baseline=baseline, comparisons=comparisons)
 
 
-def sweep_vs_sweep(baseline_path, candidate_path, host=None) -> SweepComparison:
+def sweep_vs_sweep(baseline_path: Union[Path, str], candidate_path: Union[Path, str],
+                   host: Optional[str] = None) -> SweepComparison:
     return sweep_vs_sweeps(baseline_path, [candidate_path], host).comparisons[0]
 
 
@@ -214,7 +223,7 @@ def unmeasured(result: ABResult) -> list:
             if row.candidate is None and row.candidate_runs is not None]
 
 
-def regressions(result, pct):
+def regressions(result: ABResult, pct: float) -> List[Tuple[SweepComparison, ChangeRow]]:
     """(comparison, row) of every configuration whose candidate is significantly slower (Welch, 95%) than
     the baseline and slower by more than ``pct`` percent: asv's `continuous` rule (a significant change and
     one beyond the threshold), so noise never fails a build and neither does a real but tiny slowdown."""

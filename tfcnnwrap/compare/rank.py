@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from tfcnnwrap.compare.community import print_provenance, reference_set
 from tfcnnwrap.errors import UsageError
@@ -27,8 +27,11 @@ from tfcnnwrap.results.references import CONDITIONS
 
 if TYPE_CHECKING:
     from argparse import Namespace
+    from pathlib import Path
 
     from tfcnnwrap.results.references import ReferenceGPU
+
+Config = Tuple[str, int, Optional[int]]  # (model, batch_size, num_gpus), as comparesweep.config_of gives it
 
 LEVEL_PCT = 1.0  # within this many percent of the measured GPU reads as "level with" it
 
@@ -52,7 +55,7 @@ class RankRow:
         """The GPU's own figure against the measured one's (x 100): above 100 it is faster."""
         return 10000.0 / self.geomean_pct if self.geomean_pct else None
 
-    def to_dict(self, per, of) -> Dict[str, Any]:
+    def to_dict(self, per, of: int) -> Dict[str, Any]:
         out = {"gpu": self.gpu, "geomean_pct": self.geomean_pct, "configurations": self.configurations,
                "measured": self.measured, "gpu_id": self.gpu_id, "rank": self.rank, "of": of,
                "relative_pct": self.relative_pct, "speed_geomean_pct": self.speed_geomean_pct, "per": per,
@@ -82,7 +85,7 @@ class Ranking:
     def measured_row(self) -> RankRow:
         return next(r for r in self.rows if r.measured)
 
-    def neighbours(self):
+    def neighbours(self) -> Tuple[Optional[RankRow], List[RankRow], Optional[RankRow]]:
         """(faster, level, slower): the nearest ranked GPU above and below the measured one beyond LEVEL_PCT,
         and those within it."""
         ranked = [(r.geomean_pct, r) for r in self.rows if r.geomean_pct is not None and not r.measured]
@@ -115,7 +118,7 @@ def _shared(
     return out, tuple(c for c in CONDITIONS if c in differing)
 
 
-def _measured_power(sweep, watts):
+def _measured_power(sweep: Sweep, watts: Optional[float]) -> Callable[[Optional[Config]], float]:
     """config -> the measured GPU's power (``--watts``, else the config's telemetry, else the sweep's)."""
     overall = watts or sweep.mean_power_w()
     if overall is None:
@@ -124,9 +127,10 @@ def _measured_power(sweep, watts):
     return lambda config: watts or sweep.mean_power_w(config) or overall
 
 
-def _reference_row(gpu, pairs, per, power_of, price, differs=()):
+def _reference_row(gpu, pairs: Sequence[Tuple[Config, float]], per: Optional[str], power_of, price,
+                   differs: Iterable[str] = ()):
     """The RankRow of one reference GPU over its shared (config, ratio) pairs."""
-    speed = geometric_mean([ratio for _, ratio in pairs]) * 100.0
+    speed = geometric_mean([ratio for _, ratio in pairs]) * 100.0  # type: ignore[operator]  # pairs: never empty
     base = dict(gpu=gpu.full_name, gpu_id=gpu.id, configurations=len(pairs), speed_geomean_pct=speed,
                 power_w=gpu.power_w, price_usd=gpu.price_usd, differs=tuple(differs))
     if per is None:
@@ -139,11 +143,13 @@ def _reference_row(gpu, pairs, per, power_of, price, differs=()):
         if gpu.price_usd is None:
             return RankRow(geomean_pct=None, why_not_ranked="no published launch price", **base)
         scaled = [ratio * gpu.price_usd / price for _, ratio in pairs]
-    return RankRow(geomean_pct=geometric_mean(scaled) * 100.0, **base)
+    return RankRow(geomean_pct=geometric_mean(scaled) * 100.0, **base)  # type: ignore[operator]  # never empty
 
 
-def rank(sweep_path, per=None, price=None, watts=None, references_csv=None, strict: bool = False, host=None,
-         include_low_trust: bool = False, nearest: bool = False, source: str = "all"):
+def rank(sweep_path: Union[Path, str], per: Optional[str] = None, price: Optional[float] = None,
+         watts: Optional[float] = None, references_csv: Optional[str] = None, strict: bool = False,
+         host: Optional[str] = None, include_low_trust: bool = False, nearest: bool = False,
+         source: str = "all") -> Ranking:
     if per == "dollar" and price is None:
         raise UsageError("--per dollar needs --price USD: what the measured GPU cost")
     # a price or power the ranking would not use must not look as if it had been
@@ -185,7 +191,8 @@ def _with_rank(row: RankRow, rank_number: int) -> RankRow:
     return replace(row, rank=rank_number)
 
 
-def cmd_rank(args: Namespace, sweep_dir, fmt, plot_path=None, page=None) -> int:
+def cmd_rank(args: Namespace, sweep_dir: Union[Path, str], fmt: str, plot_path: Optional[str] = None,
+             page: Optional[Callable[[Ranking], object]] = None) -> int:
     """``page``: a function writing the ranking's page (``--format html``, from htmlcompare)."""
     ranking = rank(sweep_dir, per=args.per, price=args.price,
                    watts=args.watts, references_csv=args.references,

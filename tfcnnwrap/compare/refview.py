@@ -7,7 +7,7 @@ every row per GPU with its launch price and board power.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, List, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar, Union
 
 from tfcnnwrap import render
 from tfcnnwrap.errors import UsageError
@@ -16,13 +16,17 @@ from tfcnnwrap.results.references import COLUMNS, TRUST_LEVELS, Result, load_ref
 if TYPE_CHECKING:
     from argparse import Namespace
 
-    from tfcnnwrap.results.references import ReferenceGPU
+    from tfcnnwrap.results.references import ReferenceGPU, ReferenceSet
+
+_T = TypeVar("_T")
+# What select gives: each GPU with its results after the filters.
+Selection = Sequence[Tuple["ReferenceGPU", Sequence[Result]]]
 
 SHORT_UPDATE = {"parameter_server": "ps", "replicated": "repl", "independent": "indep",
                 "distributed_replicated": "dist-repl", "distributed_all_reduce": "dist-ar"}
 
 
-def _distinct(values):
+def _distinct(values: Iterable[_T]) -> List[_T]:
     out = []
     for v in values:
         if v not in ("", None) and v not in out:
@@ -30,14 +34,16 @@ def _distinct(values):
     return out
 
 
-def _fact_text(value, unit: str) -> str:
+def _fact_text(value: object, unit: str) -> str:
     """``$1,499`` / ``350 W``; ``unpublished`` as such; ``-`` for a figure not verified yet."""
     if isinstance(value, float):
         return ("$%s" if unit == "$" else "%s W") % format(value, ",.0f")
     return "unpublished" if value == "unpublished" else "-"
 
 
-def select(references, gpu_name=None, model=None) -> List[Tuple[ReferenceGPU, List[Result]]]:
+def select(
+    references: ReferenceSet, gpu_name: Optional[str] = None, model: Optional[str] = None
+) -> List[Tuple[ReferenceGPU, List[Result]]]:
     """[(gpu, [its results])] after the --gpu and --model filters; UsageError when nothing is left."""
     gpus = [references.resolve(gpu_name)] if gpu_name else list(references)
     out = []
@@ -52,7 +58,7 @@ def select(references, gpu_name=None, model=None) -> List[Tuple[ReferenceGPU, Li
     return out
 
 
-def summary_rows(selected):
+def summary_rows(selected: Selection) -> List[Dict[str, Any]]:
     """One row per GPU: how many figures, which models, precisions and GPU counts, price and power."""
     rows = []
     for gpu, results in selected:
@@ -85,20 +91,20 @@ DETAIL_COLUMNS = [("model", "model"), ("batch_size", "batch"), ("images_per_sec"
 _GROUP_KEYS = ("model", "precision", "num_gpus", "batch_size", "variable_update", "data", "xla")
 
 
-def _sort_key(r):
+def _sort_key(r: Result) -> Tuple[Any, ...]:
     """Model, precision, GPU count, batch size, data (synthetic first), then the rest of the conditions."""
     return (r.model, r.precision, r.num_gpus, r.batch_size, r.data != "synthetic", r.data, r.variable_update,
             r.xla)
 
 
-def _spread(group) -> str:
+def _spread(group: Sequence[Result]) -> str:
     """``3 figures, +8.7%``: how many sources a configuration has and how far the highest lies above the
     lowest (the figures themselves are the group's rows)."""
     values = [r.images_per_sec for r in group]
     return "%d figures, +%.1f%%" % (len(group), (max(values) / min(values) - 1.0) * 100.0)
 
 
-def grouped(results):
+def grouped(results: Iterable[Result]) -> List[List[Result]]:
     """[[results with identical conditions]] in `_sort_key` order (a group: one configuration's sources)."""
     groups: List[List[Result]] = []
     for r in sorted(results, key=_sort_key):
@@ -110,7 +116,7 @@ def grouped(results):
     return groups
 
 
-def detail_rows(selected):
+def detail_rows(selected: Selection) -> Tuple[List[Dict[str, Any]], List[str]]:
     """Every figure of the selection, sorted and grouped by conditions (a group's later rows leave the
     conditions blank; its first carries the spread), with a number into the source lines under the table."""
     rows, sources = [], []
@@ -153,7 +159,7 @@ def detail_json(selected: List[Tuple[ReferenceGPU, List[Result]]]) -> List[Dict[
     return out
 
 
-def flat_rows(selected):
+def flat_rows(selected: Selection) -> List[Dict[str, Any]]:
     """Every row, in the CSV's own columns (a template for --references)."""
     rows = []
     for gpu, results in selected:

@@ -80,7 +80,7 @@ def bar_chart(title: str, bars: Sequence[Bar], axis: str = "", rule: Optional[Tu
     low, high = (low - pad if low < 0 else low), high + pad
     plot_w = WIDTH - LABEL_W - VALUE_W
 
-    def scale(v):
+    def scale(v: float) -> float:
         return LABEL_W + (v - low) / (high - low) * plot_w
 
     plot_h = len(bars) * (BAR_H + GAP)
@@ -137,10 +137,10 @@ def line_chart(title: str, series: Sequence[Tuple[str, Sequence[Tuple[float, flo
     y_lo, y_hi = y_lo - pad, y_hi + pad
     plot_w = WIDTH - LINE_LEFT - LINE_RIGHT
 
-    def sx(v):
+    def sx(v: float) -> float:
         return LINE_LEFT + (v - x_lo) / (x_hi - x_lo) * plot_w
 
-    def sy(v):
+    def sy(v: float) -> float:
         return LINE_TOP + (1 - (v - y_lo) / (y_hi - y_lo)) * LINE_H
 
     chart = LineChart(title=title, desc=desc or title, height=LINE_TOP + LINE_H + 40, xlabel=xlabel, ylabel=ylabel)

@@ -5,7 +5,7 @@ comparetext's, abtext's and ranktext's). Drawn by the templates through htmlpage
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from tfcnnwrap.compare.compare import cmd_compare
 from tfcnnwrap.pages import htmlcharts
@@ -91,7 +91,7 @@ def against_page(comparison: AgainstReferences) -> str:
 # -- sweep against sweeps ------------------------------------------------------------------------------------
 
 
-def _change_kind(row) -> str:
+def _change_kind(row: Any) -> str:  # Any: a ChangeRow whose change_pct is set (its callers' filter, unseen by mypy)
     if row.significant is None or not row.significant:
         return "flat"
     return "up" if row.change_pct > 0 else "down"

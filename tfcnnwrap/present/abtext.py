@@ -5,7 +5,7 @@ and table forms; one row set per candidate (compareab computes)."""
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, TextIO, Tuple, Union
 
 from tfcnnwrap import render
 from tfcnnwrap.present.comparetext import GEOMEAN, _emit_text
@@ -33,7 +33,7 @@ def environment_lines(comparison: SweepComparison) -> List[str]:
     return lines
 
 
-def _geomean_row(comparison) -> Dict[str, Any]:
+def _geomean_row(comparison: Any) -> Dict[str, Any]:  # Any: a SweepComparison (typed, the row's values would be too)
     row = dict({k: None for k in AB_COLUMNS}, model=GEOMEAN, change_pct=comparison.geomean_change_pct,
                pairs=comparison.pairs)
     row["environment_differences"] = [{"what": w, "baseline": b, "candidate": c}
@@ -76,7 +76,7 @@ def _p_text(p: Optional[float]) -> str:
     return "<0.001" if p < 0.001 else "%.3f" % p
 
 
-def ci_text(row) -> str:
+def ci_text(row: Any) -> str:  # Any: a ChangeRow; its CI has both bounds or neither, unseen by mypy
     if row.change_ci95_low is None:
         return ""
     return "%+.1f%% to %+.1f%%" % (row.change_ci95_low, row.change_ci95_high)
@@ -97,7 +97,7 @@ def _ab_text_row(row: ChangeRow) -> Dict[str, str]:
 
 def ab_text_rows(
     comparison: SweepComparison, short: bool = False
-):
+) -> Tuple[List[Dict[str, str]], List[Any]]:  # columns: (key, header) or (key, header, priority)
     rows = [_ab_text_row(row) for row in comparison.rows]
     change = "" if comparison.geomean_change_pct is None else "%+.1f%%" % comparison.geomean_change_pct
     rows.append({"model": GEOMEAN, "change": change})
@@ -121,7 +121,7 @@ def ab_notes(comparison: SweepComparison) -> List[str]:
     return notes
 
 
-def render_ab(result, fmt, stream=None) -> None:
+def render_ab(result: ABResult, fmt: str, stream: Optional[TextIO] = None) -> None:
     stream = stream or sys.stdout
     if fmt == "json":
         render.emit(fmt=fmt, stream=stream, kind="ab", **ab_envelope(result))
@@ -137,7 +137,7 @@ def render_ab(result, fmt, stream=None) -> None:
         _emit_text(rows, columns, title, ab_notes(comparison), fmt, stream, before=environment_lines(comparison))
 
 
-def _config_text(row, several_counts) -> str:
+def _config_text(row: Any, several_counts: bool) -> str:  # Any: a regressed ChangeRow: its figures are set
     gpus = ", %d GPU%s" % (row.num_gpus, "" if row.num_gpus == 1 else "s") if several_counts else ""
     ci = " (95%% CI %s)" % ci_text(row) if row.change_ci95_low is not None else ""
     return "%s (batch %s%s) %+.1f%%%s" % (row.model, row.batch_size, gpus, row.change_pct, ci)
@@ -155,7 +155,7 @@ def unmeasured_text(found: list, several: bool) -> str:
             "compare): %s" % (len(found), "" if len(found) == 1 else "s", "; ".join(parts)))
 
 
-def regression_text(found, pct, several) -> str:
+def regression_text(found: Sequence[Tuple[SweepComparison, ChangeRow]], pct: float, several: bool) -> str:
     """One line naming every regressed configuration (and its candidate when there are several)."""
     counts = {r.num_gpus for _, r in found}
     parts = []

@@ -4,7 +4,7 @@ conditions line, and the table, Markdown, CSV and JSON forms of compare's result
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, TextIO, Tuple
 
 from tfcnnwrap import render
 from tfcnnwrap.present.linknote import link_notes
@@ -18,7 +18,7 @@ MARK = "\u2020"  # dagger: a reference measured under other conditions
 GEOMEAN = "geomean"  # the model column of the geometric-mean row in every output form
 
 
-def pct(ratio_pct) -> str:
+def pct(ratio_pct: float) -> str:
     return "%.1f%%" % ratio_pct
 
 
@@ -43,7 +43,7 @@ def describe_condition(key: str, value: object) -> str:
     return "%s %s" % (key, value)
 
 
-def cell_text(cell) -> str:
+def cell_text(cell: Any) -> str:  # Any: a ReferenceCell; a found one has its published figure, unseen by mypy
     """The seed's cell: published images/sec, (measured / reference), a dagger under other conditions."""
     if not cell.found:
         return "n/a"
@@ -95,7 +95,8 @@ def against_json(comparison: AgainstReferences) -> Dict[str, Any]:
                 extra={"sweep": str(sweep.path), "strict": comparison.strict, "geomean": geo})
 
 
-def against_csv_rows(comparison) -> Tuple[List[Dict[str, Any]], List[str]]:
+# Any: an AgainstReferences (typed, mypy would narrow the rows' dict values to the first row's types)
+def against_csv_rows(comparison: Any) -> Tuple[List[Dict[str, Any]], List[str]]:
     columns = ["model", "batch_size", "measured"]
     for typed, _ in comparison.columns:
         columns += ["%s images_per_sec" % typed, "%s ratio_pct" % typed, "%s comparable" % typed]
@@ -115,7 +116,7 @@ def against_csv_rows(comparison) -> Tuple[List[Dict[str, Any]], List[str]]:
 
 def against_text_rows(
     comparison: AgainstReferences, short: bool = False
-):
+) -> Tuple[List[Dict[str, str]], List[Any]]:  # columns: (key, header) pairs
     columns = [("model", "model"), ("batch_size", "batch" if short else "batch size")]
     columns += [("num_gpus", "GPUs")] if comparison.sweep.several_counts else []
     columns += [("measured", "measured")] + [("ref%d" % i, typed) for i, (typed, _) in enumerate(comparison.columns)]
@@ -175,7 +176,7 @@ def tf_notes(comparison: AgainstReferences) -> List[Any]:
             % (name, ", ".join(models), version, ours) for (name, version), models in seen.items()]
 
 
-def render_against(comparison, fmt, stream=None) -> None:
+def render_against(comparison: AgainstReferences, fmt: str, stream: Optional[TextIO] = None) -> None:
     stream = stream or sys.stdout
     if fmt == "json":
         render.emit(fmt=fmt, stream=stream, kind="compare", **against_json(comparison))
@@ -192,7 +193,9 @@ def render_against(comparison, fmt, stream=None) -> None:
 # -- tables ----------------------------------------------------------------------------------------------
 
 
-def _emit_text(rows, columns, title, notes, fmt, stream, before=()) -> None:
+def _emit_text(rows: Sequence[Mapping[str, Optional[str]]], columns: Sequence[Any], title: Optional[str],
+               notes: Sequence[str], fmt: str, stream: TextIO, before: Sequence[str] = ()) -> None:
+    # columns: (key, header[, priority]) tuples; Any, as the callers' variables held CSV column names first
     """The title, the ``before`` lines (a short list: a line indented by two spaces is an item), the table,
     then the notes."""
     if fmt == "markdown":
@@ -207,11 +210,11 @@ def _emit_text(rows, columns, title, notes, fmt, stream, before=()) -> None:
 
 
 def _print_table(
-    rows: List[Dict[str, Optional[str]]],
-    columns: List[Tuple[Union[str, int], ...]],
-    title: str,
-    notes: List[str],
-    before: Union[Tuple[Any, ...], List[str]] = (),
+    rows: Sequence[Mapping[str, Optional[str]]],
+    columns: Sequence[Tuple[Any, ...]],  # (key, header[, priority])
+    title: Optional[str],
+    notes: Sequence[str],
+    before: Sequence[str] = (),
 ) -> None:
     """A rich table in which a model name never folds (``resnet152`` split in two reads badly). When the
     terminal is too narrow for the table at its widest, two-part cells such as ``203.99 (86.7%)`` go on two
@@ -222,7 +225,7 @@ def _print_table(
     for line in before:
         out.print(line, markup=False)
 
-    def width(key, header):
+    def width(key: str, header: str) -> int:
         return max([len(str(r.get(key) or "")) for r in rows] + [len(header)])
 
     # the columns' widest cells and the gaps between them, as fit.FittedTable lays them out

@@ -11,7 +11,7 @@ import io
 import math
 import textwrap
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.present.comparetext import MARK, cell_text, conditions_line, geomean_text
@@ -20,6 +20,9 @@ from tfcnnwrap.safefs import atomic_write
 if TYPE_CHECKING:
     from matplotlib.axes._axes import Axes
     from matplotlib.figure import Figure
+
+    from tfcnnwrap.compare.compare import AgainstReferences
+    from tfcnnwrap.compare.compareab import ABResult, SweepComparison
 
 
 MEASURED_COLOR = "#d95f02"
@@ -48,7 +51,7 @@ def fit_title(title: str, width_in: float, fontsize: float = 12, em: float = 0.6
     return "\n".join(textwrap.wrap(title, chars, break_on_hyphens=False)) or title
 
 
-def _figure(panels, title, footnotes=()) -> Figure:
+def _figure(panels: Sequence[Dict[str, Any]], title: str, footnotes: Sequence[str] = ()) -> Figure:
     """A Figure with one horizontal-bar panel per entry of ``panels``.
 
     A panel is {"title", "bars": [{"label", "value", "text", "color", "hatch"}], "xlabel", "line"}; bars are
@@ -166,7 +169,7 @@ def _save(fig: Figure, path: Union[Path, str]) -> None:
         raise UsageError("cannot write the plot %s (%s); choose another path" % (path, exc.strerror)) from None
 
 
-def plot_against(comparison, path):
+def plot_against(comparison: AgainstReferences, path: str) -> None:
     """Measured against each reference, per model, and the geometric means (compare.AgainstReferences)."""
     panels: list = []
     for row in comparison.rows:
@@ -222,17 +225,17 @@ def _change_bar(
 CANDIDATE_COLORS = (CANDIDATE_COLOR, "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#1f78b4")
 
 
-def _config_label(row, several_counts) -> str:
+def _config_label(row: Any, several_counts: bool) -> str:  # Any: a ChangeRow, num_gpus set when several_counts
     gpus = ", %d GPUs" % row.num_gpus if several_counts else ""
     return "%s, batch size %s%s" % (row.model, row.batch_size, gpus)
 
 
-def plot_ab(result, path):
+def plot_ab(result: Union[ABResult, SweepComparison], path: Union[Path, str]) -> None:
     """Write ``ab_figure(result)`` to ``path``."""
     _save(ab_figure(result), path)
 
 
-def ab_figure(result) -> Figure:
+def ab_figure(result: Any) -> Figure:  # Any: an ABResult, or a SweepComparison read as one (getattr)
     """Baseline against each candidate per configuration, and each change (compareab.ABResult; a single
     compareab.SweepComparison is read as one candidate)."""
     comparisons = getattr(result, "comparisons", None) or (result,)

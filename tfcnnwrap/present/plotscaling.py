@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple, Union
 
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.present.plot import _save, fit_title, require_matplotlib
@@ -37,7 +37,7 @@ def _as_row(row: Union[SummaryRow, Dict[str, Any]]) -> Union[SimpleNamespace, Su
     return SimpleNamespace(**{k: row.get(k) for k in keys})
 
 
-def _series(rows) -> Dict[Tuple[str, None], Any]:
+def _series(rows: Iterable[Union[SummaryRow, Dict[str, Any]]]) -> Dict[Tuple[str, None], Any]:
     """{(model, host): [row, ...]} in plan order, each model's rows by GPU count."""
     series: dict = {}
     for row in map(_as_row, rows):
@@ -46,12 +46,12 @@ def _series(rows) -> Dict[Tuple[str, None], Any]:
     return {key: sorted(members, key=lambda r: r.num_gpus) for key, members in series.items()}
 
 
-def _label(key) -> str:
+def _label(key: Tuple[str, Optional[str]]) -> str:
     model, host = key
     return model + ("@" + host if host else "")
 
 
-def _count_axis(ax, counts) -> None:
+def _count_axis(ax: Axes, counts: Iterable[int]) -> None:
     """GPU counts on a linear axis from 0, so that ideal scaling is a straight line; ticked at the counts."""
     from matplotlib.ticker import FixedLocator  # matplotlib (the plot extra): only for --plot
 
@@ -62,13 +62,13 @@ def _count_axis(ax, counts) -> None:
     ax.grid(True, which="major", alpha=0.3)
 
 
-def _efficiency_label(ax: Axes, x, y: float, efficiency: Optional[float], color: str) -> None:
+def _efficiency_label(ax: Axes, x: float, y: float, efficiency: Optional[float], color: str) -> None:
     if efficiency is not None:
         ax.annotate("%.0f%%" % efficiency, (x, y), textcoords="offset points", xytext=(0, 7), ha="center",
                     fontsize=8, color=color)
 
 
-def scaling_panel(ax, rows) -> Axes:
+def scaling_panel(ax, rows: Iterable[Union[SummaryRow, Dict[str, Any]]]) -> Axes:
     """Every model's efficiency (speed-up over one GPU / count, %) against the GPU count, ideal scaling the
     dashed 100% line; shared by all models whatever their images/sec. A model without a 1-GPU mean has no
     speed-up: it is named in the title instead."""
@@ -95,13 +95,13 @@ def scaling_panel(ax, rows) -> Axes:
     return ax
 
 
-def _fitted_title(ax, text, fontsize: int = 10) -> None:
+def _fitted_title(ax, text: str, fontsize: int = 10) -> None:
     """The panel's title wrapped between words to the panel's width (a long host name, many models)."""
     width_in = ax.get_position().width * ax.figure.get_figwidth()
     ax.set_title(fit_title(text, width_in, fontsize, em=0.52), fontsize=fontsize)
 
 
-def model_panel(ax, rows, color=COLORS[0]) -> Axes:
+def model_panel(ax, rows, color: str = COLORS[0]) -> Axes:
     """One model's images/sec against the GPU count (``rows``: its rows by count), the ideal line from its
     1-GPU mean, each point labelled with its efficiency."""
     points = [(r.num_gpus, r.mean, r.efficiency_pct) for r in rows if r.mean is not None]
@@ -142,7 +142,7 @@ def scaling_figure(rows: List[SummaryRow], title: str = "Scaling: images/sec and
     return fig
 
 
-def plot_scaling(rows: List[SummaryRow], path) -> Path:
+def plot_scaling(rows: List[SummaryRow], path: Union[Path, str]) -> Union[Path, str]:
     """Write the scaling chart to ``path`` (its suffix picks the format), as compare --plot writes its own."""
     _save(scaling_figure(rows), path)
     return path

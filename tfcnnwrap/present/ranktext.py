@@ -5,14 +5,14 @@ the notes on method; JSON rows ``gpu, geomean_pct, configurations`` best first (
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, TextIO, Tuple
 
 from tfcnnwrap import render
 from tfcnnwrap.present.comparetext import _emit_text, conditions_line, low_trust_notes
 from tfcnnwrap.present.linknote import link_notes
 
 if TYPE_CHECKING:
-    from tfcnnwrap.compare.rank import Ranking
+    from tfcnnwrap.compare.rank import Ranking, RankRow
 
 _WHAT = {None: "images/sec", "watt": "images/sec per watt", "dollar": "images/sec per dollar"}
 JSON_KEYS = ["gpu", "geomean_pct", "configurations", "measured", "gpu_id", "rank", "of", "relative_pct",
@@ -26,7 +26,7 @@ def _pct(value: float) -> str:
     return "%.1f%%" % value
 
 
-def placement(ranking) -> str:
+def placement(ranking: Any) -> str:  # Any: a rank.Ranking; its measured row always has a rank, unseen by mypy
     """One sentence: the measured GPU's place, its neighbours and the figures that put it there."""
     me = ranking.measured_row
     faster, level, slower = ranking.neighbours()
@@ -36,7 +36,7 @@ def placement(ranking) -> str:
                 " `compare --against NAME` shows each one's closest figures (marked \u2020)." % me.gpu)
     text = "Your %s: %d of %d by %s" % (me.gpu, me.rank, total, _WHAT[ranking.per])
 
-    def near(row) -> str:
+    def near(row: Any) -> str:  # Any: a RankRow with a geomean_pct (neighbours() gives only those)
         return "the %s (%s, on %d configuration%s)" % (row.gpu, _pct(row.geomean_pct), row.configurations,
                                                        "" if row.configurations == 1 else "s")
 
@@ -55,7 +55,7 @@ def rank_json(ranking: Ranking) -> List[Dict[str, Any]]:
     return [row.to_dict(ranking.per, ranking.of) for row in ranking.rows]
 
 
-def _figure(row, per) -> Optional[str]:
+def _figure(row: RankRow, per: Optional[str]) -> Optional[str]:
     if per == "watt":
         return "" if row.power_w is None else "%.0f W" % row.power_w
     if per == "dollar":
@@ -65,7 +65,7 @@ def _figure(row, per) -> Optional[str]:
 
 def rank_text_rows(
     ranking: Ranking, short: bool = False
-):
+) -> Tuple[List[Dict[str, Optional[str]]], List[Tuple[str, str]]]:
     """Rows and columns of the ranked table; short headers for a terminal (the title says what is
     scored, a note why a GPU is not ranked)."""
     rows = []
@@ -92,7 +92,7 @@ def rank_text_rows(
     return rows, columns
 
 
-def rank_notes(ranking) -> List[str]:
+def rank_notes(ranking: Any) -> List[str]:  # Any: a rank.Ranking; --per sets the power/price its notes show
     sweep = ranking.sweep
     notes = [placement(ranking)]
     notes.append("Score: the geometric mean over the configurations a reference shares with this sweep of "
@@ -126,7 +126,7 @@ def rank_notes(ranking) -> List[str]:
     return notes
 
 
-def render_rank(ranking, fmt, stream=None) -> None:
+def render_rank(ranking: Ranking, fmt: str, stream: Optional[TextIO] = None) -> None:
     stream = stream or sys.stdout
     if fmt == "json":
         sweep = ranking.sweep

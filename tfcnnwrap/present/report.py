@@ -72,7 +72,7 @@ def _carries_information(column: Col, rows: List[Dict[str, Any]]) -> bool:
     return any(v not in (None, "", (), []) for v in values)
 
 
-def table_columns(rows, meta=None) -> List[Col]:
+def table_columns(rows: List[Dict[str, Any]], meta: Optional[SweepMeta] = None) -> List[Col]:
     """The columns worth a place for these rows (dicts); on a CPU sweep (``meta``) the count is of towers."""
     columns = [c for c in TABLE_COLUMNS if _carries_information(c, rows)]
     if meta is not None and meta.on_cpu:
@@ -80,12 +80,12 @@ def table_columns(rows, meta=None) -> List[Col]:
     return columns
 
 
-def _count_unit(meta):
+def _count_unit(meta: SweepMeta) -> str:
     """What a sweep's counts count: GPUs, or on the CPU tf_cnn_benchmarks' towers (as its title says)."""
     return TOWER if meta.on_cpu else "GPU"
 
 
-def _plan_conditions(meta: SweepMeta):
+def _plan_conditions(meta: SweepMeta) -> Optional[Dict[str, Any]]:
     """The Plan's conditions (precision, XLA, GPU count(s), variable update, data), or None when the recorded
     plan cannot be read back (then the title says less rather than failing the report)."""
     try:
@@ -128,7 +128,8 @@ def title_parts(sweep_path: Union[Path, str], meta: SweepMeta) -> List[str]:
     return [p for p in parts if p]
 
 
-def conditions(meta):
+# Any: a SweepMeta (typed, mypy would narrow the envelope dict's values to its first ones' str)
+def conditions(meta: Any) -> Dict[str, Any]:
     """What every figure of the sweep was measured on and under, for the JSON envelope's ``conditions``: the
     device and GPU, precision, XLA, GPU count(s), variable update, data, TensorFlow and branch."""
     cond = _plan_conditions(meta) or {}
@@ -152,7 +153,7 @@ def quality_lines(rows: List[SummaryRow]) -> List[Any]:
     return lines
 
 
-def print_quality(console: Console, rows) -> None:
+def print_quality(console: Console, rows: List[SummaryRow]) -> None:
     """The flags explained under the table, each with what to do."""
     lines = quality_lines(rows)
     if not lines:
@@ -214,7 +215,8 @@ def _failure_lines(sweep: SweepDir, run: RunRecord) -> List[str]:
             "    log: %s" % (escape(str(log)) if log else "(none)")]
 
 
-def print_summary(console: Console, sweep, meta, rows, runs) -> None:
+def print_summary(console: Console, sweep: SweepDir, meta: SweepMeta, rows: List[SummaryRow],
+                  runs: List[RunRecord]) -> None:
     """The rich summary a sweep ends with (also `report`'s table): SummaryRows, then each failed run."""
     rows = with_fleet(rows)
     dicts = [row.to_dict() for row in rows]

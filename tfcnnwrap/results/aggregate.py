@@ -6,7 +6,7 @@ import math
 import statistics
 import warnings
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple
 
 from tfcnnwrap.render import to_csv
 from tfcnnwrap.results import quality
@@ -138,7 +138,7 @@ def thermal_columns(runs: List[RunRecord]) -> Dict[str, Any]:
     }
 
 
-def outlier_runs(runs) -> List[Any]:
+def outlier_runs(runs: Iterable[Any]) -> List[Any]:  # Any: RunRecords; the body's ok filter on value is unseen by mypy
     """Run numbers of the ok runs outside median +- 3 MAD (scaled to a standard deviation) of their
     configuration; none when the MAD is 0 or there are fewer than ``OUTLIER_MIN_RUNS`` ok runs."""
     ok = [r for r in runs if r.value is not None]
@@ -226,7 +226,7 @@ def summary_csv_text(rows: List[SummaryRow]) -> str:
 STAT_DECIMALS = 9
 
 
-def _num(value) -> Optional[float]:
+def _num(value: Any) -> Optional[float]:  # Any: a float, a numpy/pandas scalar or None; float() sorts them
     try:
         value = float(value)
     except (TypeError, ValueError):

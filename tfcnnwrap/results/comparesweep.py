@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple, Union
 
 from tfcnnwrap import settings
 from tfcnnwrap.errors import UsageError
@@ -32,7 +32,7 @@ def config_of(row: Union[SummaryRow, RunRecord]) -> Tuple[str, int, Optional[int
 class Sweep:
     """A sweep directory read for comparison: its meta, its plan, its rows per configuration."""
 
-    def __init__(self, path, host=None) -> None:
+    def __init__(self, path: Union[Path, str], host: Optional[str] = None) -> None:
         self.dir, self.meta, runs = load_sweep(path)
         self.path = Path(path)
         self.plan = Plan.from_dict(self.meta.plan)
@@ -71,7 +71,7 @@ class Sweep:
             cond["num_gpus"] = num_gpus * self.plan.job_workers()
         return cond
 
-    def mean_power_w(self, config=None) -> Optional[float]:
+    def mean_power_w(self, config: Optional[Tuple[str, int, Optional[int]]] = None) -> Optional[float]:
         """Mean GPU power over ok runs (of ``config``) whose telemetry recorded ``mean_power_w``; None."""
         powers = []
         for r in self.runs:
@@ -94,7 +94,7 @@ def measured_rows(configs: List[Tuple[str, int, int]], runs: List[RunRecord]) ->
     return rows + list(summary.values())
 
 
-def ok_values(runs: List[RunRecord]) -> Dict[Tuple[str, int, int], Any]:
+def ok_values(runs: List[RunRecord]) -> Dict[Tuple[str, int, Optional[int]], Any]:
     """{(model, batch_size, num_gpus): [images/sec of each ok run]} for the statistics of a change."""
     values: dict = {}
     for r in runs:
@@ -103,7 +103,7 @@ def ok_values(runs: List[RunRecord]) -> Dict[Tuple[str, int, int], Any]:
     return values
 
 
-def geometric_mean(values):
+def geometric_mean(values: Iterable[float]) -> Optional[float]:
     values = [v for v in values if v is not None and v > 0]
     if not values:
         return None
@@ -113,7 +113,7 @@ def geometric_mean(values):
 # -- which sweeps when none is named ---------------------------------------------------------------------
 
 
-def newest_sweeps(count: int, root=None):
+def newest_sweeps(count: int, root: Union[Path, str, None] = None) -> List[Path]:
     """The ``count`` most recently created sweeps under the results directory, oldest first."""
     root = Path(root) if root is not None else settings.results_dir()
     found = sweeps_by_age(root)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 from tfcnnwrap import bounds
 from tfcnnwrap.bounds import OutOfBounds
@@ -131,7 +131,7 @@ class Plan:
         return len(self.counts) > 1
 
     def benchmark_flags(
-        self, model: str, batch_size: int, device: str, num_gpus: Optional[int] = None, features=()
+        self, model: str, batch_size: int, device: str, num_gpus: Optional[int] = None, features: Sequence[str] = ()
     ) -> List[str]:
         """tf_cnn_benchmarks flags for one run; ``device`` is the resolved device (gpu or cpu); ``features``:
         --fp16/--xla as the checked-out branch spells them (``features.branch_flags``)."""
@@ -177,7 +177,7 @@ class Plan:
         return data
 
     @classmethod
-    def from_dict(cls, data):
+    def from_dict(cls, data: Mapping[str, Any]):
         """The plan recorded in sweep.json, held to the same bounds as the flags (a hand-edited plan with
         ``runs: 1e9`` must not exhaust memory on --resume)."""
         try:
@@ -216,7 +216,7 @@ class Plan:
         data. fp16 and real data come from the plan's own fields where it has them, else from the
         pass-through flags (``--use_fp16``, ``--data_dir``), the only way an older plan could ask for them."""
 
-        def flag(name: str):
+        def flag(name: str) -> Optional[str]:
             args = [str(a) for a in self.extra_args or []]
             for i, arg in enumerate(args):
                 if arg == "--" + name:
@@ -241,11 +241,11 @@ class Plan:
         }
 
 
-def _recorded(value, bound):
+def _recorded(value: object, bound: Bound) -> Any:  # Any: Bound.parse's int (a whole bound) or float
     return None if value is None else bound.parse(value)
 
 
-def _recorded_flow(data: Dict[str, Any]) -> Dict[str, Any]:
+def _recorded_flow(data: Mapping[str, Any]) -> Dict[str, Any]:
     """fp16, xla, until_ci, max_runs and order as recorded (absent in sweeps from before them: defaults)."""
     order = str(data.get("order") or "grouped")
     if order not in ORDERS:
@@ -257,7 +257,7 @@ def _recorded_flow(data: Dict[str, Any]) -> Dict[str, Any]:
         "max_runs": _recorded(data.get("max_runs"), bounds.MAX_RUNS),
         "order": order,
     }
-def _recorded_cluster(data: Dict[str, Any]) -> Dict[str, Any]:
+def _recorded_cluster(data: Mapping[str, Any]) -> Dict[str, Any]:
     """The cluster fields of a recorded plan (absent in sweeps written before them: None)."""
     cluster = data.get("cluster")
     if cluster not in (None,) + CLUSTER_BACKENDS:
@@ -267,7 +267,7 @@ def _recorded_cluster(data: Dict[str, Any]) -> Dict[str, Any]:
             "fleet": None if data.get("fleet") is None else bool(data.get("fleet"))}
 
 
-def _recorded_counts(value: Optional[List[int]]):
+def _recorded_counts(value: Optional[List[int]]) -> Optional[List[int]]:
     if value is None:
         return None
     if not isinstance(value, list):
@@ -313,7 +313,7 @@ def check_model(name: str) -> str:
     )
 
 
-def _int(value, bound, flag=None):
+def _int(value: object, bound: Bound, flag: Optional[str] = None) -> Any:  # Any: as _recorded
     """``value`` within ``bound`` (tfcnnwrap.bounds), or UsageError naming ``flag``."""
     try:
         return bound.parse(value)
@@ -367,7 +367,7 @@ def flag_name(arg: str) -> Optional[str]:
 FEATURE_FLAGS = {"fp16": ("--fp16", ("use_fp16",)), "xla": ("--xla", ("xla", "xla_compile"))}
 
 
-def _feature_clash(name: str, features: Tuple[Any, ...]):
+def _feature_clash(name: str, features: Sequence[str]) -> Optional[str]:
     for feature in features:
         ours, theirs = FEATURE_FLAGS[feature]
         if name in theirs or (name.startswith("no") and name[2:] in theirs):
@@ -375,7 +375,7 @@ def _feature_clash(name: str, features: Tuple[Any, ...]):
     return None
 
 
-def check_extra_args(extra: List[Any], features=()) -> List[Any]:
+def check_extra_args(extra: List[Any], features: Sequence[str] = ()) -> List[Any]:
     """Pass-through flags after `--`: refuse those that would contradict the plan, in any spelling.
 
     ``features``: the plan's "fp16" / "xla"; their upstream flags may still come after -- on their own.
@@ -432,7 +432,7 @@ def _plan_models(args: Namespace, quick: bool) -> List[Tuple[str, int]]:
     return models
 
 
-def build_plan(args: Namespace):
+def build_plan(args: Namespace) -> Plan:
     """A Plan from the sweep flags (argparse namespace), or UsageError naming the bad flag."""
     quick = bool(args.quick)
     models = _plan_models(args, quick)
@@ -476,7 +476,7 @@ def build_plan(args: Namespace):
     )
 
 
-def _flow(args: Namespace, runs) -> Dict[str, Any]:
+def _flow(args: Namespace, runs: int) -> Dict[str, Any]:
     """fp16, xla, until_ci, max_runs and order from the flags (argparse has bounded the numbers)."""
     until_ci = args.until_ci
     max_runs = args.max_runs
@@ -494,7 +494,7 @@ def _flow(args: Namespace, runs) -> Dict[str, Any]:
             "until_ci": until_ci, "max_runs": max_runs, "order": order}
 
 
-def gpu_counts(value: Optional[Union[str, int, List[int]]]):
+def gpu_counts(value: Optional[Union[str, int, List[int]]]) -> List[int]:
     """``--num-gpus`` as a list of counts: the CLI's parsed list, a single number, or text ``"1,2,4"``."""
     if value is None:
         return [DEFAULT_NUM_GPUS]
@@ -509,7 +509,7 @@ def gpu_counts(value: Optional[Union[str, int, List[int]]]):
         raise UsageError("--num-gpus %s" % exc) from None
 
 
-def cluster_fields(args: Namespace, variable_update):
+def cluster_fields(args: Namespace, variable_update: str) -> Dict[str, Any]:
     """Plan fields of ``--cluster/--workers/--ps/--fleet``, checked as far as the flags alone allow (the
     checkout's branch is checked once it is known, before anything runs)."""
     cluster = args.cluster

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from statistics import fmean
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:
     from tfcnnwrap.results.records import RunRecord
@@ -98,7 +98,7 @@ def problems(verdict: Verdict, runs_planned: Optional[int] = None) -> List[str]:
     return lines
 
 
-def _reason_text(runs) -> str:
+def _reason_text(runs: Iterable[Any]) -> str:  # Any: throttled RunRecords, their gpu set (a filter mypy can't see)
     counts: dict = {}
     for run in runs:
         for reason in run.gpu.throttle_reasons:

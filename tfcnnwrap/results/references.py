@@ -18,13 +18,14 @@ import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 from importlib.resources import files
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Set, Tuple, Union
 
 from tfcnnwrap.boundedread import read_bounded
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.render import CSV_FORMULA_START
 
 if TYPE_CHECKING:
+    from importlib.abc import Traversable
     from pathlib import Path
 
 # Package data through importlib.resources, never a path into the source tree: a wheel, an editable checkout
@@ -164,7 +165,7 @@ class Facts:
     notes: str = ""
 
     @staticmethod
-    def number(value) -> Optional[float]:
+    def number(value: object) -> Optional[float]:
         return value if isinstance(value, float) else None
 
 
@@ -252,7 +253,7 @@ def closest_row(
         return None, []
     bs, data = wanted.get("batch_size"), wanted.get("data") or "synthetic"
 
-    def order(item):
+    def order(item: Tuple[int, Result]) -> Tuple[Any, ...]:
         index, r = item
         differs = r.differences(wanted)
         return ("precision" in differs, "num_gpus" in differs, "batch_size" in differs,
@@ -278,10 +279,10 @@ def _matches_by_words(typed_words: List[str], gpu: ReferenceGPU) -> bool:
 
 
 class ReferenceSet:
-    def __init__(self, gpus) -> None:
+    def __init__(self, gpus: Dict[str, ReferenceGPU]) -> None:
         self.gpus: Dict[str, ReferenceGPU] = gpus
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[ReferenceGPU]:
         return iter(self.gpus.values())
 
     def __len__(self) -> int:
@@ -387,7 +388,7 @@ def _xla(value: str, where: str) -> str:
 
 
 def _result_from_row(row: Dict[str, Optional[str]], where: str, origin: str) -> Result:
-    def text(column):
+    def text(column: str) -> str:
         return (row.get(column) or "").strip()
 
     for column in REQUIRED_COLUMNS:
@@ -422,14 +423,14 @@ def _result_from_row(row: Dict[str, Optional[str]], where: str, origin: str) -> 
     )
 
 
-def _read_rows(path: Union[Path, str]) -> Tuple[List[str], List[Any]]:
+def _read_rows(path: Union[Path, str, Traversable]) -> Tuple[List[str], List[Any]]:
     """(DictReader rows with stripped headers) of a CSV, or UsageError naming the fix.
 
     The file is read whole, within MAX_CSV_BYTES, by ``boundedread`` (a device is refused, a pipe that does
     not end is given up on); a cell that CSV output made safe for spreadsheets (``'=...``) reads back as
     written before."""
     shown = str(path)
-    data = read_bounded(path, MAX_CSV_BYTES, "a reference CSV")
+    data = read_bounded(path, MAX_CSV_BYTES, "a reference CSV")  # type: ignore[arg-type]  # DATA_DIR: a real path
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -478,7 +479,7 @@ def _gpu_for(
 
 
 def parse_csv(
-    path, origin: str, builtin: Optional[Dict[str, ReferenceGPU]] = None
+    path: Union[Path, str, Traversable], origin: str, builtin: Optional[Dict[str, ReferenceGPU]] = None
 ) -> Dict[str, ReferenceGPU]:
     """{gpu_id: ReferenceGPU} of the new GPUs in one reference CSV; UsageError naming the file, line and fix.
 
@@ -536,7 +537,7 @@ def _fact(value: str, source: str, what: str, gpu_id: str) -> Union[float, str]:
     return number
 
 
-def load_facts(gpus, path=FACTS_FILE) -> None:
+def load_facts(gpus: Mapping[str, ReferenceGPU], path: Union[Path, str, Traversable] = FACTS_FILE) -> None:
     """Fill each built-in GPU's Facts from gpus.csv (launch price in USD, board power in W, with sources)."""
     _, rows = _read_rows(path)
     for _, row in rows:

@@ -9,12 +9,15 @@ this module only lays them out (report's table and Markdown; JSON and CSV carry 
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, List
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence
 
 from tfcnnwrap import render
 from tfcnnwrap.render import Col, make_table
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
+    from tfcnnwrap.fit import FittedTable
     from tfcnnwrap.results.records import SummaryRow
 
 COLUMNS = [
@@ -33,17 +36,17 @@ MISSING = "-"
 TOWER = "tower"
 
 
-def _counting(text, unit):
+def _counting(text: str, unit: str) -> str:
     """A header, the title or the caption with its GPUs counted as ``unit`` ("GPU" or "tower")."""
     return text.replace("GPU", unit)
 
 
-def is_scaling(rows: List[SummaryRow]) -> bool:
+def is_scaling(rows: Sequence[SummaryRow]) -> bool:
     """True for the rows of a sweep of several GPU counts (aggregate.add_scaling marked them)."""
     return any(getattr(row, "scaling", False) for row in rows)
 
 
-def view_rows(rows):
+def view_rows(rows: Sequence[SummaryRow]) -> List[Dict[str, Any]]:
     """One dict per configuration of a scaling sweep (SummaryRows in plan order), with ``ideal`` added."""
     one_gpu = {(r.model, r.batch_size, r.host): r.mean for r in rows if r.num_gpus == 1}
     out = []
@@ -55,10 +58,10 @@ def view_rows(rows):
     return out
 
 
-def _cells(row):
+def _cells(row: Mapping[str, Any]) -> List[str]:
     """The row's texts for people: figures with two decimals, speed-up as 1.90x, efficiency as 95.0%."""
 
-    def fixed(value, fmt):
+    def fixed(value: Optional[float], fmt: str) -> str:
         return MISSING if value is None else fmt % value
 
     return [
@@ -76,14 +79,14 @@ def _cells(row):
 PRIORITY = {"model": 0, "batch_size": 2, "num_gpus": 0, "mean": 0, "ideal": 3, "speedup": 0, "efficiency_pct": 1}
 
 
-def scaling_table(rows, unit="GPU"):
+def scaling_table(rows: Sequence[SummaryRow], unit: str = "GPU") -> FittedTable:
     """The scaling view as a table that fits the terminal (render.make_table), texts from ``_cells``."""
     cols = [Col(key, _counting(header, unit), PRIORITY[key]) for key, header in COLUMNS]
     texts = [dict(zip((key for key, _ in COLUMNS), _cells(row))) for row in view_rows(rows)]
     return make_table(texts, cols, title=_counting(TITLE, unit), caption=_counting(CAPTION, unit))
 
 
-def scaling_markdown(rows, unit="GPU"):
+def scaling_markdown(rows: Sequence[SummaryRow], unit: str = "GPU") -> str:
     lines = ["### %s" % _counting(TITLE, unit), "", "| " + " | ".join(_counting(h, unit) for _, h in COLUMNS) + " |",
              "|---|" + "---:|" * (len(COLUMNS) - 1)]
     for row in view_rows(rows):
@@ -91,7 +94,7 @@ def scaling_markdown(rows, unit="GPU"):
     return "\n".join(lines + ["", _counting(CAPTION, unit)]) + "\n"
 
 
-def emit_scaling(rows, fmt, console=None, unit="GPU"):
+def emit_scaling(rows: Sequence[SummaryRow], fmt: str, console: Optional[Console] = None, unit: str = "GPU") -> None:
     """The scaling view after report's table (``console``) or Markdown (stdout), when the sweep has several
     GPU counts (``unit``: what a count counts); nothing otherwise, and nothing for JSON and CSV (their rows
     carry speedup, efficiency_pct)."""

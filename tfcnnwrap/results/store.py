@@ -13,7 +13,7 @@ import re
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple, Union
 
 from tfcnnwrap import safefs
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
@@ -44,14 +44,14 @@ def fs_error(verb: str, path: Union[Path, str], exc: OSError, exit_code: int = 2
     return TfcnnwrapError("cannot %s %s: %s" % (verb, path, reason), exit_code=exit_code)
 
 
-def _first_existing_ancestor(path: Path):
+def _first_existing_ancestor(path: Path) -> Optional[Path]:
     for candidate in [Path(path)] + list(Path(path).parents):
         if os.path.lexists(str(candidate)):
             return candidate
     return None
 
 
-def _first_missing(path: Path):
+def _first_missing(path: Path) -> Optional[Path]:
     """The outermost directory ``mkdir(parents=True)`` would make for ``path`` (None: it exists)."""
     missing = None
     for candidate in [Path(path)] + list(Path(path).parents):
@@ -136,7 +136,7 @@ def latest_runs(records: Iterable[RunRecord]) -> List[RunRecord]:
 
 
 class SweepDir:
-    def __init__(self, path) -> None:
+    def __init__(self, path: Union[Path, str]) -> None:
         self.path = Path(path)
         self.meta: Optional[SweepMeta] = None  # sweep.json, once read or written
         self._lock = FileLock(self.path / LOCK_NAME)
@@ -248,7 +248,7 @@ class SweepDir:
                 raise fs_error("create", getattr(exc, "filename", None) or self.path, exc) from None
             raise
 
-    def _remove_half_made(self, made: Path) -> None:
+    def _remove_half_made(self, made: Optional[Path]) -> None:
         """Undo a failed create: the directories it made, or what it put in an empty --out."""
         if made is not None:
             shutil.rmtree(str(made), ignore_errors=True)
@@ -281,7 +281,7 @@ class SweepDir:
     def unlock(self) -> None:
         self._lock.release()
 
-    def prepare_for_appending(self) -> None:
+    def prepare_for_appending(self) -> Optional[Path]:
         """Check runs.jsonl before this writer reads or appends to it; repair a torn last line.
 
         Called by the sweep once it holds the lock. Returns the side file the torn bytes went to, or None.
@@ -298,7 +298,7 @@ class SweepDir:
         except OSError as exc:
             raise fs_error("repair", path, exc) from None
 
-    def _repair_tail(self) -> None:
+    def _repair_tail(self) -> Optional[Path]:
         """A last line without its newline: a whole record gets its newline; a fragment (a writer killed
         mid-append, a full disk) moves to runs.jsonl.torn-<time>, so that the next record starts a line."""
         try:
@@ -327,7 +327,7 @@ class SweepDir:
             os.fsync(fh.fileno())
             return side
 
-    def _save_torn(self, data):
+    def _save_torn(self, data: bytes) -> Path:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
         side = self.path / ("%s.torn-%s" % (RUNS_JSONL, stamp))
         with safefs.create_new(side) as out:
@@ -364,7 +364,7 @@ class SweepDir:
             raise fs_error("write", self.summary_csv, exc) from None
 
     # -- reading -----------------------------------------------------------------------------------
-    def read_meta(self):
+    def read_meta(self) -> SweepMeta:
         """The SweepMeta of sweep.json (also kept as ``self.meta``). Exit 2 if it is missing, unreadable, of
         the wrong shape, or written by a newer tfcnnwrap."""
         where = "%s/%s" % (self.path, SWEEP_JSON)
@@ -389,7 +389,7 @@ class SweepDir:
                            if is_run_record(r))
 
 
-def open_sweep(path):
+def open_sweep(path: Union[Path, str]) -> SweepDir:
     """A SweepDir for reading; exit 2 with a clear message if ``path`` is not a sweep."""
     path = Path(path)
     if not path.exists():
@@ -401,7 +401,7 @@ def open_sweep(path):
     return sweep
 
 
-def load_sweep(path: Union[Path, str]):
+def load_sweep(path: Union[Path, str]) -> Tuple[SweepDir, SweepMeta, List[RunRecord]]:
     """(SweepDir, SweepMeta, [RunRecord]) of a finished or partial sweep."""
     sweep = open_sweep(path)
     return sweep, sweep.read_meta() if sweep.meta is None else sweep.meta, sweep.read_runs()
@@ -413,7 +413,7 @@ def sweeps_by_age(root: Path) -> List[Path]:
     if not root.is_dir():
         return []
 
-    def created(path):
+    def created(path: Path) -> str:
         try:
             with open(path / SWEEP_JSON, encoding="utf-8") as fh:
                 value = json.load(fh).get("created_at")
@@ -424,7 +424,7 @@ def sweeps_by_age(root: Path) -> List[Path]:
     return sorted((p for p in root.iterdir() if is_sweep(p)), key=lambda p: (created(p), p.name))
 
 
-def newest_sweep(results_dir=None):
+def newest_sweep(results_dir: Union[Path, str, None] = None) -> Path:
     """The most recently created sweep under ``results_dir`` (default: $TFCNNWRAP_RESULTS, else results/)."""
     root = Path(results_dir) if results_dir is not None else default_results()
     found = sweeps_by_age(root)
