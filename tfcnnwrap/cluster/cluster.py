@@ -21,7 +21,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from tfcnnwrap import safefs
 from tfcnnwrap.cluster.clusterplan import ClusterPlan, Task, build_plan
@@ -29,6 +29,9 @@ from tfcnnwrap.run.logparse import LogParser, ParsedLog, classify, good_total, l
 from tfcnnwrap.run.procs import ProcessGroup
 from tfcnnwrap.run.runner import WINDOWS_WAIT_SLICE_S, Pump, RunOutcome, watch_output
 from tfcnnwrap.run.runner import verdict as verdict_of
+
+if TYPE_CHECKING:
+    from tfcnnwrap.cluster.nodewatch import NodeWatch
 
 LOCAL_HOST = "localhost"
 # After the reporting tasks end, the other workers of a ps job (which finish together with worker 0 when
@@ -97,8 +100,9 @@ def free_ports(count: int) -> List[int]:
             sock.close()
 
 
-def local_plan(mode: str = "parameter_server", workers: int = 1, ps=None, branch=None, all_reduce_spec=None,
-               gpus_per_host=None, gpus_per_worker: int = 1) -> ClusterPlan:
+def local_plan(mode: str = "parameter_server", workers: int = 1, ps: Optional[int] = None, branch: Optional[str] = None,
+               all_reduce_spec: Optional[str] = None, gpus_per_host: Optional[int] = None,
+               gpus_per_worker: int = 1) -> ClusterPlan:
     """A plan on this machine on free ports (UsageError for a job tf_cnn_benchmarks would refuse)."""
     probe = build_plan(mode, workers, ps, hosts=(LOCAL_HOST,), branch=branch, all_reduce_spec=all_reduce_spec)
     return build_plan(mode, workers, ps, hosts=(LOCAL_HOST,), ports=free_ports(len(probe.tasks)), branch=branch,
@@ -107,22 +111,22 @@ def local_plan(mode: str = "parameter_server", workers: int = 1, ps=None, branch
 
 
 def run_job(
-    base_argv,
-    cwd,
-    env,
-    log_dir,
-    run_name,
+    base_argv: Sequence[str],
+    cwd: Union[Path, str],
+    env: Mapping[str, str],
+    log_dir: Union[Path, str],
+    run_name: str,
     mode: str = "parameter_server",
     workers: int = 1,
-    ps=None,
-    branch=None,
-    all_reduce_spec=None,
-    gpus_per_host=None,
+    ps: Optional[int] = None,
+    branch: Optional[str] = None,
+    all_reduce_spec: Optional[str] = None,
+    gpus_per_host: Optional[int] = None,
     gpus_per_worker: int = 1,
-    timeout_s=None,
-    on_step=None,
-    stop=None,
-    relative_to=None,
+    timeout_s: Optional[float] = None,
+    on_step: Optional[Callable] = None,
+    stop: Optional[StopSignal] = None,
+    relative_to: Optional[Path] = None,
 ) -> JobOutcome:
     """Run ``base_argv`` ([python, -u, script, flags...]) as one local distributed job and classify it.
 
@@ -130,7 +134,7 @@ def run_job(
     ``relative_to`` (the sweep directory) when given. ``on_step(step)`` is called on this thread for each
     step line of the reporting task. ``stop``: a StopSignal; Ctrl-C works too. Both give ``interrupted``.
     """
-    def attempt(number, timeout: float):  # fresh free ports each time
+    def attempt(number: int, timeout: float) -> JobOutcome:  # fresh free ports each time
         plan = local_plan(mode, workers, ps, branch, all_reduce_spec, gpus_per_host, gpus_per_worker)
         return run_plan(plan, base_argv, cwd, env, log_dir, run_name, timeout, on_step, stop, relative_to)
 
@@ -180,7 +184,7 @@ class _TaskRun:
     def open_log(self) -> None:
         self.log = safefs.create_replacing(self.log_path)
 
-    def start(self, argv, cwd, env) -> None:
+    def start(self, argv: Sequence[str], cwd: Union[Path, str], env: Mapping[str, str]) -> None:
         self.argv = list(argv)
         self.proc = ProcessGroup(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         self.thread = threading.Thread(target=self._pump, name="tfcnnwrap-" + self.task.name, daemon=True)
@@ -206,7 +210,7 @@ class _TaskRun:
         return self.proc is not None and not self.proc.exited.is_set()
 
     @property
-    def exit_code(self):
+    def exit_code(self) -> Optional[int]:
         return None if self.proc is None else self.proc.returncode
 
     def status(self) -> str:
@@ -215,7 +219,8 @@ class _TaskRun:
 
 class _Job:
     def __init__(
-        self, plan: ClusterPlan, log_dir, run_name, on_step, launcher=None, backend: str = "local", watch=None
+        self, plan: ClusterPlan, log_dir: Union[Path, str], run_name: str, on_step: Optional[Callable],
+        launcher: Optional[Callable] = None, backend: str = "local", watch: Optional[NodeWatch] = None
     ) -> None:
         self.plan = plan
         self.watch = watch
@@ -229,7 +234,7 @@ class _Job:
         self.failed: Optional[_TaskRun] = None
         self.grace_timer: Optional[threading.Timer] = None
 
-    def start(self, base_argv, cwd, env) -> None:
+    def start(self, base_argv: Sequence[str], cwd: Union[Path, str], env: Mapping[str, str]) -> None:
         for run in self.runs:  # every log first: a refused log path starts no process at all
             run.open_log()
         for run in self.runs:
@@ -244,7 +249,7 @@ class _Job:
     def post(self, kind: str) -> None:
         self.events.put((kind, None))
 
-    def _next(self):
+    def _next(self) -> Tuple[str, Any]:  # the payload: a Step, a _TaskRun or None, as the kind says
         if os.name != "nt":
             return self.events.get()
         while True:
@@ -273,7 +278,7 @@ class _Job:
         except KeyboardInterrupt:
             return "interrupted"
 
-    def _ended(self, run: _TaskRun, reporters) -> Optional[str]:
+    def _ended(self, run: _TaskRun, reporters: Set[int]) -> Optional[str]:
         run.ended = True
         if self.watch is not None:
             run.lost = self.watch.ended(run.task, run.log_path)
@@ -335,9 +340,11 @@ class _Job:
                 run.log.close()
 
 
-def run_plan(plan: ClusterPlan, base_argv, cwd, env, log_dir, run_name, timeout_s=None,
-             on_step: Optional[Callable] = None, stop: Optional[StopSignal] = None, relative_to=None,
-             launcher: Optional[Callable] = None, backend: str = "local", watch=None) -> JobOutcome:
+def run_plan(plan: ClusterPlan, base_argv: Sequence[str], cwd: Union[Path, str], env: Mapping[str, str],
+             log_dir: Union[Path, str], run_name: str, timeout_s: Optional[float] = None,
+             on_step: Optional[Callable] = None, stop: Optional[StopSignal] = None, relative_to: Optional[Path] = None,
+             launcher: Optional[Callable] = None, backend: str = "local", watch: Optional[NodeWatch] = None
+             ) -> JobOutcome:
     """Run every task of ``plan`` (its ports fixed) once; see run_job.
 
     ``launcher(task, argv) -> argv`` starts a task some other way, e.g. ``["srun", "--nodes=1", "--ntasks=1",

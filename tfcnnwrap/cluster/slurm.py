@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 from tfcnnwrap import safefs
 from tfcnnwrap.errors import SetupError, UsageError
@@ -42,7 +42,7 @@ class Allocation(NamedTuple):
     nodes: Tuple[str, ...]
 
 
-def query_timeout_s(environ=None) -> float:
+def query_timeout_s(environ: Optional[Mapping[str, str]] = None) -> float:
     """How long a Slurm client command may take: TFCNNWRAP_SLURM_QUERY_TIMEOUT_S seconds (0.1 to 3600), else
     QUERY_TIMEOUT_S. A value that is no such number is a usage error, met at the first Slurm query (the
     allocation's, before anything runs)."""
@@ -59,7 +59,7 @@ def query_timeout_s(environ=None) -> float:
     return value
 
 
-def _slurm(argv: List[Union[str, Path]], what: str, check: bool = True):
+def _slurm(argv: List[Union[str, Path]], what: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     """Run a Slurm client command; returns the CompletedProcess (text, undecodable bytes replaced: a node or
     job name in another encoding is no reason to stop a sweep). A missing command is a set-up error, and so is
     one that does not answer within ``query_timeout_s()``."""
@@ -99,7 +99,7 @@ def cleanup_reason(exc: BaseException) -> str:
     return getattr(exc, "message", None) or str(exc) or type(exc).__name__
 
 
-def allocation(environ=None) -> Allocation:
+def allocation(environ: Optional[Mapping[str, str]] = None) -> Allocation:
     """The Slurm job tfcnnwrap runs inside and its nodes' host names, in Slurm's order.
 
     Outside an allocation: UsageError (exit 2) saying how to get one.
@@ -119,7 +119,7 @@ def allocation(environ=None) -> Allocation:
     return Allocation(job_id, nodes)
 
 
-def literal_pattern(path) -> str:
+def literal_pattern(path: Union[Path, str]) -> str:
     """``path`` (absolute) as the literal part of an srun ``--output`` pattern: each ``%`` doubled, so a
     sweep directory named ``runs%j`` or ``100%`` is not expanded by srun into another place. A backslash
     makes srun take the whole pattern literally (no ``%N``: every node would write one file): refused."""
@@ -130,7 +130,7 @@ def literal_pattern(path) -> str:
     return text.replace("%", "%%")
 
 
-def job_nodes(job_id, fallback: Sequence[str]) -> Tuple[str, ...]:
+def job_nodes(job_id: str, fallback: Sequence[str]) -> Tuple[str, ...]:
     """The nodes job ``job_id`` holds now, as slurmctld says. After a node failure in a job that survives it
     (``--no-kill``), the job goes on without that node while ``SLURM_JOB_NODELIST`` still names it, and a step
     asking for it is refused. ``fallback`` (the allocation's nodes) when Slurm does not say, with a warning
@@ -156,7 +156,7 @@ def is_plain_host(nodelist: str) -> bool:
 
 
 def srun_command(
-    argv,
+    argv: Sequence[object],
     ntasks: int,
     job_name: str,
     job_id: Optional[str] = None,
@@ -192,7 +192,7 @@ def unique_step_name(prefix: str = "tfcnnwrap") -> str:
     return "%s-%d-%d" % (prefix, os.getpid(), next(_NAMES))
 
 
-def find_step(job_id, job_name) -> Optional[str]:
+def find_step(job_id: str, job_name: str) -> Optional[str]:
     """The step id (``"0"`` of ``123.0``) of the running step named ``job_name`` in job ``job_id``, or None
     when there is none (not started yet, already ended, or the job itself is gone)."""
     done = _slurm(["squeue", "--noheader", "--steps", "--jobs=%s" % job_id, "--format=%i|%j"],
@@ -207,7 +207,7 @@ def find_step(job_id, job_name) -> Optional[str]:
     return None
 
 
-def running_steps(job_id):
+def running_steps(job_id: str) -> List[str]:
     """Ids (``"123.0"``) of the steps running in job ``job_id``, the batch and extern steps left out."""
     done = _slurm(["squeue", "--noheader", "--steps", "--jobs=%s" % job_id, "--format=%i"],
                   "squeue --steps --jobs=%s" % job_id, check=False)
@@ -217,7 +217,7 @@ def running_steps(job_id):
     return [s for s in steps if s.partition(".")[2] not in ("batch", "extern", "interactive")]
 
 
-def cancel_step(job_id, step_id) -> bool:
+def cancel_step(job_id: str, step_id: str) -> bool:
     """``scancel JOB.STEP``: every task of the step gets SIGTERM, then SIGKILL after the cluster's KillWait.
     False when Slurm refused (the step had already ended)."""
     return _slurm(["scancel", "%s.%s" % (job_id, step_id)], "scancel %s.%s" % (job_id, step_id),
@@ -240,23 +240,23 @@ def wait_until(done: Callable[[], bool], timeout: float) -> bool:
 class Step:
     """A running ``srun``: one job step of ``ntasks`` tasks, started by ``launch_step``."""
 
-    def __init__(self, proc, job_id, name: str, command) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], job_id: str, name: str, command: List[str]) -> None:
         self.proc = proc
         self.job_id = job_id
         self.name = name
         self.command = command
 
-    def step_id(self):
+    def step_id(self) -> Optional[str]:
         return find_step(self.job_id, self.name)
 
-    def poll(self):
+    def poll(self) -> Optional[int]:
         return self.proc.poll()
 
-    def wait(self, timeout=None):
+    def wait(self, timeout: Optional[float] = None) -> int:
         """srun's exit status: 0 when every task exited 0; otherwise the first failure's."""
         return self.proc.wait(timeout=timeout)
 
-    def wait_released(self, timeout: float = CANCEL_GRACE_S):
+    def wait_released(self, timeout: float = CANCEL_GRACE_S) -> bool:
         """After srun has exited, wait until the controller no longer lists the step: slurmstepd reports the
         step's end to slurmctld a moment after srun has seen its tasks end, and until then the step holds
         its CPUs (a next step would wait for them). True when released within ``timeout`` seconds.
@@ -266,7 +266,7 @@ class Step:
         self.proc.wait()
         return wait_until(lambda: self.step_id() is None, timeout)
 
-    def cancel(self, grace_s=CANCEL_GRACE_S):
+    def cancel(self, grace_s: float = CANCEL_GRACE_S) -> int:
         """End the step: ``scancel`` it when Slurm knows it (the tasks on every node get the signal), then
         stop srun itself if it is still there (a step not yet started cannot be found by name)."""
         if self.proc.poll() is not None:
@@ -281,7 +281,7 @@ class Step:
         return self.proc.wait()
 
 
-def _refuse_planted_links(output_pattern, ntasks) -> None:
+def _refuse_planted_links(output_pattern: str, ntasks: int) -> None:
     """slurmstepd opens ``--output`` files following links, which tfcnnwrap never does (see safefs): refuse a
     link planted where a task's file will be. Checked for ``%t`` patterns, the ones whose names are known."""
     if "%" not in output_pattern.replace("%t", ""):
@@ -292,8 +292,10 @@ def _refuse_planted_links(output_pattern, ntasks) -> None:
                                          % path)
 
 
-def launch_step(argv: Sequence, ntasks: int, nodes=None, ntasks_per_node=None, output_pattern=None, env=None,
-                job_name=None, srun_log=None, alloc=None, overlap=False, no_kill=False) -> Step:
+def launch_step(argv: Sequence, ntasks: int, nodes: Optional[int] = None, ntasks_per_node: Optional[int] = None,
+                output_pattern: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
+                job_name: Optional[str] = None, srun_log: Optional[Path] = None, alloc: Optional[Allocation] = None,
+                overlap: bool = False, no_kill: bool = False) -> Step:
     """Start ``argv`` as one Slurm job step of ``ntasks`` tasks in the current allocation; returns at once.
 
     ``output_pattern``: srun's ``--output`` (``logs/run-%t.log`` gives one file per task; stdout and stderr
@@ -324,7 +326,7 @@ def launch_step(argv: Sequence, ntasks: int, nodes=None, ntasks_per_node=None, o
     return Step(proc, alloc.job_id, name, command)
 
 
-def fleet_hosts(hosts_dir):
+def fleet_hosts(hosts_dir: Union[Path, str]) -> List[Dict[str, Any]]:  # each a task's JSON record
     """The records fleet tasks left in ``hosts_dir``, by task id: ``{task, node, hostname, job_id, step_id}``."""
     records = []
     for path in sorted(Path(hosts_dir).glob("task-*.json")):
@@ -335,7 +337,7 @@ def fleet_hosts(hosts_dir):
     return sorted(records, key=lambda r: r.get("task", -1))
 
 
-def host_record(environ: Optional[os._Environ] = None) -> Dict[str, Any]:
+def host_record(environ: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
     """Where this task runs, from the variables srun gives every task."""
     environ = os.environ if environ is None else environ
     task = int(environ.get("SLURM_PROCID", "0"))

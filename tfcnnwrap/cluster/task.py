@@ -16,9 +16,9 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Tuple
 
-from tfcnnwrap.cluster.clusterplan import ClusterPlan
+from tfcnnwrap.cluster.clusterplan import ClusterPlan, Task
 from tfcnnwrap.errors import EXIT_USAGE, TfcnnwrapError, UsageError
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ def _args(argv: Optional[List[str]]) -> Namespace:
     return parser.parse_args(argv)
 
 
-def resolve(args: Namespace, environ):
+def resolve(args: Namespace, environ: Mapping[str, str]) -> Tuple[List[str], Dict[str, str], Path, Task]:
     """(argv, env, cwd) of this task's tf_cnn_benchmarks; UsageError naming the fix."""
     try:
         plan = ClusterPlan.from_json(Path(args.plan).read_text(encoding="utf-8"))
@@ -67,7 +67,7 @@ def resolve(args: Namespace, environ):
     return argv, env, script.parent, task
 
 
-def _warn_if_elsewhere(task) -> None:
+def _warn_if_elsewhere(task: Task) -> None:
     """srun placed this task on another node than the plan says: TensorFlow will not find it there."""
     here = socket.gethostname()
     if task.host in LOCAL_NAMES or task.host in (here, here.split(".")[0]) or task.host[0].isdigit():

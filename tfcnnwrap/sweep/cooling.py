@@ -11,13 +11,14 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 from tfcnnwrap.run import logparse
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from tfcnnwrap.run.stopping import StopRequests
     from tfcnnwrap.sweep.runlife import Display, SweepContext
 
 POLL_S = 2.0
@@ -42,7 +43,7 @@ class CoolingState:
     warned: set = field(default_factory=set)  # the nvidia-smi problem said (once per sweep)
 
 
-def _wait(stops, seconds: float) -> bool:
+def _wait(stops: Optional[StopRequests], seconds: float) -> bool:
     """Wait ``seconds``, or less when a stop is requested; True when one was."""
     if stops is None or not hasattr(stops, "wait"):
         time.sleep(seconds)
@@ -56,8 +57,10 @@ def _show(display: Display, text: str) -> None:
         waiting(text)
 
 
-def wait_until_cool(read_temps, limit_c, stops=None, show=None, poll_s=None, max_s=COOL_MAX_S,
-                    clock=time.monotonic) -> Tuple[float, Dict[Any, Any], bool]:
+def wait_until_cool(read_temps, limit_c: float, stops: Optional[StopRequests] = None,
+                    show: Optional[Callable[[str], object]] = None, poll_s: Optional[float] = None,
+                    max_s: float = COOL_MAX_S, clock: Callable[[], float] = time.monotonic
+                    ) -> Tuple[float, Dict[Any, Any], bool]:
     """Poll ``read_temps()`` ({index: °C}) until every GPU reads <= ``limit_c``, at most ``max_s``.
 
     (waited seconds, last temperatures, reached): ``reached`` False after ``max_s`` or a stop request.
@@ -122,7 +125,7 @@ def _stopped(ctx: SweepContext) -> bool:
     return bool(ctx.stops and ctx.stops.requested)
 
 
-def _read(tele, stops, problems: List[Any]) -> Dict[int, int]:
+def _read(tele, stops: Optional[StopRequests], problems: List[Any]) -> Dict[int, int]:
     """The temperatures now (a stop request ends the query at once); what was wrong goes into ``problems``."""
     temps, problem = tele.read_temps(stops) if hasattr(tele, "read_temps") else (tele.temps(), None)
     if problem:

@@ -21,7 +21,7 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, List, Mapping, Optional, Sequence, Tuple, Union
 
 from tfcnnwrap import jsontext, safefs
 from tfcnnwrap.clock import utc_now
@@ -33,6 +33,13 @@ from tfcnnwrap.run.runner import RunOutcome
 from tfcnnwrap.run.runner import verdict as verdict_of
 from tfcnnwrap.sweep import runlife
 from tfcnnwrap.sweep.sweepjob import StopBridge
+
+if TYPE_CHECKING:
+    from types import FrameType
+
+    from tfcnnwrap.results.plan import RunSpec
+    from tfcnnwrap.results.records import RunRecord
+    from tfcnnwrap.sweep.runlife import Display, SweepContext
 
 
 @dataclass(frozen=True)
@@ -51,7 +58,7 @@ class HostRun:
                    code if isinstance(code, int) and not isinstance(code, bool) else None)
 
 
-def run_fleet(ctx, display, index, spec):
+def run_fleet(ctx: SweepContext, display: Display, index: int, spec: RunSpec) -> Tuple[RunOutcome, RunRecord]:
     """One run on every node: records every host's record but the last, returns (outcome, last record)."""
     plan, sweep = ctx.plan, ctx.sweep
     argv, rel_log, run_name, log_dir = runlife.job_files(ctx, spec)
@@ -89,12 +96,12 @@ def run_fleet(ctx, display, index, spec):
     return records[-1]
 
 
-def _wait(ctx, step, timeout_s, srun_log):
+def _wait(ctx: SweepContext, step: slurm.Step, timeout_s: Optional[float], srun_log: Path) -> Tuple[str, float]:
     """Wait for the step; cancel it on ``--timeout`` or a stop request. (verdict, seconds)."""
     started = time.monotonic()
     state = {"verdict": "done"}
 
-    def stop(verdict) -> None:
+    def stop(verdict: str) -> None:
         if state["verdict"] == "done":
             state["verdict"] = verdict
         step.cancel()
@@ -118,7 +125,7 @@ def _wait(ctx, step, timeout_s, srun_log):
     return state["verdict"], time.monotonic() - started
 
 
-def _release(step, srun_log) -> None:
+def _release(step: slurm.Step, srun_log: Path) -> None:
     """Cancel the step if srun still runs, then wait until Slurm has let it go. A Slurm tool that hangs or
     fails here is a warning: the hosts' logs, not the clean-up, decide the run. A step that lost a node is
     not waited for: Slurm lists it until the whole job ends (its tasks on the other nodes are ended)."""
@@ -133,7 +140,9 @@ def _release(step, srun_log) -> None:
         slurm.warn_cleanup(slurm.cleanup_reason(exc))
 
 
-def _host_record(ctx, spec, argv, started_at, rel_log, host, verdict, duration, failure=None, lost=None):
+def _host_record(ctx: SweepContext, spec: RunSpec, argv: List[str], started_at: str, rel_log: str, host: HostRun,
+                 verdict: str, duration: float, failure: Optional[str] = None, lost: Optional[str] = None
+                 ) -> Tuple[RunOutcome, RunRecord]:
     """One host's (outcome, record). ``lost``: the node srun reported failed in this run's step, which ended
     the step on every node: a host without a result failed on it (``crashed``, its failure naming the node)."""
     node = host.node
@@ -160,7 +169,8 @@ def _host_record(ctx, spec, argv, started_at, rel_log, host, verdict, duration, 
 # -- the per-node task --------------------------------------------------------------------------------
 
 
-def run_task(hosts_dir, cwd, argv, environ=None) -> int:
+def run_task(hosts_dir: Union[Path, str], cwd: Union[Path, str], argv: Sequence[str],
+             environ: Optional[Mapping[str, str]] = None) -> int:
     """Record this node, run ``argv`` in ``cwd`` (signals forwarded), record its exit code; returns 0."""
     record = slurm.host_record(environ)
     path = Path(hosts_dir) / ("task-%d.json" % record["task"])
@@ -172,7 +182,7 @@ def run_task(hosts_dir, cwd, argv, environ=None) -> int:
         sys.stderr.write("tfcnnwrap.sweep.fleet: cannot run %s: %s\n" % (argv[0], exc))
         record["exit_code"] = 127
     else:
-        def forward(signum, frame) -> None:
+        def forward(signum: int, frame: Optional[FrameType]) -> None:
             child.send_signal(signum)
 
         for name in ("SIGTERM", "SIGINT", "SIGHUP"):
@@ -184,7 +194,7 @@ def run_task(hosts_dir, cwd, argv, environ=None) -> int:
     return 0
 
 
-def main(argv=None):
+def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) < 5 or argv[0] != "run-task" or argv[3] != "--":
         sys.stderr.write("usage: python -m tfcnnwrap.sweep.fleet run-task HOSTS_DIR CWD -- ARGV...\n")

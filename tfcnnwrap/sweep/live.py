@@ -16,16 +16,16 @@ import math
 import sys
 import time
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Mapping, Optional, Sequence, TextIO, Tuple, Union
 
 from tfcnnwrap.prose import CONTINUATION, fill
 from tfcnnwrap.render import gpus_text
 from tfcnnwrap.run.logparse import STAGE_TIMED
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from rich.console import Console, ConsoleOptions, RenderResult
 
-    from tfcnnwrap.results.records import RunRecord
+    from tfcnnwrap.results.records import JsonObject, RunRecord
     from tfcnnwrap.run.logparse import Step
 
 TICKS_PER_SECOND = 1
@@ -62,7 +62,7 @@ def finished_label(record: RunRecord, runs: int) -> str:
 class PlainDisplay:
     """One line per finished run, for logs, pipes and CI."""
 
-    def __init__(self, stream=None) -> None:
+    def __init__(self, stream: Optional[TextIO] = None) -> None:
         self.stream = stream or sys.stdout
         self.total = 0
         self.waiting_for = None
@@ -71,7 +71,7 @@ class PlainDisplay:
         self.stream.write(text + "\n")
         self.stream.flush()
 
-    def start(self, total, header) -> None:
+    def start(self, total: int, header: Iterable[str]) -> None:
         self.total = total
         for line in header:
             self._write(line)
@@ -85,7 +85,7 @@ class PlainDisplay:
             self._write(text)
         self.waiting_for = text or None
 
-    def expect(self, keys: List[Tuple[str, int, Optional[int]]]) -> None:
+    def expect(self, keys: Sequence[Tuple[str, int, Optional[int]]]) -> None:
         """A log line per run needs no estimate of the time left."""
 
     def pause(self, seconds: float) -> None:
@@ -138,14 +138,14 @@ class TimeLeft:
         self.measured = {}  # configuration -> durations of its finished runs (s)
         self.pause_s = 0.0  # the pause before each run (--cooldown), once one was asked for
 
-    def expect(self, keys: List[Tuple[str, int, Optional[int]]]) -> None:
+    def expect(self, keys: Sequence[Tuple[str, int, Optional[int]]]) -> None:
         self.todo = Counter(keys)
 
-    def started(self, key) -> None:
+    def started(self, key: Tuple[str, int, Optional[int]]) -> None:
         if self.todo[key] > 0:
             self.todo[key] -= 1
 
-    def finished(self, key: Tuple[str, int, Optional[int]], duration_s) -> None:
+    def finished(self, key: Tuple[str, int, Optional[int]], duration_s: Optional[float]) -> None:
         if duration_s is not None:
             self.measured.setdefault(key, []).append(float(duration_s))
 
@@ -158,7 +158,8 @@ class TimeLeft:
                 return sum(found) / len(found)
         return None
 
-    def left(self, unstarted, current=None, current_s: float = 0.0, pause_left=None):
+    def left(self, unstarted: int, current: Optional[Tuple[str, int, Optional[int]]] = None, current_s: float = 0.0,
+             pause_left: Optional[float] = None) -> Optional[float]:
         """Seconds left: ``unstarted`` runs not begun (those ``expect`` named by configuration, the rest at
         the mean), the ``current`` configuration's remainder after ``current_s`` s, and the pauses."""
         every = self.run_s(("",))
@@ -177,7 +178,7 @@ class TimeLeft:
         return total + self.pause_s * unstarted
 
 
-def stage_text(stage: Optional[str], step_no: int, num_batches) -> str:
+def stage_text(stage: Optional[str], step_no: int, num_batches: Optional[int]) -> str:
     """What the running run is doing: its stage, with step k/N once timed steps are printed (no stage known,
     a cluster job: the step alone)."""
     steps = "step %d%s" % (step_no, "/%d" % num_batches if num_batches else "") if step_no else ""
@@ -219,29 +220,29 @@ class LiveDisplay:
         if self.drawn_at is None or time.monotonic() - self.drawn_at >= 1.0 / MAX_REDRAWS_PER_SECOND:
             self.live.refresh()
 
-    def set_gpu_source(self, source) -> None:
+    def set_gpu_source(self, source: Callable[[], Mapping[int, JsonObject]]) -> None:
         """``source()`` -> {GPU index: {temp_c, sm_clock_mhz, power_w}} (``Telemetry.latest``); read at a
         redraw, at most 4 times a second."""
         self.gpu_source = source
         self.gpu_sample = None
         self.gpu_read_at = None
 
-    def expect(self, keys: List[Tuple[str, int, Optional[int]]]) -> None:
+    def expect(self, keys: Sequence[Tuple[str, int, Optional[int]]]) -> None:
         """The runs planned, as (model, batch_size, num_gpus) each: the time left is counted per model."""
         self.time_left.expect(keys)
 
-    def waiting(self, text) -> None:
+    def waiting(self, text: Optional[str]) -> None:
         """A status line (``cooling: 71 °C → 60 °C``) until ``waiting(None)`` or the next run starts."""
         self.waiting_for = text or None
         self._changed()
 
-    def pause(self, seconds) -> None:
+    def pause(self, seconds: float) -> None:
         """The pause before the next run (--cooldown): a line counting down until it ends or the run starts."""
         self.time_left.pause_s = float(seconds)
         self.pause_until = time.monotonic() + seconds
         self._changed()
 
-    def _read_gpu(self):
+    def _read_gpu(self) -> Optional[Mapping[int, JsonObject]]:
         now = time.monotonic()
         fresh = self.gpu_read_at is not None and now - self.gpu_read_at < 1.0 / MAX_REDRAWS_PER_SECOND
         if self.gpu_source is None or fresh:
@@ -268,7 +269,7 @@ class LiveDisplay:
             parts.append("~%s left" % _fmt_duration(left))
         return parts
 
-    def _run_parts(self):
+    def _run_parts(self) -> List[str]:
         if not self.current:
             return []
         parts = [self.current, stage_text(self.stage_name, self.step_no, self.num_batches)]
@@ -282,7 +283,7 @@ class LiveDisplay:
         left = self._pause_left(time.monotonic())
         return ["pause before the next run: %s left (Ctrl-C stops)" % _fmt_duration(math.ceil(left))] if left else []
 
-    def __rich_console__(self, console, options):
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         from rich.progress_bar import ProgressBar  # rich: only when something is drawn
         from rich.table import Table  # rich: only when something is drawn
         from rich.text import Text  # rich: only when something is drawn
@@ -309,7 +310,7 @@ class LiveDisplay:
             if lines:
                 yield Text("\n".join(lines), style=style, overflow="fold")
 
-    def start(self, total, header) -> None:
+    def start(self, total: int, header: Iterable[str]) -> None:
         from rich.live import Live  # rich.live: only when the live view starts
 
         self.total = total
@@ -323,7 +324,8 @@ class LiveDisplay:
         self.live.start()
 
     def run_started(
-        self, index: int, model, batch_size, run, runs, num_batches, num_gpus: Optional[int] = None
+        self, index: int, model: str, batch_size: int, run: int, runs: int, num_batches: int,
+        num_gpus: Optional[int] = None
     ) -> None:
         self.current = run_label(model, batch_size, run, runs, num_gpus)
         self.current_key = (model, batch_size, num_gpus)
@@ -336,17 +338,17 @@ class LiveDisplay:
         self.num_batches = num_batches
         self._changed()
 
-    def stage(self, stage) -> None:
+    def stage(self, stage: str) -> None:
         """The running run's stage (logparse.STAGES), as its log tells it."""
         self.stage_name = stage
         self._changed()
 
-    def step(self, step) -> None:
+    def step(self, step: Step) -> None:
         self.step_no = step.step
         self.ips = step.images_per_sec
         self._changed()
 
-    def run_finished(self, index: int, record, runs) -> None:
+    def run_finished(self, index: int, record: RunRecord, runs: int) -> None:
         from rich.markup import escape  # rich: only when something is drawn
 
         key = (record.model, record.batch_size, record.num_gpus)
@@ -371,7 +373,7 @@ class LiveDisplay:
             self.live = None
 
 
-def make_display(console: Console):
+def make_display(console: Console) -> Union[LiveDisplay, PlainDisplay]:
     if console.is_terminal:
         return LiveDisplay(console)
     return PlainDisplay()

@@ -25,7 +25,7 @@ import stat
 import sys
 import uuid
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 from tfcnnwrap import jsontext, safefs, settings
 from tfcnnwrap.errors import SetupError, TfcnnwrapError
@@ -246,7 +246,7 @@ def refuse_foreign_checkout(vendor_dir: Path, manifest: Optional[Dict[str, Any]]
         )
 
 
-def _make_writable(path, is_dir) -> None:
+def _make_writable(path: str, is_dir: bool) -> None:
     mode = stat.S_IMODE(os.lstat(path).st_mode)
     os.chmod(path, mode | stat.S_IWRITE | ((stat.S_IREAD | stat.S_IEXEC) if is_dir else 0))
 
@@ -263,7 +263,7 @@ def remove_tree(path: Union[Path, str]) -> None:
         return
     top_parent = os.path.dirname(os.path.abspath(path))
 
-    def retry(func, failed, _exc) -> None:
+    def retry(func: Callable[[str], object], failed: str, _exc: object) -> None:
         # Git marks pack files read-only (Windows then refuses to delete them) and a read-only folder
         # keeps its entries on POSIX: clear those flags on real files and folders only, then try again.
         try:

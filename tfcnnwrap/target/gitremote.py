@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Dict, List, Optional
 
 if TYPE_CHECKING:
@@ -137,7 +138,7 @@ def git_message(stderr: str) -> str:
 # --- git (GitPython) --------------------------------------------------------------------------------------
 
 
-def import_git():
+def import_git() -> ModuleType:
     try:
         import git  # GitPython; checks for the git executable on import
     except ImportError as exc:

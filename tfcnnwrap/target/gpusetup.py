@@ -38,8 +38,9 @@ def _pin(version: Tuple[int, ...]) -> str:
     return "%d.%d.*" % tuple(version[:2])
 
 
-def install_hint(version, distribution, python, on_windows, is_cuda_build=None, build_cuda=None,
-                 build_cudnn=None) -> str:
+def install_hint(version: Optional[Tuple[int, int]], distribution: Optional[str], python: Optional[str],
+                 on_windows: bool, is_cuda_build: Optional[bool] = None, build_cuda: Optional[str] = None,
+                 build_cudnn: Optional[str] = None) -> str:
     """What to do so that this TensorFlow (``version`` as (major, minor), ``distribution`` its pip name)
     sees the GPU: one sentence with the command for ``python``."""
     dist = (distribution or "").lower()

@@ -30,7 +30,7 @@ FULL_TIMEOUT_S = 300.0
 MATMUL_TIMEOUT_S = 600.0
 
 # What the stage after each snapshot was doing, for "the probe stopped while ..." messages.
-NEXT_STEP = {
+NEXT_STEP: Dict[Optional[str], str] = {
     "metadata": "importing tensorflow",
     "import": "reading CUDA/cuDNN build info",
     "build_info": "listing GPUs",
@@ -53,7 +53,7 @@ class ProbeFailed(SetupError):
     """The interpreter ran but gave no complete answer (crashed, or is not a Python that runs the probe)."""
 
 
-def target_python(python: Optional[Union[Path, str]]) -> str:
+def target_python(python: Optional[Union[str, os.PathLike[str]]]) -> str:
     """The interpreter to question: ``--python`` or the one running tfcnnwrap, as an absolute path.
 
     Absolute, because benchmarks run with the script's directory as their working directory: a relative
@@ -218,7 +218,7 @@ def describe_exit(returncode: int) -> str:
     return "exit code %d" % returncode
 
 
-def crash_hint(returncode) -> str:
+def crash_hint(returncode: int) -> str:
     """A likely cause for a well-known crash code, or ''."""
     illegal = returncode in (-getattr(signal, "SIGILL", 4), 0xC000001D, 132)
     if illegal:
@@ -229,15 +229,9 @@ def crash_hint(returncode) -> str:
     return ""
 
 
-def run_probe(
-    python=None,
-    full: bool = False,
-    matmul: bool = False,
-    timeout=None,
-    env=None,
-    partial: bool = False,
-    bandwidth: bool = False,
-):
+def run_probe(python: Optional[Union[str, os.PathLike[str]]] = None, full: bool = False, matmul: bool = False,
+              timeout: Optional[float] = None, env: Optional[Dict[str, str]] = None, partial: bool = False,
+              bandwidth: bool = False) -> ProbeAnswer:
     """Run the probe and return its ``ProbeAnswer``.
 
     Raises SetupError (``InterpreterNotFound``) when the interpreter cannot be started. When the probe
@@ -293,7 +287,7 @@ def run_probe(
     )
 
 
-def _answer(exe, stdout):
+def _answer(exe: str, stdout: Optional[bytes]) -> Optional[ProbeAnswer]:
     """The last snapshot as a ProbeAnswer; None when there is none; ProbeFailed when it is not an object."""
     data = parse_answer((stdout or b"").decode("utf-8", "replace"))
     if data is None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Tuple
 
 from tfcnnwrap import __version__, prose, render, settings
 from tfcnnwrap.clock import utc_now
@@ -25,6 +25,8 @@ from tfcnnwrap.target import checkout, gitremote, probe, versions
 
 if TYPE_CHECKING:
     from argparse import Namespace
+
+    from rich.console import Console
 
     from tfcnnwrap.filelock import FileLock
 
@@ -36,7 +38,7 @@ NOTHING_CHANGED = "Already set up: same upstream and branch; nothing fetched, no
 # --- settings ---------------------------------------------------------------------------------------------
 
 
-def resolve_settings(args: Namespace, environ=None) -> Dict[str, Any]:
+def resolve_settings(args: Namespace, environ: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
     """{vendor, python, repo_url, notes}: flag > environment variable > config file > manifest > default.
 
     ``python`` None means the interpreter running tfcnnwrap; ``notes`` says what did not come from a flag.
@@ -238,7 +240,8 @@ def lock_vendor(vendor: Path, lock: FileLock) -> bool:
     return created
 
 
-def clone_and_install(url: str, branch, vendor: Path, lock, console, manifest_for) -> str:
+def clone_and_install(url: str, branch: str, vendor: Path, lock: FileLock, console: Optional[Console],
+                      manifest_for: Callable[[str], Dict[str, Any]]) -> str:
     """Clone into a staging directory and swap it in when complete; then write the manifest.
 
     A failure leaves the previous checkout as it was, and no staging directory behind; a vendor folder
@@ -275,13 +278,15 @@ def _remove_empty_vendor(vendor: Path) -> None:
         pass
 
 
-def fetch(args, url: str, branch_arg, vendor: Path, tf, manifest, console, lock, settings):
+def fetch(args: Namespace, url: str, branch_arg: Optional[str], vendor: Path, tf: Dict[str, Any],
+          manifest: Optional[Dict[str, Any]], console: Console, lock: FileLock, settings: Dict[str, Any]
+          ) -> Tuple[str, str, str, str]:
     """The networked part: list branches, choose, clone or update; returns (branch, reason, commit, headline)."""
     checkout.refuse_foreign_checkout(vendor, manifest)
     heads = gitremote.list_remote_heads(url)
     branch, reason, source = choose(branch_arg, tf, heads, url)
 
-    def manifest_for(commit, fetched_at=None):
+    def manifest_for(commit: str, fetched_at: Optional[str] = None) -> Dict[str, Any]:
         return build_manifest(url, branch, reason, source, commit, tf, heads, fetched_at or utc_now(), settings)
 
     old: Any = manifest if manifest and checkout.checkout_matches(vendor, manifest) else None
@@ -351,7 +356,8 @@ def cmd_setup(args: Namespace) -> int:
     return 0
 
 
-def _settings_to_record(manifest: Dict[str, Any], url: str, tf: Dict[str, Any], settings: Dict[str, Any]):
+def _settings_to_record(manifest: Dict[str, Any], url: str, tf: Dict[str, Any], settings: Dict[str, Any]
+                        ) -> Optional[Dict[str, Optional[str]]]:
     """The settings this run should remember when the manifest does not hold them yet, else None."""
     wanted = {"python": tf["python"] if settings["python"] else None, "repo_url": url}
     recorded = manifest.get("settings")
@@ -360,7 +366,8 @@ def _settings_to_record(manifest: Dict[str, Any], url: str, tf: Dict[str, Any], 
     return None if recorded == wanted else wanted
 
 
-def print_summary(out, headline, tf, branch, reason, commit, vendor: Path, url: str, settings, started) -> None:
+def print_summary(out: Console, headline: str, tf: Dict[str, Any], branch: str, reason: str, commit: str,
+                  vendor: Path, url: str, settings: Dict[str, Any], started: float) -> None:
     from rich.text import Text  # rich: only when something is drawn
 
     keras_row, keras_warning = keras_notes(tf)
@@ -399,7 +406,7 @@ def print_summary(out, headline, tf, branch, reason, commit, vendor: Path, url: 
                  width)
 
 
-def _print_prose(out, text, width):
+def _print_prose(out: Console, text: str, width: Optional[int]) -> None:
     """``text`` wrapped between words at ``width`` (None: one line, as it is)."""
     out.print(prose.fill(text, width) if width else text.replace(prose.NBSP, " "), markup=False,
               highlight=False, soft_wrap=True)
