@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from tfcnnwrap.run.stopping import StopRequests
+    from tfcnnwrap.run.telemetry import Telemetry
     from tfcnnwrap.sweep.runlife import Display, SweepContext
 
 POLL_S = 2.0
@@ -57,7 +58,7 @@ def _show(display: Display, text: str) -> None:
         waiting(text)
 
 
-def wait_until_cool(read_temps, limit_c: float, stops: Optional[StopRequests] = None,
+def wait_until_cool(read_temps: Callable[[], Dict[Any, Any]], limit_c: float, stops: Optional[StopRequests] = None,
                     show: Optional[Callable[[str], object]] = None, poll_s: Optional[float] = None,
                     max_s: float = COOL_MAX_S, clock: Callable[[], float] = time.monotonic
                     ) -> Tuple[float, Dict[Any, Any], bool]:
@@ -75,7 +76,7 @@ def wait_until_cool(read_temps, limit_c: float, stops: Optional[StopRequests] = 
         if waited >= max_s:
             return waited, temps, False
         if show is not None:
-            hottest = max(temps, key=temps.get)
+            hottest = max(temps, key=lambda index: temps[index])
             show("cooling: GPU %d at %g °C, waiting for <= %g °C (%ds of at most %ds)"
                  % (hottest, temps[hottest], limit_c, waited, max_s))
         if _wait(stops, min(poll_s, max(0.0, max_s - waited))):
@@ -125,8 +126,10 @@ def _stopped(ctx: SweepContext) -> bool:
     return bool(ctx.stops and ctx.stops.requested)
 
 
-def _read(tele, stops: Optional[StopRequests], problems: List[Any]) -> Dict[int, int]:
+def _read(tele: Optional[Telemetry], stops: Optional[StopRequests], problems: List[Any]) -> Dict[int, int]:
     """The temperatures now (a stop request ends the query at once); what was wrong goes into ``problems``."""
+    if tele is None:  # --cool-to asks only when there is telemetry; none is no temperature, not a crash
+        return {}
     temps, problem = tele.read_temps(stops) if hasattr(tele, "read_temps") else (tele.temps(), None)
     if problem:
         problems.append(problem)

@@ -24,6 +24,7 @@ from tfcnnwrap.run.logparse import STAGE_TIMED
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
+    from rich.live import Live
 
     from tfcnnwrap.results.records import JsonObject, RunRecord
     from tfcnnwrap.run.logparse import Step
@@ -65,7 +66,7 @@ class PlainDisplay:
     def __init__(self, stream: Optional[TextIO] = None) -> None:
         self.stream = stream or sys.stdout
         self.total = 0
-        self.waiting_for = None
+        self.waiting_for: Optional[str] = None
 
     def _write(self, text: str) -> None:
         self.stream.write(text + "\n")
@@ -79,7 +80,7 @@ class PlainDisplay:
     def set_gpu_source(self, source: Callable) -> None:
         """A log has no place for a changing temperature: the run records carry the telemetry."""
 
-    def waiting(self, text) -> None:
+    def waiting(self, text: Optional[str]) -> None:
         """One line when a wait begins (``cooling: 71 °C → 60 °C``); its updates and its end print nothing."""
         if text and self.waiting_for is None:
             self._write(text)
@@ -116,7 +117,7 @@ class PlainDisplay:
         pass
 
 
-def gpu_parts(tick):
+def gpu_parts(tick: Optional[Mapping[Any, Mapping[str, Any]]]) -> List[str]:
     """``GPU 71 °C  1830 MHz  175 W`` per GPU (``GPU 1 ...`` when there are several) from telemetry's newest
     tick, {GPU index: sample}; [] when nvidia-smi has said nothing yet."""
     parts = []
@@ -124,7 +125,7 @@ def gpu_parts(tick):
         figures = ["%.0f %s" % (sample[key], unit) for key, unit in
                    (("temp_c", "°C"), ("sm_clock_mhz", "MHz"), ("power_w", "W")) if sample.get(key) is not None]
         if figures:
-            parts.append("GPU%s %s" % ("" if len(tick) == 1 else " %s" % index, "  ".join(figures)))
+            parts.append("GPU%s %s" % ("" if len(tick or {}) == 1 else " %s" % index, "  ".join(figures)))
     return parts
 
 
@@ -149,7 +150,7 @@ class TimeLeft:
         if duration_s is not None:
             self.measured.setdefault(key, []).append(float(duration_s))
 
-    def run_s(self, key):
+    def run_s(self, key: Sequence[Any]) -> Optional[float]:
         # rich's refresh thread asks while the sweep's thread adds: a copy taken in one step (under the GIL)
         measured = list(self.measured.items())
         for same in ((lambda k: k == key), (lambda k: k[0] == key[0]), (lambda k: True)):
@@ -158,6 +159,10 @@ class TimeLeft:
                 return sum(found) / len(found)
         return None
 
+    def _run_s_or(self, key: Sequence[Any], default: float) -> float:
+        found = self.run_s(key)
+        return default if found is None else found
+
     def left(self, unstarted: int, current: Optional[Tuple[str, int, Optional[int]]] = None, current_s: float = 0.0,
              pause_left: Optional[float] = None) -> Optional[float]:
         """Seconds left: ``unstarted`` runs not begun (those ``expect`` named by configuration, the rest at
@@ -165,12 +170,13 @@ class TimeLeft:
         every = self.run_s(("",))
         if every is None:
             return None
-        total = max(0.0, self.run_s(current) - current_s) if current is not None else 0.0
+        # once any run is measured, every key has a figure (its own, its model's, or every run's mean)
+        total = max(0.0, self._run_s_or(current, every) - current_s) if current is not None else 0.0
         named = 0
         for key, count in list(self.todo.items()):
             count = min(count, unstarted - named)
             if count > 0:
-                total += count * self.run_s(key)
+                total += count * self._run_s_or(key, every)
                 named += count
         total += (unstarted - named) * every
         if pause_left is not None:
@@ -192,26 +198,26 @@ class LiveDisplay:
     counting down, the GPU's temperature, SM clock and power; at most 4 redraws a second, each line wrapped
     between its parts so it fits any terminal. Finished runs are printed above it, where they stay."""
 
-    def __init__(self, console):
+    def __init__(self, console: Console) -> None:
         self.console = console
-        self.live = None
+        self.live: Optional[Live] = None
         self.total = 0
         self.done = 0
         self.started = time.monotonic()
-        self.run_started_at = None
+        self.run_started_at: Optional[float] = None
         self.time_left = TimeLeft()
         self.current = ""
-        self.current_key = None
-        self.stage_name = None
+        self.current_key: Optional[Tuple[str, int, Optional[int]]] = None
+        self.stage_name: Optional[str] = None
         self.step_no = 0
-        self.num_batches = None
-        self.ips = None
-        self.gpu_source = None
-        self.gpu_sample = None
-        self.gpu_read_at = None
-        self.waiting_for = None
-        self.pause_until = None
-        self.drawn_at = None
+        self.num_batches: Optional[int] = None
+        self.ips: Optional[float] = None
+        self.gpu_source: Optional[Callable[[], Mapping[int, JsonObject]]] = None
+        self.gpu_sample: Optional[Mapping[int, JsonObject]] = None
+        self.gpu_read_at: Optional[float] = None
+        self.waiting_for: Optional[str] = None
+        self.pause_until: Optional[float] = None
+        self.drawn_at: Optional[float] = None
 
     def _changed(self) -> None:
         """Redraw now unless the last redraw was under 1/4 s ago (the next tick shows the change then)."""

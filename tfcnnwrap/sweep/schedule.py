@@ -48,11 +48,11 @@ def skip_reason(spec: RunSpec, oom_run: int) -> str:
 
 
 class _Config:
-    def __init__(self, key):
+    def __init__(self, key: Tuple[str, int, int]) -> None:
         self.key = key  # (model, batch_size, num_gpus)
-        self.pending = []  # run numbers still to run, in order
-        self.latest = {}  # run number -> its latest RunRecord
-        self.oom_run = None  # the run that ran out of memory (its other runs are skipped)
+        self.pending: List[int] = []  # run numbers still to run, in order
+        self.latest: Dict[int, RunRecord] = {}  # run number -> its latest RunRecord
+        self.oom_run: Optional[int] = None  # the run that ran out of memory (its other runs are skipped)
 
     def spec(self, run: int) -> RunSpec:
         return RunSpec(self.key[0], self.key[1], self.key[2], run)
@@ -66,7 +66,7 @@ class _Config:
             return False
         if len(self.latest) < plan.runs or len(self.latest) >= plan.most_runs:
             return False
-        pct = ci_pct([r.images_per_sec for r in self.latest.values()])
+        pct = ci_pct([r.images_per_sec for r in self.latest.values() if r.images_per_sec is not None])
         return pct is None or pct > plan.until_ci
 
     def next_run(self) -> int:
@@ -80,7 +80,8 @@ class Schedule:
     def __init__(self, plan: Plan, records: Iterable[RunRecord], retry_failed: bool = False) -> None:
         self.plan = plan
         self.configs = [_Config(key) for key in plan.configs()]
-        by_key = {c.key: c for c in self.configs}
+        # a record's num_gpus is Optional (filled for format-1 sweeps where runs are read): no match is no config
+        by_key: Dict[Tuple[str, int, Optional[int]], _Config] = {c.key: c for c in self.configs}
         for rec in records:  # latest_runs(): one per run (in a fleet, one per run and host)
             config = by_key.get((rec.model, rec.batch_size, rec.num_gpus))
             prior = None if config is None else config.latest.get(rec.run)
