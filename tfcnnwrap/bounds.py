@@ -26,8 +26,9 @@ class OutOfBounds(ValueError):
 class Bound:
     """A whole number or a finite decimal within [low, high] (``low`` excluded when ``low_open``)."""
 
-    def __init__(self, flag: str, low: float, high: float,
-                 whole: bool = True, low_open: bool = False, unit: str = "") -> None:
+    def __init__(
+        self, flag: str, low: float, high: float, whole: bool = True, low_open: bool = False, unit: str = ""
+    ) -> None:
         self.flag, self.low, self.high = flag, low, high
         self.whole, self.low_open, self.unit = whole, low_open, unit
 
