@@ -51,12 +51,12 @@ class RankRow:
     differs: Tuple[str, ...] = ()  # with nearest: the conditions its closest figures differ in
 
     @property
-    def relative_pct(self):
+    def relative_pct(self) -> Optional[float]:
         """The GPU's own figure against the measured one's (x 100): above 100 it is faster."""
         return 10000.0 / self.geomean_pct if self.geomean_pct else None
 
-    def to_dict(self, per, of: int) -> Dict[str, Any]:
-        out = {"gpu": self.gpu, "geomean_pct": self.geomean_pct, "configurations": self.configurations,
+    def to_dict(self, per: Optional[str], of: int) -> Dict[str, Any]:
+        out: Dict[str, Any] = {"gpu": self.gpu, "geomean_pct": self.geomean_pct, "configurations": self.configurations,
                "measured": self.measured, "gpu_id": self.gpu_id, "rank": self.rank, "of": of,
                "relative_pct": self.relative_pct, "speed_geomean_pct": self.speed_geomean_pct, "per": per,
                "power_w": self.power_w, "price_usd": self.price_usd}
@@ -127,21 +127,24 @@ def _measured_power(sweep: Sweep, watts: Optional[float]) -> Callable[[Optional[
     return lambda config: watts or sweep.mean_power_w(config) or overall
 
 
-def _reference_row(gpu, pairs: Sequence[Tuple[Config, float]], per: Optional[str], power_of, price,
-                   differs: Iterable[str] = ()):
+def _reference_row(gpu: ReferenceGPU, pairs: Sequence[Tuple[Config, float]], per: Optional[str],
+                   power_of: Optional[Callable[[Optional[Config]], float]], price: Optional[float],
+                   differs: Iterable[str] = ()) -> RankRow:
     """The RankRow of one reference GPU over its shared (config, ratio) pairs."""
     speed = geometric_mean([ratio for _, ratio in pairs]) * 100.0  # type: ignore[operator]  # pairs: never empty
-    base = dict(gpu=gpu.full_name, gpu_id=gpu.id, configurations=len(pairs), speed_geomean_pct=speed,
+    base: Dict[str, Any] = dict(gpu=gpu.full_name, gpu_id=gpu.id, configurations=len(pairs), speed_geomean_pct=speed,
                 power_w=gpu.power_w, price_usd=gpu.price_usd, differs=tuple(differs))
     if per is None:
         return RankRow(geomean_pct=speed, **base)
     if per == "watt":
         if gpu.power_w is None:
             return RankRow(geomean_pct=None, why_not_ranked="no published board power", **base)
+        assert power_of is not None  # per watt: rank() made it
         scaled = [ratio * gpu.power_w / power_of(config) for config, ratio in pairs]
     else:
         if gpu.price_usd is None:
             return RankRow(geomean_pct=None, why_not_ranked="no published launch price", **base)
+        assert price is not None  # per dollar: rank() refused a missing --price
         scaled = [ratio * gpu.price_usd / price for _, ratio in pairs]
     return RankRow(geomean_pct=geometric_mean(scaled) * 100.0, **base)  # type: ignore[operator]  # never empty
 
@@ -178,7 +181,7 @@ def rank(sweep_path: Union[Path, str], per: Optional[str] = None, price: Optiona
                         price_usd=price if per == "dollar" else None))
     ranked = sorted((r for r in rows if r.geomean_pct is not None), key=lambda r: (r.geomean_pct, not r.measured))
     ranked = [_with_rank(r, i) for i, r in enumerate(ranked, 1)]
-    unranked = sorted((r for r in rows if r.geomean_pct is None), key=lambda r: r.speed_geomean_pct)
+    unranked = sorted((r for r in rows if r.geomean_pct is None), key=lambda r: r.speed_geomean_pct or 0.0)
     return Ranking(sweep=sweep, rows=tuple(ranked + unranked), per=per, of=of, without_conditions=without,
                    strict=strict, measured_power_w=measured_power,
                    measured_price_usd=price if per == "dollar" else None,

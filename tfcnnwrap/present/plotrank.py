@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 def plot_rank(ranking: "Ranking", path: str) -> None:
     bars = []
     for row in ranking.rows:
-        if row.rank is None:
+        if row.rank is None or row.relative_pct is None:  # a ranked row has its figure
             continue
         label = "%s (%d of %d)" % (row.gpu, row.configurations, ranking.of)
         bars.append({"label": ("> " + label) if row.measured else label, "value": row.relative_pct,

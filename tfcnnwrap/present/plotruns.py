@@ -18,7 +18,7 @@ from __future__ import annotations
 import statistics
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 from tfcnnwrap.present.plot import _save, fit_title, require_matplotlib
 from tfcnnwrap.run import gpusamples, logparse
@@ -173,7 +173,9 @@ def _share_time_axis(axes: List[Axes]) -> None:
         ax.grid(True, alpha=0.3)
 
 
-def _started(run):
+def _started(run: RunRecord) -> Optional[datetime]:
+    if run.started_at is None:
+        return None
     try:
         return datetime.strptime(run.started_at, "%Y-%m-%dT%H:%M:%SZ")
     except (TypeError, ValueError):
@@ -183,14 +185,14 @@ def _started(run):
 def draw_timeline(ax: Axes, runs: List[RunRecord], series_of: Callable) -> bool:
     """The whole sweep: each ok run's images/sec as % of its configuration's median at the minute it ran
     (middle of the run), one line per configuration, and the GPU's temperature on a second axis."""
-    starts = {id(r): _started(r) for r in runs}
-    known = [t for t in starts.values() if t is not None]
+    starts: Dict[int, datetime] = {id(r): t for r in runs if (t := _started(r)) is not None}
+    known = list(starts.values())
     if not known:
         return False
     origin = min(known)
     pcts, temps = [], []
     for config, members in _configs(runs).items():
-        ok = [r for r in members if r.value is not None and starts[id(r)] is not None]
+        ok = [r for r in members if r.value is not None and id(r) in starts]
         if not ok:
             continue
         median = statistics.median(r.value for r in ok)
@@ -201,7 +203,7 @@ def draw_timeline(ax: Axes, runs: List[RunRecord], series_of: Callable) -> bool:
         for r in members:
             steps_samples = series_of(r)
             samples = steps_samples[1] if steps_samples else []
-            offset = (starts[id(r)] - origin).total_seconds() if starts[id(r)] else None
+            offset = (starts[id(r)] - origin).total_seconds() if id(r) in starts else None
             if samples and offset is not None:
                 temps += [((offset + t) / 60.0, s["temp_c"]) for t, s in zip(_seconds(samples), samples)
                           if s.get("temp_c") is not None]

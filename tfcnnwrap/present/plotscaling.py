@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.present.plot import _save, fit_title, require_matplotlib
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from tfcnnwrap.results.records import SummaryRow
 
-IDEAL_STYLE = dict(color="#888888", linestyle="--", linewidth=1.0)
+IDEAL_STYLE: Dict[str, Any] = dict(color="#888888", linestyle="--", linewidth=1.0)
 COLORS = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666"]
 
 
@@ -68,7 +68,7 @@ def _efficiency_label(ax: Axes, x: float, y: float, efficiency: Optional[float],
                     fontsize=8, color=color)
 
 
-def scaling_panel(ax, rows: Iterable[Union[SummaryRow, Dict[str, Any]]]) -> Axes:
+def scaling_panel(ax: Axes, rows: Iterable[Union[SummaryRow, Dict[str, Any]]]) -> Axes:
     """Every model's efficiency (speed-up over one GPU / count, %) against the GPU count, ideal scaling the
     dashed 100% line; shared by all models whatever their images/sec. A model without a 1-GPU mean has no
     speed-up: it is named in the title instead."""
@@ -95,13 +95,15 @@ def scaling_panel(ax, rows: Iterable[Union[SummaryRow, Dict[str, Any]]]) -> Axes
     return ax
 
 
-def _fitted_title(ax, text: str, fontsize: int = 10) -> None:
+def _fitted_title(ax: Axes, text: str, fontsize: int = 10) -> None:
     """The panel's title wrapped between words to the panel's width (a long host name, many models)."""
-    width_in = ax.get_position().width * ax.figure.get_figwidth()
+    # our panels sit on a Figure, never a SubFigure (get_figure(root=True) is matplotlib >= 3.10 only)
+    width_in = ax.get_position().width * ax.figure.get_figwidth()  # type: ignore[union-attr]
     ax.set_title(fit_title(text, width_in, fontsize, em=0.52), fontsize=fontsize)
 
 
-def model_panel(ax, rows, color: str = COLORS[0]) -> Axes:
+# rows: SummaryRows whose num_gpus is set (_series keeps only those), which their Optional type cannot say
+def model_panel(ax: Axes, rows: Sequence[Any], color: str = COLORS[0]) -> Axes:
     """One model's images/sec against the GPU count (``rows``: its rows by count), the ideal line from its
     1-GPU mean, each point labelled with its efficiency."""
     points = [(r.num_gpus, r.mean, r.efficiency_pct) for r in rows if r.mean is not None]

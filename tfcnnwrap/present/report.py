@@ -164,12 +164,6 @@ def print_quality(console: Console, rows: List[SummaryRow]) -> None:
             console.print("  " + part, markup=False, highlight=False, soft_wrap=True)
 
 
-def wrap_keeping_units(text: str, width: int) -> List[str]:
-    """``text`` wrapped between words at ``width``, a number never apart from its unit (``86 °C``): the one
-    rule of prose.fill, which errors and the sweep's warnings follow too."""
-    return fill(text, width, indent="").split("\n")
-
-
 def describe(meta: SweepMeta) -> str:
     """One line naming what was measured: GPU, TensorFlow, branch, device."""
     parts = [

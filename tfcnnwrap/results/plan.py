@@ -177,7 +177,7 @@ class Plan:
         return data
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]):
+    def from_dict(cls, data: Mapping[str, Any]) -> Plan:
         """The plan recorded in sweep.json, held to the same bounds as the flags (a hand-edited plan with
         ``runs: 1e9`` must not exhaust memory on --resume)."""
         try:

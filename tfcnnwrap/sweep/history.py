@@ -51,7 +51,7 @@ def sweep_row(path: Union[Path, str]) -> Dict[str, Any]:
     owed = Schedule(plan, runs, False).planned()
     cond = conditions(meta)
     cond.pop("commit", None)
-    models = [{"model": model, "batch_size": batch_size} for model, batch_size in plan.models]
+    models: List[Dict[str, Any]] = [{"model": model, "batch_size": batch_size} for model, batch_size in plan.models]
     failed = sum(1 for r in runs if not r.ok and r.status != Status.INTERRUPTED)
     resume = "python -m tfcnnwrap sweep --resume %s" % path if owed else None
     date = (meta.created_at or "")[:16].replace("T", " ")
