@@ -247,12 +247,13 @@ def test_references_gpu_lists_its_figures_with_numbered_sources(cli):
 
 
 def _table_rows(text):
-    """The lines of the table under its header rule (render's compact style), up to its notes."""
+    """The lines of the table under its header rule (render's compact style), up to its notes (the first
+    may name the hidden columns, its later lines indented)."""
     lines = text.splitlines()
     rule = next(i for i, line in enumerate(lines) if line.startswith("\u2500"))
     rows = []
     for line in lines[rule + 1:]:
-        if line.startswith(("update:", "Launch price")):
+        if line.startswith(("update:", "Launch price")) or " hidden to fit " in line:
             break
         rows.append(line)
     return rows
