@@ -28,6 +28,18 @@ NO_LIBRARY = Path(tempfile.gettempdir()) / ("tfcnnwrap-tests-no-library-%d" % os
 # the user's own config file (tfcnnwrap.toml) never steers a test, in process or in a spawned CLI: an empty one
 os.environ["TFCNNWRAP_CONFIG"] = os.devnull
 
+# Compiled bytecode for this process and every Python it starts, kept outside the source tree: a shell that sets
+# PYTHONDONTWRITEBYTECODE (this project's CI machine does) would otherwise make each of the suite's thousands of
+# spawned CLIs compile its modules again (0.15 s a spawn) and pytest rewrite every test module each session; an
+# installed package has its .pyc files, so this is also closer to what users run. CPython writes a .pyc whole or
+# not at all, so workers share it safely; a stale one is recompiled (source mtime and size are checked).
+PYCACHE = REPO_ROOT / ".pytest_cache" / "pycache"
+PYCACHE.mkdir(parents=True, exist_ok=True)
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+os.environ["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
+sys.dont_write_bytecode = False
+sys.pycache_prefix = str(PYCACHE)
+
 COMPAT_VERSIONS = ["1.5", "1.8", "1.9", "1.10", "1.11", "1.12", "1.13", "1.14", "1.15", "2.0", "2.1"]
 COMPAT_BRANCHES = ["cnn_tf_v%s_compatible" % v for v in COMPAT_VERSIONS]
 
@@ -303,8 +315,95 @@ def cli_env(extra=None):
     return env
 
 
-def run_cli(*args, cwd=None, env=None, timeout=120, input=None):
+# --- The CLI, in a process of its own or in this one ------------------------------------------------------------
+# A verb that only reads files and prints (no process started, no signal, no pool), and any verb's --help, runs
+# in this process through
+# the entry point `python -m tfcnnwrap` calls, with the same argv, environment, working directory, standard
+# streams (files, not terminals) and exit code: a spawned one costs ~1 s of CPU for Python, pandas and scipy,
+# and the suite spawns it thousands of times. tests/test_cli_in_process.py holds the two ways to the same bytes.
+# Every other verb, and any call that sets a timeout, input, the interpreter's own environment (PYTHON*, PATH,
+# LD_*) or worker processes (*_JOBS), runs in a process of its own; TFCNNWRAP_TEST_SPAWN=1 sends every call there.
+IN_PROCESS_VERBS = frozenset({"report", "compare", "references", "export", "verify", "list", "completion", "parse",
+                              "library", "import", "site"})
+_PRISTINE_WARNINGS = (("default", DeprecationWarning, "__main__"), ("ignore", DeprecationWarning, ""),
+                      ("ignore", PendingDeprecationWarning, ""), ("ignore", ImportWarning, ""),
+                      ("ignore", ResourceWarning, ""))
+
+
+class _Finished:
+    def __init__(self, returncode, stdout, stderr):
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+def _in_process_ok(args, env, timeout, input):
+    if os.environ.get("TFCNNWRAP_TEST_SPAWN") == "1" or timeout is not None or input is not None:
+        return False
+    if any(k.startswith(("PYTHON", "LD_")) or k == "PATH" or k.endswith("_JOBS") for k in (env or {})):
+        return False
+    words = [str(a) for a in args]
+    verb = next((w for w in words if not w.startswith("-")), None)
+    if "--debug" in words:
+        return False
+    # help is printed by argparse before any verb runs: every verb's, like the verbs that only read
+    return verb in IN_PROCESS_VERBS or bool({"-h", "--help"} & set(words))
+
+
+def _refuse_in_process(*args, **kwargs):
+    raise AssertionError("a verb run in process started a process: take it out of IN_PROCESS_VERBS (conftest)")
+
+
+def _run_in_process(args, cwd, env):
+    import io
+    import warnings
+
+    from tfcnnwrap.cli import main
+
+    saved = (dict(os.environ), os.getcwd(), sys.argv, sys.stdin, sys.stdout, sys.stderr, tempfile.tempdir,
+             subprocess.Popen._execute_child, os.fork, signal.getsignal(signal.SIGINT))
+    streams = [io.TextIOWrapper(tempfile.TemporaryFile(), encoding="utf-8", newline="") for _ in range(2)]
+    try:
+        os.environ.clear()
+        os.environ.update(cli_env(env))
+        os.chdir(str(cwd) if cwd else saved[1])
+        sys.argv = [str(REPO_ROOT / "tfcnnwrap" / "__main__.py"), *map(str, args)]
+        sys.stdin = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+        sys.stdout, sys.stderr = streams
+        tempfile.tempdir = None  # TMPDIR is read again, as a new process would
+        subprocess.Popen._execute_child = os.fork = _refuse_in_process
+        with warnings.catch_warnings():
+            warnings.resetwarnings()
+            for action, category, module in reversed(_PRISTINE_WARNINGS):
+                warnings.filterwarnings(action, category=category, module=module)
+            try:
+                code = main([str(a) for a in args])
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        for stream in streams:
+            stream.flush()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved[0])
+        os.chdir(saved[1])
+        sys.argv, sys.stdin, sys.stdout, sys.stderr, tempfile.tempdir = saved[2:7]
+        subprocess.Popen._execute_child, os.fork = saved[7:9]
+        signal.signal(signal.SIGINT, saved[9])
+    out = []
+    for stream in streams:
+        stream.buffer.seek(0)
+        out.append(stream.buffer.read())
+        stream.close()
+    return _Finished(code, *out)
+
+
+def run_cli(*args, cwd=None, env=None, timeout=None, input=None):
     """Run `python -m tfcnnwrap ARGS` as a user would; returns CliResult (never raises on exit code)."""
+    if _in_process_ok(args, env, timeout, input):
+        return CliResult(_run_in_process(args, cwd, env))
+    return spawn_cli(*args, cwd=cwd, env=env, timeout=timeout, input=input)
+
+
+def spawn_cli(*args, cwd=None, env=None, timeout=None, input=None):
+    """`python -m tfcnnwrap ARGS` in a process of its own, whatever the verb."""
     proc = subprocess.run(
         [sys.executable, "-m", "tfcnnwrap", *[str(a) for a in args]],
         cwd=str(cwd) if cwd else None,
@@ -313,7 +412,7 @@ def run_cli(*args, cwd=None, env=None, timeout=120, input=None):
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL if input is None else None,
         input=input,
-        timeout=timeout,
+        timeout=120 if timeout is None else timeout,
     )
     return CliResult(proc)
 
@@ -372,7 +471,8 @@ def slurm():
 
 
 # --- Test tiers (README: the everyday loop is `python -m pytest -q -m "not slow"`) ----------------------------
-# A test is `slow` when it starts a process or waits; `tf`, `slurm` and `browser` say what else it needs. A test
+# A test is `slow` when it starts a process or waits, or takes seconds in process (a figure drawn, a property-based
+# search: those carry the mark by hand); `tf`, `slurm` and `browser` say what else it needs. A test
 # is slow without saying so when it uses a fixture that starts processes, or when its body, or a helper of its
 # module that it calls, names something that starts a process or waits (SPAWNING_NAMES); any other test that
 # does must carry the mark itself, and the guard makes such a test fail, in every tier, instead of slowing the
@@ -396,17 +496,21 @@ def _spawning_functions(path):
     module's own helpers (read once per module, with ast: collection stays fast)."""
     if path not in _SPAWNING_BY_MODULE:
         source = Path(path).read_text(encoding="utf-8")
-        tree = ast.parse(source)
+        lines = source.splitlines()
         funcs = {}
-        for node in ast.walk(tree):
+        # Line slices, not ast.get_source_segment: that splits the whole file again for every function.
+        for node in ast.walk(ast.parse(source)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                funcs[node.name] = ast.get_source_segment(source, node) or ""
+                funcs[node.name] = "\n".join(lines[node.lineno - 1:node.end_lineno])
         slow = {name for name, text in funcs.items() if SPAWNING_NAMES.search(text)}
-        helpers = [name for name in funcs if not name.startswith("test_")]
+        helpers = {name for name in funcs if not name.startswith("test_")}
         changed = True
         while changed:
-            callers = {name for name, text in funcs.items() if name not in slow
-                       and any(re.search(r"\b%s\(" % re.escape(h), text) for h in helpers if h in slow)}
+            slow_helpers = sorted(helpers & slow)
+            if not slow_helpers:
+                break
+            calls = re.compile(r"\b(?:%s)\(" % "|".join(map(re.escape, slow_helpers)))
+            callers = {name for name, text in funcs.items() if name not in slow and calls.search(text)}
             changed = bool(callers)
             slow |= callers
         _SPAWNING_BY_MODULE[path] = frozenset(slow)

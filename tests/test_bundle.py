@@ -215,6 +215,7 @@ _json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow
                      | st.dictionaries(st.text(max_size=10), inner, max_size=4), max_leaves=20)
 
 
+@pytest.mark.slow  # a property-based search: seconds in process
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.binary(max_size=300))
 def test_any_bytes_are_a_bundle_or_one_refusal(data):
@@ -224,6 +225,7 @@ def test_any_bytes_are_a_bundle_or_one_refusal(data):
         assert exc.message.startswith("x: ") and "\n" not in exc.message
 
 
+@pytest.mark.slow  # a property-based search: seconds in process
 @settings(max_examples=150, deadline=None)
 @given(_json)
 def test_any_json_is_a_bundle_or_one_refusal(value):
@@ -243,6 +245,7 @@ def good_bundle(tmp_path_factory):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(index=st.integers(0, 5), value=st.floats(1.0, 999999.0).filter(lambda v: abs(v - 176.93) > 1e-6
                                                                        and abs(v - 110.23) > 1e-6))
+@pytest.mark.slow  # a property-based search: seconds in process
 def test_any_changed_figure_fails_verification(good_bundle, index, value):
     assert verify(good_bundle).state == VERIFIED
     bundle = json.loads(json.dumps(good_bundle))
@@ -273,6 +276,7 @@ def test_verify_reads_a_log_as_the_sweeps_streaming_parser_does(text):
     assert logparse.classify(parse_text(text), None) == logparse.classify(lines, None)
 
 
+@pytest.mark.slow  # a property-based search: seconds in process
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(where=st.sampled_from(["conditions", "summary", "run"]), key=st.text(min_size=1, max_size=12), value=_json)
 def test_a_bundle_of_any_values_is_verified_or_refused_never_a_crash(good_bundle, where, key, value):

@@ -347,12 +347,14 @@ def test_plot_against_references_writes_a_png(cli, seed_sweep, tmp_path):
     assert "203.99 (86.7%)" in result.stdout
 
 
+@pytest.mark.slow  # draws a figure with matplotlib: seconds in process
 def test_plot_sweep_against_sweep_writes_a_png(capsys, monkeypatch, ab_sweeps, tmp_path):
     png = tmp_path / "ab.png"
     code, _, err = in_process(capsys, monkeypatch, "compare", *ab_sweeps, "--plot", png, "--format", "json")
     assert code == 0 and png.read_bytes()[:8] == PNG_MAGIC
 
 
+@pytest.mark.slow  # draws a figure with matplotlib: seconds in process
 def test_plot_of_a_sweep_without_ok_runs_is_refused(capsys, monkeypatch, tmp_path):
     sweep = write_sweep(tmp_path / "s", {("resnet50", 64): ["oom"]})
     code, _, err = in_process(capsys, monkeypatch, "compare", sweep, "--against", "V100", "--plot",
@@ -399,6 +401,7 @@ def test_welch_matches_scipy_stats(baseline, candidate):
     assert significant is bool(expected < 0.05)
 
 
+@pytest.mark.slow  # draws a figure with matplotlib: seconds in process
 def test_plot_refuses_what_the_cli_refuses_and_writes_svg_by_suffix(tmp_path):
     # issue 11, item 15: `--plot /tmp` wrote /tmp.png; a missing directory was created silently
     pytest.importorskip("matplotlib")

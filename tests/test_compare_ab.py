@@ -245,6 +245,7 @@ def test_ab_argument_rules(cli, firmware):
                        "--fail-on-regression")
 
 
+@pytest.mark.slow  # draws a figure with matplotlib: seconds in process
 def test_plot_of_several_candidates(capsys, monkeypatch, firmware, tmp_path):
     from tfcnnwrap import cli as cli_module
 

@@ -560,6 +560,7 @@ POOL = (
 )
 
 
+@pytest.mark.slow  # a property-based search: seconds in process
 def test_fuzzed_logs_agree(tmp_path, monkeypatch):
     monkeypatch.setattr(logparse, "MAX_LINE", 256)
     monkeypatch.setattr(logparse, "HEADER_BLOCK_LINES", 6)

@@ -12,6 +12,8 @@ from sweepdata import write_sweep
 from tfcnnwrap.compare.compareab import sweep_vs_sweeps
 from tfcnnwrap.present import plot
 
+# every test here draws figures with matplotlib: seconds in process, so out of the everyday loop
+pytestmark = pytest.mark.slow
 KEEP = os.environ.get("TFCNNWRAP_KEEP_PLOTS")
 
 

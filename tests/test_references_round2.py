@@ -224,17 +224,23 @@ def test_a_pipe_that_ends_still_works(cli):
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
 def test_a_fifo_nobody_writes_to_does_not_block(cli, tmp_path):
-    fifo = tmp_path / "refs.csv"
+    from concurrent.futures import ThreadPoolExecutor
+
+    fifo, held = tmp_path / "refs.csv", tmp_path / "held.csv"
     os.mkfifo(fifo)
-    started = time.monotonic()
-    assert_clean_error(cli("references", "--references", fifo, timeout=30), 2, str(fifo))
-    assert time.monotonic() - started < 20
-    # a writer that holds the FIFO open and never writes: given up on after the idle limit, exit 2
-    fd = os.open(fifo, os.O_RDWR)  # a writer end that stays open for the whole run
+    os.mkfifo(held)
+    # on `held`, a writer that holds the FIFO open and never writes: given up on after the idle limit, exit 2.
+    # Both verbs wait out the same idle limit, so they wait side by side.
+    fd = os.open(held, os.O_RDWR)  # a writer end that stays open for the whole run
     try:
         started = time.monotonic()
-        assert_clean_error(cli("references", "--references", fifo, timeout=60), 2, "no end of file")
-        assert time.monotonic() - started < 40
+        with ThreadPoolExecutor(2) as pool:
+            alone = pool.submit(cli, "references", "--references", fifo, timeout=30)
+            written = pool.submit(cli, "references", "--references", held, timeout=60)
+            assert_clean_error(alone.result(), 2, str(fifo))
+            assert time.monotonic() - started < 20
+            assert_clean_error(written.result(), 2, "no end of file")
+            assert time.monotonic() - started < 40
     finally:
         os.close(fd)
 

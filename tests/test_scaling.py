@@ -266,6 +266,7 @@ def test_build_plan_reads_gpu_counts(value, counts):
     assert plan_module.Plan.from_dict(plan.to_dict()).counts == counts
 
 
+@pytest.mark.slow  # draws a figure with matplotlib: seconds in process
 def test_scaling_chart(tmp_path):
     pytest.importorskip("matplotlib")
     from matplotlib.figure import Figure

@@ -12,6 +12,7 @@ from tfcnnwrap.render import to_csv
 from tfcnnwrap.results import quality
 from tfcnnwrap.results.fleetreport import fleet_columns, with_fleet
 from tfcnnwrap.results.records import SCALING_COLUMNS, SUMMARY_COLUMNS, SummaryRow
+from tfcnnwrap.results.tdist import t975
 
 if TYPE_CHECKING:
     from pandas import DataFrame, Series
@@ -49,9 +50,7 @@ def ci95_pct(std: Optional[float], count: int, mean: Optional[float]) -> Optiona
     """The 95% confidence interval's half-width (Student t) as % of the mean; None under 2 runs."""
     if std is None or mean is None or count < 2 or not mean:
         return None
-    from scipy.special import stdtrit  # scipy: only when a comparison is computed
-
-    half_width = float(stdtrit(count - 1, 0.975)) * std / math.sqrt(count)
+    half_width = t975(count - 1) * std / math.sqrt(count)
     return _num(half_width / mean * 100.0)
 
 
