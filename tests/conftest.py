@@ -359,7 +359,7 @@ def _run_in_process(args, cwd, env):
     from tfcnnwrap.cli import main
 
     saved = (dict(os.environ), os.getcwd(), sys.argv, sys.stdin, sys.stdout, sys.stderr, tempfile.tempdir,
-             subprocess.Popen._execute_child, os.fork, signal.getsignal(signal.SIGINT))
+             subprocess.Popen._execute_child, getattr(os, "fork", None), signal.getsignal(signal.SIGINT))
     streams = [io.TextIOWrapper(tempfile.TemporaryFile(), encoding="utf-8", newline="") for _ in range(2)]
     try:
         os.environ.clear()
@@ -369,15 +369,19 @@ def _run_in_process(args, cwd, env):
         sys.stdin = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
         sys.stdout, sys.stderr = streams
         tempfile.tempdir = None  # TMPDIR is read again, as a new process would
-        subprocess.Popen._execute_child = os.fork = _refuse_in_process
+        subprocess.Popen._execute_child = _refuse_in_process
+        if saved[8] is not None:  # no os.fork on Windows
+            os.fork = _refuse_in_process
         with warnings.catch_warnings():
             warnings.resetwarnings()
             for action, category, module in reversed(_PRISTINE_WARNINGS):
                 warnings.filterwarnings(action, category=category, module=module)
             try:
                 code = main([str(a) for a in args])
-            except SystemExit as exc:
+            except SystemExit as exc:  # as the interpreter ends on it: a code, None for 0, else printed and 1
                 code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+                if exc.code is not None and not isinstance(exc.code, int):
+                    print(exc.code, file=sys.stderr)
         for stream in streams:
             stream.flush()
     finally:
@@ -385,7 +389,9 @@ def _run_in_process(args, cwd, env):
         os.environ.update(saved[0])
         os.chdir(saved[1])
         sys.argv, sys.stdin, sys.stdout, sys.stderr, tempfile.tempdir = saved[2:7]
-        subprocess.Popen._execute_child, os.fork = saved[7:9]
+        subprocess.Popen._execute_child = saved[7]
+        if saved[8] is not None:
+            os.fork = saved[8]
         signal.signal(signal.SIGINT, saved[9])
     out = []
     for stream in streams:
