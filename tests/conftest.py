@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import venv
+import warnings
 from pathlib import Path
 
 import pytest
@@ -323,6 +324,8 @@ def cli_env(extra=None):
 # and the suite spawns it thousands of times. tests/test_cli_in_process.py holds the two ways to the same bytes.
 # Every other verb, and any call that sets a timeout, input, the interpreter's own environment (PYTHON*, PATH,
 # LD_*) or worker processes (*_JOBS), runs in a process of its own; TFCNNWRAP_TEST_SPAWN=1 sends every call there.
+# `import` of 64 bundles or more and `site` of 16 sources or more start worker pools: in process the guard ends
+# such a call with exit 3 and the guard's message (call spawn_cli for it).
 IN_PROCESS_VERBS = frozenset({"report", "compare", "references", "export", "verify", "list", "completion", "parse",
                               "library", "import", "site"})
 _PRISTINE_WARNINGS = (("default", DeprecationWarning, "__main__"), ("ignore", DeprecationWarning, ""),
@@ -352,9 +355,28 @@ def _refuse_in_process(*args, **kwargs):
     raise AssertionError("a verb run in process started a process: take it out of IN_PROCESS_VERBS (conftest)")
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+
+def _call_main(main, args):
+    """main's exit code as the interpreter would end on it."""
+    import traceback
+
+    try:
+        return main([str(a) for a in args])
+    except SystemExit as exc:  # a code, None for 0, anything else printed and 1
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        print(exc.code, file=sys.stderr)
+        return 1
+    except Exception:  # noqa: BLE001 - escaped main: a traceback on stderr and 1, as a process ends
+        traceback.print_exc(file=sys.stderr)
+        return 1
+
+
 def _run_in_process(args, cwd, env):
     import io
-    import warnings
 
     from tfcnnwrap.cli import main
 
@@ -376,12 +398,9 @@ def _run_in_process(args, cwd, env):
             warnings.resetwarnings()
             for action, category, module in reversed(_PRISTINE_WARNINGS):
                 warnings.filterwarnings(action, category=category, module=module)
-            try:
-                code = main([str(a) for a in args])
-            except SystemExit as exc:  # as the interpreter ends on it: a code, None for 0, else printed and 1
-                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-                if exc.code is not None and not isinstance(exc.code, int):
-                    print(exc.code, file=sys.stderr)
+            # on this stderr, as a process shows them (pytest's own recorder would keep them from the test)
+            warnings.showwarning = _show_warning
+            code = _call_main(main, args)
         for stream in streams:
             stream.flush()
     finally:

@@ -101,3 +101,28 @@ def test_the_environment_the_tree_and_the_streams_are_this_processs_own_again(sw
     assert result.returncode == 0 and result.stdout.startswith("model,"), result
     assert (dict(os.environ), os.getcwd()) == before
     assert (sys.stdout, sys.stderr, sys.stdin, sys.argv) == streams
+
+
+def test_a_warning_in_process_is_on_the_verbs_stderr_as_a_process_prints_it(monkeypatch):
+    import warnings
+
+    from tfcnnwrap.compare import refview
+
+    def warn_then_list(args):
+        warnings.warn("divide by zero encountered", RuntimeWarning, stacklevel=1)
+        return 0
+
+    monkeypatch.setattr(refview, "cmd_references", warn_then_list)
+    result = run_cli("references")
+    assert result.returncode == 0 and "RuntimeWarning: divide by zero encountered" in result.stderr, result
+
+
+def test_an_exception_escaping_main_in_process_is_a_traceback_and_1_as_a_process_ends(monkeypatch):
+    from tfcnnwrap import cli
+
+    def broken():
+        raise RuntimeError("before any verb")
+
+    monkeypatch.setattr(cli, "_tolerant_streams", broken)
+    result = run_cli("report", "somewhere")
+    assert result.returncode == 1 and "Traceback" in result.stderr and "before any verb" in result.stderr, result

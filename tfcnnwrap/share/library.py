@@ -358,8 +358,10 @@ def cmd_import(args: Namespace) -> int:
 
 def cmd_library(args: Namespace) -> int:
     library = Library(create=False)
-    rows = library.rows(gpu=args.gpu, model=args.model)
-    library.close()
+    try:
+        rows = library.rows(gpu=args.gpu, model=args.model)
+    finally:
+        library.close()
     if args.format == "json":
         sys.stdout.write(render.to_json({"format": 2, "kind": "library",
                                          "conditions": {"library": str(library.root), "gpu": args.gpu,
