@@ -57,12 +57,19 @@ def _number(value: object) -> Optional[float]:
     return value if math.isfinite(value) else None
 
 
-def _opt_whole(value: object) -> Optional[int]:
+# Readers of one JSON value as the records' fields take it (a wrong type reads as not given); doctor's and
+# envinfo's records read theirs with these too.
+def opt_whole(value: object) -> Optional[int]:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _opt_text(value: object) -> Optional[str]:
+def opt_text(value: object) -> Optional[str]:
     return value if isinstance(value, str) else None
+
+
+def opt_object(value: object) -> JsonObject:
+    """A JSON object read from a record: the mapping itself, or an empty one for anything else."""
+    return value if isinstance(value, Mapping) else {}
 
 
 def _opt_dict(value: object) -> Optional[JsonObject]:
@@ -127,24 +134,24 @@ class RunRecord:
             raise ValueError("not a run record: needs a text model and whole-number batch_size and run")
         known = {f.name for f in fields(cls)} - {"extra"}
         command = data.get("command")
-        num_gpus = _opt_whole(data.get("num_gpus"))
+        num_gpus = opt_whole(data.get("num_gpus"))
         return cls(
             model=data["model"], batch_size=data["batch_size"], run=data["run"],
             status=Status.read(data.get("status")),
             images_per_sec=_number(data.get("images_per_sec")),
-            exit_code=_opt_whole(data.get("exit_code")),
+            exit_code=opt_whole(data.get("exit_code")),
             duration_s=_number(data.get("duration_s")),
-            started_at=_opt_text(data.get("started_at")),
-            log=_opt_text(data.get("log")),
+            started_at=opt_text(data.get("started_at")),
+            log=opt_text(data.get("log")),
             command=tuple(str(a) for a in command) if isinstance(command, list) else (),
-            failure=_opt_text(data.get("failure")),
-            steps_seen=_opt_whole(data.get("steps_seen")),
+            failure=opt_text(data.get("failure")),
+            steps_seen=opt_whole(data.get("steps_seen")),
             last_step_images_per_sec=_number(data.get("last_step_images_per_sec")),
-            log_bytes=_opt_whole(data.get("log_bytes")),
-            tensorflow_reported=_opt_text(data.get("tensorflow_reported")),
+            log_bytes=opt_whole(data.get("log_bytes")),
+            tensorflow_reported=opt_text(data.get("tensorflow_reported")),
             telemetry=_opt_dict(data.get("telemetry")),
             num_gpus=num_gpus if num_gpus is not None else default_num_gpus,
-            host=_opt_text(data.get("host")),
+            host=opt_text(data.get("host")),
             cluster=_opt_dict(data.get("cluster")),
             start_temp_c=_number(data.get("start_temp_c")),
             cooldown_s=_number(data.get("cooldown_s")),
@@ -230,19 +237,18 @@ class GpuTelemetry:
 
     @classmethod
     def from_dict(cls, found: object) -> "GpuTelemetry":
-        data: JsonObject = found if isinstance(found, Mapping) else {}
+        data = opt_object(found)
         reasons = data.get("throttle_reasons")
-        pcie = data.get("pcie_link")
-        link: JsonObject = pcie if isinstance(pcie, Mapping) else {}
+        link = opt_object(data.get("pcie_link"))
         degraded = link.get("degraded")
         return cls(
-            samples=_opt_whole(data.get("samples")), max_temp_c=_number(data.get("max_temp_c")),
+            samples=opt_whole(data.get("samples")), max_temp_c=_number(data.get("max_temp_c")),
             mean_power_w=_number(data.get("mean_power_w")), max_power_w=_number(data.get("max_power_w")),
             mean_sm_clock_mhz=_number(data.get("mean_sm_clock_mhz")),
             throttled=data.get("throttled") if isinstance(data.get("throttled"), bool) else None,
             throttle_reasons=tuple(str(r) for r in reasons) if isinstance(reasons, list) else (),
-            pcie_link=_opt_text(link.get("text")), pcie_degraded=degraded if isinstance(degraded, bool) else None,
-            samples_file=_opt_text(data.get("samples_file")),
+            pcie_link=opt_text(link.get("text")), pcie_degraded=degraded if isinstance(degraded, bool) else None,
+            samples_file=opt_text(data.get("samples_file")),
         )
 
 
@@ -321,7 +327,7 @@ class Resumption:
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> "Resumption":
         known = ("at", "python", "vendor_dir", "tfcnnwrap_version", "argv")
-        at, python, vendor_dir, version = (_opt_text(data.get(k)) for k in known[:4])
+        at, python, vendor_dir, version = (opt_text(data.get(k)) for k in known[:4])
         return cls(at, python, vendor_dir, version, argv=_texts(data.get("argv")) or (),
                    extra={k: v for k, v in data.items() if k not in known})
 
@@ -382,7 +388,7 @@ class SweepMeta:
             format=fmt,
             plan=dict(data.get("plan") or {}),
             device=data.get("device"),
-            upstream=Upstream(*(_opt_text(upstream.get(k)) for k in ("url", "branch", "commit"))),
+            upstream=Upstream(*(opt_text(upstream.get(k)) for k in ("url", "branch", "commit"))),
             environment=dict(data.get("environment") or {}),
             tensorflow_version=data.get("tensorflow_version"),
             tfcnnwrap_version=data.get("tfcnnwrap_version"),

@@ -21,7 +21,7 @@ from tfcnnwrap import __version__, settings
 from tfcnnwrap.errors import TfcnnwrapError
 from tfcnnwrap.jsontext import FORMAT
 from tfcnnwrap.render import console, to_json
-from tfcnnwrap.results.records import JsonObject
+from tfcnnwrap.results.records import JsonObject, opt_object, opt_text
 from tfcnnwrap.run.procs import pip_install_command
 from tfcnnwrap.run.telemetry import query_gpus
 from tfcnnwrap.target import checkout, versions
@@ -57,20 +57,12 @@ MACHINE_KEYS = ("host", "os", "cpu_model", "cpu_logical_cores", "cpu_physical_co
 # --- the records ----------------------------------------------------------------------------------------
 
 
-def _text(value: object) -> Optional[str]:
-    return value if isinstance(value, str) else None
-
-
 def _flag(value: object) -> Optional[bool]:
     return value if isinstance(value, bool) else None
 
 
 def _number(value: object) -> Optional[float]:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def _obj(value: object) -> JsonObject:
-    return value if isinstance(value, Mapping) else {}
 
 
 def _texts(value: object) -> Tuple[str, ...]:
@@ -91,7 +83,7 @@ class Check:
 
     @classmethod
     def from_json(cls, data: object) -> "Check":
-        found = _obj(data)
+        found = opt_object(data)
         return cls(str(found.get("check", "")), str(found.get("status", INFO)), str(found.get("value", "")),
                    str(found.get("hint") or ""))
 
@@ -116,10 +108,10 @@ class VendorInfo:
 
     @classmethod
     def from_json(cls, data: object) -> "VendorInfo":
-        found = _obj(data)
-        return cls(str(found.get("dir", "")), _text(found.get("branch")), _text(found.get("commit")),
-                   _text(found.get("url")), _text(found.get("tf_version")), found.get("script_present") is True,
-                   _text(found.get("branch_source")), _text(found.get("branch_warning")))
+        found = opt_object(data)
+        return cls(str(found.get("dir", "")), opt_text(found.get("branch")), opt_text(found.get("commit")),
+                   opt_text(found.get("url")), opt_text(found.get("tf_version")), found.get("script_present") is True,
+                   opt_text(found.get("branch_source")), opt_text(found.get("branch_warning")))
 
 
 @dataclass(frozen=True)
@@ -135,7 +127,7 @@ class MatmulTimings:
 
     @classmethod
     def from_json(cls, data: object) -> "MatmulTimings":
-        found = _obj(data)
+        found = opt_object(data)
         return cls(*(_number(found.get(k)) for k in ("cpu_gflops", "gpu_gflops", "speedup")))
 
 
@@ -164,7 +156,7 @@ class Readiness:
     @classmethod
     def from_json(cls, data: JsonObject) -> "Readiness":
         return cls(data.get("ready") is True, list(_texts(data.get("blockers"))), str(data.get("device") or "cpu"),
-                   _text(data.get("device_note")), str(data.get("verdict") or ""))
+                   opt_text(data.get("device_note")), str(data.get("verdict") or ""))
 
 
 @dataclass(frozen=True)
@@ -205,8 +197,8 @@ class DoctorReport:
     @property
     def smi_names(self) -> List[str]:
         """The GPU names nvidia-smi listed."""
-        listed = _obj(self.nvidia_smi).get("gpus")
-        return [str(_obj(g).get("name")) for g in listed] if isinstance(listed, list) else []
+        listed = opt_object(self.nvidia_smi).get("gpus")
+        return [str(opt_object(g).get("name")) for g in listed] if isinstance(listed, list) else []
 
     def with_checks(self) -> "DoctorReport":
         """This report with its verdict rows."""
@@ -245,7 +237,7 @@ class DoctorReport:
     def from_json(cls, data: JsonObject) -> "DoctorReport":
         """The report of a `doctor --format json` object (keys it lacks read as not known)."""
         gpus, quiet = data.get("gpus"), data.get("quiet")
-        facts: Dict[str, Any] = {key: _text(data.get(key)) for key in _TEXT_KEYS}  # Any: splatted into fields
+        facts: Dict[str, Any] = {key: opt_text(data.get(key)) for key in _TEXT_KEYS}  # Any: splatted into fields
         facts.update((key, _flag(data.get(key))) for key in _FLAG_KEYS)
         return cls(
             **facts,
@@ -255,7 +247,7 @@ class DoctorReport:
             matmul=MatmulTimings.from_json(data["matmul"]) if isinstance(data.get("matmul"), Mapping) else None,
             bandwidth=Bandwidth.from_json(data.get("bandwidth")), probe_complete=data.get("probe_complete") is True,
             warnings=_texts(data.get("warnings")),
-            quiet=tuple(Finding(str(_obj(f).get("what")), str(_obj(f).get("fix"))) for f in quiet)
+            quiet=tuple(Finding(str(opt_object(f).get("what")), str(opt_object(f).get("fix"))) for f in quiet)
             if isinstance(quiet, list) else (),
             machine=Environment.from_json(data.get("machine")),
             checks=tuple(Check.from_json(row) for row in data.get("checks") or []),
@@ -295,9 +287,9 @@ def vendor_info(vendor_dir: str, manifest: Optional[JsonObject], tf_version: Opt
     if manifest is None:
         return None
     return VendorInfo(
-        dir=str(vendor_dir), branch=_text(manifest.get("branch")), commit=_text(manifest.get("commit")),
-        url=_text(manifest.get("url")), tf_version=_text(manifest.get("tf_version")),
-        script_present=script_path(vendor_dir).is_file(), branch_source=_text(manifest.get("branch_source")),
+        dir=str(vendor_dir), branch=opt_text(manifest.get("branch")), commit=opt_text(manifest.get("commit")),
+        url=opt_text(manifest.get("url")), tf_version=opt_text(manifest.get("tf_version")),
+        script_present=script_path(vendor_dir).is_file(), branch_source=opt_text(manifest.get("branch_source")),
         branch_warning=branch_mismatch(tf_version, manifest) if tf_version else None,
     )
 

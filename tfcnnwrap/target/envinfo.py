@@ -14,7 +14,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Typ
 
 from tfcnnwrap import __version__
 from tfcnnwrap.clock import utc_now
-from tfcnnwrap.results.records import JsonObject, Upstream
+from tfcnnwrap.results.records import JsonObject, Upstream, opt_object, opt_text, opt_whole
 from tfcnnwrap.run.procs import format_command
 from tfcnnwrap.run.telemetry import query_gpus
 from tfcnnwrap.target.probe import ProbeAnswer, run_probe
@@ -200,18 +200,6 @@ def command_line(argv: Optional[Sequence[object]] = None) -> "CommandLine":
 # -- the records ------------------------------------------------------------------------------------------
 
 
-def _text(value: object) -> Optional[str]:
-    return value if isinstance(value, str) else None
-
-
-def _whole(value: object) -> Optional[int]:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _obj(value: object) -> JsonObject:
-    return value if isinstance(value, Mapping) else {}
-
-
 @dataclass(frozen=True)
 class OsInfo:
     """The operating system: ``platform``'s answers, and the distribution's own name."""
@@ -228,8 +216,8 @@ class OsInfo:
 
     @classmethod
     def from_json(cls, data: object) -> "OsInfo":
-        found = _obj(data)
-        return cls(**{f.name: _text(found.get(f.name)) for f in fields(cls)})
+        found = opt_object(data)
+        return cls(**{f.name: opt_text(found.get(f.name)) for f in fields(cls)})
 
 
 @dataclass(frozen=True)
@@ -244,8 +232,8 @@ class PythonInfo:
 
     @classmethod
     def from_json(cls, data: object) -> "PythonInfo":
-        found = _obj(data)
-        return cls(_text(found.get("path")), _text(found.get("version")))
+        found = opt_object(data)
+        return cls(opt_text(found.get("path")), opt_text(found.get("version")))
 
 
 @dataclass(frozen=True)
@@ -261,10 +249,10 @@ class CommandLine:
 
     @classmethod
     def from_json(cls, data: object) -> "CommandLine":
-        found = _obj(data)
+        found = opt_object(data)
         argv = found.get("argv")
-        return cls(tuple(str(a) for a in argv) if isinstance(argv, list) else (), _text(found.get("text")) or "",
-                   _text(found.get("cwd")))
+        return cls(tuple(str(a) for a in argv) if isinstance(argv, list) else (), opt_text(found.get("text")) or "",
+                   opt_text(found.get("cwd")))
 
 
 def _optional_json(record: Optional[Union[OsInfo, CommandLine]]) -> Optional[Mapping[str, object]]:
@@ -320,27 +308,27 @@ class Environment:
     @classmethod
     def from_json(cls, data: object) -> "Environment":
         """The record of a recorded ``environment`` (any shape: a fact of the wrong type reads as None)."""
-        found = _obj(data)
-        gpus, smi, upstream = found.get("gpus"), found.get("nvidia_smi_gpus"), _obj(found.get("upstream"))
+        found = opt_object(data)
+        gpus, smi, upstream = found.get("gpus"), found.get("nvidia_smi_gpus"), opt_object(found.get("upstream"))
         return cls(
-            captured_at=_text(found.get("captured_at")), host=_text(found.get("host")),
+            captured_at=opt_text(found.get("captured_at")), host=opt_text(found.get("host")),
             os=OsInfo.from_json(found["os"]) if isinstance(found.get("os"), Mapping) else None,
-            cpu_model=_text(found.get("cpu_model")), cpu_logical_cores=_whole(found.get("cpu_logical_cores")),
-            cpu_physical_cores=_whole(found.get("cpu_physical_cores")), ram_bytes=_whole(found.get("ram_bytes")),
-            tfcnnwrap_version=_text(found.get("tfcnnwrap_version")),
+            cpu_model=opt_text(found.get("cpu_model")), cpu_logical_cores=opt_whole(found.get("cpu_logical_cores")),
+            cpu_physical_cores=opt_whole(found.get("cpu_physical_cores")), ram_bytes=opt_whole(found.get("ram_bytes")),
+            tfcnnwrap_version=opt_text(found.get("tfcnnwrap_version")),
             tfcnnwrap_python=PythonInfo.from_json(found.get("tfcnnwrap_python")),
             target_python=PythonInfo.from_json(found.get("target_python")),
-            tensorflow_version=_text(found.get("tensorflow_version")),
-            tensorflow_distribution=_text(found.get("tensorflow_distribution")),
+            tensorflow_version=opt_text(found.get("tensorflow_version")),
+            tensorflow_distribution=opt_text(found.get("tensorflow_distribution")),
             tf_keras=found.get("tf_keras") if isinstance(found.get("tf_keras"), bool) else None,
             gpus=tuple(str(g) for g in gpus) if isinstance(gpus, list) else None,
-            cuda_version=_text(found.get("cuda_version")), cudnn_version=_text(found.get("cudnn_version")),
-            nvidia_driver=_text(found.get("nvidia_driver")),
+            cuda_version=opt_text(found.get("cuda_version")), cudnn_version=opt_text(found.get("cudnn_version")),
+            nvidia_driver=opt_text(found.get("nvidia_driver")),
             nvidia_smi_gpus=tuple(g for g in smi if isinstance(g, Mapping)) if isinstance(smi, list) else None,
-            upstream=Upstream(*(_text(upstream.get(k)) for k in ("url", "branch", "commit"))),
+            upstream=Upstream(*(opt_text(upstream.get(k)) for k in ("url", "branch", "commit"))),
             command_line=CommandLine.from_json(found["command_line"])
             if isinstance(found.get("command_line"), Mapping) else None,
-            probe_error=_text(found.get("probe_error")),
+            probe_error=opt_text(found.get("probe_error")),
         )
 
 
@@ -379,7 +367,7 @@ def capture_environment(python: Optional[PathText] = None, probe: Optional[Probe
         facts = ProbeAnswer()
     answered = _safe(_query_smi) if isinstance(smi, _Ask) else smi
     listed = (answered or {}).get("gpus") if answered else None
-    upstream = _obj(manifest)
+    upstream = opt_object(manifest)
     return Environment(
         captured_at=utc_now(), host=_safe(socket.gethostname), os=_safe(os_info), cpu_model=_safe(cpu_model),
         cpu_logical_cores=_safe(os.cpu_count), cpu_physical_cores=_safe(physical_cores),
@@ -390,6 +378,6 @@ def capture_environment(python: Optional[PathText] = None, probe: Optional[Probe
         gpus=facts.gpus, cuda_version=facts.cuda_version, cudnn_version=facts.cudnn_version,
         nvidia_driver=(answered or {}).get("driver_version"),
         nvidia_smi_gpus=tuple(listed) if isinstance(listed, list) else None,
-        upstream=Upstream(*(_text(upstream.get(k)) for k in ("url", "branch", "commit"))),
+        upstream=Upstream(*(opt_text(upstream.get(k)) for k in ("url", "branch", "commit"))),
         command_line=_safe(command_line, argv), probe_error=probe_error,
     )
