@@ -2,6 +2,7 @@
 a ready vendor checkout, and a way to drive the CLI as a user does (a subprocess)."""
 
 import ast
+import io
 import json
 import os
 import re
@@ -318,10 +319,10 @@ def cli_env(extra=None):
 
 # --- The CLI, in a process of its own or in this one ------------------------------------------------------------
 # A verb that only reads files and prints (no process started, no signal, no pool), and any verb's --help, runs
-# in this process through
-# the entry point `python -m tfcnnwrap` calls, with the same argv, environment, working directory, standard
-# streams (files, not terminals) and exit code: a spawned one costs ~1 s of CPU for Python, pandas and scipy,
-# and the suite spawns it thousands of times. tests/test_cli_in_process.py holds the two ways to the same bytes.
+# in this process through the entry point `python -m tfcnnwrap` calls, with the same argv, environment, working
+# directory, standard streams (files, not terminals) and exit code: a spawned one costs ~1 s of CPU for Python,
+# pandas and the rest, and the suite spawns it thousands of times. tests/test_cli_in_process.py holds the two
+# ways to the same bytes.
 # Every other verb, and any call that sets a timeout, input, the interpreter's own environment (PYTHON*, PATH,
 # LD_*) or worker processes (*_JOBS), runs in a process of its own; TFCNNWRAP_TEST_SPAWN=1 sends every call there.
 # `import` of 64 bundles or more and `site` of 16 sources or more start worker pools: in process the guard ends
@@ -333,9 +334,13 @@ _PRISTINE_WARNINGS = (("default", DeprecationWarning, "__main__"), ("ignore", De
                       ("ignore", ResourceWarning, ""))
 
 
-class _Finished:
-    def __init__(self, returncode, stdout, stderr):
-        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+# What starts a process, for the two guards that refuse it: the fast tier's and the in-process CLI's.
+_PROCESS_STARTERS = tuple([(subprocess.Popen, "_execute_child")] + [
+    (os, name) for name in ("fork", "forkpty", "posix_spawn", "posix_spawnp", "system") if hasattr(os, name)])
+
+
+def _refuse_in_process(*args, **kwargs):
+    raise AssertionError("a verb run in process started a process: take it out of IN_PROCESS_VERBS (conftest)")
 
 
 def _in_process_ok(args, env, timeout, input):
@@ -351,20 +356,16 @@ def _in_process_ok(args, env, timeout, input):
     return verb in IN_PROCESS_VERBS or bool({"-h", "--help"} & set(words))
 
 
-def _refuse_in_process(*args, **kwargs):
-    raise AssertionError("a verb run in process started a process: take it out of IN_PROCESS_VERBS (conftest)")
-
-
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
 
 
-def _call_main(main, args):
+def _call_main(main, argv):
     """main's exit code as the interpreter would end on it."""
     import traceback
 
     try:
-        return main([str(a) for a in args])
+        return main(argv)
     except SystemExit as exc:  # a code, None for 0, anything else printed and 1
         if exc.code is None or isinstance(exc.code, int):
             return exc.code or 0
@@ -375,49 +376,46 @@ def _call_main(main, args):
         return 1
 
 
+def _as_a_new_process(stack, argv, cwd, env, streams):
+    """What `python -m tfcnnwrap ARGV` would start with, for as long as ``stack`` is open."""
+    from unittest import mock
+
+    stack.enter_context(mock.patch.dict(os.environ, cli_env(env), clear=True))
+    stack.callback(os.chdir, os.getcwd())
+    os.chdir(str(cwd) if cwd else os.getcwd())
+    stack.enter_context(mock.patch.object(sys, "argv", [str(REPO_ROOT / "tfcnnwrap" / "__main__.py"), *argv]))
+    stack.enter_context(mock.patch.object(sys, "stdin", io.TextIOWrapper(io.BytesIO(), encoding="utf-8")))
+    stack.enter_context(mock.patch.object(sys, "stdout", streams[0]))
+    stack.enter_context(mock.patch.object(sys, "stderr", streams[1]))
+    stack.enter_context(mock.patch.object(tempfile, "tempdir", None))  # TMPDIR is read again
+    stack.callback(signal.signal, signal.SIGINT, signal.getsignal(signal.SIGINT))
+    for owner, name in _PROCESS_STARTERS:
+        stack.enter_context(mock.patch.object(owner, name, _refuse_in_process))
+    stack.enter_context(warnings.catch_warnings())
+    warnings.resetwarnings()
+    for action, category, module in reversed(_PRISTINE_WARNINGS):
+        warnings.filterwarnings(action, category=category, module=module)
+    # on this stderr, as a process shows them (pytest's own recorder would keep them from the test)
+    warnings.showwarning = _show_warning
+
+
 def _run_in_process(args, cwd, env):
-    import io
+    import contextlib
 
     from tfcnnwrap.cli import main
 
-    saved = (dict(os.environ), os.getcwd(), sys.argv, sys.stdin, sys.stdout, sys.stderr, tempfile.tempdir,
-             subprocess.Popen._execute_child, getattr(os, "fork", None), signal.getsignal(signal.SIGINT))
+    argv = [str(a) for a in args]
     streams = [io.TextIOWrapper(tempfile.TemporaryFile(), encoding="utf-8", newline="") for _ in range(2)]
-    try:
-        os.environ.clear()
-        os.environ.update(cli_env(env))
-        os.chdir(str(cwd) if cwd else saved[1])
-        sys.argv = [str(REPO_ROOT / "tfcnnwrap" / "__main__.py"), *map(str, args)]
-        sys.stdin = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
-        sys.stdout, sys.stderr = streams
-        tempfile.tempdir = None  # TMPDIR is read again, as a new process would
-        subprocess.Popen._execute_child = _refuse_in_process
-        if saved[8] is not None:  # no os.fork on Windows
-            os.fork = _refuse_in_process
-        with warnings.catch_warnings():
-            warnings.resetwarnings()
-            for action, category, module in reversed(_PRISTINE_WARNINGS):
-                warnings.filterwarnings(action, category=category, module=module)
-            # on this stderr, as a process shows them (pytest's own recorder would keep them from the test)
-            warnings.showwarning = _show_warning
-            code = _call_main(main, args)
-        for stream in streams:
-            stream.flush()
-    finally:
-        os.environ.clear()
-        os.environ.update(saved[0])
-        os.chdir(saved[1])
-        sys.argv, sys.stdin, sys.stdout, sys.stderr, tempfile.tempdir = saved[2:7]
-        subprocess.Popen._execute_child = saved[7]
-        if saved[8] is not None:
-            os.fork = saved[8]
-        signal.signal(signal.SIGINT, saved[9])
+    with contextlib.ExitStack() as stack:
+        _as_a_new_process(stack, argv, cwd, env, streams)
+        code = _call_main(main, argv)
     out = []
     for stream in streams:
+        stream.flush()
         stream.buffer.seek(0)
         out.append(stream.buffer.read())
         stream.close()
-    return _Finished(code, *out)
+    return subprocess.CompletedProcess(argv, code, *out)
 
 
 def run_cli(*args, cwd=None, env=None, timeout=None, input=None):
@@ -562,8 +560,6 @@ def _refuse_to_start(*args, **kwargs):
 def _fast_tier_guard(request, monkeypatch):
     """Holds the fast tier to its promise: a test not marked slow cannot start a process."""
     if request.node.get_closest_marker("slow") is None:
-        monkeypatch.setattr(subprocess.Popen, "_execute_child", _refuse_to_start)
-        for name in ("fork", "forkpty", "posix_spawn", "posix_spawnp", "system"):
-            if hasattr(os, name):
-                monkeypatch.setattr(os, name, _refuse_to_start)
+        for owner, name in _PROCESS_STARTERS:
+            monkeypatch.setattr(owner, name, _refuse_to_start)
     yield

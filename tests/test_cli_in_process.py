@@ -4,6 +4,7 @@ code and the same bytes on stdout, on stderr and on disk: what the in-process te
 
 import os
 import re
+import sys
 
 import pytest
 from conftest import IN_PROCESS_VERBS, run_cli, spawn_cli
@@ -94,8 +95,6 @@ def test_files_written_in_process_are_the_files_written_by_a_process(sweeps, tmp
 
 def test_the_environment_the_tree_and_the_streams_are_this_processs_own_again(sweeps, tmp_path):
     before = (dict(os.environ), os.getcwd())
-    import sys
-
     streams = (sys.stdout, sys.stderr, sys.stdin, sys.argv)
     result = run_cli("report", sweeps["seed"], "--format", "csv", env={"TFCNNWRAP_TEST_ONLY": "1"}, cwd=tmp_path)
     assert result.returncode == 0 and result.stdout.startswith("model,"), result
