@@ -160,6 +160,10 @@ def test_a_sweep_from_a_newer_tfcnnwrap_is_refused_naming_both_versions(cli, tmp
     ({"format": "1"}, "`format`"),
     ({"environment": "desk"}, "`environment` is text"),
     ({"plan": {"models": [{"model": "resnet50", "batch_size": "64"}], "runs": 1}}, "plan.models"),
+    # where the sweep ran, as SweepMeta types it
+    ({"python": 3}, "`python` is a whole number"),
+    ({"resumed": ["yesterday"]}, "`resumed` holds text"),
+    ({"argv": "tfcnnwrap sweep"}, "`argv` is text"),
 ])
 def test_wrong_value_types_in_sweep_json_exit_2_in_one_line(cli, tmp_path, change, needle):
     path = write_sweep(tmp_path / "s", seed_runs(1))
