@@ -184,6 +184,13 @@ def stand_in_env(tmp_path, **extra):
     return dict({"FAKE_TFCNN_IPS": "trivial=50.0", "FAKE_TFCNN_PID_DIR": str(pids)}, **extra)
 
 
+def stand_in_fifo_env(tmp_path, step_delay):
+    """The stand-in's environment with a FIFO its tasks announce themselves on, each step ``step_delay`` s."""
+    fifo = tmp_path / "tasks.fifo"
+    os.mkfifo(str(fifo))
+    return fifo, stand_in_env(tmp_path, FAKE_TFCNN_TASKS_FIFO=str(fifo), FAKE_TFCNN_STEP_DELAY=str(step_delay))
+
+
 def task_pids(tmp_path):
     return [int(p.read_text()) for p in (tmp_path / "pids").glob("*.pid")]
 
@@ -406,10 +413,8 @@ def resume_and_report(multi, tmp_path, out, tf112, vendor, runs):
 @pytest.mark.slurm
 def test_a_node_dying_in_a_no_kill_job_fails_that_run_and_the_sweep_goes_on(multi, tmp_path, tf112, vendor):
     out = tmp_path / "sweep"
-    fifo = tmp_path / "tasks.fifo"
-    os.mkfifo(str(fifo))
     # Worker 0 takes ~6 s and prints its total after worker 1's node has died, before Slurm has noticed.
-    env = stand_in_env(tmp_path, FAKE_TFCNN_TASKS_FIFO=str(fifo), FAKE_TFCNN_STEP_DELAY="12")
+    fifo, env = stand_in_fifo_env(tmp_path, step_delay=12)
     argv = sweep_argv(vendor, tf112, out, "--cluster", "slurm", "--workers", "2", "--ps", "1", runs=2)
     job_id, output = submit(multi, tmp_path, "nokill", [argv], ["-N", "3", "--no-kill"], env)
     dead = kill_when_running(multi, fifo, "worker1")
@@ -431,9 +436,7 @@ def test_a_node_dying_in_a_no_kill_job_fails_that_run_and_the_sweep_goes_on(mult
 def test_a_node_dying_under_slurms_default_ends_the_allocation_and_the_run_is_interrupted(
         multi, tmp_path, tf112, vendor):
     out = tmp_path / "sweep"
-    fifo = tmp_path / "tasks.fifo"
-    os.mkfifo(str(fifo))
-    env = stand_in_env(tmp_path, FAKE_TFCNN_TASKS_FIFO=str(fifo), FAKE_TFCNN_STEP_DELAY="60")
+    fifo, env = stand_in_fifo_env(tmp_path, step_delay=60)
     argv = sweep_argv(vendor, tf112, out, "--cluster", "slurm", "--workers", "2", "--ps", "1", runs=2)
     job_id, output = submit(multi, tmp_path, "default", [argv], ["-N", "3"], env, exec_last=True)
     kill_when_running(multi, fifo, "worker1")
@@ -449,11 +452,9 @@ def test_a_node_dying_under_slurms_default_ends_the_allocation_and_the_run_is_in
 @pytest.mark.slurm
 def test_a_fleet_losing_a_node_fails_that_hosts_record_and_the_sweep_goes_on(multi, tmp_path, tf112, vendor):
     out = tmp_path / "fleet"
-    fifo = tmp_path / "tasks.fifo"
-    os.mkfifo(str(fifo))
     # Each host's run takes ~25 s after it says it runs: the node dies in the middle of it, and the other hosts
     # still run when Slurm notices (~16 s): they finish and keep their figures.
-    env = stand_in_env(tmp_path, FAKE_TFCNN_TASKS_FIFO=str(fifo), FAKE_TFCNN_STEP_DELAY="12")
+    fifo, env = stand_in_fifo_env(tmp_path, step_delay=12)
     argv = sweep_argv(vendor, tf112, out, "--cluster", "slurm", "--fleet", runs=2)
     job_id, output = submit(multi, tmp_path, "fleetdies", [argv], ["-N", "3", "--no-kill"], env)
     dead = kill_when_running(multi, fifo, "run", on=multi.nodes[1])
@@ -494,9 +495,7 @@ def test_a_fleet_losing_a_node_fails_that_hosts_record_and_the_sweep_goes_on(mul
 @pytest.mark.slurm
 def test_a_node_that_stops_answering_fails_the_run_naming_it_and_leaves_nothing(multi, tmp_path, tf112, vendor):
     out = tmp_path / "sweep"
-    fifo = tmp_path / "tasks.fifo"
-    os.mkfifo(str(fifo))
-    env = stand_in_env(tmp_path, FAKE_TFCNN_TASKS_FIFO=str(fifo), FAKE_TFCNN_STEP_DELAY="60")
+    fifo, env = stand_in_fifo_env(tmp_path, step_delay=60)
     argv = sweep_argv(vendor, tf112, out, "--cluster", "slurm", "--workers", "2", "--ps", "1", "--timeout", "60")
     job_id, output = submit(multi, tmp_path, "link", [argv], ["-N", "3", "--no-kill"], env)
     silent = multi.nodes[2]
