@@ -394,13 +394,18 @@ def kill_when_running(multi, fifo, task, deadline_s=90, on=None):
         os.close(fd)
 
 
-def resume_and_report(multi, tmp_path, out, tf112, vendor, runs):
-    """``--resume --retry-failed`` in a new allocation on healed nodes finishes the sweep; report covers it."""
+def resume_on_healed_nodes(multi, tmp_path, name, out, tf112, vendor):
+    """``--resume --retry-failed`` in a new allocation on healed nodes, which must finish the sweep."""
     multi.heal()
-    _, state, text = run_job(multi, tmp_path, "resume", [["sweep", "--vendor-dir", vendor, "--python", tf112,
-                                                          "--resume", out, "--retry-failed"]], ["-N", "3"],
+    _, state, text = run_job(multi, tmp_path, name, [["sweep", "--vendor-dir", vendor, "--python", tf112,
+                                                      "--resume", out, "--retry-failed"]], ["-N", "3"],
                              stand_in_env(tmp_path))
     assert state == "COMPLETED" and "step0-exit=0" in text, text
+
+
+def resume_and_report(multi, tmp_path, out, tf112, vendor, runs):
+    """``--resume --retry-failed`` in a new allocation on healed nodes finishes the sweep; report covers it."""
+    resume_on_healed_nodes(multi, tmp_path, "resume", out, tf112, vendor)
     latest = {}
     for record in read_runs(out):
         latest[record["run"]] = record["status"]
@@ -472,11 +477,7 @@ def test_a_fleet_losing_a_node_fails_that_hosts_record_and_the_sweep_goes_on(mul
     assert sorted(second) == sorted(alive) and all(r["status"] == "ok" for r in second.values()), text
     assert "step0-exit=" in text, text
     assert multi.job_processes(job_id) == []
-    multi.heal()
-    _, state, text = run_job(multi, tmp_path, "fleetresume", [["sweep", "--vendor-dir", vendor, "--python", tf112,
-                                                               "--resume", out, "--retry-failed"]], ["-N", "3"],
-                             stand_in_env(tmp_path))
-    assert state == "COMPLETED" and "step0-exit=0" in text, text
+    resume_on_healed_nodes(multi, tmp_path, "fleetresume", out, tf112, vendor)
     latest = {}
     for record in read_runs(out):
         latest[record["host"], record["run"]] = record["status"]
