@@ -71,7 +71,7 @@ def test_a_rejected_push_is_rebased_and_retried(tmp_path, bare, monkeypatch):
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)
     share.publish(next(first.iterdir()), str(bare))  # the branch exists
-    original, raced = share._identity, []
+    original, raced = share.ensure_identity, []
 
     def someone_pushes_first(repo):
         if not raced:
@@ -79,7 +79,7 @@ def test_a_rejected_push_is_rebased_and_retried(tmp_path, bare, monkeypatch):
             share.publish(next(second.iterdir()), str(bare))  # after our clone, before our push
         original(repo)
 
-    monkeypatch.setattr(share, "_identity", someone_pushes_first)
+    monkeypatch.setattr(share, "ensure_identity", someone_pushes_first)
     third = variants(bundles.read_path(next(first.iterdir())), 1)[0]
     _, rel, _, pushed = share.publish(next(write_bundles(tmp_path / "c", [third]).iterdir()), str(bare))
     assert raced and pushed

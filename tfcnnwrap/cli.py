@@ -41,6 +41,7 @@ HANDLERS = {
     "publish": "tfcnnwrap.share.share:cmd_publish",
     "pull": "tfcnnwrap.share.share:cmd_pull",
     "completion": "tfcnnwrap.completion:cmd_completion",
+    "init-repo": "tfcnnwrap.share.resultsrepo:cmd_init_repo",
     "site": "tfcnnwrap.pages.htmlsite:cmd_site",
     "list": "tfcnnwrap.sweep.history:cmd_list",
 }
@@ -50,6 +51,8 @@ HTML_HANDLERS = {
     "report": "tfcnnwrap.pages.htmlpage:cmd_report_html",
     "compare": "tfcnnwrap.pages.htmlcompare:cmd_compare_html",
 }
+# verify --repo DIR checks a results repository's tree (share/resultsrepo.py, above verify's own module).
+REPO_HANDLERS = {"verify": "tfcnnwrap.share.resultsrepo:cmd_verify_repo"}
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
@@ -459,9 +462,12 @@ def _add_verify(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
         help="check bundles against their own logs",
         description="Re-parse every log with the sweep's parser: sha256, status and images/sec, model, batch "
         "size and GPU count, every number within bounds. Exit 0 verified, 1 not, 2 unreadable.",
-        examples=["1f3a...e9.tfcw.json.gz"],
+        examples=["1f3a...e9.tfcw.json.gz", "--repo ."],
     )
-    p.add_argument("bundles", nargs="+", metavar="BUNDLE", type=_text, help="bundle files")
+    p.add_argument("bundles", nargs="*", metavar="BUNDLE", type=_text, help="bundle files")
+    p.add_argument("--repo", metavar="DIR", type=_text,
+                   help="every bundle of a results repository's work tree, and whether each lies where publish "
+                   "puts it (bundles/<vendor>/<gpu-slug>/<id>.tfcw.json.gz)")
 
 
 def _add_import(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
@@ -530,6 +536,21 @@ def _add_site(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
                    help="also an A/B page: the first sweep is the baseline, the others candidates")
 
 
+def _add_init_repo(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
+    p = _add_verb(
+        verbs, parent, "init-repo",
+        help="make a git repository for community results: README, allowed_signers, a CI workflow",
+        description="Makes DIR a git repository (or adds to one) that publish --to can push bundles into: a "
+        "README saying how to submit, an allowed_signers file and a workflow (GitHub, Forgejo or Gitea Actions) "
+        "that runs `verify --repo .` on every push and pull request and publishes the site from the default "
+        "branch. Existing files are kept.",
+        examples=["tf-results", "tf-results --install 'tfcnnwrap==0.9.0'"],
+    )
+    p.add_argument("dir", metavar="DIR", type=_text, help="the repository's folder (made when missing)")
+    p.add_argument("--install", metavar="SPEC", type=_text,
+                   help="what the workflow installs with pip (default: this tfcnnwrap's version from PyPI)")
+
+
 def _add_list(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "list",
@@ -557,7 +578,8 @@ def _add_completion(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
 
 
 VERB_BUILDERS = (_add_setup, _add_sweep, _add_report, _add_compare, _add_references, _add_parse, _add_doctor,
-                 _add_list, _add_export, _add_verify, _add_import, _add_library, _add_publish, _add_pull, _add_site,
+                 _add_list, _add_export, _add_verify, _add_import, _add_library, _add_publish, _add_pull,
+                 _add_init_repo, _add_site,
                  _add_completion)
 
 
@@ -644,6 +666,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 def _run_verb(args: argparse.Namespace) -> int:
     handlers = HTML_HANDLERS if getattr(args, "format", None) == "html" else HANDLERS
+    handlers = REPO_HANDLERS if getattr(args, "repo", None) else handlers
     module_name, func_name = handlers.get(args.verb, HANDLERS[args.verb]).split(":")
     try:
         handler = getattr(importlib.import_module(module_name), func_name)

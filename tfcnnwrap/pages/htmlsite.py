@@ -219,11 +219,24 @@ def _expand(source: str) -> List[Path]:
                          "`library`" % (source, BUNDLE_SUFFIX))
     if path.is_file() or is_sweep(path):
         return [path]
-    found = sorted(p for p in path.iterdir() if (p.is_file() and p.name.endswith(BUNDLE_SUFFIX)) or
-                   (p.is_dir() and not p.is_symlink() and is_sweep(p)))
+    found = _found_under(path)
     if not found and source != "library":
         raise UsageError("%s holds no sweep and no bundle (*%s)" % (source, BUNDLE_SUFFIX))
     return found
+
+
+def _found_under(root: Path) -> List[Path]:
+    """Bundle files and sweeps anywhere under ``root`` (a results repository keeps its bundles at
+    bundles/<vendor>/<gpu>/); a sweep is not entered, a linked folder or file not followed."""
+    found = []
+    for top, dirs, files in os.walk(root, followlinks=False):
+        here = Path(top)
+        sweeps = [d for d in dirs if not (here / d).is_symlink() and is_sweep(here / d)]
+        found += [here / d for d in sweeps]
+        dirs[:] = [d for d in dirs if d not in sweeps and d != ".git"]
+        found += [here / f for f in files if f.endswith(BUNDLE_SUFFIX) and (here / f).is_file()
+                  and not (here / f).is_symlink()]
+    return sorted(found)
 
 
 PARALLEL_FROM = 16  # fewer sources than this are read in this process: a pool's start costs more

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 from tfcnnwrap import bounds
+from tfcnnwrap.errors import UsageError
 from tfcnnwrap.render import safe_text
 from tfcnnwrap.run import logparse
 from tfcnnwrap.share.bundle import BundleRefused, read_path, sha256_text
@@ -155,6 +156,8 @@ def verify(bundle: Dict[str, Any]) -> Verdict:
 
 def cmd_verify(args: Namespace) -> int:
     """One line per finding and one per bundle; exit 0 all verified, 1 some not, 2 some unreadable."""
+    if not args.bundles:
+        raise UsageError("give bundle files to verify, or --repo DIR for a results repository")
     code = 0
     for path in args.bundles:
         try:

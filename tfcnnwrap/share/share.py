@@ -100,7 +100,7 @@ def _run(repo: Repo, *args) -> str:
     return repo.git.execute(["git", *args], env=gitremote.git_env())
 
 
-def _identity(repo: Repo) -> None:
+def ensure_identity(repo: Repo) -> None:
     """A commit needs a name and e-mail; where the user has set none, the repository-local fallback."""
     git = gitremote.import_git()
     for key, value in zip(("user.name", "user.email"), FALLBACK_IDENTITY):
@@ -182,7 +182,7 @@ def _publish_in(repo: Repo, bundle: Dict[str, Any], data: bytes, rel: str, branc
             return bundle, rel, branch, False
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
-        _identity(repo)
+        ensure_identity(repo)
         _run(repo, "add", "--", rel)
         _run(repo, "commit", "-q", "-m", commit_message(bundle))
     except git.exc.GitCommandError as exc:
@@ -276,9 +276,11 @@ def _entry_refusal(mode: str, kind: str, size: Optional[int], path: str) -> Opti
     return None
 
 
-def pull(url: str, branch: Optional[str] = None, out: TextIO = sys.stdout,
-         err: TextIO = sys.stderr) -> Tuple[Dict[str, int], Optional[str]]:
-    """Fetch, verify and import; returns {'imported', 'present', 'refused'} counts."""
+def pull(url: str, branch: Optional[str] = None, out: Optional[TextIO] = None,
+         err: Optional[TextIO] = None) -> Tuple[Dict[str, int], Optional[str]]:
+    """Fetch, verify and import; returns {'imported', 'present', 'refused'} counts. ``out``/``err``: default the
+    streams of the moment of the call (a default bound at import would keep whatever stdout was then)."""
+    out, err = out or sys.stdout, err or sys.stderr
     url = gitremote.normalise_repo_url(url, flag="GIT_URL")
     if branch:
         gitremote.validate_branch_name(branch)
