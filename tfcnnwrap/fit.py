@@ -10,7 +10,7 @@ that print tables.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, List, Optional, Protocol, Sequence, Tuple, Union
 
 from rich import box
 from rich.cells import cell_len
@@ -23,7 +23,18 @@ from tfcnnwrap.prose import fill
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions
 
-    from tfcnnwrap.render import Col
+
+class Column(Protocol):
+    """What a table lays out of each column (render.Col is one): fit reads these and nothing else."""
+
+    @property
+    def header(self) -> str: ...
+
+    @property
+    def priority(self) -> int: ...
+
+    @property
+    def wrap(self) -> bool: ...
 
 # Two spaces between columns, a rule under the header, no frame: the most columns in the fewest cells.
 GAP = 2
@@ -76,7 +87,7 @@ class FittedTable(Table):
     """A rich Table (its columns may still be tweaked: ``no_wrap``, ``min_width``) that chooses at render
     time which columns it can show at the width it is given."""
 
-    def __init__(self, specs: Iterable[Col], cells: Iterable[Sequence[str]], numeric: Iterable[bool],
+    def __init__(self, specs: Iterable[Column], cells: Iterable[Sequence[str]], numeric: Iterable[bool],
                  title: Union[str, Sequence[str], None] = None, caption: Optional[str] = None, hint: str = HIDDEN_HINT):
         super().__init__(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1),
                          collapse_padding=True, header_style="bold", show_lines=False)

@@ -12,17 +12,22 @@ from __future__ import annotations
 import signal
 import socket
 import threading
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from types import FrameType
     from typing import Optional
 
-    from tfcnnwrap.run.procs import ProcessGroup
-    from tfcnnwrap.run.telemetry import _KillAtOnce
-    from tfcnnwrap.sweep.sweepjob import StopBridge
-
 SIGNAL_NAMES = ("SIGINT", "SIGTERM", "SIGBREAK", "SIGHUP")
+
+
+class Stoppable(Protocol):
+    """What a stop request ends: a process group, a one-shot query's tree, a distributed job's bridge."""
+
+    @property
+    def exited(self) -> threading.Event: ...
+
+    def terminate(self) -> None: ...
 
 
 class StopRequests:
@@ -109,13 +114,13 @@ class StopRequests:
         self._event.wait(timeout)
         return self.requested
 
-    def guard(self, group: Union[StopBridge, ProcessGroup, _KillAtOnce]) -> "_Guard":
+    def guard(self, group: Stoppable) -> "_Guard":
         """A context manager: while it is open, a stop request terminates ``group``'s tree."""
         return _Guard(self, group)
 
 
 class _Guard:
-    def __init__(self, stops: StopRequests, group: Union[StopBridge, ProcessGroup, _KillAtOnce]) -> None:
+    def __init__(self, stops: StopRequests, group: Stoppable) -> None:
         self.stops = stops
         self.group = group
         self.fired = False
