@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 from tfcnnwrap.run import logparse
@@ -20,7 +19,7 @@ if TYPE_CHECKING:
 
     from tfcnnwrap.run.stopping import StopRequests
     from tfcnnwrap.run.telemetry import Telemetry
-    from tfcnnwrap.sweep.runlife import Display, SweepContext
+    from tfcnnwrap.sweep.runlife import CoolingState, Display, SweepContext
 
 POLL_S = 2.0
 COOL_MAX_S = 600.0
@@ -33,15 +32,6 @@ def _poll_s() -> float:
     except ValueError:
         return POLL_S
     return value if 0 < value <= 60 else POLL_S
-
-
-@dataclass
-class CoolingState:
-    """Per sweep: how many runs have started (no pause before the first), and notes given once."""
-
-    started: int = 0
-    warned_no_smi: bool = False
-    warned: set = field(default_factory=set)  # the nvidia-smi problem said (once per sweep)
 
 
 def _wait(stops: Optional[StopRequests], seconds: float) -> bool:

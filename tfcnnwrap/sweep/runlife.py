@@ -24,7 +24,6 @@ if TYPE_CHECKING:  # only for annotations: rich and the samplers load when a swe
     from tfcnnwrap.run.runner import RunOutcome
     from tfcnnwrap.run.stopping import StopRequests
     from tfcnnwrap.run.telemetry import Sampler, Telemetry
-    from tfcnnwrap.sweep.cooling import CoolingState
 
 SCRIPT_NAME = "tf_cnn_benchmarks.py"
 
@@ -61,6 +60,15 @@ def _text(value: object) -> Optional[str]:
 
 
 @dataclass
+class CoolingState:
+    """Per sweep: how many runs have started (no pause before the first), and notes given once."""
+
+    started: int = 0
+    warned_no_smi: bool = False
+    warned: set = field(default_factory=set)  # the nvidia-smi problem said (once per sweep)
+
+
+@dataclass
 class SweepContext:
     """Everything a sweep settles before its first run, handed to each step."""
 
@@ -82,7 +90,7 @@ class SweepContext:
     records: List[RunRecord] = field(default_factory=list)
     telemetry: "Optional[Telemetry]" = None
     stops: "Optional[StopRequests]" = None  # while the runs go
-    cooling: "Optional[CoolingState]" = None  # the pause and cool-down between runs
+    cooling: Optional[CoolingState] = None  # the pause and cool-down between runs
 
     @property
     def upstream(self) -> Upstream:

@@ -468,7 +468,7 @@ def _before_run(ctx: SweepContext, display: Display, spec: RunSpec) -> JsonObjec
     """What happens right before a run (the pause and cool-down of --cooldown / --cool-to); the dict is
     merged into the run's record."""
     if ctx.cooling is None:
-        ctx.cooling = cooling.CoolingState()
+        ctx.cooling = runlife.CoolingState()
     return cooling.before_run(ctx, display, ctx.cooling, lambda text: _warn(ctx, text))
 
 
