@@ -8,7 +8,9 @@ resolve. Screenshots go to the test's tmp dir.
 
 import json
 import os
+import re
 import shutil
+import subprocess
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -90,8 +92,9 @@ def pages(tmp_path_factory):
             "gpu": (gpu, [json.loads(ok("report", s, "--format", "json")) for s in (seed, b, c)])}
 
 
-def _open(browser, path, viewport):
-    page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
+def _open(browser, path, viewport, bypass_csp=False):
+    # bypass_csp: axe-core is injected as a script, which the pages' own policy (no scripts) refuses
+    page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]}, bypass_csp=bypass_csp)
     requests, errors = [], []
     page.on("request", lambda r: requests.append(r.url))
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -101,12 +104,18 @@ def _open(browser, path, viewport):
     return page, requests, errors
 
 
+def _open_disclosures(page):
+    """What a reader does to see everything: open every <details> (more columns, the run charts)."""
+    page.evaluate("() => document.querySelectorAll('details').forEach(d => { d.open = true; })")
+
+
 @pytest.mark.parametrize("viewport", VIEWPORTS, ids=["390", "1280"])
 @pytest.mark.parametrize("name", ["report", "ab", "index", "gpu"])
 def test_page_in_chromium(browser, pages, name, viewport, tmp_path):
     path, payload = pages[name]
     page, requests, errors = _open(browser, path, viewport)
     try:
+        _open_disclosures(page)
         text = page.inner_text("body")
         page.screenshot(path=str(tmp_path / ("%s-%d.png" % (name, viewport[0]))), full_page=True)
         assert page.evaluate(OVERFLOW_JS) == []
@@ -152,3 +161,114 @@ def test_dark_scheme_and_print(browser, pages, tmp_path):
         assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(255, 255, 255)"
     finally:
         page.close()
+
+
+# -- what a reader came for, on any screen (issue 37) ----------------------------------------------------------
+
+# For each element matched: is it inside the viewport's width, not clipped by its own box or a scrolling box
+# around it, and does nothing on the page scroll sideways?
+ON_SCREEN_JS = """(selector) => {
+  const width = document.documentElement.clientWidth;
+  const out = [];
+  if (document.documentElement.scrollWidth > width) out.push('page scrolls sideways');
+  for (const box of document.querySelectorAll('.scroll'))
+    if (box.scrollWidth > box.clientWidth + 1) out.push('a table box scrolls sideways: ' + box.scrollWidth);
+  const found = document.querySelectorAll(selector);
+  for (const el of found) {
+    const r = el.getBoundingClientRect();
+    if (r.left < -0.5 || r.right > width + 0.5) out.push('off screen: ' + el.innerText + ' ' + r.left + '..' + r.right);
+    if (el.scrollWidth > el.clientWidth + 1) out.push('clipped: ' + el.innerText);
+  }
+  return {problems: out.slice(0, 10), count: found.length};
+}"""
+
+
+@pytest.fixture(scope="module")
+def seed_pages(tmp_path_factory):
+    """The seed's compare page against the five references, its report, and a throttled sweep's report."""
+    from conftest import run_cli
+
+    root = tmp_path_factory.mktemp("seedpages")
+    seed = root / "seed"  # the seed's own figures (README, docs): the README's table is this page's
+    shutil.copytree(Path(__file__).resolve().parent / "data" / "samples" / "results" / "20261130-101500", seed)
+    hot = seed_sweep(root / "hot", logs=True)
+    records = [json.loads(line) for line in (hot / "runs.jsonl").read_text(encoding="utf-8").splitlines()]
+    with open(hot / "runs.jsonl", "w", encoding="utf-8") as fh:
+        for record in records:
+            record["telemetry"] = {"throttled": True, "max_temp_c": 86, "throttle_reasons": ["hw_thermal_slowdown"]}
+            fh.write(json.dumps(record) + "\n")
+    pages = {"compare": root / "compare.html", "report": root / "report.html", "hot": root / "hot.html"}
+    for args in ([seed, "--against", "1080-Ti,2080,2080-Ti,Vega 64,V100"],):
+        done = run_cli("compare", *args, "--format", "html", "--out", pages["compare"])
+        assert done.returncode == 0, done
+    for sweep, out in ((seed, pages["report"]), (hot, pages["hot"])):
+        done = run_cli("report", sweep, "--format", "html", "--out", out)
+        assert done.returncode == 0, done
+    return pages
+
+
+def test_every_reference_cell_of_the_seeds_compare_page_is_on_a_phones_screen(browser, seed_pages):
+    page, _, _ = _open(browser, seed_pages["compare"], (390, 844))
+    try:
+        cells = page.eval_on_selector_all("#t-1 td", "els => els.map(e => e.innerText)")
+        figures = [c for c in cells if re.fullmatch(r"[0-9.]+ \([0-9]+\.[0-9]%\)", c)]
+        assert len(figures) == 25, cells  # five models against five references, `203.99 (86.7%)` each
+        assert "203.99 (86.7%)" in figures
+        found = page.evaluate(ON_SCREEN_JS, "#t-1 td.n")
+        assert found["problems"] == [] and found["count"] >= 25, found
+    finally:
+        page.close()
+
+
+def test_every_header_of_the_reports_main_table_is_on_a_laptops_screen(browser, seed_pages):
+    page, _, _ = _open(browser, seed_pages["report"], (1280, 800))
+    try:
+        found = page.evaluate(ON_SCREEN_JS, "#t-summary thead th")
+        assert found["problems"] == [] and found["count"] >= 10, found
+        headers = page.eval_on_selector_all("#t-summary thead th", "els => els.map(e => e.innerText)")
+        assert {"mean img/s", "CV %", "CI95 \u00b1%", "flags"} <= set(headers), headers
+    finally:
+        page.close()
+
+
+def test_a_throttled_sweeps_page_says_what_to_do(browser, seed_pages):
+    page, _, _ = _open(browser, seed_pages["hot"], (390, 844))
+    try:
+        advice = page.inner_text(".advice")
+        assert "throttled" in advice and "--cool-to" in advice, advice
+    finally:
+        page.close()
+
+
+# -- the machine checks: axe-core (accessibility) and the Nu HTML checker ------------------------------------
+
+AXE = os.environ.get("TFCNNWRAP_AXE", "")
+VNU = os.environ.get("TFCNNWRAP_VNU", "")
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS, ids=["390", "1280"])
+def test_pages_have_no_serious_accessibility_violation(browser, pages, seed_pages, viewport):
+    if not Path(AXE).is_file():
+        _missing("axe-core is not installed: npm install axe-core, then TFCNNWRAP_AXE=.../axe-core/axe.min.js")
+    paths = [p for p, _ in pages.values()] + list(seed_pages.values())
+    for path in paths:
+        page, _, _ = _open(browser, path, viewport, bypass_csp=True)
+        try:
+            _open_disclosures(page)
+            page.add_script_tag(path=AXE)
+            result = page.evaluate("async () => await axe.run(document)")
+            bad = [(v["id"], v["impact"], len(v["nodes"])) for v in result["violations"]
+                   if v["impact"] in ("serious", "critical")]
+            assert bad == [], (path.name, bad)
+        finally:
+            page.close()
+
+
+def test_pages_pass_the_nu_html_checker(pages, seed_pages):
+    java = shutil.which("java")
+    if not Path(VNU).is_file() or java is None:
+        _missing("the Nu HTML checker needs Java and vnu.jar: npm install vnu-jar, then TFCNNWRAP_VNU=.../vnu.jar")
+    paths = [str(p) for p, _ in pages.values()] + [str(p) for p in seed_pages.values()]
+    done = subprocess.run([java, "-jar", VNU, "--errors-only", "--format", "text", *paths], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -10,11 +10,13 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-WIDTH = 480  # view-box units; the SVG scales to its box (width: 100%)
-LABEL_W = 120  # the bar labels' column
+WIDTH = 480  # view-box units; the SVG scales to its box (width: 100%, at most 30rem: one unit a pixel)
+LABEL_W = 2  # the plot's left edge: each bar's label sits on its own line(s) above it, whole, never cut
 VALUE_W = 66  # room right of the plot for the value text
+LABEL_CHARS = 52  # a label line's characters at the charts' 15-unit type across WIDTH
+LABEL_LINE_H = 17
 BAR_H = 18
-GAP = 8
+GAP = 10
 TOP = 10
 AXIS_H = 26
 
@@ -39,7 +41,7 @@ class BarChart:
     rule: Optional[dict] = None  # a reference line (100 %, 0 %)
     axis: str = ""
     width: int = WIDTH
-    label_x: int = LABEL_W - 4
+    label_x: int = LABEL_W
 
 
 def _nice_step(span: float, count: int = 4) -> float:
@@ -66,6 +68,13 @@ def _tick_text(value: float) -> str:
     return ("%d" % round(value)) if abs(value - round(value)) < 1e-9 else ("%g" % value)
 
 
+def _label_lines(label: str) -> List[str]:
+    """A bar's label whole, wrapped between words to the chart's width (a long word is broken, never cut)."""
+    import textwrap  # only a page with a chart needs it
+
+    return textwrap.wrap(label, LABEL_CHARS, break_on_hyphens=False) or [""]
+
+
 def bar_chart(title: str, bars: Sequence[Bar], axis: str = "", rule: Optional[Tuple[float, str]] = None,
               desc: str = "") -> BarChart:
     """Horizontal bars from 0 (negative values go left of it), whiskers where a bar has them, and a vertical
@@ -83,20 +92,23 @@ def bar_chart(title: str, bars: Sequence[Bar], axis: str = "", rule: Optional[Tu
     def scale(v: float) -> float:
         return LABEL_W + (v - low) / (high - low) * plot_w
 
-    plot_h = len(bars) * (BAR_H + GAP)
+    labels = [_label_lines(b.label) for b in bars]
+    plot_h = sum(len(lines) * LABEL_LINE_H + BAR_H + GAP for lines in labels)
     chart = BarChart(title=title, desc=desc or title, height=TOP + plot_h + AXIS_H, axis=axis)
     zero = scale(0.0)
-    for i, b in enumerate(bars):
-        y = TOP + i * (BAR_H + GAP)
+    y = TOP
+    for b, lines in zip(bars, labels):
+        label_lines = [{"text": text, "y": y + (i + 1) * LABEL_LINE_H - 4} for i, text in enumerate(lines)]
+        y += len(lines) * LABEL_LINE_H
         x0, x1 = sorted((zero, scale(b.value)))
         whisker = None
         if b.low is not None and b.high is not None:
             whisker = {"x1": round(scale(b.low), 2), "x2": round(scale(b.high), 2), "y": y + BAR_H / 2}
         end = max(x1, whisker["x2"] if whisker else x1)
-        short = b.label if len(b.label) <= 16 else b.label[:15] + "\u2026"
-        chart.bars.append({"label": b.label, "short": short, "text": b.text, "kind": b.kind, "y": y, "h": BAR_H,
-                           "x": round(x0, 2), "w": round(max(x1 - x0, 0.5), 2), "whisker": whisker,
+        chart.bars.append({"label": b.label, "lines": label_lines, "text": b.text, "kind": b.kind, "y": y,
+                           "h": BAR_H, "x": round(x0, 2), "w": round(max(x1 - x0, 0.5), 2), "whisker": whisker,
                            "text_x": round(min(end + 4, WIDTH - 2), 2), "label_y": y + BAR_H / 2})
+        y += BAR_H + GAP
     chart.ticks = [dict(t, y=TOP + plot_h) for t in _ticks(low, high, scale, _tick_text)]
     if rule is not None:
         chart.rule = {"x": round(scale(rule[0]), 2), "label": rule[1], "y1": TOP - 4, "y2": TOP + plot_h}

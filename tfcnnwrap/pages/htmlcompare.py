@@ -5,13 +5,14 @@ comparetext's, abtext's and ranktext's). Drawn by the templates through htmlpage
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from tfcnnwrap.compare.compare import cmd_compare
 from tfcnnwrap.pages import htmlcharts
 from tfcnnwrap.pages.htmlpage import Table, cell, check_out, config_label, emit, num, numcell, pct, render
 from tfcnnwrap.present.abtext import ab_notes, environment_lines
-from tfcnnwrap.present.comparetext import against_notes
+from tfcnnwrap.present.comparetext import against_notes, cell_text, geomean_text
+from tfcnnwrap.present.comparetext import pct as comparetext_pct
 from tfcnnwrap.present.ranktext import rank_notes
 from tfcnnwrap.present.report import title_parts
 
@@ -33,11 +34,13 @@ def _ratio_kind(ratio: float) -> str:
 
 
 def against_table(comparison: AgainstReferences) -> Table:
+    """The seed's table: each reference cell is ``203.99 (86.7%)`` as every format writes it (comparetext);
+    on a phone each model becomes a card of labelled cells (the template's ``cards`` layout)."""
     several = comparison.sweep.several_counts
     headers = ["model", "batch"] + (["GPUs"] if several else []) + ["measured img/s", "ok runs"]
     headers += [typed for typed, _ in comparison.columns]
     table = Table("Measured images/sec against each reference: its published images/sec (measured / it)",
-                  headers)
+                  headers, cards=True)
     for row in comparison.rows:
         cells = [cell(row.model), numcell(row.batch_size)] + ([numcell(row.num_gpus)] if several else [])
         cells += [numcell(row.measured), numcell(row.runs_ok)]
@@ -45,12 +48,11 @@ def against_table(comparison: AgainstReferences) -> Table:
             if not c.found:
                 cells.append(cell("n/a", "muted"))
                 continue
-            text = "%s (%s)" % (num(c.images_per_sec), pct(c.ratio_pct)) + ("" if c.comparable else " \u2020")
-            cells.append(cell(text, "n", title="published as %s" % c.published))
+            cells.append(cell(cell_text(c), "n", title="published as %s" % c.published))
         table.rows.append(cells)
         table.row_classes.append("")
-    geo = [cell("geomean")] + [cell("") for _ in range(len(headers) - 1 - len(comparison.geomean))]
-    geo += [cell("%s (%s of %s)" % (pct(g.ratio_pct), num(g.count), num(g.of)), "n") for g in comparison.geomean]
+    geo = [cell("geomean")] + [cell("", "blank") for _ in range(len(headers) - 1 - len(comparison.geomean))]
+    geo += [cell(geomean_text(g), "n") for g in comparison.geomean]
     table.rows.append(geo)
     table.row_classes.append("measured")
     return table
@@ -60,7 +62,7 @@ def against_charts(comparison: AgainstReferences) -> List:
     """Per model, measured / reference for each reference (100 %: level with it); then the geometric means."""
     charts = []
     for row in comparison.rows:
-        bars = [htmlcharts.Bar(c.name + ("" if c.comparable else " \u2020"), c.ratio_pct, pct(c.ratio_pct),
+        bars = [htmlcharts.Bar(c.name + ("" if c.comparable else " \u2020"), c.ratio_pct, _one_decimal(c.ratio_pct),
                                kind=_ratio_kind(c.ratio_pct) if c.comparable else "flat")
                 for c in row.cells if c.ratio_pct is not None]
         if bars:
@@ -68,7 +70,7 @@ def against_charts(comparison: AgainstReferences) -> List:
             charts.append(htmlcharts.bar_chart("%s: measured / reference, %%" % config_label(row), bars,
                                                axis="%", rule=(100.0, "100 %, level with the reference"),
                                                desc=desc))
-    bars = [htmlcharts.Bar(g.name, g.ratio_pct, pct(g.ratio_pct), kind=_ratio_kind(g.ratio_pct))
+    bars = [htmlcharts.Bar(g.name, g.ratio_pct, _one_decimal(g.ratio_pct), kind=_ratio_kind(g.ratio_pct))
             for g in comparison.geomean if g.ratio_pct is not None]
     if bars:
         charts.insert(0, htmlcharts.bar_chart(
@@ -151,23 +153,35 @@ def ab_page(result: ABResult, nav: Optional[List[Dict[str, str]]] = None) -> str
 # -- rank --------------------------------------------------------------------------------------------------
 
 
-def rank_table(ranking: Ranking) -> Table:
-    table = Table("Every reference GPU with figures under the sweep's conditions, best first",
-                  ["rank", "GPU", "measured / reference, %", "reference / measured, %", "images/sec measured / "
-                   "reference, %", "power, W", "price, USD", "configurations", "of"])
+def rank_tables(ranking: Ranking) -> Tuple[Table, Table]:
+    """(main, more): one ratio convention on the page, each GPU against yours (yours = 100 %), as the chart
+    draws it; the measured / reference geomeans of the JSON behind a disclosure."""
+    table = Table("Every reference GPU with figures under the sweep's conditions, best first; against yours: "
+                  "its images/sec as a share of yours (yours = 100 %)",
+                  ["rank", "GPU", "against yours", "configurations", "of", "power, W", "price, USD"], cards=True)
+    more = Table("The same ranking as measured / reference (the JSON's geomean_pct)",
+                 ["GPU", "measured / reference, %", "images/sec measured / reference, %", "against yours, %"],
+                 cards=True)
     for r in ranking.rows:
-        table.rows.append([cell("\u2013" if r.rank is None else num(r.rank)), cell(r.gpu + (" (yours)" if r.measured
-                                                                                           else "")),
-                           numcell(r.geomean_pct), numcell(r.relative_pct), numcell(r.speed_geomean_pct),
-                           numcell(r.power_w), numcell(r.price_usd), numcell(r.configurations), numcell(ranking.of)])
+        name = r.gpu + (" (yours)" if r.measured else "")
+        table.rows.append([cell("\u2013" if r.rank is None else num(r.rank)), cell(name),
+                           cell(_one_decimal(r.relative_pct), "n"), numcell(r.configurations), numcell(ranking.of),
+                           numcell(r.power_w), numcell(r.price_usd)])
         table.row_classes.append("measured" if r.measured else "")
-    return table
+        more.rows.append([cell(name), numcell(r.geomean_pct), numcell(r.speed_geomean_pct), numcell(r.relative_pct)])
+        more.row_classes.append("measured" if r.measured else "")
+    return table, more
+
+
+def _one_decimal(ratio: Optional[float]) -> str:
+    return "\u2013" if ratio is None else comparetext_pct(ratio)
 
 
 def rank_chart(ranking: Ranking) -> Optional[htmlcharts.BarChart]:
-    bars = [htmlcharts.Bar(r.gpu, r.relative_pct, pct(r.relative_pct), kind="measured" if r.measured else "plain")
+    bars = [htmlcharts.Bar(r.gpu + (" (yours)" if r.measured else ""), r.relative_pct, _one_decimal(r.relative_pct),
+                           kind="measured" if r.measured else "plain")
             for r in ranking.rows if r.relative_pct is not None]
-    if not bars:
+    if len(bars) < 2:  # one bar says no more than the table
         return None
     return htmlcharts.bar_chart("Each GPU against the measured one (100 %: yours), best first", bars, axis="%",
                                 rule=(100.0, "100 %, the measured GPU"),
@@ -177,10 +191,11 @@ def rank_chart(ranking: Ranking) -> Optional[htmlcharts.BarChart]:
 def rank_page(ranking: Ranking) -> str:
     notes = rank_notes(ranking)
     sweep = ranking.sweep
+    main, more = rank_tables(ranking)
     return render("compare.html.j2", title="%s ranked among published references" % sweep.label(),
                   heading="%s ranked among published references" % (sweep.gpu_label() or sweep.name),
                   subtitle=str(sweep.path), parts=sweep_parts(sweep), before=notes[:1],
-                  sections=[{"heading": "", "lines": [], "table": rank_table(ranking),
+                  sections=[{"heading": "", "lines": [], "table": main, "more": more,
                              "charts": [c for c in (rank_chart(ranking),) if c]}], notes=notes[1:])
 
 

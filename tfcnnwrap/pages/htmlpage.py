@@ -22,7 +22,7 @@ from tfcnnwrap.errors import UsageError
 from tfcnnwrap.pages import htmlcharts
 from tfcnnwrap.present.outfile import check_out, emit  # noqa: F401 - the pages' writers (htmlcompare)
 from tfcnnwrap.present.plotruns import _seconds, run_series
-from tfcnnwrap.present.report import TABLE_COLUMNS, plan_conditions, title_parts
+from tfcnnwrap.present.report import plan_conditions, quality_lines, table_columns, title_parts
 from tfcnnwrap.results.aggregate import summarize
 from tfcnnwrap.results.fleetreport import with_fleet
 from tfcnnwrap.results.store import load_sweep, newest_sweep
@@ -99,6 +99,8 @@ class Table:
     headers: List[str]
     rows: List[List[dict]] = field(default_factory=list)
     row_classes: List[str] = field(default_factory=list)
+    # on a narrow screen each row becomes a card of labelled cells (no sideways scrolling for the figures)
+    cards: bool = False
 
 
 # -- a sweep's (or a bundle's) results -----------------------------------------------------------------------
@@ -120,6 +122,7 @@ class ResultView:
     series: dict = field(default_factory=dict)
     log_links: dict = field(default_factory=dict)
     count_unit: str = "GPU"  # on the CPU tf_cnn_benchmarks counts towers, as the report's title says
+    advice: List[str] = field(default_factory=list)  # each flag with what to do, as the terminal says it
 
     @property
     def count_header(self) -> str:
@@ -129,19 +132,42 @@ class ResultView:
         return self.log_links.get(run.key) or {"state": "none", "text": "no log recorded"}
 
 
+# Labels and units of the recorded environment's keys (envinfo.Environment); others read as their key does.
+_ENV_LABELS = {"ram_bytes": "RAM", "cpu_model": "CPU", "cpu_logical_cores": "CPU threads",
+               "cpu_physical_cores": "CPU cores", "gpus": "GPUs TensorFlow saw", "nvidia_driver": "NVIDIA driver",
+               "captured_at": "recorded", "target_python": "Python (target)", "nvidia_smi_gpus": "GPUs nvidia-smi saw"}
+
+
 def environment_items(meta: SweepMeta) -> List[tuple]:
-    """The environment a sweep recorded, as (what, text): nested values as compact JSON text."""
-    items = [("tfcnnwrap", meta.tfcnnwrap_version), ("created", meta.created_at), ("device", meta.device),
-             ("TensorFlow", meta.tensorflow_version), ("upstream", meta.upstream.url),
-             ("branch", meta.upstream.branch), ("commit", meta.upstream.commit)]
+    """The environment a sweep recorded as (label, text) rows: units on sizes, lists as lists, a nested record
+    one row per field; nothing twice (the upstream URL is the checkout's)."""
+    items: List[Tuple[str, object]] = [
+        ("tfcnnwrap", meta.tfcnnwrap_version), ("created", meta.created_at), ("device", meta.device),
+        ("TensorFlow", meta.tensorflow_version), ("upstream", meta.upstream.url), ("branch", meta.upstream.branch),
+        ("commit", meta.upstream.commit)]
+    seen = {what for what, value in items if value}
     for key, value in sorted((meta.environment or {}).items()):
-        items.append((str(key), value))
+        label = _ENV_LABELS.get(str(key), str(key).replace("_", " "))
+        if label in seen:
+            continue
+        if isinstance(value, dict):
+            items += [("%s %s" % (label, str(k).replace("_", " ")), v) for k, v in sorted(value.items())]
+        else:
+            items.append((label, _gib(value) if key == "ram_bytes" else value))
     return [(what, text_of(value)) for what, value in items if value not in (None, "", [], {})]
+
+
+def _gib(value: object) -> object:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return "%.1f GiB" % (value / 2**30)
+    return value
 
 
 def text_of(value: Any) -> str:
     if isinstance(value, str):
         return value
+    if isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value):
+        return ", ".join(text_of(v) for v in value)
     if isinstance(value, (dict, list)):
         return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
     return num(value)
@@ -151,7 +177,8 @@ def sweep_view(path: Path, out_dir: Optional[Path], root: Optional[Path] = None)
     """A sweep directory's view for a page in ``out_dir``; its logs are linked when they sit under ``root``
     (default: ``out_dir``), the folder that is served or opened with the page."""
     sweep, meta, runs = load_sweep(Path(path))
-    rows = [r.to_dict() for r in with_fleet(summarize(runs, meta.plan_order))]
+    summary = with_fleet(summarize(runs, meta.plan_order))
+    rows = [r.to_dict() for r in summary]
     cond = plan_conditions(meta) or {}
     conditions = {k: "not recorded" if cond.get(k) in (None, "") else str(cond[k])
                   for k in ("precision", "variable_update", "data")}
@@ -161,7 +188,7 @@ def sweep_view(path: Path, out_dir: Optional[Path], root: Optional[Path] = None)
                       environment=environment_items(meta), created_at=meta.created_at or "",
                       series={run.key: run_series(sweep, run) for run in runs},
                       log_links={run.key: sweep_log_link(sweep, run, out_dir, root) for run in runs},
-                      count_unit="tower" if meta.on_cpu else "GPU")
+                      count_unit="tower" if meta.on_cpu else "GPU", advice=quality_lines(summary))
 
 
 def sweep_log_link(sweep: SweepDir, run: RunRecord, out_dir: Optional[Path], root: Optional[Path] = None) -> dict:
@@ -185,10 +212,6 @@ def sweep_log_link(sweep: SweepDir, run: RunRecord, out_dir: Optional[Path], roo
 
 
 # -- report ------------------------------------------------------------------------------------------------
-
-
-def _headers() -> Dict[str, str]:
-    return {c.key: c.header for c in TABLE_COLUMNS}
 
 
 def flag_texts(row: dict) -> List[str]:
@@ -215,21 +238,28 @@ def flag_texts(row: dict) -> List[str]:
     return out
 
 
-def summary_table(rows: List[dict], caption: str, count_header: str = "GPUs") -> Table:
-    """Every column of the JSON rows that holds a value somewhere, in the JSON's order, and the flags."""
-    names = dict(_headers(), num_gpus=count_header)
-    keys = []
+def summary_tables(rows: List[dict], caption: str, count_header: str = "GPUs") -> Tuple[Table, Table]:
+    """(main, more): the report's own columns with its headers (those a terminal shows, flags last), and every
+    other column of the JSON rows that holds a value somewhere, behind a disclosure on the page."""
+    core = [c for c in table_columns(rows) if c.key != "flags"]
+    names = {c.key: count_header if c.key == "num_gpus" else c.header for c in core}
+    main = Table(caption, [names[c.key] for c in core] + ["flags"], cards=True)
     for row in rows:
-        keys += [k for k in row if k not in keys and k != "flags"]
-    keys = [k for k in keys if any(r.get(k) not in (None, "", [], {}) for r in rows)]
-    table = Table(caption, [names.get(k, k.replace("_", " ")) for k in keys] + ["flags"])
-    for row in rows:
-        cells = [numcell(row.get(k)) for k in keys]
         flags = flag_texts(row)
-        cells.append(cell(", ".join(flags) if flags else "none", "flag" if flags else "muted"))
-        table.rows.append(cells)
-        table.row_classes.append("flagged" if flags else "")
-    return table
+        main.rows.append([numcell(row.get(c.key)) for c in core]
+                         + [cell(", ".join(flags) if flags else "none", "flag" if flags else "muted")])
+        main.row_classes.append("flagged" if flags else "")
+    keys: List[str] = []
+    for row in rows:
+        keys += [k for k in row if k not in keys and k not in names and k != "flags"]
+    keys = [k for k in keys if any(r.get(k) not in (None, "", [], {}) for r in rows)]
+    more = Table("Every other column of report --format json", ["model", "batch"] + [k.replace("_", " ")
+                                                                                      for k in keys], cards=True)
+    for row in rows:
+        more.rows.append([cell(str(row.get("model"))), numcell(row.get("batch_size"))]
+                         + [numcell(row.get(k)) for k in keys])
+        more.row_classes.append("")
+    return main, more
 
 
 def config_label(row: object, count_header: str = "GPUs") -> str:
@@ -242,16 +272,24 @@ def config_label(row: object, count_header: str = "GPUs") -> str:
     return text
 
 
-def means_chart(rows: List[dict], count_header: str = "GPUs") -> Optional[htmlcharts.BarChart]:
-    bars = [htmlcharts.Bar(config_label(r, count_header), r["mean"], num(r["mean"]), r.get("min"), r.get("max"),
-                           "measured")
-            for r in rows if isinstance(r.get("mean"), (int, float))]
-    if not bars:
-        return None
-    desc = "; ".join("%s: %s images/sec (min %s, max %s)" % (b.label, b.text, num(b.low), num(b.high))
-                     for b in bars)
-    return htmlcharts.bar_chart("Mean images/sec per configuration (whiskers: min to max of the ok runs)",
-                                bars, axis="images/sec", desc=desc)
+def means_charts(rows: List[dict], count_header: str = "GPUs") -> List[htmlcharts.BarChart]:
+    """One chart per model with two or more configurations, each on its own scale (a model's figure is not
+    drawn against another's); a model with one configuration is a row of the table, not a one-bar chart."""
+    by_model: Dict[str, List[dict]] = {}
+    for r in rows:
+        if isinstance(r.get("mean"), (int, float)):
+            by_model.setdefault(str(r.get("model")), []).append(r)
+    charts = []
+    for model, model_rows in by_model.items():
+        if len(model_rows) < 2:
+            continue
+        bars = [htmlcharts.Bar(config_label(r, count_header), r["mean"], num(r["mean"]), r.get("min"), r.get("max"),
+                               "measured") for r in model_rows]
+        desc = "; ".join("%s: %s images/sec (min %s, max %s)" % (b.label, b.text, num(b.low), num(b.high))
+                         for b in bars)
+        charts.append(htmlcharts.bar_chart("%s: mean images/sec per configuration (whiskers: min to max of the ok "
+                                           "runs)" % model, bars, axis="images/sec", desc=desc))
+    return charts
 
 
 def scaling_chart(rows: List[dict], unit: str = "GPU") -> Optional[htmlcharts.LineChart]:
@@ -337,11 +375,11 @@ def _series_desc(series: List[Tuple[str, List[Any], str]], unit: str) -> str:
 
 def report_context(view: ResultView, runs_detail: bool = True) -> dict:
     """What the report template (and a site's result page) shows of one sweep or bundle."""
-    charts = [c for c in (means_chart(view.rows, view.count_header), scaling_chart(view.rows, view.count_unit))
-              if c]
+    scaling = scaling_chart(view.rows, view.count_unit)
+    charts = means_charts(view.rows, view.count_header) + ([scaling] if scaling else [])
     flagged = [(config_label(r, view.count_header), flag_texts(r)) for r in view.rows if flag_texts(r)]
-    summary = summary_table(view.rows, "images/sec per configuration (ok runs)", view.count_header)
-    return {"view": view, "summary": summary,
+    summary, more = summary_tables(view.rows, "images/sec per configuration (ok runs)", view.count_header)
+    return {"view": view, "summary": summary, "more": more,
             "charts": charts, "run_charts": run_charts(view) if runs_detail else [],
             "runs": runs_table(view), "flagged": flagged,
             "failed": sum(1 for r in view.runs if not r.ok)}
