@@ -21,10 +21,9 @@ from __future__ import annotations
 import hashlib
 import re
 from functools import lru_cache
-from typing import Dict, Optional, Tuple
+from typing import List, Optional
 
-from tfcnnwrap.results.references import FACTS_FILE, ReferenceSet, builtin_gpus, name_key, name_words
-from tfcnnwrap.results.references import _read_rows as read_csv_rows
+from tfcnnwrap.results.references import ReferenceGPU, ReferenceSet, builtin_gpus, name_key
 
 _PLAIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9 _./()-]*[A-Za-z0-9)])?$")
 _MAKERS = ("nvidia", "amd", "ati", "intel")
@@ -40,16 +39,19 @@ def is_plain(name: str) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _references() -> Tuple[ReferenceSet, Dict[str, str]]:
-    """The built-in references (never a user's CSV: an identity is the same on every machine) and
-    {gpu_id: identity} from gpus.csv's ``identity`` column."""
-    gpus = builtin_gpus()
-    joined = {}
-    for _, row in read_csv_rows(FACTS_FILE)[1]:
-        gpu_id, identity = (row.get("gpu_id") or "").strip(), (row.get("identity") or "").strip()
-        if gpu_id and identity:
-            joined[gpu_id] = identity
-    return ReferenceSet(gpus), joined
+def _references() -> ReferenceSet:
+    """The built-in references, never a user's CSV: an identity is the same on every machine."""
+    return ReferenceSet(builtin_gpus())
+
+
+def identity_of(gpu: ReferenceGPU) -> str:
+    """A reference GPU's identity: gpus.csv's ``identity`` (the card an eGPU holds), else its id."""
+    return gpu.facts.identity or gpu.id
+
+
+def references_of(identity: str) -> List[ReferenceGPU]:
+    """The built-in reference GPUs of one identity (an RTX 2070's: the eGPU's rows)."""
+    return [g for g in _references() if identity_of(g) == identity]
 
 
 def _vendors(name: str) -> set:
@@ -62,8 +64,7 @@ def reference_id(name: str) -> Optional[str]:
     name = str(name or "").strip()
     if not is_plain(name) or not name_key(name):
         return None
-    references, _ = _references()
-    found = references.candidates(name)
+    found = _references().candidates(name)
     if len(found) != 1:
         return None
     gpu = found[0]
@@ -80,7 +81,7 @@ def gpu_identity(name: str) -> str:
     text = str(name or "").strip()
     ref = reference_id(text)
     if ref is not None:
-        return _references()[1].get(ref, ref)
+        return identity_of(_references().gpus[ref])
     if is_plain(text):
         words = re.findall(r"[a-z0-9]+", text.lower())
         if len(words) > 1 and words[0] in _MAKERS:
@@ -99,4 +100,20 @@ def known(identity: str) -> bool:
     return not identity.startswith(("gpu:", "name:"))
 
 
-__all__ = ["gpu_identity", "is_plain", "known", "name_words", "reference_id", "same_gpu"]
+__all__ = ["gpu_identity", "identity_of", "is_plain", "known", "link_class", "reference_id", "references_of",
+           "same_gpu"]
+
+
+_PCIE_GENS = range(1, 10)
+_PCIE_WIDTHS = (1, 2, 4, 8, 12, 16, 32)
+
+
+def link_class(link: object) -> Optional[str]:
+    """``gen3 x4`` from a bundle's ``conditions.link`` (the link the runs trained to), None where it is absent,
+    null or not a PCIe generation and width that exist: a stranger's bundle says what it likes."""
+    if not isinstance(link, dict):
+        return None
+    gen, width = link.get("pcie_gen"), link.get("pcie_width")
+    if type(gen) is not int or type(width) is not int or gen not in _PCIE_GENS or width not in _PCIE_WIDTHS:
+        return None
+    return "gen%d x%d" % (gen, width)
