@@ -28,6 +28,7 @@ from typing import (
     Sequence,
     Set,
     Tuple,
+    Type,
     Union,
 )
 
@@ -224,7 +225,7 @@ def _create_schema(db: "sqlite3.Connection") -> None:
     db.execute("COMMIT")
 
 
-def _with_link_column(db: "sqlite3.Connection", refused: type) -> bool:
+def _with_link_column(db: "sqlite3.Connection", refused: Type[BaseException]) -> bool:
     """Whether the bundles table has its ``link`` column, added to an index made before it had one (a
     read-only library keeps its old table: its bundles read as of an unknown link)."""
     if any(row[1] == "link" for row in db.execute("PRAGMA table_info(bundles)")):
