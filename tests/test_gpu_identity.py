@@ -128,3 +128,18 @@ def test_a_sweep_ranked_against_the_community_never_counts_itself(cli, tmp_path,
                   env=data)
     assert against.returncode == 0, against
     assert "(2 sweeps)" in against.stdout and "(3 sweeps)" not in against.stdout
+
+
+def test_library_and_site_know_one_gpu_by_every_spelling_and_a_lookalike_apart(cli, tmp_path, data):
+    made = [_bundle(tmp_path, "a", {"resnet50": 170.0}), _bundle(tmp_path, "b", {"resnet50": 180.0},
+                                                                  gpu="NVIDIA GeForce RTX 2070"),
+            _bundle(tmp_path, "c", {"resnet50": 530.0}, gpu="GeForce RTX 2070~")]
+    folder = write_bundles(tmp_path / "in", made)
+    assert cli("import", folder, env=data).returncode == 0
+    rows = cli("library", "--gpu", "GeForce RTX 2070", "--format", "json", env=data).json()["rows"]
+    assert sorted(r["images_per_sec"] for r in rows) == [170.0, 180.0]
+    assert {r["gpu_id"] for r in rows} == {"rtx2070"}
+    site = cli("site", *sorted(folder.iterdir()), "--out", tmp_path / "site", env=data)
+    assert site.returncode == 0, site
+    pages = sorted(p.name for p in (tmp_path / "site" / "gpu").iterdir())
+    assert len(pages) == 2, pages  # the RTX 2070 under both spellings, and the look-alike on its own

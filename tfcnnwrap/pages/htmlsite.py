@@ -42,6 +42,7 @@ from tfcnnwrap.pages.htmlpage import (
 )
 from tfcnnwrap.results.aggregate import summarize
 from tfcnnwrap.results.fleetreport import with_fleet
+from tfcnnwrap.results.gpuid import gpu_identity
 from tfcnnwrap.results.records import RunRecord
 from tfcnnwrap.results.store import is_sweep
 from tfcnnwrap.run.logparse import step_points
@@ -273,9 +274,23 @@ def collect(sources: List[str], out_dir: Path) -> tuple:
             problems.append(problem)
         elif entry.key not in seen:
             seen.add(entry.key)
-            entry.slug = slug(entry.view.gpu + "-" + entry.view.label.rsplit("/", 1)[-1], entry.key)
             entries.append(entry)
+    one_name_per_gpu(entries)
+    for entry in entries:
+        entry.slug = slug(entry.view.gpu + "-" + entry.view.label.rsplit("/", 1)[-1], entry.key)
     return entries, problems
+
+
+def one_name_per_gpu(entries: List[Entry]) -> None:
+    """Every spelling of one GPU (results/gpuid.py) shown as the one most of its results use, so that one GPU
+    is one GPU page and one row per ranking; a look-alike name keeps its own."""
+    spellings: Dict[str, Dict[str, int]] = {}
+    for entry in entries:
+        names = spellings.setdefault(gpu_identity(entry.view.gpu), {})
+        names[entry.view.gpu] = names.get(entry.view.gpu, 0) + 1
+    shown = {ident: min(names.items(), key=lambda kv: (-kv[1], kv[0]))[0] for ident, names in spellings.items()}
+    for entry in entries:
+        entry.view.gpu = shown[gpu_identity(entry.view.gpu)]
 
 
 # -- pages -------------------------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ from typing import (
 from tfcnnwrap import render, safefs
 from tfcnnwrap.clock import utc_now
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
-from tfcnnwrap.results.gpuid import link_class
+from tfcnnwrap.results.gpuid import gpu_identity, is_plain, known, link_class
 from tfcnnwrap.results.references import name_words
 from tfcnnwrap.share import bundle as bundles
 from tfcnnwrap.share.bundle import BundleRefused, read_bytes
@@ -211,9 +211,22 @@ class Library:
         out = [dict(zip(ROW_KEYS, row)) for row in self.db.execute(sql, params)]
         for row in out:
             row["verified"] = bool(row["verified"])
+            row["gpu_id"] = gpu_identity(row["gpu"])  # one key per GPU, whatever its spelling
         if gpu:
             out = [r for r in out if gpu_matches(gpu, r["gpu"])]
         return out
+
+
+def gpu_matches(typed: str, name: str) -> bool:
+    """``--gpu 2070`` matches ``GeForce RTX 2070`` and every other spelling of that GPU, never a look-alike
+    (``GeForce RTX 2070~``): one GPU identity (results/gpuid.py) when ``typed`` names a known GPU, else the
+    references' name rules (case, vendor words and punctuation do not count; every typed word must be one of
+    the name's) over plain names."""
+    wanted = gpu_identity(typed)
+    if known(wanted):
+        return gpu_identity(name) == wanted
+    typed_words = name_words(typed)
+    return bool(typed_words) and is_plain(name.strip()) and set(typed_words) <= set(name_words(name))
 
 
 def _create_schema(db: "sqlite3.Connection") -> None:
@@ -235,13 +248,6 @@ def _with_link_column(db: "sqlite3.Connection", refused: Type[BaseException]) ->
     except refused:  # read-only, or another process added it first
         return any(row[1] == "link" for row in db.execute("PRAGMA table_info(bundles)"))
     return True
-
-
-def gpu_matches(typed: str, name: str) -> bool:
-    """``--gpu 2070`` matches ``GeForce RTX 2070`` (the references' name rules: case, vendor words and
-    punctuation do not count; every typed word must be one of the name's)."""
-    typed_words = name_words(typed)
-    return bool(typed_words) and set(typed_words) <= set(name_words(name))
 
 
 def index_rows(
