@@ -17,26 +17,55 @@ def data(tmp_path):
 # -- the identity itself (pure) ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["GeForce RTX 2070", "NVIDIA GeForce RTX 2070", "geforce rtx 2070",
-                                  "  GeForce RTX 2070 ", "RTX 2070", "GeForce RTX 2070 eGPU (Thunderbolt 3)"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "GeForce RTX 2070",
+        "NVIDIA GeForce RTX 2070",
+        "geforce rtx 2070",
+        "  GeForce RTX 2070 ",
+        "RTX 2070",
+        "GeForce RTX 2070 eGPU (Thunderbolt 3)",
+    ],
+)
 def test_every_spelling_of_the_rtx_2070_is_the_reference_gpu(name):
     assert gpu_identity(name) == "rtx2070"
     assert same_gpu(name, "GeForce RTX 2070")
 
 
-@pytest.mark.parametrize("lookalike", [
-    "GeForce RTX 2070~", "GeForce RTX 2070.", "GeForce RTX 2070-", "GeForce RTX 2070\u200b",
-    "GeForce RTX 2070\u202e", "GeForce R\u0422X 2070", "GeForce RTX 2070 Ti", "GeForce RTX 2070 Super",
-    "GeForce RTX 2O70", "\uff27eForce RTX 2070", "GeForce RTX 2070 (", "GeForce RTX\n2070",
-])
+@pytest.mark.parametrize(
+    "lookalike",
+    [
+        "GeForce RTX 2070~",
+        "GeForce RTX 2070.",
+        "GeForce RTX 2070-",
+        "GeForce RTX 2070\u200b",
+        "GeForce RTX 2070\u202e",
+        "GeForce R\u0422X 2070",
+        "GeForce RTX 2070 Ti",
+        "GeForce RTX 2070 Super",
+        "GeForce RTX 2O70",
+        "\uff27eForce RTX 2070",
+        "GeForce RTX 2070 (",
+        "GeForce RTX\n2070",
+    ],
+)
 def test_a_lookalike_never_shares_the_rtx_2070s_identity(lookalike):
     assert gpu_identity(lookalike) != "rtx2070"
     assert not same_gpu(lookalike, "GeForce RTX 2070")
 
 
 def test_a_name_no_reference_knows_keeps_an_identity_of_its_own():
-    ids = {gpu_identity(n) for n in ("GeForce GTX 1660~", "GeForce GTX 1660.", "GeForce GTX 1660\u200b",
-                                     "GeForce GTX 1660", "GeForce GTX 1660 Ti")}
+    ids = {
+        gpu_identity(n)
+        for n in (
+            "GeForce GTX 1660~",
+            "GeForce GTX 1660.",
+            "GeForce GTX 1660\u200b",
+            "GeForce GTX 1660",
+            "GeForce GTX 1660 Ti",
+        )
+    }
     assert len(ids) == 5
     assert same_gpu("NVIDIA GeForce GTX 1660", "GeForce GTX 1660")
     assert not is_plain("GeForce GTX 1660~") and is_plain("Tesla V100-SXM2-16GB")
@@ -85,8 +114,10 @@ def test_a_name_one_character_longer_never_takes_over_the_community_entry(cli, t
 
 
 def test_two_spellings_of_one_gpu_are_one_community_entry(cli, tmp_path, data):
-    made = [_bundle(tmp_path, "a", {"resnet50": 170.0}), _bundle(tmp_path, "b", {"resnet50": 180.0},
-                                                                  gpu="NVIDIA GeForce RTX 2070")]
+    made = [
+        _bundle(tmp_path, "a", {"resnet50": 170.0}),
+        _bundle(tmp_path, "b", {"resnet50": 180.0}, gpu="NVIDIA GeForce RTX 2070"),
+    ]
     assert cli("import", write_bundles(tmp_path / "in", made), env=data).returncode == 0
     mine = logged_sweep(tmp_path / "mine", values={"resnet50": 175.0})
     (row,) = _rank(cli, mine, data)
@@ -95,18 +126,21 @@ def test_two_spellings_of_one_gpu_are_one_community_entry(cli, tmp_path, data):
 
 
 def test_one_gpu_at_two_link_widths_is_two_community_entries(cli, tmp_path, data):
-    x4 = {"pcie_gen": 3, "pcie_width": 4, "pcie_max_gen": 3, "pcie_max_width": 16, "h2d_gbps": 2.6,
-          "d2h_gbps": 2.4}
+    x4 = {"pcie_gen": 3, "pcie_width": 4, "pcie_max_gen": 3, "pcie_max_width": 16, "h2d_gbps": 2.6, "d2h_gbps": 2.4}
     x16 = dict(x4, pcie_width=16, h2d_gbps=12.1, d2h_gbps=13.0)
     made = [_bundle(tmp_path, "e%d" % i, {"resnet50": 160.0 + i}, link=x4) for i in range(3)]
-    made += [_bundle(tmp_path, "d", {"resnet50": 180.0}, link=x16),
-             _bundle(tmp_path, "u", {"resnet50": 178.0}, link={"pcie_gen": None, "pcie_width": "x16"})]
+    made += [
+        _bundle(tmp_path, "d", {"resnet50": 180.0}, link=x16),
+        _bundle(tmp_path, "u", {"resnet50": 178.0}, link={"pcie_gen": None, "pcie_width": "x16"}),
+    ]
     assert cli("import", write_bundles(tmp_path / "in", made), env=data).returncode == 0
     mine = logged_sweep(tmp_path / "mine", values={"resnet50": 165.0})
     rows = {r["gpu"]: r for r in _rank(cli, mine, data)}
-    assert set(rows) == {"GeForce RTX 2070 community, gen3 x4 (3 sweeps)",
-                         "GeForce RTX 2070 community, gen3 x16 (1 sweep)",
-                         "GeForce RTX 2070 community (1 sweep)"}, rows
+    assert set(rows) == {
+        "GeForce RTX 2070 community, gen3 x4 (3 sweeps)",
+        "GeForce RTX 2070 community, gen3 x16 (1 sweep)",
+        "GeForce RTX 2070 community (1 sweep)",
+    }, rows
     assert rows["GeForce RTX 2070 community, gen3 x4 (3 sweeps)"]["link"] == "gen3 x4"
     assert rows["GeForce RTX 2070 community, gen3 x16 (1 sweep)"]["link"] == "gen3 x16"
     assert rows["GeForce RTX 2070 community (1 sweep)"]["link"] is None  # a link that makes no sense: unknown
@@ -124,16 +158,17 @@ def test_a_sweep_ranked_against_the_community_never_counts_itself(cli, tmp_path,
     table = cli("compare", mine, "--rank", "--source", "community", env=data)
     assert table.returncode == 0 and "Community: GeForce RTX 2070 community (2 sweeps)" in table.stdout, table
     assert own["id"][:12] not in table.stdout and others[0]["id"][:12] in table.stdout
-    against = cli("compare", mine, "--against", "2070 community", "--source", "community", "--format", "json",
-                  env=data)
+    against = cli("compare", mine, "--against", "2070 community", "--source", "community", "--format", "json", env=data)
     assert against.returncode == 0, against
     assert "(2 sweeps)" in against.stdout and "(3 sweeps)" not in against.stdout
 
 
 def test_library_and_site_know_one_gpu_by_every_spelling_and_a_lookalike_apart(cli, tmp_path, data):
-    made = [_bundle(tmp_path, "a", {"resnet50": 170.0}), _bundle(tmp_path, "b", {"resnet50": 180.0},
-                                                                  gpu="NVIDIA GeForce RTX 2070"),
-            _bundle(tmp_path, "c", {"resnet50": 530.0}, gpu="GeForce RTX 2070~")]
+    made = [
+        _bundle(tmp_path, "a", {"resnet50": 170.0}),
+        _bundle(tmp_path, "b", {"resnet50": 180.0}, gpu="NVIDIA GeForce RTX 2070"),
+        _bundle(tmp_path, "c", {"resnet50": 530.0}, gpu="GeForce RTX 2070~"),
+    ]
     folder = write_bundles(tmp_path / "in", made)
     assert cli("import", folder, env=data).returncode == 0
     rows = cli("library", "--gpu", "GeForce RTX 2070", "--format", "json", env=data).json()["rows"]

@@ -29,8 +29,10 @@ _PLAIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9 _./()-]*[A-Za-z0-9)])?$")
 _MAKERS = ("nvidia", "amd", "ati", "intel")
 # Words that name a maker's product line: a name with one maker's words never resolves to the other's GPU
 # (the reference rules drop these words, so "GeForce GTX 580" and "Radeon RX 580" both read as "580").
-_VENDOR_MARKS = {"nvidia": {"nvidia", "geforce", "gtx", "rtx", "quadro", "tesla", "titan"},
-                 "amd": {"amd", "radeon", "rx", "vega", "instinct", "ati", "firepro"}}
+_VENDOR_MARKS = {
+    "nvidia": {"nvidia", "geforce", "gtx", "rtx", "quadro", "tesla", "titan"},
+    "amd": {"amd", "radeon", "rx", "vega", "instinct", "ati", "firepro"},
+}
 
 
 def is_plain(name: str) -> bool:
@@ -39,7 +41,7 @@ def is_plain(name: str) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _references() -> ReferenceSet:
+def builtin_references() -> ReferenceSet:
     """The built-in references, never a user's CSV: an identity is the same on every machine."""
     return ReferenceSet(builtin_gpus())
 
@@ -51,7 +53,7 @@ def identity_of(gpu: ReferenceGPU) -> str:
 
 def references_of(identity: str) -> List[ReferenceGPU]:
     """The built-in reference GPUs of one identity (an RTX 2070's: the eGPU's rows)."""
-    return [g for g in _references() if identity_of(g) == identity]
+    return [g for g in builtin_references() if identity_of(g) == identity]
 
 
 def _vendors(name: str) -> set:
@@ -64,7 +66,7 @@ def reference_id(name: str) -> Optional[str]:
     name = str(name or "").strip()
     if not is_plain(name) or not name_key(name):
         return None
-    found = _references().candidates(name)
+    found = builtin_references().candidates(name)
     if len(found) != 1:
         return None
     gpu = found[0]
@@ -81,7 +83,7 @@ def gpu_identity(name: str) -> str:
     text = str(name or "").strip()
     ref = reference_id(text)
     if ref is not None:
-        return identity_of(_references().gpus[ref])
+        return identity_of(builtin_references().gpus[ref])
     if is_plain(text):
         words = re.findall(r"[a-z0-9]+", text.lower())
         if len(words) > 1 and words[0] in _MAKERS:
@@ -100,8 +102,17 @@ def known(identity: str) -> bool:
     return not identity.startswith(("gpu:", "name:"))
 
 
-__all__ = ["gpu_identity", "identity_of", "is_plain", "known", "link_class", "reference_id", "references_of",
-           "same_gpu"]
+__all__ = [
+    "builtin_references",
+    "gpu_identity",
+    "identity_of",
+    "is_plain",
+    "known",
+    "link_class",
+    "reference_id",
+    "references_of",
+    "same_gpu",
+]
 
 
 _PCIE_GENS = range(1, 10)

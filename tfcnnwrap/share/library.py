@@ -35,6 +35,7 @@ from typing import (
 from tfcnnwrap import render, safefs
 from tfcnnwrap.clock import utc_now
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
+from tfcnnwrap.results.ceilings import is_outlier
 from tfcnnwrap.results.gpuid import gpu_identity, is_plain, known, link_class
 from tfcnnwrap.results.references import name_words
 from tfcnnwrap.share import bundle as bundles
@@ -212,6 +213,9 @@ class Library:
         for row in out:
             row["verified"] = bool(row["verified"])
             row["gpu_id"] = gpu_identity(row["gpu"])  # one key per GPU, whatever its spelling
+            # far above everything published for that GPU and conditions: flagged, not refused
+            row["outlier"] = is_outlier(row["gpu"], row["model"], row["precision"] or "fp32", row["num_gpus"],
+                                        row["images_per_sec"])
         if gpu:
             out = [r for r in out if gpu_matches(gpu, r["gpu"])]
         return out
@@ -399,7 +403,8 @@ def cmd_library(args: Namespace) -> int:
                                          "conditions": {"library": str(library.root), "gpu": args.gpu,
                                                         "model": args.model}, "rows": rows}) + "\n")
         return 0
-    shown = [dict(r, id=r["id"][:12], verified="yes" if r["verified"] else "unverified") for r in rows]
+    shown = [dict(r, id=r["id"][:12], verified=("yes" if r["verified"] else "unverified")
+                  + (", outlier" if r["outlier"] else "")) for r in rows]
     columns = [("gpu", "GPU"), ("model", "model"), ("batch_size", "batch"), ("num_gpus", "GPUs", 2),
                ("precision", "precision", 3), ("images_per_sec", "images/sec"), ("verified", "verified"),
                ("tf_version", "TF", 4), ("created_at", "created", 5), ("id", "bundle", 1)]
