@@ -90,3 +90,13 @@ def test_a_gpu_with_no_known_peak_says_so(cli, tmp_path):
     result = cli("verify", *write_bundles(tmp_path / "in", [other]).iterdir())
     assert result.returncode == 0, result
     assert "no known peak TFLOPS for GeForce GTX 1660" in result.stdout
+
+
+def test_the_site_marks_an_outlier_bundle(cli, tmp_path):
+    high = build(logged_sweep(tmp_path / "h", values={"resnet50": 230.0}))
+    site = cli("site", *write_bundles(tmp_path / "in", [high]).iterdir(), "--out", tmp_path / "site")
+    assert site.returncode == 0, site
+    index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert "(outlier)" in index
+    (page,) = (tmp_path / "site" / "r").glob("*.html")
+    assert "outlier: resnet50" in page.read_text(encoding="utf-8")

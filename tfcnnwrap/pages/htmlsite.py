@@ -40,6 +40,7 @@ from tfcnnwrap.pages.htmlpage import (
     sweep_view,
     text_of,
 )
+from tfcnnwrap.results import ceilings
 from tfcnnwrap.results.aggregate import summarize
 from tfcnnwrap.results.fleetreport import with_fleet
 from tfcnnwrap.results.gpuid import gpu_identity
@@ -183,7 +184,9 @@ def bundle_entry(path: Path, data: dict, verified: bool = True) -> Entry:
     conditions = {k: _condition_text(cond.get(k)) for k in CONDITION_KEYS}
     if cond.get("xla") in ("yes", "no"):
         conditions["xla"] = "XLA" if cond["xla"] == "yes" else "no XLA"
-    parts = ([] if verified else [UNVERIFIED_NOTE]) + [
+    # far above everything published for that GPU and conditions: flagged on its page and label, not refused
+    outliers = [note for note in ceilings.notes(data) if note.startswith("outlier")]
+    parts = ([] if verified else [UNVERIFIED_NOTE]) + [_scalar_text(o, 300) for o in outliers] + [
         "%s: %s" % (k, _scalar_text(v, 120)) for k, v in cond.items()
         if isinstance(v, (str, int, float, bool)) and k not in ("gpu", "gpu_name")]
     env = [(k, _scalar_text(data.get(k))) for k in ("id", "format", "tool_version", "created_at")
@@ -191,7 +194,7 @@ def bundle_entry(path: Path, data: dict, verified: bool = True) -> Entry:
     env += [(str(k)[:80], _scalar_text(v)) for k, v in cond.items()]
     stamp = data.get("created_at")
     created = stamp if isinstance(stamp, str) else ""
-    label = "bundle %s%s" % (ident, "" if verified else " (unverified)")
+    label = "bundle %s%s%s" % (ident, "" if verified else " (unverified)", " (outlier)" if outliers else "")
     view = ResultView(label=label, gpu=_bundle_gpu(cond), parts=parts, rows=rows, runs=runs,
                       environment=env, created_at=created[:40], conditions=conditions,
                       series={run.key: (step_points(logs[run.log].encode("utf-8", "replace")), [])
