@@ -2,10 +2,11 @@
 
 The ceiling of a figure is ``peak TFLOPS x devices / training cost per image``:
 
-* the peak is gpus.csv's, each with its source, at the highest boost clock the maker publishes: fp32 for an
-  fp32 figure, for fp16 (and bf16) the higher of the fp16 peak (tensor cores where the GPU has them) and the
-  fp32 one (a GPU without fast fp16 computes it at fp32 rates). The peak belongs to the GPU's identity
-  (results/gpuid.py), so every spelling of a GPU, and TensorFlow's device-line name, has it;
+* the peak is gpus.csv's, each with its source, at the highest boost clock the maker publishes: for an fp32
+  figure the fp32 peak, or the TF32 tensor-core peak where the GPU has one (TensorFlow 2.4+ runs fp32 products
+  on it); for fp16 (and bf16) the higher of the fp16 peak (tensor cores where the GPU has them) and the fp32
+  one, none where the fp16 peak is not known. The peak belongs to the GPU's identity (results/gpuid.py), so
+  every spelling of a GPU, and TensorFlow's device-line name, has it;
 * the cost is a lower bound: 2 FLOPs per multiply-add of the model's forward pass (data/models.csv, each count
   with its source), i.e. one forward pass' arithmetic for the whole training step. A direct training step is
   about three forward passes (6 FLOPs per multiply-add), but cuDNN's Winograd and FFT convolutions do several
@@ -93,10 +94,10 @@ def peak(gpu: str, precision: str) -> Optional[Tuple[float, str]]:
     for ref in references_of(gpu_identity(gpu)):
         facts = ref.facts
         fp32 = Facts.number(facts.fp32_tflops)
-        candidates = [(fp32, facts.fp32_source)]
+        candidates = [(fp32, facts.fp32_source), (Facts.number(facts.tf32_tflops), facts.tf32_source)]
         if precision in _HALF:
             fp16 = Facts.number(facts.fp16_tflops)
-            candidates = [(fp16, facts.fp16_source)] + (candidates if fp16 is not None else [])
+            candidates = [(fp16, facts.fp16_source)] + (candidates[:1] if fp16 is not None else [])
         found += [(value, source) for value, source in candidates if value is not None]
     return max(found) if found else None
 

@@ -169,6 +169,9 @@ class Facts:
     fp32_source: str = ""
     fp16_tflops: object = "unverified"
     fp16_source: str = ""
+    # TF32 tensor cores (Ampere on): TensorFlow 2.4+ runs fp32 matrix products on them; blank where none
+    tf32_tflops: object = None
+    tf32_source: str = ""
 
     @staticmethod
     def number(value: object) -> Optional[float]:
@@ -558,6 +561,9 @@ def load_facts(gpus: Mapping[str, ReferenceGPU], path: Union[Path, str, Traversa
             value = row.get(column) or "unverified"
             peaks[column] = _fact(value, row.get(source), column, gpu.id)
             peaks[source] = (row.get(source) or "").strip()
+        if (row.get("tf32_tflops") or "").strip():
+            peaks["tf32_tflops"] = _fact(row.get("tf32_tflops"), row.get("tf32_source"), "tf32_tflops", gpu.id)
+            peaks["tf32_source"] = (row.get("tf32_source") or "").strip()
         gpu.facts = Facts(
             identity=(row.get("identity") or "").strip() or gpu.id,
             **peaks,  # type: ignore[arg-type]  # fp32_tflops/fp16_tflops: float or text, the sources text
