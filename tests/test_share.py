@@ -179,9 +179,10 @@ def test_done_when_seed_like_sweeps_go_round_the_world_and_rank_as_community(cli
     assert pulled.returncode == 0 and "2 imported, 0 already there, 0 refused" in pulled.stderr, pulled
     ranked = cli("compare", one, "--rank", env=fresh)
     assert ranked.returncode == 0, ranked
-    assert "GeForce RTX 2070 community (2 sweeps)" in ranked.stdout
+    # the sweep ranked never counts toward its own community: the desk's sweep is its community
+    assert "GeForce RTX 2070 community (1 sweep)" in ranked.stdout
     rows = cli("compare", one, "--rank", "--format", "json", env=fresh).json()
     rows = rows["rows"] if isinstance(rows, dict) else rows
-    entry = next(r for r in rows if r["gpu"] == "GeForce RTX 2070 community (2 sweeps)")
+    entry = next(r for r in rows if r["gpu"] == "GeForce RTX 2070 community (1 sweep)")
     assert entry["configurations"] == 2 and entry["geomean_pct"] < 100.0  # the desk's faster runs count
     assert Path(tmp_path / "fresh" / "library.sqlite").is_file()

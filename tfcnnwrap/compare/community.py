@@ -1,11 +1,15 @@
 """Community results: the library's verified bundles as reference-like rows for `compare --against/--rank`.
 
 One narrow function, ``reference_set(references_csv, source)``, gives compare and rank the references to use:
-the built-in ones (and ``--references FILE``), the community ones, or both. A community GPU is one
-``references.ReferenceGPU`` per GPU name, labelled ``<GPU> community (N sweeps)``; each of its results is one
+the built-in ones (and ``--references FILE``), the community ones, or both. A community entry is one
+``references.ReferenceGPU`` per GPU identity (results/gpuid.py: every spelling of one GPU, never a look-alike
+name) and link class (``gen3 x4`` from the bundles' ``conditions.link``; one GPU in a desktop slot and in an
+eGPU enclosure are two entries), labelled ``<GPU> community[, <link>] (N sweeps)``; each of its results is one
 configuration under one set of conditions (model, batch size, GPU count, precision, XLA, variable update, data,
 TensorFlow X.Y): the median across the sweeps of their means, its source naming the range and the bundle ids.
-Unverified bundles (exported without logs) stay out. Read from the index only, never the bundle files, so a
+Unverified bundles (exported without logs) stay out, and so do the bundles of the sweep being compared (it
+never counts toward its own community). Read from the index only (but for the few bundles that could be the
+sweep itself), never the bundle files, so a
 library of 10,000 bundles ranks in well under a second.
 """
 
@@ -13,22 +17,22 @@ from __future__ import annotations
 
 import statistics
 import sys
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from tfcnnwrap import render
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
+from tfcnnwrap.results.gpuid import gpu_identity
 from tfcnnwrap.results.references import ReferenceGPU, ReferenceSet, Result, load_references
-from tfcnnwrap.share.bundle import slug, vendor_of
+from tfcnnwrap.share.bundle import read_path, slug, vendor_of
 from tfcnnwrap.share.library import Library
 
 if TYPE_CHECKING:
     from tfcnnwrap.compare.rank import Ranking
+    from tfcnnwrap.results.comparesweep import Sweep
 
 SOURCES = ("builtin", "community", "all")
 ID_PREFIX = "community-"
 SHOWN_IDS = 5  # bundle ids a provenance note names before "and N more"
-# (model, batch size, GPU count, precision, xla, variable update, data, TF X.Y): one set of conditions
-_Conditions = Tuple[str, int, int, str, str, str, str, str]
 
 
 def _tf_xy(version: str) -> str:
@@ -36,14 +40,22 @@ def _tf_xy(version: str) -> str:
     return ".".join(parts[:2]) if len(parts) >= 2 else str(version or "")
 
 
-def group_rows(rows: List[Any]) -> Dict[str, Any]:
-    """{gpu: {(model, batch, gpus, precision, xla, update, data, tf X.Y): [(images/sec, bundle id)]}} of
-    ``rows``: library.Library.community_rows tuples (gpu, ..., tf_version, images/sec, id)."""
-    groups: Dict[str, Dict[_Conditions, List[Tuple[float, str]]]] = {}
-    for gpu, model, batch, count, precision, xla, update, data, tf, value, ident in rows:
+# A community entry's key: one GPU (results/gpuid.py) at one link class (``gen3 x4``; None: not known)
+EntryKey = Tuple[str, Optional[str]]
+
+
+def group_rows(rows: List[Any]) -> Dict[EntryKey, Dict[str, Any]]:
+    """{(GPU identity, link class): {"names": {spelling: bundles}, "groups": {(model, batch, gpus, precision,
+    xla, update, data, tf X.Y): [(images/sec, bundle id)]}}} of ``rows``: library.Library.community_rows
+    tuples (gpu, ..., tf_version, images/sec, id, link class, created_at). Two spellings of one GPU are one
+    entry; one GPU at two link widths (a desktop slot, an eGPU enclosure) is two."""
+    entries: Dict[EntryKey, Dict[str, Any]] = {}
+    for gpu, model, batch, count, precision, xla, update, data, tf, value, ident, link, *_ in rows:
+        entry = entries.setdefault((gpu_identity(gpu), link or None), {"names": {}, "groups": {}})
+        entry["names"].setdefault(gpu, set()).add(ident)
         key = (model, batch, count, precision or "", xla or "", update or "", data or "", _tf_xy(tf))
-        groups.setdefault(gpu, {}).setdefault(key, []).append((value, ident))
-    return groups
+        entry["groups"].setdefault(key, []).append((value, ident))
+    return entries
 
 
 def provenance(ids: List[str]) -> str:
@@ -64,18 +76,61 @@ def _result(gpu_id: str, key: Tuple[str, int, int, str, str, str, str, str], pai
                   source=source, notes="range %.2f-%.2f" % (values[0], values[-1]), origin="community", xla=xla)
 
 
+def entry_id(identity: str, link: Optional[str]) -> str:
+    """``community-rtx2070``, ``community-rtx2070-gen3-x4``: one id per entry key, never shared by two."""
+    return ID_PREFIX + identity + ("-" + slug(link) if link else "")
+
+
+def entry_label(name: str, link: Optional[str], sweeps: int) -> str:
+    """``GeForce RTX 2070 community, gen3 x4 (3 sweeps)``; no link part where the link is not known."""
+    return "%s community%s (%d sweep%s)" % (name, ", " + link if link else "", sweeps, "" if sweeps == 1 else "s")
+
+
+def _shown_name(names: Dict[str, Set[str]]) -> str:
+    """The spelling most of an entry's bundles use (the first in order on a tie)."""
+    return sorted(names.items(), key=lambda item: (-len(item[1]), item[0]))[0][0]
+
+
 def community_gpus(rows: List[Any]) -> Dict[str, ReferenceGPU]:
-    """{id: ReferenceGPU} of the library's verified rows, one GPU per GPU name."""
+    """{id: ReferenceGPU} of the library's verified rows, one per GPU identity and link class."""
     gpus = {}
-    for name, groups in sorted(group_rows(rows).items()):
-        gpu_id = ID_PREFIX + slug(name)
-        sweeps = len({i for pairs in groups.values() for _, i in pairs})
-        gpu = ReferenceGPU(id=gpu_id, name="%s community (%d sweep%s)" % (name, sweeps, "" if sweeps == 1 else "s"),
-                           aliases=(), vendor=vendor_of(name), origin="community",
-                           bundle_ids=sorted({i for pairs in groups.values() for _, i in pairs}))
+    for (identity, link), entry in sorted(group_rows(rows).items(), key=lambda item: (item[0][0], item[0][1] or "")):
+        groups = entry["groups"]
+        gpu_id = entry_id(identity, link)
+        ids = sorted({i for pairs in groups.values() for _, i in pairs})
+        name = _shown_name(entry["names"])
+        gpu = ReferenceGPU(id=gpu_id, name=entry_label(name, link, len(ids)), aliases=(), vendor=vendor_of(name),
+                           origin="community", bundle_ids=ids, link=link)
         gpu.results = [_result(gpu_id, key, pairs) for key, pairs in sorted(groups.items())]
         gpus[gpu_id] = gpu
     return gpus
+
+
+def own_bundles(rows: List[Any], sweep: Optional[Sweep]) -> Set[str]:
+    """The ids of the library's bundles that are ``sweep`` itself (exported, maybe before a resume, and
+    imported): the same creation time, and every ok run of the bundle one of the sweep's own (model, batch
+    size, run number, start time, images/sec). Only the few bundles of that creation time are opened."""
+    if sweep is None or not sweep.meta.created_at:
+        return set()
+    candidates = sorted({row[10] for row in rows if len(row) > 12 and row[12] == sweep.meta.created_at})
+    if not candidates:
+        return set()
+    mine = {(r.model, r.batch_size, r.run, r.started_at, r.images_per_sec) for r in sweep.runs if r.status == "ok"}
+    own = set()
+    library = Library(create=False)
+    try:
+        for ident in candidates:
+            try:
+                bundle = read_path(library.path_of(ident))
+            except TfcnnwrapError:
+                continue
+            theirs = {(r.get("model"), r.get("batch_size"), r.get("run"), r.get("started_at"), r.get("images_per_sec"))
+                      for r in bundle["runs"] if r.get("status") == "ok"}
+            if theirs and theirs <= mine:
+                own.add(ident)
+    finally:
+        library.close()
+    return own
 
 
 def library_rows(models: Optional[Sequence[str]] = None) -> List[Any]:
@@ -100,9 +155,11 @@ def _rows_or_warn(models: Optional[Sequence[str]], source: str) -> List[Any]:
 
 
 def reference_set(
-    references_csv: Optional[str] = None, source: str = "all", models: Optional[Sequence[str]] = None
+    references_csv: Optional[str] = None, source: str = "all", models: Optional[Sequence[str]] = None,
+    sweep: Optional[Sweep] = None,
 ) -> ReferenceSet:
-    """The references compare and rank use: built-in (+ ``references_csv``), community, or all."""
+    """The references compare and rank use: built-in (+ ``references_csv``), community, or all. ``sweep``:
+    the sweep being compared, whose own bundles never count toward its community."""
     source = source or "all"
     if source not in SOURCES:
         raise UsageError("--source must be one of %s, not %r" % (", ".join(SOURCES), source))
@@ -111,7 +168,9 @@ def reference_set(
     gpus = dict(load_references(references_csv).gpus) if source != "community" else {}
     if source != "builtin":
         taken = {k for g in gpus.values() for k in g.keys()}
-        for gpu_id, gpu in community_gpus(_rows_or_warn(models, source)).items():
+        rows = _rows_or_warn(models, source)
+        own = own_bundles(rows, sweep)
+        for gpu_id, gpu in community_gpus([r for r in rows if r[10] not in own]).items():
             if gpu_id not in gpus and not (gpu.keys() & taken):
                 gpus[gpu_id] = gpu
     if source == "community" and not gpus:
@@ -125,7 +184,9 @@ def rank_provenance(ranking: Ranking) -> List[Any]:
     shown = [row for row in ranking.rows if str(row.gpu_id or "").startswith(ID_PREFIX)]
     if not shown:
         return []
-    gpus = community_gpus(library_rows())
+    rows = library_rows()
+    own = own_bundles(rows, ranking.sweep)
+    gpus = community_gpus([r for r in rows if r[10] not in own])
     return ["%s: per configuration the median across its sweeps; %s"
             % (row.gpu, provenance(gpus[row.gpu_id].bundle_ids)) for row in shown if row.gpu_id in gpus]
 

@@ -72,8 +72,8 @@ def against_references(sweep_path: Union[Path, str], against: str, references_cs
                        source: str = "all") -> AgainstReferences:
     """The sweep's measured rows against each named reference GPU, and each one's geometric mean.
     ``source``: builtin, community (the library's results) or all (tfcnnwrap.compare.community)."""
-    columns = tuple(reference_set(references_csv, source).resolve_list(against))
     sweep = Sweep(sweep_path, host=host)
+    columns = tuple(reference_set(references_csv, source, sweep=sweep).resolve_list(against))
     tf_version = sweep.meta.tensorflow_version
     rows = []
     for measured in sweep.rows:

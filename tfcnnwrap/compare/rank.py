@@ -49,6 +49,7 @@ class RankRow:
     rank: Optional[int] = None
     why_not_ranked: Optional[str] = None
     differs: Tuple[str, ...] = ()  # with nearest: the conditions its closest figures differ in
+    link: Optional[str] = None  # a community entry's link class (``gen3 x4``); None where not known
 
     @property
     def relative_pct(self) -> Optional[float]:
@@ -59,7 +60,7 @@ class RankRow:
         out: Dict[str, Any] = {"gpu": self.gpu, "geomean_pct": self.geomean_pct, "configurations": self.configurations,
                "measured": self.measured, "gpu_id": self.gpu_id, "rank": self.rank, "of": of,
                "relative_pct": self.relative_pct, "speed_geomean_pct": self.speed_geomean_pct, "per": per,
-               "power_w": self.power_w, "price_usd": self.price_usd}
+               "power_w": self.power_w, "price_usd": self.price_usd, "link": self.link}
         if self.why_not_ranked:
             out["why_not_ranked"] = self.why_not_ranked
         if self.differs:
@@ -133,7 +134,7 @@ def _reference_row(gpu: ReferenceGPU, pairs: Sequence[Tuple[Config, float]], per
     """The RankRow of one reference GPU over its shared (config, ratio) pairs."""
     speed = geometric_mean([ratio for _, ratio in pairs]) * 100.0  # type: ignore[operator]  # pairs: never empty
     base: Dict[str, Any] = dict(gpu=gpu.full_name, gpu_id=gpu.id, configurations=len(pairs), speed_geomean_pct=speed,
-                power_w=gpu.power_w, price_usd=gpu.price_usd, differs=tuple(differs))
+                power_w=gpu.power_w, price_usd=gpu.price_usd, differs=tuple(differs), link=gpu.link)
     if per is None:
         return RankRow(geomean_pct=speed, **base)
     if per == "watt":
@@ -162,8 +163,9 @@ def rank(sweep_path: Union[Path, str], per: Optional[str] = None, price: Optiona
         raise UsageError("--watts ranks per watt only: add --per watt, or drop --watts")
     if nearest and strict:
         raise UsageError("--nearest ranks by the closest figures, --strict by exact ones only; give one of them")
-    references = reference_set(references_csv, source)  # built-in and/or the library's community results
     sweep = Sweep(sweep_path, host=host)
+    # built-in and/or the library's community results, the sweep's own bundles left out of the community
+    references = reference_set(references_csv, source, sweep=sweep)
     of = sum(1 for r in sweep.rows if r.mean is not None)
     if not of:
         raise UsageError("%s has no ok run yet; run or resume it before ranking it" % sweep.path)

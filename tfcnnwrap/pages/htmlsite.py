@@ -40,8 +40,10 @@ from tfcnnwrap.pages.htmlpage import (
     sweep_view,
     text_of,
 )
+from tfcnnwrap.results import ceilings
 from tfcnnwrap.results.aggregate import summarize
 from tfcnnwrap.results.fleetreport import with_fleet
+from tfcnnwrap.results.gpuid import gpu_identity
 from tfcnnwrap.results.records import RunRecord
 from tfcnnwrap.results.store import is_sweep
 from tfcnnwrap.run.logparse import step_points
@@ -182,7 +184,9 @@ def bundle_entry(path: Path, data: dict, verified: bool = True) -> Entry:
     conditions = {k: _condition_text(cond.get(k)) for k in CONDITION_KEYS}
     if cond.get("xla") in ("yes", "no"):
         conditions["xla"] = "XLA" if cond["xla"] == "yes" else "no XLA"
-    parts = ([] if verified else [UNVERIFIED_NOTE]) + [
+    # far above everything published for that GPU and conditions: flagged on its page and label, not refused
+    outliers = [note for note in ceilings.notes(data) if note.startswith("outlier")]
+    parts = ([] if verified else [UNVERIFIED_NOTE]) + [_scalar_text(o, 300) for o in outliers] + [
         "%s: %s" % (k, _scalar_text(v, 120)) for k, v in cond.items()
         if isinstance(v, (str, int, float, bool)) and k not in ("gpu", "gpu_name")]
     env = [(k, _scalar_text(data.get(k))) for k in ("id", "format", "tool_version", "created_at")
@@ -190,7 +194,7 @@ def bundle_entry(path: Path, data: dict, verified: bool = True) -> Entry:
     env += [(str(k)[:80], _scalar_text(v)) for k, v in cond.items()]
     stamp = data.get("created_at")
     created = stamp if isinstance(stamp, str) else ""
-    label = "bundle %s%s" % (ident, "" if verified else " (unverified)")
+    label = "bundle %s%s%s" % (ident, "" if verified else " (unverified)", " (outlier)" if outliers else "")
     view = ResultView(label=label, gpu=_bundle_gpu(cond), parts=parts, rows=rows, runs=runs,
                       environment=env, created_at=created[:40], conditions=conditions,
                       series={run.key: (step_points(logs[run.log].encode("utf-8", "replace")), [])
@@ -286,9 +290,23 @@ def collect(sources: List[str], out_dir: Path) -> tuple:
             problems.append(problem)
         elif entry.key not in seen:
             seen.add(entry.key)
-            entry.slug = slug(entry.view.gpu + "-" + entry.view.label.rsplit("/", 1)[-1], entry.key)
             entries.append(entry)
+    one_name_per_gpu(entries)
+    for entry in entries:
+        entry.slug = slug(entry.view.gpu + "-" + entry.view.label.rsplit("/", 1)[-1], entry.key)
     return entries, problems
+
+
+def one_name_per_gpu(entries: List[Entry]) -> None:
+    """Every spelling of one GPU (results/gpuid.py) shown as the one most of its results use, so that one GPU
+    is one GPU page and one row per ranking; a look-alike name keeps its own."""
+    spellings: Dict[str, Dict[str, int]] = {}
+    for entry in entries:
+        names = spellings.setdefault(gpu_identity(entry.view.gpu), {})
+        names[entry.view.gpu] = names.get(entry.view.gpu, 0) + 1
+    shown = {ident: min(names.items(), key=lambda kv: (-kv[1], kv[0]))[0] for ident, names in spellings.items()}
+    for entry in entries:
+        entry.view.gpu = shown[gpu_identity(entry.view.gpu)]
 
 
 # -- pages -------------------------------------------------------------------------------------------------

@@ -163,6 +163,15 @@ class Facts:
     power_w: object = None
     power_source: str = ""
     notes: str = ""
+    identity: str = ""  # the physical GPU (results/gpuid.py): another reference's identity, e.g. an eGPU's card
+    # peak TFLOPS at the highest boost clock, fp32 and fp16 (tensor cores where it has them), for the ceilings
+    fp32_tflops: object = "unverified"
+    fp32_source: str = ""
+    fp16_tflops: object = "unverified"
+    fp16_source: str = ""
+    # TF32 tensor cores (Ampere on): TensorFlow 2.4+ runs fp32 matrix products on them; blank where none
+    tf32_tflops: object = None
+    tf32_source: str = ""
 
     @staticmethod
     def number(value: object) -> Optional[float]:
@@ -179,6 +188,7 @@ class ReferenceGPU:
     results: List[Result] = field(default_factory=list)
     facts: Facts = field(default_factory=Facts)
     bundle_ids: List[str] = field(default_factory=list)  # a community GPU's bundles, for its provenance note
+    link: Optional[str] = None  # a community entry's link class (``gen3 x4``), None where not known
 
     def names(self) -> List[str]:
         return [n for n in (self.id, self.name, *self.aliases) if name_key(n)]
@@ -538,13 +548,26 @@ def _fact(value: str, source: str, what: str, gpu_id: str) -> Union[float, str]:
 
 
 def load_facts(gpus: Mapping[str, ReferenceGPU], path: Union[Path, str, Traversable] = FACTS_FILE) -> None:
-    """Fill each built-in GPU's Facts from gpus.csv (launch price in USD, board power in W, with sources)."""
+    """Fill each built-in GPU's Facts from gpus.csv (launch price in USD, board power in W, peak fp32 and fp16
+    TFLOPS, with sources; the physical GPU's identity)."""
     _, rows = _read_rows(path)
     for _, row in rows:
         gpu = gpus.get((row.get("gpu_id") or "").strip())
         if gpu is None:
             continue
+        peaks = {}
+        for column in ("fp32_tflops", "fp16_tflops"):
+            source = column.replace("tflops", "source")
+            value = row.get(column) or "unverified"
+            peaks[column] = _fact(value, row.get(source), column, gpu.id)
+            peaks[source] = (row.get(source) or "").strip()
+        if (row.get("tf32_tflops") or "").strip():
+            peaks["tf32_tflops"] = _fact(row.get("tf32_tflops"), row.get("tf32_source"), "tf32_tflops", gpu.id)
+            peaks["tf32_source"] = (row.get("tf32_source") or "").strip()
         gpu.facts = Facts(
+            identity=(row.get("identity") or "").strip() or gpu.id,
+            **peaks,  # type: ignore[arg-type]  # fp32_tflops/fp16_tflops: float or text, the sources text
+
             price_usd=_fact(row.get("launch_price_usd"), row.get("price_source"), "launch_price_usd", gpu.id),
             price_source=(row.get("price_source") or "").strip(),
             power_w=_fact(row.get("board_power_w"), row.get("power_source"), "board_power_w", gpu.id),

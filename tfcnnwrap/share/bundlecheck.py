@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 from tfcnnwrap import bounds
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.render import safe_text
+from tfcnnwrap.results import ceilings
 from tfcnnwrap.run import logparse
 from tfcnnwrap.share.bundle import BundleRefused, read_path, sha256_text
 
@@ -146,6 +147,7 @@ def verify(bundle: Dict[str, Any]) -> Verdict:
         if len(findings) >= _MAX_FINDINGS:
             break
     findings.extend(_summary_findings(bundle))
+    findings.extend(ceilings.implausible(bundle))  # a figure no such GPU can reach (results/ceilings.py)
     if findings:
         # they quote the bundle's own text (model, status, log name, its logs' header): shown, never obeyed
         return Verdict(FAILED, tuple(safe_text(f) for f in findings[:_MAX_FINDINGS]))
@@ -167,8 +169,8 @@ def cmd_verify(args: Namespace) -> int:
             code = 2
             continue
         verdict = verify(bundle)
-        for finding in verdict.findings:
-            sys.stdout.write("%s: %s\n" % (path, finding))
+        for finding in verdict.findings + tuple("note: " + n for n in ceilings.notes(bundle)):
+            sys.stdout.write("%s: %s\n" % (path, safe_text(finding)))
         sys.stdout.write("%s: %s (%s, %d runs, bundle %s)\n" % (path, verdict.state, bundle["conditions"]["gpu"],
                                                                len(bundle["runs"]), bundle["id"][:12]))
         if not verdict.verified:

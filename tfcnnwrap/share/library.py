@@ -28,12 +28,15 @@ from typing import (
     Sequence,
     Set,
     Tuple,
+    Type,
     Union,
 )
 
 from tfcnnwrap import render, safefs
 from tfcnnwrap.clock import utc_now
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
+from tfcnnwrap.results.ceilings import is_outlier
+from tfcnnwrap.results.gpuid import gpu_identity, is_plain, known, link_class
 from tfcnnwrap.results.references import name_words
 from tfcnnwrap.share import bundle as bundles
 from tfcnnwrap.share.bundle import BundleRefused, read_bytes
@@ -51,7 +54,9 @@ BUSY_TIMEOUT_S = 60.0
 # A bundle's index rows (index_rows): its bundles row, and a results row per configuration. precision, xla,
 # variable_update and data are None where the bundle's conditions hold no text.
 BundleRow = Tuple[str, str, str, str, str, int, str, str, Optional[str], Optional[str], Optional[str], Optional[str],
-                  str]
+                  str, Optional[str]]
+BUNDLE_COLUMNS = ("id", "gpu", "vendor", "created_at", "imported_at", "verified", "tool_version", "tf_version",
+                  "precision", "xla", "variable_update", "data", "origin", "link")
 ResultRow = Tuple[str, str, str, int, int, Optional[str], Optional[str], Optional[str], Optional[str], str, float, int,
                   int, str]
 # check's answer: (outcome, message, None when refused / the bundle id when present / its rows when new)
@@ -63,7 +68,8 @@ ROW_KEYS = ("id", "gpu", "model", "batch_size", "precision", "num_gpus", "images
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS bundles (
   id TEXT PRIMARY KEY, gpu TEXT NOT NULL, vendor TEXT, created_at TEXT, imported_at TEXT, verified INTEGER,
-  tool_version TEXT, tf_version TEXT, precision TEXT, xla TEXT, variable_update TEXT, data TEXT, origin TEXT);
+  tool_version TEXT, tf_version TEXT, precision TEXT, xla TEXT, variable_update TEXT, data TEXT, origin TEXT,
+  link TEXT);
 CREATE TABLE IF NOT EXISTS results (
   bundle_id TEXT NOT NULL REFERENCES bundles(id), gpu TEXT NOT NULL, model TEXT NOT NULL,
   batch_size INTEGER NOT NULL, num_gpus INTEGER NOT NULL, precision TEXT, xla TEXT, variable_update TEXT,
@@ -94,6 +100,7 @@ class Library:
     def __init__(self, root: Union[Path, str, None] = None, create: bool = True) -> None:
         self.root = Path(root) if root is not None else data_dir()
         self.db: Optional["sqlite3.Connection"] = None
+        self.has_link = False
         self._known: Optional[FrozenSet[str]] = None
         if self.root.exists() and not self.root.is_dir():  # else mkdir's or a query's "no bundles" hides it
             raise _unusable(self.root, "not a directory")
@@ -122,6 +129,7 @@ class Library:
             db.execute("PRAGMA synchronous=NORMAL")
             if version < SCHEMA_VERSION:
                 _create_schema(db)
+            self.has_link = _with_link_column(db, sqlite3.OperationalError)
         except sqlite3.DatabaseError as exc:
             raise _unusable(self.root, "its index %s: %s" % (INDEX, exc)) from None
 
@@ -163,7 +171,10 @@ class Library:
             raise _unusable(self.root, "cannot write %s: %s" % (self.path_of(ident), exc.strerror)) from None
         try:
             db.execute("BEGIN IMMEDIATE")
-            cur = db.execute("INSERT OR IGNORE INTO bundles VALUES (%s)" % ",".join("?" * 13), bundle_row)
+            columns = BUNDLE_COLUMNS if self.has_link else BUNDLE_COLUMNS[:-1]
+            cur = db.execute("INSERT OR IGNORE INTO bundles (%s) VALUES (%s)" % (",".join(columns),
+                                                                                ",".join("?" * len(columns))),
+                             bundle_row[:len(columns)])
             if cur.rowcount:
                 db.executemany("INSERT OR IGNORE INTO results VALUES (%s)" % ",".join("?" * 14), rows)
             db.execute("COMMIT")
@@ -175,12 +186,15 @@ class Library:
 
     def community_rows(self, models: Optional[Sequence[str]] = None) -> List[Any]:
         """(gpu, model, batch_size, num_gpus, precision, xla, variable_update, data, tf_version, images_per_sec,
-        bundle id) of every verified configuration (of ``models``): what compare needs, lean for 10,000s."""
+        bundle id, link class, created_at) of every verified configuration (of ``models``): what compare needs,
+        lean for 10,000s. The link class is None where the bundle or an index older than it does not say."""
         if self.db is None:
             return []
-        where = " AND model IN (%s)" % ",".join("?" * len(models)) if models else ""
-        return self.db.execute("SELECT gpu, model, batch_size, num_gpus, precision, xla, variable_update, data, "
-                               "tf_version, images_per_sec, bundle_id FROM results WHERE verified = 1" + where,
+        where = " AND r.model IN (%s)" % ",".join("?" * len(models)) if models else ""
+        link = "(SELECT b.link FROM bundles b WHERE b.id = r.bundle_id)" if self.has_link else "NULL"
+        return self.db.execute("SELECT r.gpu, r.model, r.batch_size, r.num_gpus, r.precision, r.xla, "
+                               "r.variable_update, r.data, r.tf_version, r.images_per_sec, r.bundle_id, %s, "
+                               "r.created_at FROM results r WHERE r.verified = 1%s" % (link, where),
                                list(models or ())).fetchall()
 
     def rows(self, gpu: Optional[str] = None, model: Optional[str] = None) -> List[Any]:
@@ -198,9 +212,25 @@ class Library:
         out = [dict(zip(ROW_KEYS, row)) for row in self.db.execute(sql, params)]
         for row in out:
             row["verified"] = bool(row["verified"])
+            row["gpu_id"] = gpu_identity(row["gpu"])  # one key per GPU, whatever its spelling
+            # far above everything published for that GPU and conditions: flagged, not refused
+            row["outlier"] = is_outlier(row["gpu"], row["model"], row["precision"] or "fp32", row["num_gpus"],
+                                        row["images_per_sec"])
         if gpu:
             out = [r for r in out if gpu_matches(gpu, r["gpu"])]
         return out
+
+
+def gpu_matches(typed: str, name: str) -> bool:
+    """``--gpu 2070`` matches ``GeForce RTX 2070`` and every other spelling of that GPU, never a look-alike
+    (``GeForce RTX 2070~``): one GPU identity (results/gpuid.py) when ``typed`` names a known GPU, else the
+    references' name rules (case, vendor words and punctuation do not count; every typed word must be one of
+    the name's) over plain names."""
+    wanted = gpu_identity(typed)
+    if known(wanted):
+        return gpu_identity(name) == wanted
+    typed_words = name_words(typed)
+    return bool(typed_words) and is_plain(name.strip()) and set(typed_words) <= set(name_words(name))
 
 
 def _create_schema(db: "sqlite3.Connection") -> None:
@@ -212,11 +242,16 @@ def _create_schema(db: "sqlite3.Connection") -> None:
     db.execute("COMMIT")
 
 
-def gpu_matches(typed: str, name: str) -> bool:
-    """``--gpu 2070`` matches ``GeForce RTX 2070`` (the references' name rules: case, vendor words and
-    punctuation do not count; every typed word must be one of the name's)."""
-    typed_words = name_words(typed)
-    return bool(typed_words) and set(typed_words) <= set(name_words(name))
+def _with_link_column(db: "sqlite3.Connection", refused: Type[BaseException]) -> bool:
+    """Whether the bundles table has its ``link`` column, added to an index made before it had one (a
+    read-only library keeps its old table: its bundles read as of an unknown link)."""
+    if any(row[1] == "link" for row in db.execute("PRAGMA table_info(bundles)")):
+        return True
+    try:
+        db.execute("ALTER TABLE bundles ADD COLUMN link TEXT")
+    except refused:  # read-only, or another process added it first
+        return any(row[1] == "link" for row in db.execute("PRAGMA table_info(bundles)"))
+    return True
 
 
 def index_rows(
@@ -228,7 +263,8 @@ def index_rows(
     gpu = bundle["conditions"]["gpu"].strip()  # check_shape: a str of at most 200 characters
     shared = (cond.get("precision"), cond.get("xla"), cond.get("variable_update"), cond.get("data"), tf)
     bundle_row = (bundle["id"], gpu, bundles.vendor_of(gpu), bundle["created_at"], utc_now(), int(verified),
-                  bundle["tool_version"], tf) + shared[:4] + (str(origin)[:500],)
+                  bundle["tool_version"], tf) + shared[:4] + (str(origin)[:500],
+                                                              link_class(bundle["conditions"].get("link")))
     values: Dict[Tuple[str, int, int], List[float]] = {}
     for run in bundle["runs"]:
         if run["status"] == "ok" and run.get("images_per_sec") is not None:  # a fleet's hosts pooled
@@ -367,7 +403,8 @@ def cmd_library(args: Namespace) -> int:
                                          "conditions": {"library": str(library.root), "gpu": args.gpu,
                                                         "model": args.model}, "rows": rows}) + "\n")
         return 0
-    shown = [dict(r, id=r["id"][:12], verified="yes" if r["verified"] else "unverified") for r in rows]
+    shown = [dict(r, id=r["id"][:12], verified=("yes" if r["verified"] else "unverified")
+                  + (", outlier" if r["outlier"] else "")) for r in rows]
     columns = [("gpu", "GPU"), ("model", "model"), ("batch_size", "batch"), ("num_gpus", "GPUs", 2),
                ("precision", "precision", 3), ("images_per_sec", "images/sec"), ("verified", "verified"),
                ("tf_version", "TF", 4), ("created_at", "created", 5), ("id", "bundle", 1)]
