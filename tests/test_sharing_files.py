@@ -44,7 +44,7 @@ def test_a_full_disk_writing_a_bundle_file_says_the_disk_is_full(cli, tmp_path, 
 
 def test_a_full_disk_under_the_index_says_the_disk_is_full_and_the_library_stays_whole(cli, tmp_path, seed,
                                                                                         monkeypatch):
-    first, second = variants(seed, 2)
+    first, *more = variants(seed, 40)
     assert cli("import", write_bundles(tmp_path / "a", [first]), env=data_env(tmp_path)).returncode == 0
     connect = sqlite3.connect
 
@@ -55,7 +55,7 @@ def test_a_full_disk_under_the_index_says_the_disk_is_full_and_the_library_stays
         return db
 
     monkeypatch.setattr(sqlite3, "connect", no_room_to_grow)
-    line = assert_clean_error(cli("import", write_bundles(tmp_path / "b", [second]), env=data_env(tmp_path)), 2,
+    line = assert_clean_error(cli("import", write_bundles(tmp_path / "b", more), env=data_env(tmp_path)), 2,
                               "full")
     assert "move it aside" not in line and "unusable" not in line, line
     monkeypatch.setattr(sqlite3, "connect", connect)
