@@ -368,6 +368,7 @@ class SweepDir:
         """The SweepMeta of sweep.json (also kept as ``self.meta``). Exit 2 if it is missing, unreadable, of
         the wrong shape, or written by a newer tfcnnwrap."""
         where = "%s/%s" % (self.path, SWEEP_JSON)
+        self.refuse_links_out()
         try:
             with open(self.sweep_json, encoding="utf-8") as fh:
                 raw = json.load(fh)
@@ -380,6 +381,14 @@ class SweepDir:
             raise UsageError("%s is unreadable (%s); it is not a usable sweep" % (where, exc)) from None
         self.meta = SweepMeta.from_dict(raw, where)
         return self.meta
+
+    def refuse_links_out(self) -> None:
+        """UsageError when sweep.json or runs.jsonl is a link leading out of the sweep: another person's sweep
+        would otherwise make a reader (export, report) take some other file for its records."""
+        bad = safefs.link_leading_outside(self.path, (SWEEP_JSON, RUNS_JSONL))
+        if bad is not None:
+            raise safefs.LinkRefused("%s is a symbolic link leading out of the sweep %s; tfcnnwrap never follows "
+                                     "it: put the file itself there" % (bad, self.path))
 
     def read_runs(self) -> List[Any]:
         """The latest RunRecord of every run in runs.jsonl (torn and hand-broken lines skipped)."""
