@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple, Un
 
 from tfcnnwrap import safefs
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
-from tfcnnwrap.filelock import FileLock
+from tfcnnwrap.filelock import FileLock, held_elsewhere
 from tfcnnwrap.jsontext import dumps
 from tfcnnwrap.results.records import FORMAT_VERSION, RunRecord, SweepMeta  # noqa: F401 - FORMAT_VERSION for the writer
 from tfcnnwrap.settings import results_dir as default_results
@@ -280,6 +280,10 @@ class SweepDir:
 
     def unlock(self) -> None:
         self._lock.release()
+
+    def writer_running(self) -> bool:
+        """Whether a sweep (another process) holds this directory's writer lock: it is still running."""
+        return not self._lock.held and held_elsewhere(self._lock.path)
 
     def prepare_for_appending(self) -> Optional[Path]:
         """Check runs.jsonl before this writer reads or appends to it; repair a torn last line.

@@ -62,7 +62,7 @@ def _bundle_bytes(source: Union[Path, str]) -> Tuple[Dict[str, Any], bytes]:
     path = Path(source)
     if path.is_dir():
 
-        bundle = build(path)
+        bundle = build(path, verb="publish")
         data = bundles.to_bytes(bundle)
     else:
         if not path.exists():
