@@ -1,9 +1,12 @@
 """`publish` and `pull`: bundles shared through any git repository (GitPython; no server of our own).
 
-publish: a shallow clone of the branch in a temporary directory, the bundle added at
-``bundles/<vendor>/<gpu-slug>/<id>.tfcw.json.gz``, one commit, a push. A push rejected because someone pushed
-first is answered by fetching the new tip and rebasing the one commit onto it (one file per bundle: no
-conflict is possible), at most ``PUSH_TRIES`` times.
+publish: a shallow bare clone of the branch in a temporary directory; the bundle's blob and a tree holding it
+at ``bundles/<vendor>/<gpu-slug>/<id>.tfcw.json.gz`` are written in git's object database with an index of our
+own, then one commit and a push. Nothing of their repository is ever checked out, so no path in it (a folder
+that is a symbolic link, say) decides where a file is written; a folder on the bundle's way that is a link or
+a file in their tree is refused. A push rejected because someone pushed first is answered by fetching the new
+tip and making the one commit again on top of it (one file per bundle: no conflict is possible), at most
+``PUSH_TRIES`` times.
 
 pull: the branch's tip fetched (depth 1) into a bare cache repository under the library
 (``<data>/remotes/<hash of the URL>``), its tree listed with ``git ls-tree`` and each new bundle read from git's
@@ -23,6 +26,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, TextIO, Tuple, Union
 
+from tfcnnwrap import safefs
 from tfcnnwrap.errors import SetupError, TfcnnwrapError, UsageError
 from tfcnnwrap.filelock import FileLock
 from tfcnnwrap.share import bundle as bundles
@@ -110,47 +114,97 @@ def _identity(repo: Repo) -> None:
             repo.git.config(key, value)
 
 
-def _checkout_branch(repo: Repo, branch: Optional[str]) -> Tuple[str, Optional[str]]:
-    """Put HEAD on ``branch`` (None: the clone's own, the remote's default); returns (name, tip or None)."""
+def _branch_tip(repo: Repo, branch: Optional[str]) -> Tuple[str, Optional[str]]:
+    """(branch name, its tip or None) in the bare clone: ``branch`` fetched when it is not the clone's own
+    (None: the remote's default); a branch the remote lacks starts empty, results of its own."""
     git = gitremote.import_git()
     try:
         current = repo.git.symbolic_ref("--short", "HEAD")
     except git.exc.GitCommandError:
         current = None
-    empty = not repo.git.rev_parse("--verify", "-q", "HEAD", with_exceptions=False)
     if branch and branch != current:
         try:
             _run(repo, "fetch", "--depth=1", "--no-tags", "origin", "refs/heads/%s" % branch)
-            _run(repo, "checkout", "-q", "-B", branch, "FETCH_HEAD")
-        except git.exc.GitCommandError:  # a branch the remote lacks starts empty: results of its own
-            if empty:
-                _run(repo, "symbolic-ref", "HEAD", "refs/heads/%s" % branch)
-            else:
-                _run(repo, "switch", "-q", "--orphan", branch)
-        current = branch
-    tip = repo.git.rev_parse("--verify", "-q", "HEAD", with_exceptions=False) or None
-    return current or "master", tip
+        except git.exc.GitCommandError:
+            return branch, None
+        return branch, repo.git.rev_parse("FETCH_HEAD^{commit}")
+    return current or "master", repo.git.rev_parse("--verify", "-q", "HEAD", with_exceptions=False) or None
 
 
-def _push(repo: Repo, branch: str, base: Optional[str], where: str) -> int:
-    """Push HEAD to ``branch``; a rejection is answered by fetch + rebase of our one commit, then again."""
+def _tree_entry(repo: Repo, base: str, path: str) -> Optional[Tuple[str, str]]:
+    """(mode, type) of ``path`` in ``base``'s tree (git's own lookup: a link in the tree is never followed)."""
+    listing = _run(repo, "ls-tree", "-z", base, "--", path)
+    for item in listing.split("\0"):
+        found = re.match(r"^(\d{6}) (\w+) [0-9a-f]+\t(.*)$", item, re.DOTALL)
+        if found and found.group(3) == path:
+            return found.group(1), found.group(2)
+    return None
+
+
+def _already_there(repo: Repo, base: Optional[str], rel: str) -> bool:
+    """Whether ``base`` holds ``rel`` as a file; UsageError when a folder on its way (or the name itself) is a
+    link or a file in their repository: publish writes bundles only into real folders."""
+    if base is None:
+        return False
+    parts = rel.split("/")
+    for depth in range(1, len(parts) + 1):
+        path = "/".join(parts[:depth])
+        entry = _tree_entry(repo, base, path)
+        if entry is None:
+            return False
+        last = depth == len(parts)
+        if entry[1] == ("blob" if last else "tree") and entry[0] != "120000":
+            continue
+        kind = "a symbolic link" if entry[0] == "120000" else "a %s" % {"blob": "file", "tree": "folder"}.get(
+            entry[1], entry[1])
+        raise UsageError("the repository's %s is %s, where publish writes %s; nothing published: fix the "
+                         "repository (bundles go in folders bundles/<vendor>/<gpu>/)" % (path, kind, rel))
+    return True
+
+
+def _commit_onto(repo: Repo, base: Optional[str], rel: str, blob: str, message: str) -> Optional[str]:
+    """A commit of ``base``'s tree plus ``blob`` at ``rel``, made in git's object database with an index of its
+    own (nothing is checked out, so no path of their repository decides where a file is written); None when
+    ``base`` already holds it."""
+    if _already_there(repo, base, rel):
+        return None
+    env = dict(gitremote.git_env(), GIT_INDEX_FILE=str(Path(repo.git_dir) / "tfcnnwrap-index"))
+    repo.git.execute(["git", "read-tree"] + ([base] if base else ["--empty"]), env=env)
+    repo.git.execute(["git", "update-index", "--add", "--cacheinfo", "100644,%s,%s" % (blob, rel)], env=env)
+    tree = repo.git.execute(["git", "write-tree"], env=env).strip()
+    return _run(repo, "commit-tree", tree, *(["-p", base] if base else []), "-m", message).strip()
+
+
+def _store_blob(repo: Repo, data: bytes) -> str:
+    """The bundle's bytes as a blob in the clone's object database; its sha."""
+    path = Path(repo.git_dir) / "tfcnnwrap-bundle"
+    with safefs.create_replacing(path) as fh:  # our own fresh clone's git directory, written once
+        fh.write(data)
+    return _run(repo, "hash-object", "-w", "--", str(path)).strip()
+
+
+def _push(repo: Repo, branch: str, commit: str, added: Tuple[str, str, str], where: str) -> bool:
+    """Push ``commit`` to ``branch``; a rejection (someone pushed first) is answered by fetching the new tip and
+    making our one commit again on top of it, then pushing again. False: the new tip already holds ``rel``."""
     git = gitremote.import_git()
+    rel, blob, message = added
     for attempt in range(1, PUSH_TRIES + 1):
         try:
-            _run(repo, "push", "--porcelain", "origin", "HEAD:refs/heads/%s" % branch)
-            return attempt
+            _run(repo, "push", "--porcelain", "origin", "%s:refs/heads/%s" % (commit, branch))
+            return True
         except git.exc.GitCommandError as exc:
             text = str(exc.stderr or "") + str(exc.stdout or "")
             if attempt == PUSH_TRIES or not any(word in text for word in _RETRYABLE):
                 raise _git_error("pushing to", where, exc) from None
         try:
             _run(repo, "fetch", "--depth=1", "--no-tags", "origin", "refs/heads/%s" % branch)
-            onto = ["--onto", "FETCH_HEAD"] + ([base] if base else ["--root"])
-            _run(repo, "rebase", "-q", *onto)
-            base = repo.git.rev_parse("FETCH_HEAD")
+            again = _commit_onto(repo, repo.git.rev_parse("FETCH_HEAD^{commit}"), rel, blob, message)
         except git.exc.GitCommandError as exc:
             raise _git_error("catching up with", where, exc) from None
-    return PUSH_TRIES
+        if again is None:
+            return False
+        commit = again
+    return True
 
 
 def publish(source: Union[Path, str], url: str, branch: Optional[str] = None) -> Tuple[Dict[str, Any], str, str, bool]:
@@ -162,8 +216,9 @@ def publish(source: Union[Path, str], url: str, branch: Optional[str] = None) ->
     git = gitremote.import_git()
     rel = repo_path(bundle)
     with tempfile.TemporaryDirectory(prefix="tfcnnwrap-publish-") as tmp:
-        try:
-            repo = git.Repo.clone_from(url, str(Path(tmp) / "repo"), depth=1, no_tags=True, env=gitremote.git_env())
+        try:  # bare: their tree is never checked out
+            repo = git.Repo.clone_from(url, str(Path(tmp) / "repo.git"), bare=True, depth=1, no_tags=True,
+                                       env=gitremote.git_env())
         except git.exc.GitCommandError as exc:
             raise _git_error("cloning", url, exc) from None
         try:
@@ -175,20 +230,17 @@ def publish(source: Union[Path, str], url: str, branch: Optional[str] = None) ->
 def _publish_in(repo: Repo, bundle: Dict[str, Any], data: bytes, rel: str, branch: Optional[str],
                 url: str) -> Tuple[Dict[str, Any], str, str, bool]:
     git = gitremote.import_git()
+    message = commit_message(bundle)
     try:
-        branch, base = _checkout_branch(repo, branch)
-        target = Path(repo.working_tree_dir, *rel.split("/"))  # type: ignore[arg-type]  # a clone has one
-        if target.exists():
-            return bundle, rel, branch, False
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
+        branch, base = _branch_tip(repo, branch)
+        blob = _store_blob(repo, data)
         _identity(repo)
-        _run(repo, "add", "--", rel)
-        _run(repo, "commit", "-q", "-m", commit_message(bundle))
+        commit = _commit_onto(repo, base, rel, blob, message)
     except git.exc.GitCommandError as exc:
         raise _git_error("committing to a clone of", url, exc) from None
-    _push(repo, branch, base, url)
-    return bundle, rel, branch, True
+    if commit is None:
+        return bundle, rel, branch, False
+    return bundle, rel, branch, _push(repo, branch, commit, (rel, blob, message), url)
 
 
 def cmd_publish(args: Namespace) -> int:
