@@ -12,7 +12,6 @@ from bundledata import logged_sweep, variants, write_bundles
 from conftest import assert_clean_error
 
 from tfcnnwrap.filelock import FileLock
-from tfcnnwrap.share import bundle as bundles
 from tfcnnwrap.share.bundleexport import build
 
 
@@ -42,8 +41,9 @@ def test_a_full_disk_writing_a_bundle_file_says_the_disk_is_full(cli, tmp_path, 
     assert str(tmp_path / "data") in line
 
 
-def test_a_full_disk_under_the_index_says_the_disk_is_full_and_the_library_stays_whole(cli, tmp_path, seed,
-                                                                                        monkeypatch):
+def test_a_full_disk_under_the_index_says_the_disk_is_full_and_the_library_stays_whole(
+    cli, tmp_path, seed, monkeypatch
+):
     first, *more = variants(seed, 40)
     assert cli("import", write_bundles(tmp_path / "a", [first]), env=data_env(tmp_path)).returncode == 0
     connect = sqlite3.connect
@@ -55,8 +55,7 @@ def test_a_full_disk_under_the_index_says_the_disk_is_full_and_the_library_stays
         return db
 
     monkeypatch.setattr(sqlite3, "connect", no_room_to_grow)
-    line = assert_clean_error(cli("import", write_bundles(tmp_path / "b", more), env=data_env(tmp_path)), 2,
-                              "full")
+    line = assert_clean_error(cli("import", write_bundles(tmp_path / "b", more), env=data_env(tmp_path)), 2, "full")
     assert "move it aside" not in line and "unusable" not in line, line
     monkeypatch.setattr(sqlite3, "connect", connect)
     db = sqlite3.connect(str(tmp_path / "data" / "library.sqlite"))

@@ -24,7 +24,7 @@ import re
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, TextIO, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, TextIO, Tuple, Union
 
 from tfcnnwrap import safefs
 from tfcnnwrap.errors import SetupError, TfcnnwrapError, UsageError
@@ -32,7 +32,7 @@ from tfcnnwrap.filelock import FileLock
 from tfcnnwrap.share import bundle as bundles
 from tfcnnwrap.share.bundlecheck import FAILED, verify
 from tfcnnwrap.share.bundleexport import build
-from tfcnnwrap.share.library import Library, import_one
+from tfcnnwrap.share.library import Library, check, store
 from tfcnnwrap.target import gitremote
 
 if TYPE_CHECKING:
@@ -300,8 +300,9 @@ def _cache_repo(library: Library, url: str) -> Repo:
         raise SetupError("cannot make the pull cache %s (%s)" % (path, getattr(exc, "strerror", exc))) from None
 
 
-def fetch_tip(repo: Repo, url: str, branch: Optional[str]) -> Optional[str]:
-    """The commit of ``branch`` (None: the remote's HEAD) after a depth-1 fetch; None: an empty repository."""
+def fetch_tip(repo: Repo, url: str, branch: Optional[str], err: TextIO = sys.stderr) -> Optional[str]:
+    """The commit of ``branch`` (None: the remote's HEAD) after a depth-1 fetch; None: an empty repository.
+    A HEAD naming a branch that does not exist falls back to the one branch holding bundles."""
     git = gitremote.import_git()
     ref = "refs/heads/%s" % branch if branch else "HEAD"
     try:
@@ -310,11 +311,76 @@ def fetch_tip(repo: Repo, url: str, branch: Optional[str]) -> Optional[str]:
     except git.exc.GitCommandError as exc:
         text = str(exc.stderr or "").lower()
         if any(word in text for word in _EMPTY_REMOTE) and not branch:
-            return None
+            found = _branch_of_bundles(repo, url, err)
+            return None if found is None else fetch_tip(repo, url, found, err)
         if any(word in text for word in _EMPTY_REMOTE):
             raise UsageError("%s has no branch %s; leave --branch out for its default branch" % (url, branch)) from None
         raise _git_error("fetching", url, exc) from None
     return repo.git.rev_parse("refs/tfcnnwrap/pulled")
+
+
+MAX_BRANCHES = 16  # a HEAD naming no branch: this many branches are fetched to see which holds bundles
+
+
+def _branch_of_bundles(repo: Repo, url: str, err: TextIO) -> Optional[str]:
+    """The branch to pull when the remote's HEAD names none that exists: None when it has no branch at all
+    (empty), the one branch holding bundles, else UsageError naming the branches."""
+    git = gitremote.import_git()
+    try:
+        heads = sorted(gitremote.parse_ls_remote(_run(repo, "ls-remote", "--heads", "--", url)))
+    except git.exc.GitCommandError as exc:
+        raise _git_error("listing the branches of", url, exc) from None
+    if not heads:
+        return None
+    names = ", ".join(h if h.isprintable() else ascii(h) for h in heads[:MAX_BRANCHES])
+    names += ", and %d more" % (len(heads) - MAX_BRANCHES) if len(heads) > MAX_BRANCHES else ""
+    lead = "%s's HEAD names no branch that exists; its branches: %s" % (url, names)
+    holding = _branches_holding_bundles(repo, url, heads) if len(heads) <= MAX_BRANCHES else heads
+    if len(holding) == 1:
+        err.write("tfcnnwrap pull: %s; pulling %s, the one that holds bundles\n" % (lead, holding[0]))
+        return holding[0]
+    what = "none of them holds bundles" if not holding else (
+        "%s hold bundles" % ("several" if len(heads) > MAX_BRANCHES else ", ".join(holding)))
+    raise UsageError("%s; %s: give the one to pull with --branch" % (lead, what))
+
+
+def _branches_holding_bundles(repo: Repo, url: str, heads: List[str]) -> List[str]:
+    """Which of ``heads`` hold a bundle file, each fetched at depth 1 under a ref of our own, then let go."""
+    git = gitremote.import_git()
+    refs = ["refs/tfcnnwrap/probe/%d" % i for i in range(len(heads))]
+    try:
+        _run(repo, "fetch", "--depth=1", "--no-tags", "--no-write-fetch-head", "--", url,
+             *["+refs/heads/%s:%s" % (head, ref) for head, ref in zip(heads, refs)])
+        holding = [head for head, ref in zip(heads, refs)
+                   if any(e[4].endswith(bundles.SUFFIX) for e in listed_entries(repo, ref))]
+    except git.exc.GitCommandError as exc:
+        raise _git_error("fetching", url, exc) from None
+    finally:
+        for ref in refs:
+            repo.git.update_ref("-d", ref, with_exceptions=False)
+    return holding
+
+
+Entry = Tuple[str, str, str, Optional[int], str]
+
+
+def listed_entries(repo: Repo, tip: str) -> Iterator[Entry]:
+    """``git ls-tree -r -l -z`` of ``tip``, entry by entry as git lists it: a tree of millions of entries is
+    never held whole (stopping early ends git)."""
+    proc = repo.git.ls_tree("-r", "-l", "-z", tip, as_process=True)
+    rest = b""
+    try:
+        while True:
+            chunk = proc.stdout.read(64 * 1024)
+            if not chunk:
+                break
+            *items, rest = (rest + chunk).split(b"\0")
+            for item in items:
+                yield from tree_entries(item.decode("utf-8", "surrogateescape"))
+    finally:
+        proc.proc.kill()
+        proc.stdout.close()
+        proc.proc.wait()
 
 
 def _entry_refusal(mode: str, kind: str, size: Optional[int], path: str) -> Optional[str]:
@@ -328,9 +394,82 @@ def _entry_refusal(mode: str, kind: str, size: Optional[int], path: str) -> Opti
     return None
 
 
+# At most this many files read (inflated and verified) per pull: some 5-20 ms each for a real bundle, so a
+# pull of a repository this size takes minutes at most; the next pull goes on (files already imported are
+# skipped by name, unread).
+MAX_READS = 10000
+
+
+class _Pull:
+    """One pull's reading: each blob read and checked once whatever the number of names it has in the tree
+    (``seen``: mode and sha -> the id of the bundle it holds, now in the library; "!id" when it was refused
+    for a name that is not its id; None when refused), at most MAX_READS read."""
+
+    def __init__(self, repo: Repo, library: Library, url: str, out: TextIO, err: TextIO) -> None:
+        self.repo, self.library, self.url, self.out, self.err = repo, library, url, out, err
+        self.counts = {"imported": 0, "present": 0, "refused": 0, "unread": 0}
+        self.seen: Dict[str, Optional[str]] = {}
+        self.copies_refused = 0
+        self.reads = 0
+        self.oversized = False
+
+    def entry(self, entry: Entry) -> None:
+        mode, kind, sha, size, path = entry
+        path = path if path.isprintable() else ascii(path)  # their file names: one line each, whatever they hold
+        expected = path.rsplit("/", 1)[-1][: -len(bundles.SUFFIX)]
+        key = mode + sha  # a link and a file may name one blob: refused for different reasons
+        if key in self.seen and self.seen[key] != "!" + expected:  # "!id": read before under another name
+            self._again(self.seen[key], expected)
+            return
+        refusal = _entry_refusal(mode, kind, size, path)
+        if refusal is None and self.reads >= MAX_READS:
+            self.counts["unread"] += 1
+            return
+        if refusal is not None:
+            self.oversized = self.oversized or (mode != "120000" and kind == "blob")
+            outcome, message, ident = "refused", refusal, None
+        else:
+            self.reads += 1
+            outcome, message, ident = self._read(sha, path, expected)
+        self.seen[key] = ident if outcome != "refused" else ("!" + ident if ident else None)
+        self.counts[outcome] += 1
+        if outcome != "present":
+            (self.err if outcome == "refused" else self.out).write(
+                ("refused: " if outcome == "refused" else "") + message + "\n")
+
+    def _again(self, ident: Optional[str], expected: str) -> None:
+        """Another name of a blob read before: already there when it names the bundle the blob holds."""
+        if ident is not None and ident == expected:
+            self.counts["present"] += 1
+        else:
+            self.counts["refused"] += 1
+            self.copies_refused += 1
+
+    def _read(self, sha: str, path: str, expected: str) -> Tuple[str, str, Optional[str]]:
+        try:
+            data = self.repo.odb.stream(bytes.fromhex(sha)).read()
+        except Exception as exc:  # noqa: BLE001 - a damaged object in their repository refuses that file only
+            return "refused", "%s: git cannot read it (%s)" % (path, str(exc)[:120] or type(exc).__name__), None
+        checked = check(data, path, origin=self.url, known=self.library.known_ids_cached())
+        found = checked[2]
+        ident = found if isinstance(found, str) else (found[0][0] if found else None)
+        if ident is not None and ident != expected:
+            return "refused", "%s: holds bundle %s, not the one its name says" % (path, ident[:12]), ident
+        outcome, message = store(self.library, data, checked)
+        return outcome, message, ident
+
+    def finish(self) -> None:
+        if self.copies_refused:
+            self.err.write("refused: %d more names of files refused above (or of files that hold another "
+                           "bundle than their name says)\n" % self.copies_refused)
+        if self.counts["unread"]:
+            self.err.write("tfcnnwrap pull: read %d files, the most one pull reads; %d not read yet: pull again "
+                           "for the rest\n" % (MAX_READS, self.counts["unread"]))
+
+
 def pull(url: str, branch: Optional[str] = None, out: TextIO = sys.stdout,
          err: TextIO = sys.stderr) -> Tuple[Dict[str, int], Optional[str]]:
-    """Fetch, verify and import; returns {'imported', 'present', 'refused'} counts."""
+    """Fetch, verify and import; returns {'imported', 'present', 'refused', 'unread'} counts."""
     url = gitremote.normalise_repo_url(url, flag="GIT_URL")
     if branch:
         gitremote.validate_branch_name(branch)
@@ -346,44 +485,37 @@ def pull(url: str, branch: Optional[str] = None, out: TextIO = sys.stdout,
         lock.release()
         library.close()
         raise
-    counts = {"imported": 0, "present": 0, "refused": 0}
+    reading = _Pull(repo, library, url, out, err)
     try:
-        tip = fetch_tip(repo, url, branch)
-        entries = tree_entries(repo.git.ls_tree("-r", "-l", "-z", tip)) if tip else []
+        tip = fetch_tip(repo, url, branch, err)
         known = library.known_ids()
-        for mode, kind, sha, size, path in entries:
-            name = path.rsplit("/", 1)[-1]
+        for entry in listed_entries(repo, tip) if tip else ():
+            name = entry[4].rsplit("/", 1)[-1]
             if not name.endswith(bundles.SUFFIX):
                 continue
             if name[: -len(bundles.SUFFIX)] in known:
-                counts["present"] += 1
+                reading.counts["present"] += 1
                 continue
-            outcome, message = _pull_one(repo, library, (mode, kind, sha, size, path), url)
-            counts[outcome] += 1
-            if outcome != "present":
-                (err if outcome == "refused" else out).write(("refused: " if outcome == "refused" else "")
-                                                             + message + "\n")
+            reading.entry(entry)
+        reading.finish()
     finally:
         repo.close()
         library.close()
+        if reading.oversized:
+            _drop_cache(cache_path(library, url))
         lock.release()
-    return counts, tip
+    return reading.counts, tip
 
 
-def _pull_one(repo: Repo, library: Library, entry: Tuple[str, str, str, Optional[int], str],
-              url: str) -> Tuple[str, ...]:
-    mode, kind, sha, size, path = entry
-    path = path if path.isprintable() else ascii(path)  # their file names: one line each, whatever they hold
-    refusal = _entry_refusal(mode, kind, size, path)
-    if refusal:
-        return "refused", refusal
+def _drop_cache(path: Path) -> None:
+    """Remove a pull cache that holds a blob refused as too large: git fetched it whole, and a cache must not
+    keep it (the next pull fetches anew, at depth 1)."""
+    import shutil  # only a pull that refused a large file removes its cache
+
     try:
-        data = repo.odb.stream(bytes.fromhex(sha)).read()
-    except Exception as exc:  # noqa: BLE001 - a damaged object in their repository refuses that file only
-        return "refused", "%s: git cannot read it (%s)" % (path, str(exc)[:120] or type(exc).__name__)
-    outcome, message = import_one(library, data, path, origin=url,
-                                  expected_id=path.rsplit("/", 1)[-1][: -len(bundles.SUFFIX)])
-    return outcome, message
+        shutil.rmtree(str(path))  # never follows a link inside it; refuses a cache that is itself a link
+    except OSError:
+        pass
 
 
 def cmd_pull(args: Namespace) -> int:
@@ -391,6 +523,7 @@ def cmd_pull(args: Namespace) -> int:
     if tip is None:
         sys.stderr.write("tfcnnwrap pull: %s has no commits yet; nothing to pull\n" % args.url)
         return 0
-    sys.stderr.write("tfcnnwrap pull: %d imported, %d already there, %d refused (from %s at %s)\n"
-                     % (counts["imported"], counts["present"], counts["refused"], args.url, tip[:12]))
-    return 1 if counts["refused"] else 0
+    sys.stderr.write("tfcnnwrap pull: %d imported, %d already there, %d refused%s (from %s at %s)\n"
+                     % (counts["imported"], counts["present"], counts["refused"],
+                        ", %d not read yet" % counts["unread"] if counts["unread"] else "", args.url, tip[:12]))
+    return 1 if counts["refused"] or counts["unread"] else 0
