@@ -198,3 +198,17 @@ def test_a_refused_large_blob_stays_in_no_cache(cli, tmp_path, bare):
             assert found.returncode != 0, gitdir
     again = cli("pull", bare, env=env_for(tmp_path, TFCNNWRAP_MAX_BUNDLE_BYTES="50000"))
     assert again.returncode == 1 and "1 already there, 1 refused" in again.stderr, again.stderr
+
+
+def test_pull_of_a_head_naming_a_missing_branch_names_branches_without_bundles_or_too_many(tmp_path, bare, monkeypatch):
+    from tfcnnwrap.errors import UsageError
+    from tfcnnwrap.share import share
+
+    dangling_head(tmp_path, bare, [("docs", False), ("site", False)])
+    for key, value in env_for(tmp_path).items():
+        monkeypatch.setenv(key, value)
+    with pytest.raises(UsageError, match="docs, site; none of them holds bundles: give the one to pull with --branch"):
+        share.pull(str(bare))
+    monkeypatch.setattr(share, "MAX_BRANCHES", 1)
+    with pytest.raises(UsageError, match="docs, and 1 more; too many to look through"):
+        share.pull(str(bare))

@@ -466,7 +466,7 @@ def earlier_pages(out: Path) -> List[str]:
     pages = listed.get("pages") if isinstance(listed, dict) else None
     if not isinstance(pages, list):
         raise UsageError("--out %s holds %s, which no earlier `tfcnnwrap site` made; give an empty folder (or "
-                         "one a site was written to)" % (out, next(n for n in entries if n != MARKER)))
+                         "one a site was written to)" % (out, next((n for n in entries if n != MARKER), MARKER)))
     return [p for p in pages if isinstance(p, str) and _PAGE_NAME.match(p)]
 
 

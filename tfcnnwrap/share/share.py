@@ -335,12 +335,13 @@ def _branch_of_bundles(repo: Repo, url: str, err: TextIO) -> Optional[str]:
     names = ", ".join(h if h.isprintable() else ascii(h) for h in heads[:MAX_BRANCHES])
     names += ", and %d more" % (len(heads) - MAX_BRANCHES) if len(heads) > MAX_BRANCHES else ""
     lead = "%s's HEAD names no branch that exists; its branches: %s" % (url, names)
-    holding = _branches_holding_bundles(repo, url, heads) if len(heads) <= MAX_BRANCHES else heads
+    if len(heads) > MAX_BRANCHES:
+        raise UsageError("%s; too many to look through: give the one to pull with --branch" % lead)
+    holding = _branches_holding_bundles(repo, url, heads)
     if len(holding) == 1:
         err.write("tfcnnwrap pull: %s; pulling %s, the one that holds bundles\n" % (lead, holding[0]))
         return holding[0]
-    what = "none of them holds bundles" if not holding else (
-        "%s hold bundles" % ("several" if len(heads) > MAX_BRANCHES else ", ".join(holding)))
+    what = "none of them holds bundles" if not holding else "%s hold bundles" % ", ".join(holding)
     raise UsageError("%s; %s: give the one to pull with --branch" % (lead, what))
 
 
