@@ -163,3 +163,34 @@ def test_library_under_a_regular_file_is_one_line_not_no_bundles(cli, tmp_path):
     for where in (tmp_path / "afile", tmp_path / "afile" / "data"):
         line = assert_clean_error(cli("library", env={"TFCNNWRAP_DATA": str(where)}), 2, "not a directory")
         assert "afile" in line, line
+
+
+def test_git_out_of_space_says_the_disk_is_full_not_the_network():
+    from git.exc import GitCommandError
+
+    from tfcnnwrap.share.share import _git_error
+
+    exc = GitCommandError(
+        ["git", "fetch"],
+        128,
+        stderr="error: unable to write file: No space left on device\nfatal: unpack-objects failed",
+    )
+    message = _git_error("fetching", "https://example.org/r.git", exc).message
+    assert "full" in message and "network" not in message, message
+
+
+def test_ctrl_c_during_import_leaves_no_hidden_file_in_the_library(cli, tmp_path, seed, monkeypatch):
+    real_open = os.open
+
+    def ctrl_c_as_the_temp_file_is_made(path, flags, *args, **kwargs):
+        fd = real_open(path, flags, *args, **kwargs)
+        if str(path).endswith(".tmp"):
+            os.close(fd)
+            raise KeyboardInterrupt
+        return fd
+
+    monkeypatch.setattr(os, "open", ctrl_c_as_the_temp_file_is_made)
+    result = cli("import", write_bundles(tmp_path / "b", [seed]), env=data_env(tmp_path))
+    monkeypatch.setattr(os, "open", real_open)
+    assert result.returncode == 130, result
+    assert [p.name for p in (tmp_path / "data" / "bundles").iterdir()] == []

@@ -51,11 +51,18 @@ _EMPTY_REMOTE = ("couldn't find remote ref", "could not find remote ref")
 FALLBACK_IDENTITY = ("tfcnnwrap", "tfcnnwrap@localhost")
 
 
+_DISK_FULL = ("no space left", "out of diskspace", "disk quota exceeded")
+
+
 def _git_error(what: str, url: str, exc: GitCommandError) -> SetupError:
-    detail = gitremote.git_message(getattr(exc, "stderr", "") or str(exc))
+    text = str(getattr(exc, "stderr", "") or "") or str(exc)
+    detail = gitremote.git_message(text)
     local = gitremote.local_path_of(url)
     if local is not None and not local.exists():
         return SetupError("%s: no repository at %s; create one with `git init --bare %s`" % (what, local, local))
+    if any(word in text.lower() for word in _DISK_FULL):  # git's own words; the library is kept as it was
+        return SetupError("%s %s failed: the disk git writes to (the library's pull cache, or a temporary "
+                          "directory for publish) is full (%s); free some space and try again" % (what, url, detail))
     return SetupError("%s %s failed (%s); check the URL, your access and your network" % (what, url, detail))
 
 
