@@ -62,6 +62,24 @@ def _unlock_windows(fh: BufferedRandom) -> None:
     ctypes.windll.kernel32.UnlockFileEx(handle, 0, 1, 0, ctypes.byref(_overlapped()))  # type: ignore[attr-defined]  # Windows only
 
 
+def held_elsewhere(path: Union[Path, str]) -> bool:
+    """Whether another open of ``path`` holds its lock exclusively (a sweep still writing), asked without
+    taking it for longer than the question and without creating the file: a reader (export) may have no
+    right to write there, and a missing lock file is a lock nobody holds."""
+    try:
+        fd = os.open(str(path), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0))
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            (_lock_windows if os.name == "nt" else _lock_posix)(fh, True)  # type: ignore[arg-type]  # a reader
+        except OSError:
+            return True
+        if os.name == "nt":
+            _unlock_windows(fh)  # type: ignore[arg-type]  # a reader
+    return False
+
+
 class FileLock:
     """``acquire()`` raises LockBusy (exit 2, ``busy_message``) when another process holds it."""
 

@@ -9,9 +9,10 @@ removes a link, never its target) or renames a fresh file over it (``rename`` re
 
 from __future__ import annotations
 
+import errno
 import os
+import secrets
 import stat
-import tempfile
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, List, Optional, Tuple, Union
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation at the OS layer
+_NOINHERIT = getattr(os, "O_NOINHERIT", 0)  # Windows: as tempfile.mkstemp, no child inherits the handle
 
 
 class LinkRefused(UsageError):
@@ -96,30 +98,53 @@ def refuse_special(path: Path) -> None:
 def atomic_write(path: Path, data: Union[bytes, str], fsync: bool = True) -> None:
     """Replace ``path`` with ``data`` (bytes or str) all at once: a reader sees the old file or the new one.
 
-    The temporary file is made by ``tempfile.mkstemp`` (``O_EXCL``, ``O_NOFOLLOW``, a random name), so no
-    planted ``*.tmp`` link can redirect the write; ``os.replace`` then renames over the name itself, which
-    must not be a device, FIFO or socket.
+    The temporary file beside it is made with ``O_EXCL | O_NOFOLLOW`` under a random name, so no planted
+    ``*.tmp`` link can redirect the write; ``os.replace`` then renames over the name itself, which must not be
+    a device, FIFO or socket. The name is chosen before the file is made, so a Ctrl-C at any point, even as the
+    file is created, removes it: no hidden temporary file stays behind.
     """
     path = Path(path)
     refuse_special(path)
     if isinstance(data, str):
         data = data.encode("utf-8")
-    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=str(path.parent))
+    tmp, fd = _new_temp(path)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             if fsync:
                 os.fsync(fh.fileno())
-        # mkstemp makes 0600 files; give the file the mode an ordinary open() would have.
+        # a temporary file is made 0600; give the file the mode an ordinary open() would have.
         _umask_mode(tmp)
         os.replace(tmp, str(path))
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _unlink_quietly(tmp)
         raise
+
+
+_TEMP_TRIES = 100
+
+
+def _new_temp(path: Path) -> Tuple[str, int]:
+    """(name, fd) of a new hidden file beside ``path``. An interruption after the file exists but before its
+    descriptor is ours (a signal as ``os.open`` returns) removes the file by its name, known beforehand."""
+    for _ in range(_TEMP_TRIES):
+        tmp = str(path.parent / (".%s.%s.tmp" % (path.name, secrets.token_hex(6))))
+        try:
+            return tmp, os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY | _NOINHERIT, 0o600)
+        except FileExistsError:
+            continue  # another file has this random name: never ours to remove
+        except BaseException:
+            _unlink_quietly(tmp)  # our O_EXCL open may have made it before the interruption
+            raise
+    raise FileExistsError(errno.EEXIST, "no free temporary name beside %s" % path)
+
+
+def _unlink_quietly(name: str) -> None:
+    try:
+        os.unlink(name)
+    except OSError:
+        pass
 
 
 _UMASK: list = []

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import json
 import os
 import re
 import signal
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional
 from tfcnnwrap import safefs
 from tfcnnwrap.compare.compareab import sweep_vs_sweeps
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
+from tfcnnwrap.jsontext import dumps
 from tfcnnwrap.pages import htmlcharts
 from tfcnnwrap.pages.htmlcompare import ab_page
 from tfcnnwrap.pages.htmlpage import (
@@ -445,12 +447,14 @@ def _bundle_log_link(names: Dict[str, str], run: RunRecord) -> Dict[str, str]:
 
 class SiteWriter:
     """Files under the site directory: folders made without following a planted link, every page written by
-    atomic replace (a link at a page's name is replaced, never written through)."""
+    atomic replace (a link at a page's name is replaced, never written through); ``written``: each page's
+    name, for the marker that lets the next `site` replace this one."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.count = 0
         self.bytes = 0
+        self.written: List[str] = []
 
     def folder(self, rel: str) -> None:
         path = self.root / rel
@@ -464,6 +468,71 @@ class SiteWriter:
         safefs.atomic_write(self.root / rel, data, fsync=False)
         self.count += 1
         self.bytes += len(data)
+        self.written.append(rel)
+
+
+# -- the folder a site owns --------------------------------------------------------------------------------
+# `site --out DIR` writes into an empty folder or one an earlier `site` made: that one holds MARKER, the list
+# of the pages it wrote, so the next site removes those it no longer has (and nothing else, never through a
+# link, never outside DIR). A folder holding anything else is the user's: refused, naming what is there.
+
+MARKER = ".tfcnnwrap-site.json"
+MAX_MARKER_BYTES = 16 * 1024 * 1024  # some 200,000 page names: far beyond any site
+IGNORED = frozenset({".git"})  # a site kept in a git checkout (a results repository's pages)
+_PAGE_NAME = re.compile(r"^[A-Za-z0-9_\-][A-Za-z0-9_.\-]{0,200}(/[A-Za-z0-9_\-][A-Za-z0-9_.\-]{0,200}){0,3}$")
+
+
+def earlier_pages(out: Path) -> List[str]:
+    """The pages an earlier site wrote into ``out`` ([] for an empty folder); UsageError naming a file of
+    ``out`` when no earlier site made it."""
+    entries = sorted(p.name for p in out.iterdir() if p.name not in IGNORED)
+    if not entries:
+        return []
+    marker = out / MARKER
+    try:
+        ours = not safefs.is_link(marker) and marker.is_file() and marker.stat().st_size <= MAX_MARKER_BYTES
+        listed = json.loads(marker.read_bytes()) if ours else None
+    except (OSError, ValueError):
+        listed = None
+    pages = listed.get("pages") if isinstance(listed, dict) else None
+    if not isinstance(pages, list):
+        raise UsageError("--out %s holds %s, which no earlier `tfcnnwrap site` made; give an empty folder (or "
+                         "one a site was written to)" % (out, next((n for n in entries if n != MARKER), MARKER)))
+    return [p for p in pages if isinstance(p, str) and _PAGE_NAME.match(p)]
+
+
+def _inside_without_links(out: Path, rel: str) -> Optional[Path]:
+    """``out/rel`` when no folder on the way (and not the name itself) is a link, else None."""
+    path = out
+    for part in rel.split("/"):
+        if part in (".", "..") or safefs.is_link(path / part):
+            return None
+        path = path / part
+    return path
+
+
+def remove_stale(out: Path, before: List[str], now: List[str]) -> int:
+    """Remove the pages of the earlier site the new one did not write, then the log folders left empty."""
+    removed = 0
+    keep = set(now)
+    for rel in sorted(set(before) - keep):
+        path = _inside_without_links(out, rel)
+        if path is not None and path.is_file():
+            try:
+                path.unlink()
+                removed += 1
+            except OSError:
+                continue
+    for rel in sorted({r.rsplit("/", 1)[0] for r in set(before) - keep if "/" in r}, reverse=True):
+        path = _inside_without_links(out, rel)
+        if path is not None and path.is_dir() and rel not in ("r", "gpu", "logs") and not any(path.iterdir()):
+            path.rmdir()
+    return removed
+
+
+def write_marker(out: Path, pages: List[str]) -> None:
+    safefs.atomic_write(out / MARKER, dumps({"format": 1, "kind": "tfcnnwrap-site", "pages": pages}) + "\n",
+                        fsync=False)
 
 
 def build_site(entries: List[Entry], writer: SiteWriter, problems: List[str], ab: Optional[ABResult] = None,
@@ -512,6 +581,7 @@ def cmd_site(args: Namespace) -> int:
     """Exit 0 every source read · 1 some could not be (each named with why) · 2 usage."""
     started = time.perf_counter()
     out = _site_dir(args.out)
+    before = earlier_pages(out)
     ab = None
     if args.ab:
         if len(args.sources) < 2 or not all(is_sweep(Path(s)) for s in args.sources):
@@ -524,6 +594,8 @@ def cmd_site(args: Namespace) -> int:
         empty = "No results yet: %s holds no sweep and no bundle." % where
     writer = SiteWriter(out)
     build_site(entries, writer, problems, ab, empty)
+    remove_stale(out, before, writer.written)
+    write_marker(out, writer.written)
     for problem in problems:
         sys.stderr.write("tfcnnwrap site: left out %s\n" % problem)
     sys.stderr.write("tfcnnwrap site: wrote %d pages (%d KB) of %d result%s to %s in %.1f s; open %s\n" % (

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple, Un
 from tfcnnwrap import settings
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.results.aggregate import summarize
-from tfcnnwrap.results.plan import Plan
-from tfcnnwrap.results.records import SummaryRow
+from tfcnnwrap.results.plan import Plan, RunSpec
+from tfcnnwrap.results.records import Status, SummaryRow
 from tfcnnwrap.results.store import load_sweep, sweeps_by_age
 
 if TYPE_CHECKING:
@@ -47,6 +47,13 @@ class Sweep:
         self.runs = [dataclasses.replace(r, host=None) if r.host else r for r in runs]
         self.rows = measured_rows(self.plan.configs(), self.runs)
         self.values = ok_values(self.runs)
+
+    def lacking(self) -> List[RunSpec]:
+        """The planned runs this sweep has no finished record of (never run, or cut off: ``interrupted``), in
+        plan order; [] for a sweep that ran its plan. Extra runs of ``--until-ci`` are never lacking."""
+        done = {(r.model, r.batch_size, r.num_gpus or self.plan.num_gpus, r.run) for r in self.runs
+                if r.status != Status.INTERRUPTED}
+        return [spec for spec in self.plan.run_specs() if tuple(spec) not in done]
 
     @property
     def name(self) -> str:

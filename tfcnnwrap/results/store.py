@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple, Un
 
 from tfcnnwrap import safefs
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
-from tfcnnwrap.filelock import FileLock
+from tfcnnwrap.filelock import FileLock, held_elsewhere
 from tfcnnwrap.jsontext import dumps
 from tfcnnwrap.results.records import FORMAT_VERSION, RunRecord, SweepMeta  # noqa: F401 - FORMAT_VERSION for the writer
 from tfcnnwrap.settings import results_dir as default_results
@@ -281,6 +281,10 @@ class SweepDir:
     def unlock(self) -> None:
         self._lock.release()
 
+    def writer_running(self) -> bool:
+        """Whether a sweep (another process) holds this directory's writer lock: it is still running."""
+        return not self._lock.held and held_elsewhere(self._lock.path)
+
     def prepare_for_appending(self) -> Optional[Path]:
         """Check runs.jsonl before this writer reads or appends to it; repair a torn last line.
 
@@ -368,6 +372,7 @@ class SweepDir:
         """The SweepMeta of sweep.json (also kept as ``self.meta``). Exit 2 if it is missing, unreadable, of
         the wrong shape, or written by a newer tfcnnwrap."""
         where = "%s/%s" % (self.path, SWEEP_JSON)
+        self.refuse_links_out()
         try:
             with open(self.sweep_json, encoding="utf-8") as fh:
                 raw = json.load(fh)
@@ -380,6 +385,14 @@ class SweepDir:
             raise UsageError("%s is unreadable (%s); it is not a usable sweep" % (where, exc)) from None
         self.meta = SweepMeta.from_dict(raw, where)
         return self.meta
+
+    def refuse_links_out(self) -> None:
+        """UsageError when sweep.json or runs.jsonl is a link leading out of the sweep: another person's sweep
+        would otherwise make a reader (export, report) take some other file for its records."""
+        bad = safefs.link_leading_outside(self.path, (SWEEP_JSON, RUNS_JSONL))
+        if bad is not None:
+            raise safefs.LinkRefused("%s is a symbolic link leading out of the sweep %s; tfcnnwrap never follows "
+                                     "it: put the file itself there" % (bad, self.path))
 
     def read_runs(self) -> List[Any]:
         """The latest RunRecord of every run in runs.jsonl (torn and hand-broken lines skipped)."""

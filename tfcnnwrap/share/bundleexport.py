@@ -16,7 +16,7 @@ import socket
 import stat
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Set, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple, Union
 
 from tfcnnwrap import safefs
 from tfcnnwrap.errors import UsageError
@@ -28,6 +28,7 @@ from tfcnnwrap.share import bundle as bundles
 if TYPE_CHECKING:
     from argparse import Namespace
 
+    from tfcnnwrap.results.plan import RunSpec
     from tfcnnwrap.results.records import RunRecord
 
 HOST, USER, HOME = "<host>", "<user>", "~"
@@ -171,9 +172,26 @@ def conditions_of(sweep: Sweep, gpu: str, redact: Redactor, keep_host: bool) -> 
     return redact.any(out)
 
 
-def build(sweep_path: Union[Path, str], logs: bool = True, keep_host: bool = False) -> Dict[str, Any]:
-    """The bundle dict of the sweep at ``sweep_path``; UsageError when it has no GPU name or no run."""
+def lacking_text(specs: List[RunSpec], planned: int, limit: int = 6) -> str:
+    """``2 of 6 planned runs: vgg16 bs=64 run 2, 3`` (the first ``limit`` configurations, then how many more)."""
+    by_config: Dict[Tuple[str, int, int], List[int]] = {}
+    for spec in specs:
+        by_config.setdefault(spec.config, []).append(spec.run)
+    parts = ["%s bs=%d%s run %s" % (model, bs, " gpus=%d" % n if n != 1 else "", ", ".join(map(str, runs)))
+             for (model, bs, n), runs in list(by_config.items())[:limit]]
+    more = len(by_config) - limit
+    return "%d of %d planned runs: %s%s" % (len(specs), planned, "; ".join(parts),
+                                            "; and %d more configurations" % more if more > 0 else "")
+
+
+def build(sweep_path: Union[Path, str], logs: bool = True, keep_host: bool = False,
+          verb: str = "export") -> Dict[str, Any]:
+    """The bundle dict of the sweep at ``sweep_path``; UsageError when it has no GPU name or no run, or is
+    still running (its writer lock held); an interrupted sweep's bundle comes with a warning naming the runs it
+    lacks."""
     sweep = Sweep(sweep_path)
+    if sweep.dir.writer_running():  # a bundle of it would hold some of its runs and say nothing of the rest
+        raise UsageError("%s is still running: wait or stop it, then %s it" % (sweep_path, verb))
     if not sweep.runs:
         raise UsageError("%s has no finished run yet; nothing to export" % sweep_path)
     hosts = sorted({r.host for r in sweep.runs if r.host})
@@ -184,6 +202,10 @@ def build(sweep_path: Union[Path, str], logs: bool = True, keep_host: bool = Fal
     if not gpu.strip():
         raise UsageError("%s records no GPU name (not in sweep.json, nvidia-smi's samples or TensorFlow's "
                          "device lines in the logs); a bundle without its GPU compares with nothing" % sweep_path)
+    lacking = sweep.lacking()
+    if lacking:
+        sys.stderr.write("tfcnnwrap %s: warning: %s was interrupted; the bundle lacks %s\n"
+                         % (verb, sweep_path, lacking_text(lacking, len(sweep.plan.run_specs()))))
     runs = [_run_dict(r, redact, keep_host, hosts) for r in sweep.runs]
     summary = [redact.any({k: v for k, v in row.to_dict().items()}) for row in sweep.rows]
     log_map = {name: {"sha256": bundles.sha256_text(text), "text": text} for name, (_, text) in found.items()}

@@ -10,6 +10,7 @@ safe: each bundle's transaction is ``BEGIN IMMEDIATE`` and ``INSERT OR IGNORE`` 
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import statistics
@@ -94,6 +95,39 @@ def _unusable(root: Path, why: Union[str, OSError]) -> TfcnnwrapError:
                           % (root, why, ENV_DATA))
 
 
+_FULL_ERRNOS = frozenset(e for e in (errno.ENOSPC, getattr(errno, "EDQUOT", None)) if e is not None)
+_SQLITE_FULL = 13  # SQLITE_FULL: "database or disk is full"
+
+
+def _is_full(exc: BaseException) -> bool:
+    """A write refused because the disk (or the user's quota) is full, by the OS or by SQLite."""
+    if isinstance(exc, OSError):
+        return exc.errno in _FULL_ERRNOS
+    return getattr(exc, "sqlite_errorcode", None) == _SQLITE_FULL or "disk is full" in str(exc)
+
+
+def _write_failed(root: Path, what: str, exc: BaseException) -> TfcnnwrapError:
+    """A failed write to the library: a full disk says so (the library is intact: each bundle's write is atomic
+    and its rows one transaction), anything else is the library's own problem."""
+    if _is_full(exc):
+        return TfcnnwrapError("no space left on the disk holding the library at %s (writing %s); free some space "
+                              "and try again (what is already in the library is kept)" % (root, what))
+    detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+    return _unusable(root, "%s: %s" % (what, detail))
+
+
+def _not_a_folder(root: Path) -> Optional[Path]:
+    """``root``, or the first of its parents that exists, when that is not a directory: a library there can be
+    neither read nor made (a missing index under a file would read as "no bundles")."""
+    for path in (root, *root.parents):
+        try:
+            if path.exists():
+                return None if path.is_dir() else path
+        except OSError:
+            return None
+    return None
+
+
 class Library:
     """The library at ``root`` (default: data_dir()); ``create`` False: a missing one stays missing."""
 
@@ -102,14 +136,15 @@ class Library:
         self.db: Optional["sqlite3.Connection"] = None
         self.has_link = False
         self._known: Optional[FrozenSet[str]] = None
-        if self.root.exists() and not self.root.is_dir():  # else mkdir's or a query's "no bundles" hides it
-            raise _unusable(self.root, "not a directory")
+        blocker = _not_a_folder(self.root)  # else mkdir's or a query's "no bundles" hides it
+        if blocker is not None:
+            raise _unusable(self.root, "%s is not a directory" % blocker)
         if not create and not (self.root / INDEX).is_file():
             return
         try:
             (self.root / BUNDLES).mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise _unusable(self.root, exc.strerror or exc) from None
+            raise _write_failed(self.root, "its folder", exc) from None
         self._open()
 
     @property
@@ -131,7 +166,7 @@ class Library:
                 _create_schema(db)
             self.has_link = _with_link_column(db, sqlite3.OperationalError)
         except sqlite3.DatabaseError as exc:
-            raise _unusable(self.root, "its index %s: %s" % (INDEX, exc)) from None
+            raise _write_failed(self.root, "its index %s" % INDEX, exc) from None
 
     def close(self) -> None:
         if self.db is not None:
@@ -168,7 +203,7 @@ class Library:
         try:
             safefs.atomic_write(self.path_of(ident), data, fsync=False)
         except OSError as exc:
-            raise _unusable(self.root, "cannot write %s: %s" % (self.path_of(ident), exc.strerror)) from None
+            raise _write_failed(self.root, str(self.path_of(ident)), exc) from None
         try:
             db.execute("BEGIN IMMEDIATE")
             columns = BUNDLE_COLUMNS if self.has_link else BUNDLE_COLUMNS[:-1]
@@ -181,7 +216,7 @@ class Library:
         except self.sqlite3.DatabaseError as exc:
             if db.in_transaction:
                 db.execute("ROLLBACK")
-            raise _unusable(self.root, "its index: %s" % exc) from None
+            raise _write_failed(self.root, "its index %s" % INDEX, exc) from None
         return bool(cur.rowcount)
 
     def community_rows(self, models: Optional[Sequence[str]] = None) -> List[Any]:
