@@ -286,6 +286,12 @@ def _add_sweep_plan(p: _Parser) -> None:
     p.add_argument("--cool-to", metavar="CELSIUS", type=_number(bounds.COOL_TO),
                    help="before each run wait until every GPU reads at most CELSIUS (%g to %g), at most 10 "
                    "minutes (needs nvidia-smi)" % (bounds.COOL_TO.low, bounds.COOL_TO.high))
+    p.add_argument("--data", metavar="synthetic|generated[:N]", type=_text,
+                   help="synthetic (default: images made on the GPU, nothing crosses the link) or generated[:N]: "
+                   "N random images (default 512) written as ImageNet TFRecords by the target's TensorFlow, "
+                   "cached, then decoded on the host and copied to the GPU as a real job's")
+    p.add_argument("--data-dir", metavar="DIR", type=_text,
+                   help="run on your ImageNet-format TFRecords in DIR (--data_dir, --data_name=imagenet)")
     _add_sweep_flow(p)
 
 
