@@ -19,6 +19,7 @@ from conftest import assert_clean_error
 from realtf import MARKS, REAL_TF_PYTHON, REPO
 
 from tfcnnwrap.results.plan import Plan
+from tfcnnwrap.results.references import Result, closest_row
 from tfcnnwrap.run import telemetry
 from tfcnnwrap.target import datagen
 
@@ -272,3 +273,22 @@ def test_real_tf_sweep_on_generated_data_reads_the_records(cli, tmp_path):
     assert any((d["what"], d["baseline"], d["candidate"]) == ("data", "synthetic", "real")
                for d in result.json()["environment_differences"])
     assert json.loads((outs["generated"] / "sweep.json").read_text())["environment"]["link_bandwidth"]["reason"]
+
+
+def reference(data, ips, tf_version="1.12"):
+    return Result(gpu_id="rtx2070", model="resnet50", batch_size=64, images_per_sec=ips, text=str(ips),
+                  precision="fp32", num_gpus=1, variable_update="parameter_server", data=data,
+                  tf_version=tf_version, source="test", notes="", origin="builtin")
+
+
+def test_the_closest_reference_row_of_a_real_data_sweep_is_a_real_data_one():
+    real_plan = Plan(data_source="generated:512", data_dir="/x")
+    wanted = dict(real_plan.conditions(), batch_size=64)
+    # the synthetic row is newer: only the data condition puts the real one first
+    rows = [reference("synthetic", 180.0, "1.15"), reference("real", 150.0)]
+    best, differs = closest_row(rows, wanted)
+    assert best.data == "real" and differs == []
+    best, differs = closest_row(rows[:1], wanted)  # none measured on real data: the difference is named
+    assert differs == ["data"]
+    best, _ = closest_row(rows, dict(Plan().conditions(), batch_size=64))
+    assert best.data == "synthetic"
