@@ -41,8 +41,24 @@ def records_dir(where, names=("train-00000-of-00001", "validation-00000-of-00001
 
 def sweep(cli, tmp_path, vendor, python, out, *flags, env=None):
     env = dict(NO_SMI, TFCNNWRAP_CACHE=str(tmp_path / "cache"), **(env or {}))
-    return cli("sweep", "--vendor-dir", vendor, "--python", python, "--device", "cpu", "--models", "resnet50",
-               "--runs", "1", "--out", out, *flags, cwd=tmp_path, env=env)
+    return cli(
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        python,
+        "--device",
+        "cpu",
+        "--models",
+        "resnet50",
+        "--runs",
+        "1",
+        "--out",
+        out,
+        *flags,
+        cwd=tmp_path,
+        env=env,
+    )
 
 
 def run_logs(out):
@@ -75,14 +91,17 @@ def test_a_synthetic_sweep_says_synthetic(cli, tmp_path, vendor, tf112):
     assert cond["data"] == "synthetic" and cond["data_source"] == "synthetic"
 
 
-@pytest.mark.parametrize("flags, needles", [
-    (["--data-dir", "nowhere"], ["--data-dir nowhere is not a directory"]),
-    (["--data", "generated:3"], ["--data generated:N: N must be a whole number from 8 to 100000 images"]),
-    (["--data", "imagenet"], ["--data takes synthetic or generated[:N]", "--data-dir DIR"]),
-    (["--data", "synthetic,generated"], ["one kind per sweep", "compare"]),
-    (["--data", "generated", "--data-dir", "d"], ["give one of them"]),
-    (["--data", "generated", "--", "--data_dir=/x"], ["drop --data_dir after --"]),
-])
+@pytest.mark.parametrize(
+    "flags, needles",
+    [
+        (["--data-dir", "nowhere"], ["--data-dir nowhere is not a directory"]),
+        (["--data", "generated:3"], ["--data generated:N: N must be a whole number from 8 to 100000 images"]),
+        (["--data", "imagenet"], ["--data takes synthetic or generated[:N]", "--data-dir DIR"]),
+        (["--data", "synthetic,generated"], ["one kind per sweep", "compare"]),
+        (["--data", "generated", "--data-dir", "d"], ["give one of them"]),
+        (["--data", "generated", "--", "--data_dir=/x"], ["drop --data_dir after --"]),
+    ],
+)
 def test_bad_data_flags_are_one_line_and_exit_2(cli, tmp_path, vendor, tf112, flags, needles):
     (tmp_path / "d").mkdir()
     result = sweep(cli, tmp_path, vendor, tf112, tmp_path / "s", *flags)
@@ -109,16 +128,25 @@ def test_generated_data_reuses_the_cache_and_resume_reads_the_same_records(cli, 
     cached = fake_cache(tmp_path, 64)
     out = tmp_path / "s"
     flags_out = tmp_path / "flags.jsonl"
-    env = {"FAKE_TFCNN_STATE": str(tmp_path / "state"), "FAKE_TFCNN_FAULTS": "#2=crash",
-           "FAKE_TFCNN_FLAGS_OUT": str(flags_out)}
+    env = {
+        "FAKE_TFCNN_STATE": str(tmp_path / "state"),
+        "FAKE_TFCNN_FAULTS": "#2=crash",
+        "FAKE_TFCNN_FLAGS_OUT": str(flags_out),
+    }
     (tmp_path / "state").mkdir()
     result = sweep(cli, tmp_path, vendor, tf112, out, "--data", "generated:64", "--runs", "2", env=env)
     assert result.returncode == 1, result  # run 2 crashed
     assert "writing" not in result.stderr  # the cached set, not a new one
     plan = json.loads((out / "sweep.json").read_text())["plan"]
     assert plan["data_source"] == "generated:64" and plan["data_dir"] == str(cached)
-    again = cli("sweep", "--resume", out, "--retry-failed", cwd=tmp_path,
-                env=dict(NO_SMI, TFCNNWRAP_CACHE=str(tmp_path / "cache"), **env))
+    again = cli(
+        "sweep",
+        "--resume",
+        out,
+        "--retry-failed",
+        cwd=tmp_path,
+        env=dict(NO_SMI, TFCNNWRAP_CACHE=str(tmp_path / "cache"), **env),
+    )
     assert again.returncode == 0, again
     seen = [json.loads(line) for line in flags_out.read_text().splitlines()]
     assert len(seen) == 3 and {s["data_dir"] for s in seen} == {str(cached)}
@@ -145,9 +173,22 @@ def test_a_target_that_cannot_write_records_is_one_line_naming_the_fix(cli, tmp_
 
 
 def test_dry_run_names_the_cache_and_writes_nothing(cli, tmp_path, vendor, tf112):
-    result = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--device", "cpu", "--models", "alexnet",
-                 "--data", "generated", "--dry-run", cwd=tmp_path,
-                 env=dict(NO_SMI, TFCNNWRAP_CACHE=str(tmp_path / "cache")))
+    result = cli(
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        tf112,
+        "--device",
+        "cpu",
+        "--models",
+        "alexnet",
+        "--data",
+        "generated",
+        "--dry-run",
+        cwd=tmp_path,
+        env=dict(NO_SMI, TFCNNWRAP_CACHE=str(tmp_path / "cache")),
+    )
     assert result.returncode == 0, result
     assert "--data_name=imagenet" in result.stdout
     assert "%s-512" % datagen.DATA_FORMAT in result.stdout
@@ -161,7 +202,9 @@ def test_compare_names_the_data_among_the_environment_differences(cli, tmp_path,
     assert sweep(cli, tmp_path, vendor, tf112, cand, "--data-dir", data).returncode == 0
     result = cli("compare", base, cand, "--format", "json", cwd=tmp_path)
     assert result.returncode == 0, result
-    differences = [{k: d[k] for k in ("what", "baseline", "candidate")} for d in result.json()["environment_differences"]]
+    differences = [
+        {k: d[k] for k in ("what", "baseline", "candidate")} for d in result.json()["environment_differences"]
+    ]
     assert {"what": "data", "baseline": "synthetic", "candidate": "real"} in differences
     assert {"what": "data source", "baseline": "synthetic", "candidate": "data-dir"} in differences
     assert not any(d["what"].startswith("plan data") for d in differences)  # said once, without paths
@@ -220,8 +263,13 @@ def generate_and_read_back(python, tmp_path, count):
         del os.environ[datagen.ENV_CACHE]
     assert made["cached"] is False and again["cached"] is True and again["directory"] == made["directory"]
     assert [f for f in made["files"] if f.startswith("train-")] == ["train-%05d-of-00004" % i for i in range(4)]
-    read = subprocess.run([REAL_TF_PYTHON, "-c", READ_BACK, made["directory"]], capture_output=True, text=True,
-                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"), timeout=300)
+    read = subprocess.run(
+        [REAL_TF_PYTHON, "-c", READ_BACK, made["directory"]],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"),
+        timeout=300,
+    )
     assert read.returncode == 0, read.stderr[-3000:]
     assert read.stdout.split()[-1] == str(count)
     return made, took
@@ -252,15 +300,42 @@ def test_real_tensorflow_writes_records_with_upstreams_keys(tmp_path):
 def test_real_tf_sweep_on_generated_data_reads_the_records(cli, tmp_path):
     env = dict(NO_SMI, CUDA_VISIBLE_DEVICES="", TFCNNWRAP_CACHE=str(tmp_path / "cache"))
     vendor = tmp_path / "vendor"
-    setup = cli("setup", "--repo-url", REPO, "--python", REAL_TF_PYTHON, "--vendor-dir", vendor, cwd=tmp_path,
-                env=env, timeout=300)
+    setup = cli(
+        "setup",
+        "--repo-url",
+        REPO,
+        "--python",
+        REAL_TF_PYTHON,
+        "--vendor-dir",
+        vendor,
+        cwd=tmp_path,
+        env=env,
+        timeout=300,
+    )
     assert setup.returncode == 0, setup
     outs = {}
     for data in ("synthetic", "generated"):
         outs[data] = tmp_path / data
         started = time.perf_counter()
-        result = cli("sweep", "--python", REAL_TF_PYTHON, "--vendor-dir", vendor, "--out", outs[data], "--data",
-                     data, "--models", "resnet50", "--device", "cpu", "--quick", cwd=tmp_path, env=env, timeout=900)
+        result = cli(
+            "sweep",
+            "--python",
+            REAL_TF_PYTHON,
+            "--vendor-dir",
+            vendor,
+            "--out",
+            outs[data],
+            "--data",
+            data,
+            "--models",
+            "resnet50",
+            "--device",
+            "cpu",
+            "--quick",
+            cwd=tmp_path,
+            env=env,
+            timeout=900,
+        )
         assert result.returncode == 0, result
         print("%s: %.1f s; %s" % (data, time.perf_counter() - started, result.stderr[-400:]))
     runs, logs = run_logs(outs["generated"])
@@ -270,15 +345,29 @@ def test_real_tf_sweep_on_generated_data_reads_the_records(cli, tmp_path):
     assert cond["data"] == "real" and cond["data_source"] == "generated:512"
     result = cli("compare", outs["synthetic"], outs["generated"], "--format", "json", cwd=tmp_path, env=env)
     assert result.returncode == 0, result
-    assert any((d["what"], d["baseline"], d["candidate"]) == ("data", "synthetic", "real")
-               for d in result.json()["environment_differences"])
+    assert any(
+        (d["what"], d["baseline"], d["candidate"]) == ("data", "synthetic", "real")
+        for d in result.json()["environment_differences"]
+    )
     assert json.loads((outs["generated"] / "sweep.json").read_text())["environment"]["link_bandwidth"]["reason"]
 
 
 def reference(data, ips, tf_version="1.12"):
-    return Result(gpu_id="rtx2070", model="resnet50", batch_size=64, images_per_sec=ips, text=str(ips),
-                  precision="fp32", num_gpus=1, variable_update="parameter_server", data=data,
-                  tf_version=tf_version, source="test", notes="", origin="builtin")
+    return Result(
+        gpu_id="rtx2070",
+        model="resnet50",
+        batch_size=64,
+        images_per_sec=ips,
+        text=str(ips),
+        precision="fp32",
+        num_gpus=1,
+        variable_update="parameter_server",
+        data=data,
+        tf_version=tf_version,
+        source="test",
+        notes="",
+        origin="builtin",
+    )
 
 
 def test_the_closest_reference_row_of_a_real_data_sweep_is_a_real_data_one():

@@ -25,8 +25,13 @@ def gpu_env(tmp_path, pcie):
     script = tmp_path / "script.json"
     idle = [{"temp": 40, "clock": 300, "util": 0, "pcie": [1, pcie[1], pcie[2], pcie[3]]}] * 2
     script.write_text(json.dumps({"samples": idle + [{"temp": 70, "clock": 1800, "util": 98, "pcie": pcie}] * 6}))
-    return {"PATH": str(FAKE_DIR) + os.pathsep + os.environ["PATH"], "FAKE_NVSMI_READY": str(fifo),
-            "FAKE_TFCNN_WAIT_FIFO": str(fifo), "FAKE_NVSMI_SCRIPT": str(script), "FAKE_TF_GPUS": "GeForce RTX 2070"}
+    return {
+        "PATH": str(FAKE_DIR) + os.pathsep + os.environ["PATH"],
+        "FAKE_NVSMI_READY": str(fifo),
+        "FAKE_TFCNN_WAIT_FIFO": str(fifo),
+        "FAKE_NVSMI_SCRIPT": str(script),
+        "FAKE_TF_GPUS": "GeForce RTX 2070",
+    }
 
 
 def exported(cli, tmp_path, out, env):
@@ -40,8 +45,23 @@ def exported(cli, tmp_path, out, env):
 def test_a_gpu_sweep_at_gen3_x4_of_x16_exports_that_link_and_the_timed_copies(cli, tmp_path, vendor, fake_tf):
     env = gpu_env(tmp_path, [3, 3, 4, 16])
     out = tmp_path / "s"
-    result = cli("sweep", "--vendor-dir", vendor, "--python", fake_tf("2.4.0"), "--device", "gpu", "--models",
-                 "resnet50", "--runs", "1", "--out", out, cwd=tmp_path, env=env)
+    result = cli(
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        fake_tf("2.4.0"),
+        "--device",
+        "gpu",
+        "--models",
+        "resnet50",
+        "--runs",
+        "1",
+        "--out",
+        out,
+        cwd=tmp_path,
+        env=env,
+    )
     assert result.returncode == 0, result
     timed = json.loads((out / "sweep.json").read_text())["environment"]["link_bandwidth"]
     assert timed["reason"] is None and timed["h2d_gbps"] > 0 and timed["d2h_gbps"] > 0, timed
@@ -55,8 +75,23 @@ def test_a_gpu_sweep_at_gen3_x4_of_x16_exports_that_link_and_the_timed_copies(cl
 def test_a_cpu_sweep_times_no_copies_and_exports_a_link_of_nulls(cli, tmp_path, vendor, fake_tf):
     out = tmp_path / "s"
     env = {telemetry.ENV_NVIDIA_SMI: "none", "FAKE_TF_GPUS": "GeForce RTX 2070"}
-    result = cli("sweep", "--vendor-dir", vendor, "--python", fake_tf("2.4.0"), "--device", "cpu", "--models",
-                 "resnet50", "--runs", "1", "--out", out, cwd=tmp_path, env=env)
+    result = cli(
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        fake_tf("2.4.0"),
+        "--device",
+        "cpu",
+        "--models",
+        "resnet50",
+        "--runs",
+        "1",
+        "--out",
+        out,
+        cwd=tmp_path,
+        env=env,
+    )
     assert result.returncode == 0, result
     timed = json.loads((out / "sweep.json").read_text())["environment"]["link_bandwidth"]
     assert timed == {"h2d_gbps": None, "d2h_gbps": None, "reason": "a CPU sweep: no link to measure"}
@@ -66,18 +101,33 @@ def test_a_cpu_sweep_times_no_copies_and_exports_a_link_of_nulls(cli, tmp_path, 
 
 
 def record(link, status="ok"):
-    return RunRecord.from_dict({"model": "resnet50", "batch_size": 64, "run": 1, "status": status,
-                                "images_per_sec": 100.0 if status == "ok" else None,
-                                "telemetry": {"pcie_link": link}})
+    return RunRecord.from_dict(
+        {
+            "model": "resnet50",
+            "batch_size": 64,
+            "run": 1,
+            "status": status,
+            "images_per_sec": 100.0 if status == "ok" else None,
+            "telemetry": {"pcie_link": link},
+        }
+    )
 
 
 def test_the_link_is_the_widest_any_ok_run_trained_to_and_junk_is_unknown():
-    runs = [record({"gen": 3, "gen_max": 3, "width": 4, "width_max": 16}),
-            record({"gen": 1, "gen_max": 3, "width": 4, "width_max": 16}),
-            record({"gen": 4, "gen_max": 4, "width": 16, "width_max": 16}, status="crashed")]
+    runs = [
+        record({"gen": 3, "gen_max": 3, "width": 4, "width_max": 16}),
+        record({"gen": 1, "gen_max": 3, "width": 4, "width_max": 16}),
+        record({"gen": 4, "gen_max": 4, "width": 16, "width_max": 16}, status="crashed"),
+    ]
     link = sweep_link({"link_bandwidth": {"h2d_gbps": 2.71, "d2h_gbps": 3.1}}, runs)
-    assert link == {"pcie_gen": 3, "pcie_width": 4, "pcie_max_gen": 3, "pcie_max_width": 16,
-                    "h2d_gbps": 2.71, "d2h_gbps": 3.1}
+    assert link == {
+        "pcie_gen": 3,
+        "pcie_width": 4,
+        "pcie_max_gen": 3,
+        "pcie_max_width": 16,
+        "h2d_gbps": 2.71,
+        "d2h_gbps": 3.1,
+    }
     junk = [record({"gen": "3", "gen_max": 99, "width": 4.5, "width_max": True}), record("x4")]
     assert sweep_link({"link_bandwidth": {"h2d_gbps": float("inf"), "d2h_gbps": -1}}, junk) == dict.fromkeys(LINK_KEYS)
     assert sweep_link({"link_bandwidth": "fast"}, []) == dict.fromkeys(LINK_KEYS)
