@@ -71,6 +71,7 @@ def test_data_dir_runs_on_the_users_records_and_says_real_data(cli, tmp_path, ve
     out = tmp_path / "s"
     result = sweep(cli, tmp_path, vendor, tf112, out, "--data-dir", data)
     assert result.returncode == 0, result
+    assert "data: data-dir (real, decoded on the host)" in result.stdout
     runs, logs = run_logs(out)
     assert "--data_dir=%s" % data.resolve() in runs[0]["command"] and "--data_name=imagenet" in runs[0]["command"]
     assert "Dataset:     imagenet\n" in logs[0] and "(synthetic)" not in logs[0]

@@ -38,6 +38,8 @@ def exported(cli, tmp_path, out, env):
     bundle = tmp_path / "b.tfcw.json.gz"
     result = cli("export", out, "--out", bundle, cwd=tmp_path, env=env)
     assert result.returncode == 0, result
+    verified = cli("verify", bundle, cwd=tmp_path, env=env)
+    assert verified.returncode == 0, verified  # the new conditions are part of what the id covers
     return json.loads(gzip.decompress(bundle.read_bytes()))
 
 
@@ -65,6 +67,7 @@ def test_a_gpu_sweep_at_gen3_x4_of_x16_exports_that_link_and_the_timed_copies(cl
     assert result.returncode == 0, result
     timed = json.loads((out / "sweep.json").read_text())["environment"]["link_bandwidth"]
     assert timed["reason"] is None and timed["h2d_gbps"] > 0 and timed["d2h_gbps"] > 0, timed
+    assert "link: host->GPU %.1f GB/s, GPU->host %.1f GB/s" % (timed["h2d_gbps"], timed["d2h_gbps"]) in result.stdout
     link = exported(cli, tmp_path, out, env)["conditions"]["link"]
     assert tuple(link) == LINK_KEYS
     assert (link["pcie_gen"], link["pcie_width"], link["pcie_max_gen"], link["pcie_max_width"]) == (3, 4, 3, 16)
@@ -95,6 +98,7 @@ def test_a_cpu_sweep_times_no_copies_and_exports_a_link_of_nulls(cli, tmp_path, 
     assert result.returncode == 0, result
     timed = json.loads((out / "sweep.json").read_text())["environment"]["link_bandwidth"]
     assert timed == {"h2d_gbps": None, "d2h_gbps": None, "reason": "a CPU sweep: no link to measure"}
+    assert "link:" not in result.stdout
     bundle = exported(cli, tmp_path, out, dict(env, **{}))  # the CPU's model names the bundle's device
     assert bundle["conditions"]["link"] == dict.fromkeys(LINK_KEYS)
     assert bundle["conditions"]["data"] == "synthetic" and bundle["conditions"]["data_source"] == "synthetic"

@@ -72,3 +72,15 @@ def measure_link(ctx: SweepContext) -> Dict[str, Any]:
     if found is None:
         return {"h2d_gbps": None, "d2h_gbps": None, "reason": "the probe stopped before timing copies"}
     return found.to_dict()
+
+
+def header_text(ctx: SweepContext) -> str:
+    """The sweep header's line on the images' path: ``data: generated:512 (real, host-fed); link: host->GPU
+    11.8 GB/s, GPU->host 12.6 GB/s`` (each part only where there is something to say)."""
+    parts = []
+    if ctx.plan.data_dir:
+        parts.append("data: %s (real, decoded on the host)" % ctx.plan.data_origin())
+    timed = ctx.meta.environment.get("link_bandwidth") if ctx.meta is not None else None
+    if isinstance(timed, dict) and timed.get("h2d_gbps") and timed.get("d2h_gbps"):
+        parts.append("link: host->GPU %.1f GB/s, GPU->host %.1f GB/s" % (timed["h2d_gbps"], timed["d2h_gbps"]))
+    return "; ".join(parts)

@@ -414,7 +414,7 @@ def _header(ctx: SweepContext, todo: List[RunSpec]) -> List[str]:
             upstream.branch or "?",
             (" @ " + upstream.commit[:10]) if upstream.commit else "",
         ),
-    ] + ["  " + line for line in [_flow_text(ctx)] if line]
+    ] + ["  " + line for line in [_flow_text(ctx), hostdata.header_text(ctx)] if line]
 
 
 def _flow_text(ctx: SweepContext) -> str:
