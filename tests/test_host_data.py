@@ -8,6 +8,7 @@ The stand-in tf_cnn_benchmarks reads --data_dir as upstream's header does (datas
 (the `tf` tier, TFCNNWRAP_REAL_TF_PYTHON) and the oldest one installed (TFCNNWRAP_OLD_TF_PYTHON).
 """
 
+import gzip
 import json
 import os
 import subprocess
@@ -66,10 +67,11 @@ def run_logs(out):
     return runs, [(out / r["log"]).read_text() for r in runs]
 
 
-def test_data_dir_runs_on_the_users_records_and_says_real_data(cli, tmp_path, vendor, tf112):
+def test_data_dir_runs_on_the_users_records_and_says_real_data(cli, tmp_path, vendor, fake_tf):
     data = records_dir(tmp_path / "imagenet")
     out = tmp_path / "s"
-    result = sweep(cli, tmp_path, vendor, tf112, out, "--data-dir", data)
+    gpu = {"FAKE_TF_GPUS": "GeForce RTX 2070"}  # a name for the bundle (the runs are on the CPU)
+    result = sweep(cli, tmp_path, vendor, fake_tf("2.4.0"), out, "--data-dir", data, env=gpu)
     assert result.returncode == 0, result
     assert "data: data-dir (real, decoded on the host)" in result.stdout
     runs, logs = run_logs(out)
@@ -80,6 +82,10 @@ def test_data_dir_runs_on_the_users_records_and_says_real_data(cli, tmp_path, ve
     report = cli("report", out, "--format", "json", cwd=tmp_path).json()
     assert report["conditions"]["data"] == "real" and report["conditions"]["data_source"] == "data-dir"
     assert "real data" in cli("report", out, cwd=tmp_path).stdout
+    exported = cli("export", out, "--out", tmp_path / "b.tfcw.json.gz", cwd=tmp_path, env=dict(NO_SMI, **gpu))
+    assert exported.returncode == 0, exported
+    bundle = json.loads(gzip.decompress((tmp_path / "b.tfcw.json.gz").read_bytes()))
+    assert bundle["conditions"]["data"] == "real" and bundle["conditions"]["data_source"] == "data-dir"
 
 
 def test_a_synthetic_sweep_says_synthetic(cli, tmp_path, vendor, tf112):
@@ -382,3 +388,22 @@ def test_the_closest_reference_row_of_a_real_data_sweep_is_a_real_data_one():
     assert differs == ["data"]
     best, _ = closest_row(rows, dict(Plan().conditions(), batch_size=64))
     assert best.data == "synthetic"
+
+
+def test_an_incomplete_cache_entry_is_made_again_and_a_complete_one_reused(tmp_path, monkeypatch):
+    monkeypatch.setenv(datagen.ENV_CACHE, str(tmp_path / "cache"))
+    made = []
+
+    def fake_generator(python, work, count):
+        made.append(count)
+        (work / "train-00000-of-00001").write_bytes(b"r")
+        return {"files": ["train-00000-of-00001"], "train_images": count}
+
+    monkeypatch.setattr(datagen, "_run_generator", fake_generator)
+    broken = fake_cache(tmp_path, 16)
+    (broken / "validation-00000-of-00001").unlink()  # a file its manifest names is gone
+    first = datagen.ensure_generated("python", 16)
+    assert made == [16] and first["cached"] is False and first["directory"] == str(broken)
+    assert sorted(p.name for p in broken.iterdir()) == [datagen.MANIFEST, "train-00000-of-00001"]
+    assert datagen.ensure_generated("python", 16)["cached"] is True and made == [16]
+    assert [p.name for p in broken.parent.iterdir()] == [broken.name]  # no temporary directory left

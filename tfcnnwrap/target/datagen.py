@@ -80,6 +80,8 @@ def ensure_generated(python: str, count: int) -> Dict[str, Any]:
         summary = _run_generator(python, work, count)
         manifest = dict(summary, format=DATA_FORMAT, count=count, made_by_python=python)
         safefs.atomic_write(work / MANIFEST, jsontext.dumps(manifest) + "\n")
+        if final.is_dir() and not final.is_symlink() and read_manifest(final) is None:
+            shutil.rmtree(str(final))  # our own entry left without its manifest or a file: made again whole
         try:
             os.rename(str(work), str(final))
         except OSError:
