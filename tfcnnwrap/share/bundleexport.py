@@ -22,7 +22,6 @@ from tfcnnwrap import safefs
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.jsontext import plain
 from tfcnnwrap.results.comparesweep import Sweep
-from tfcnnwrap.results.linkinfo import sweep_link
 from tfcnnwrap.results.store import fs_error
 from tfcnnwrap.share import bundle as bundles
 
@@ -162,7 +161,7 @@ def conditions_of(sweep: Sweep, gpu: str, redact: Redactor, keep_host: bool) -> 
         "branch": upstream.branch, "commit": upstream.commit, "upstream_url": upstream.url,
         "precision": cond.get("precision"), "xla": cond.get("xla"), "num_gpus": counts,
         "variable_update": cond.get("variable_update"), "data": cond.get("data"),
-        "data_source": sweep.plan.data_origin(), "link": sweep_link(env, sweep.runs),
+        "data_source": sweep.plan.data_origin(), "link": sweep.link(),
         "batch_sizes": {m: b for m, b in meta.plan_order}, "device": meta.device,
         "cluster": ({"backend": sweep.plan.cluster, "workers": sweep.plan.workers, "ps": sweep.plan.ps,
                      "fleet": bool(sweep.plan.fleet)} if sweep.plan.cluster else None),
