@@ -234,7 +234,8 @@ def _add_sweep(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
         verbs, parent, "sweep",
         help="run every model N times, each in its own process, and summarise",
         description="Run tf_cnn_benchmarks for each model and batch size, --runs times each, on synthetic "
-        "data; keep every log and record each run as it ends.",
+        "data (or images fed from the host: --data generated, --data-dir); keep every log and record each run "
+        "as it ends.",
         examples=["", "--models resnet50,vgg16 --batch-size vgg16=32 --runs 5", "--device cpu --quick",
                   "--resume results/20261130-101500+0100", "--models resnet50 --fp16 --xla",
                   "--runs 3 --until-ci 1 --max-runs 10 --order interleaved"],
