@@ -237,7 +237,8 @@ def _add_sweep(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
         verbs, parent, "sweep",
         help="run every model N times, each in its own process, and summarise",
         description="Run tf_cnn_benchmarks for each model and batch size, --runs times each, on synthetic "
-        "data; keep every log and record each run as it ends.",
+        "data (or images fed from the host: --data generated, --data-dir); keep every log and record each run "
+        "as it ends.",
         examples=["", "--models resnet50,vgg16 --batch-size vgg16=32 --runs 5", "--device cpu --quick",
                   "--resume results/20261130-101500+0100", "--models resnet50 --fp16 --xla",
                   "--runs 3 --until-ci 1 --max-runs 10 --order interleaved"],
@@ -289,6 +290,12 @@ def _add_sweep_plan(p: _Parser) -> None:
     p.add_argument("--cool-to", metavar="CELSIUS", type=_number(bounds.COOL_TO),
                    help="before each run wait until every GPU reads at most CELSIUS (%g to %g), at most 10 "
                    "minutes (needs nvidia-smi)" % (bounds.COOL_TO.low, bounds.COOL_TO.high))
+    p.add_argument("--data", metavar="synthetic|generated[:N]", type=_text,
+                   help="synthetic (default: images made on the GPU, nothing crosses the link) or generated[:N]: "
+                   "N random images (default 512) written as ImageNet TFRecords by the target's TensorFlow, "
+                   "cached, then decoded on the host and copied to the GPU as a real job's")
+    p.add_argument("--data-dir", metavar="DIR", type=_text,
+                   help="run on your ImageNet-format TFRecords in DIR (--data_dir, --data_name=imagenet)")
     _add_sweep_flow(p)
 
 

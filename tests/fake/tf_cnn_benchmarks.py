@@ -33,6 +33,9 @@ mode hang_tree_setsid  as hang_tree, the child in a session of its own (setsid),
 mode hang_after_total  a normal run that prints its total, then writes "<pid> 0" into FAKE_TFCNN_READY_FIFO (if
                        set) and hangs
 
+--data_dir=DIR (with --data_name)  the header's dataset is "imagenet", not "imagenet (synthetic)"; a DIR without
+                       train-*-of-* files fails as upstream's input pipeline does (ValueError, exit 1)
+
 Distributed mode (--job_name=ps|worker|controller, as upstream): each task binds its own port from
 --ps_hosts/--worker_hosts/--controller_host (a taken port fails like TensorFlow: "Could not start gRPC
 server") and listens once it is up; a worker waits until every ps accepts connections (a missing ps: it
@@ -52,6 +55,7 @@ FAKE_TFCNN_TASKS_FIFO  a named pipe: each distributed task writes "<role><index>
                        reads it), so a test can act on a running task
 """
 
+import glob
 import os
 import signal
 import subprocess
@@ -171,12 +175,23 @@ def noise():
     sys.stderr.flush()
 
 
+def check_data_dir(flags):
+    """Upstream's input pipeline finds no files: a traceback and exit 1, as TensorFlow's glob fails."""
+    data_dir = flags.get("data_dir")
+    if data_dir and not glob.glob(os.path.join(data_dir, "train-*-of-*")):
+        sys.stderr.write("Traceback (most recent call last):" + NL + "ValueError: Found no files in --data_dir "
+                         "matching: %s" % os.path.join(data_dir, "train-*-of-*") + NL)
+        sys.stderr.flush()
+        sys.exit(1)
+
+
 def print_header(flags, model, batch, num_gpus, num_batches, device):
     """The header block upstream prints before it builds the model."""
     noise()
     out("TensorFlow:  %s" % os.environ.get("FAKE_TFCNN_TF_VERSION", "1.12"))
     out("Model:       %s" % model)
-    out("Dataset:     imagenet (synthetic)")
+    # upstream names the dataset and adds " (synthetic)" only without --data_dir (benchmark_cnn.py)
+    out("Dataset:     %s" % (flags.get("data_name", "imagenet") if flags.get("data_dir") else "imagenet (synthetic)"))
     out("Mode:        training")
     out("SingleSess:  False")
     out("Batch size:  %d global" % (batch * num_gpus))
@@ -270,6 +285,7 @@ def main(argv):
         with open(wait_fifo) as fh:
             fh.read()
     print_header(flags, model, batch, num_gpus, num_batches, device)
+    check_data_dir(flags)
     if flags.get("job_name"):
         code = distributed_join(flags, fault)
         if code is not None:

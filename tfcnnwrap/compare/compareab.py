@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 
 ALPHA = 0.05
 # Plan keys that do not change what a figure means (models show as rows; runs and the timeout as counts).
-_NOT_CONDITIONS = ("models", "runs", "timeout_s")
+# data_source and data_dir: the environment's "data" and "data source" facts say it once, without the paths
+_NOT_CONDITIONS = ("models", "runs", "timeout_s", "data_source", "data_dir")
 
 
 def _moments(values: List[float]) -> Optional[Tuple[int, float, float]]:
@@ -150,6 +151,8 @@ def _environment_facts(sweep: Sweep) -> List[Tuple[Optional[str], ...]]:
         ("host", env.get("host")),
         ("precision", sweep.conditions()["precision"]),
         ("XLA", sweep.conditions().get("xla")),
+        ("data", sweep.conditions()["data"]),
+        ("data source", sweep.plan.data_origin()),
     ]
 
 

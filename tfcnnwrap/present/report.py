@@ -94,6 +94,7 @@ def _plan_conditions(meta: SweepMeta) -> Optional[Dict[str, Any]]:
         return None
     cond = dict(plan.conditions())
     cond["counts"] = list(plan.counts)
+    cond["data_source"] = plan.data_origin()
     return cond
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple, Un
 from tfcnnwrap import settings
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.results.aggregate import summarize
+from tfcnnwrap.results.linkinfo import sweep_link
 from tfcnnwrap.results.plan import Plan, RunSpec
 from tfcnnwrap.results.records import Status, SummaryRow
 from tfcnnwrap.results.store import load_sweep, sweeps_by_age
@@ -77,6 +78,10 @@ class Sweep:
         if num_gpus is not None:
             cond["num_gpus"] = num_gpus * self.plan.job_workers()
         return cond
+
+    def link(self) -> Dict[str, Any]:
+        """The host-GPU link the sweep's runs crossed (linkinfo.sweep_link): a bundle's ``conditions.link``."""
+        return sweep_link(self.meta.environment, self.runs)
 
     def mean_power_w(self, config: Optional[Tuple[str, int, Optional[int]]] = None) -> Optional[float]:
         """Mean GPU power over ok runs (of ``config``) whose telemetry recorded ``mean_power_w``; None."""

@@ -31,6 +31,7 @@ DEFAULT_RUNS = 3
 DEFAULT_NUM_GPUS = 1
 DEFAULT_VARIABLE_UPDATE = "parameter_server"
 DEFAULT_MAX_RUNS = 10  # --until-ci without --max-runs
+DEFAULT_GENERATED_IMAGES = 512  # --data generated: ~32 MB, ~10 s to write on a laptop's CPU
 ORDERS = ("grouped", "interleaved")
 
 QUICK_RUNS = 1
@@ -120,6 +121,11 @@ class Plan:
     # Thermal control (issue 14): a pause between runs, and a temperature to wait for before each run.
     cooldown_s: Optional[float] = None
     cool_to_c: Optional[float] = None
+    # Host-fed data (issue 36): None = synthetic; "data-dir" (the user's records) or "generated:N" (N generated
+    # images, cached), with ``data_dir`` the directory the runs read (a generated set's is filled in before the
+    # first run, so that --resume reads the same records).
+    data_source: Optional[str] = None
+    data_dir: Optional[str] = None
 
     @property
     def counts(self) -> List[int]:
@@ -147,7 +153,22 @@ class Plan:
             flags.append("--num_warmup_batches=%d" % self.num_warmup_batches)
         if device == "cpu":
             flags += ["--device=cpu", "--data_format=NHWC"]
+        if self.data_dir:
+            flags += ["--data_dir=%s" % self.data_dir, "--data_name=imagenet"]
         return flags + list(features) + list(self.extra_args)
+
+    @property
+    def generated_count(self) -> Optional[int]:
+        """N of ``--data generated:N``, else None."""
+        kind, _, count = (self.data_source or "").partition(":")
+        return int(count) if kind == "generated" and count.isdigit() else None
+
+    def data_origin(self) -> str:
+        """Where the images came from: ``synthetic`` (made on the GPU), ``data-dir`` (the user's TFRecords),
+        ``generated:N`` (N generated images), or ``data_dir flag`` (passed through after --)."""
+        if self.data_source:
+            return self.data_source
+        return "data_dir flag" if self.conditions()["data"] == "real" else "synthetic"
 
     def run_specs(self) -> List[RunSpec]:
         """The planned RunSpecs in execution order: grouped, each configuration's runs back to back (as the
@@ -199,6 +220,7 @@ class Plan:
                 **_recorded_cluster(data),
                 cooldown_s=_recorded(data.get("cooldown_s"), bounds.COOLDOWN),
                 cool_to_c=_recorded(data.get("cool_to_c"), bounds.COOL_TO),
+                **_recorded_data(data),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise UsageError("the sweep's recorded plan is unreadable (%s); start a new sweep" % exc) from None
@@ -236,7 +258,7 @@ class Plan:
             "precision": "fp16" if fp16 else "fp32",
             "num_gpus": int(num_gpus or 1) * self.job_workers(),
             "variable_update": str(self.variable_update or DEFAULT_VARIABLE_UPDATE),
-            "data": "real" if flag("data_dir") else "synthetic",
+            "data": "real" if self.data_source or self.data_dir or flag("data_dir") else "synthetic",
             "xla": "yes" if xla else "no",
         }
 
@@ -257,6 +279,37 @@ def _recorded_flow(data: Mapping[str, Any]) -> Dict[str, Any]:
         "max_runs": _recorded(data.get("max_runs"), bounds.MAX_RUNS),
         "order": order,
     }
+def _recorded_data(data: Mapping[str, Any]) -> Dict[str, Any]:
+    """data_source and data_dir as recorded (absent in sweeps from before host-fed data: synthetic)."""
+    source, directory = data.get("data_source"), data.get("data_dir")
+    if source is not None:
+        source = parse_data(str(source))
+    if directory is not None and not isinstance(directory, str):
+        raise TypeError("data_dir is not a path")
+    return {"data_source": source, "data_dir": directory}
+
+
+def parse_data(text: str) -> Optional[str]:
+    """``--data synthetic|generated[:N]`` as the plan records it: None (synthetic), ``generated:N`` or
+    ``data-dir`` (recorded plans only); UsageError otherwise."""
+    kind, sep, count = str(text).strip().lower().partition(":")
+    if kind == "synthetic" and not sep:
+        return None
+    if kind == "data-dir" and not sep:
+        return "data-dir"
+    if kind == "generated":
+        try:
+            n = bounds.GENERATED_IMAGES.parse(count) if sep else DEFAULT_GENERATED_IMAGES
+        except OutOfBounds as exc:
+            raise UsageError("--data generated:N: N %s" % exc) from None
+        return "generated:%d" % n
+    if "," in text:
+        raise UsageError("--data takes one kind per sweep (synthetic or generated[:N]), got %r; run one sweep of "
+                         "each and `compare` them" % text)
+    raise UsageError("--data takes synthetic or generated[:N] (e.g. --data generated:500), got %r; for your own "
+                     "ImageNet TFRecords use --data-dir DIR" % text)
+
+
 def _recorded_cluster(data: Mapping[str, Any]) -> Dict[str, Any]:
     """The cluster fields of a recorded plan (absent in sweeps written before them: None)."""
     cluster = data.get("cluster")
@@ -471,6 +524,7 @@ def build_plan(args: Namespace) -> Plan:
         gpu_counts=counts if len(counts) > 1 else None,
         cooldown_s=_optional_float(args.cooldown, bounds.COOLDOWN),
         cool_to_c=_optional_float(args.cool_to, bounds.COOL_TO),
+        **data_fields(args),
         **flow,
         **cluster_fields(args, variable_update),
     )
@@ -507,6 +561,23 @@ def gpu_counts(value: Optional[Union[str, int, List[int]]]) -> List[int]:
         return bounds.NUM_GPUS.parse_list(value) if isinstance(value, str) else [bounds.NUM_GPUS.parse(value)]
     except OutOfBounds as exc:
         raise UsageError("--num-gpus %s" % exc) from None
+
+
+def data_fields(args: Namespace) -> Dict[str, Any]:
+    """data_source (and data_dir for --data-dir) from ``--data`` / ``--data-dir``; the directory is checked by
+    the sweep (target/datagen.py), the plan stays pure."""
+    data_dir, data = getattr(args, "data_dir", None), getattr(args, "data", None)
+    source = parse_data(data) if data is not None else None
+    if data_dir is not None and source is not None:
+        raise UsageError("--data-dir runs on your records and --data %s on others: give one of them" % data)
+    if data_dir is not None:
+        source = "data-dir"
+    if source is not None:
+        clash = [a.split("=", 1)[0] for a in (args.extra or []) if flag_name(str(a)) in ("data_dir", "data_name")]
+        if clash:
+            raise UsageError("%s sets --data_dir and --data_name itself: drop %s after --"
+                             % ("--data-dir" if data_dir is not None else "--data", clash[0]))
+    return {"data_source": source, "data_dir": data_dir}
 
 
 def cluster_fields(args: Namespace, variable_update: str) -> Dict[str, Any]:
@@ -566,6 +637,8 @@ PLAN_FLAGS = (
     ("fleet", "--fleet"),
     ("cooldown", "--cooldown"),
     ("cool_to", "--cool-to"),
+    ("data", "--data"),
+    ("data_dir", "--data-dir"),
 )
 
 
@@ -573,7 +646,7 @@ def plan_flags_given(args: Namespace) -> List[Any]:
     """The plan flags a user gave (refused with --resume: the sweep's own plan rules)."""
     given = []
     for attr, flag in PLAN_FLAGS:
-        value = getattr(args, attr)  # the sweep parser sets every plan flag
+        value = getattr(args, attr, None)  # the sweep parser sets every plan flag
         # identity, not equality: --num-warmup-batches 0 is given (0 == False)
         if not (value is None or value is False or value == []):
             given.append(flag)

@@ -162,6 +162,7 @@ def conditions_of(sweep: Sweep, gpu: str, redact: Redactor, keep_host: bool) -> 
         "branch": upstream.branch, "commit": upstream.commit, "upstream_url": upstream.url,
         "precision": cond.get("precision"), "xla": cond.get("xla"), "num_gpus": counts,
         "variable_update": cond.get("variable_update"), "data": cond.get("data"),
+        "data_source": sweep.plan.data_origin(), "link": sweep.link(),
         "batch_sizes": {m: b for m, b in meta.plan_order}, "device": meta.device,
         "cluster": ({"backend": sweep.plan.cluster, "workers": sweep.plan.workers, "ps": sweep.plan.ps,
                      "fleet": bool(sweep.plan.fleet)} if sweep.plan.cluster else None),

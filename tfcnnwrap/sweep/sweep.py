@@ -33,7 +33,7 @@ from tfcnnwrap.run.procs import format_command, pip_install_command
 from tfcnnwrap.run.runner import RunOutcome, run_benchmark
 from tfcnnwrap.run.stopping import StopRequests
 from tfcnnwrap.run.telemetry import Telemetry
-from tfcnnwrap.sweep import cooling, runlife
+from tfcnnwrap.sweep import cooling, hostdata, runlife
 from tfcnnwrap.sweep.fleet import run_fleet
 from tfcnnwrap.sweep.live import make_display
 from tfcnnwrap.sweep.runlife import SCRIPT_NAME, Display, SweepContext, latest
@@ -211,6 +211,7 @@ def _prepare(args: argparse.Namespace, sweep: SweepDir, meta: Optional[SweepMeta
     ctx.features = _feature_flags(plan, ctx.checkout.branch, script)
     _warn(ctx, checkout.branch_mismatch(ctx.tf_version, ctx.manifest))
     _check_cluster(ctx)
+    hostdata.prepare_data(ctx, dry_run=args.dry_run)
     return ctx
 
 
@@ -309,7 +310,7 @@ def _new_meta(ctx: SweepContext) -> SweepMeta:
         command_template=tuple(command_template(ctx.plan, ctx.device, ctx.features)),
         script_dir=str(ctx.script.parent.resolve()), upstream=ctx.checkout, tensorflow_version=ctx.tf_version,
         python=ctx.python, vendor_dir=str(ctx.vendor_dir.resolve()), argv=tuple(sys.argv),
-        environment=environment.to_json(),
+        environment=dict(environment.to_json(), link_bandwidth=hostdata.measure_link(ctx)),
     )
 
 
@@ -413,7 +414,7 @@ def _header(ctx: SweepContext, todo: List[RunSpec]) -> List[str]:
             upstream.branch or "?",
             (" @ " + upstream.commit[:10]) if upstream.commit else "",
         ),
-    ] + ["  " + line for line in [_flow_text(ctx)] if line]
+    ] + ["  " + line for line in [_flow_text(ctx), hostdata.header_text(ctx)] if line]
 
 
 def _flow_text(ctx: SweepContext) -> str:
