@@ -29,6 +29,7 @@ from tfcnnwrap.share import bundle as bundles
 from tfcnnwrap.share.bundlecheck import FAILED, verify
 from tfcnnwrap.share.bundleexport import build
 from tfcnnwrap.share.library import Library, import_one
+from tfcnnwrap.share.signing import allowed_signers_path
 from tfcnnwrap.target import gitremote
 
 if TYPE_CHECKING:
@@ -282,6 +283,7 @@ def pull(url: str, branch: Optional[str] = None, out: TextIO = sys.stdout,
     url = gitremote.normalise_repo_url(url, flag="GIT_URL")
     if branch:
         gitremote.validate_branch_name(branch)
+    allowed = allowed_signers_path()
     library = Library()
     try:
         lock = _cache_lock(library, url)
@@ -306,7 +308,7 @@ def pull(url: str, branch: Optional[str] = None, out: TextIO = sys.stdout,
             if name[: -len(bundles.SUFFIX)] in known:
                 counts["present"] += 1
                 continue
-            outcome, message = _pull_one(repo, library, (mode, kind, sha, size, path), url)
+            outcome, message = _pull_one(repo, library, (mode, kind, sha, size, path), url, allowed)
             counts[outcome] += 1
             if outcome != "present":
                 (err if outcome == "refused" else out).write(("refused: " if outcome == "refused" else "")
@@ -319,7 +321,7 @@ def pull(url: str, branch: Optional[str] = None, out: TextIO = sys.stdout,
 
 
 def _pull_one(repo: Repo, library: Library, entry: Tuple[str, str, str, Optional[int], str],
-              url: str) -> Tuple[str, ...]:
+              url: str, allowed: Optional[Path] = None) -> Tuple[str, ...]:
     mode, kind, sha, size, path = entry
     path = path if path.isprintable() else ascii(path)  # their file names: one line each, whatever they hold
     refusal = _entry_refusal(mode, kind, size, path)
@@ -330,7 +332,7 @@ def _pull_one(repo: Repo, library: Library, entry: Tuple[str, str, str, Optional
     except Exception as exc:  # noqa: BLE001 - a damaged object in their repository refuses that file only
         return "refused", "%s: git cannot read it (%s)" % (path, str(exc)[:120] or type(exc).__name__)
     outcome, message = import_one(library, data, path, origin=url,
-                                  expected_id=path.rsplit("/", 1)[-1][: -len(bundles.SUFFIX)])
+                                  expected_id=path.rsplit("/", 1)[-1][: -len(bundles.SUFFIX)], allowed=allowed)
     return outcome, message
 
 
