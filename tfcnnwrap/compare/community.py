@@ -2,18 +2,20 @@
 
 One narrow function, ``reference_set(references_csv, source)``, gives compare and rank the references to use:
 the built-in ones (and ``--references FILE``), the community ones, or both. A community GPU is one
-``references.ReferenceGPU`` per GPU name, labelled ``<GPU> community (N sweeps)``; each of its results is one
+``references.ReferenceGPU`` per GPU name, labelled ``<GPU> community (N sweeps, M signers)`` (M: distinct keys
+with a valid signature over its bundles; left out when none); each of its results is one
 configuration under one set of conditions (model, batch size, GPU count, precision, XLA, variable update, data,
 TensorFlow X.Y): the median across the sweeps of their means, its source naming the range and the bundle ids.
 Unverified bundles (exported without logs) stay out. Read from the index only, never the bundle files, so a
-library of 10,000 bundles ranks in well under a second.
+library of 10,000 bundles ranks in well under a second. An entry is ``replicated`` when, under one set of
+conditions, two bundles signed by disjoint sets of keys have figures whose 95% intervals overlap.
 """
 
 from __future__ import annotations
 
 import statistics
 import sys
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from tfcnnwrap import render
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
@@ -29,6 +31,8 @@ ID_PREFIX = "community-"
 SHOWN_IDS = 5  # bundle ids a provenance note names before "and N more"
 # (model, batch size, GPU count, precision, xla, variable update, data, TF X.Y): one set of conditions
 _Conditions = Tuple[str, int, int, str, str, str, str, str]
+# ({bundle id: signing keys}, {(bundle id, model, batch size, GPUs): 95% interval in %}) from the index
+Evidence = Tuple[Dict[str, Set[str]], Dict[Tuple[str, str, int, int], float]]
 
 
 def _tf_xy(version: str) -> str:
@@ -64,15 +68,38 @@ def _result(gpu_id: str, key: Tuple[str, int, int, str, str, str, str, str], pai
                   source=source, notes="range %.2f-%.2f" % (values[0], values[-1]), origin="community", xla=xla)
 
 
-def community_gpus(rows: List[Any]) -> Dict[str, ReferenceGPU]:
-    """{id: ReferenceGPU} of the library's verified rows, one GPU per GPU name."""
+def counts_label(sweeps: int, signers: int) -> str:
+    """``5 sweeps, 3 signers`` (``1 sweep``; no signers part when none signed)."""
+    text = "%d sweep%s" % (sweeps, "" if sweeps == 1 else "s")
+    return text + (", %d signer%s" % (signers, "" if signers == 1 else "s") if signers else "")
+
+
+def replicated(key: _Conditions, pairs: List[Tuple[float, str]], evidence: Evidence) -> bool:
+    """Two bundles of one set of conditions, signed by disjoint sets of keys (independent people), whose
+    figures' 95% intervals overlap: the figure was reproduced by someone else, not just repeated."""
+    signers, intervals = evidence
+    known = []
+    for value, ident in pairs:
+        pct = intervals.get((ident, key[0], key[1], key[2]))
+        if signers.get(ident) and pct is not None:
+            known.append((value, value * pct / 100.0, signers[ident]))
+    return any(keys_a.isdisjoint(keys_b) and abs(a - b) <= half_a + half_b
+               for i, (a, half_a, keys_a) in enumerate(known) for b, half_b, keys_b in known[i + 1:])
+
+
+def community_gpus(rows: List[Any], evidence: Optional[Evidence] = None) -> Dict[str, ReferenceGPU]:
+    """{id: ReferenceGPU} of the library's verified rows, one GPU per GPU name; ``evidence`` (signers and
+    intervals, library_evidence) counts the signers and marks a replicated entry."""
+    evidence = evidence or ({}, {})
     gpus = {}
     for name, groups in sorted(group_rows(rows).items()):
         gpu_id = ID_PREFIX + slug(name)
-        sweeps = len({i for pairs in groups.values() for _, i in pairs})
-        gpu = ReferenceGPU(id=gpu_id, name="%s community (%d sweep%s)" % (name, sweeps, "" if sweeps == 1 else "s"),
-                           aliases=(), vendor=vendor_of(name), origin="community",
-                           bundle_ids=sorted({i for pairs in groups.values() for _, i in pairs}))
+        ids = sorted({i for pairs in groups.values() for _, i in pairs})
+        keys = set().union(*(evidence[0].get(i, set()) for i in ids))
+        gpu = ReferenceGPU(id=gpu_id, name="%s community (%s)" % (name, counts_label(len(ids), len(keys))),
+                           aliases=(), vendor=vendor_of(name), origin="community", bundle_ids=ids,
+                           sweeps=len(ids), signers=len(keys),
+                           replicated=any(replicated(k, pairs, evidence) for k, pairs in groups.items()))
         gpu.results = [_result(gpu_id, key, pairs) for key, pairs in sorted(groups.items())]
         gpus[gpu_id] = gpu
     return gpus
@@ -83,6 +110,15 @@ def library_rows(models: Optional[Sequence[str]] = None) -> List[Any]:
     library = Library(create=False)
     try:
         return library.community_rows(models)
+    finally:
+        library.close()
+
+
+def library_evidence() -> Evidence:
+    """The index's signers and intervals (({}, {}) without a library): what community_gpus counts."""
+    library = Library(create=False)
+    try:
+        return library.signer_keys(), library.intervals()
     finally:
         library.close()
 
@@ -111,7 +147,8 @@ def reference_set(
     gpus = dict(load_references(references_csv).gpus) if source != "community" else {}
     if source != "builtin":
         taken = {k for g in gpus.values() for k in g.keys()}
-        for gpu_id, gpu in community_gpus(_rows_or_warn(models, source)).items():
+        rows = _rows_or_warn(models, source)
+        for gpu_id, gpu in community_gpus(rows, library_evidence() if rows else None).items():
             if gpu_id not in gpus and not (gpu.keys() & taken):
                 gpus[gpu_id] = gpu
     if source == "community" and not gpus:
@@ -125,9 +162,11 @@ def rank_provenance(ranking: Ranking) -> List[Any]:
     shown = [row for row in ranking.rows if str(row.gpu_id or "").startswith(ID_PREFIX)]
     if not shown:
         return []
-    gpus = community_gpus(library_rows())
-    return ["%s: per configuration the median across its sweeps; %s"
-            % (row.gpu, provenance(gpus[row.gpu_id].bundle_ids)) for row in shown if row.gpu_id in gpus]
+    gpus = community_gpus(library_rows(), library_evidence())
+    return ["%s: per configuration the median across its sweeps; %s%s"
+            % (row.gpu, provenance(gpus[row.gpu_id].bundle_ids),
+               "; replicated: independent signers' figures agree within their 95% intervals"
+               if gpus[row.gpu_id].replicated else "") for row in shown if row.gpu_id in gpus]
 
 
 def print_provenance(ranking: Ranking, fmt: str) -> None:
