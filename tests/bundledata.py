@@ -38,8 +38,8 @@ def logged_sweep(path, values=None, runs=3, gpus=("GeForce RTX 2070",), home="/h
     """A finished sweep at ``path`` with a log per run; ``values`` {model: images/sec, or a list: one per run}
     (default the seed's)."""
     values = values or SEED_2070
-    results = {(m, SEED_BATCH.get(m, 64)): list(values[m]) if isinstance(values[m], (list, tuple)) else [values[m]] * runs
-               for m in values}
+    results = {(m, SEED_BATCH.get(m, 64)): list(v) if isinstance(v, (list, tuple)) else [v] * runs
+               for m, v in values.items()}
     path = write_sweep(path, results, gpus=list(gpus) if gpus is not None else [])
     meta = json.loads((path / "sweep.json").read_text(encoding="utf-8"))
     meta["tensorflow_version"] = tf + ".0"

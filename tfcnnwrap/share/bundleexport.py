@@ -213,6 +213,7 @@ def cmd_export(args: Namespace) -> int:
     except OSError as exc:
         raise fs_error("write", out, exc) from None
     note = "" if "logs" in bundle else " (no logs: unverified wherever it is shown)"
+    note += "".join(", signed by %s" % entry["fingerprint"] for entry in bundle.get("signatures", []))
     sys.stdout.write("%s\n" % out)
     sys.stderr.write("tfcnnwrap export: %s, %d runs, bundle %s%s\n"
                      % (bundle["conditions"]["gpu"], len(bundle["runs"]), bundle["id"][:12], note))
