@@ -259,3 +259,28 @@ def test_one_signer_twice_or_disagreeing_figures_are_not_replicated(tmp_path, ke
     (entry,), _ = community_rank(tmp_path, keys, made)
     assert entry["gpu"] == "GeForce RTX 2070 community (3 sweeps, 2 signers)"
     assert (entry["sweeps"], entry["signers"], entry["replicated"]) == (3, 2, False)
+
+
+def test_a_second_signature_of_a_bundle_the_library_holds_is_added_on_import(tmp_path, keys):
+    path = signed_export(tmp_path, keys)
+    env = {"TFCNNWRAP_DATA": str(tmp_path / "data")}
+    assert spawn_cli("import", path, env=env).returncode == 0
+    # bob re-ran it, agrees, and signs his copy of the same bundle
+    copy = tmp_path / "bob" / path.name
+    copy.parent.mkdir()
+    copy.write_bytes(path.read_bytes())
+    assert spawn_cli("sign", copy, "--key", keys["bob"][0]).returncode == 0
+    again = spawn_cli("import", copy, env=env)
+    assert again.returncode == 0 and "1 new signature added" in again.stdout, again
+    assert "0 imported, 1 already there, 0 refused" in again.stderr
+    stored = load(tmp_path / "data" / "bundles" / path.name)
+    assert [s["fingerprint"] for s in stored["signatures"]] == [keys["alice"][1], keys["bob"][1]]
+    rows = spawn_cli("library", "--format", "json", env=env).json()["rows"]
+    assert rows and all(r["signers"] == sorted([keys["alice"][1], keys["bob"][1]]) for r in rows)
+    # a copy with an altered new signature is refused, and the library keeps what it had
+    bad = load(copy)
+    bad["signatures"].append(dict(bad["signatures"][1], signature=bad["signatures"][0]["signature"]))
+    bad["signatures"][2]["fingerprint"] = keys["carol"][1]
+    refused = spawn_cli("import", save(tmp_path / "bad.tfcw.json.gz", bad), env=env)
+    assert refused.returncode == 1 and "not verified: signature 3" in refused.stderr, refused
+    assert len(load(tmp_path / "data" / "bundles" / path.name)["signatures"]) == 2

@@ -42,7 +42,7 @@ from tfcnnwrap.results.tdist import t975
 from tfcnnwrap.share import bundle as bundles
 from tfcnnwrap.share.bundle import BundleRefused, read_bytes
 from tfcnnwrap.share.bundlecheck import FAILED, verify
-from tfcnnwrap.share.signing import Signer, allowed_signers_path
+from tfcnnwrap.share.signing import Signer, add_signature, allowed_signers_path, check_all, signature_findings
 
 if TYPE_CHECKING:
     import sqlite3
@@ -61,8 +61,10 @@ ResultRow = Tuple[str, str, str, int, int, Optional[str], Optional[str], Optiona
                   int, str, Optional[float]]
 # (bundle id, key fingerprint, principal or None): one valid signature of a bundle
 SignerRow = Tuple[str, str, Optional[str]]
-# check's answer: (outcome, message, None when refused / the bundle id when present / its rows when new)
-Checked = Tuple[str, str, Union[None, str, Tuple[BundleRow, List[ResultRow], List[SignerRow]]]]
+# check's answer: (outcome, message, None when refused / the bundle id when present / its rows when new /
+# (its id, the signature entries to add, their rows) when present with new signatures: "signed")
+Checked = Tuple[str, str, Union[None, str, Tuple[BundleRow, List[ResultRow], List[SignerRow]],
+                                Tuple[str, List[Dict[str, Any]], List[SignerRow]]]]
 
 ROW_KEYS = ("id", "gpu", "model", "batch_size", "precision", "num_gpus", "images_per_sec", "verified", "created_at",
             "xla", "variable_update", "data", "tf_version", "runs_ok")
@@ -180,6 +182,39 @@ class Library:
                 db.execute("ROLLBACK")
             raise _unusable(self.root, "its index: %s" % exc) from None
         return bool(cur.rowcount)
+
+    def add_signatures(self, ident: str, entries: Sequence[Dict[str, Any]], signers: Sequence[SignerRow],
+                       data: bytes) -> None:
+        """Add checked signatures to a bundle the library holds: its file gains the entries (``data``, the bytes
+        they came in, stands in for a stored file that is unreadable) and the index their rows, under one write
+        lock, so two imports adding signatures at once lose none."""
+        db = self.db
+        if db is None:
+            raise RuntimeError("add_signatures on a library that does not exist (opened with create=False)")
+        path = self.path_of(ident)
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                bundle = bundles.read_path(path)
+            except BundleRefused:
+                bundle = read_bytes(data, str(path))
+            for entry in entries:
+                add_signature(bundle, entry)
+            safefs.atomic_write(path, bundles.to_bytes(bundle), fsync=False)
+            db.executemany("INSERT OR IGNORE INTO signers VALUES (?, ?, ?)", signers)
+            db.execute("COMMIT")
+        except (self.sqlite3.DatabaseError, OSError) as exc:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise _unusable(self.root, "cannot add signatures to %s: %s"
+                            % (path, getattr(exc, "strerror", None) or exc)) from None
+        finally:
+            self._known = None
+
+    def known_signers(self) -> Dict[str, FrozenSet[str]]:
+        """{id: the keys of its signatures in the index} of every bundle: what an import checks against."""
+        keys = self.signer_keys()
+        return {ident: frozenset(keys.get(ident, ())) for ident in self.known_ids()}
 
     def community_rows(self, models: Optional[Sequence[str]] = None) -> List[Any]:
         """(gpu, model, batch_size, num_gpus, precision, xla, variable_update, data, tf_version, images_per_sec,
@@ -315,7 +350,7 @@ def check(
     if expected_id is not None and bundle["id"] != expected_id:
         return "refused", "%s: holds bundle %s, not the one its name says" % (where, bundle["id"][:12]), None
     if bundle["id"] in known:
-        return "present", "%s: already in the library (bundle %s)" % (where, bundle["id"][:12]), bundle["id"]
+        return _present(bundle, where, known, allowed)
     verdict = verify(bundle, allowed)
     if verdict.state == FAILED:
         return "refused", "%s: not verified: %s" % (where, verdict.findings[0]), None
@@ -324,9 +359,35 @@ def check(
     return "new", message, index_rows(bundle, verdict.verified, origin) + (signer_rows(bundle["id"], verdict.signers),)
 
 
+def _present(bundle: Dict[str, Any], where: str, known: Collection[str], allowed: Optional[Path]) -> Checked:
+    """A bundle the library holds (``known``: {id: its signers' keys} where the caller knows them): signatures
+    the library lacks are checked, all of them good: ('signed', message, (id, entries, signer rows)) for store to
+    add; one bad: refused, as verify would."""
+    message = "%s: already in the library (bundle %s)" % (where, bundle["id"][:12])
+    have = known.get(bundle["id"], frozenset()) if isinstance(known, dict) else frozenset()
+    fresh = [e for e in bundle.get("signatures") or () if e.get("fingerprint") not in have]
+    if not isinstance(known, dict) or not fresh:
+        return "present", message, bundle["id"]
+    signers = check_all(bundle, allowed)  # all of them: a finding numbers its signature as verify does
+    bad = signature_findings(signers)
+    if bad:
+        return "refused", "%s: not verified: %s" % (where, bad[0]), None
+    keep = {s.fingerprint: (entry, s) for entry, s in zip(bundle["signatures"], signers) if s.fingerprint not in have}
+    if not keep:
+        return "present", message, bundle["id"]
+    rows = signer_rows(bundle["id"], [s for _, s in keep.values()])
+    return ("signed", "%s; %d new signature%s added" % (message, len(keep), "" if len(keep) == 1 else "s"),
+            (bundle["id"], [e for e, _ in keep.values()], rows))
+
+
 def store(library: Library, data: Optional[bytes], checked: Checked) -> Tuple[str, ...]:
-    """(outcome, message) after storing what ``check`` found: 'imported', 'present' or 'refused'."""
+    """(outcome, message) after storing what ``check`` found: 'imported', 'present' or 'refused' ('signed':
+    present, its new signatures added)."""
     outcome, message, found = checked
+    if outcome == "signed":
+        ident, entries, signers = found  # type: ignore[misc, str-unpack]  # "signed": (id, entries, rows)
+        library.add_signatures(ident, entries, signers, data)  # type: ignore[arg-type]  # "signed": data is bytes
+        return "present", message
     if outcome != "new":
         return outcome, message
     bundle_row, rows, signers = found  # type: ignore[misc, str-unpack]  # "new": found is the rows
@@ -353,7 +414,7 @@ def _bundle_files(paths: Iterable[Union[Path, str]]) -> Iterator[Path]:
             yield path
 
 
-_KNOWN: FrozenSet[str] = frozenset()
+_KNOWN: Collection[str] = frozenset()  # the library's ids ({id: signers' keys} from import)
 _ALLOWED: Optional[Path] = None  # the allowed signers file the workers name signers by
 
 
@@ -368,14 +429,14 @@ def _check_file(
     return data, check(data, str(path), origin=str(Path(path).resolve()), known=_KNOWN, allowed=_ALLOWED)
 
 
-def _worker_init(known: frozenset, allowed: Optional[Path] = None) -> None:
+def _worker_init(known: Collection[str], allowed: Optional[Path] = None) -> None:
     global _KNOWN, _ALLOWED
     _KNOWN, _ALLOWED = known, allowed
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it ends the pool
 
 
 def checked_files(
-    files: List[Path], known: frozenset, allowed: Optional[Path] = None
+    files: List[Path], known: Collection[str], allowed: Optional[Path] = None
 ) -> Iterator[Tuple[Path, Optional[bytes], Checked]]:
     """(path, data, check's answer) of each file, in order; worker processes check them when there are many
     (verifying re-parses every log: the CPU work of an import)."""
@@ -401,8 +462,7 @@ def cmd_import(args: Namespace) -> int:
     library = Library()
     counts = {"imported": 0, "present": 0, "refused": 0}
     try:
-        for _path, data, answer in checked_files(list(_bundle_files(args.paths)), frozenset(library.known_ids()),
-                                                 allowed):
+        for _path, data, answer in checked_files(list(_bundle_files(args.paths)), library.known_signers(), allowed):
             outcome, message = store(library, data, answer)
             counts[outcome] += 1
             (sys.stderr if outcome == "refused" else sys.stdout).write(
