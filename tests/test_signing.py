@@ -284,3 +284,30 @@ def test_a_second_signature_of_a_bundle_the_library_holds_is_added_on_import(tmp
     refused = spawn_cli("import", save(tmp_path / "bad.tfcw.json.gz", bad), env=env)
     assert refused.returncode == 1 and "not verified: signature 3" in refused.stderr, refused
     assert len(load(tmp_path / "data" / "bundles" / path.name)["signatures"]) == 2
+
+
+def test_a_second_signature_travels_through_git_publish_and_pull(tmp_path, keys):
+    from conftest import GIT_ENV
+
+    path = signed_export(tmp_path, keys)
+    bare = tmp_path / "results.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    publisher = dict(GIT_ENV, TFCNNWRAP_DATA=str(tmp_path / "publisher"))
+    reader = dict(GIT_ENV, TFCNNWRAP_DATA=str(tmp_path / "reader"))
+    assert spawn_cli("publish", path, "--to", bare, env=publisher).returncode == 0
+    first = spawn_cli("pull", bare, env=reader)
+    assert first.returncode == 0 and "1 imported" in first.stderr, first
+    copy = tmp_path / "bob" / path.name
+    copy.parent.mkdir()
+    copy.write_bytes(path.read_bytes())
+    assert spawn_cli("sign", copy, "--key", keys["bob"][0]).returncode == 0
+    published = spawn_cli("publish", copy, "--to", bare, env=publisher)
+    assert published.returncode == 0 and "published" in published.stdout, published
+    log = subprocess.run(["git", "--git-dir", str(bare), "log", "-1", "--format=%B"], capture_output=True, text=True)
+    assert log.stdout.startswith("Sign GeForce RTX 2070: bundle %s" % path.name.split(".")[0]), log.stdout
+    again = spawn_cli("pull", bare, env=reader)
+    assert again.returncode == 0 and "1 new signature added" in again.stdout, again
+    rows = spawn_cli("library", "--format", "json", env=reader).json()["rows"]
+    assert rows and all(r["signers"] == sorted([keys["alice"][1], keys["bob"][1]]) for r in rows)
+    unchanged = spawn_cli("publish", copy, "--to", bare, env=publisher)
+    assert unchanged.returncode == 0 and "already in" in unchanged.stdout, unchanged

@@ -102,7 +102,7 @@ class Library:
     def __init__(self, root: Union[Path, str, None] = None, create: bool = True) -> None:
         self.root = Path(root) if root is not None else data_dir()
         self.db: Optional["sqlite3.Connection"] = None
-        self._known: Optional[FrozenSet[str]] = None
+        self._known: Optional[Dict[str, FrozenSet[str]]] = None
         if self.root.exists() and not self.root.is_dir():  # else mkdir's or a query's "no bundles" hides it
             raise _unusable(self.root, "not a directory")
         if not create and not (self.root / INDEX).is_file():
@@ -150,9 +150,10 @@ class Library:
     def path_of(self, ident: str) -> Path:
         return self.root / BUNDLES / bundles.file_name(ident)
 
-    def known_ids_cached(self) -> frozenset:
+    def known_ids_cached(self) -> Dict[str, FrozenSet[str]]:
+        """known_signers, read once: {id: its signers' keys} (``in`` asks for an id)."""
         if self._known is None:
-            self._known = frozenset(self.known_ids())
+            self._known = self.known_signers()
         return self._known
 
     def add_rows(self, bundle_row: BundleRow, rows: Sequence[ResultRow], data: bytes,

@@ -29,7 +29,7 @@ from tfcnnwrap.share import bundle as bundles
 from tfcnnwrap.share.bundlecheck import FAILED, verify
 from tfcnnwrap.share.bundleexport import build
 from tfcnnwrap.share.library import Library, import_one
-from tfcnnwrap.share.signing import allowed_signers_path
+from tfcnnwrap.share.signing import add_signature, allowed_signers_path
 from tfcnnwrap.target import gitremote
 
 if TYPE_CHECKING:
@@ -179,17 +179,36 @@ def _publish_in(repo: Repo, bundle: Dict[str, Any], data: bytes, rel: str, branc
     try:
         branch, base = _checkout_branch(repo, branch)
         target = Path(repo.working_tree_dir, *rel.split("/"))  # type: ignore[arg-type]  # a clone has one
+        message = commit_message(bundle)
         if target.exists():
-            return bundle, rel, branch, False
+            merged, message = _with_their_signatures(target, bundle, rel)
+            if merged is None:
+                return bundle, rel, branch, False
+            data = merged
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
         _identity(repo)
         _run(repo, "add", "--", rel)
-        _run(repo, "commit", "-q", "-m", commit_message(bundle))
+        _run(repo, "commit", "-q", "-m", message)
     except git.exc.GitCommandError as exc:
         raise _git_error("committing to a clone of", url, exc) from None
     _push(repo, branch, base, url)
     return bundle, rel, branch, True
+
+
+def _with_their_signatures(target: Path, bundle: Dict[str, Any], rel: str) -> Tuple[Optional[bytes], str]:
+    """(new file bytes, commit message) when ``bundle`` (verified, its signatures good) has signatures the
+    repository's copy lacks: that copy gains them; (None, "") when it has them all."""
+    try:
+        theirs = bundles.read_path(target)
+    except bundles.BundleRefused as exc:
+        raise TfcnnwrapError("the repository's %s is not a sound bundle (%s); fix the repository first"
+                             % (rel, exc.message), exit_code=1) from None
+    added = [e["fingerprint"] for e in bundle.get("signatures", []) if add_signature(theirs, e)]
+    if not added:
+        return None, ""
+    return bundles.to_bytes(theirs), "Sign %s: bundle %s\n\nsigned by %s\n" % (
+        bundle["conditions"]["gpu"], bundle["id"], ", ".join(added))
 
 
 def cmd_publish(args: Namespace) -> int:
@@ -305,12 +324,12 @@ def pull(url: str, branch: Optional[str] = None, out: TextIO = sys.stdout,
             name = path.rsplit("/", 1)[-1]
             if not name.endswith(bundles.SUFFIX):
                 continue
-            if name[: -len(bundles.SUFFIX)] in known:
-                counts["present"] += 1
+            if name[: -len(bundles.SUFFIX)] in known and _same_size(library, name[: -len(bundles.SUFFIX)], size):
+                counts["present"] += 1  # a copy of another size may carry signatures ours lacks: read below
                 continue
             outcome, message = _pull_one(repo, library, (mode, kind, sha, size, path), url, allowed)
             counts[outcome] += 1
-            if outcome != "present":
+            if outcome != "present" or "new signature" in message:
                 (err if outcome == "refused" else out).write(("refused: " if outcome == "refused" else "")
                                                              + message + "\n")
     finally:
@@ -318,6 +337,14 @@ def pull(url: str, branch: Optional[str] = None, out: TextIO = sys.stdout,
         library.close()
         lock.release()
     return counts, tip
+
+
+def _same_size(library: Library, ident: str, size: Optional[int]) -> bool:
+    """The library's copy of bundle ``ident`` has ``size`` bytes (signatures only add bytes)."""
+    try:
+        return library.path_of(ident).stat().st_size == size
+    except OSError:
+        return False
 
 
 def _pull_one(repo: Repo, library: Library, entry: Tuple[str, str, str, Optional[int], str],
