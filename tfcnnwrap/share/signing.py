@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 import shutil
 import struct
 import tempfile
@@ -50,7 +51,7 @@ class Signer:
 
     def describe(self) -> str:
         if not self.valid:
-            return "signature by %s is not valid: %s" % (self.fingerprint, self.why)
+            return "not valid: %s%s" % (self.why, " (key %s)" % self.fingerprint if self.fingerprint else "")
         if self.principal:
             return "signed by %s (%s)" % (self.principal, self.fingerprint)
         return "signed by %s (not in your allowed signers)" % self.fingerprint
@@ -104,6 +105,8 @@ def signature_key(armored: str) -> Tuple[str, str]:
         raise ValueError("not an SSHSIG version 1 signature")
     (public, namespace), _ = _strings(blob, 2, 10)
     (key_type,), _ = _strings(public, 1, 0)
+    if not re.fullmatch(rb"[A-Za-z0-9@._+-]{1,64}", key_type):  # their bytes: a key type is a short plain name
+        raise ValueError("not an SSH public key")
     return "%s %s" % (key_type.decode("ascii"), base64.b64encode(public).decode("ascii")), namespace.decode("utf-8")
 
 
@@ -168,9 +171,9 @@ def check(ident: str, entry: Dict[str, Any], allowed: Optional[Path]) -> Signer:
     armored = str(entry.get("signature", ""))
     try:
         key_line, namespace = signature_key(armored)
-    except (ValueError, UnicodeDecodeError, struct.error):
-        return Signer("an unreadable key", valid=False, why="not an SSH signature")
-    found = fingerprint(key_line)
+        found = fingerprint(key_line)
+    except (ValueError, struct.error):  # binascii.Error and UnicodeDecodeError are ValueErrors
+        return Signer("", valid=False, why="not an armored SSH signature (SSHSIG)")
     for field, value in (("fingerprint", found), ("key", key_line)):
         if field in entry and entry[field].split()[:2] != value.split()[:2]:
             return Signer(found, valid=False, why="its entry names another key (%s)" % safe_text(entry[field][:60]))
