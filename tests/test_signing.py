@@ -188,7 +188,8 @@ def test_import_keeps_signatures_and_library_rows_carry_their_signers(tmp_path, 
     assert "alice@example.com" in table.stdout
 
 
-def test_an_index_of_format_1_gains_the_signers_table_when_opened(tmp_path):
+def old_index(tmp_path):
+    """A library whose index is format 1, as tfcnnwrap 0.1 made it, with one bundle's row."""
     data = tmp_path / "data"
     (data / "bundles").mkdir(parents=True)
     db = sqlite3.connect(str(data / "library.sqlite"))
@@ -207,6 +208,11 @@ def test_an_index_of_format_1_gains_the_signers_table_when_opened(tmp_path):
         "PRAGMA user_version=1;" % ("a" * 64, "a" * 64)
     )
     db.close()
+    return data
+
+
+def test_an_index_of_format_1_gains_the_signers_table_when_opened(tmp_path):
+    data = old_index(tmp_path)
     rows = spawn_cli("library", "--format", "json", env={"TFCNNWRAP_DATA": str(data)}).json()["rows"]
     assert [(r["images_per_sec"], r["signers"]) for r in rows] == [(176.9, [])]
     db = sqlite3.connect(str(data / "library.sqlite"))
@@ -312,3 +318,21 @@ def test_a_second_signature_travels_through_git_publish_and_pull(tmp_path, keys)
     assert rows and all(r["signers"] == sorted([keys["alice"][1], keys["bob"][1]]) for r in rows)
     unchanged = spawn_cli("publish", copy, "--to", bare, env=publisher)
     assert unchanged.returncode == 0 and "already in" in unchanged.stdout, unchanged
+
+
+def test_an_index_of_format_1_that_cannot_be_written_reads_as_unsigned(tmp_path, monkeypatch):
+    from tfcnnwrap.share import library
+
+    data = old_index(tmp_path)
+
+    def read_only(db):
+        db.execute("BEGIN IMMEDIATE")
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    monkeypatch.setattr(library, "_create_schema", read_only)
+    opened = library.Library(data, create=False)
+    try:
+        assert [(r["images_per_sec"], r["signers"]) for r in opened.rows()] == [(176.9, [])]
+        assert opened.signer_keys() == {} and opened.intervals() == {}
+    finally:
+        opened.close()

@@ -102,6 +102,7 @@ class Library:
     def __init__(self, root: Union[Path, str, None] = None, create: bool = True) -> None:
         self.root = Path(root) if root is not None else data_dir()
         self.db: Optional["sqlite3.Connection"] = None
+        self.unsigned_index = False  # an index of format 1 that could not be migrated (read-only)
         self._known: Optional[Dict[str, FrozenSet[str]]] = None
         if self.root.exists() and not self.root.is_dir():  # else mkdir's or a query's "no bundles" hides it
             raise _unusable(self.root, "not a directory")
@@ -129,9 +130,21 @@ class Library:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             if version < SCHEMA_VERSION:
-                _create_schema(db)
+                self._migrate(db, version)
         except sqlite3.DatabaseError as exc:
             raise _unusable(self.root, "its index %s: %s" % (INDEX, exc)) from None
+
+    def _migrate(self, db: "sqlite3.Connection", version: int) -> None:
+        """Create the index, or bring an older one up to date; an older one we may not write (a read-only
+        library) is read as it is: it has no signers table, so its bundles read as unsigned."""
+        try:
+            _create_schema(db)
+        except self.sqlite3.OperationalError:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            if not version:  # a new index we cannot create is unusable
+                raise
+            self.unsigned_index = True
 
     def close(self) -> None:
         if self.db is not None:
@@ -227,24 +240,31 @@ class Library:
                                "tf_version, images_per_sec, bundle_id FROM results WHERE verified = 1" + where,
                                list(models or ())).fetchall()
 
+    def _signed_db(self) -> Optional["sqlite3.Connection"]:
+        """The index when it has its signers table and intervals (format 2), else None."""
+        return None if self.unsigned_index else self.db
+
     def signer_keys(self) -> Dict[str, Set[str]]:
         """{bundle id: fingerprints of its valid signatures}: what community entries count as signers."""
         out: Dict[str, Set[str]] = {}
-        for ident, key in self.db.execute("SELECT bundle_id, fingerprint FROM signers") if self.db else ():
+        db = self._signed_db()
+        for ident, key in db.execute("SELECT bundle_id, fingerprint FROM signers") if db else ():
             out.setdefault(ident, set()).add(key)
         return out
 
     def intervals(self) -> Dict[Tuple[str, str, int, int], float]:
         """{(bundle id, model, batch size, GPUs): 95% interval half-width in % of the mean} where known."""
-        if self.db is None:
+        db = self._signed_db()
+        if db is None:
             return {}
-        return {row[:4]: row[4] for row in self.db.execute(
+        return {row[:4]: row[4] for row in db.execute(
             "SELECT bundle_id, model, batch_size, num_gpus, ci95_pct FROM results WHERE ci95_pct IS NOT NULL")}
 
     def _signer_names(self) -> Dict[str, List[str]]:
         """{bundle id: its signers as shown: the principal where the allowed signers named one, else the key}."""
         out: Dict[str, List[str]] = {}
-        for ident, key, principal in self.db.execute("SELECT * FROM signers") if self.db else ():
+        db = self._signed_db()
+        for ident, key, principal in db.execute("SELECT * FROM signers") if db else ():
             out.setdefault(ident, []).append(principal or key)
         return {k: sorted(v) for k, v in out.items()}
 
