@@ -105,6 +105,11 @@ def test_a_signed_export_passes_ssh_keygen_verify_over_its_id_and_verify_names_t
     allowed_signers(data / "allowed_signers", keys, "alice")
     default = spawn_cli("verify", path, env={"TFCNNWRAP_DATA": str(data)})
     assert "signed by alice@example.com" in default.stdout, default
+    # or the config file's allowed_signers
+    config = tmp_path / "tfcnnwrap.toml"
+    config.write_text('allowed_signers = "%s"\n' % allowed.as_posix())
+    configured = spawn_cli("verify", path, env={"TFCNNWRAP_CONFIG": str(config)})
+    assert "signed by alice@example.com" in configured.stdout, configured
 
 
 def test_an_altered_or_borrowed_signature_is_not_verified(tmp_path, keys):
