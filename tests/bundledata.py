@@ -35,9 +35,11 @@ def log_text(model, batch_size, ips, num_gpus=1, device_line=None, tf="1.12"):
 
 def logged_sweep(path, values=None, runs=3, gpus=("GeForce RTX 2070",), home="/home/alice", host=HOST,
                  device_line=None, tf="1.12"):
-    """A finished sweep at ``path`` with a log per run; ``values`` {model: images/sec} (default the seed's)."""
+    """A finished sweep at ``path`` with a log per run; ``values`` {model: images/sec, or a list: one per run}
+    (default the seed's)."""
     values = values or SEED_2070
-    results = {(m, SEED_BATCH.get(m, 64)): [values[m]] * runs for m in values}
+    results = {(m, SEED_BATCH.get(m, 64)): list(v) if isinstance(v, (list, tuple)) else [v] * runs
+               for m, v in values.items()}
     path = write_sweep(path, results, gpus=list(gpus) if gpus is not None else [])
     meta = json.loads((path / "sweep.json").read_text(encoding="utf-8"))
     meta["tensorflow_version"] = tf + ".0"

@@ -36,6 +36,7 @@ HANDLERS = {
     # results to share (issue 24): bundles, the local library, git
     "export": "tfcnnwrap.share.bundleexport:cmd_export",
     "verify": "tfcnnwrap.share.bundlecheck:cmd_verify",
+    "sign": "tfcnnwrap.share.bundleexport:cmd_sign",
     "import": "tfcnnwrap.share.library:cmd_import",
     "library": "tfcnnwrap.share.library:cmd_library",
     "publish": "tfcnnwrap.share.share:cmd_publish",
@@ -461,6 +462,22 @@ def _add_export(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
                    "(default: <id>.tfcw.json.gz here)")
     p.add_argument("--no-logs", action="store_true", help="leave the logs out (the bundle is then unverified)")
     p.add_argument("--keep-host", action="store_true", help="keep the host name (default: <host>)")
+    p.add_argument("--sign", metavar="KEY", type=_text,
+                   help="sign the bundle's id with this OpenSSH key (ssh-keygen -Y sign -n tfcnnwrap)")
+
+
+def _add_sign(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
+    p = _add_verb(
+        verbs, parent, "sign",
+        help="add your OpenSSH signature to a bundle (several people may sign one)",
+        description="Signs the bundle's id (its 64 hex characters) with ssh-keygen -Y sign -n tfcnnwrap, the "
+        "signature format git uses, and adds it to the bundle's signatures; the id and the file name stay. Exit 0 "
+        "signed or already signed by that key, 1 the bundle is not verified, 2 unreadable or no ssh-keygen.",
+        examples=["1f3a...e9.tfcw.json.gz --key ~/.ssh/id_ed25519"],
+    )
+    p.add_argument("bundle", metavar="BUNDLE", type=_text, help="the bundle file (rewritten in place)")
+    p.add_argument("--key", metavar="KEY", type=_text, required=True,
+                   help="the private key, or the .pub of a key held in ssh-agent")
 
 
 def _add_verify(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
@@ -468,13 +485,17 @@ def _add_verify(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
         verbs, parent, "verify",
         help="check bundles against their own logs",
         description="Re-parse every log with the sweep's parser: sha256, status and images/sec, model, batch "
-        "size and GPU count, every number within bounds. Exit 0 verified, 1 not, 2 unreadable.",
+        "size and GPU count, every number within bounds; check every OpenSSH signature over the id and name its "
+        "signer. Exit 0 verified, 1 not (an altered signature included), 2 unreadable or no ssh-keygen.",
         examples=["1f3a...e9.tfcw.json.gz", "--repo ."],
     )
     p.add_argument("bundles", nargs="*", metavar="BUNDLE", type=_text, help="bundle files")
     p.add_argument("--repo", metavar="DIR", type=_text,
                    help="every bundle of a results repository's work tree, and whether each lies where publish "
-                   "puts it (bundles/<vendor>/<gpu-slug>/<id>.tfcw.json.gz)")
+                   "puts it (bundles/<vendor>/<gpu-slug>/<id>.tfcw.json.gz); signers named from DIR/allowed_signers")
+    p.add_argument("--allowed-signers", metavar="FILE", type=_text,
+                   help="OpenSSH allowed_signers file naming whom you trust (default: the config's allowed_signers, "
+                   "else allowed_signers in the data folder); signers not in it are named by key fingerprint")
 
 
 def _add_import(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
@@ -585,9 +606,8 @@ def _add_completion(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
 
 
 VERB_BUILDERS = (_add_setup, _add_sweep, _add_report, _add_compare, _add_references, _add_parse, _add_doctor,
-                 _add_list, _add_export, _add_verify, _add_import, _add_library, _add_publish, _add_pull,
-                 _add_init_repo, _add_site,
-                 _add_completion)
+                 _add_list, _add_export, _add_sign, _add_verify, _add_import, _add_library, _add_publish, _add_pull,
+                 _add_init_repo, _add_site, _add_completion)
 
 
 class _VersionAction(argparse.Action):

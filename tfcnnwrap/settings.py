@@ -26,10 +26,11 @@ ENV_PYTHON = "TFCNNWRAP_PYTHON"
 ENV_VENDOR_DIR = "TFCNNWRAP_VENDOR_DIR"
 ENV_RESULTS = "TFCNNWRAP_RESULTS"
 ENV_CONFIG = "TFCNNWRAP_CONFIG"
+ENV_DATA = "TFCNNWRAP_DATA"
 DEFAULT_VENDOR_DIR = "vendor"
 DEFAULT_RESULTS = "results"
 CONFIG_NAME = "tfcnnwrap.toml"
-CONFIG_KEYS = ("python", "vendor_dir", "results_dir")
+CONFIG_KEYS = ("python", "vendor_dir", "results_dir", "allowed_signers")
 # a settings file is a few lines; anything bigger is not one (and is not read into memory)
 MAX_CONFIG_BYTES = 64 * 1024
 
@@ -104,6 +105,14 @@ def vendor_dir(flag: Optional[str] = None, environ: Optional[Mapping[str, str]] 
     if value:
         return Path(value), source
     return Path(DEFAULT_VENDOR_DIR), None
+
+
+def data_dir(environ: Optional[Mapping[str, str]] = None) -> Path:
+    """The library's folder: ``$TFCNNWRAP_DATA``, else the user data directory platformdirs names for tfcnnwrap."""
+    value = _environ(environ).get(ENV_DATA, "")
+    if value.strip():
+        return Path(value).expanduser()
+    return Path(platformdirs.user_data_dir("tfcnnwrap", appauthor=False))
 
 
 def results_dir(environ: Optional[Mapping[str, str]] = None) -> Path:

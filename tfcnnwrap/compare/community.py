@@ -4,13 +4,15 @@ One narrow function, ``reference_set(references_csv, source)``, gives compare an
 the built-in ones (and ``--references FILE``), the community ones, or both. A community entry is one
 ``references.ReferenceGPU`` per GPU identity (results/gpuid.py: every spelling of one GPU, never a look-alike
 name) and link class (``gen3 x4`` from the bundles' ``conditions.link``; one GPU in a desktop slot and in an
-eGPU enclosure are two entries), labelled ``<GPU> community[, <link>] (N sweeps)``; each of its results is one
-configuration under one set of conditions (model, batch size, GPU count, precision, XLA, variable update, data,
-TensorFlow X.Y): the median across the sweeps of their means, its source naming the range and the bundle ids.
+eGPU enclosure are two entries), labelled ``<GPU> community[, <link>] (N sweeps[, M signers])`` (M: distinct
+keys with a valid signature over its bundles; left out when none); each of its results is one configuration
+under one set of conditions (model, batch size, GPU count, precision, XLA, variable update, data, TensorFlow
+X.Y): the median across the sweeps of their means, its source naming the range and the bundle ids.
 Unverified bundles (exported without logs) stay out, and so do the bundles of the sweep being compared (it
 never counts toward its own community). Read from the index only (but for the few bundles that could be the
-sweep itself), never the bundle files, so a
-library of 10,000 bundles ranks in well under a second.
+sweep itself), never the bundle files, so a library of 10,000 bundles ranks in well under a second. An entry
+is ``replicated`` when, under one set of conditions, two bundles signed by disjoint sets of keys have figures
+whose 95% intervals overlap.
 """
 
 from __future__ import annotations
@@ -33,6 +35,10 @@ if TYPE_CHECKING:
 SOURCES = ("builtin", "community", "all")
 ID_PREFIX = "community-"
 SHOWN_IDS = 5  # bundle ids a provenance note names before "and N more"
+# (model, batch size, GPU count, precision, xla, variable update, data, TF X.Y): one set of conditions
+_Conditions = Tuple[str, int, int, str, str, str, str, str]
+# ({bundle id: signing keys}, {(bundle id, model, batch size, GPUs): 95% interval in %}) from the index
+Evidence = Tuple[Dict[str, Set[str]], Dict[Tuple[str, str, int, int], float]]
 
 
 def _tf_xy(version: str) -> str:
@@ -81,9 +87,15 @@ def entry_id(identity: str, link: Optional[str]) -> str:
     return ID_PREFIX + identity + ("-" + slug(link) if link else "")
 
 
-def entry_label(name: str, link: Optional[str], sweeps: int) -> str:
-    """``GeForce RTX 2070 community, gen3 x4 (3 sweeps)``; no link part where the link is not known."""
-    return "%s community%s (%d sweep%s)" % (name, ", " + link if link else "", sweeps, "" if sweeps == 1 else "s")
+def counts_label(sweeps: int, signers: int) -> str:
+    """``5 sweeps, 3 signers`` (``1 sweep``; no signers part when none signed)."""
+    text = "%d sweep%s" % (sweeps, "" if sweeps == 1 else "s")
+    return text + (", %d signer%s" % (signers, "" if signers == 1 else "s") if signers else "")
+
+
+def entry_label(name: str, link: Optional[str], sweeps: int, signers: int = 0) -> str:
+    """``GeForce RTX 2070 community, gen3 x4 (3 sweeps, 2 signers)``; no link part where it is not known."""
+    return "%s community%s (%s)" % (name, ", " + link if link else "", counts_label(sweeps, signers))
 
 
 def _shown_name(names: Dict[str, Set[str]]) -> str:
@@ -91,16 +103,34 @@ def _shown_name(names: Dict[str, Set[str]]) -> str:
     return sorted(names.items(), key=lambda item: (-len(item[1]), item[0]))[0][0]
 
 
-def community_gpus(rows: List[Any]) -> Dict[str, ReferenceGPU]:
-    """{id: ReferenceGPU} of the library's verified rows, one per GPU identity and link class."""
+def replicated(key: _Conditions, pairs: List[Tuple[float, str]], evidence: Evidence) -> bool:
+    """Two bundles of one set of conditions, signed by disjoint sets of keys (independent people), whose
+    figures' 95% intervals overlap: the figure was reproduced by someone else, not just repeated."""
+    signers, intervals = evidence
+    known = []
+    for value, ident in pairs:
+        pct = intervals.get((ident, key[0], key[1], key[2]))
+        if signers.get(ident) and pct is not None:
+            known.append((value, value * pct / 100.0, signers[ident]))
+    return any(keys_a.isdisjoint(keys_b) and abs(a - b) <= half_a + half_b
+               for i, (a, half_a, keys_a) in enumerate(known) for b, half_b, keys_b in known[i + 1:])
+
+
+def community_gpus(rows: List[Any], evidence: Optional[Evidence] = None) -> Dict[str, ReferenceGPU]:
+    """{id: ReferenceGPU} of the library's verified rows, one per GPU identity and link class; ``evidence``
+    (signers and intervals, library_evidence) counts the signers and marks a replicated entry."""
+    evidence = evidence or ({}, {})
     gpus = {}
     for (identity, link), entry in sorted(group_rows(rows).items(), key=lambda item: (item[0][0], item[0][1] or "")):
         groups = entry["groups"]
         gpu_id = entry_id(identity, link)
         ids = sorted({i for pairs in groups.values() for _, i in pairs})
+        keys = set().union(*(evidence[0].get(i, set()) for i in ids))
         name = _shown_name(entry["names"])
-        gpu = ReferenceGPU(id=gpu_id, name=entry_label(name, link, len(ids)), aliases=(), vendor=vendor_of(name),
-                           origin="community", bundle_ids=ids, link=link)
+        gpu = ReferenceGPU(id=gpu_id, name=entry_label(name, link, len(ids), len(keys)), aliases=(),
+                           vendor=vendor_of(name), origin="community", bundle_ids=ids, link=link, sweeps=len(ids),
+                           signers=len(keys),
+                           replicated=any(replicated(k, pairs, evidence) for k, pairs in groups.items()))
         gpu.results = [_result(gpu_id, key, pairs) for key, pairs in sorted(groups.items())]
         gpus[gpu_id] = gpu
     return gpus
@@ -142,6 +172,15 @@ def library_rows(models: Optional[Sequence[str]] = None) -> List[Any]:
         library.close()
 
 
+def library_evidence() -> Evidence:
+    """The index's signers and intervals (({}, {}) without a library): what community_gpus counts."""
+    library = Library(create=False)
+    try:
+        return library.signer_keys(), library.intervals()
+    finally:
+        library.close()
+
+
 def _rows_or_warn(models: Optional[Sequence[str]], source: str) -> List[Any]:
     """The library's rows; with ``--source all`` an unusable library is a warning, not the end of compare."""
     try:
@@ -170,7 +209,8 @@ def reference_set(
         taken = {k for g in gpus.values() for k in g.keys()}
         rows = _rows_or_warn(models, source)
         own = own_bundles(rows, sweep)
-        for gpu_id, gpu in community_gpus([r for r in rows if r[10] not in own]).items():
+        mine = [r for r in rows if r[10] not in own]
+        for gpu_id, gpu in community_gpus(mine, library_evidence() if mine else None).items():
             if gpu_id not in gpus and not (gpu.keys() & taken):
                 gpus[gpu_id] = gpu
     if source == "community" and not gpus:
@@ -186,9 +226,11 @@ def rank_provenance(ranking: Ranking) -> List[Any]:
         return []
     rows = library_rows()
     own = own_bundles(rows, ranking.sweep)
-    gpus = community_gpus([r for r in rows if r[10] not in own])
-    return ["%s: per configuration the median across its sweeps; %s"
-            % (row.gpu, provenance(gpus[row.gpu_id].bundle_ids)) for row in shown if row.gpu_id in gpus]
+    gpus = community_gpus([r for r in rows if r[10] not in own], library_evidence())
+    return ["%s: per configuration the median across its sweeps; %s%s"
+            % (row.gpu, provenance(gpus[row.gpu_id].bundle_ids),
+               "; replicated: independent signers' figures agree within their 95% intervals"
+               if gpus[row.gpu_id].replicated else "") for row in shown if row.gpu_id in gpus]
 
 
 def print_provenance(ranking: Ranking, fmt: str) -> None:

@@ -50,6 +50,9 @@ class RankRow:
     why_not_ranked: Optional[str] = None
     differs: Tuple[str, ...] = ()  # with nearest: the conditions its closest figures differ in
     link: Optional[str] = None  # a community entry's link class (``gen3 x4``); None where not known
+    sweeps: Optional[int] = None  # community rows: bundles behind the entry
+    signers: Optional[int] = None  # community rows: distinct keys that signed them (trusted or not)
+    replicated: bool = False  # community rows: independent signers' figures agree within their intervals
 
     @property
     def relative_pct(self) -> Optional[float]:
@@ -65,6 +68,8 @@ class RankRow:
             out["why_not_ranked"] = self.why_not_ranked
         if self.differs:
             out["conditions_differ"] = list(self.differs)
+        if self.sweeps is not None:
+            out.update(sweeps=self.sweeps, signers=self.signers or 0, replicated=self.replicated)
         return out
 
 
@@ -134,7 +139,8 @@ def _reference_row(gpu: ReferenceGPU, pairs: Sequence[Tuple[Config, float]], per
     """The RankRow of one reference GPU over its shared (config, ratio) pairs."""
     speed = geometric_mean([ratio for _, ratio in pairs]) * 100.0  # type: ignore[operator]  # pairs: never empty
     base: Dict[str, Any] = dict(gpu=gpu.full_name, gpu_id=gpu.id, configurations=len(pairs), speed_geomean_pct=speed,
-                power_w=gpu.power_w, price_usd=gpu.price_usd, differs=tuple(differs), link=gpu.link)
+                power_w=gpu.power_w, price_usd=gpu.price_usd, differs=tuple(differs), link=gpu.link,
+                sweeps=gpu.sweeps, signers=gpu.signers, replicated=gpu.replicated)
     if per is None:
         return RankRow(geomean_pct=speed, **base)
     if per == "watt":

@@ -189,6 +189,9 @@ class ReferenceGPU:
     facts: Facts = field(default_factory=Facts)
     bundle_ids: List[str] = field(default_factory=list)  # a community GPU's bundles, for its provenance note
     link: Optional[str] = None  # a community entry's link class (``gen3 x4``), None where not known
+    sweeps: Optional[int] = None  # a community GPU: its bundles; None for every other reference
+    signers: Optional[int] = None  # a community GPU: distinct keys with a valid signature over its bundles
+    replicated: bool = False  # a community GPU: two independent signers' figures agree within their intervals
 
     def names(self) -> List[str]:
         return [n for n in (self.id, self.name, *self.aliases) if name_key(n)]

@@ -45,13 +45,15 @@ GRACE_S = 3.0  # between SIGTERM and SIGKILL of a process group
 # Once a command has exited, how long what it started may keep its output open before the group is killed.
 OUTPUT_GRACE_S = 2.0
 
-# Runs as ``python -I -S -c _SUPERVISOR STATUS_FD COMMAND...`` in the new session. Protocol on STATUS_FD:
+# Runs as ``python -I -S -c _SUPERVISOR STATUS_FD[,STDIN_FD] COMMAND...`` in the new session (the command's stdin:
+# STDIN_FD where given, else /dev/null). Protocol on STATUS_FD:
 # "started\n" or "exec <errno>\n" (the command could not be executed), then "<returncode>\n" when it
 # exits (negative: killed by that signal). SIGTERM is caught (so that a SIGTERM to the group stops the
 # command but leaves the supervisor to report it); exec restores the default for the command.
 _SUPERVISOR = r"""
 import os, signal, sys, _thread
-status_fd, argv = int(sys.argv[1]), sys.argv[2:]
+fds, argv = [int(fd) for fd in sys.argv[1].split(",")], sys.argv[2:]
+status_fd = fds[0]
 signal.signal(signal.SIGTERM, lambda signum, frame: None)
 signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # blocked from the fork until now: see _spawning
 
@@ -100,7 +102,7 @@ null = os.open(os.devnull, os.O_RDWR)
 err_r, err_w = os.pipe()
 pid = os.fork()
 if pid == 0:
-    os.dup2(null, 0)
+    os.dup2(fds[1] if len(fds) > 1 else null, 0)
     try:
         os.execvp(argv[0], argv)
     except OSError as exc:
@@ -312,8 +314,10 @@ class ProcessGroup:
 
     def __init__(self, argv: Sequence[Union[str, Path]], cwd: Union[Path, str, None] = None,
                  env: Optional[Mapping[str, str]] = None, stdout: Union[int, IO[bytes], None] = None,
-                 stderr: Union[int, IO[bytes], None] = None):
+                 stderr: Union[int, IO[bytes], None] = None, stdin: Optional[IO[bytes]] = None):
+        """``stdin``: a file (with a descriptor) the command reads as its standard input; default none."""
         self.argv = [str(a) for a in argv]
+        self._stdin_file = stdin
         self.exited = threading.Event()
         self.returncode: Optional[int] = None
         self._job: Optional[Tuple[ctypes.CDLL, int]] = None
@@ -329,12 +333,13 @@ class ProcessGroup:
     def _start_posix(self, cwd: Union[Path, str, None], env: Optional[Mapping[str, str]],
                      stdout: Union[int, IO[bytes], None], stderr: Union[int, IO[bytes], None]) -> None:
         status_r, status_w = os.pipe()
+        fds = (status_w,) + ((self._stdin_file.fileno(),) if self._stdin_file is not None else ())
         try:
             with _spawning():
                 self.popen = subprocess.Popen(
-                    [sys.executable, "-I", "-S", "-c", _SUPERVISOR, str(status_w)] + self.argv,
+                    [sys.executable, "-I", "-S", "-c", _SUPERVISOR, ",".join(str(fd) for fd in fds)] + self.argv,
                     cwd=None if cwd is None else str(cwd), env=env, stdin=subprocess.PIPE, stdout=stdout,
-                    stderr=stderr, bufsize=0, start_new_session=True, pass_fds=(status_w,),
+                    stderr=stderr, bufsize=0, start_new_session=True, pass_fds=fds,
                 )
         except BaseException:
             os.close(status_r)
@@ -366,7 +371,8 @@ class ProcessGroup:
     def _start_windows(self, cwd: Union[Path, str, None], env: Optional[Mapping[str, str]],
                        stdout: Union[int, IO[bytes], None], stderr: Union[int, IO[bytes], None]) -> None:
         self.popen = subprocess.Popen(
-            self.argv, cwd=None if cwd is None else str(cwd), env=env, stdin=subprocess.DEVNULL, stdout=stdout,
+            self.argv, cwd=None if cwd is None else str(cwd), env=env,
+            stdin=subprocess.DEVNULL if self._stdin_file is None else self._stdin_file, stdout=stdout,
             stderr=stderr, bufsize=0, creationflags=subprocess.CREATE_NEW_PROCESS_GROUP,  # type: ignore[attr-defined]  # Windows only
         )
         try:
@@ -452,15 +458,30 @@ class ProcessGroup:
 def run_captured(argv: Sequence[Union[str, Path]], timeout: float, env: Optional[Mapping[str, str]] = None,
                  cwd: Union[Path, str, None] = None,
                  guard: Optional[Callable[[ProcessGroup], ContextManager[object]]] = None,
-                 ) -> Tuple[Optional[int], bytes, bytes]:
+                 stdin: Optional[bytes] = None) -> Tuple[Optional[int], bytes, bytes]:
     """Run ``argv`` in a ``ProcessGroup``, collecting stdout and stderr apart.
 
     Returns (returncode or None when it timed out, stdout bytes, stderr bytes). A command that outlives
     ``timeout`` is killed with its whole tree; one that exits but leaves children holding its output gets
     ``OUTPUT_GRACE_S`` for them to finish, then they are killed. ``guard(group)``: a context manager held
-    while the command runs (``StopRequests.guard``: a stop request ends the wait at once).
+    while the command runs (``StopRequests.guard``: a stop request ends the wait at once). ``stdin``: bytes the
+    command reads as its standard input (from an unnamed temporary file: never a pipe it could block on).
     """
-    with ProcessGroup(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as group:
+    with contextlib.ExitStack() as stack:
+        source = None
+        if stdin is not None:
+            import tempfile  # lazy: only a command given input needs it
+
+            source = stack.enter_context(tempfile.TemporaryFile())
+            source.write(stdin)
+            source.seek(0)
+        return _run_collected(argv, timeout, env, cwd, guard, source)
+
+
+def _run_collected(argv: Sequence[Union[str, Path]], timeout: float, env: Optional[Mapping[str, str]],
+                   cwd: Union[Path, str, None], guard: Optional[Callable[[ProcessGroup], ContextManager[object]]],
+                   stdin: Optional[IO[bytes]]) -> Tuple[Optional[int], bytes, bytes]:
+    with ProcessGroup(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=stdin) as group:
         readers = [_Collector(group.stdout), _Collector(group.stderr)]
         with guard(group) if guard is not None else contextlib.nullcontext():
             returncode = group.wait(timeout)

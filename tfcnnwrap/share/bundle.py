@@ -1,13 +1,15 @@
 """Result bundles: one sweep as one self-describing, checkable file, ``<id>.tfcw.json.gz`` (docs/results-format.md).
 
-A bundle is gzip'd JSON with ``format, id, tool_version, created_at, conditions, runs, summary, logs``.
-``id`` is the sha256 of the canonical JSON (sorted keys, no whitespace) of everything else, so the same sweep
-exported twice has the same id. ``created_at`` is the sweep's own creation time for that reason.
+A bundle is gzip'd JSON with ``format, id, tool_version, created_at, conditions, runs, summary, logs`` and,
+from format 2, ``signatures``. ``id`` is the sha256 of the canonical JSON of everything but ``id`` and
+``signatures``, so the same sweep exported twice has the same id and signing it changes no id: format 2 writes
+that JSON by RFC 8785 (JCS: its key order and number spelling, which any language can reproduce), format 1 by
+Python's json (sorted keys, no whitespace). ``created_at`` is the sweep's own creation time for that reason.
 
 Bundles come from other people: every reader here treats them as hostile. A file over the size limit is
 refused before it is read, the decompressed text is bounded too, JSON must be strict (no NaN/Infinity), the
 shape is checked key by key, log names may not name a path (no ``/``, ``\\`` or ``..``), and the id must be
-the hash of the content. Standard library only (gzip, hashlib, json).
+the hash of the content. Standard library only (gzip, hashlib, json), and rfc8785 for format 2's id.
 """
 
 from __future__ import annotations
@@ -27,7 +29,11 @@ from tfcnnwrap import __version__
 from tfcnnwrap.errors import TfcnnwrapError
 from tfcnnwrap.results.records import Status
 
-FORMAT = 1  # the bundle format this tfcnnwrap writes, and the newest it reads
+FORMAT = 2  # the bundle format this tfcnnwrap writes, and the newest it reads
+JCS_FORMAT = 2  # from this format on the id is the sha256 of RFC 8785 JSON and leaves the signatures out
+SIGNATURES = "signatures"
+MAX_SIGNATURES = 100
+MAX_SIGNATURE_CHARS = 16 * 1024  # an armored RSA-16384 signature is under 6 KiB
 SUFFIX = ".tfcw.json.gz"
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 ENV_MAX_BYTES = "TFCNNWRAP_MAX_BUNDLE_BYTES"  # tests lower the limit; never raised past the default
@@ -56,14 +62,35 @@ def max_bytes() -> int:
 
 
 def canonical(value: Dict[str, Any]) -> bytes:
-    """The canonical JSON bytes the id is the hash of: sorted keys, no whitespace, UTF-8, strict."""
+    """Format 1's canonical JSON bytes: sorted keys, no whitespace, UTF-8, strict (Python's own spelling of
+    numbers, ``40.0``: only Python reproduces it)."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                       allow_nan=False).encode("utf-8")
 
 
+def jcs(value: Dict[str, Any]) -> bytes:
+    """RFC 8785 (JSON Canonicalization Scheme) bytes of ``value``: keys sorted by their UTF-16 code units,
+    numbers as ECMAScript writes them (``40``, ``1e+21``, ``0.1``), strings escaped minimally, UTF-8. A whole
+    number beyond +-(2**53 - 1) has no JCS form: BundleRefused."""
+    import rfc8785  # lazy: only making or checking an id needs it, not --help or a sweep
+
+    try:
+        return rfc8785.dumps(value)
+    except (rfc8785.CanonicalizationError, UnicodeEncodeError) as exc:
+        raise BundleRefused("not a bundle: its JSON has no RFC 8785 form (%s); whole numbers must lie within "
+                            "+-(2**53 - 1) and text must be Unicode" % str(exc)[:120]) from None
+
+
 def content_id(bundle: Dict[str, Any]) -> str:
-    """sha256 of the canonical JSON of every key but ``id``."""
-    return hashlib.sha256(canonical({k: v for k, v in bundle.items() if k != "id"})).hexdigest()
+    """The id ``bundle`` should carry: format 2 and later, the sha256 of the RFC 8785 JSON of every key but
+    ``id`` and ``signatures``; format 1, of Python's canonical JSON of every key but ``id``."""
+    fmt = bundle.get("format")
+    if isinstance(fmt, int) and not isinstance(fmt, bool) and fmt >= JCS_FORMAT:
+        return hashlib.sha256(jcs({k: v for k, v in bundle.items() if k not in ("id", SIGNATURES)})).hexdigest()
+    try:
+        return hashlib.sha256(canonical({k: v for k, v in bundle.items() if k != "id"})).hexdigest()
+    except UnicodeEncodeError:  # a lone surrogate ("\ud800") read from their JSON has no UTF-8
+        raise BundleRefused("not a bundle: its text holds a lone UTF-16 surrogate, which is not Unicode") from None
 
 
 def sha256_text(text: str) -> str:
@@ -234,7 +261,12 @@ def check_shape(bundle: Any, where: str) -> None:
     _check_header(bundle, where)
     _check_runs(bundle["runs"], where)
     _check_logs(bundle.get("logs"), where)
-    if content_id(bundle) != bundle["id"]:
+    _check_signatures(bundle, fmt, where)
+    try:
+        ident = content_id(bundle)
+    except BundleRefused as exc:
+        raise BundleRefused("%s: %s" % (where, exc.message)) from None
+    if ident != bundle["id"]:
         raise BundleRefused("%s: its id %s is not the hash of its content: it was changed after export"
                             % (where, str(bundle["id"])[:16]))
 
@@ -287,6 +319,25 @@ def _check_logs(logs: Optional[Dict[str, Any]], where: str) -> None:
         if not (isinstance(entry, dict) and isinstance(entry.get("text"), str)
                 and isinstance(entry.get("sha256"), str) and _HEX64.match(entry["sha256"])):
             raise BundleRefused("%s: not a bundle: log %s lacks its text or sha256" % (where, name))
+
+
+def _check_signatures(bundle: Dict[str, Any], fmt: int, where: str) -> None:
+    """``signatures``: from format 2 an optional list of ``{signature: armored text, ...}`` objects whose other
+    values are text (shown, never trusted: verify reads the key from the signature itself). Format 1 hashes
+    every key into its id, so a signature there could never be over its id: refused."""
+    if SIGNATURES not in bundle:
+        return
+    if fmt < JCS_FORMAT:
+        raise BundleRefused("%s: not a bundle: format %d carries no signatures (its id covers every key); "
+                            "export the sweep again to sign it" % (where, fmt))
+    sigs = bundle[SIGNATURES]
+    if not isinstance(sigs, list) or len(sigs) > MAX_SIGNATURES:
+        raise BundleRefused("%s: not a bundle: `signatures` is not a list of at most %d" % (where, MAX_SIGNATURES))
+    for i, entry in enumerate(sigs, 1):
+        if not (isinstance(entry, dict) and isinstance(entry.get("signature"), str)
+                and all(isinstance(v, str) and len(v) <= MAX_SIGNATURE_CHARS for v in entry.values())):
+            raise BundleRefused("%s: not a bundle: signature %d is not an object of text with a `signature` of at "
+                                "most %d characters" % (where, i, MAX_SIGNATURE_CHARS))
 
 
 def safe_log_name(name: str) -> bool:

@@ -4,6 +4,8 @@ For each run: its log is there and its sha256 matches the text; the log, parsed 
 status and images/sec; the log's header agrees with the recorded model, batch size (per device) and GPU
 count; every number is within tfcnnwrap.bounds. The summary's means must be the runs' means. A bundle
 exported with ``--no-logs`` cannot be checked: it is *unverified*, which is not the same as verified.
+Every signature must be a good OpenSSH signature of the id (tfcnnwrap.share.signing); one that is not makes
+the bundle not verified, whoever the signer.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import math
 import statistics
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 from tfcnnwrap import bounds
@@ -19,6 +22,7 @@ from tfcnnwrap.errors import UsageError
 from tfcnnwrap.render import safe_text
 from tfcnnwrap.results import ceilings
 from tfcnnwrap.run import logparse
+from tfcnnwrap.share import signing
 from tfcnnwrap.share.bundle import BundleRefused, read_path, sha256_text
 
 if TYPE_CHECKING:
@@ -38,6 +42,7 @@ _Config = Tuple[Union[str, int], ...]
 class Verdict:
     state: str  # VERIFIED, UNVERIFIED or FAILED
     findings: Tuple[str, ...]
+    signers: Tuple[signing.Signer, ...] = ()  # every signature's check, valid or not
 
     @property
     def verified(self) -> bool:
@@ -138,10 +143,12 @@ def _summary_findings(bundle: Dict[str, Any]) -> List[Any]:
     return out
 
 
-def verify(bundle: Dict[str, Any]) -> Verdict:
-    """The Verdict of a bundle already read by tfcnnwrap.share.bundle (shape and id checked)."""
+def verify(bundle: Dict[str, Any], allowed_signers: Optional[Path] = None) -> Verdict:
+    """The Verdict of a bundle already read by tfcnnwrap.share.bundle (shape and id checked); signers are
+    named by principal from ``allowed_signers`` (an OpenSSH allowed_signers file) where it names them."""
     logs = bundle.get("logs")
-    findings = []
+    signers = tuple(signing.check_all(bundle, allowed_signers))
+    findings = signing.signature_findings(signers)
     for run in bundle["runs"]:
         findings.extend(_run_findings(run, logs))
         if len(findings) >= _MAX_FINDINGS:
@@ -150,10 +157,11 @@ def verify(bundle: Dict[str, Any]) -> Verdict:
     findings.extend(ceilings.implausible(bundle))  # a figure no such GPU can reach (results/ceilings.py)
     if findings:
         # they quote the bundle's own text (model, status, log name, its logs' header): shown, never obeyed
-        return Verdict(FAILED, tuple(safe_text(f) for f in findings[:_MAX_FINDINGS]))
+        return Verdict(FAILED, tuple(safe_text(f) for f in findings[:_MAX_FINDINGS]), signers)
     if logs is None:
-        return Verdict(UNVERIFIED, ("exported with --no-logs: there is nothing to check its figures against",))
-    return Verdict(VERIFIED, ())
+        return Verdict(UNVERIFIED, ("exported with --no-logs: there is nothing to check its figures against",),
+                       signers)
+    return Verdict(VERIFIED, (), signers)
 
 
 def cmd_verify(args: Namespace) -> int:
@@ -161,6 +169,7 @@ def cmd_verify(args: Namespace) -> int:
     if not args.bundles:
         raise UsageError("give bundle files to verify, or --repo DIR for a results repository")
     code = 0
+    allowed = signing.allowed_signers_path(getattr(args, "allowed_signers", None))
     for path in args.bundles:
         try:
             bundle = read_path(path)
@@ -168,9 +177,12 @@ def cmd_verify(args: Namespace) -> int:
             sys.stdout.write("%s: unreadable: %s\n" % (path, exc.message))
             code = 2
             continue
-        verdict = verify(bundle)
+        verdict = verify(bundle, allowed)
         for finding in verdict.findings + tuple("note: " + n for n in ceilings.notes(bundle)):
             sys.stdout.write("%s: %s\n" % (path, safe_text(finding)))
+        for signer in verdict.signers:
+            if signer.valid:
+                sys.stdout.write("%s: %s\n" % (path, signer.describe()))
         sys.stdout.write("%s: %s (%s, %d runs, bundle %s)\n" % (path, verdict.state, bundle["conditions"]["gpu"],
                                                                len(bundle["runs"]), bundle["id"][:12]))
         if not verdict.verified:

@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple, Union
 
 from tfcnnwrap import safefs
-from tfcnnwrap.errors import UsageError
+from tfcnnwrap.errors import TfcnnwrapError, UsageError
 from tfcnnwrap.jsontext import plain
 from tfcnnwrap.results.comparesweep import Sweep
 from tfcnnwrap.results.store import fs_error
 from tfcnnwrap.share import bundle as bundles
+from tfcnnwrap.share import signing
 
 if TYPE_CHECKING:
     from argparse import Namespace
@@ -221,6 +222,8 @@ def _clean(value: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
 
 def cmd_export(args: Namespace) -> int:
     bundle = build(args.sweep_dir, logs=not args.no_logs, keep_host=args.keep_host)
+    if getattr(args, "sign", None):
+        signing.add_signature(bundle, signing.sign_id(bundle["id"], args.sign))
     data = bundles.to_bytes(bundle)
     if len(data) > bundles.max_bytes():
         raise UsageError("the bundle would be %d bytes, over the %d-byte limit; export it with --no-logs"
@@ -233,7 +236,34 @@ def cmd_export(args: Namespace) -> int:
     except OSError as exc:
         raise fs_error("write", out, exc) from None
     note = "" if "logs" in bundle else " (no logs: unverified wherever it is shown)"
+    note += "".join(", signed by %s" % entry["fingerprint"] for entry in bundle.get("signatures", []))
     sys.stdout.write("%s\n" % out)
     sys.stderr.write("tfcnnwrap export: %s, %d runs, bundle %s%s\n"
                      % (bundle["conditions"]["gpu"], len(bundle["runs"]), bundle["id"][:12], note))
+    return 0
+
+
+def cmd_sign(args: Namespace) -> int:
+    """`sign BUNDLE --key KEY`: the bundle file gains a signature, rewritten in place (its id, so its name,
+    stays). A bundle that is not verified is not signed (exit 1): a signature says "I stand behind this"."""
+    from tfcnnwrap.share.bundlecheck import FAILED, verify  # the verdict's module imports signing, as this does
+
+    path = Path(args.bundle)
+    bundle = bundles.read_path(path)
+    if bundle["format"] < bundles.JCS_FORMAT:
+        raise UsageError("%s is bundle format %d, whose id covers every key: it cannot carry signatures; export "
+                         "the sweep again with this tfcnnwrap and sign that" % (path, bundle["format"]))
+    verdict = verify(bundle)
+    if verdict.state == FAILED:
+        raise TfcnnwrapError("%s is not verified (%s); not signed" % (path, verdict.findings[0]), exit_code=1)
+    entry = signing.sign_id(bundle["id"], args.key)
+    if not signing.add_signature(bundle, entry):
+        sys.stdout.write("%s: already signed by %s; nothing to do\n" % (path, entry["fingerprint"]))
+        return 0
+    try:
+        safefs.atomic_write(path, bundles.to_bytes(bundle))
+    except OSError as exc:
+        raise fs_error("write", path, exc) from None
+    sys.stdout.write("%s: signed by %s (%d signature%s)\n" % (path, entry["fingerprint"], len(bundle["signatures"]),
+                                                           "" if len(bundle["signatures"]) == 1 else "s"))
     return 0

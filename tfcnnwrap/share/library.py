@@ -6,11 +6,14 @@ model, batch size, GPU count, images/sec, verified, date. Import is atomic per b
 beside its name and renamed into place, then the bundle's rows are committed in one transaction; a failure
 leaves no row (a file without a row is re-indexed by the next import). Two processes importing at once are
 safe: each bundle's transaction is ``BEGIN IMMEDIATE`` and ``INSERT OR IGNORE`` de-duplicates by id.
+Index format 2 adds the ``signers`` table (the keys of a bundle's valid signatures, and the principal the
+allowed signers named at import) and each result's 95% interval; a format-1 index gains both when opened.
 """
 
 from __future__ import annotations
 
 import errno
+import math
 import os
 import signal
 import statistics
@@ -33,15 +36,17 @@ from typing import (
     Union,
 )
 
-from tfcnnwrap import render, safefs
+from tfcnnwrap import render, safefs, settings
 from tfcnnwrap.clock import utc_now
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
 from tfcnnwrap.results.ceilings import is_outlier
 from tfcnnwrap.results.gpuid import gpu_identity, is_plain, known, link_class
 from tfcnnwrap.results.references import name_words
+from tfcnnwrap.results.tdist import t975
 from tfcnnwrap.share import bundle as bundles
 from tfcnnwrap.share.bundle import BundleRefused, read_bytes
 from tfcnnwrap.share.bundlecheck import FAILED, verify
+from tfcnnwrap.share.signing import Signer, add_signature, allowed_signers_path, check_all, signature_findings
 
 if TYPE_CHECKING:
     import sqlite3
@@ -50,7 +55,7 @@ if TYPE_CHECKING:
 ENV_DATA = "TFCNNWRAP_DATA"
 INDEX = "library.sqlite"
 BUNDLES = "bundles"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the signers table and results.ci95_pct (a format-1 index is migrated when opened)
 BUSY_TIMEOUT_S = 60.0
 # A bundle's index rows (index_rows): its bundles row, and a results row per configuration. precision, xla,
 # variable_update and data are None where the bundle's conditions hold no text.
@@ -59,9 +64,13 @@ BundleRow = Tuple[str, str, str, str, str, int, str, str, Optional[str], Optiona
 BUNDLE_COLUMNS = ("id", "gpu", "vendor", "created_at", "imported_at", "verified", "tool_version", "tf_version",
                   "precision", "xla", "variable_update", "data", "origin", "link")
 ResultRow = Tuple[str, str, str, int, int, Optional[str], Optional[str], Optional[str], Optional[str], str, float, int,
-                  int, str]
-# check's answer: (outcome, message, None when refused / the bundle id when present / its rows when new)
-Checked = Tuple[str, str, Union[None, str, Tuple[BundleRow, List[ResultRow]]]]
+                  int, str, Optional[float]]
+# (bundle id, key fingerprint, principal or None): one valid signature of a bundle
+SignerRow = Tuple[str, str, Optional[str]]
+# check's answer: (outcome, message, None when refused / the bundle id when present / its rows when new /
+# (its id, the signature entries to add, their rows) when present with new signatures: "signed")
+Checked = Tuple[str, str, Union[None, str, Tuple[BundleRow, List[ResultRow], List[SignerRow]],
+                                Tuple[str, List[Dict[str, Any]], List[SignerRow]]]]
 
 ROW_KEYS = ("id", "gpu", "model", "batch_size", "precision", "num_gpus", "images_per_sec", "verified", "created_at",
             "xla", "variable_update", "data", "tf_version", "runs_ok")
@@ -75,19 +84,18 @@ CREATE TABLE IF NOT EXISTS results (
   bundle_id TEXT NOT NULL REFERENCES bundles(id), gpu TEXT NOT NULL, model TEXT NOT NULL,
   batch_size INTEGER NOT NULL, num_gpus INTEGER NOT NULL, precision TEXT, xla TEXT, variable_update TEXT,
   data TEXT, tf_version TEXT, images_per_sec REAL, runs_ok INTEGER, verified INTEGER, created_at TEXT,
-  PRIMARY KEY (bundle_id, model, batch_size, num_gpus));
+  ci95_pct REAL, PRIMARY KEY (bundle_id, model, batch_size, num_gpus));
 CREATE INDEX IF NOT EXISTS results_model ON results (model, verified);
+CREATE TABLE IF NOT EXISTS signers (
+  bundle_id TEXT NOT NULL REFERENCES bundles(id), fingerprint TEXT NOT NULL, principal TEXT,
+  PRIMARY KEY (bundle_id, fingerprint));
 """
 
 
 def data_dir() -> Path:
-    """``$TFCNNWRAP_DATA``, else the user data directory platformdirs names for tfcnnwrap."""
-    env = os.environ.get(ENV_DATA, "")
-    if env.strip():
-        return Path(env).expanduser()
-    import platformdirs  # only the library verbs need it
-
-    return Path(platformdirs.user_data_dir("tfcnnwrap", appauthor=False))
+    """``$TFCNNWRAP_DATA``, else the user data directory platformdirs names for tfcnnwrap (settings.data_dir:
+    the allowed signers file lives there too)."""
+    return settings.data_dir()
 
 
 def _unusable(root: Path, why: Union[str, OSError]) -> TfcnnwrapError:
@@ -135,7 +143,8 @@ class Library:
         self.root = Path(root) if root is not None else data_dir()
         self.db: Optional["sqlite3.Connection"] = None
         self.has_link = False
-        self._known: Optional[FrozenSet[str]] = None
+        self.unsigned_index = False  # an index of format 1 that could not be migrated (read-only)
+        self._known: Optional[Dict[str, FrozenSet[str]]] = None
         blocker = _not_a_folder(self.root)  # else mkdir's or a query's "no bundles" hides it
         if blocker is not None:
             raise _unusable(self.root, "%s is not a directory" % blocker)
@@ -163,10 +172,22 @@ class Library:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             if version < SCHEMA_VERSION:
-                _create_schema(db)
+                self._migrate(db, version)
             self.has_link = _with_link_column(db, sqlite3.OperationalError)
         except sqlite3.DatabaseError as exc:
             raise _write_failed(self.root, "its index %s" % INDEX, exc) from None
+
+    def _migrate(self, db: "sqlite3.Connection", version: int) -> None:
+        """Create the index, or bring an older one up to date; an older one we may not write (a read-only
+        library) is read as it is: it has no signers table, so its bundles read as unsigned."""
+        try:
+            _create_schema(db)
+        except self.sqlite3.OperationalError:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            if not version:  # a new index we cannot create is unusable
+                raise
+            self.unsigned_index = True
 
     def close(self) -> None:
         if self.db is not None:
@@ -185,12 +206,14 @@ class Library:
     def path_of(self, ident: str) -> Path:
         return self.root / BUNDLES / bundles.file_name(ident)
 
-    def known_ids_cached(self) -> frozenset:
+    def known_ids_cached(self) -> Dict[str, FrozenSet[str]]:
+        """known_signers, read once: {id: its signers' keys} (``in`` asks for an id)."""
         if self._known is None:
-            self._known = frozenset(self.known_ids())
+            self._known = self.known_signers()
         return self._known
 
-    def add_rows(self, bundle_row: BundleRow, rows: Sequence[ResultRow], data: bytes) -> bool:
+    def add_rows(self, bundle_row: BundleRow, rows: Sequence[ResultRow], data: bytes,
+                 signers: Sequence[SignerRow] = ()) -> bool:
         """Store a checked bundle (``data``: its file bytes, ``bundle_row``/``rows``: its index rows); False
         when it was already there. Atomic: the file is renamed into place before its rows are committed in
         one transaction (a file without rows is harmless and rewritten by the next import)."""
@@ -211,13 +234,47 @@ class Library:
                                                                                 ",".join("?" * len(columns))),
                              bundle_row[:len(columns)])
             if cur.rowcount:
-                db.executemany("INSERT OR IGNORE INTO results VALUES (%s)" % ",".join("?" * 14), rows)
+                db.executemany("INSERT OR IGNORE INTO results VALUES (%s)" % ",".join("?" * 15), rows)
+                db.executemany("INSERT OR IGNORE INTO signers VALUES (?, ?, ?)", signers)
             db.execute("COMMIT")
         except self.sqlite3.DatabaseError as exc:
             if db.in_transaction:
                 db.execute("ROLLBACK")
             raise _write_failed(self.root, "its index %s" % INDEX, exc) from None
         return bool(cur.rowcount)
+
+    def add_signatures(self, ident: str, entries: Sequence[Dict[str, Any]], signers: Sequence[SignerRow],
+                       data: bytes) -> None:
+        """Add checked signatures to a bundle the library holds: its file gains the entries (``data``, the bytes
+        they came in, stands in for a stored file that is unreadable) and the index their rows, under one write
+        lock, so two imports adding signatures at once lose none."""
+        db = self.db
+        if db is None:
+            raise RuntimeError("add_signatures on a library that does not exist (opened with create=False)")
+        path = self.path_of(ident)
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                bundle = bundles.read_path(path)
+            except BundleRefused:
+                bundle = read_bytes(data, str(path))
+            for entry in entries:
+                add_signature(bundle, entry)
+            safefs.atomic_write(path, bundles.to_bytes(bundle), fsync=False)
+            db.executemany("INSERT OR IGNORE INTO signers VALUES (?, ?, ?)", signers)
+            db.execute("COMMIT")
+        except (self.sqlite3.DatabaseError, OSError) as exc:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise _unusable(self.root, "cannot add signatures to %s: %s"
+                            % (path, getattr(exc, "strerror", None) or exc)) from None
+        finally:
+            self._known = None
+
+    def known_signers(self) -> Dict[str, FrozenSet[str]]:
+        """{id: the keys of its signatures in the index} of every bundle: what an import checks against."""
+        keys = self.signer_keys()
+        return {ident: frozenset(keys.get(ident, ())) for ident in self.known_ids()}
 
     def community_rows(self, models: Optional[Sequence[str]] = None) -> List[Any]:
         """(gpu, model, batch_size, num_gpus, precision, xla, variable_update, data, tf_version, images_per_sec,
@@ -232,6 +289,34 @@ class Library:
                                "r.created_at FROM results r WHERE r.verified = 1%s" % (link, where),
                                list(models or ())).fetchall()
 
+    def _signed_db(self) -> Optional["sqlite3.Connection"]:
+        """The index when it has its signers table and intervals (format 2), else None."""
+        return None if self.unsigned_index else self.db
+
+    def signer_keys(self) -> Dict[str, Set[str]]:
+        """{bundle id: fingerprints of its valid signatures}: what community entries count as signers."""
+        out: Dict[str, Set[str]] = {}
+        db = self._signed_db()
+        for ident, key in db.execute("SELECT bundle_id, fingerprint FROM signers") if db else ():
+            out.setdefault(ident, set()).add(key)
+        return out
+
+    def intervals(self) -> Dict[Tuple[str, str, int, int], float]:
+        """{(bundle id, model, batch size, GPUs): 95% interval half-width in % of the mean} where known."""
+        db = self._signed_db()
+        if db is None:
+            return {}
+        return {row[:4]: row[4] for row in db.execute(
+            "SELECT bundle_id, model, batch_size, num_gpus, ci95_pct FROM results WHERE ci95_pct IS NOT NULL")}
+
+    def _signer_names(self) -> Dict[str, List[str]]:
+        """{bundle id: its signers as shown: the principal where the allowed signers named one, else the key}."""
+        out: Dict[str, List[str]] = {}
+        db = self._signed_db()
+        for ident, key, principal in db.execute("SELECT * FROM signers") if db else ():
+            out.setdefault(ident, []).append(principal or key)
+        return {k: sorted(v) for k, v in out.items()}
+
     def rows(self, gpu: Optional[str] = None, model: Optional[str] = None) -> List[Any]:
         """Index rows (dicts of ROW_KEYS), newest bundle first; ``gpu``: names with those words."""
         if self.db is None:
@@ -245,12 +330,14 @@ class Library:
                + (" WHERE " + " AND ".join(where) if where else "")
                + " ORDER BY r.created_at DESC, r.bundle_id, r.model, r.batch_size, r.num_gpus")
         out = [dict(zip(ROW_KEYS, row)) for row in self.db.execute(sql, params)]
+        names = self._signer_names()
         for row in out:
             row["verified"] = bool(row["verified"])
             row["gpu_id"] = gpu_identity(row["gpu"])  # one key per GPU, whatever its spelling
             # far above everything published for that GPU and conditions: flagged, not refused
             row["outlier"] = is_outlier(row["gpu"], row["model"], row["precision"] or "fp32", row["num_gpus"],
                                         row["images_per_sec"])
+            row["signers"] = names.get(row["id"], [])
         if gpu:
             out = [r for r in out if gpu_matches(gpu, r["gpu"])]
         return out
@@ -269,10 +356,17 @@ def gpu_matches(typed: str, name: str) -> bool:
 
 
 def _create_schema(db: "sqlite3.Connection") -> None:
+    """Create the index, or bring an older one up to SCHEMA_VERSION (format 1 lacks the signers table, made
+    here, and results.ci95_pct, added empty: its bundles were format 1, which carry no signatures)."""
     db.execute("BEGIN IMMEDIATE")  # two first imports at once: one creates, the other waits
+    if db.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:  # the other one did
+        db.execute("COMMIT")
+        return
     for statement in _SCHEMA.split(";"):
         if statement.strip():
             db.execute(statement)
+    if "ci95_pct" not in {row[1] for row in db.execute("PRAGMA table_info(results)")}:
+        db.execute("ALTER TABLE results ADD COLUMN ci95_pct REAL")
     db.execute("PRAGMA user_version=%d" % SCHEMA_VERSION)
     db.execute("COMMIT")
 
@@ -306,9 +400,27 @@ def index_rows(
             key = (run["model"], run["batch_size"], run.get("num_gpus") or 1)
             values.setdefault(key, []).append(float(run["images_per_sec"]))
     rows = [(bundle["id"], gpu, model, bs, n) + shared + (statistics.mean(v), len(v), int(verified),
-                                                           bundle["created_at"])
+                                                           bundle["created_at"], _ci95_pct(v))
             for (model, bs, n), v in values.items()]
     return bundle_row, rows
+
+
+def _ci95_pct(values: List[float]) -> Optional[float]:
+    """The 95% interval of the values' mean, as % of it (None under two values): what `replicated` compares."""
+    if len(values) < 2:
+        return None
+    try:
+        mean = statistics.mean(values)
+        half = t975(len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
+        return half / mean * 100.0 if mean > 0 and math.isfinite(half) else None
+    except (OverflowError, ValueError):  # others' figures: finite, but their squares need not be
+        return None
+
+
+def signer_rows(bundle_id: str, signers: Sequence[Signer]) -> List[SignerRow]:
+    """The signers-table rows of a bundle's valid signatures (one per key)."""
+    rows = {s.fingerprint: (bundle_id, s.fingerprint, s.principal) for s in signers if s.valid}
+    return list(rows.values())
 
 
 # -- import ----------------------------------------------------------------------------------------------
@@ -318,7 +430,8 @@ MAX_JOBS = 8
 
 
 def check(
-    data: bytes, where: str, origin: str = "", expected_id: Optional[str] = None, known: Collection[str] = ()
+    data: bytes, where: str, origin: str = "", expected_id: Optional[str] = None, known: Collection[str] = (),
+    allowed: Optional[Path] = None,
 ) -> Checked:
     """What importing one bundle's bytes would do, without touching the library (so worker processes can
     do it): ('refused', message, None) / ('present', message, id) / ('new', message, (bundle row, rows))."""
@@ -329,32 +442,59 @@ def check(
     if expected_id is not None and bundle["id"] != expected_id:
         return "refused", "%s: holds bundle %s, not the one its name says" % (where, bundle["id"][:12]), None
     if bundle["id"] in known:
-        return "present", "%s: already in the library (bundle %s)" % (where, bundle["id"][:12]), bundle["id"]
-    verdict = verify(bundle)
+        return _present(bundle, where, known, allowed)
+    verdict = verify(bundle, allowed)
     if verdict.state == FAILED:
         return "refused", "%s: not verified: %s" % (where, verdict.findings[0]), None
     state = "" if verdict.verified else ", unverified (no logs)"
     message = "%s: imported %s, bundle %s%s" % (where, bundle["conditions"]["gpu"], bundle["id"][:12], state)
-    return "new", message, index_rows(bundle, verdict.verified, origin)
+    return "new", message, index_rows(bundle, verdict.verified, origin) + (signer_rows(bundle["id"], verdict.signers),)
+
+
+def _present(bundle: Dict[str, Any], where: str, known: Collection[str], allowed: Optional[Path]) -> Checked:
+    """A bundle the library holds (``known``: {id: its signers' keys} where the caller knows them): signatures
+    the library lacks are checked, all of them good: ('signed', message, (id, entries, signer rows)) for store to
+    add; one bad: refused, as verify would."""
+    message = "%s: already in the library (bundle %s)" % (where, bundle["id"][:12])
+    have = known.get(bundle["id"], frozenset()) if isinstance(known, dict) else frozenset()
+    fresh = [e for e in bundle.get("signatures") or () if e.get("fingerprint") not in have]
+    if not isinstance(known, dict) or not fresh:
+        return "present", message, bundle["id"]
+    signers = check_all(bundle, allowed)  # all of them: a finding numbers its signature as verify does
+    bad = signature_findings(signers)
+    if bad:
+        return "refused", "%s: not verified: %s" % (where, bad[0]), None
+    keep = {s.fingerprint: (entry, s) for entry, s in zip(bundle["signatures"], signers) if s.fingerprint not in have}
+    if not keep:
+        return "present", message, bundle["id"]
+    rows = signer_rows(bundle["id"], [s for _, s in keep.values()])
+    return ("signed", "%s; %d new signature%s added" % (message, len(keep), "" if len(keep) == 1 else "s"),
+            (bundle["id"], [e for e, _ in keep.values()], rows))
 
 
 def store(library: Library, data: Optional[bytes], checked: Checked) -> Tuple[str, ...]:
-    """(outcome, message) after storing what ``check`` found: 'imported', 'present' or 'refused'."""
+    """(outcome, message) after storing what ``check`` found: 'imported', 'present' or 'refused' ('signed':
+    present, its new signatures added)."""
     outcome, message, found = checked
+    if outcome == "signed":
+        ident, entries, signers = found  # type: ignore[misc, str-unpack]  # "signed": (id, entries, rows)
+        library.add_signatures(ident, entries, signers, data)  # type: ignore[arg-type]  # "signed": data is bytes
+        return "present", message
     if outcome != "new":
         return outcome, message
-    bundle_row, rows = found  # type: ignore[misc, str-unpack]  # "new": found is the rows
-    if not library.add_rows(bundle_row, rows, data):  # type: ignore[arg-type]  # "new": data is the bytes
+    bundle_row, rows, signers = found  # type: ignore[misc, str-unpack]  # "new": found is the rows
+    if not library.add_rows(bundle_row, rows, data, signers):  # type: ignore[arg-type]  # "new": data is the bytes
         return "present", "%s (already in the library)" % message.split(": imported")[0]
     return "imported", message
 
 
 def import_one(
-    library: Library, data: bytes, where: str, origin: str = "", expected_id: Optional[str] = None
+    library: Library, data: bytes, where: str, origin: str = "", expected_id: Optional[str] = None,
+    allowed: Optional[Path] = None,
 ) -> Tuple[str, ...]:
     """(outcome, message) for one bundle's bytes: outcome 'imported', 'present' or 'refused'.
     ``expected_id``: the id its file name claims (a pulled file must hold the bundle it is named after)."""
-    return store(library, data, check(data, where, origin, expected_id, library.known_ids_cached()))
+    return store(library, data, check(data, where, origin, expected_id, library.known_ids_cached(), allowed))
 
 
 def _bundle_files(paths: Iterable[Union[Path, str]]) -> Iterator[Path]:
@@ -366,7 +506,8 @@ def _bundle_files(paths: Iterable[Union[Path, str]]) -> Iterator[Path]:
             yield path
 
 
-_KNOWN: FrozenSet[str] = frozenset()
+_KNOWN: Collection[str] = frozenset()  # the library's ids ({id: signers' keys} from import)
+_ALLOWED: Optional[Path] = None  # the allowed signers file the workers name signers by
 
 
 def _check_file(
@@ -377,29 +518,29 @@ def _check_file(
         data = bundles.read_path_bytes(path)
     except BundleRefused as exc:
         return None, ("refused", exc.message, None)
-    return data, check(data, str(path), origin=str(Path(path).resolve()), known=_KNOWN)
+    return data, check(data, str(path), origin=str(Path(path).resolve()), known=_KNOWN, allowed=_ALLOWED)
 
 
-def _worker_init(known: frozenset) -> None:
-    global _KNOWN
-    _KNOWN = known
+def _worker_init(known: Collection[str], allowed: Optional[Path] = None) -> None:
+    global _KNOWN, _ALLOWED
+    _KNOWN, _ALLOWED = known, allowed
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it ends the pool
 
 
 def checked_files(
-    files: List[Path], known: frozenset
+    files: List[Path], known: Collection[str], allowed: Optional[Path] = None
 ) -> Iterator[Tuple[Path, Optional[bytes], Checked]]:
     """(path, data, check's answer) of each file, in order; worker processes check them when there are many
     (verifying re-parses every log: the CPU work of an import)."""
     jobs = min(os.cpu_count() or 1, MAX_JOBS) if len(files) >= PARALLEL_MIN_FILES else 1
     if jobs <= 1 or not sys.platform.startswith("linux"):
-        _worker_init(known)
+        _worker_init(known, allowed)
         for path in files:
             yield (path,) + _check_file(path)
         return
     import multiprocessing  # only many files start workers; other verbs that load library skip its import
 
-    with multiprocessing.get_context("fork").Pool(jobs, initializer=_worker_init, initargs=(known,)) as pool:
+    with multiprocessing.get_context("fork").Pool(jobs, initializer=_worker_init, initargs=(known, allowed)) as pool:
         for path, answer in zip(files, pool.imap(_check_file, files, chunksize=16)):
             yield (path,) + answer
 
@@ -409,10 +550,11 @@ def cmd_import(args: Namespace) -> int:
     for path in args.paths:
         if not Path(path).exists():
             raise UsageError("%s does not exist; give bundle files (.tfcw.json.gz) or directories of them" % path)
+    allowed = allowed_signers_path()
     library = Library()
     counts = {"imported": 0, "present": 0, "refused": 0}
     try:
-        for _path, data, answer in checked_files(list(_bundle_files(args.paths)), frozenset(library.known_ids())):
+        for _path, data, answer in checked_files(list(_bundle_files(args.paths)), library.known_signers(), allowed):
             outcome, message = store(library, data, answer)
             counts[outcome] += 1
             (sys.stderr if outcome == "refused" else sys.stdout).write(
@@ -440,11 +582,13 @@ def cmd_library(args: Namespace) -> int:
         return 0
     shown = [dict(r, id=r["id"][:12], verified=("yes" if r["verified"] else "unverified")
                   + (", outlier" if r["outlier"] else "")) for r in rows]
+    shown = [dict(r, signers=", ".join(r["signers"]) or "-") for r in shown]
     columns = [("gpu", "GPU"), ("model", "model"), ("batch_size", "batch"), ("num_gpus", "GPUs", 2),
                ("precision", "precision", 3), ("images_per_sec", "images/sec"), ("verified", "verified"),
+               ("signers", "signed by", 4),
                ("tf_version", "TF", 4), ("created_at", "created", 5), ("id", "bundle", 1)]
     if args.format == "csv":
-        render.emit(rows, "csv", list(ROW_KEYS))
+        render.emit(rows, "csv", list(ROW_KEYS) + ["signers"])
         return 0
     if not rows:
         what = " matching the filters" if args.gpu or args.model else ""

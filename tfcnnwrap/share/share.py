@@ -33,6 +33,7 @@ from tfcnnwrap.share import bundle as bundles
 from tfcnnwrap.share.bundlecheck import FAILED, verify
 from tfcnnwrap.share.bundleexport import build
 from tfcnnwrap.share.library import Library, check, store
+from tfcnnwrap.share.signing import add_signature, allowed_signers_path
 from tfcnnwrap.target import gitremote
 
 if TYPE_CHECKING:
@@ -169,11 +170,12 @@ def _already_there(repo: Repo, base: Optional[str], rel: str) -> bool:
     return True
 
 
-def _commit_onto(repo: Repo, base: Optional[str], rel: str, blob: str, message: str) -> Optional[str]:
+def _commit_onto(repo: Repo, base: Optional[str], rel: str, blob: str, message: str,
+                 replace: bool = False) -> Optional[str]:
     """A commit of ``base``'s tree plus ``blob`` at ``rel``, made in git's object database with an index of its
     own (nothing is checked out, so no path of their repository decides where a file is written); None when
-    ``base`` already holds it."""
-    if _already_there(repo, base, rel):
+    ``base`` already holds a file there (``replace``: the copy gains signatures, committed over it)."""
+    if _already_there(repo, base, rel) and not replace:
         return None
     env = dict(gitremote.git_env(), GIT_INDEX_FILE=str(Path(repo.git_dir) / "tfcnnwrap-index"))
     repo.git.execute(["git", "read-tree"] + ([base] if base else ["--empty"]), env=env)
@@ -240,14 +242,45 @@ def _publish_in(repo: Repo, bundle: Dict[str, Any], data: bytes, rel: str, branc
     message = commit_message(bundle)
     try:
         branch, base = _branch_tip(repo, branch)
+        if _already_there(repo, base, rel):
+            merged, message = _with_their_signatures(_blob_at(repo, base, rel), bundle, rel)
+            if merged is None:
+                return bundle, rel, branch, False
+            data = merged
         blob = _store_blob(repo, data)
         ensure_identity(repo)
-        commit = _commit_onto(repo, base, rel, blob, message)
+        commit = _commit_onto(repo, base, rel, blob, message, replace=True)
     except git.exc.GitCommandError as exc:
         raise _git_error("committing to a clone of", url, exc) from None
     if commit is None:
         return bundle, rel, branch, False
     return bundle, rel, branch, _push(repo, branch, commit, (rel, blob, message), url)
+
+
+def _blob_at(repo: Repo, base: Optional[str], rel: str) -> bytes:
+    """The bytes of the file at ``rel`` in commit ``base`` (read from git's object database: nothing checked
+    out); bounded like any bundle before it is read."""
+    size = int(_run(repo, "cat-file", "-s", "%s:%s" % (base, rel)).strip() or 0)
+    if size > bundles.max_bytes():
+        raise TfcnnwrapError("the repository's %s is over the size limit of a bundle; fix the repository first"
+                             % rel, exit_code=1)
+    return repo.git.execute(["git", "cat-file", "blob", "%s:%s" % (base, rel)], env=gitremote.git_env(),
+                            stdout_as_string=False)
+
+
+def _with_their_signatures(data: bytes, bundle: Dict[str, Any], rel: str) -> Tuple[Optional[bytes], str]:
+    """(new file bytes, commit message) when ``bundle`` (verified, its signatures good) has signatures the
+    repository's copy (``data``) lacks: that copy gains them; (None, "") when it has them all."""
+    try:
+        theirs = bundles.read_bytes(data, rel)
+    except bundles.BundleRefused as exc:
+        raise TfcnnwrapError("the repository's %s is not a sound bundle (%s); fix the repository first"
+                             % (rel, exc.message), exit_code=1) from None
+    added = [e["fingerprint"] for e in bundle.get("signatures", []) if add_signature(theirs, e)]
+    if not added:
+        return None, ""
+    return bundles.to_bytes(theirs), "Sign %s: bundle %s\n\nsigned by %s\n" % (
+        bundle["conditions"]["gpu"], bundle["id"], ", ".join(added))
 
 
 def cmd_publish(args: Namespace) -> int:
@@ -413,8 +446,10 @@ class _Pull:
     (``seen``: mode and sha -> the id of the bundle it holds, now in the library; "!id" when it was refused
     for a name that is not its id; None when refused), at most MAX_READS read."""
 
-    def __init__(self, repo: Repo, library: Library, url: str, out: TextIO, err: TextIO) -> None:
+    def __init__(self, repo: Repo, library: Library, url: str, out: TextIO, err: TextIO,
+                 allowed: Optional[Path] = None) -> None:
         self.repo, self.library, self.url, self.out, self.err = repo, library, url, out, err
+        self.allowed = allowed  # the allowed signers file signers are named by
         self.counts = {"imported": 0, "present": 0, "refused": 0, "unread": 0}
         self.seen: Dict[str, Optional[str]] = {}
         self.copies_refused = 0
@@ -441,7 +476,7 @@ class _Pull:
             outcome, message, ident = self._read(sha, path, expected)
         self.seen[key] = ident if outcome != "refused" else ("!" + ident if ident else None)
         self.counts[outcome] += 1
-        if outcome != "present":
+        if outcome != "present" or "new signature" in message:
             (self.err if outcome == "refused" else self.out).write(
                 ("refused: " if outcome == "refused" else "") + message + "\n")
 
@@ -458,7 +493,7 @@ class _Pull:
             data = self.repo.odb.stream(bytes.fromhex(sha)).read()
         except Exception as exc:  # noqa: BLE001 - a damaged object in their repository refuses that file only
             return "refused", "%s: git cannot read it (%s)" % (path, str(exc)[:120] or type(exc).__name__), None
-        checked = check(data, path, origin=self.url, known=self.library.known_ids_cached())
+        checked = check(data, path, origin=self.url, known=self.library.known_ids_cached(), allowed=self.allowed)
         found = checked[2]
         ident = found if isinstance(found, str) else (found[0][0] if found else None)
         if ident is not None and ident != expected:
@@ -483,6 +518,7 @@ def pull(url: str, branch: Optional[str] = None, out: Optional[TextIO] = None,
     url = gitremote.normalise_repo_url(url, flag="GIT_URL")
     if branch:
         gitremote.validate_branch_name(branch)
+    allowed = allowed_signers_path()
     library = Library()
     try:
         lock = _cache_lock(library, url)
@@ -495,7 +531,7 @@ def pull(url: str, branch: Optional[str] = None, out: Optional[TextIO] = None,
         lock.release()
         library.close()
         raise
-    reading = _Pull(repo, library, url, out, err)
+    reading = _Pull(repo, library, url, out, err, allowed)
     try:
         tip = fetch_tip(repo, url, branch, err)
         known = library.known_ids()
@@ -503,8 +539,9 @@ def pull(url: str, branch: Optional[str] = None, out: Optional[TextIO] = None,
             name = entry[4].rsplit("/", 1)[-1]
             if not name.endswith(bundles.SUFFIX):
                 continue
-            if name[: -len(bundles.SUFFIX)] in known:
-                reading.counts["present"] += 1
+            ident = name[: -len(bundles.SUFFIX)]
+            if ident in known and _same_size(library, ident, entry[3]):
+                reading.counts["present"] += 1  # a copy of another size may carry signatures ours lacks: read
                 continue
             reading.entry(entry)
         reading.finish()
@@ -526,6 +563,14 @@ def _drop_cache(path: Path) -> None:
         shutil.rmtree(str(path))  # never follows a link inside it; refuses a cache that is itself a link
     except OSError:
         pass
+
+
+def _same_size(library: Library, ident: str, size: Optional[int]) -> bool:
+    """The library's copy of bundle ``ident`` has ``size`` bytes (signatures only add bytes)."""
+    try:
+        return library.path_of(ident).stat().st_size == size
+    except OSError:
+        return False
 
 
 def cmd_pull(args: Namespace) -> int:
