@@ -32,7 +32,7 @@ from tfcnnwrap.filelock import FileLock
 from tfcnnwrap.share import bundle as bundles
 from tfcnnwrap.share.bundlecheck import FAILED, verify
 from tfcnnwrap.share.bundleexport import build
-from tfcnnwrap.share.library import Library, check, store
+from tfcnnwrap.share.library import Checked, Library, check, store
 from tfcnnwrap.share.signing import add_signature, allowed_signers_path
 from tfcnnwrap.target import gitremote
 
@@ -441,6 +441,16 @@ def _entry_refusal(mode: str, kind: str, size: Optional[int], path: str) -> Opti
 MAX_READS = 10000
 
 
+def _checked_id(checked: Checked) -> Optional[str]:
+    """The id of the bundle library.check read: its answer holds it alone (present), first in the bundles row
+    (new), or first (present with new signatures); None when refused."""
+    found = checked[2]
+    if found is None or isinstance(found, str):
+        return found
+    head = found[0]
+    return head if isinstance(head, str) else head[0]
+
+
 class _Pull:
     """One pull's reading: each blob read and checked once whatever the number of names it has in the tree
     (``seen``: mode and sha -> the id of the bundle it holds, now in the library; "!id" when it was refused
@@ -494,8 +504,7 @@ class _Pull:
         except Exception as exc:  # noqa: BLE001 - a damaged object in their repository refuses that file only
             return "refused", "%s: git cannot read it (%s)" % (path, str(exc)[:120] or type(exc).__name__), None
         checked = check(data, path, origin=self.url, known=self.library.known_ids_cached(), allowed=self.allowed)
-        found = checked[2]
-        ident = found if isinstance(found, str) else (found[0][0] if found else None)
+        ident = _checked_id(checked)
         if ident is not None and ident != expected:
             return "refused", "%s: holds bundle %s, not the one its name says" % (path, ident[:12]), ident
         outcome, message = store(self.library, data, checked)
