@@ -186,10 +186,12 @@ FAILURE_CHARS = 200  # of a failure's text on its line; the log has it all
 
 def next_compare(sweep_path: Path, meta: SweepMeta) -> Optional[str]:
     """The `compare` line that fits what the sweep ran on: against the published figure of the same GPU when
-    it is a reference, else ranked among them; None on the CPU (the references are GPUs)."""
-    if meta.on_cpu:
-        return None
+    it is a reference, else ranked among them; on the CPU ranked by the GPUs' closest figures (a CPU sweep's
+    conditions are seldom published exactly), then its export to share it among CPU results."""
     base = ["python", "-m", "tfcnnwrap", "compare", str(sweep_path)]
+    if meta.on_cpu:
+        return "%s; %s" % (format_command(base + ["--rank", "--nearest"]),
+                           format_command(["python", "-m", "tfcnnwrap", "export", str(sweep_path)]))
     names = [n.strip() for n in (meta.gpu_names() or "").split(",") if n.strip()]
     found = load_references().candidates(names[0]) if len(names) == 1 else []
     if len(found) == 1:
