@@ -103,3 +103,29 @@ def test_a_cpu_sweep_counts_towers_not_gpus(tmp_path, columns):
         assert screen.returncode == 0 and screen.widest() <= columns, screen
         text = _one_line(screen)
         assert "fp32 · 1 tower ·" in text and "1 GPU" not in text, screen
+
+
+def test_cpu_results_rank_among_cpu_results(cli, tmp_path):
+    from bundledata import logged_sweep as gpu_sweep
+
+    data = {"TFCNNWRAP_DATA": str(tmp_path / "data")}
+    shared = cpu_sweep(tmp_path / "shared", {"resnet50": 4.2, "alexnet": 40.0})
+    bundle = tmp_path / "shared.tfcw.json.gz"
+    assert cli("export", shared, "--out", bundle).returncode == 0
+    imported = cli("import", bundle, env=data)
+    assert imported.returncode == 0, imported.stderr
+    community = CPU + " community (1 sweep)"
+
+    def ranked(sweep):
+        result = cli("compare", sweep, "--rank", "--format", "json", env=data)
+        assert result.returncode == 0, result.stderr
+        return [row["gpu"] for row in json.loads(result.stdout)["rows"] if row["rank"] is not None]
+
+    mine = ranked(cpu_sweep(tmp_path / "mine"))
+    assert community in mine
+    assert community not in ranked(gpu_sweep(tmp_path / "gpu"))
+    only = cli(
+        "compare", cpu_sweep(tmp_path / "again"), "--rank", "--source", "community", "--format", "json", env=data
+    )
+    assert only.returncode == 0, only.stderr
+    assert {row["gpu"] for row in json.loads(only.stdout)["rows"]} == {community, "CPU"}

@@ -78,19 +78,20 @@ def community_gpus(rows: List[Any]) -> Dict[str, ReferenceGPU]:
     return gpus
 
 
-def library_rows(models: Optional[Sequence[str]] = None) -> List[Any]:
-    """The library's verified index rows (of ``models``); [] when there is no library yet."""
+def library_rows(models: Optional[Sequence[str]] = None, device: Optional[str] = None) -> List[Any]:
+    """The library's verified index rows (of ``models``, measured on ``device``); [] when there is no library
+    yet."""
     library = Library(create=False)
     try:
-        return library.community_rows(models)
+        return library.community_rows(models, device)
     finally:
         library.close()
 
 
-def _rows_or_warn(models: Optional[Sequence[str]], source: str) -> List[Any]:
+def _rows_or_warn(models: Optional[Sequence[str]], source: str, device: Optional[str] = None) -> List[Any]:
     """The library's rows; with ``--source all`` an unusable library is a warning, not the end of compare."""
     try:
-        return library_rows(models)
+        return library_rows(models, device)
     except TfcnnwrapError as exc:
         if source == "community":
             raise
@@ -100,9 +101,11 @@ def _rows_or_warn(models: Optional[Sequence[str]], source: str) -> List[Any]:
 
 
 def reference_set(
-    references_csv: Optional[str] = None, source: str = "all", models: Optional[Sequence[str]] = None
+    references_csv: Optional[str] = None, source: str = "all", models: Optional[Sequence[str]] = None,
+    device: Optional[str] = None,
 ) -> ReferenceSet:
-    """The references compare and rank use: built-in (+ ``references_csv``), community, or all."""
+    """The references compare and rank use: built-in (+ ``references_csv``), community, or all; the community's
+    of ``device`` only when it is given (a CPU's results rank among CPUs', a GPU's among GPUs')."""
     source = source or "all"
     if source not in SOURCES:
         raise UsageError("--source must be one of %s, not %r" % (", ".join(SOURCES), source))
@@ -111,7 +114,7 @@ def reference_set(
     gpus = dict(load_references(references_csv).gpus) if source != "community" else {}
     if source != "builtin":
         taken = {k for g in gpus.values() for k in g.keys()}
-        for gpu_id, gpu in community_gpus(_rows_or_warn(models, source)).items():
+        for gpu_id, gpu in community_gpus(_rows_or_warn(models, source, device)).items():
             if gpu_id not in gpus and not (gpu.keys() & taken):
                 gpus[gpu_id] = gpu
     if source == "community" and not gpus:

@@ -162,8 +162,9 @@ def rank(sweep_path: Union[Path, str], per: Optional[str] = None, price: Optiona
         raise UsageError("--watts ranks per watt only: add --per watt, or drop --watts")
     if nearest and strict:
         raise UsageError("--nearest ranks by the closest figures, --strict by exact ones only; give one of them")
-    references = reference_set(references_csv, source)  # built-in and/or the library's community results
     sweep = Sweep(sweep_path, host=host)
+    # built-in and/or the library's community results measured on the sweep's device
+    references = reference_set(references_csv, source, device="cpu" if sweep.meta.on_cpu else "gpu")
     of = sum(1 for r in sweep.rows if r.mean is not None)
     if not of:
         raise UsageError("%s has no ok run yet; run or resume it before ranking it" % sweep.path)

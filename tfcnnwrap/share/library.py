@@ -57,6 +57,7 @@ ResultRow = Tuple[str, str, str, int, int, Optional[str], Optional[str], Optiona
 # check's answer: (outcome, message, None when refused / the bundle id when present / its rows when new)
 Checked = Tuple[str, str, Union[None, str, Tuple[BundleRow, List[ResultRow]]]]
 
+CPU_VENDOR = "cpu"  # the index's vendor of a bundle measured on the CPU (its conditions' device)
 ROW_KEYS = ("id", "gpu", "model", "batch_size", "precision", "num_gpus", "images_per_sec", "verified", "created_at",
             "xla", "variable_update", "data", "tf_version", "runs_ok")
 
@@ -173,15 +174,21 @@ class Library:
             raise _unusable(self.root, "its index: %s" % exc) from None
         return bool(cur.rowcount)
 
-    def community_rows(self, models: Optional[Sequence[str]] = None) -> List[Any]:
+    def community_rows(self, models: Optional[Sequence[str]] = None, device: Optional[str] = None) -> List[Any]:
         """(gpu, model, batch_size, num_gpus, precision, xla, variable_update, data, tf_version, images_per_sec,
-        bundle id) of every verified configuration (of ``models``): what compare needs, lean for 10,000s."""
+        bundle id) of every verified configuration (of ``models``, measured on ``device``: "cpu" or "gpu", None
+        both): what compare needs, lean for 10,000s."""
         if self.db is None:
             return []
-        where = " AND model IN (%s)" % ",".join("?" * len(models)) if models else ""
-        return self.db.execute("SELECT gpu, model, batch_size, num_gpus, precision, xla, variable_update, data, "
-                               "tf_version, images_per_sec, bundle_id FROM results WHERE verified = 1" + where,
-                               list(models or ())).fetchall()
+        where = " AND r.model IN (%s)" % ",".join("?" * len(models)) if models else ""
+        params: List[Any] = list(models or ())
+        if device is not None:
+            where += " AND (b.vendor = ?) = ?"
+            params += [CPU_VENDOR, device == "cpu"]
+        return self.db.execute("SELECT r.gpu, r.model, r.batch_size, r.num_gpus, r.precision, r.xla, "
+                               "r.variable_update, r.data, r.tf_version, r.images_per_sec, r.bundle_id FROM results r "
+                               "JOIN bundles b ON b.id = r.bundle_id WHERE r.verified = 1" + where,
+                               params).fetchall()
 
     def rows(self, gpu: Optional[str] = None, model: Optional[str] = None) -> List[Any]:
         """Index rows (dicts of ROW_KEYS), newest bundle first; ``gpu``: names with those words."""
@@ -227,7 +234,9 @@ def index_rows(
     tf = cond.get("tensorflow_version") or ""
     gpu = bundle["conditions"]["gpu"].strip()  # check_shape: a str of at most 200 characters
     shared = (cond.get("precision"), cond.get("xla"), cond.get("variable_update"), cond.get("data"), tf)
-    bundle_row = (bundle["id"], gpu, bundles.vendor_of(gpu), bundle["created_at"], utc_now(), int(verified),
+    # a CPU's bundle is filed under the vendor "cpu": its figures rank among CPU results, never among GPUs'
+    vendor = CPU_VENDOR if bundle["conditions"].get("device") == "cpu" else bundles.vendor_of(gpu)
+    bundle_row = (bundle["id"], gpu, vendor, bundle["created_at"], utc_now(), int(verified),
                   bundle["tool_version"], tf) + shared[:4] + (str(origin)[:500],)
     values: Dict[Tuple[str, int, int], List[float]] = {}
     for run in bundle["runs"]:
