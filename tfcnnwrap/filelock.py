@@ -62,6 +62,25 @@ def _unlock_windows(fh: BufferedRandom) -> None:
     ctypes.windll.kernel32.UnlockFileEx(handle, 0, 1, 0, ctypes.byref(_overlapped()))  # type: ignore[attr-defined]  # Windows only
 
 
+def held_by(path: Union[Path, str]) -> Optional[int]:
+    """Who holds the lock at ``path`` exclusively right now: the pid its holder wrote (0 when it wrote none),
+    or None when nobody does (or there is no lock file). Asks for a shared lock and lets go at once, so a
+    reader (`list`) learns it without a lock of its own; opened read-only, a link not followed."""
+    try:
+        fd = os.open(str(path), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            (_lock_windows if os.name == "nt" else _lock_posix)(fh, True)  # type: ignore[arg-type]  # read-only
+        except OSError:
+            text = fh.read(32).decode("ascii", "replace").strip()
+            return int(text) if text.isdigit() else 0
+        if os.name == "nt":
+            _unlock_windows(fh)  # type: ignore[arg-type]  # read-only
+    return None  # closing the file let go of the shared lock
+
+
 class FileLock:
     """``acquire()`` raises LockBusy (exit 2, ``busy_message``) when another process holds it."""
 
