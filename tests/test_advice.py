@@ -1,10 +1,17 @@
 """Issue 38.3: advice that is right. Drift is flagged only when the trend between runs exceeds the run-to-run
 noise, and the advice fits the device a sweep ran on (no thermal advice on the CPU)."""
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
+from conftest import cli_env
 
 from tfcnnwrap.results import aggregate, quality
 from tfcnnwrap.results.records import RunRecord
+from tfcnnwrap.target import quiet
 
 NOISE = [3.88, 5.31, 3.76]  # the issue's CPU runs: CV 20 %, last against first -3.1 %
 SOAK = [176.1, 170.8, 165.9]  # a steady fall: heat soak
@@ -50,3 +57,76 @@ def test_the_cpu_gets_no_thermal_advice():
     assert "--cool-to" in gpu[0]
     assert len(cpu) == 1 and "--cool-to" not in cpu[0] and "heat" not in cpu[0]
     assert "fell 5.8%" in cpu[0]
+
+
+# -- doctor: is the machine quiet? ---------------------------------------------------------------------------
+
+
+def test_a_load_average_high_for_the_cores_is_a_finding():
+    assert quiet.load_findings(0.3, 2) == []
+    assert quiet.load_findings(1.0, 2) == []  # one core's worth on two: at the limit
+    found = quiet.load_findings(6.02, 2, [("python3", 4242, 97.5), ("cc1plus", 77, 60.0)])
+    assert found == [
+        (
+            "load average 6.02 over the last minute on 2 cores; busiest: python3 (pid 4242, 98% CPU), "
+            "cc1plus (pid 77, 60% CPU)",
+            "stop them, or wait until the load is under 1, before benchmarking",
+        )
+    ]
+    assert quiet.load_findings(20.0, 32) == [
+        (
+            "load average 20.00 over the last minute on 32 cores",
+            "stop what else runs, or wait until the load is under 16, before benchmarking",
+        )
+    ]
+
+
+def test_the_busiest_processes_from_proc(tmp_path):
+    def stat(pid, name, ticks):
+        folder = tmp_path / "proc" / str(pid)
+        folder.mkdir(parents=True, exist_ok=True)
+        rest = ["S"] + ["0"] * 10 + [str(ticks), "0"] + ["0"] * 30
+        (folder / "stat").write_text("%d (%s) %s\n" % (pid, name, " ".join(rest)))
+
+    stat(10, "tf worker (x)", 100)
+    stat(11, "idle", 5)
+    before = quiet.proc_times(str(tmp_path))
+    assert before == {10: ("tf worker (x)", 100), 11: ("idle", 5)}  # a name with brackets and spaces
+    stat(10, "tf worker (x)", 150)
+    stat(11, "idle", 6)
+    after = quiet.proc_times(str(tmp_path))
+    assert quiet.busiest(before, after, 0.5, 100) == [("tf worker (x)", 10, 100.0)]
+    assert quiet.busiest(before, after, 0.5, 100, skip=[10]) == []
+
+
+BUSY = (
+    "import os, sys; os.getloadavg = lambda: (6.02, 5.0, 4.0); os.cpu_count = lambda: 2; "
+    "from tfcnnwrap.cli import main; sys.exit(main())"
+)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.name != "posix", reason="pseudo-terminals and load averages are POSIX")
+@pytest.mark.parametrize("columns", [60, 80, 120])
+def test_doctor_notices_a_machine_busy_on_every_core(fake_tf, tmp_path, columns):
+    from ptyscreen import run_in_pty
+
+    python = fake_tf("2.4.0")  # a TensorFlow that sees no GPU
+    argv = [sys.executable, "-c", BUSY, "doctor", "--python", str(python)]
+    screen = run_in_pty([], columns=columns, argv=argv, env={"TFCNNWRAP_NVIDIA_SMI": "none"}, cwd=tmp_path)
+    assert screen.widest() <= columns, screen
+    text = " ".join(screen.text.split())
+    assert "load average 6.02 over the last minute on 2 cores" in text, screen
+    assert "✓ machine quiet" not in text, screen
+    assert "tfcnnwrap doctor`" not in text, screen  # never sends you to the command you are reading
+    as_json = subprocess.run(
+        argv + ["--format", "json"],
+        env=cli_env({"TFCNNWRAP_NVIDIA_SMI": "none"}),
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=True,
+    )
+    report = json.loads(as_json.stdout)
+    assert any(f["what"].startswith("load average 6.02") and f["fix"] for f in report["quiet"]), report["quiet"]
