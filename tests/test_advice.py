@@ -130,3 +130,39 @@ def test_doctor_notices_a_machine_busy_on_every_core(fake_tf, tmp_path, columns)
     )
     report = json.loads(as_json.stdout)
     assert any(f["what"].startswith("load average 6.02") and f["fix"] for f in report["quiet"]), report["quiet"]
+
+
+# -- --cool-to fits a GPU ------------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(os.name != "posix", reason="pseudo-terminals are POSIX")
+@pytest.mark.parametrize("columns", [60, 80, 120])
+def test_cool_to_is_refused_on_a_cpu_sweep(fake_tf, vendor, tmp_path, columns):
+    from ptyscreen import run_in_pty
+
+    out = tmp_path / "out"
+    screen = run_in_pty(
+        [
+            "sweep",
+            "--vendor-dir",
+            vendor,
+            "--python",
+            fake_tf("1.12.0"),
+            "--device",
+            "cpu",
+            "--models",
+            "alexnet",
+            "--runs",
+            "1",
+            "--cool-to",
+            "60",
+            "--out",
+            out,
+        ],
+        columns=columns,
+        cwd=tmp_path,
+    )
+    assert screen.returncode == 2, screen
+    text = " ".join(screen.text.split())
+    assert "--cool-to waits for GPU temperatures" in text and "drop --cool-to" in text, screen
+    assert "Traceback" not in text and not (out / "runs.jsonl").exists(), screen

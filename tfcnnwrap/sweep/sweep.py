@@ -205,6 +205,7 @@ def _prepare(args: argparse.Namespace, sweep: SweepDir, meta: Optional[SweepMeta
     else:
         ctx.device, warning = resolve_device(plan.device, probe_result)
         _warn(ctx, warning)
+    _refuse_cool_to_on_cpu(ctx)
     if meta is None:  # a resumed sweep's counts were checked when it began
         _warn(ctx, check_gpu_counts(plan.counts, ctx.device, probe_result.gpus))
     ctx.env = child_env(ctx.tf_version)
@@ -212,6 +213,13 @@ def _prepare(args: argparse.Namespace, sweep: SweepDir, meta: Optional[SweepMeta
     _warn(ctx, checkout.branch_mismatch(ctx.tf_version, ctx.manifest))
     _check_cluster(ctx)
     return ctx
+
+
+def _refuse_cool_to_on_cpu(ctx: SweepContext) -> None:
+    """--cool-to on the CPU would be accepted and never wait: refused before the first run."""
+    if ctx.device == "cpu" and ctx.plan.cool_to_c is not None:
+        raise UsageError("--cool-to waits for GPU temperatures (nvidia-smi's), and a CPU sweep has none: drop "
+                         "--cool-to (--cooldown SEC pauses between runs on any device)")
 
 
 def _feature_flags(plan: Plan, branch: Optional[str], script: Path) -> List[str]:
