@@ -166,3 +166,56 @@ def test_cool_to_is_refused_on_a_cpu_sweep(fake_tf, vendor, tmp_path, columns):
     text = " ".join(screen.text.split())
     assert "--cool-to waits for GPU temperatures" in text and "drop --cool-to" in text, screen
     assert "Traceback" not in text and not (out / "runs.jsonl").exists(), screen
+
+
+# -- A/B: intervals bounded by what is possible, and a verdict per candidate --------------------------------
+
+
+def _ab_sweep(path, values, model="trivial"):
+    from test_reliability_round3_paths import sweep_dir
+
+    path.mkdir(parents=True)
+    return sweep_dir(path / "s", values, model=model)
+
+
+def test_a_change_interval_never_goes_below_minus_100():
+    from tfcnnwrap.compare.compareab import change_interval, welch
+
+    low, high = change_interval(NOISE, [1.0, 6.0, 0.2])  # a candidate whose mean is not clearly above zero
+    assert low == -100.0 and high > 100.0
+    assert welch(NOISE, [1.0, 6.0, 0.2])[1] is False  # and the interval holds 0%, as the test says
+    assert change_interval([0.1, 10.0], [5.0, 5.1]) == (None, None)  # a baseline not clearly above zero
+
+
+@pytest.mark.skipif(os.name != "posix", reason="pseudo-terminals are POSIX")
+@pytest.mark.parametrize("columns", [60, 80, 120])
+def test_each_candidate_gets_a_verdict_and_no_impossible_interval(tmp_path, columns):
+    import re
+
+    from ptyscreen import run_in_pty
+
+    base = _ab_sweep(tmp_path / "base", [100.0, 101.0, 99.0])
+    faster = _ab_sweep(tmp_path / "faster", [152.0, 151.0, 153.0])
+    noisy = _ab_sweep(tmp_path / "noisy", [1.0, 160.0, 0.2])
+    unbounded = _ab_sweep(tmp_path / "unbounded", [100.0, 101.0])
+    screen = run_in_pty(["compare", base, faster, noisy], columns=columns)
+    assert screen.returncode == 0 and screen.widest() <= columns, screen
+    text = " ".join(screen.text.split())
+    assert "Verdict: s ran 1.52 ± 0.02 times faster than s (geomean of 1 configuration, 95% CI +" in text, screen
+    assert "Verdict: no clear change: s ran 0.54 ± 0.92 times as fast as s" in text, screen
+    assert not [p for p in re.findall(r"-(\d+\.\d)%", text) if float(p) > 100.0], screen
+    near_zero = _ab_sweep(tmp_path / "zero", [0.1, 10.0])
+    shown = run_in_pty(["compare", near_zero, unbounded], columns=columns)
+    assert "unbounded" in " ".join(shown.text.split()), shown
+
+
+def test_the_geomean_carries_its_interval_and_verdict(cli, tmp_path):
+    base = _ab_sweep(tmp_path / "base", [100.0, 101.0, 99.0])
+    cand = _ab_sweep(tmp_path / "cand", [90.0, 91.0, 89.5])
+    data = cli("compare", base, cand, "--format", "json").json()
+    geomean = data["geomean"][0]
+    assert geomean["change_pct"] == pytest.approx(-9.83, abs=0.01) and geomean["significant"] is True
+    assert -100.0 < geomean["change_ci95_low"] < geomean["change_pct"] < geomean["change_ci95_high"] < 0
+    assert geomean["verdict"].startswith("s ran 1.11 ± 0.01 times slower than s (geomean of 1 configuration")
+    row = data["rows"][0]
+    assert {"change_pct", "change_ci95_low", "change_ci95_high", "significant"} <= set(row)

@@ -120,8 +120,8 @@ def newest_sweeps(count: int, root: Union[Path, str, None] = None) -> List[Path]
     found, running = finished_sweeps(root)
     if len(found) < count:
         raise UsageError(
-            "%s holds %d finished sweep%s%s; compare needs %d there, or name the sweep directories (set %s to "
-            "look elsewhere)" % (root, len(found), "" if len(found) == 1 else "s", running_note(running), count,
-                                 settings.ENV_RESULTS)
+            "%s holds %d %ssweep%s%s; compare needs %d there, or name the sweep directories (set %s to "
+            "look elsewhere)" % (root, len(found), "finished " if running else "", "" if len(found) == 1 else "s",
+                                 running_note(running), count, settings.ENV_RESULTS)
         )
     return found[-count:]

@@ -45,6 +45,10 @@ def trend_significant(values: Sequence[float]) -> Optional[bool]:
     n = len(values)
     if n < 3:
         return None
+    top = max(abs(v) for v in values)
+    if not top or not math.isfinite(top):
+        return None if not math.isfinite(top) else False
+    values = [v / top for v in values]  # figures near the float limit (a corrupted log) square to infinity
     xs = range(n)
     x_mean, y_mean = (n - 1) / 2.0, fmean(values)
     sxx = sum((x - x_mean) ** 2 for x in xs)
