@@ -219,3 +219,23 @@ def test_the_geomean_carries_its_interval_and_verdict(cli, tmp_path):
     assert geomean["verdict"].startswith("s ran 1.11 ± 0.01 times slower than s (geomean of 1 configuration")
     row = data["rows"][0]
     assert {"change_pct", "change_ci95_low", "change_ci95_high", "significant"} <= set(row)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="pseudo-terminals are POSIX")
+@pytest.mark.parametrize("columns", [60, 80, 120])
+def test_a_cpu_report_flags_no_noise_as_drift_and_gives_no_thermal_advice(tmp_path, columns):
+    from ptyscreen import run_in_pty
+    from test_cpu_device import cpu_sweep
+
+    sweep = cpu_sweep(tmp_path / "20261201-101500", {"resnet50": 3.88})
+    runs = sweep / "runs.jsonl"
+    records = [json.loads(line) for line in runs.read_text().splitlines()]
+    for record, value in zip(records, NOISE):
+        record["images_per_sec"] = value
+    runs.write_text("".join(json.dumps(r) + "\n" for r in records))
+    screen = run_in_pty(["report", sweep], columns=columns)
+    assert screen.returncode == 0 and screen.widest() <= columns, screen
+    text = " ".join(screen.text.split())
+    assert "wide CI" in text, screen  # the noise is named for what it is
+    for wrong in ("drift", "fell", "heat", "--cool-to"):
+        assert wrong not in text, screen
