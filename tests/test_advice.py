@@ -68,14 +68,13 @@ def test_a_load_average_high_for_the_cores_is_a_finding():
     found = quiet.load_findings(6.02, 2, [("python3", 4242, 97.5), ("cc1plus", 77, 60.0)])
     assert found == [
         (
-            "load average 6.02 over the last minute on 2 cores; busiest: python3 (pid 4242, 98% CPU), "
-            "cc1plus (pid 77, 60% CPU)",
+            "load average 6.02 on 2 cores (1 minute), busiest: python3 (pid 4242: 98% CPU), cc1plus (pid 77: 60% CPU)",
             "stop them, or wait until the load is under 1, before benchmarking",
         )
     ]
     assert quiet.load_findings(20.0, 32) == [
         (
-            "load average 20.00 over the last minute on 32 cores",
+            "load average 20.00 on 32 cores (1 minute)",
             "stop what else runs, or wait until the load is under 16, before benchmarking",
         )
     ]
@@ -109,16 +108,21 @@ BUSY = (
 @pytest.mark.skipif(os.name != "posix", reason="pseudo-terminals and load averages are POSIX")
 @pytest.mark.parametrize("columns", [60, 80, 120])
 def test_doctor_notices_a_machine_busy_on_every_core(fake_tf, tmp_path, columns):
+    from conftest import make_vendor
     from ptyscreen import run_in_pty
 
-    python = fake_tf("2.4.0")  # a TensorFlow that sees no GPU
-    argv = [sys.executable, "-c", BUSY, "doctor", "--python", str(python)]
+    # a TensorFlow that sees no GPU, and its checkout: ready, on the CPU
+    python = fake_tf("2.4.0")
+    vendor = make_vendor(tmp_path / "vendor", branch="master", tf_version="2.4.0")
+    argv = [sys.executable, "-c", BUSY, "doctor", "--python", str(python), "--vendor-dir", str(vendor)]
     screen = run_in_pty([], columns=columns, argv=argv, env={"TFCNNWRAP_NVIDIA_SMI": "none"}, cwd=tmp_path)
     assert screen.widest() <= columns, screen
     text = " ".join(screen.text.split())
-    assert "load average 6.02 over the last minute on 2 cores" in text, screen
+    assert "load average 6.02 on 2 cores (1 minute)" in text, screen
+    assert not [line for line in screen.lines if line.rstrip().endswith("(pid")], screen  # wrapped between parts
     assert "✓ machine quiet" not in text, screen
-    assert "tfcnnwrap doctor`" not in text, screen  # never sends you to the command you are reading
+    assert "TensorFlow sees no GPU: running on the CPU" in text, screen  # the device note is shown
+    assert "tfcnnwrap doctor`" not in text, screen  # and never sends you to the command you are reading
     as_json = subprocess.run(
         argv + ["--format", "json"],
         env=cli_env({"TFCNNWRAP_NVIDIA_SMI": "none"}),

@@ -124,9 +124,10 @@ def load_findings(load1: float, cores: int, busiest: Sequence[Tuple[str, int, fl
     limit = max(1.0, LOAD_PER_CORE * cores)
     if cores < 1 or load1 <= limit:
         return []
-    named = ", ".join("%s (pid %d, %.0f%% CPU)" % (name, pid, pct) for name, pid, pct in busiest[:BUSIEST_SHOWN])
-    what = "load average %.2f over the last minute on %d core%s%s" % (
-        load1, cores, "" if cores == 1 else "s", "; busiest: " + named if named else "")
+    # ", " between the parts: doctor wraps its value there
+    named = ", ".join("%s (pid %d: %.0f%% CPU)" % (name, pid, pct) for name, pid, pct in busiest[:BUSIEST_SHOWN])
+    what = "load average %.2f on %d core%s (1 minute)%s" % (
+        load1, cores, "" if cores == 1 else "s", ", busiest: " + named if named else "")
     return [(what, "stop %s, or wait until the load is under %g, before benchmarking"
              % ("them" if named else "what else runs", limit))]
 
