@@ -129,3 +129,9 @@ def test_cpu_results_rank_among_cpu_results(cli, tmp_path):
     )
     assert only.returncode == 0, only.stderr
     assert {row["gpu"] for row in json.loads(only.stdout)["rows"]} == {community, "CPU"}
+
+
+def test_list_counts_towers_on_the_cpu(cli, tmp_path):
+    cpu_sweep(tmp_path / "results" / "20261201-101500")
+    table = cli("list", tmp_path / "results", env={"COLUMNS": "200"})
+    assert "1 tower" in table.stdout and "1 GPU" not in table.stdout, table.stdout

@@ -35,7 +35,8 @@ CSV_TEXT = {"conditions": "conditions_text", "models": "models_text"}
 
 def _conditions_text(cond: Dict[str, Any]) -> str:
     counts = cond.get("num_gpus") or [1]
-    gpus = "%s GPU%s" % (", ".join(str(c) for c in counts), "" if counts == [1] else "s")
+    unit = "tower" if cond.get("device") == "cpu" else "GPU"  # on the CPU tf_cnn_benchmarks counts towers
+    gpus = "%s %s%s" % (", ".join(str(c) for c in counts), unit, "" if counts == [1] else "s")
     parts = [cond.get("precision"), "XLA" if cond.get("xla") else None, gpus, cond.get("variable_update"),
              "%s data" % cond["data"] if cond.get("data") else None]
     return " · ".join(p for p in parts if p)
