@@ -216,8 +216,9 @@ def _prepare(args: argparse.Namespace, sweep: SweepDir, meta: Optional[SweepMeta
 
 
 def _refuse_cool_to_on_cpu(ctx: SweepContext) -> None:
-    """--cool-to on the CPU would be accepted and never wait: refused before the first run."""
-    if ctx.device == "cpu" and ctx.plan.cool_to_c is not None:
+    """--cool-to on the CPU would be accepted and never wait: a new sweep is refused before its first run (a
+    resumed one keeps its recorded plan, and the run-time warning that there is no telemetry says it)."""
+    if ctx.meta is None and ctx.device == "cpu" and ctx.plan.cool_to_c is not None:
         raise UsageError("--cool-to waits for GPU temperatures (nvidia-smi's), and a CPU sweep has none: drop "
                          "--cool-to (--cooldown SEC pauses between runs on any device)")
 
