@@ -458,7 +458,7 @@ def newest_sweep(results_dir: Union[Path, str, None] = None) -> Path:
     found, running = finished_sweeps(root)
     if not found:
         raise UsageError(
-            "no finished sweep found under %s/%s; run `python -m tfcnnwrap sweep` first or name a SWEEP_DIR"
-            % (root, running_note(running))
+            "no %ssweep found under %s/%s; run `python -m tfcnnwrap sweep` first or name a SWEEP_DIR"
+            % ("finished " if running else "", root, running_note(running))
         )
     return found[-1]
