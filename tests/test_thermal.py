@@ -263,8 +263,10 @@ def test_a_throttling_sweep_is_visible_in_records_summary_and_warning(cli, tmp_p
 
 
 def test_cool_to_without_telemetry_is_one_warning(cli, tmp_path, vendor, tf112):
-    result = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--device", "cpu", "--models", "alexnet",
-                 "--runs", "2", "--cool-to", "60", "--cooldown", "0.2", "--out", tmp_path / "s", cwd=tmp_path)
+    # a GPU sweep without nvidia-smi (on the CPU --cool-to is refused: tests/test_advice.py)
+    result = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--device", "gpu", "--models", "alexnet",
+                 "--runs", "2", "--cool-to", "60", "--cooldown", "0.2", "--out", tmp_path / "s", cwd=tmp_path,
+                 env={"TFCNNWRAP_NVIDIA_SMI": "none"})
     assert result.returncode == 0, result
     assert result.stderr.count("--cool-to needs GPU telemetry") == 1
     runs = [json.loads(x) for x in (tmp_path / "s" / "runs.jsonl").read_text().splitlines()]

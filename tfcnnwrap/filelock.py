@@ -62,22 +62,28 @@ def _unlock_windows(fh: BufferedRandom) -> None:
     ctypes.windll.kernel32.UnlockFileEx(handle, 0, 1, 0, ctypes.byref(_overlapped()))  # type: ignore[attr-defined]  # Windows only
 
 
-def held_elsewhere(path: Union[Path, str]) -> bool:
-    """Whether another open of ``path`` holds its lock exclusively (a sweep still writing), asked without
-    taking it for longer than the question and without creating the file: a reader (export) may have no
-    right to write there, and a missing lock file is a lock nobody holds."""
+def held_by(path: Union[Path, str]) -> Optional[int]:
+    """Who holds the lock at ``path`` exclusively right now: the pid its holder wrote (0 when it wrote none),
+    or None when nobody does (or there is no lock file). Asks for a shared lock and lets go at once, so a
+    reader (`list`) learns it without a lock of its own; opened read-only, a link not followed."""
     try:
         fd = os.open(str(path), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0))
     except OSError:
-        return False
+        return None
     with os.fdopen(fd, "rb") as fh:
         try:
-            (_lock_windows if os.name == "nt" else _lock_posix)(fh, True)  # type: ignore[arg-type]  # a reader
+            (_lock_windows if os.name == "nt" else _lock_posix)(fh, True)  # type: ignore[arg-type]  # read-only
         except OSError:
-            return True
+            text = fh.read(32).decode("ascii", "replace").strip()
+            return int(text) if text.isdigit() else 0
         if os.name == "nt":
-            _unlock_windows(fh)  # type: ignore[arg-type]  # a reader
-    return False
+            _unlock_windows(fh)  # type: ignore[arg-type]  # read-only
+    return None  # closing the file let go of the shared lock
+
+
+def held_elsewhere(path: Union[Path, str]) -> bool:
+    """Whether another open of ``path`` holds its lock exclusively (a sweep still writing); see held_by."""
+    return held_by(path) is not None
 
 
 class FileLock:

@@ -163,11 +163,12 @@ def own_bundles(rows: List[Any], sweep: Optional[Sweep]) -> Set[str]:
     return own
 
 
-def library_rows(models: Optional[Sequence[str]] = None) -> List[Any]:
-    """The library's verified index rows (of ``models``); [] when there is no library yet."""
+def library_rows(models: Optional[Sequence[str]] = None, device: Optional[str] = None) -> List[Any]:
+    """The library's verified index rows (of ``models``, measured on ``device``); [] when there is no library
+    yet."""
     library = Library(create=False)
     try:
-        return library.community_rows(models)
+        return library.community_rows(models, device)
     finally:
         library.close()
 
@@ -181,10 +182,10 @@ def library_evidence() -> Evidence:
         library.close()
 
 
-def _rows_or_warn(models: Optional[Sequence[str]], source: str) -> List[Any]:
+def _rows_or_warn(models: Optional[Sequence[str]], source: str, device: Optional[str] = None) -> List[Any]:
     """The library's rows; with ``--source all`` an unusable library is a warning, not the end of compare."""
     try:
-        return library_rows(models)
+        return library_rows(models, device)
     except TfcnnwrapError as exc:
         if source == "community":
             raise
@@ -196,9 +197,11 @@ def _rows_or_warn(models: Optional[Sequence[str]], source: str) -> List[Any]:
 def reference_set(
     references_csv: Optional[str] = None, source: str = "all", models: Optional[Sequence[str]] = None,
     sweep: Optional[Sweep] = None,
+    device: Optional[str] = None,
 ) -> ReferenceSet:
     """The references compare and rank use: built-in (+ ``references_csv``), community, or all. ``sweep``:
-    the sweep being compared, whose own bundles never count toward its community."""
+    the sweep being compared, whose own bundles never count toward its community; the community's of
+    ``device`` only when it is given (a CPU's results rank among CPUs', a GPU's among GPUs')."""
     source = source or "all"
     if source not in SOURCES:
         raise UsageError("--source must be one of %s, not %r" % (", ".join(SOURCES), source))
@@ -207,7 +210,7 @@ def reference_set(
     gpus = dict(load_references(references_csv).gpus) if source != "community" else {}
     if source != "builtin":
         taken = {k for g in gpus.values() for k in g.keys()}
-        rows = _rows_or_warn(models, source)
+        rows = _rows_or_warn(models, source, device)
         own = own_bundles(rows, sweep)
         mine = [r for r in rows if r[10] not in own]
         for gpu_id, gpu in community_gpus(mine, library_evidence() if mine else None).items():

@@ -7,7 +7,14 @@ rho for which ``mean_c - rho * mean_b`` is not significantly different from zero
 ``(mean_c - rho mean_b)^2 <= t^2 (var_c/n_c + rho^2 var_b/n_b)``. Unlike dividing a Welch interval of the
 difference by the baseline mean, it accounts for the baseline mean's own uncertainty (the interval is not
 symmetric around the change). t is Student's at the Welch-Satterthwaite degrees of freedom of the test, so
-the interval excludes 0% exactly when the test calls the change significant.
+the interval excludes 0% exactly when the test calls the change significant. Bounded by what is possible:
+where the set reaches a ratio at or below zero (a candidate whose mean is not clearly above zero) it starts
+at -100%; where the baseline's mean is not clearly above zero it is unbounded (null, "unbounded" on screen).
+
+Each candidate's geometric mean of the ratios gets its interval on the log scale (the delta method over every
+configuration's standard errors, Student's t at their Welch-Satterthwaite degrees of freedom), never below
+-100%, and hyperfine's spread (``ratio x sqrt(sum of squared relative standard deviations) / k``) for the
+one-line verdict "CANDIDATE ran 1.52 +- 0.03 times faster than BASELINE".
 """
 
 from __future__ import annotations
@@ -97,9 +104,11 @@ def change_interval(baseline: List[Any], candidate: List[Any]) -> Tuple[Optional
     a, b, c = mb * mb - t * t * vb, mc * mb, mc * mc - t * t * vc
     disc = b * b - a * c
     if a <= 0 or disc < 0:
-        return None, None
+        return None, None  # unbounded: the baseline's mean is not clearly above zero
     root = math.sqrt(disc)
-    return ((b - root) / a - 1.0) * 100.0, ((b + root) / a - 1.0) * 100.0
+    # c <= 0 (the candidate's mean not clearly above zero): the set reaches ratios at or below 0, and only
+    # those above 0 are possible: the interval starts at -100%, never below it
+    return max(-100.0, ((b - root) / a - 1.0) * 100.0), ((b + root) / a - 1.0) * 100.0
 
 
 # -- one candidate against the baseline ------------------------------------------------------------------
@@ -114,6 +123,57 @@ class SweepComparison:
     pairs: int
     environment: Tuple  # (what, baseline's, candidate's) for what differs: GPU, driver, TensorFlow, ...
     candidate_dir: Optional[str] = None  # set when several candidates follow one baseline
+    geomean: Optional[GeomeanChange] = None  # its interval, verdict and spread (None: no pair to compare)
+
+
+@dataclass(frozen=True)
+class GeomeanChange:
+    """A candidate's geometric mean of candidate / baseline over its configurations, with its 95% interval
+    on the log scale (None: a configuration under 2 runs a side) and hyperfine's spread of the ratio."""
+
+    ratio: float
+    low_pct: Optional[float] = None
+    high_pct: Optional[float] = None
+    significant: Optional[bool] = None
+    spread: Optional[float] = None  # +- of the ratio: ratio x sqrt(sum of squared relative stds) / k
+
+
+def _log_terms(row: ChangeRow) -> Optional[Tuple[float, float, float, float]]:
+    """(log ratio, its squared standard error, the Satterthwaite numerator's part, its denominator's part)
+    of one configuration; None under 2 runs a side."""
+    nb, nc, sb, sc = row.baseline_runs, row.candidate_runs, row.baseline_std, row.candidate_std
+    if not (nb and nc and nb > 1 and nc > 1) or sb is None or sc is None or not row.baseline or not row.candidate:
+        return None
+    rb, rc = (sb / row.baseline) ** 2 / nb, (sc / row.candidate) ** 2 / nc
+    return math.log(row.candidate / row.baseline), rb + rc, rb ** 2 / (nb - 1) + rc ** 2 / (nc - 1), \
+        (sb / row.baseline) ** 2 + (sc / row.candidate) ** 2
+
+
+def geomean_change(rows: Sequence[ChangeRow]) -> Optional[GeomeanChange]:
+    """The geometric mean of the rows' ratios with its log-scale 95% interval, significance and spread."""
+    from tfcnnwrap.results.tdist import t975
+
+    pairs = [r for r in rows if r.change_pct is not None and r.baseline and r.candidate]
+    if not pairs:
+        return None
+    found = [_log_terms(r) for r in pairs]
+    k = len(pairs)
+    logs: List[float] = [math.log(float(r.candidate or 0.0) / float(r.baseline or 1.0)) for r in pairs]
+    ratio = math.exp(sum(logs) / k)
+    terms = [t for t in found if t is not None]
+    if len(terms) < k:
+        return GeomeanChange(ratio)
+    se2 = sum(t[1] for t in terms)
+    spread = ratio * math.sqrt(sum(t[3] for t in terms)) / k
+    if k == 1:  # one configuration: its own (Fieller) interval and test, so the two lines agree
+        only = pairs[0]
+        return GeomeanChange(ratio, only.change_ci95_low, only.change_ci95_high, only.significant, spread)
+    if se2 == 0.0:
+        change = _pct((ratio - 1.0) * 100.0)
+        return GeomeanChange(ratio, change, change, ratio != 1.0, 0.0)
+    half = t975(se2 ** 2 / sum(t[2] for t in terms)) * math.sqrt(se2) / k
+    low, high = ((math.exp(math.log(ratio) + sign * half) - 1.0) * 100.0 for sign in (-1.0, 1.0))
+    return GeomeanChange(ratio, _pct(low), _pct(high), low > 0 or high < 0, spread)
 
 
 @dataclass(frozen=True)
@@ -200,7 +260,8 @@ def compare_one(baseline: Sweep, candidate: Sweep, candidate_dir: Optional[str] 
     g = geometric_mean(ratios)
     return SweepComparison(baseline=baseline, candidate=candidate, rows=rows,
                            geomean_change_pct=_pct((g - 1.0) * 100.0) if g is not None else None, pairs=len(ratios),
-                           environment=environment_differences(baseline, candidate), candidate_dir=candidate_dir)
+                           environment=environment_differences(baseline, candidate), candidate_dir=candidate_dir,
+                           geomean=geomean_change(rows))
 
 
 def sweep_vs_sweeps(baseline_path: Union[Path, str], candidate_paths: Sequence[Union[Path, str]],

@@ -170,8 +170,8 @@ def rank(sweep_path: Union[Path, str], per: Optional[str] = None, price: Optiona
     if nearest and strict:
         raise UsageError("--nearest ranks by the closest figures, --strict by exact ones only; give one of them")
     sweep = Sweep(sweep_path, host=host)
-    # built-in and/or the library's community results, the sweep's own bundles left out of the community
-    references = reference_set(references_csv, source, sweep=sweep)
+    # built-in and/or the library's community results measured on the sweep's device, its own bundles left out
+    references = reference_set(references_csv, source, sweep=sweep, device="cpu" if sweep.meta.on_cpu else "gpu")
     of = sum(1 for r in sweep.rows if r.mean is not None)
     if not of:
         raise UsageError("%s has no ok run yet; run or resume it before ranking it" % sweep.path)

@@ -59,8 +59,8 @@ def ab_envelope(result: ABResult) -> Dict[str, Any]:
     geomean, differences = [], []
     for comparison in result.comparisons:
         where = str(comparison.candidate.path)
-        geomean.append({"candidate_dir": where, "change_pct": comparison.geomean_change_pct,
-                        "pairs": comparison.pairs})
+        geomean.append(dict({"candidate_dir": where, "change_pct": comparison.geomean_change_pct,
+                             "pairs": comparison.pairs}, **_geomean_fields(comparison)))
         differences += [{"candidate_dir": where, "what": w, "baseline": b, "candidate": c}
                         for w, b, c in comparison.environment]
     baseline = result.comparisons[0].baseline if result.comparisons else None
@@ -76,10 +76,44 @@ def _p_text(p: Optional[float]) -> str:
     return "<0.001" if p < 0.001 else "%.3f" % p
 
 
+def _geomean_fields(comparison: Any) -> Dict[str, Any]:  # Any: a SweepComparison
+    """The geometric mean's interval, significance and verdict, for its JSON object."""
+    g = comparison.geomean
+    return {"change_ci95_low": g.low_pct if g else None, "change_ci95_high": g.high_pct if g else None,
+            "significant": g.significant if g else None, "verdict": verdict(comparison)}
+
+
 def ci_text(row: Any) -> str:  # Any: a ChangeRow; its CI has both bounds or neither, unseen by mypy
     if row.change_ci95_low is None:
-        return ""
+        # 2 runs a side and still no interval: the baseline's mean is not clearly above zero
+        return "unbounded" if row.significant is not None else ""
     return "%+.1f%% to %+.1f%%" % (row.change_ci95_low, row.change_ci95_high)
+
+
+def _times(ratio: float, spread: Optional[float]) -> str:
+    return "%.2f ± %.2f" % (ratio, spread) if spread is not None else "%.2f" % ratio
+
+
+def verdict(comparison: Any) -> Optional[str]:  # Any: a SweepComparison
+    """hyperfine's one line for a candidate: "CANDIDATE ran 1.52 ± 0.03 times faster than BASELINE", from
+    the geometric mean over its configurations, with its interval; None when no configuration compares."""
+    g = comparison.geomean
+    if g is None:
+        return None
+    cand, base, k = comparison.candidate.label(), comparison.baseline.label(), comparison.pairs
+    over = "geomean of %d configuration%s" % (k, "" if k == 1 else "s")
+    if g.low_pct is None:
+        return "%s ran %s times as fast as %s (%s; too few runs to tell a change from noise)" % (
+            cand, _times(g.ratio, None), base, over)
+    interval = "%s, 95%% CI %+.1f%% to %+.1f%%" % (over, g.low_pct, g.high_pct or 0.0)  # both set or neither
+    if not g.significant:
+        return "no clear change: %s ran %s times as fast as %s (%s includes 0%%)" % (
+            cand, _times(g.ratio, g.spread), base, interval)
+    if g.ratio >= 1.0:
+        return "%s ran %s times faster than %s (%s)" % (cand, _times(g.ratio, g.spread), base, interval)
+    slower = 1.0 / g.ratio
+    return "%s ran %s times slower than %s (%s)" % (
+        cand, _times(slower, None if g.spread is None else g.spread * slower / g.ratio), base, interval)
 
 
 def _ab_text_row(row: ChangeRow) -> Dict[str, str]:
@@ -100,7 +134,10 @@ def ab_text_rows(
 ) -> Tuple[List[Dict[str, str]], List[Any]]:  # columns: (key, header) or (key, header, priority)
     rows = [_ab_text_row(row) for row in comparison.rows]
     change = "" if comparison.geomean_change_pct is None else "%+.1f%%" % comparison.geomean_change_pct
-    rows.append({"model": GEOMEAN, "change": change})
+    g = comparison.geomean
+    rows.append({"model": GEOMEAN, "change": change,
+                 "ci": "" if g is None or g.low_pct is None else "%+.1f%% to %+.1f%%" % (g.low_pct, g.high_pct or 0.0),
+                 "significant": "" if g is None or g.significant is None else "yes" if g.significant else "no"})
     several = len({r.num_gpus for r in comparison.rows}) > 1
     columns = [("model", "model"), ("batch_size", "batch" if short else "batch size")]
     columns += [("num_gpus", "GPUs")] if several else []
@@ -117,7 +154,10 @@ def ab_notes(comparison: SweepComparison) -> List[str]:
     """What the columns mean (what differs between the sweeps, their plans included, is listed above)."""
     notes = ["change = candidate / baseline - 1. Significant: Welch's t-test (unequal variances) at 95%; "
              "95% CI: Fieller's interval of the ratio of the means (Welch-Satterthwaite degrees of freedom), "
-             "so it excludes 0% exactly when the change is significant; n/a under 2 ok runs a side."]
+             "so it excludes 0% exactly when the change is significant, and never goes below -100% (a change "
+             "beyond that is impossible); unbounded where the baseline's mean is not clearly above zero; n/a under "
+             "2 ok runs a side. geomean: the geometric mean of the ratios, its 95% CI on the log scale over every "
+             "configuration's standard errors; the verdict's ± is hyperfine's spread of the ratio."]
     return notes
 
 
@@ -134,7 +174,9 @@ def render_ab(result: ABResult, fmt: str, stream: Optional[TextIO] = None) -> No
         title = "candidate %s against baseline %s, images/sec" % (comparison.candidate.label(),
                                                                    comparison.baseline.label())
         rows, columns = ab_text_rows(comparison, short=(fmt != "markdown"))
-        _emit_text(rows, columns, title, ab_notes(comparison), fmt, stream, before=environment_lines(comparison))
+        line = verdict(comparison)
+        _emit_text(rows, columns, title, ab_notes(comparison), fmt, stream,
+                   before=(["Verdict: " + line] if line else []) + environment_lines(comparison))
 
 
 def _config_text(row: Any, several_counts: bool) -> str:  # Any: a regressed ChangeRow: its figures are set

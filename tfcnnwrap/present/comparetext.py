@@ -22,9 +22,15 @@ def pct(ratio_pct: float) -> str:
     return "%.1f%%" % ratio_pct
 
 
-def conditions_line(cond: Dict[str, Any], sep: str = " · ") -> str:
-    """``fp32 · 1 GPU · parameter_server · synthetic data`` for a plan's conditions."""
-    gpus = "%d GPU%s" % (cond["num_gpus"], "" if cond["num_gpus"] == 1 else "s")
+def count_unit(sweep: Any) -> str:  # Any: a comparesweep.Sweep
+    """What a sweep's counts count: GPUs, or on the CPU tf_cnn_benchmarks' towers on /cpu:0, /cpu:1, ..."""
+    return "tower" if sweep.meta.on_cpu else "GPU"
+
+
+def conditions_line(cond: Dict[str, Any], sep: str = " · ", unit: str = "GPU") -> str:
+    """``fp32 · 1 GPU · parameter_server · synthetic data`` for a plan's conditions (``unit``: "tower" on
+    the CPU)."""
+    gpus = "%d %s%s" % (cond["num_gpus"], unit, "" if cond["num_gpus"] == 1 else "s")
     parts = [cond["precision"], gpus, cond["variable_update"], "%s data" % cond["data"]]
     return sep.join(parts + (["XLA"] if cond.get("xla") == "yes" else []))
 
@@ -118,7 +124,7 @@ def against_text_rows(
     comparison: AgainstReferences, short: bool = False
 ) -> Tuple[List[Dict[str, str]], List[Any]]:  # columns: (key, header) pairs
     columns = [("model", "model"), ("batch_size", "batch" if short else "batch size")]
-    columns += [("num_gpus", "GPUs")] if comparison.sweep.several_counts else []
+    columns += [("num_gpus", count_unit(comparison.sweep) + "s")] if comparison.sweep.several_counts else []
     columns += [("measured", "measured")] + [("ref%d" % i, typed) for i, (typed, _) in enumerate(comparison.columns)]
     rows = []
     for row in comparison.rows:
@@ -133,7 +139,7 @@ def against_text_rows(
 
 def against_notes(comparison: AgainstReferences) -> List[str]:
     notes = ["Cells: reference images/sec (measured / reference). This sweep: %s."
-             % conditions_line(comparison.conditions)]
+             % conditions_line(comparison.conditions, unit=count_unit(comparison.sweep))]
     if comparison.sweep.meta.on_cpu:
         notes.append("This sweep ran on the CPU; the references are GPUs.")
     notes += footnotes(comparison)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from tfcnnwrap.errors import UsageError
-from tfcnnwrap.present.comparetext import MARK, cell_text, conditions_line, geomean_text
+from tfcnnwrap.present.comparetext import MARK, cell_text, conditions_line, count_unit, geomean_text
 from tfcnnwrap.safefs import atomic_write
 
 if TYPE_CHECKING:
@@ -195,7 +195,8 @@ def plot_against(comparison: AgainstReferences, path: str) -> None:
     if any(c.comparable is False for r in comparison.rows for c in r.cells):
         footnotes.append("%s hatched: measured under other conditions than this sweep (see the table's notes); "
                          "not in the geometric mean." % MARK)
-    footnotes.append("This sweep: tf_cnn_benchmarks, %s." % conditions_line(comparison.conditions, ", "))
+    footnotes.append("This sweep: tf_cnn_benchmarks, %s."
+                     % conditions_line(comparison.conditions, ", ", count_unit(comparison.sweep)))
     sweep = comparison.sweep
     title = "%s (measured) against published references" % (sweep.gpu_label() or sweep.name)
     _save(_figure(panels, title, footnotes), path)

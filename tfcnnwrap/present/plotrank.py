@@ -6,7 +6,7 @@ import textwrap
 from typing import TYPE_CHECKING
 
 from tfcnnwrap.errors import UsageError
-from tfcnnwrap.present.comparetext import conditions_line
+from tfcnnwrap.present.comparetext import conditions_line, count_unit
 from tfcnnwrap.present.plot import MEASURED_COLOR, REFERENCE_COLOR, _figure, _save
 from tfcnnwrap.present.ranktext import _WHAT, placement
 
@@ -30,7 +30,7 @@ def plot_rank(ranking: "Ranking", path: str) -> None:
              "configurations)"}
     footnotes = [placement(ranking),
                  "Labels: how many of the sweep's configurations each comparison rests on. This sweep: %s."
-                 % conditions_line(ranking.sweep.conditions(), ", ")]
+                 % conditions_line(ranking.sweep.conditions(), ", ", count_unit(ranking.sweep))]
     unranked = [r.gpu for r in ranking.rows if r.rank is None]
     if unranked:
         footnotes.append("Not ranked (no published %s): %s" % ("power" if ranking.per == "watt" else "price",

@@ -8,8 +8,9 @@ import sys
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, TextIO, Tuple
 
 from tfcnnwrap import render
-from tfcnnwrap.present.comparetext import _emit_text, conditions_line, low_trust_notes
+from tfcnnwrap.present.comparetext import _emit_text, conditions_line, count_unit, low_trust_notes
 from tfcnnwrap.present.linknote import link_notes
+from tfcnnwrap.run.procs import format_command
 
 if TYPE_CHECKING:
     from tfcnnwrap.compare.rank import Ranking, RankRow
@@ -33,7 +34,8 @@ def placement(ranking: Any) -> str:  # Any: a rank.Ranking; its measured row alw
     total = sum(1 for r in ranking.rows if r.rank is not None)
     if total == 1 and len(ranking.rows) == 1:
         return ("Your %s: no reference GPU published a figure under this sweep's conditions at its batch sizes;"
-                " `compare --against NAME` shows each one's closest figures (marked \u2020)." % me.gpu)
+                " `compare --against NAME` shows each one's closest figures (marked \u2020).%s"
+                % (me.gpu, _nearest_hint(ranking, total)))
     text = "Your %s: %d of %d by %s" % (me.gpu, me.rank, total, _WHAT[ranking.per])
 
     def near(row: Any) -> str:  # Any: a RankRow with a geomean_pct (neighbours() gives only those)
@@ -48,7 +50,19 @@ def placement(ranking: Any) -> str:  # Any: a rank.Ranking; its measured row alw
         text += ", above %s" % near(slower)
     if level:
         text += "; level with %s" % ", ".join(near(r) for r in level)
-    return text + "."
+    return text + "." + _nearest_hint(ranking, total)
+
+
+NEAREST_BELOW = 3  # fewer ranked than this (yours included): ranking by the closest figures says more
+
+
+def _nearest_hint(ranking: Any, total: int) -> str:  # Any: a rank.Ranking
+    """A sentence offering --nearest when too few references share the sweep's exact conditions."""
+    if ranking.nearest or total >= NEAREST_BELOW:
+        return ""
+    command = format_command(["python", "-m", "tfcnnwrap", "compare", str(ranking.sweep.path), "--rank",
+                              "--nearest"])
+    return " Too few to place it; every reference ranked by its closest figures: `%s`" % command
 
 
 def rank_json(ranking: Ranking) -> List[Dict[str, Any]]:
@@ -97,7 +111,7 @@ def rank_notes(ranking: Any) -> List[str]:  # Any: a rank.Ranking; --per sets th
     notes = [placement(ranking)]
     notes.append("Score: the geometric mean over the configurations a reference shares with this sweep of "
                  "measured / reference %s, x 100 (under 100%%: the reference does better); best first. This "
-                 "sweep: %s%s." % (_WHAT[ranking.per], conditions_line(sweep.conditions()),
+                 "sweep: %s%s." % (_WHAT[ranking.per], conditions_line(sweep.conditions(), unit=count_unit(sweep)),
                                    ", every reference figure at the sweep's batch size" if not
                                    (ranking.strict or ranking.nearest) else ", --strict: also its TensorFlow X.Y"
                                    if ranking.strict else ", --nearest: each reference's closest figures"))

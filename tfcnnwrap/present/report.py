@@ -144,19 +144,20 @@ def conditions(meta: Any) -> Dict[str, Any]:
     return out
 
 
-def quality_lines(rows: List[SummaryRow]) -> List[Any]:
-    """One line per problem a configuration's figures have (quality.problems), named by configuration."""
+def quality_lines(rows: List[SummaryRow], device: Optional[str] = None) -> List[Any]:
+    """One line per problem a configuration's figures have (quality.problems, as fits the ``device``), named by
+    configuration."""
     lines = []
     for row in rows:
         where = "%s bs=%d%s%s" % (row.model, row.batch_size, gpus_text(row.num_gpus),
                                   " on %s" % row.host if row.host else "")
-        lines += ["%s: %s" % (where, problem) for problem in quality.problems(verdict(row))]
+        lines += ["%s: %s" % (where, problem) for problem in quality.problems(verdict(row), device=device)]
     return lines
 
 
-def print_quality(console: Console, rows: List[SummaryRow]) -> None:
+def print_quality(console: Console, rows: List[SummaryRow], device: Optional[str] = None) -> None:
     """The flags explained under the table, each with what to do."""
-    lines = quality_lines(rows)
+    lines = quality_lines(rows, device)
     if not lines:
         return
     console.print("[yellow]%d thing%s to check:[/]" % (len(lines), "" if len(lines) == 1 else "s"), highlight=False)
@@ -186,10 +187,12 @@ FAILURE_CHARS = 200  # of a failure's text on its line; the log has it all
 
 def next_compare(sweep_path: Path, meta: SweepMeta) -> Optional[str]:
     """The `compare` line that fits what the sweep ran on: against the published figure of the same GPU when
-    it is a reference, else ranked among them; None on the CPU (the references are GPUs)."""
-    if meta.on_cpu:
-        return None
+    it is a reference, else ranked among them; on the CPU ranked by the GPUs' closest figures (a CPU sweep's
+    conditions are seldom published exactly), then its export to share it among CPU results."""
     base = ["python", "-m", "tfcnnwrap", "compare", str(sweep_path)]
+    if meta.on_cpu:
+        return "%s; %s" % (format_command(base + ["--rank", "--nearest"]),
+                           format_command(["python", "-m", "tfcnnwrap", "export", str(sweep_path)]))
     names = [n.strip() for n in (meta.gpu_names() or "").split(",") if n.strip()]
     found = load_references().candidates(names[0]) if len(names) == 1 else []
     if len(found) == 1:
@@ -218,7 +221,7 @@ def print_summary(console: Console, sweep: SweepDir, meta: SweepMeta, rows: List
     columns = fleet_columns(rows, table_columns(dicts, meta))
     console.print(make_table(dicts, columns, title=title_parts(sweep.path, meta)))
     emit_scaling(rows, "table", console, _count_unit(meta))
-    print_quality(console, rows)
+    print_quality(console, rows, "cpu" if meta.on_cpu else "gpu")
     failures = failed_runs(runs)
     if failures:
         console.print("[red]%d run%s did not give a result:[/]" % (len(failures), "" if len(failures) == 1 else "s"),
@@ -271,7 +274,7 @@ def _emit_report(sweep: SweepDir, meta: SweepMeta, rows: List[SummaryRow], fmt: 
     rows = with_fleet(rows)
     dicts = [row.to_dict() for row in rows]
     columns = summary_columns(rows) if fmt in ("json", "csv") else table_columns(dicts, meta)
-    lines = quality_lines(rows) if fmt == "markdown" else []
+    lines = quality_lines(rows, "cpu" if meta.on_cpu else "gpu") if fmt == "markdown" else []
     render.emit(dicts, fmt, fleet_columns(rows, columns), title=title_parts(sweep.path, meta),
                 caption="\n".join("- " + line for line in lines) or None, kind="report",
                 conditions=conditions(meta), extra={"sweep": str(sweep.path)})

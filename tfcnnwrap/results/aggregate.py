@@ -94,13 +94,15 @@ def _row(
         throttled_runs=throttled, max_temp_c=max_temp, host=host,
         **thermal_columns(runs), **steadiness_columns(runs, ci95),
     )
-    trend = _num(quality.trend_pct([r.value for r in sorted(runs, key=lambda r: r.run) if r.value is not None]))
-    return replace(row, trend_pct=trend, flags=tuple(verdict(replace(row, trend_pct=trend)).flags))
+    values = [r.value for r in sorted(runs, key=lambda r: r.run) if r.value is not None]
+    row = replace(row, trend_pct=_num(quality.trend_pct(values)), trend_significant=quality.trend_significant(values))
+    return replace(row, flags=tuple(verdict(row).flags))
 
 
 def verdict(row: SummaryRow) -> Verdict:
     """The quality verdict (flags and what to do) of a SummaryRow."""
     return quality.Verdict(outlier_runs=tuple(row.outlier_runs), ci95_pct=row.ci95_pct, trend_pct=row.trend_pct,
+                           trend_significant=row.trend_significant,
                            throttled_runs=row.throttled_runs, runs_ok=row.runs_ok,
                            throttle_reasons=tuple(sorted(row.throttle_reasons.items())),
                            max_temp_c=row.max_temp_c)

@@ -19,7 +19,7 @@ from tfcnnwrap.results.aggregate import summarize
 from tfcnnwrap.results.linkinfo import sweep_link
 from tfcnnwrap.results.plan import Plan, RunSpec
 from tfcnnwrap.results.records import Status, SummaryRow
-from tfcnnwrap.results.store import load_sweep, sweeps_by_age
+from tfcnnwrap.results.store import finished_sweeps, load_sweep, running_note
 
 if TYPE_CHECKING:
     from tfcnnwrap.results.records import RunRecord
@@ -126,12 +126,14 @@ def geometric_mean(values: Iterable[float]) -> Optional[float]:
 
 
 def newest_sweeps(count: int, root: Union[Path, str, None] = None) -> List[Path]:
-    """The ``count`` most recently created sweeps under the results directory, oldest first."""
+    """The ``count`` most recently created sweeps under the results directory that no sweep is still
+    writing to, oldest first."""
     root = Path(root) if root is not None else settings.results_dir()
-    found = sweeps_by_age(root)
+    found, running = finished_sweeps(root)
     if len(found) < count:
         raise UsageError(
-            "%s holds %d sweep%s; compare needs %d there, or name the sweep directories (set %s to look "
-            "elsewhere)" % (root, len(found), "" if len(found) == 1 else "s", count, settings.ENV_RESULTS)
+            "%s holds %d %ssweep%s%s; compare needs %d there, or name the sweep directories (set %s to "
+            "look elsewhere)" % (root, len(found), "finished " if running else "", "" if len(found) == 1 else "s",
+                                 running_note(running), count, settings.ENV_RESULTS)
         )
     return found[-count:]

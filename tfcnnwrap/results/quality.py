@@ -8,9 +8,12 @@ the CI95's width, throttled runs), the short flags of the report's `flags` colum
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from statistics import fmean
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from tfcnnwrap.results.tdist import t975
 
 if TYPE_CHECKING:
     from tfcnnwrap.results.records import RunRecord
@@ -35,6 +38,28 @@ def trend_pct(values: Sequence[float]) -> Optional[float]:
     return (last / first - 1.0) * 100.0
 
 
+def trend_significant(values: Sequence[float]) -> Optional[bool]:
+    """Does the trend between runs exceed their noise? True when the 95 % interval of the least-squares slope
+    over run order excludes zero (Student's t, n - 2 degrees of freedom); None under 3 values. Three runs of
+    3.88, 5.31, 3.76 fall 3.1 % first to last, but the middle one alone spreads wider than that: noise."""
+    n = len(values)
+    if n < 3:
+        return None
+    top = max(abs(v) for v in values)
+    if not top or not math.isfinite(top):
+        return None if not math.isfinite(top) else False
+    values = [v / top for v in values]  # figures near the float limit (a corrupted log) square to infinity
+    xs = range(n)
+    x_mean, y_mean = (n - 1) / 2.0, fmean(values)
+    sxx = sum((x - x_mean) ** 2 for x in xs)
+    slope = sum((x - x_mean) * (y - y_mean) for x, y in zip(xs, values)) / sxx
+    residual = sum((y - y_mean - slope * (x - x_mean)) ** 2 for x, y in zip(xs, values))
+    if not slope:
+        return False
+    half = t975(n - 2) * math.sqrt(residual / (n - 2) / sxx)
+    return abs(slope) > half
+
+
 @dataclass(frozen=True)
 class Verdict:
     """What is known about one configuration's steadiness, and the flags it earns."""
@@ -46,6 +71,13 @@ class Verdict:
     runs_ok: int = 0
     throttle_reasons: Tuple[Tuple[str, int], ...] = ()
     max_temp_c: Optional[float] = None
+    trend_significant: Optional[bool] = None  # None: not known (under 3 runs, an old row): the size alone decides
+
+    @property
+    def drifts(self) -> bool:
+        """A trend beyond TREND_PCT that the run-to-run noise does not explain."""
+        return (self.trend_pct is not None and abs(self.trend_pct) > TREND_PCT
+                and self.trend_significant is not False)
 
     @property
     def flags(self) -> List[str]:
@@ -54,7 +86,7 @@ class Verdict:
             found.append(OUTLIER)
         if self.ci95_pct is not None and self.ci95_pct > CI95_WIDE_PCT:
             found.append(WIDE_CI)
-        if self.trend_pct is not None and abs(self.trend_pct) > TREND_PCT:
+        if self.drifts:
             found.append(DRIFT)
         if self.throttled_runs:
             found.append(THROTTLED)
@@ -72,8 +104,9 @@ def _reasons_text(reasons: Dict[str, int]) -> str:
     return ", ".join("%s in %d" % (name, count) for name, count in sorted(reasons.items(), key=lambda kv: -kv[1]))
 
 
-def problems(verdict: Verdict, runs_planned: Optional[int] = None) -> List[str]:
-    """One sentence per flag: what was seen and what to do (without the configuration's name)."""
+def problems(verdict: Verdict, runs_planned: Optional[int] = None, device: Optional[str] = None) -> List[str]:
+    """One sentence per flag: what was seen and what to do (without the configuration's name), as fits the
+    ``device`` the sweep ran on (a CPU has no temperatures to wait on: no thermal advice there)."""
     lines = []
     more = max(10, 2 * (runs_planned or verdict.runs_ok or 3))
     if verdict.outlier_runs:
@@ -83,8 +116,12 @@ def problems(verdict: Verdict, runs_planned: Optional[int] = None) -> List[str]:
     if verdict.ci95_pct is not None and verdict.ci95_pct > CI95_WIDE_PCT:
         lines.append("CI95 ±%.2f%% is wider than ±%g%%: add runs until it narrows (--until-ci %g)"
                      % (verdict.ci95_pct, CI95_WIDE_PCT, CI95_WIDE_PCT))
-    if verdict.trend_pct is not None and abs(verdict.trend_pct) > TREND_PCT:
-        if verdict.trend_pct < 0:
+    if verdict.drifts and verdict.trend_pct is not None:
+        if verdict.trend_pct < 0 and device == "cpu":
+            lines.append("runs fell %.1f%% from the first third to the last (something else busy?): quiet the "
+                         "machine (`python -m tfcnnwrap doctor` names what runs) and add runs (--runs %d)"
+                         % (-verdict.trend_pct, more))
+        elif verdict.trend_pct < 0:
             lines.append("runs fell %.1f%% from the first third to the last (heat soak?): cool between runs "
                          "(--cool-to %d)" % (-verdict.trend_pct, SUGGESTED_COOL_TO_C))
         else:

@@ -461,7 +461,7 @@ SCALING_COLUMNS = ["speedup", "efficiency_pct"]
 THERMAL_COLUMNS = ["mean_power_w", "mean_sm_clock_mhz", "throttle_reasons", "pcie_link", "drifting_runs",
                    "outlier_runs", "ci95_wide"]
 # Issue 22: the verdict beside every mean (quality.py): the trend between runs and the flags it all earns.
-QUALITY_COLUMNS = ["trend_pct", "flags"]
+QUALITY_COLUMNS = ["trend_pct", "trend_significant", "flags"]
 SUMMARY_COLUMNS += THERMAL_COLUMNS + QUALITY_COLUMNS
 
 
@@ -501,6 +501,7 @@ class SummaryRow:
     outlier_runs: Tuple[int, ...] = ()  # run numbers outside median +- 3 MAD, e.g. (2, 5); flagged, never dropped
     ci95_wide: Optional[bool] = None  # ci95_pct wider than 2 %: more runs (or --until-ci) would help
     trend_pct: Optional[float] = None  # last third of the ok runs against the first, in % (quality.trend_pct)
+    trend_significant: Optional[bool] = None  # the trend's 95 % interval excludes zero (quality.trend_significant)
     flags: Tuple[str, ...] = ()  # quality.FLAGS this configuration earned: "outlier", "wide CI", "drift", ...
 
     @property

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple, Un
 
 from tfcnnwrap import safefs
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
-from tfcnnwrap.filelock import FileLock, held_elsewhere
+from tfcnnwrap.filelock import FileLock, held_by, held_elsewhere
 from tfcnnwrap.jsontext import dumps
 from tfcnnwrap.results.records import FORMAT_VERSION, RunRecord, SweepMeta  # noqa: F401 - FORMAT_VERSION for the writer
 from tfcnnwrap.settings import results_dir as default_results
@@ -437,12 +437,41 @@ def sweeps_by_age(root: Path) -> List[Path]:
     return sorted((p for p in root.iterdir() if is_sweep(p)), key=lambda p: (created(p), p.name))
 
 
+def running_pid(path: Union[Path, str]) -> Optional[int]:
+    """The pid of the sweep writing to ``path`` now (its writer lock is held; 0 when it wrote no pid), None
+    when no sweep is running there."""
+    return held_by(Path(path) / LOCK_NAME)
+
+
+def finished_sweeps(root: Path) -> Tuple[List[Path], List[str]]:
+    """(the sweeps under ``root`` that no sweep is writing to, oldest first; "NAME is running (pid N)" per
+    running one): what a verb picks when no sweep is named, since a running sweep's figures are not yet all in."""
+    found, running = [], []
+    for path in sweeps_by_age(root):
+        pid = running_pid(path)
+        if pid is None:
+            found.append(path)
+        else:
+            running.append("%s is running%s" % (path.name, " (pid %d)" % pid if pid else ""))
+    return found, running
+
+
+def running_note(running: List[str]) -> str:
+    """``; 20261201-101500 is running (pid 4242): name it to read it as it is`` for an error that found too
+    few sweeps, or ''."""
+    if not running:
+        return ""
+    return "; %s: name it to read it as it stands" % "; ".join(running)
+
+
 def newest_sweep(results_dir: Union[Path, str, None] = None) -> Path:
-    """The most recently created sweep under ``results_dir`` (default: $TFCNNWRAP_RESULTS, else results/)."""
+    """The most recently created sweep under ``results_dir`` (default: $TFCNNWRAP_RESULTS, else results/)
+    that no sweep is still writing to."""
     root = Path(results_dir) if results_dir is not None else default_results()
-    found = sweeps_by_age(root)
+    found, running = finished_sweeps(root)
     if not found:
         raise UsageError(
-            "no sweep found under %s/; run `python -m tfcnnwrap sweep` first or name a SWEEP_DIR" % root
+            "no %ssweep found under %s/%s; run `python -m tfcnnwrap sweep` first or name a SWEEP_DIR"
+            % ("finished " if running else "", root, running_note(running))
         )
     return found[-1]

@@ -164,7 +164,7 @@ def conditions_of(sweep: Sweep, gpu: str, redact: Redactor, keep_host: bool) -> 
         "precision": cond.get("precision"), "xla": cond.get("xla"), "num_gpus": counts,
         "variable_update": cond.get("variable_update"), "data": cond.get("data"),
         "data_source": sweep.plan.data_origin(), "link": sweep.link(),
-        "batch_sizes": {m: b for m, b in meta.plan_order}, "device": meta.device,
+        "batch_sizes": {m: b for m, b in meta.plan_order}, "device": "cpu" if meta.on_cpu else meta.device,
         "cluster": ({"backend": sweep.plan.cluster, "workers": sweep.plan.workers, "ps": sweep.plan.ps,
                      "fleet": bool(sweep.plan.fleet)} if sweep.plan.cluster else None),
         "os": {k: os_info.get(k) for k in ("system", "release", "machine")} if os_info else None,
@@ -200,10 +200,7 @@ def build(sweep_path: Union[Path, str], logs: bool = True, keep_host: bool = Fal
     env_host = sweep.meta.environment.get("host")
     redact = Redactor(hosts + [env_host] if env_host else hosts, keep_host)
     found = _read_logs(sweep, sweep.runs, redact)
-    gpu = sweep.meta.gpu_names() or gpu_from_logs(text for _, text in found.values())
-    if not gpu.strip():
-        raise UsageError("%s records no GPU name (not in sweep.json, nvidia-smi's samples or TensorFlow's "
-                         "device lines in the logs); a bundle without its GPU compares with nothing" % sweep_path)
+    gpu = _device_name(sweep, sweep_path, found)
     lacking = sweep.lacking()
     if lacking:
         sys.stderr.write("tfcnnwrap %s: warning: %s was interrupted; the bundle lacks %s\n"
@@ -214,6 +211,21 @@ def build(sweep_path: Union[Path, str], logs: bool = True, keep_host: bool = Fal
     created = sweep.meta.created_at or ""
     return bundles.new_bundle(conditions_of(sweep, gpu, redact, keep_host), runs, _clean(summary),
                               log_map if logs else None, created)
+
+
+def _device_name(sweep: Sweep, sweep_path: Union[Path, str], found: Dict[str, Any]) -> str:
+    """What the bundle names where the GPU goes: the GPU, or on a CPU sweep the CPU model (contract)."""
+    if sweep.meta.on_cpu:
+        cpu = sweep.meta.environment.get("cpu_model")
+        if isinstance(cpu, str) and cpu.strip():
+            return cpu.strip()
+        raise UsageError("%s ran on the CPU but records no CPU model (environment.cpu_model in sweep.json); a "
+                         "bundle without its device compares with nothing" % sweep_path)
+    gpu = sweep.meta.gpu_names() or gpu_from_logs(text for _, text in found.values())
+    if not gpu.strip():
+        raise UsageError("%s records no GPU name (not in sweep.json, nvidia-smi's samples or TensorFlow's "
+                         "device lines in the logs); a bundle without its GPU compares with nothing" % sweep_path)
+    return gpu
 
 
 def _clean(value: List[Dict[str, Any]]) -> List[Dict[str, Any]]:

@@ -72,6 +72,7 @@ SignerRow = Tuple[str, str, Optional[str]]
 Checked = Tuple[str, str, Union[None, str, Tuple[BundleRow, List[ResultRow], List[SignerRow]],
                                 Tuple[str, List[Dict[str, Any]], List[SignerRow]]]]
 
+CPU_VENDOR = "cpu"  # the index's vendor of a bundle measured on the CPU (its conditions' device)
 ROW_KEYS = ("id", "gpu", "model", "batch_size", "precision", "num_gpus", "images_per_sec", "verified", "created_at",
             "xla", "variable_update", "data", "tf_version", "runs_ok")
 
@@ -276,18 +277,23 @@ class Library:
         keys = self.signer_keys()
         return {ident: frozenset(keys.get(ident, ())) for ident in self.known_ids()}
 
-    def community_rows(self, models: Optional[Sequence[str]] = None) -> List[Any]:
+    def community_rows(self, models: Optional[Sequence[str]] = None, device: Optional[str] = None) -> List[Any]:
         """(gpu, model, batch_size, num_gpus, precision, xla, variable_update, data, tf_version, images_per_sec,
-        bundle id, link class, created_at) of every verified configuration (of ``models``): what compare needs,
-        lean for 10,000s. The link class is None where the bundle or an index older than it does not say."""
+        bundle id, link class, created_at) of every verified configuration (of ``models``, measured on ``device``:
+        "cpu" or "gpu", None both): what compare needs, lean for 10,000s. The link class is None where the bundle
+        or an index older than it does not say."""
         if self.db is None:
             return []
         where = " AND r.model IN (%s)" % ",".join("?" * len(models)) if models else ""
-        link = "(SELECT b.link FROM bundles b WHERE b.id = r.bundle_id)" if self.has_link else "NULL"
+        params: List[Any] = list(models or ())
+        if device is not None:
+            where += " AND (b.vendor = ?) = ?"
+            params += [CPU_VENDOR, device == "cpu"]
+        link = "b.link" if self.has_link else "NULL"
         return self.db.execute("SELECT r.gpu, r.model, r.batch_size, r.num_gpus, r.precision, r.xla, "
                                "r.variable_update, r.data, r.tf_version, r.images_per_sec, r.bundle_id, %s, "
-                               "r.created_at FROM results r WHERE r.verified = 1%s" % (link, where),
-                               list(models or ())).fetchall()
+                               "r.created_at FROM results r JOIN bundles b ON b.id = r.bundle_id "
+                               "WHERE r.verified = 1%s" % (link, where), params).fetchall()
 
     def _signed_db(self) -> Optional["sqlite3.Connection"]:
         """The index when it has its signers table and intervals (format 2), else None."""
@@ -391,7 +397,9 @@ def index_rows(
     tf = cond.get("tensorflow_version") or ""
     gpu = bundle["conditions"]["gpu"].strip()  # check_shape: a str of at most 200 characters
     shared = (cond.get("precision"), cond.get("xla"), cond.get("variable_update"), cond.get("data"), tf)
-    bundle_row = (bundle["id"], gpu, bundles.vendor_of(gpu), bundle["created_at"], utc_now(), int(verified),
+    # a CPU's bundle is filed under the vendor "cpu": its figures rank among CPU results, never among GPUs'
+    vendor = CPU_VENDOR if bundle["conditions"].get("device") == "cpu" else bundles.vendor_of(gpu)
+    bundle_row = (bundle["id"], gpu, vendor, bundle["created_at"], utc_now(), int(verified),
                   bundle["tool_version"], tf) + shared[:4] + (str(origin)[:500],
                                                               link_class(bundle["conditions"].get("link")))
     values: Dict[Tuple[str, int, int], List[float]] = {}

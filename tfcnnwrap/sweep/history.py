@@ -1,7 +1,8 @@
 """The `list` verb: past sweeps under a results directory, newest first (issue 22.5).
 
 One row per sweep: its directory, when it started, the GPU, TensorFlow, the conditions, the models, ok and
-failed runs, and whether it is complete or was interrupted, with the command that resumes it. A directory
+failed runs, and whether it is complete, running (its writer lock is held: the pid that holds it) or was
+interrupted, with the command that resumes it. A directory
 that holds a sweep.json this tfcnnwrap cannot read is listed as unreadable with why, never skipped silently.
 """
 
@@ -16,7 +17,7 @@ from tfcnnwrap.present.report import conditions
 from tfcnnwrap.render import Col
 from tfcnnwrap.results.plan import Plan
 from tfcnnwrap.results.records import Status
-from tfcnnwrap.results.store import load_sweep, sweeps_by_age
+from tfcnnwrap.results.store import load_sweep, running_pid, sweeps_by_age
 from tfcnnwrap.sweep.schedule import Schedule
 
 if TYPE_CHECKING:
@@ -27,14 +28,15 @@ TABLE_COLUMNS = [Col("name", "sweep"), Col("date", "date (UTC)", 3), Col("gpu", 
                  Col("models_text", "models", 6, True), Col("runs_ok", "ok", 2), Col("runs_failed", "failed", 2),
                  Col("state", "state")]
 JSON_KEYS = ["sweep", "created_at", "gpu", "tensorflow_version", "conditions", "models", "runs_ok", "runs_failed",
-             "complete", "state", "resume", "error"]
+             "complete", "state", "resume", "error", "running_pid"]
 # CSV: the conditions and models as the table words them (a cell holds text, not an object)
 CSV_TEXT = {"conditions": "conditions_text", "models": "models_text"}
 
 
 def _conditions_text(cond: Dict[str, Any]) -> str:
     counts = cond.get("num_gpus") or [1]
-    gpus = "%s GPU%s" % (", ".join(str(c) for c in counts), "" if counts == [1] else "s")
+    unit = "tower" if cond.get("device") == "cpu" else "GPU"  # on the CPU tf_cnn_benchmarks counts towers
+    gpus = "%s %s%s" % (", ".join(str(c) for c in counts), unit, "" if counts == [1] else "s")
     parts = [cond.get("precision"), "XLA" if cond.get("xla") else None, gpus, cond.get("variable_update"),
              "%s data" % cond["data"] if cond.get("data") else None]
     return " · ".join(p for p in parts if p)
@@ -53,7 +55,11 @@ def sweep_row(path: Union[Path, str]) -> Dict[str, Any]:
     cond.pop("commit", None)
     models: List[Dict[str, Any]] = [{"model": model, "batch_size": batch_size} for model, batch_size in plan.models]
     failed = sum(1 for r in runs if not r.ok and r.status != Status.INTERRUPTED)
-    resume = "python -m tfcnnwrap sweep --resume %s" % path if owed else None
+    pid = running_pid(path)
+    # a running sweep owes runs it is doing now: a --resume of it would be refused (its lock is held)
+    resume = "python -m tfcnnwrap sweep --resume %s" % path if owed and pid is None else None
+    state = ("running (pid %d)" % pid if pid else "running") if pid is not None else \
+        "complete" if not owed else "interrupted (%d to run)" % len(owed)
     date = (meta.created_at or "")[:16].replace("T", " ")
     return {"sweep": str(path), "name": Path(path).name, "created_at": meta.created_at, "date": date,
             "gpu": "CPU" if meta.on_cpu else (meta.gpu_names() or None),
@@ -61,7 +67,7 @@ def sweep_row(path: Union[Path, str]) -> Dict[str, Any]:
             "conditions_text": _conditions_text(cond), "models": models,
             "models_text": ", ".join("%s (%d)" % (m["model"], m["batch_size"]) for m in models),
             "runs_ok": sum(1 for r in runs if r.ok), "runs_failed": failed, "complete": not owed,
-            "state": "complete" if not owed else "interrupted (%d to run)" % len(owed), "resume": resume}
+            "state": state, "running_pid": pid or None, "resume": resume}
 
 
 def list_rows(root: Path) -> List[Dict[str, Any]]:

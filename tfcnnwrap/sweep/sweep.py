@@ -205,6 +205,7 @@ def _prepare(args: argparse.Namespace, sweep: SweepDir, meta: Optional[SweepMeta
     else:
         ctx.device, warning = resolve_device(plan.device, probe_result)
         _warn(ctx, warning)
+    _refuse_cool_to_on_cpu(ctx)
     if meta is None:  # a resumed sweep's counts were checked when it began
         _warn(ctx, check_gpu_counts(plan.counts, ctx.device, probe_result.gpus))
     ctx.env = child_env(ctx.tf_version)
@@ -213,6 +214,14 @@ def _prepare(args: argparse.Namespace, sweep: SweepDir, meta: Optional[SweepMeta
     _check_cluster(ctx)
     hostdata.prepare_data(ctx, dry_run=args.dry_run)
     return ctx
+
+
+def _refuse_cool_to_on_cpu(ctx: SweepContext) -> None:
+    """--cool-to on the CPU would be accepted and never wait: a new sweep is refused before its first run (a
+    resumed one keeps its recorded plan, and the run-time warning that there is no telemetry says it)."""
+    if ctx.meta is None and ctx.device == "cpu" and ctx.plan.cool_to_c is not None:
+        raise UsageError("--cool-to waits for GPU temperatures (nvidia-smi's), and a CPU sweep has none: drop "
+                         "--cool-to (--cooldown SEC pauses between runs on any device)")
 
 
 def _feature_flags(plan: Plan, branch: Optional[str], script: Path) -> List[str]:

@@ -352,7 +352,7 @@ def collect(python: Optional[str] = None, vendor_dir: str = "vendor", matmul: bo
         matmul=_matmul_timings(probe) if matmul else None, bandwidth=copy_bandwidth(probe) if bandwidth else None,
         probe_complete=probe.complete, probe_stage=probe.stage, tfcnnwrap_version=__version__,
         warnings=tuple(warnings), git=git, git_path=git_path,
-        quiet=tuple(Finding(f["what"], f["fix"]) for f in gather()),  # what would make the numbers wander
+        quiet=tuple(Finding(f["what"], f["fix"]) for f in gather(load=True)),  # what would make the numbers wander
         machine=env,
     )
     return report.with_readiness()
@@ -360,7 +360,7 @@ def collect(python: Optional[str] = None, vendor_dir: str = "vendor", matmul: bo
 
 def auto_device(report: DoctorReport) -> Tuple[str, Optional[str]]:
     """(device, note) that `sweep --device auto` would run on: sweep's own rule, not a second copy."""
-    return resolve_device("auto", report)
+    return resolve_device("auto", report, doctor_hint=False)  # doctor never points to itself
 
 
 def blockers(report: DoctorReport) -> List[str]:
@@ -557,7 +557,8 @@ def checks(report: DoctorReport) -> List[Check]:
 def _quiet_row(report: DoctorReport) -> Check:
     found = report.quiet
     if not found:
-        return _row("machine quiet", OK, "nothing found", "GPU processes, clocks, power limit, PCIe, CPU governor")
+        return _row("machine quiet", OK, "nothing found",
+                    "GPU processes, clocks, power limit, PCIe, CPU governor, load average")
     return _row("machine quiet", WARN, "; ".join(f.what for f in found), "; ".join(f.fix for f in found))
 
 

@@ -308,8 +308,9 @@ class HasGpus(Protocol):
     def gpus(self) -> Optional[Tuple[str, ...]]: ...  # read-only: frozen records (ProbeAnswer, DoctorReport)
 
 
-def resolve_device(requested: str, probe_result: "HasGpus") -> Tuple[str, Optional[str]]:
-    """(device, warning or None) for --device auto|gpu|cpu: the device rule, one for sweep and doctor."""
+def resolve_device(requested: str, probe_result: "HasGpus", doctor_hint: bool = True) -> Tuple[str, Optional[str]]:
+    """(device, warning or None) for --device auto|gpu|cpu: the device rule, one for sweep and doctor
+    (``doctor_hint`` False: the warning does not send you to doctor, for doctor's own)."""
     if requested in ("gpu", "cpu"):
         return requested, None
     gpus = probe_result.gpus
@@ -323,6 +324,6 @@ def resolve_device(requested: str, probe_result: "HasGpus") -> Tuple[str, Option
             "(--device=cpu --data_format=NHWC); pass --device gpu to insist"
         )
     return "cpu", (
-        "TensorFlow sees no GPU: running on the CPU (--device=cpu --data_format=NHWC), which is slow; "
-        "check `python -m tfcnnwrap doctor`, or pass --device gpu to insist"
+        "TensorFlow sees no GPU: running on the CPU (--device=cpu --data_format=NHWC), which is slow; %s"
+        "pass --device gpu to insist" % ("check `python -m tfcnnwrap doctor`, or " if doctor_hint else "")
     )

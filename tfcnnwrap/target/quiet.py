@@ -1,6 +1,7 @@
 """Is the machine quiet? What would make a benchmark's numbers wander, like ``pyperf system show``: other
 processes on the GPU, persistence mode off, a power limit below the default, application clocks set, a PCIe
-link narrower than its maximum, the CPU frequency governor, a laptop on battery. Each finding says what to do.
+link narrower than its maximum, the CPU frequency governor, a laptop on battery, a 1-minute load average high
+for the cores (naming the busiest processes). Each finding says what to do.
 
 Doctor shows them; a sweep warns once at its start. Parsing is pure (tested against published nvidia-smi
 output); ``gather`` asks nvidia-smi (two one-shot queries) and reads Linux's /sys.
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from tfcnnwrap.run.telemetry import _run_smi, find_nvidia_smi
 
@@ -112,8 +113,75 @@ def cpu_findings(root: str = "/") -> List[Any]:
     return found
 
 
-def gather(nvidia_smi: Optional[str] = None, root: str = "/", gpu: bool = True) -> List[Dict[str, str]]:
-    """Every finding on this machine: [{"what", "fix"}] (``gpu`` False: the CPU's only)."""
+LOAD_PER_CORE = 0.5  # a 1-minute load average above half the cores (and above 1): something else computes
+BUSY_SAMPLE_S = 0.25  # how long the busiest processes are watched, only on a loaded machine
+BUSIEST_SHOWN = 3
+
+
+def load_findings(load1: float, cores: int, busiest: Sequence[Tuple[str, int, float]] = ()) -> List[Any]:
+    """(what, what to do) when the 1-minute load average is high for ``cores``, naming the ``busiest``
+    processes ((name, pid, % of one core), busiest first)."""
+    limit = max(1.0, LOAD_PER_CORE * cores)
+    if cores < 1 or load1 <= limit:
+        return []
+    # ", " between the parts: doctor wraps its value there
+    named = ", ".join("%s (pid %d: %.0f%% CPU)" % (name, pid, pct) for name, pid, pct in busiest[:BUSIEST_SHOWN])
+    what = "load average %.2f on %d core%s (1 minute)%s" % (
+        load1, cores, "" if cores == 1 else "s", ", busiest: " + named if named else "")
+    return [(what, "stop %s, or wait until the load is under %g, before benchmarking"
+             % ("them" if named else "what else runs", limit))]
+
+
+def proc_times(root: str = "/") -> Dict[int, Tuple[str, int]]:
+    """{pid: (name, CPU ticks used so far)} from Linux's /proc/PID/stat; {} elsewhere."""
+    out = {}
+    for stat in Path(root, "proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text(encoding="utf-8", errors="replace")
+            name, rest = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
+            out[int(stat.parent.name)] = (name, int(rest[11]) + int(rest[12]))  # utime + stime: fields 14, 15
+        except (OSError, ValueError, IndexError):
+            continue  # a process that ended between the listing and the read, or an odd file
+    return out
+
+
+def busiest(before: Dict[int, Tuple[str, int]], after: Dict[int, Tuple[str, int]], seconds: float, hz: int,
+            skip: Iterable[int] = ()) -> List[Tuple[str, int, float]]:
+    """(name, pid, % of one core) of the processes that used the CPU between two ``proc_times``, busiest first
+    (those over 5 %; ``skip``: our own pids)."""
+    skipped = set(skip)
+    found = []
+    for pid, (name, ticks) in after.items():
+        if pid in skipped or pid not in before or before[pid][0] != name:
+            continue
+        pct = (ticks - before[pid][1]) / float(hz) / seconds * 100.0
+        if pct > 5.0:
+            found.append((name, pid, pct))
+    return sorted(found, key=lambda f: (-f[2], f[1]))
+
+
+def _machine_load(root: str) -> List[Any]:
+    """The load finding of this machine: os.getloadavg against os.cpu_count (both system-wide), and on a
+    loaded Linux machine the processes that used the CPU over BUSY_SAMPLE_S."""
+    try:
+        load1 = os.getloadavg()[0]
+    except (AttributeError, OSError):  # Windows has no load average
+        return []
+    cores = os.cpu_count() or 1
+    if not load_findings(load1, cores):
+        return []
+    import time  # only on a loaded machine
+
+    before = proc_times(root)
+    time.sleep(BUSY_SAMPLE_S)  # a rate needs two readings; a quiet machine never waits
+    hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    return load_findings(load1, cores, busiest(before, proc_times(root), BUSY_SAMPLE_S, hz, (os.getpid(),)))
+
+
+def gather(nvidia_smi: Optional[str] = None, root: str = "/", gpu: bool = True, load: bool = False
+           ) -> List[Dict[str, str]]:
+    """Every finding on this machine: [{"what", "fix"}] (``gpu`` False: the CPU's only; ``load``: the load
+    average too, doctor's question: a sweep starting its own runs would read its own start-up)."""
     found = []
     path = find_nvidia_smi(nvidia_smi) if gpu else None
     if path is not None:
@@ -123,4 +191,5 @@ def gather(nvidia_smi: Optional[str] = None, root: str = "/", gpu: bool = True) 
         apps = parse_compute_apps(text) if code == 0 else []
         found += gpu_findings(gpus, apps, on_linux=os.name == "posix")
     found += cpu_findings(root) if os.name == "posix" else []
+    found += _machine_load(root) if load else []
     return [{"what": what, "fix": fix} for what, fix in found]
