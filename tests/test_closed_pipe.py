@@ -18,16 +18,31 @@ def _reader_gone(args, cwd):
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        done = subprocess.run([sys.executable, "-m", "tfcnnwrap", *map(str, args)], cwd=str(cwd), env=cli_env({}),
-                              stdout=write_end, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-m", "tfcnnwrap", *map(str, args)],
+            cwd=str(cwd),
+            env=cli_env({}),
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+        )
     finally:
         os.close(write_end)
     return done.returncode, done.stderr.decode("utf-8", "replace")
 
 
 @POSIX
-@pytest.mark.parametrize("args", [["report", "{sweep}"], ["report", "{sweep}", "--format", "csv"], ["references"],
-                                  ["compare", "{sweep}", "--against", "V100", "--format", "csv"], ["list", "{sweep}"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["report", "{sweep}"],
+        ["report", "{sweep}", "--format", "csv"],
+        ["references"],
+        ["compare", "{sweep}", "--against", "V100", "--format", "csv"],
+        ["list", "{sweep}"],
+    ],
+)
 def test_a_reader_that_leaves_ends_the_output_quietly(tmp_path, args):
     sweep = write_sweep(tmp_path / "s", seed_runs(3))
     argv = [str(a).replace("{sweep}", str(sweep)) for a in args]

@@ -20,6 +20,7 @@ TYPE_CHECKING = False  # typing's own flag would import typing, which --help doe
 if TYPE_CHECKING:
     from typing import Callable, List, NoReturn, Optional, Sequence, Union
 
+MOST_CANDIDATES = 8  # an error lists at most this many names: more is a page, not a line
 DEFAULT_REPO_URL = "https://github.com/tensorflow/benchmarks.git"
 # What matplotlib's Agg canvas writes, by file suffix (checked without importing matplotlib).
 PLOT_FORMATS = ("png", "svg", "svgz", "pdf", "ps", "eps", "jpg", "jpeg", "tif", "tiff", "webp", "pgf", "raw", "rgba")
@@ -111,6 +112,44 @@ class _Parser(argparse.ArgumentParser):
 
         prose.write("%s: error: %s (see `%s --help`)" % (self.prog, message, self.prog))
         sys.exit(EXIT_USAGE)
+
+    def _check_value(self, action: argparse.Action, value: object) -> None:
+        """A value not among the choices: the closest choice as a did-you-mean, not the list of them all."""
+        choices = action.choices
+        if choices is None or value in choices:  # type: ignore[operator]  # argparse's choices: a container
+            return
+        names = [str(c) for c in choices]  # type: ignore[union-attr]  # an iterable here
+        meant = _closest(str(value), names)
+        hint = "; did you mean %s?" % ("`%s`" % meant if isinstance(action, argparse._SubParsersAction) else
+                                       repr(meant)) if meant else ""
+        if isinstance(action, argparse._SubParsersAction):  # 16 verbs: the closest, not the list
+            raise argparse.ArgumentError(None, "invalid choice: %r is not a verb%s" % (value, hint))
+        listed = " (choose from %s)" % ", ".join(names) if len(names) <= MOST_CANDIDATES else ""
+        raise argparse.ArgumentError(action, "invalid choice: %r%s%s" % (value, listed, hint))
+
+    def parse_args(self, args: Optional[Sequence[str]] = None,  # type: ignore[override]  # the one form used
+                   namespace: Optional[argparse.Namespace] = None) -> argparse.Namespace:
+        """argparse's, with an unknown flag reported by the verb it was given to, with the closest of its flags."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            verb = self
+            for action in self._actions:
+                if isinstance(action, argparse._SubParsersAction):
+                    verb = action.choices.get(getattr(parsed, action.dest, None) or "", self)
+            flags = [flag for action in verb._actions for flag in action.option_strings]
+            typed = next((e.split("=", 1)[0] for e in extras if e.startswith("-")), "")
+            meant = _closest(typed, flags) if typed else None
+            verb.error("unrecognized arguments: %s%s" % (" ".join(extras), "; did you mean %s?" % meant
+                                                         if meant else ""))
+        return parsed
+
+
+def _closest(typed: str, names: Sequence[str]) -> Optional[str]:
+    """The name ``typed`` most likely meant (difflib's closest, if close enough), else None."""
+    import difflib  # start-up: only a mistyped argument needs it
+
+    found = difflib.get_close_matches(typed, names, n=1, cutoff=0.6)
+    return found[0] if found else None
 
 
 def _text(value: str) -> str:
