@@ -116,9 +116,9 @@ class _Parser(argparse.ArgumentParser):
     def _check_value(self, action: argparse.Action, value: object) -> None:
         """A value not among the choices: the closest choice as a did-you-mean, not the list of them all."""
         choices = action.choices
-        if choices is None or value in choices:  # type: ignore[operator]  # argparse's choices: a container
+        if choices is None or value in choices:
             return
-        names = [str(c) for c in choices]  # type: ignore[union-attr]  # an iterable here
+        names = [str(c) for c in choices]
         meant = _closest(str(value), names)
         hint = "; did you mean %s?" % ("`%s`" % meant if isinstance(action, argparse._SubParsersAction) else
                                        repr(meant)) if meant else ""
