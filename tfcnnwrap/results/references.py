@@ -320,7 +320,7 @@ class ReferenceSet:
             )
         raise UsageError(
             "no reference GPU matches %r; %d known, among them %s (see `tfcnnwrap references` for all, or add "
-            "your own with --references FILE.csv)" % (typed, len(list(self)), some_of([g.id for g in self]))
+            "your own with --references FILE.csv)" % (typed, len(list(self)), some_of([g.label() for g in self]))
         )
 
     def resolve_list(self, text: str) -> List[Tuple[str, ReferenceGPU]]:
