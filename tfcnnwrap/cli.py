@@ -44,6 +44,7 @@ HANDLERS = {
     "completion": "tfcnnwrap.completion:cmd_completion",
     "site": "tfcnnwrap.pages.htmlsite:cmd_site",
     "list": "tfcnnwrap.sweep.history:cmd_list",
+    "config": "tfcnnwrap.present.settingsview:cmd_config",
 }
 # --format html goes to the page builders, which call the verb's own code (report and compare import no
 # page code, so no module imports one that imports it back).
@@ -582,6 +583,18 @@ def _add_list(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     _add_format(p, ["table", "markdown", "csv", "json"])
 
 
+def _add_config(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
+    p = _add_verb(
+        verbs, parent, "config",
+        help="the settings a verb uses when no flag gives them, and where each came from",
+        description="The interpreter, vendor directory, upstream, results directory, library and config file "
+        "a verb run here without flags would use, each with its source: an environment variable, the config "
+        "file, the last setup's manifest or the default. A flag given to a verb wins over all of them.",
+        examples=["", "--format json"],
+    )
+    _add_format(p, ["table", "markdown", "csv", "json"])
+
+
 def _add_completion(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "completion",
@@ -597,7 +610,7 @@ def _add_completion(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
 
 VERB_BUILDERS = (_add_setup, _add_sweep, _add_report, _add_compare, _add_references, _add_parse, _add_doctor,
                  _add_list, _add_export, _add_verify, _add_import, _add_library, _add_publish, _add_pull, _add_site,
-                 _add_completion)
+                 _add_completion, _add_config)
 
 
 class _VersionAction(argparse.Action):
