@@ -379,9 +379,13 @@ class LiveDisplay:
             indent = line[: len(line) - len(line.lstrip(" "))]
             self.console.print(fill(line, self.console.width, indent + CONTINUATION), highlight=False,
                                markup=False, soft_wrap=True)
+        from tfcnnwrap.sweep.liverender import ReflowRender  # rich: only when the live view starts
+
         self.live = Live(
             self, console=self.console, refresh_per_second=TICKS_PER_SECOND, transient=True, redirect_stdout=False
         )
+        # a terminal made narrower reflows the last frame onto more rows: erase them all (liverender.py)
+        self.live._live_render = ReflowRender(self.console, self, vertical_overflow=self.live.vertical_overflow)
         self.live.start()
 
     def run_started(
