@@ -198,7 +198,7 @@ def _plot_path(value: str) -> str:
     return value
 
 
-def _add_python(p: _Parser, what: str) -> None:
+def _add_python(p: argparse._ActionsContainer, what: str) -> None:
     p.add_argument(
         "--python",
         metavar="PY",
@@ -209,7 +209,7 @@ def _add_python(p: _Parser, what: str) -> None:
     )
 
 
-def _add_vendor_dir(p: _Parser) -> None:
+def _add_vendor_dir(p: argparse._ActionsContainer) -> None:
     p.add_argument(
         "--vendor-dir",
         metavar="DIR",
@@ -219,13 +219,13 @@ def _add_vendor_dir(p: _Parser) -> None:
     )
 
 
-def _add_format(p: _Parser, formats: List[str]) -> None:
+def _add_format(p: argparse._ActionsContainer, formats: List[str]) -> None:
     # a metavar: "[--format {table,markdown,csv,json}]" alone is wider than a 60-column usage line
     p.add_argument("--format", choices=formats, default=formats[0], metavar="FORMAT",
                    help="%s or %s (default: %s)" % (", ".join(formats[:-1]), formats[-1], formats[0]))
 
 
-def _add_out(p: _Parser) -> None:
+def _add_out(p: argparse._ActionsContainer) -> None:
     p.add_argument("--out", metavar="FILE", type=_text,
                    help="write to FILE (replaced atomically) instead of standard output; with --format html, "
                    "run logs under FILE's folder are linked")
@@ -270,7 +270,8 @@ def _add_setup(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
 
 
 def _add_sweep(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
-    p = _add_verb(
+    p: argparse._ActionsContainer  # the verb's parser, then each of its --help groups
+    p = parser = _add_verb(
         verbs, parent, "sweep",
         help="run every model N times, each in its own process, and summarise",
         description="Run tf_cnn_benchmarks for each model and batch size, --runs times each, on synthetic "
@@ -279,16 +280,19 @@ def _add_sweep(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
                   "--resume results/20261130-101500+0100", "--models resnet50 --fp16 --xla",
                   "--runs 3 --until-ci 1 --max-runs 10 --order interleaved"],
     )
+    # --help in groups (what to run, how many runs, time and temperature, distributed, where), not one list
+    _add_sweep_plan(parser)
+    _add_sweep_cluster(parser.add_argument_group("distributed jobs and fleets", "docs/slurm.md"))
+    p = parser.add_argument_group("where", "the interpreter, the checkout, the sweep directory")
     _add_python(p, "the benchmark runs under it")
     _add_vendor_dir(p)  # None: the resumed sweep's own, else $TFCNNWRAP_VENDOR_DIR or ./vendor (sweep.py)
-    _add_sweep_plan(p)
-    _add_sweep_cluster(p)
     p.add_argument("--out", metavar="DIR", type=_text,
                    help="the sweep directory (default: results/<local yyyymmdd-HHMMSS+hhmm>; "
                    "$TFCNNWRAP_RESULTS replaces results/)")
     p.add_argument("--resume", metavar="DIR", type=_text, help="continue this sweep with its own recorded plan")
     p.add_argument("--retry-failed", action="store_true", help="with --resume: also re-run failed runs")
     p.add_argument("--dry-run", action="store_true", help="print every command and run nothing")
+    p = parser
     p.add_argument(
         "extra",
         nargs=argparse.REMAINDER,
@@ -297,8 +301,9 @@ def _add_sweep(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     )
 
 
-def _add_sweep_plan(p: _Parser) -> None:
-    """The flags a sweep records in its plan (refused with --resume)."""
+def _add_sweep_plan(parser: _Parser) -> None:
+    """The flags a sweep records in its plan (refused with --resume), in --help's groups."""
+    p = parser.add_argument_group("what to run", "recorded in the sweep's plan (a resumed sweep keeps its own)")
     p.add_argument("--models", metavar="M1,M2,...", type=_text,
                    help="models to run (default: resnet50, resnet152, inception3, vgg16, alexnet)")
     p.add_argument("--batch-size", metavar="MODEL=N", action="append", default=[], type=_text,
@@ -319,6 +324,8 @@ def _add_sweep_plan(p: _Parser) -> None:
                    help="--num_warmup_batches (default: upstream's)")
     p.add_argument("--quick", action="store_true",
                    help="a smoke test: 1 run, batch sizes / 8, 10 batches, 2 warm-up batches (explicit flags win)")
+    _add_sweep_flow(p, parser.add_argument_group("how many runs, in what order"))
+    p = parser.add_argument_group("time and temperature")
     p.add_argument("--timeout", metavar="SEC", type=_number(bounds.TIMEOUT),
                    help="kill a run after SEC seconds, at most %d (7 days) (default: none)" % bounds.TIMEOUT.high)
     p.add_argument("--cooldown", metavar="SEC", type=_number(bounds.COOLDOWN),
@@ -326,15 +333,15 @@ def _add_sweep_plan(p: _Parser) -> None:
     p.add_argument("--cool-to", metavar="CELSIUS", type=_number(bounds.COOL_TO),
                    help="before each run wait until every GPU reads at most CELSIUS (%g to %g), at most 10 "
                    "minutes (needs nvidia-smi)" % (bounds.COOL_TO.low, bounds.COOL_TO.high))
-    _add_sweep_flow(p)
 
 
-def _add_sweep_flow(p: _Parser) -> None:
-    """Precision, XLA, adaptive runs and run order (recorded in the plan too)."""
+def _add_sweep_flow(p: argparse._ActionsContainer, runs: argparse._ActionsContainer) -> None:
+    """Precision and XLA (in ``p``), adaptive runs and run order (in ``runs``): recorded in the plan too."""
     p.add_argument("--fp16", action="store_true",
                    help="half precision: --use_fp16=True, as the checked-out branch spells it")
     p.add_argument("--xla", action="store_true",
                    help="XLA auto-jit: --xla=True, as the checked-out branch spells it")
+    p = runs
     p.add_argument("--until-ci", metavar="PCT", type=_number(bounds.UNTIL_CI),
                    help="after --runs, keep running a configuration until its 95%% confidence interval is within "
                    "+-PCT%% of its mean (PCT more than 0, at most " + "%g)" % bounds.UNTIL_CI.high)
@@ -346,7 +353,7 @@ def _add_sweep_flow(p: _Parser) -> None:
                    "configuration, then run 2, ...")
 
 
-def _add_sweep_cluster(p: _Parser) -> None:
+def _add_sweep_cluster(p: argparse._ActionsContainer) -> None:
     """Distributed jobs and fleets (docs/usage.md, Distributed jobs; docs/slurm.md)."""
     p.add_argument("--cluster", choices=["local", "slurm"], default=None,
                    help="each run is one distributed tf_cnn_benchmarks job: on this machine (local) or through "
@@ -376,7 +383,8 @@ def _add_report(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
 
 
 def _add_compare(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
-    p = _add_verb(
+    p: argparse._ActionsContainer  # the verb's parser, then each of its --help groups
+    p = parser = _add_verb(
         verbs, parent, "compare",
         help="a sweep against published GPUs, ranked among them, or sweeps against a baseline",
         description="With --against: each reference cell reads `203.99 (86.7%)`, the reference's images/sec "
@@ -393,6 +401,8 @@ def _add_compare(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     )
     p.add_argument("dirs", nargs="*", metavar="SWEEP_DIR", type=_text,
                    help="one sweep (with --against or --rank), or a baseline and one or more candidates")
+    # --help in groups (against references, ranking, sweep against sweeps, output), not one list
+    p = parser.add_argument_group("against published GPUs (--against, --rank)")
     p.add_argument("--against", metavar="NAME[,NAME...]", type=_text, help="reference GPUs (see `references`)")
     p.add_argument("--references", metavar="FILE.csv", type=_text, help="add your own references (same columns)")
     p.add_argument("--source", choices=["builtin", "community", "all"], default="all",
@@ -408,6 +418,7 @@ def _add_compare(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p.add_argument("--nearest", action="store_true",
                    help="with --rank: also rank the reference GPUs without a figure under the sweep's "
                    "conditions, by their closest figures (marked \u2020 with what differs)")
+    p = parser.add_argument_group("ranking")
     p.add_argument("--rank", action="store_true",
                    help="place the measured GPU among every reference GPU with the sweep's conditions, by the "
                    "geometric mean of measured / reference over the configurations they share")
@@ -417,11 +428,16 @@ def _add_compare(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p.add_argument("--price", metavar="USD", type=_number(bounds.PRICE), help="with --per dollar: your GPU's price")
     p.add_argument("--watts", metavar="W", type=_number(bounds.WATTS),
                    help="with --per watt: your GPU's power (default: the sweep's telemetry, mean power draw)")
+    p = parser.add_argument_group("sweep against sweeps")
     p.add_argument("--fail-on-regression", metavar="PCT", type=_number(bounds.FAIL_ON_REGRESSION),
                    help="sweep against sweep: exit 1 when a configuration's candidate is significantly slower "
                    "(Welch, 95%%) than the baseline by more than PCT%%, naming it")
     p.add_argument("--host", metavar="NAME", type=_text,
                    help="a fleet sweep: this host's runs only (default: every host's runs pooled)")
+    _add_compare_output(parser.add_argument_group("output"))
+
+
+def _add_compare_output(p: argparse._ActionsContainer) -> None:
     _add_format(p, ["table", "markdown", "csv", "json", "html"])
     _add_out(p)
     p.add_argument(
