@@ -40,3 +40,13 @@ def test_nothing_is_guessed_when_nothing_is_close(cli):
     result = cli("compare", "x", "--qqqqq")
     assert_clean_error(result, 2, "--qqqqq")
     assert "did you mean" not in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("columns", [60, 80, 120])
+def test_the_suggestion_fits_the_terminal(tmp_path, columns):
+    from ptyscreen import run_in_pty
+
+    screen = run_in_pty(["compare", "x", "--rankk"], columns=columns, cwd=tmp_path)
+    assert screen.returncode == 2, screen
+    assert "did you mean --rank?" in " ".join(screen.text.split()), screen
+    assert screen.widest() <= columns, screen

@@ -125,3 +125,35 @@ def test_on_ctrl_c_the_resume_hint_comes_before_the_next_line(tmp_path, tf112, c
     resume = next(i for i, line in enumerate(lines) if line.startswith("interrupted"))
     after = next(i for i, line in enumerate(lines) if line.startswith("next:"))
     assert resume < after, "\n".join(lines)
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_between_step_lines_a_real_sweep_shows_the_extrapolated_step(tmp_path, tf112, columns):  # noqa: F811
+    vendor = make_vendor(tmp_path / "vendor")
+    state = tmp_path / "state"
+    state.mkdir()
+    args = [
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        tf112,
+        "--device",
+        "gpu",
+        "--out",
+        tmp_path / "out",
+        "--models",
+        "resnet50",
+        "--runs",
+        "1",
+        "--num-batches",
+        "30",
+    ]
+    # a step line every 3 s; upstream's 176 images/sec at 64 a step says 2.75 steps a second in between
+    session = PtySession(args, columns, tmp_path, sweep_env(state, FAKE_TFCNN_STEP_DELAY="3"))
+    screen = session.read_until("~step", timeout=60)
+    os.killpg(session.proc.pid, signal.SIGINT)
+    session.finish()
+    line = next(line for line in screen if "~step" in line)
+    assert "timed ~step " in line and "/30" in line, screen
+    assert max(len(line) for line in screen) <= columns, screen
