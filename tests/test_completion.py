@@ -55,7 +55,7 @@ def test_bash_sources_it_and_completes_verbs_flags_and_choices(tmp_path):
     assert registered.returncode == 0, registered
     assert b"tfcnnwrap" in registered.stdout and b"-F" in registered.stdout
     verbs = _bash(path, _complete(["tfcnnwrap", "co"], 1)).stdout.decode().split()
-    assert sorted(verbs) == ["compare", "completion"]
+    assert sorted(verbs) == ["compare", "completion", "config"]
     flags = _bash(path, _complete(["tfcnnwrap", "sweep", "--cool"], 2)).stdout.decode().split()
     assert sorted(flags) == ["--cool-to", "--cooldown"]
     formats = _bash(path, _complete(["tfcnnwrap", "report", "--format", ""], 3)).stdout.decode().split()

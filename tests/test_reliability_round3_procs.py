@@ -177,7 +177,7 @@ def one_stdout_line(stderr):
 
 @POSIX
 def test_a_sweep_cut_off_by_head_runs_and_records_every_run_and_keeps_its_status(tmp_path, vendor, tf112):
-    """`sweep | head -1`: the reader leaves after one line; the sweep goes on, exits 1 as run 2 crashed."""
+    """`sweep | head -1`: the reader leaves after one line; the sweep goes on quietly, exits 1 as run 2 crashed."""
     out = tmp_path / "sweep"
     env = cli_env({"FAKE_TFCNN_FAULTS": "#2=crash", "FAKE_TFCNN_STATE": tmp_path / "state"})
     args = sweep_args(vendor, tf112, out, "--models", "alexnet,vgg16", "--runs", "3")
@@ -192,7 +192,8 @@ def test_a_sweep_cut_off_by_head_runs_and_records_every_run_and_keeps_its_status
         proc.kill()
     runs = read_runs(out)
     assert len(runs) == 6 and [r["status"] for r in runs].count("crashed") == 1, runs
-    assert "standard output cannot be written (Broken pipe)" in stderr and "Traceback" not in stderr
+    # the reader took what it wanted: nothing to report (issue 38.5), the status is the sweep's own
+    assert "standard output cannot be written" not in stderr and "Traceback" not in stderr, stderr
 
 
 @POSIX

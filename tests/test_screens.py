@@ -535,7 +535,7 @@ def readme_summary(tmp_path):
 def test_readme_summary_is_what_80_columns_show(tmp_path):
     scr = readme_summary(tmp_path)
     assert scr.returncode == 0
-    sample = README.read_text(encoding="utf-8").split("$ python -m tfcnnwrap report results/20261130-101500\n", 1)
+    sample = README.read_text(encoding="utf-8").split("$ tfcnnwrap report results/20261130-101500\n", 1)
     assert len(sample) == 2, "README lost its report sample"
     assert sample[1].split("```", 1)[0].rstrip("\n").splitlines() == scr.lines
 

@@ -20,6 +20,7 @@ TYPE_CHECKING = False  # typing's own flag would import typing, which --help doe
 if TYPE_CHECKING:
     from typing import Callable, List, NoReturn, Optional, Sequence, Union
 
+MOST_CANDIDATES = 8  # an error lists at most this many names: more is a page, not a line
 DEFAULT_REPO_URL = "https://github.com/tensorflow/benchmarks.git"
 # What matplotlib's Agg canvas writes, by file suffix (checked without importing matplotlib).
 PLOT_FORMATS = ("png", "svg", "svgz", "pdf", "ps", "eps", "jpg", "jpeg", "tif", "tiff", "webp", "pgf", "raw", "rgba")
@@ -45,6 +46,7 @@ HANDLERS = {
     "init-repo": "tfcnnwrap.share.resultsrepo:cmd_init_repo",
     "site": "tfcnnwrap.pages.htmlsite:cmd_site",
     "list": "tfcnnwrap.sweep.history:cmd_list",
+    "config": "tfcnnwrap.present.settingsview:cmd_config",
 }
 # --format html goes to the page builders, which call the verb's own code (report and compare import no
 # page code, so no module imports one that imports it back).
@@ -116,6 +118,44 @@ class _Parser(argparse.ArgumentParser):
         prose.write("%s: error: %s (see `%s --help`)" % (self.prog, message, self.prog))
         sys.exit(EXIT_USAGE)
 
+    def _check_value(self, action: argparse.Action, value: object) -> None:
+        """A value not among the choices: the closest choice as a did-you-mean, not the list of them all."""
+        choices = action.choices
+        if choices is None or value in choices:
+            return
+        names = [str(c) for c in choices]
+        meant = _closest(str(value), names)
+        hint = "; did you mean %s?" % ("`%s`" % meant if isinstance(action, argparse._SubParsersAction) else
+                                       repr(meant)) if meant else ""
+        if isinstance(action, argparse._SubParsersAction):  # 16 verbs: the closest, not the list
+            raise argparse.ArgumentError(None, "invalid choice: %r is not a verb%s" % (value, hint))
+        listed = " (choose from %s)" % ", ".join(names) if len(names) <= MOST_CANDIDATES else ""
+        raise argparse.ArgumentError(action, "invalid choice: %r%s%s" % (value, listed, hint))
+
+    def parse_args(self, args: Optional[Sequence[str]] = None,  # type: ignore[override]  # the one form used
+                   namespace: Optional[argparse.Namespace] = None) -> argparse.Namespace:
+        """argparse's, with an unknown flag reported by the verb it was given to, with the closest of its flags."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            verb = self
+            for action in self._actions:
+                if isinstance(action, argparse._SubParsersAction):
+                    verb = action.choices.get(getattr(parsed, action.dest, None) or "", self)
+            flags = [flag for action in verb._actions for flag in action.option_strings]
+            typed = next((e.split("=", 1)[0] for e in extras if e.startswith("-")), "")
+            meant = _closest(typed, flags) if typed else None
+            verb.error("unrecognized arguments: %s%s" % (" ".join(extras), "; did you mean %s?" % meant
+                                                         if meant else ""))
+        return parsed
+
+
+def _closest(typed: str, names: Sequence[str]) -> Optional[str]:
+    """The name ``typed`` most likely meant (difflib's closest, if close enough), else None."""
+    import difflib  # start-up: only a mistyped argument needs it
+
+    found = difflib.get_close_matches(typed, names, n=1, cutoff=0.6)
+    return found[0] if found else None
+
 
 def _text(value: str) -> str:
     """argparse type of every string and path argument: an empty one is a usage error, never "not given"
@@ -162,7 +202,7 @@ def _plot_path(value: str) -> str:
     return value
 
 
-def _add_python(p: _Parser, what: str) -> None:
+def _add_python(p: argparse._ActionsContainer, what: str) -> None:
     p.add_argument(
         "--python",
         metavar="PY",
@@ -173,7 +213,7 @@ def _add_python(p: _Parser, what: str) -> None:
     )
 
 
-def _add_vendor_dir(p: _Parser) -> None:
+def _add_vendor_dir(p: argparse._ActionsContainer) -> None:
     p.add_argument(
         "--vendor-dir",
         metavar="DIR",
@@ -183,13 +223,13 @@ def _add_vendor_dir(p: _Parser) -> None:
     )
 
 
-def _add_format(p: _Parser, formats: List[str]) -> None:
+def _add_format(p: argparse._ActionsContainer, formats: List[str]) -> None:
     # a metavar: "[--format {table,markdown,csv,json}]" alone is wider than a 60-column usage line
     p.add_argument("--format", choices=formats, default=formats[0], metavar="FORMAT",
                    help="%s or %s (default: %s)" % (", ".join(formats[:-1]), formats[-1], formats[0]))
 
 
-def _add_out(p: _Parser) -> None:
+def _add_out(p: argparse._ActionsContainer) -> None:
     p.add_argument("--out", metavar="FILE", type=_text,
                    help="write to FILE (replaced atomically) instead of standard output; with --format html, "
                    "run logs under FILE's folder are linked")
@@ -234,7 +274,8 @@ def _add_setup(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
 
 
 def _add_sweep(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
-    p = _add_verb(
+    p: argparse._ActionsContainer  # the verb's parser, then each of its --help groups
+    p = parser = _add_verb(
         verbs, parent, "sweep",
         help="run every model N times, each in its own process, and summarise",
         description="Run tf_cnn_benchmarks for each model and batch size, --runs times each, on synthetic "
@@ -244,16 +285,19 @@ def _add_sweep(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
                   "--resume results/20261130-101500+0100", "--models resnet50 --fp16 --xla",
                   "--runs 3 --until-ci 1 --max-runs 10 --order interleaved"],
     )
+    # --help in groups (what to run, how many runs, time and temperature, distributed, where), not one list
+    _add_sweep_plan(parser)
+    _add_sweep_cluster(parser.add_argument_group("distributed jobs and fleets", "docs/slurm.md"))
+    p = parser.add_argument_group("where", "the interpreter, the checkout, the sweep directory")
     _add_python(p, "the benchmark runs under it")
     _add_vendor_dir(p)  # None: the resumed sweep's own, else $TFCNNWRAP_VENDOR_DIR or ./vendor (sweep.py)
-    _add_sweep_plan(p)
-    _add_sweep_cluster(p)
     p.add_argument("--out", metavar="DIR", type=_text,
                    help="the sweep directory (default: results/<local yyyymmdd-HHMMSS+hhmm>; "
                    "$TFCNNWRAP_RESULTS replaces results/)")
     p.add_argument("--resume", metavar="DIR", type=_text, help="continue this sweep with its own recorded plan")
     p.add_argument("--retry-failed", action="store_true", help="with --resume: also re-run failed runs")
     p.add_argument("--dry-run", action="store_true", help="print every command and run nothing")
+    p = parser
     p.add_argument(
         "extra",
         nargs=argparse.REMAINDER,
@@ -262,8 +306,9 @@ def _add_sweep(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     )
 
 
-def _add_sweep_plan(p: _Parser) -> None:
-    """The flags a sweep records in its plan (refused with --resume)."""
+def _add_sweep_plan(parser: _Parser) -> None:
+    """The flags a sweep records in its plan (refused with --resume), in --help's groups."""
+    p = parser.add_argument_group("what to run", "recorded in the sweep's plan (a resumed sweep keeps its own)")
     p.add_argument("--models", metavar="M1,M2,...", type=_text,
                    help="models to run (default: resnet50, resnet152, inception3, vgg16, alexnet)")
     p.add_argument("--batch-size", metavar="MODEL=N", action="append", default=[], type=_text,
@@ -284,6 +329,14 @@ def _add_sweep_plan(p: _Parser) -> None:
                    help="--num_warmup_batches (default: upstream's)")
     p.add_argument("--quick", action="store_true",
                    help="a smoke test: 1 run, batch sizes / 8, 10 batches, 2 warm-up batches (explicit flags win)")
+    p.add_argument("--data", metavar="synthetic|generated[:N]", type=_text,
+                   help="synthetic (default: images made on the GPU, nothing crosses the link) or generated[:N]: "
+                   "N random images (default 512) written as ImageNet TFRecords by the target's TensorFlow, "
+                   "cached, then decoded on the host and copied to the GPU as a real job's")
+    p.add_argument("--data-dir", metavar="DIR", type=_text,
+                   help="run on your ImageNet-format TFRecords in DIR (--data_dir, --data_name=imagenet)")
+    _add_sweep_flow(p, parser.add_argument_group("how many runs, in what order"))
+    p = parser.add_argument_group("time and temperature")
     p.add_argument("--timeout", metavar="SEC", type=_number(bounds.TIMEOUT),
                    help="kill a run after SEC seconds, at most %d (7 days) (default: none)" % bounds.TIMEOUT.high)
     p.add_argument("--cooldown", metavar="SEC", type=_number(bounds.COOLDOWN),
@@ -291,21 +344,15 @@ def _add_sweep_plan(p: _Parser) -> None:
     p.add_argument("--cool-to", metavar="CELSIUS", type=_number(bounds.COOL_TO),
                    help="before each run wait until every GPU reads at most CELSIUS (%g to %g), at most 10 "
                    "minutes (needs nvidia-smi)" % (bounds.COOL_TO.low, bounds.COOL_TO.high))
-    p.add_argument("--data", metavar="synthetic|generated[:N]", type=_text,
-                   help="synthetic (default: images made on the GPU, nothing crosses the link) or generated[:N]: "
-                   "N random images (default 512) written as ImageNet TFRecords by the target's TensorFlow, "
-                   "cached, then decoded on the host and copied to the GPU as a real job's")
-    p.add_argument("--data-dir", metavar="DIR", type=_text,
-                   help="run on your ImageNet-format TFRecords in DIR (--data_dir, --data_name=imagenet)")
-    _add_sweep_flow(p)
 
 
-def _add_sweep_flow(p: _Parser) -> None:
-    """Precision, XLA, adaptive runs and run order (recorded in the plan too)."""
+def _add_sweep_flow(p: argparse._ActionsContainer, runs: argparse._ActionsContainer) -> None:
+    """Precision and XLA (in ``p``), adaptive runs and run order (in ``runs``): recorded in the plan too."""
     p.add_argument("--fp16", action="store_true",
                    help="half precision: --use_fp16=True, as the checked-out branch spells it")
     p.add_argument("--xla", action="store_true",
                    help="XLA auto-jit: --xla=True, as the checked-out branch spells it")
+    p = runs
     p.add_argument("--until-ci", metavar="PCT", type=_number(bounds.UNTIL_CI),
                    help="after --runs, keep running a configuration until its 95%% confidence interval is within "
                    "+-PCT%% of its mean (PCT more than 0, at most " + "%g)" % bounds.UNTIL_CI.high)
@@ -317,7 +364,7 @@ def _add_sweep_flow(p: _Parser) -> None:
                    "configuration, then run 2, ...")
 
 
-def _add_sweep_cluster(p: _Parser) -> None:
+def _add_sweep_cluster(p: argparse._ActionsContainer) -> None:
     """Distributed jobs and fleets (docs/usage.md, Distributed jobs; docs/slurm.md)."""
     p.add_argument("--cluster", choices=["local", "slurm"], default=None,
                    help="each run is one distributed tf_cnn_benchmarks job: on this machine (local) or through "
@@ -347,7 +394,8 @@ def _add_report(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
 
 
 def _add_compare(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
-    p = _add_verb(
+    p: argparse._ActionsContainer  # the verb's parser, then each of its --help groups
+    p = parser = _add_verb(
         verbs, parent, "compare",
         help="a sweep against published GPUs, ranked among them, or sweeps against a baseline",
         description="With --against: each reference cell reads `203.99 (86.7%)`, the reference's images/sec "
@@ -364,6 +412,8 @@ def _add_compare(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     )
     p.add_argument("dirs", nargs="*", metavar="SWEEP_DIR", type=_text,
                    help="one sweep (with --against or --rank), or a baseline and one or more candidates")
+    # --help in groups (against references, ranking, sweep against sweeps, output), not one list
+    p = parser.add_argument_group("against published GPUs (--against, --rank)")
     p.add_argument("--against", metavar="NAME[,NAME...]", type=_text, help="reference GPUs (see `references`)")
     p.add_argument("--references", metavar="FILE.csv", type=_text, help="add your own references (same columns)")
     p.add_argument("--source", choices=["builtin", "community", "all"], default="all",
@@ -379,6 +429,7 @@ def _add_compare(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p.add_argument("--nearest", action="store_true",
                    help="with --rank: also rank the reference GPUs without a figure under the sweep's "
                    "conditions, by their closest figures (marked \u2020 with what differs)")
+    p = parser.add_argument_group("ranking")
     p.add_argument("--rank", action="store_true",
                    help="place the measured GPU among every reference GPU with the sweep's conditions, by the "
                    "geometric mean of measured / reference over the configurations they share")
@@ -388,11 +439,16 @@ def _add_compare(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p.add_argument("--price", metavar="USD", type=_number(bounds.PRICE), help="with --per dollar: your GPU's price")
     p.add_argument("--watts", metavar="W", type=_number(bounds.WATTS),
                    help="with --per watt: your GPU's power (default: the sweep's telemetry, mean power draw)")
+    p = parser.add_argument_group("sweep against sweeps")
     p.add_argument("--fail-on-regression", metavar="PCT", type=_number(bounds.FAIL_ON_REGRESSION),
                    help="sweep against sweep: exit 1 when a configuration's candidate is significantly slower "
                    "(Welch, 95%%) than the baseline by more than PCT%%, naming it")
     p.add_argument("--host", metavar="NAME", type=_text,
                    help="a fleet sweep: this host's runs only (default: every host's runs pooled)")
+    _add_compare_output(parser.add_argument_group("output"))
+
+
+def _add_compare_output(p: argparse._ActionsContainer) -> None:
     _add_format(p, ["table", "markdown", "csv", "json", "html"])
     _add_out(p)
     p.add_argument(
@@ -592,6 +648,18 @@ def _add_list(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     _add_format(p, ["table", "markdown", "csv", "json"])
 
 
+def _add_config(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
+    p = _add_verb(
+        verbs, parent, "config",
+        help="the settings a verb uses when no flag gives them, and where each came from",
+        description="The interpreter, vendor directory, upstream, results directory, library and config file "
+        "a verb run here without flags would use, each with its source: an environment variable, the config "
+        "file, the last setup's manifest or the default. A flag given to a verb wins over all of them.",
+        examples=["", "--format json"],
+    )
+    _add_format(p, ["table", "markdown", "csv", "json"])
+
+
 def _add_completion(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
     p = _add_verb(
         verbs, parent, "completion",
@@ -607,7 +675,7 @@ def _add_completion(verbs: argparse._SubParsersAction, parent: _Parser) -> None:
 
 VERB_BUILDERS = (_add_setup, _add_sweep, _add_report, _add_compare, _add_references, _add_parse, _add_doctor,
                  _add_list, _add_export, _add_sign, _add_verify, _add_import, _add_library, _add_publish, _add_pull,
-                 _add_init_repo, _add_site, _add_completion)
+                 _add_init_repo, _add_site, _add_completion, _add_config)
 
 
 class _VersionAction(argparse.Action):

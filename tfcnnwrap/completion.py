@@ -16,7 +16,7 @@ from tfcnnwrap.errors import SetupError
 if TYPE_CHECKING:
     from argparse import Namespace
     from types import ModuleType
-    from typing import Iterator
+    from typing import Any, Dict, Iterator, List
 
 
 SHELLS = ("bash", "zsh", "fish")
@@ -44,6 +44,61 @@ def _mark_paths(parser: argparse.ArgumentParser, shtab: ModuleType) -> None:
                 action.complete = shtab.FILE  # type: ignore[attr-defined]  # shtab's own attribute
 
 
+# Values offered after the flags that take them, each item of a comma list (--against "v100,rtx20<TAB>")
+_GPU_FLAGS = {"--against", "--gpu"}
+_MODEL_FLAGS = {"--models", "--model"}
+_SWEEP_METAVARS = {"SWEEP_DIR", "SWEEP_DIR|BUNDLE"}
+_SWEEP_FLAGS = {"--resume"}
+# bash: the last item of a comma list completed, the items before it kept
+_BASH_LIST = """
+_tfcnnwrap_list() {
+  local cur="$1" head=""
+  shift
+  [[ "$cur" == *,* ]] && head="${cur%,*},"
+  compgen -P "$head" -W "$*" -- "${cur##*,}"
+}
+"""
+# bash: the sweeps (folders holding sweep.json) under results/ ($TFCNNWRAP_RESULTS) and under what is typed;
+# the directories when none matches, to go further down. The name ends in _dirs: shtab then completes
+# them as file names (a slash after a folder, blanks escaped).
+_BASH_SWEEPS = """
+_shtab_tfcnnwrap_sweep_dirs() {
+  local d found=""
+  while IFS= read -r d; do
+    [[ -n "$d" && -f "$d/sweep.json" && "$d" == "$1"* ]] && { echo "$d"; found=1; }
+  done < <(for d in "${TFCNNWRAP_RESULTS:-results}"/*/ "$1"*/; do echo "${d%/}"; done | sort -u)
+  [ -n "$found" ] || compgen -d -- "$1"
+}
+"""
+
+
+def _values(name: str, words: List[str]) -> Dict[str, Any]:
+    """shtab's ``.complete`` for a flag that takes ``words`` (or a comma list of them)."""
+    listed = " ".join(words)
+    function = "_shtab_tfcnnwrap_%s() {\n  _tfcnnwrap_list \"$1\" %s\n}\n" % (name, listed)
+    return {"bash": "_shtab_tfcnnwrap_%s" % name, "zsh": "(%s)" % listed, "fish": listed,
+            "preamble": {"bash": _BASH_LIST + function}}
+
+
+def _mark_values(parser: argparse.ArgumentParser, shtab: ModuleType) -> None:
+    """GPU ids after --against and --gpu, model names after --models and --model, sweeps where one is named."""
+    from tfcnnwrap.results.plan import KNOWN_MODELS  # the verb's own imports: this verb only
+    from tfcnnwrap.results.references import builtin_gpus  # the verb's own imports: this verb only
+
+    gpus = _values("gpu_ids", sorted(builtin_gpus()))
+    models = _values("models", sorted(KNOWN_MODELS))
+    sweeps = dict(shtab.DIRECTORY, bash="_shtab_tfcnnwrap_sweep_dirs", preamble={"bash": _BASH_SWEEPS})
+    for each in _parsers(parser):
+        for action in each._actions:
+            flags = set(action.option_strings)
+            if flags & _GPU_FLAGS:
+                action.complete = gpus  # type: ignore[attr-defined]  # shtab's own attribute
+            elif flags & _MODEL_FLAGS:
+                action.complete = models  # type: ignore[attr-defined]  # shtab's own attribute
+            elif flags & _SWEEP_FLAGS or (action.metavar in _SWEEP_METAVARS and not flags):
+                action.complete = sweeps  # type: ignore[attr-defined]  # shtab's own attribute
+
+
 def script(shell: str) -> str:
     """The completion script for ``shell`` (one of SHELLS)."""
     try:
@@ -53,6 +108,7 @@ def script(shell: str) -> str:
 
     parser = build_parser()
     _mark_paths(parser, shtab)
+    _mark_values(parser, shtab)
     return shtab.complete(parser, shell=shell)
 
 

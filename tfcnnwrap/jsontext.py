@@ -13,7 +13,7 @@ import math
 from typing import Any, Mapping, Optional, Sequence
 
 FORMAT = 2  # the envelope's version: docs/results-format.md, "JSON output"
-KINDS = ("report", "compare", "ab", "rank", "references", "library", "parse", "list", "doctor")
+KINDS = ("report", "compare", "ab", "rank", "references", "library", "parse", "list", "doctor", "config")
 DIGITS = 15  # significant digits: float noise sits at the 16th and 17th; a p-value of 9.8e-05 keeps its own
 
 

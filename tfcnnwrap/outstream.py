@@ -4,7 +4,9 @@ What a verb writes to disk is what matters; what it prints is a view. So stdout 
 verb runs (``guard_stdout``): the first write that fails says so in one line on stderr, later output is
 dropped (the descriptor is pointed at the null device, so nothing fails again, not even at interpreter exit),
 and the verb goes on. A sweep keeps running and recording, and exits with its own status; every other verb
-exits 2 (``exit_code``), since the output it exists for was lost. A standard descriptor that is not open at
+exits 2 (``exit_code``), since the output it exists for was lost. A reader that left (``| head -1``, EPIPE)
+is no failure: it took what it wanted, as git, ls and grep know; the output ends quietly, nothing on stderr,
+and the verb keeps its own exit status. A standard descriptor that is not open at
 all is given the null device first: a file tfcnnwrap opens later must never land on descriptor 1 or 2.
 """
 
@@ -29,13 +31,15 @@ class GuardedStream(io.TextIOBase):
         self._stream = stream
         self._verb = verb or "tfcnnwrap"
         self.lost: Optional[str] = None
+        self.reader_left = False  # EPIPE: the reader took what it wanted; no failure to report
         if lost:
             self._lose(lost)
 
-    def _lose(self, why: str) -> None:
+    def _lose(self, why: str, reader_left: bool = False) -> None:
         if self.lost is not None:
             return
         self.lost = why
+        self.reader_left = reader_left
         try:
             null = os.open(os.devnull, os.O_WRONLY)
             try:
@@ -44,6 +48,8 @@ class GuardedStream(io.TextIOBase):
                 os.close(null)
         except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
             pass
+        if reader_left:
+            return
         going_on = "the sweep goes on and records every run" if self._verb in KEEPS_STATUS else (
             "nothing more is printed")
         try:
@@ -58,7 +64,7 @@ class GuardedStream(io.TextIOBase):
             try:
                 self._stream.write(text)
             except (OSError, ValueError) as exc:
-                self._lose(_why(exc))
+                self._lose(_why(exc), isinstance(exc, BrokenPipeError))
         return len(text)
 
     def flush(self) -> None:
@@ -66,7 +72,7 @@ class GuardedStream(io.TextIOBase):
             try:
                 self._stream.flush()
             except (OSError, ValueError) as exc:
-                self._lose(_why(exc))
+                self._lose(_why(exc), isinstance(exc, BrokenPipeError))
 
     def writable(self) -> bool:
         return True
@@ -129,10 +135,11 @@ def guard_stdout(verb: str) -> GuardedStream:
 
 
 def exit_code(verb: str, code: int, guarded: Optional[GuardedStream]) -> int:
-    """The verb's exit code once stdout failed: a sweep keeps its own; the others exit 2. Flushes first, so
+    """The verb's exit code once stdout failed: a sweep keeps its own, and so does any verb whose reader left
+    (EPIPE); the others exit 2. Flushes first, so
     that a failure found only there (a full disk) still counts."""
     if guarded is not None:
         guarded.flush()
-    if guarded is None or guarded.lost is None or verb in KEEPS_STATUS:
+    if guarded is None or guarded.lost is None or guarded.reader_left or verb in KEEPS_STATUS:
         return code
     return EXIT_OUTPUT_LOST

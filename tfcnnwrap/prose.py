@@ -70,3 +70,14 @@ def write(text: str, stream: Optional[IO[str]] = None) -> None:
     except (AttributeError, ValueError):
         tty = False
     stream.write((fill(text, terminal_width(stream)) if tty else text) + "\n")
+
+
+MOST_CANDIDATES = 8  # an error names at most this many candidates: a line, not a page
+
+
+def some_of(names: List[str], most: int = MOST_CANDIDATES) -> str:
+    """``a, b, c`` -- or the first ``most`` of ``names`` and how many more (``a, ..., h and 33 more``), so an
+    error that lists candidates stays a line; the caller says where to see them all."""
+    if len(names) <= most:
+        return ", ".join(names)
+    return "%s and %d more" % (", ".join(names[:most]), len(names) - most)

@@ -67,17 +67,25 @@ def geomean_text(cell: GeomeanCell) -> str:
 
 
 def footnotes(comparison: AgainstReferences) -> List[Any]:
-    """One line per (reference, differing conditions): which models, and why they are not comparable."""
-    models: dict = {}
+    """One line per reason a figure is not comparable (its conditions against the sweep's), naming each
+    reference it concerns with its models (references with the same models share one entry): a reason shared
+    by seven references is one line, not seven."""
+    reasons: Dict[Tuple[str, str], Dict[str, List[str]]] = {}
     for row in comparison.rows:
         for cell in row.cells:
             if cell.found and not cell.comparable:
-                why = (cell.name,
-                       ", ".join(describe_condition(k, v["reference"]) for k, v in cell.differs.items()),
+                why = (", ".join(describe_condition(k, v["reference"]) for k, v in cell.differs.items()),
                        ", ".join(describe_condition(k, v["sweep"]) for k, v in cell.differs.items()))
-                models.setdefault(why, []).append(row.model)
-    return ["%s %s (%s): measured at %s, this sweep at %s; not in the geometric mean."
-            % (MARK, name, ", ".join(names), theirs, ours) for (name, theirs, ours), names in models.items()]
+                reasons.setdefault(why, {}).setdefault(cell.name, []).append(row.model)
+    lines = []
+    for (theirs, ours), by_reference in reasons.items():
+        same: Dict[Tuple[str, ...], List[str]] = {}
+        for name, models in by_reference.items():
+            same.setdefault(tuple(models), []).append(name)
+        entries = ["%s (%s)" % (", ".join(names), ", ".join(models)) for models, names in same.items()]
+        lines.append("%s %s: measured at %s, this sweep at %s; not in the geometric mean."
+                     % (MARK, "; ".join(entries), theirs, ours))
+    return lines
 
 
 # -- against references ----------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from tfcnnwrap import bounds
 from tfcnnwrap.bounds import OutOfBounds
 from tfcnnwrap.cluster import clusterplan
 from tfcnnwrap.errors import UsageError
+from tfcnnwrap.prose import some_of
 
 if TYPE_CHECKING:
     from argparse import Namespace
@@ -361,8 +362,11 @@ def check_model(name: str) -> str:
     defaults = [m for m, _ in DEFAULT_MODELS]
     close.sort(key=lambda m: m not in defaults)
     hint = " (did you mean %s?)" % " or ".join(close) if close else ""
+    # the closest first, then the rest by name: the list stays a line (prose.some_of)
+    ranked = sorted(KNOWN_MODELS, key=lambda m: (-difflib.SequenceMatcher(None, canonical, m).ratio(), m))
     raise UsageError(
-        "unknown model %r%s; tf_cnn_benchmarks knows: %s" % (name, hint, ", ".join(sorted(KNOWN_MODELS)))
+        "unknown model %r%s; tf_cnn_benchmarks knows %d: %s (Tab completes every name: `tfcnnwrap completion --help`)"
+        % (name, hint, len(KNOWN_MODELS), some_of(ranked))
     )
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, 
 
 from tfcnnwrap.boundedread import read_bounded
 from tfcnnwrap.errors import UsageError
+from tfcnnwrap.prose import some_of
 from tfcnnwrap.render import CSV_FORMULA_START
 
 if TYPE_CHECKING:
@@ -279,7 +280,7 @@ def closest_row(
 
 
 def _join(gpus: Union[List[ReferenceGPU], ReferenceSet]) -> str:
-    return ", ".join(g.label() for g in gpus)
+    return some_of([g.label() for g in gpus])
 
 
 def _matches_by_words(typed_words: List[str], gpu: ReferenceGPU) -> bool:
@@ -331,8 +332,8 @@ class ReferenceSet:
                 "give one of those ids" % (typed, _join(similar))
             )
         raise UsageError(
-            "no reference GPU matches %r; known: %s (see `tfcnnwrap references`, or add your own with "
-            "--references FILE.csv)" % (typed, _join(self))
+            "no reference GPU matches %r; %d known, among them %s (see `tfcnnwrap references` for all, or add "
+            "your own with --references FILE.csv)" % (typed, len(list(self)), some_of([g.label() for g in self]))
         )
 
     def resolve_list(self, text: str) -> List[Tuple[str, ReferenceGPU]]:

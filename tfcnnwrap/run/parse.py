@@ -1,7 +1,9 @@
 """The ``parse`` verb: one record per tf_cnn_benchmarks log file, ours or anyone's.
 
-Which files: every path given as a file is parsed whatever its name, if it is a regular file (a device
-such as /dev/zero or a FIFO would never end: refused). Inside a directory (recursively, hidden directories
+Which files: a path given as a file is parsed if it is a regular file (a device such as /dev/zero or a
+FIFO would never end: refused) and its name ends in ``.log`` or it looks like a log (below); any other file
+named (``/etc/hostname``) is "not a tf_cnn_benchmarks log", a usage error like a path that does not exist.
+Inside a directory (recursively, hidden directories
 skipped, symlinked directories not followed, only regular files), a file is taken when its name ends in
 ``.log``, or when its first 64 KiB look like tf_cnn_benchmarks output: they hold ``TensorFlow:  ``,
 ``images/sec:`` or ``Flags parsing error``, or -- a run that died before its header, say on a missing
@@ -10,7 +12,8 @@ TensorFlow. So ``slurm-123.out`` or ``run.txt`` logs are found and a README, a C
 ``runs.jsonl`` are not. What cannot be read (a directory, a file) is named on stderr, not skipped silently.
 
 Exit: 0 every log is ok; 1 some log holds a failure (any status but ok); 2 a path does not exist, is not
-a regular file or directory, or no log was found, reported before anything is printed.
+a regular file or directory, is a file that is not a log, or no log was found, reported before anything is
+printed.
 
 Logs are read by a few worker processes when there are many of them (Linux only, where forking is cheap
 and safe; TFCNNWRAP_PARSE_JOBS=N sets how many, 1 for none). Records come out in the same order either way.
@@ -138,6 +141,11 @@ def find_logs(paths: List[str]) -> Iterator[str]:
     for path, directory in zip(paths, is_dir):
         if directory:
             yield from _walk(path)
+        elif not path.lower().endswith(LOG_SUFFIX) and not looks_like_log(path):
+            raise UsageError(
+                "not a tf_cnn_benchmarks log: %s (its first %d KiB hold no TensorFlow header, step, total or "
+                "error of one; a file named *.log is read whatever it holds)" % (path, SNIFF_BYTES // 1024)
+            )
         else:
             yield path
 

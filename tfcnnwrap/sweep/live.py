@@ -132,7 +132,12 @@ def gpu_parts(tick: Optional[Mapping[Any, Mapping[str, Any]]]) -> List[str]:
 class TimeLeft:
     """The time a sweep has left, from the durations its runs took: per configuration (model, batch size,
     GPUs), else per model, else every run's mean; None until a run has finished (nothing measured, nothing
-    to say). The running run counts for what it has left, so the figure ticks down with the clock."""
+    to say). The running run counts for what it has left, so the figure ticks down with the clock.
+
+    A run that outlasts its estimate has nothing left to count, but it has shown that runs take longer: its
+    time so far joins the durations the other runs are estimated from. The figure then grows with the
+    clock instead of freezing, and when that run ends it is already counted (its time so far is its
+    duration): the figure never jumps up. A run that ends early drops it by the time it saved."""
 
     def __init__(self):
         self.todo: Counter = Counter()  # configuration -> runs not started yet
@@ -150,33 +155,47 @@ class TimeLeft:
         if duration_s is not None:
             self.measured.setdefault(key, []).append(float(duration_s))
 
-    def run_s(self, key: Sequence[Any]) -> Optional[float]:
+    def run_s(self, key: Sequence[Any], running: Optional[Tuple[Sequence[Any], float]] = None) -> Optional[float]:
+        """The duration expected of a run of ``key``; ``running``: (key, seconds) of a run over its estimate,
+        counted as if it had ended now."""
         # rich's refresh thread asks while the sweep's thread adds: a copy taken in one step (under the GIL)
-        measured = list(self.measured.items())
+        measured = [(k, list(durations)) for k, durations in list(self.measured.items())]
+        if running is not None:
+            measured.append((running[0], [running[1]]))
         for same in ((lambda k: k == key), (lambda k: k[0] == key[0]), (lambda k: True)):
-            found = [d for k, durations in measured if same(k) for d in list(durations)]
+            found = [d for k, durations in measured if same(k) for d in durations]
             if found:
                 return sum(found) / len(found)
         return None
 
-    def _run_s_or(self, key: Sequence[Any], default: float) -> float:
-        found = self.run_s(key)
+    def _run_s_or(self, key: Sequence[Any], default: float, running: Optional[Tuple[Sequence[Any], float]] = None
+                  ) -> float:
+        found = self.run_s(key, running)
         return default if found is None else found
+
+    def over(self, key: Optional[Sequence[Any]], elapsed_s: float) -> Optional[float]:
+        """Seconds the running run of ``key`` is over the duration expected of it; None while it is not (or
+        nothing was measured)."""
+        expected = self.run_s(key) if key is not None else None
+        return elapsed_s - expected if expected is not None and elapsed_s > expected else None
 
     def left(self, unstarted: int, current: Optional[Tuple[str, int, Optional[int]]] = None, current_s: float = 0.0,
              pause_left: Optional[float] = None) -> Optional[float]:
         """Seconds left: ``unstarted`` runs not begun (those ``expect`` named by configuration, the rest at
         the mean), the ``current`` configuration's remainder after ``current_s`` s, and the pauses."""
-        every = self.run_s(("",))
+        late = (current, current_s) if current is not None and self.over(current, current_s) is not None else None
+        every = self.run_s(("",), late)
         if every is None:
             return None
         # once any run is measured, every key has a figure (its own, its model's, or every run's mean)
-        total = max(0.0, self._run_s_or(current, every) - current_s) if current is not None else 0.0
+        total = 0.0
+        if current is not None and late is None:
+            total = max(0.0, self._run_s_or(current, every) - current_s)
         named = 0
         for key, count in list(self.todo.items()):
             count = min(count, unstarted - named)
             if count > 0:
-                total += count * self._run_s_or(key, every)
+                total += count * self._run_s_or(key, every, late)
                 named += count
         total += (unstarted - named) * every
         if pause_left is not None:
@@ -184,10 +203,24 @@ class TimeLeft:
         return total + self.pause_s * unstarted
 
 
-def stage_text(stage: Optional[str], step_no: int, num_batches: Optional[int]) -> str:
+STEP_LINE_EVERY = 10  # upstream's --display_every: a step line for step 1, then every 10th, and the last
+
+
+def next_step_line(step: int, num_batches: Optional[int]) -> Optional[int]:
+    """The step whose line upstream prints next after ``step`` (None after the last)."""
+    following = (step // STEP_LINE_EVERY + 1) * STEP_LINE_EVERY
+    if num_batches:
+        if step >= num_batches:
+            return None
+        following = min(following, num_batches)
+    return following
+
+
+def stage_text(stage: Optional[str], step_no: int, num_batches: Optional[int], about: bool = False) -> str:
     """What the running run is doing: its stage, with step k/N once timed steps are printed (no stage known,
-    a cluster job: the step alone)."""
-    steps = "step %d%s" % (step_no, "/%d" % num_batches if num_batches else "") if step_no else ""
+    a cluster job: the step alone); ``about``: the step is extrapolated (``~step 6/10``)."""
+    of = "/%d" % num_batches if num_batches else ""
+    steps = "%sstep %d%s" % ("~" if about else "", step_no, of) if step_no else ""
     if stage == STAGE_TIMED:
         return "timed " + steps if steps else "timed steps"
     return stage or steps
@@ -210,6 +243,9 @@ class LiveDisplay:
         self.current_key: Optional[Tuple[str, int, Optional[int]]] = None
         self.stage_name: Optional[str] = None
         self.step_no = 0
+        self.step_at: Optional[float] = None  # when the last step line came
+        self.step_rate: Optional[float] = None  # steps a second between the last two step lines
+        self.images_per_step = 1
         self.num_batches: Optional[int] = None
         self.ips: Optional[float] = None
         self.gpu_source: Optional[Callable[[], Mapping[int, JsonObject]]] = None
@@ -264,6 +300,19 @@ class LiveDisplay:
         left = self.pause_until - now if self.pause_until is not None else None
         return left if left is not None and left > 0 else None
 
+    def shown_step(self, now: float) -> Tuple[int, bool]:
+        """(step, extrapolated): upstream prints a line every 10 steps, minutes apart on a slow device; in
+        between, the step its rate says it has reached -- the rate the last two lines came at, else
+        upstream's own images/sec over the images a step takes -- never the step whose line is still due."""
+        due = next_step_line(self.step_no, self.num_batches) if self.step_no else None
+        rate = self.step_rate
+        if rate is None and self.ips:
+            rate = self.ips / float(self.images_per_step)
+        if due is None or not rate or self.step_at is None:
+            return self.step_no, False
+        guess = min(due - 1, self.step_no + int((now - self.step_at) * rate))
+        return (guess, True) if guess > self.step_no else (self.step_no, False)
+
     def _progress_parts(self, elapsed: float, completed: float) -> List[str]:
         now = time.monotonic()
         began = self.run_started_at
@@ -278,11 +327,16 @@ class LiveDisplay:
     def _run_parts(self) -> List[str]:
         if not self.current:
             return []
-        parts = [self.current, stage_text(self.stage_name, self.step_no, self.num_batches)]
+        now = time.monotonic()
+        step_no, about = self.shown_step(now)
+        parts = [self.current, stage_text(self.stage_name, step_no, self.num_batches, about)]
         if self.ips is not None and self.step_no:
             parts.append("%.1f images/sec" % self.ips)
         if self.run_started_at is not None:
-            parts.append("(%s)" % _fmt_duration(time.monotonic() - self.run_started_at))
+            took = now - self.run_started_at
+            over = self.time_left.over(self.current_key, took)
+            late = ", %s over its estimate" % _fmt_duration(over) if over else ""
+            parts.append("(%s%s)" % (_fmt_duration(took), late))
         return parts
 
     def _pause_parts(self) -> List[Any]:
@@ -299,7 +353,8 @@ class LiveDisplay:
         self.drawn_at = time.monotonic()
         width = options.max_width
         elapsed = time.monotonic() - self.started
-        fraction = min(1.0, self.step_no / float(self.num_batches)) if self.num_batches and self.step_no else 0.0
+        step_no = self.shown_step(time.monotonic())[0]
+        fraction = min(1.0, step_no / float(self.num_batches)) if self.num_batches and step_no else 0.0
         completed = self.done + fraction
         progress = "  ".join(self._progress_parts(elapsed, completed))
         bar_width = max(10, min(30, width - len(progress) - 1))
@@ -324,9 +379,13 @@ class LiveDisplay:
             indent = line[: len(line) - len(line.lstrip(" "))]
             self.console.print(fill(line, self.console.width, indent + CONTINUATION), highlight=False,
                                markup=False, soft_wrap=True)
+        from tfcnnwrap.sweep.liverender import ReflowRender  # rich: only when the live view starts
+
         self.live = Live(
             self, console=self.console, refresh_per_second=TICKS_PER_SECOND, transient=True, redirect_stdout=False
         )
+        # a terminal made narrower reflows the last frame onto more rows: erase them all (liverender.py)
+        self.live._live_render = ReflowRender(self.console, self, vertical_overflow=self.live.vertical_overflow)
         self.live.start()
 
     def run_started(
@@ -335,6 +394,8 @@ class LiveDisplay:
     ) -> None:
         self.current = run_label(model, batch_size, run, runs, num_gpus)
         self.current_key = (model, batch_size, num_gpus)
+        self.images_per_step = batch_size * (num_gpus or 1)  # upstream's images/sec counts every tower's batch
+        self.step_at = self.step_rate = None
         self.time_left.started(self.current_key)
         self.run_started_at = time.monotonic()
         self.waiting_for = self.pause_until = None  # whatever the sweep waited for is over
@@ -350,7 +411,10 @@ class LiveDisplay:
         self._changed()
 
     def step(self, step: Step) -> None:
-        self.step_no = step.step
+        now = time.monotonic()
+        if self.step_at is not None and step.step > self.step_no and now > self.step_at:
+            self.step_rate = (step.step - self.step_no) / (now - self.step_at)
+        self.step_no, self.step_at = step.step, now
         self.ips = step.images_per_sec
         self._changed()
 

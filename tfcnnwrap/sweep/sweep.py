@@ -535,6 +535,12 @@ def _finish(ctx: SweepContext, started: List[RunSpec], stop: Optional[str], fail
     _print_summary(ctx.console, ctx.sweep, ctx.written_meta, rows, final)
     _thermal_warning(ctx, final)
     _hung_note(ctx, final)
+    if stop == "interrupted" and failure is None:  # what to do about the stop first, then what comes after
+        ctx.console.print(
+            "[yellow]interrupted[/]: finished runs are kept; continue with "
+            "`python -m tfcnnwrap sweep --resume %s`" % ctx.sweep.path,
+            highlight=False,
+        )
     _next_line(ctx, final)
     if failure is not None:
         kept = len(final)
@@ -554,11 +560,6 @@ def _finish(ctx: SweepContext, started: List[RunSpec], stop: Optional[str], fail
             exit_code=EXIT_USAGE,
         )
     if stop == "interrupted":
-        ctx.console.print(
-            "[yellow]interrupted[/]: finished runs are kept; continue with "
-            "`python -m tfcnnwrap sweep --resume %s`" % ctx.sweep.path,
-            highlight=False,
-        )
         return EXIT_INTERRUPTED
     if any(r.status != Status.OK for r in final):
         return EXIT_RUNS_FAILED
