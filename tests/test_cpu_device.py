@@ -65,8 +65,9 @@ def test_the_readme_runs_the_smoke_sweep_setup_suggests():
 
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
     quick_start = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
-    # setup's last line: "next: python -m tfcnnwrap sweep --quick, then python -m tfcnnwrap sweep"
-    assert "python -m tfcnnwrap setup && python -m tfcnnwrap sweep --quick\n" in quick_start
+    # setup's last line: "next: python -m tfcnnwrap sweep --quick, then python -m tfcnnwrap sweep" (the docs spell
+    # the console script, the same program)
+    assert "tfcnnwrap setup && tfcnnwrap sweep --quick\n" in quick_start
     assert "--device cpu --quick" not in quick_start
     # a duration says what it depends on, not "about 5 minutes" that was 10 1/2 on a loaded machine
     assert "about 5 minutes" not in quick_start and "depends on the CPU's cores and on what else" in quick_start
