@@ -7,8 +7,8 @@ read it whole; "one line naming the fix" stays one line there). Standard library
 
 from __future__ import annotations
 
+import os
 import re
-import shutil
 import sys
 import textwrap
 from typing import IO, List, Optional
@@ -57,9 +57,29 @@ def fill(text: str, width: int, indent: str = CONTINUATION) -> str:
     return "\n".join(lines)
 
 
+MIN_COLUMNS = 20  # narrower than this, no table can show a column: such a COLUMNS is a mistake, not a width
+
+
+def env_columns() -> Optional[int]:
+    """$COLUMNS as a width, or None when it is unset, not a number or under MIN_COLUMNS."""
+    raw = os.environ.get("COLUMNS", "").strip()
+    if not raw.isascii() or not raw.isdigit():
+        return None
+    value = int(raw)
+    return value if value >= MIN_COLUMNS else None
+
+
 def terminal_width(stream: IO[str]) -> int:
-    """The width of the terminal ``stream`` writes to (COLUMNS wins, as for rich and argparse)."""
-    return shutil.get_terminal_size().columns
+    """The width to fit on the terminal ``stream`` writes to, the one rule of every table and line: COLUMNS
+    when it is a width, else the terminal's own, else 80 (a terminal that does not say: a pty of 0 x 0)."""
+    columns = env_columns()
+    if columns is not None:
+        return columns
+    try:
+        width = os.get_terminal_size(stream.fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        width = 0
+    return width or 80
 
 
 def write(text: str, stream: Optional[IO[str]] = None) -> None:

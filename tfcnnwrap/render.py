@@ -15,6 +15,7 @@ import sys
 from typing import TYPE_CHECKING, Any, List, Mapping, NamedTuple, NoReturn, Optional, Sequence, TextIO, Tuple, Union
 
 from tfcnnwrap.jsontext import csv_cell, dumps, envelope
+from tfcnnwrap.prose import env_columns, terminal_width
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -196,36 +197,16 @@ def console(stderr: bool = False, **options: Any) -> Console:
 
     options.setdefault("highlight", False)
     options.setdefault("soft_wrap", False)
-    columns = env_columns()
-    if columns is None and "COLUMNS" in os.environ and "width" not in options:
-        # A COLUMNS rich would take literally (0, 3) is ignored like an unset one: the terminal's own width.
-        options["width"] = _terminal_width(stderr)
     con = _Console(stderr=stderr, **options)
-    if not con.is_terminal and columns is None and options.get("width") is None:
-        # Redirected to a file or a CI log: no terminal to fit, and rich's 80 columns would fold every table.
-        con.width = PIPE_WIDTH
+    if options.get("width") is None and env_columns() is None:
+        if not con.is_terminal:
+            # Redirected to a file or a CI log: no terminal to fit, and rich's 80 columns would fold every table.
+            con.width = PIPE_WIDTH
+        elif "COLUMNS" in os.environ:
+            # rich takes any COLUMNS of digits literally, and at 0 prints nothing: one that is no width (0, 3)
+            # is read as an unset one here as on a pipe, and the terminal's own width (prose's rule) is used.
+            con.width = terminal_width(con.file)
     return con
-
-
-MIN_COLUMNS = 20  # narrower than this, no table can show a column: such a COLUMNS is a mistake, not a width
-
-
-def env_columns() -> Optional[int]:
-    """$COLUMNS as a width, or None when it is unset, not a number or under MIN_COLUMNS."""
-    raw = os.environ.get("COLUMNS", "").strip()
-    if not raw.isascii() or not raw.isdigit():
-        return None
-    value = int(raw)
-    return value if value >= MIN_COLUMNS else None
-
-
-def _terminal_width(stderr: bool) -> Optional[int]:
-    """The width of the terminal the console writes to, or None when it writes elsewhere."""
-    try:
-        width = os.get_terminal_size((sys.stderr if stderr else sys.stdout).fileno()).columns
-    except (OSError, ValueError, AttributeError):
-        return None
-    return width if width >= MIN_COLUMNS else None
 
 
 _URL = re.compile(r"https?://\S+")
