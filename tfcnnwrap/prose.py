@@ -21,6 +21,23 @@ _UNIT = re.compile(r"(?<=\d) (?=(?:°C|°F|%|W|MHz|GHz|MiB|GiB|KiB|MB|GB|KB|GB/s
 # a command quoted in backticks (`python -m pip install tf-keras`): broken, a copy of it would not run
 _QUOTED_COMMAND = re.compile(r"`[^`\n]+`")
 CONTINUATION = "  "
+# What text from a file or another person must never do on its way out, in any format: drive a terminal (C0
+# controls, ESC, DEL, C1), start a line of its own (newline, CR, tab, NEL, U+2028/9) or turn what follows
+# around (the bidi marks and overrides: U+061C, U+200E/F, U+202A-E, U+2066-9).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def safe_text(text: str) -> str:
+    """``text`` as one line that shows, never obeys, what a file or another person put in it: each character
+    of ``_UNSAFE`` as its escape (``ESC`` -> ``\\x1b``, a newline -> ``\\x0a``, U+202E -> ``\\u202e``).
+    Every table cell, title, note, Markdown, CSV cell, finding and error passes here (render, cli, pages):
+    a name from a bundle cannot move the cursor, forge a row of its own or reverse what follows it."""
+    return _UNSAFE.sub(_escape, text)
+
+
+def _escape(match: re.Match) -> str:
+    code = ord(match.group())
+    return "\\x%02x" % code if code < 0x100 else "\\u%04x" % code
 
 
 def join_units(text: str) -> str:
@@ -44,17 +61,22 @@ def fill_row(label: str, value: str, width: int, label_width: int = 11) -> List[
     return [line.replace(NBSP, " ") for line in lines] or [first.rstrip()]
 
 
-def fill(text: str, width: int, indent: str = CONTINUATION) -> str:
+class Wrapped(str):
+    """Lines already shown by ``safe_text``, the newlines between them ours (``fill``'s, a table cell split in
+    two). A console and a table cell take them as they are; any other text shows its newlines (render)."""
+
+
+def fill(text: str, width: int, indent: str = CONTINUATION) -> Wrapped:
     """``text`` wrapped between words to ``width`` columns (later lines indented by ``indent``), never inside
     a word, a path, a hyphenated flag or a number and its unit; a word longer than the width has its own
-    line."""
+    line. A newline in ``text`` starts a paragraph; every other character of ``_UNSAFE`` is shown."""
     width = max(20, int(width))
     lines: List[str] = []
     for paragraph in text.split("\n"):
-        wrapped = textwrap.wrap(join_units(paragraph), width, subsequent_indent=indent, break_long_words=False,
-                                break_on_hyphens=False) or [""]
+        wrapped = textwrap.wrap(join_units(safe_text(paragraph)), width, subsequent_indent=indent,
+                                break_long_words=False, break_on_hyphens=False) or [""]
         lines.extend(line.replace(NBSP, " ") for line in wrapped)
-    return "\n".join(lines)
+    return Wrapped("\n".join(lines))
 
 
 MIN_COLUMNS = 20  # narrower than this, no table can show a column: such a COLUMNS is a mistake, not a width
@@ -89,4 +111,4 @@ def write(text: str, stream: Optional[IO[str]] = None) -> None:
         tty = stream.isatty()
     except (AttributeError, ValueError):
         tty = False
-    stream.write((fill(text, terminal_width(stream)) if tty else text) + "\n")
+    stream.write((fill(text, terminal_width(stream)) if tty else safe_text(text)) + "\n")
