@@ -229,3 +229,9 @@ def test_markdown_escapes_html_in_a_gpu_name_and_a_model_name(cli, tmp_path):
         assert "<img" not in html and "<script" not in html, result.stdout
         assert not re.search(r"(?<!\\)<(img|script)", result.stdout), result.stdout
     assert "onerror=alert(1)" in result.stdout  # shown, as text
+
+
+def test_a_wrapped_warning_shows_a_newline_of_a_name():
+    lines = prose.fill("warning: sweep %s ran hot" % FORGED, 30).split("\n")
+    assert not any(line.lstrip().startswith("FAKE ROW") for line in lines), lines
+    assert "resnet50\\x0aFAKE" in " ".join(lines)

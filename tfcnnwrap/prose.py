@@ -69,14 +69,10 @@ class Wrapped(str):
 def fill(text: str, width: int, indent: str = CONTINUATION) -> Wrapped:
     """``text`` wrapped between words to ``width`` columns (later lines indented by ``indent``), never inside
     a word, a path, a hyphenated flag or a number and its unit; a word longer than the width has its own
-    line. A newline in ``text`` starts a paragraph; every other character of ``_UNSAFE`` is shown."""
-    width = max(20, int(width))
-    lines: List[str] = []
-    for paragraph in text.split("\n"):
-        wrapped = textwrap.wrap(join_units(safe_text(paragraph)), width, subsequent_indent=indent,
-                                break_long_words=False, break_on_hyphens=False) or [""]
-        lines.extend(line.replace(NBSP, " ") for line in wrapped)
-    return Wrapped("\n".join(lines))
+    line. ``text`` is one message: a newline in it (a name's) is shown as ``safe_text`` shows it."""
+    wrapped = textwrap.wrap(join_units(safe_text(text)), max(20, int(width)), subsequent_indent=indent,
+                            break_long_words=False, break_on_hyphens=False) or [""]
+    return Wrapped("\n".join(line.replace(NBSP, " ") for line in wrapped))
 
 
 MIN_COLUMNS = 20  # narrower than this, no table can show a column: such a COLUMNS is a mistake, not a width
