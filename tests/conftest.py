@@ -399,12 +399,27 @@ def _as_a_new_process(stack, argv, cwd, env, streams):
     warnings.showwarning = _show_warning
 
 
+# matplotlib builds its font cache when it is first imported, on a machine without one, by running `fc-list`: a
+# step of the import, which a process of its own takes once and this process has taken once too. The guard is
+# there for processes a verb starts (groups, signals, pools), so a call that draws imports matplotlib before it.
+_DRAWS = frozenset({"--plot"})
+
+
+def _import_what_draws():
+    try:
+        import matplotlib.font_manager  # noqa: F401 - its import builds the font cache where none is
+    except ImportError:  # the plot extra is missing: the verb says so itself
+        pass
+
+
 def _run_in_process(args, cwd, env):
     import contextlib
 
     from tfcnnwrap.cli import main
 
     argv = [str(a) for a in args]
+    if any(word.split("=", 1)[0] in _DRAWS for word in argv):
+        _import_what_draws()
     streams = [io.TextIOWrapper(tempfile.TemporaryFile(), encoding="utf-8", newline="") for _ in range(2)]
     with contextlib.ExitStack() as stack:
         _as_a_new_process(stack, argv, cwd, env, streams)

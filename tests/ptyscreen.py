@@ -63,8 +63,10 @@ def _read_all(master, proc, timeout):
     return b"".join(chunks)
 
 
-def run_in_pty(args, columns, rows=200, env=None, cwd=None, timeout=60, argv=None):
-    """Run ``python -m tfcnnwrap ARGS`` (or ``argv``) with stdout and stderr on a pty of ``columns`` x ``rows``."""
+def run_in_pty(args, columns, rows=200, env=None, cwd=None, timeout=60, argv=None, sized=True):
+    """Run ``python -m tfcnnwrap ARGS`` (or ``argv``) with stdout and stderr on a pty of ``columns`` x ``rows``.
+    ``sized=False``: the pty says nothing of its size (0 x 0, as under `script`, `docker exec -t` or an ssh
+    session that sent none); the screen that shows it is still ``columns`` wide."""
     import pyte
 
     extra = dict(env or {})
@@ -74,7 +76,8 @@ def run_in_pty(args, columns, rows=200, env=None, cwd=None, timeout=60, argv=Non
             full_env.pop(name, None)
     full_env["TERM"] = "xterm-256color"
     master, slave = os.openpty()
-    _set_size(slave, columns, rows)
+    if sized:
+        _set_size(slave, columns, rows)
     cmd = argv or [sys.executable, "-m", "tfcnnwrap", *[str(a) for a in args]]
     try:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, cwd=cwd,

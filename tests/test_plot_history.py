@@ -59,6 +59,7 @@ def test_a_sweep_without_a_start_time_is_named_in_the_error(history):
         plothistory.history_series(sweep_vs_sweeps(history[0], history[1:]))
 
 
+@pytest.mark.slow  # draws a figure with matplotlib: seconds in process, and its first import may run fc-list
 def test_the_figure_draws_a_line_per_configuration_and_marks_the_baseline(history):
     from matplotlib.dates import num2date
 

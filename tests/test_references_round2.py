@@ -267,7 +267,7 @@ def test_csv_cells_are_guarded_and_numbers_stay_numbers():
     assert render.csv_safe("=cmd|' /C calc'!A0") == "'=cmd|' /C calc'!A0"
     assert render.csv_safe("@SUM(1)") == "'@SUM(1)" and render.csv_safe("+NVIDIA") == "'+NVIDIA"
     assert render.csv_safe("-6.6") == "-6.6" and render.csv_safe(-6.6) == -6.6
-    assert render.csv_safe("\tx") == "'\tx"
+    assert render.csv_safe("\tx") == "\\x09x"  # a tab is shown as any control character is (issue 33.7)
     assert render.safe_text("a\x1b[31mb\x9b") == "a\\x1b[31mb\\x9b"
 
 

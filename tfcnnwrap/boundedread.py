@@ -41,8 +41,21 @@ def _open(path: Union[Path, str], what: str) -> int:
 
 
 def _too_big(path: Union[Path, str], limit: int, what: str) -> UsageError:
-    return UsageError("%s is larger than %d MiB, too large for %s; give a smaller file"
-                      % (path, limit // (1024 * 1024), what))
+    size = "%d MiB" % (limit // (1024 * 1024)) if limit >= 1024 * 1024 else "%d KiB" % (limit // 1024)
+    return UsageError("%s is larger than %s, too large for %s; give a smaller file" % (path, size, what))
+
+
+def _kind(mode: int) -> str:
+    """What a file that is not a regular one is, in words."""
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a file"
 
 
 def _read_regular(fd: int, path: Union[Path, str], limit: int, what: str) -> bytes:
@@ -94,6 +107,20 @@ def read_bounded(
             raise UsageError("%s is a device, not a file; give the path of %s" % (path, what))
         if stat.S_ISFIFO(mode) and os.name != "nt":
             return _read_pipe(fd, path, limit, what, idle_s, total_s)
+        return _read_regular(fd, path, limit, what)
+    finally:
+        os.close(fd)
+
+
+def read_regular(path: Union[Path, str], limit: int, what: str) -> bytes:
+    """The bytes of the regular file ``path`` (at most ``limit``); UsageError naming the fix for anything else.
+    For a file that is only ever a file (a config file): a FIFO, a device or a socket is refused without one
+    read, so nothing on the other end can make the caller wait or fill its memory."""
+    fd = _open(path, what)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise UsageError("%s is %s, not a regular file; give the path of %s" % (path, _kind(mode), what))
         return _read_regular(fd, path, limit, what)
     finally:
         os.close(fd)

@@ -15,6 +15,7 @@ import sys
 from typing import TYPE_CHECKING, Any, List, Mapping, NamedTuple, NoReturn, Optional, Sequence, TextIO, Tuple, Union
 
 from tfcnnwrap.jsontext import csv_cell, dumps, envelope
+from tfcnnwrap.prose import Wrapped, env_columns, safe_text, terminal_width
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -45,17 +46,6 @@ HUMAN_FIXED_LIMIT = 1e15  # floats this large are shown in scientific notation
 
 # What a spreadsheet reads as a formula when a cell starts with it (OWASP's list): `=cmd|' /C calc'!A0`.
 CSV_FORMULA_START = "=+-@\t\r"
-# Control characters (C0 but tab and newline, DEL, C1): an ESC from a GPU name would drive the terminal.
-_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def safe_text(text: str) -> str:
-    """``text`` with its control characters shown (``ESC`` -> ``\\x1b``), never obeyed by a terminal. Every
-    table, Markdown, CSV and note passes its text here, so what came from a file or another person (a
-    reference CSV, a bundle, a log) cannot move the cursor, retitle the window or hide what follows."""
-    return _UNSAFE.sub(lambda m: "\\x%02x" % ord(m.group()), text)
-
-
 def _is_number(text: str) -> bool:
     try:
         return math.isfinite(float(text))
@@ -91,7 +81,7 @@ def human(value: Any, digits: int = 2) -> str:
         return "%.*f" % (digits, value)
     if isinstance(value, (list, tuple)):
         return ", ".join(human(v, digits) for v in value)
-    return safe_text(str(value))
+    return value if isinstance(value, Wrapped) else safe_text(str(value))
 
 
 def to_json(obj: Any) -> str:  # any JSON value
@@ -118,15 +108,48 @@ def _digits(column: Col, default: int) -> int:
     return default if column.digits is None else column.digits
 
 
+# What Markdown would read as markup in text we did not write (GitHub's flavour, CommonMark's rules): raw HTML
+# (`<` before a tag's or comment's first character), an entity (`&` before a name or `#`), a link, an image or
+# a link definition (`]` before `(`, `[` or `:`: no other `]` ends one), code spans (a backtick of its own),
+# emphasis and strikethrough (`*`, `~`, `_` at a word's edge), a table cell's end (`|`), and the backslash that
+# would escape our escapes. `<0.001`, `parameter_server` and `['--use_fp16']` hold none of these and print as
+# they are.
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*~|]|\](?=[(\[:])|<(?=[A-Za-z/!?])|&(?=[A-Za-z#])|(?<![^\W_])_|_(?![^\W_])")
+_BLOCK_START = re.compile(r"^(|\d+)((?<=\d)[.)]|(?<!\d)[>+\-=])")
+# a command of ours in backticks (`compare --against NAME`) stays a code span: nothing in one is markup
+_CODE_SPAN = re.compile(r"(`[^`]+`)")
+
+
+def md_text(text: str, cell: bool = False) -> str:
+    """``text`` as Markdown that shows it and does nothing else: one line (``safe_text``), every character
+    Markdown would interpret escaped with a backslash. The one escape of every Markdown cell, header, title
+    and note. Outside a table's ``cell`` a code span of single backticks is kept: a note's commands
+    (`compare --against NAME`) are ours, and nothing inside a code span is markup."""
+    escape = lambda part: _MARKDOWN_SPECIAL.sub(lambda m: "\\" + m.group(), part)  # noqa: E731
+    if cell:
+        return escape(safe_text(text))
+    # a line of its own: what starts it may start a block (a quote, a list, a heading, an underline, code)
+    parts = _CODE_SPAN.split(safe_text(text).lstrip(" "))
+    line = "".join(part if k % 2 else escape(part).replace("#", "\\#") for k, part in enumerate(parts))
+    return _BLOCK_START.sub(lambda m: m.group(1) + "\\" + m.group(2), line)
+
+
+def md_lines(lines: Union[str, Sequence[str]]) -> str:
+    """Lines of Markdown text (a caption, notes), each through ``md_text``; a newline inside one is shown, and
+    a line starting ``- `` stays an item of a list."""
+    return "\n".join("- " + md_text(line[2:]) if line.startswith("- ") else md_text(line)
+                     for line in ([lines] if isinstance(lines, str) else lines))
+
+
 def to_markdown(
     rows: Sequence[Mapping[str, Any]], columns: Optional[Columns] = None, digits: int = 2
 ) -> str:
     cols = _columns(rows, columns)
     # numbers right-aligned, as in the terminal's table
     rule = "|".join("---:" if _numeric(rows, c.key) else "---" for c in cols)
-    out = ["| " + " | ".join(c.header for c in cols) + " |", "|" + rule + "|"]
+    out = ["| " + " | ".join(md_text(c.header, cell=True) for c in cols) + " |", "|" + rule + "|"]
     for row in rows:
-        cells = [human(row.get(c.key), _digits(c, digits)).replace("|", "\\|") for c in cols]
+        cells = [md_text(human(row.get(c.key), _digits(c, digits)), cell=True) for c in cols]
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 
@@ -157,7 +180,7 @@ def _numeric(rows: Sequence[Mapping[str, Any]], key: str) -> bool:
 
 def make_table(rows: Sequence[Mapping[str, Any]], columns: Optional[Columns] = None,
                title: Union[str, List[str], Tuple[str, ...], None] = None, digits: int = 2,
-               caption: Optional[str] = None, hint: Optional[str] = None) -> FittedTable:
+               caption: Union[str, Sequence[str], None] = None, hint: Optional[str] = None) -> FittedTable:
     """A rich table of ``rows`` that fits the width it is printed at (``fit.FittedTable``): no cell ever
     folds, the highest-priority columns drop out first, a line names them. ``title``: text, or a list of
     parts kept whole and wrapped between them (a GPU name never splits)."""
@@ -168,8 +191,17 @@ def make_table(rows: Sequence[Mapping[str, Any]], columns: Optional[Columns] = N
     numeric = [_numeric(rows, c.key) for c in cols]
     if title is not None:
         title = [safe_text(t) for t in title] if isinstance(title, (list, tuple)) else safe_text(title)
-    return FittedTable(cols, cells, numeric, title=title, caption=caption and safe_text(caption),
+    lines = [caption] if isinstance(caption, str) else list(caption or ())
+    return FittedTable(cols, cells, numeric, title=title, caption="\n".join(map(safe_text, lines)) or None,
                        hint=hint or HIDDEN_HINT)
+
+
+def paragraphs(notes: Sequence[str]) -> List[str]:
+    """``notes`` as a caption's lines, a blank line between two."""
+    lines: List[str] = []
+    for note in notes:
+        lines += ["", note] if lines else [note]
+    return lines
 
 
 PIPE_WIDTH = 160
@@ -191,41 +223,23 @@ def console(stderr: bool = False, **options: Any) -> Console:
             raise SystemExit(0)
 
         def print(self, *objects, **kwargs) -> None:
-            # a line of text may carry a name from someone's file: show its control characters
-            super().print(*(safe_text(o) if isinstance(o, str) else o for o in objects), **kwargs)
+            # a line of text may carry a name from someone's file: show its control characters and newlines
+            # (prose.fill's lines were shown one by one and keep the newlines it put between them)
+            super().print(*(safe_text(o) if isinstance(o, str) and not isinstance(o, Wrapped) else o
+                            for o in objects), **kwargs)
 
     options.setdefault("highlight", False)
     options.setdefault("soft_wrap", False)
-    columns = env_columns()
-    if columns is None and "COLUMNS" in os.environ and "width" not in options:
-        # A COLUMNS rich would take literally (0, 3) is ignored like an unset one: the terminal's own width.
-        options["width"] = _terminal_width(stderr)
     con = _Console(stderr=stderr, **options)
-    if not con.is_terminal and columns is None and options.get("width") is None:
-        # Redirected to a file or a CI log: no terminal to fit, and rich's 80 columns would fold every table.
-        con.width = PIPE_WIDTH
+    if options.get("width") is None and env_columns() is None:
+        if not con.is_terminal:
+            # Redirected to a file or a CI log: no terminal to fit, and rich's 80 columns would fold every table.
+            con.width = PIPE_WIDTH
+        elif "COLUMNS" in os.environ:
+            # rich takes any COLUMNS of digits literally, and at 0 prints nothing: one that is no width (0, 3)
+            # is read as an unset one here as on a pipe, and the terminal's own width (prose's rule) is used.
+            con.width = terminal_width(con.file)
     return con
-
-
-MIN_COLUMNS = 20  # narrower than this, no table can show a column: such a COLUMNS is a mistake, not a width
-
-
-def env_columns() -> Optional[int]:
-    """$COLUMNS as a width, or None when it is unset, not a number or under MIN_COLUMNS."""
-    raw = os.environ.get("COLUMNS", "").strip()
-    if not raw.isascii() or not raw.isdigit():
-        return None
-    value = int(raw)
-    return value if value >= MIN_COLUMNS else None
-
-
-def _terminal_width(stderr: bool) -> Optional[int]:
-    """The width of the terminal the console writes to, or None when it writes elsewhere."""
-    try:
-        width = os.get_terminal_size((sys.stderr if stderr else sys.stdout).fileno()).columns
-    except (OSError, ValueError, AttributeError):
-        return None
-    return width if width >= MIN_COLUMNS else None
 
 
 _URL = re.compile(r"https?://\S+")
@@ -256,11 +270,13 @@ def print_note(out: Console, line: str) -> None:
 
 
 def emit(rows: Sequence[Mapping[str, Any]] = (), fmt: str = "table", columns: Optional[Columns] = None,
-         title: Union[str, List[str], Tuple[str, ...], None] = None, digits: int = 2, caption: Optional[str] = None,
-         stream: Optional[TextIO] = None, kind: Optional[str] = None, conditions: Optional[Mapping[str, Any]] = None,
+         title: Union[str, List[str], Tuple[str, ...], None] = None, digits: int = 2,
+         caption: Union[str, Sequence[str], None] = None, stream: Optional[TextIO] = None,
+         kind: Optional[str] = None, conditions: Optional[Mapping[str, Any]] = None,
          extra: Optional[Mapping[str, Any]] = None) -> None:
     """Write ``rows`` to stdout in ``fmt`` (table, markdown, csv, json or jsonl): the one format dispatcher.
-    JSON is the envelope (``jsontext.envelope``) of ``kind`` with ``conditions`` and ``extra`` keys."""
+    JSON is the envelope (``jsontext.envelope``) of ``kind`` with ``conditions`` and ``extra`` keys.
+    ``caption``: a line, or lines (``paragraphs(notes)`` puts a blank line between notes)."""
     stream = stream or sys.stdout
     if fmt == "json":
         stream.write(to_json(envelope(kind, rows, conditions, **(extra or {}))) + "\n")  # type: ignore[arg-type]
@@ -272,10 +288,10 @@ def emit(rows: Sequence[Mapping[str, Any]] = (), fmt: str = "table", columns: Op
     elif fmt == "markdown":
         if title:
             title = " · ".join(title) if isinstance(title, (list, tuple)) else title
-            stream.write("### %s\n\n" % safe_text(title))
+            stream.write("### %s\n\n" % md_text(title))
         stream.write(to_markdown(rows, columns, digits))
         if caption:
-            stream.write("\n%s\n" % safe_text(caption))
+            stream.write("\n%s\n" % md_lines(caption))
     else:
         console().print(make_table(rows, columns, title, digits, caption))
 

@@ -15,6 +15,7 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 
 import platformdirs
 
+from tfcnnwrap.boundedread import read_regular
 from tfcnnwrap.errors import UsageError
 
 if sys.version_info >= (3, 11):
@@ -31,7 +32,8 @@ DEFAULT_VENDOR_DIR = "vendor"
 DEFAULT_RESULTS = "results"
 CONFIG_NAME = "tfcnnwrap.toml"
 CONFIG_KEYS = ("python", "vendor_dir", "results_dir", "allowed_signers")
-# a settings file is a few lines; anything bigger is not one (and is not read into memory)
+# a settings file is a few lines; anything bigger is not one (and is not read into memory). It is read as any file
+# from outside is (boundedread.read_regular): a FIFO at its path would otherwise block every verb for ever.
 MAX_CONFIG_BYTES = 64 * 1024
 
 
@@ -52,6 +54,13 @@ def _toml_loads(text: str) -> Dict[str, Any]:
     return tomllib.loads(text)
 
 
+def _is_null_device(path: Path) -> bool:
+    try:
+        return os.path.samestat(os.stat(path), os.stat(os.devnull))
+    except OSError:
+        return False
+
+
 def _bad(path: Path, why: str) -> UsageError:
     return UsageError("config file %s: %s; fix it or delete it" % (path, " ".join(str(why).split())))
 
@@ -61,17 +70,13 @@ def read_config(environ: Optional[Mapping[str, str]] = None) -> dict:
     A file that cannot be read or parsed, an unknown key or a value that is not a non-empty string is one
     UsageError naming the file (exit 2)."""
     path = config_path(environ)
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_CONFIG_BYTES + 1)
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         if _environ(environ).get(ENV_CONFIG):
-            raise UsageError("config file %s (from %s) does not exist" % (path, ENV_CONFIG)) from None
+            raise UsageError("config file %s (from %s) does not exist" % (path, ENV_CONFIG))
         return {}
-    except OSError as exc:
-        raise _bad(path, "cannot read it (%s)" % (exc.strerror or exc)) from None
-    if len(data) > MAX_CONFIG_BYTES:
-        raise _bad(path, "larger than %d KiB, not a settings file" % (MAX_CONFIG_BYTES // 1024))
+    if _is_null_device(path):  # TFCNNWRAP_CONFIG=/dev/null: the usual way to say "no config file"
+        return {}
+    data = read_regular(path, MAX_CONFIG_BYTES, "a config file (TOML), or delete it")
     try:
         table = _toml_loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:  # tomllib.TOMLDecodeError is a ValueError

@@ -241,7 +241,7 @@ def print_provenance(ranking: Ranking, fmt: str) -> None:
     Markdown."""
     lines = ["Community: %s" % line for line in rank_provenance(ranking)]
     if fmt == "markdown":
-        sys.stdout.write("".join("\n%s\n" % line for line in lines))
+        sys.stdout.write("".join("\n%s\n" % render.md_text(line) for line in lines))
         return
     out = render.console()
     for line in lines:

@@ -175,7 +175,7 @@ def _print_lines(
     fmt: str, rows: List[Dict[str, Any]], columns: List[Tuple[Union[str, int], ...]], title: str, lines: List[str]
 ) -> None:
     if fmt == "markdown":
-        render.emit(rows, fmt, columns=columns, title=title, caption="\n\n".join(lines))
+        render.emit(rows, fmt, columns=columns, title=title, caption=render.paragraphs(lines))
         return
     render.emit(rows, fmt, columns=columns, title=title)
     out = render.console()

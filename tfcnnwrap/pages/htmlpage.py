@@ -23,6 +23,7 @@ from tfcnnwrap.pages import htmlcharts
 from tfcnnwrap.present.outfile import check_out, emit  # noqa: F401 - the pages' writers (htmlcompare)
 from tfcnnwrap.present.plotruns import _seconds, run_series
 from tfcnnwrap.present.report import plan_conditions, quality_lines, table_columns, title_parts
+from tfcnnwrap.render import safe_text
 from tfcnnwrap.results.aggregate import summarize
 from tfcnnwrap.results.fleetreport import with_fleet
 from tfcnnwrap.results.store import load_sweep, newest_sweep
@@ -43,11 +44,20 @@ def environment() -> Environment:
     if not _ENV:
         import jinja2  # Jinja2: only an html page needs it, never --help or the other formats
 
+        # finalize: every value a page shows passes render.safe_text before it is HTML-escaped, so a name from
+        # a bundle cannot reverse the text after it (U+202E) or hide a control character; Markup is ours
         env = jinja2.Environment(loader=jinja2.PackageLoader("tfcnnwrap", "templates"), autoescape=True,
-                                 undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                                 undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                                 finalize=_shown)
         env.filters["num"] = num
         _ENV.append(env)
     return _ENV[0]
+
+
+def _shown(value: Any) -> Any:
+    import markupsafe  # Jinja2's own dependency: only an html page needs it
+
+    return safe_text(value) if isinstance(value, str) and not isinstance(value, markupsafe.Markup) else value
 
 
 def render(template: str, **context: Any) -> str:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, 
 
 from tfcnnwrap import render
 from tfcnnwrap.present.linknote import link_notes
+from tfcnnwrap.prose import Wrapped
 from tfcnnwrap.results.closest import tf_differs
 
 if TYPE_CHECKING:
@@ -214,11 +215,11 @@ def _emit_text(rows: Sequence[Mapping[str, Optional[str]]], columns: Sequence[An
     then the notes."""
     if fmt == "markdown":
         if before:
-            stream.write("### %s\n\n" % title)
-            stream.write("".join("- %s\n" % line.strip() if line.startswith("  ") else "%s\n\n" % line
-                                 for line in before) + "\n")
+            stream.write("### %s\n\n" % render.md_text(title or ""))
+            stream.write("".join("- %s\n" % render.md_text(line.strip()) if line.startswith("  ")
+                                 else "%s\n\n" % render.md_text(line) for line in before) + "\n")
             title = None
-        render.emit(rows, "markdown", columns=columns, title=title, caption="\n\n".join(notes), stream=stream)
+        render.emit(rows, "markdown", columns=columns, title=title, caption=render.paragraphs(notes), stream=stream)
     else:
         _print_table(rows, columns, title, notes, before)
 
@@ -244,8 +245,9 @@ def _print_table(
 
     # the columns' widest cells and the gaps between them, as fit.FittedTable lays them out
     if sum(width(k, h) for k, h, *_ in columns) + GAP * (len(columns) - 1) > out.width:
-        rows = [{k: (v.replace(" (", "\n(", 1) if isinstance(v, str) else v) for k, v in r.items()}
-                for r in rows]
+        # the newline is ours, the figure's text shown first (a newline of its own would be shown, not obeyed)
+        rows = [{k: (Wrapped(render.safe_text(v).replace(" (", "\n(", 1)) if isinstance(v, str) else v)
+                 for k, v in r.items()} for r in rows]
     table = render.make_table(rows, columns, title)
     table.columns[0].no_wrap = True
     table.columns[0].min_width = width(*columns[0][:2])

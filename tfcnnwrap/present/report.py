@@ -276,7 +276,7 @@ def _emit_report(sweep: SweepDir, meta: SweepMeta, rows: List[SummaryRow], fmt: 
     columns = summary_columns(rows) if fmt in ("json", "csv") else table_columns(dicts, meta)
     lines = quality_lines(rows, "cpu" if meta.on_cpu else "gpu") if fmt == "markdown" else []
     render.emit(dicts, fmt, fleet_columns(rows, columns), title=title_parts(sweep.path, meta),
-                caption="\n".join("- " + line for line in lines) or None, kind="report",
+                caption=["- " + line for line in lines] or None, kind="report",
                 conditions=conditions(meta), extra={"sweep": str(sweep.path)})
     emit_scaling(rows, fmt, unit=_count_unit(meta))
 

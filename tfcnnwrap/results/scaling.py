@@ -12,7 +12,7 @@ import sys
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence
 
 from tfcnnwrap import render
-from tfcnnwrap.render import Col, make_table
+from tfcnnwrap.render import Col, make_table, md_text, to_markdown
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -87,11 +87,10 @@ def scaling_table(rows: Sequence[SummaryRow], unit: str = "GPU") -> FittedTable:
 
 
 def scaling_markdown(rows: Sequence[SummaryRow], unit: str = "GPU") -> str:
-    lines = ["### %s" % _counting(TITLE, unit), "", "| " + " | ".join(_counting(h, unit) for _, h in COLUMNS) + " |",
-             "|---|" + "---:|" * (len(COLUMNS) - 1)]
-    for row in view_rows(rows):
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in _cells(row)) + " |")
-    return "\n".join(lines + ["", _counting(CAPTION, unit)]) + "\n"
+    texts = [dict(zip((key for key, _ in COLUMNS), _cells(row))) for row in view_rows(rows)]
+    cols = [Col(key, _counting(header, unit)) for key, header in COLUMNS]
+    table = to_markdown(texts, cols)
+    return "### %s\n\n%s\n%s\n" % (md_text(_counting(TITLE, unit)), table, md_text(_counting(CAPTION, unit)))
 
 
 def emit_scaling(rows: Sequence[SummaryRow], fmt: str, console: Optional[Console] = None, unit: str = "GPU") -> None:

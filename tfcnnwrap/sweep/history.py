@@ -94,7 +94,7 @@ def cmd_list(args: Namespace) -> int:
     resumes = [(r["name"], r["resume"]) for r in rows if r.get("resume")]
     notes += ["resume %s: %s" % pair for pair in resumes]
     render.emit(rows, fmt, columns=TABLE_COLUMNS, title=title,
-                caption="\n\n".join(notes) if fmt == "markdown" and notes else None)
+                caption=render.paragraphs(notes) if fmt == "markdown" and notes else None)
     if fmt == "table":
         out = render.console()
         for line in notes[:len(notes) - len(resumes)]:
