@@ -1,6 +1,8 @@
 """An error that lists candidates shows the closest few, at most 8, and says where the rest are (issue 38.5:
 `references --gpu 9999` was a 22-line "one-line" error naming all 41 GPUs)."""
 
+from pathlib import Path
+
 import pytest
 from conftest import assert_clean_error
 
@@ -11,7 +13,10 @@ def _listed(stderr, after):
     return [item for item in stderr.split(after, 1)[1].split(";")[0].split("(see")[0].split(", ") if item.strip()]
 
 
-@pytest.mark.parametrize("args", [["references", "--gpu", "9999"], ["compare", "x", "--against", "9999"]])
+SEED = Path(__file__).resolve().parent / "data" / "samples" / "results" / "20261130-101500"
+
+
+@pytest.mark.parametrize("args", [["references", "--gpu", "9999"], ["compare", SEED, "--against", "9999"]])
 def test_an_unknown_gpu_lists_a_few_ids_and_where_the_rest_are(cli, tmp_path, args):
     result = cli(*args, cwd=tmp_path)
     assert_clean_error(result, 2, "9999", "tfcnnwrap references")
