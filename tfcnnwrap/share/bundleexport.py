@@ -179,7 +179,7 @@ def plan_of(sweep: Sweep) -> Dict[str, Any]:
     configs = [{"model": m, "batch_size": bs, "num_gpus": g} for m, bs, g in plan.configs()]
     never = [dict(c, run=k) for c in configs for k in range(1, plan.runs + 1)
              if (c["model"], c["batch_size"], c["num_gpus"], k) not in done]
-    return {"runs": plan.runs, "until_ci": plan.until_ci, "max_runs": plan.most_runs() if plan.until_ci else None,
+    return {"runs": plan.runs, "until_ci": plan.until_ci, "max_runs": plan.most_runs if plan.until_ci else None,
             "configurations": configs, "not_started": never}
 
 

@@ -42,9 +42,14 @@ def _read_plan(plan: object) -> Optional[Tuple[int, int, List[_Config], List[Tup
     most = max(runs, max_runs or runs) if until_ci is not None else runs
     configs = [_config(c) for c in plan.get("configurations") or [] if isinstance(c, dict)]
     never = [(_config(r), _whole(r.get("run"))) for r in plan.get("not_started") or [] if isinstance(r, dict)]
-    if (not configs or None in configs or not isinstance(plan.get("configurations"), list)
-            or not isinstance(plan.get("not_started", []), list)
-            or len(never) != len(plan.get("not_started") or []) or any(c is None or k is None for c, k in never)):
+    if (
+        not configs
+        or None in configs
+        or not isinstance(plan.get("configurations"), list)
+        or not isinstance(plan.get("not_started", []), list)
+        or len(never) != len(plan.get("not_started") or [])
+        or any(c is None or k is None for c, k in never)
+    ):
         return None
     return runs, most, configs, never  # type: ignore[return-value]  # None ruled out above
 
@@ -56,8 +61,10 @@ def _numbering(name: str, numbers: List[int], runs: int, most: int) -> List[str]
     top, copies = max(numbers), numbers.count(1)
     missing = [k for k in range(1, top + 1) if numbers.count(k) != copies]
     if missing:
-        return ["plan: %s: runs %s missing (numbered 1 to %d, without gaps, in a genuine bundle)"
-                % (name, ", ".join(map(str, missing[:10])), top)]
+        return [
+            "plan: %s: runs %s missing (numbered 1 to %d, without gaps, in a genuine bundle)"
+            % (name, ", ".join(map(str, missing[:10])), top)
+        ]
     if not runs <= top <= most:
         asked = "%d" % runs if runs == most else "%d to %d" % (runs, most)
         return ["plan: %s: %d runs, the plan asks %s" % (name, top, asked)]
@@ -72,8 +79,10 @@ def plan_findings(bundle: Dict[str, Any]) -> Tuple[List[str], List[str]]:
         return [], []
     read = _read_plan(bundle["plan"])
     if read is None:
-        return ["its plan is not one: `plan` needs runs, until_ci, max_runs, configurations (model, batch_size, "
-                "num_gpus) and not_started (each with its run)"], []
+        return [
+            "its plan is not one: `plan` needs runs, until_ci, max_runs, configurations (model, batch_size, "
+            "num_gpus) and not_started (each with its run)"
+        ], []
     runs, most, configs, never = read
     numbers: Dict[_Config, List[int]] = {c: [] for c in configs}
     out = []
@@ -85,10 +94,14 @@ def plan_findings(bundle: Dict[str, Any]) -> Tuple[List[str], List[str]]:
         numbers[config].append(run["run"])
     for config, number in never:
         if number in numbers.get(config, []):
-            out.append("plan: %s bs%s gpus %s run %s is listed as never started, yet it is there" % (config + (number,)))
+            out.append(
+                "plan: %s bs%s gpus %s run %s is listed as never started, yet it is there" % (config + (number,))
+            )
         elif config in numbers:
             numbers[config].append(number)
     for config, found in numbers.items():
         out.extend(_numbering("%s bs%s gpus %s" % config, found, runs, most))
-    notes = ["incomplete: %d planned run%s never started" % (len(never), "" if len(never) == 1 else "s")] if never else []
+    notes = (
+        ["incomplete: %d planned run%s never started" % (len(never), "" if len(never) == 1 else "s")] if never else []
+    )
     return out, notes
