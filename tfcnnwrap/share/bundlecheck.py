@@ -118,12 +118,19 @@ def _expected(bundle: Dict[str, Any]) -> _Expected:
     return _Expected(gpus, text["data"], text["variable_update"], workers or 1)
 
 
+def shown(text: str) -> str:
+    """A finding quoting the bundle's own text, as one line: every character a terminal would obey or that would
+    end or reorder the line (control characters, newlines, bidi overrides) escaped (``\\n``, ``\\u202e``)."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in safe_text(text))
+
+
 def _same(a: Optional[float], b: Optional[float]) -> bool:
     return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
 def _bounds_findings(run: Dict[str, Any], where: str) -> List[Any]:
     out = []
     checks: List[Tuple[bounds.Bound, object]] = [
-        (bounds.BATCH_SIZE, run.get("batch_size")), (bounds.NUM_GPUS, run.get("num_gpus") or 1)]
+        (bounds.BATCH_SIZE, run.get("batch_size")),
+        (bounds.NUM_GPUS, 1 if run.get("num_gpus") is None else run["num_gpus"])]  # 0 is out of bounds, not 1
     if run.get("images_per_sec") is not None:
         checks.append((bounds.IMAGES_PER_SEC, run["images_per_sec"]))
     for bound, value in checks:
@@ -297,7 +304,7 @@ def verify(bundle: Dict[str, Any]) -> Verdict:
     findings.extend(planned)
     if findings:
         # they quote the bundle's own text (model, status, log name, its logs' header): shown, never obeyed
-        return Verdict(FAILED, tuple(safe_text(f) for f in findings[:_MAX_FINDINGS]), tuple(notes))
+        return Verdict(FAILED, tuple(shown(f) for f in findings[:_MAX_FINDINGS]), tuple(notes))
     if logs is None:
         return Verdict(UNVERIFIED, ("exported with --no-logs: there is nothing to check its figures against",),
                        tuple(notes))
@@ -317,8 +324,8 @@ def cmd_verify(args: Namespace) -> int:
         verdict = verify(bundle)
         for finding in verdict.findings:
             sys.stdout.write("%s: %s\n" % (path, finding))
-        notes = "".join(", %s" % safe_text(note) for note in verdict.notes)
-        sys.stdout.write("%s: %s (%s, %d runs, bundle %s%s)\n" % (path, verdict.state, safe_text(
+        notes = "".join(", %s" % shown(note) for note in verdict.notes)
+        sys.stdout.write("%s: %s (%s, %d runs, bundle %s%s)\n" % (path, verdict.state, shown(
             bundle["conditions"]["gpu"]), len(bundle["runs"]), bundle["id"][:12], notes))
         if not verdict.verified:
             code = max(code, 1)
