@@ -14,7 +14,7 @@ from bundledata import log_text, logged_sweep
 from sweepdata import write_sweep
 
 from tfcnnwrap.share import bundle as bundles
-from tfcnnwrap.share.bundlecheck import FAILED, TOTAL_OVER_STEP, VERIFIED, _same_gpu, log_gpus, verify
+from tfcnnwrap.share.bundlecheck import TOTAL_OVER_STEP, VERIFIED, _same_gpu, log_gpus, verify
 from tfcnnwrap.share.bundleexport import build
 
 DEVICE_LINE = (
