@@ -44,7 +44,7 @@ MAX_VALUES = 2000000  # JSON values of any bundle (each is some 50-100 bytes onc
 MAX_LOG_CHARS = 8 * 1024 * 1024
 MAX_LOG_LINES = 100000
 MAX_LOGS_CHARS = 64 * 1024 * 1024  # all logs of one bundle together
-MAX_LOGS_LINES = 1000000
+MAX_LOGS_LINES = 500000
 # Every number of a bundle is a whole number or a float within +-2**53: what every JSON reader holds exactly,
 # and small enough that sums and means over any bundle's runs cannot overflow.
 MAX_NUMBER = 2 ** 53
