@@ -33,12 +33,12 @@ def reid(bundle):
     return bundles.with_id({k: v for k, v in bundle.items() if k != "id"})
 
 
-def with_number(good, text):
-    """The good bundle with ``text`` (a JSON number) as run 1's duration, its id recomputed as well as can be."""
-    marker = 123456.5
+def with_number(good, value):
+    """The good bundle with ``value`` (a Python int: any size) as run 1's figure, its id recomputed: Python's
+    JSON writes the int exactly, so the id is right and only the number is wrong."""
     bundle = copy.deepcopy(good)
-    bundle["runs"][0]["duration_s"] = marker
-    return json.dumps(reid(bundle)).replace(str(marker), text, 1)
+    bundle["runs"][0]["images_per_sec"] = value
+    return json.dumps(reid(bundle))
 
 
 def three_runs_at(good, value):
@@ -53,10 +53,10 @@ def three_runs_at(good, value):
 def test_a_number_no_float_holds_is_refused_by_name_and_the_batch_goes_on(cli, tmp_path, good, case):
     """Issue 33 #2: it crashed verify/import/pull/site (exit 3) and stopped the batch."""
     text = {
-        "400 digits": with_number(good, "9" * 400),
+        "400 digits": with_number(good, 10**400 - 1),
         "1e308 means": three_runs_at(good, 1e308),
-        "-400 digits": with_number(good, "-" + "9" * 400),
-        "2**53 + 2": with_number(good, str(2**53 + 2)),
+        "-400 digits": with_number(good, 1 - 10**400),
+        "2**53 + 2": with_number(good, 2**53 + 2),
     }[case]
     folder = tmp_path / "in"
     folder.mkdir()
@@ -84,7 +84,7 @@ def test_pull_of_a_repository_holding_a_huge_number_imports_the_good_bundle(cli,
     folder = work / "bundles" / "nvidia" / "geforce-rtx-2070"
     folder.mkdir(parents=True)
     (folder / bundles.file_name(good)).write_bytes(bundles.to_bytes(good))
-    raw(folder / ("b" * 64 + bundles.SUFFIX), with_number(good, "9" * 400))
+    raw(folder / ("b" * 64 + bundles.SUFFIX), with_number(good, 10**400 - 1))
     for args in (("add", "-A"), ("commit", "-qm", "x"), ("push", "-q", "origin", "HEAD")):
         subprocess.run(["git", "-C", str(work)] + list(args), check=True, env=cli_env(GIT_ENV))
     result = cli("pull", bare, env=dict(GIT_ENV, TFCNNWRAP_DATA=str(tmp_path / "data")))
@@ -187,7 +187,7 @@ def test_any_string_is_verified_refused_or_a_finding_shown_escaped(good, where, 
 
 @pytest.mark.slow  # a property-based search: seconds in process
 @settings(max_examples=60, deadline=None)
-@given(steps=st.floats(0.1, 1e5), ratio=st.floats(0.5, 2.0))
+@given(steps=st.floats(0.1, 1e5), ratio=st.floats(0.01, 3.0))
 def test_any_total_is_judged_against_its_step_lines_within_the_tolerance(steps, ratio):
     from tfcnnwrap.share.bundlecheck import TOTAL_OVER_STEP, _Expected, _steps_findings, parse_text
 
@@ -195,8 +195,4 @@ def test_any_total_is_judged_against_its_step_lines_within_the_tolerance(steps, 
     text = log_text("resnet50", 64, steps).replace("total images/sec: %.2f" % steps, "total images/sec: %.2f" % total)
     shown = round(steps, 1)
     findings = _steps_findings({"cluster": None}, parse_text(text), "w", _Expected((), None, None, 1))
-    low, high = TOTAL_OVER_STEP
-    if shown * low - 0.06 <= total <= shown * high + 0.06:
-        assert findings == [] or not (shown * low <= total <= shown * high)
-    if total > shown * high + 0.1 or total < shown * low - 0.1:
-        assert findings, (steps, total)
+    assert bool(findings) is (total > (shown + 0.05) * TOTAL_OVER_STEP + 0.005), (steps, total, findings)

@@ -137,7 +137,7 @@ FORGERIES = {
     "renamed to RTX 2080 Ti, logs name an RTX 2070": (renamed_gpu, "device lines name GeForce RTX 2070"),
     "the slower of two planned runs dropped, renumbered": (slower_run_dropped, "2 runs, the plan asks 3"),
     "the slower run dropped": (slower_run_dropped_not_renumbered, "runs 2 missing"),
-    "a total its own step lines contradict": (total_contradicted_by_steps, "disagrees with its own step lines"),
+    "a total its own step lines contradict": (total_contradicted_by_steps, "more than its own step lines allow"),
     "a summary row with a host key and a false mean": (host_row_with_a_false_mean, "summary resnet50 bs64 host"),
     "a timeout run carrying a figure": (timeout_with_a_figure, "recorded timeout, yet it carries a figure"),
     "8 GPUs claimed, the log ran on one device": (eight_gpus_on_one_device, "the log ran on 1 devices"),
@@ -276,24 +276,29 @@ def test_device_lines_of_tensorflow_1_and_2_name_their_gpu():
 
 
 @pytest.mark.parametrize(
-    "steps, total, ok",
+    "steps, total, batches, ok",
     [
-        (176.9, 176.93, True),
-        (176.9, 176.0, True),
-        (5.2, 5.25, True),  # the print's rounding, small figures too
-        (176.9, 180.0, False),
-        (176.9, 150.0, False),
-        (300.0, 5000.0, False),
+        (176.9, 176.93, 100, True),  # the prints' rounding
+        (5.2, 5.25, 100, True),  # small figures too
+        (65.4, 58.82, 10, True),  # real TF on a CPU: the time between steps makes a total lower, without bound
+        (378.4, 227.02, 3, True),  # a 3-batch run: its one step line covers step 1 of 3
+        (100.0, 290.0, 3, True),  # ... and bounds the total at 3 times it
+        (100.0, 310.0, 3, False),
+        (176.9, 180.0, 100, False),
+        (300.0, 5000.0, 100, False),
     ],
 )
-def test_the_total_against_the_last_step_line(steps, total, ok):
+def test_the_total_against_the_last_step_line(steps, total, batches, ok):
     from tfcnnwrap.share.bundlecheck import _Expected, _steps_findings, parse_text
 
     text = log_text("resnet50", 64, steps).replace("total images/sec: %.2f" % steps, "total images/sec: %.2f" % total)
+    text = text.replace("Num batches: 100", "Num batches: %d" % batches)
+    if batches < 100:
+        text = text.replace("100\timages/sec", "%d\timages/sec" % batches if batches >= 10 else "x")
     run = {"model": "resnet50", "batch_size": 64, "run": 1}
     findings = _steps_findings(run, parse_text(text), "w", _Expected((), None, None, 1))
     assert (findings == []) is ok, findings
-    assert TOTAL_OVER_STEP[0] < 1 < TOTAL_OVER_STEP[1]
+    assert 1 < TOTAL_OVER_STEP < 1.05
 
 
 def test_a_stand_in_sweep_with_failures_verifies(tmp_path):
@@ -325,15 +330,64 @@ def test_a_real_tensorflow_cpu_sweep_exports_a_bundle_that_verifies(cli, tmp_pat
             pytest.skip(mark.kwargs["reason"])
     env = {"TFCNNWRAP_NVIDIA_SMI": "none", "CUDA_VISIBLE_DEVICES": ""}
     vendor = tmp_path / "vendor"
-    setup = cli("setup", "--repo-url", REPO, "--python", REAL_TF_PYTHON, "--vendor-dir", vendor, cwd=tmp_path,
-                env=env, timeout=300)
+    setup = cli(
+        "setup",
+        "--repo-url",
+        REPO,
+        "--python",
+        REAL_TF_PYTHON,
+        "--vendor-dir",
+        vendor,
+        cwd=tmp_path,
+        env=env,
+        timeout=300,
+    )
     assert setup.returncode == 0, setup
     out = tmp_path / "sweep"
-    sweep = cli("sweep", "--python", REAL_TF_PYTHON, "--vendor-dir", vendor, "--out", out, "--device", "cpu",
-                "--models", "trivial", "--batch-size", "trivial=2", "--num-batches", batches,
-                "--num-warmup-batches", "1", "--runs", "2", cwd=tmp_path, env=env, timeout=600)
+    sweep = cli(
+        "sweep",
+        "--python",
+        REAL_TF_PYTHON,
+        "--vendor-dir",
+        vendor,
+        "--out",
+        out,
+        "--device",
+        "cpu",
+        "--models",
+        "trivial",
+        "--batch-size",
+        "trivial=2",
+        "--num-batches",
+        batches,
+        "--num-warmup-batches",
+        "1",
+        "--runs",
+        "2",
+        cwd=tmp_path,
+        env=env,
+        timeout=600,
+    )
     assert sweep.returncode == 0, sweep
     exported = cli("export", out, "--out", tmp_path / "b.tfcw.json.gz", cwd=tmp_path)
     assert exported.returncode == 0, exported
     result = cli("verify", tmp_path / "b.tfcw.json.gz", cwd=tmp_path)
     assert result.returncode == 0, result
+
+
+def test_a_stand_in_distributed_sweep_exports_a_bundle_that_verifies(cli, tmp_path, vendor, fake_tf):
+    """A ps + 2 workers job of the stand-in (which prints upstream's header: global batch = batch x devices x
+    workers): the job's devices agree; a bundle claiming 4 workers does not."""
+    from test_sweep_cluster import env_for, sweep_args
+
+    out = tmp_path / "sweep"
+    tf112 = fake_tf("1.12.0", dist="tensorflow-gpu")
+    args = sweep_args(vendor, tf112, out, "--cluster", "local", "--workers", "2", "--ps", "1")
+    result = cli(*args, cwd=tmp_path, env=env_for(tmp_path))
+    assert result.returncode == 0, result
+    bundle = build(out)
+    assert bundle["conditions"]["cluster"]["workers"] == 2 and bundle["runs"][0]["cluster"]["tasks"] == 3
+    assert verify(bundle).state == VERIFIED, verify(bundle)
+    claimed = copy.deepcopy(bundle)
+    claimed["conditions"]["cluster"]["workers"] = 4
+    assert any("job ran on 2 devices" in f for f in verify(reid(claimed)).findings), verify(reid(claimed))

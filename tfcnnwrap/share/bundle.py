@@ -129,19 +129,24 @@ def _refuse_constant(name: str) -> NoReturn:
     raise ValueError("%s is not a JSON number" % name)
 
 
+class _OutOfRange(ValueError):
+    """A JSON number past MAX_NUMBER: the JSON is valid, the bundle is not."""
+
+
 def _finite_float(text: str) -> float:
     """A JSON number as a float; one too large for a float (``1e999``, read as infinity) or past MAX_NUMBER
     (``1e308``, whose sum overflows) is refused here, where it can be named, not later in arithmetic."""
     value = float(text)
     if not math.isfinite(value) or abs(value) > MAX_NUMBER:
-        raise ValueError("the number %s is out of the range of a bundle's numbers (+-2**53)" % text[:40])
+        raise _OutOfRange("the number %s is out of the range of a bundle's numbers (+-2**53)" % text[:40])
     return value
 
 
 def _bounded_int(text: str) -> int:
     """A JSON whole number within MAX_NUMBER; a 400-digit one is refused by its length before it is made."""
     if len(text.lstrip("-")) > 16 or abs(int(text)) > MAX_NUMBER:
-        raise ValueError("the number %s is out of the range of a bundle's numbers (+-2**53)" % text[:40])
+        shown = text if len(text) <= 24 else "%s... (%d digits)" % (text[:12], len(text.lstrip("-")))
+        raise _OutOfRange("the number %s is out of the range of a bundle's numbers (+-2**53)" % shown)
     return int(text)
 
 
@@ -202,6 +207,8 @@ def parse_json(text: bytes, where: str) -> Any:
     try:
         return json.loads(text.decode("utf-8"), parse_constant=_refuse_constant, parse_float=_finite_float,
                           parse_int=_bounded_int, object_pairs_hook=_unique_keys)
+    except _OutOfRange as exc:
+        raise BundleRefused("%s: not a bundle: %s" % (where, exc)) from None
     except (ValueError, RecursionError) as exc:
         raise BundleRefused("%s: not a bundle: its JSON is invalid (%s)" % (where, str(exc)[:120])) from None
 

@@ -183,6 +183,12 @@ def plan_of(sweep: Sweep) -> Dict[str, Any]:
             "configurations": configs, "not_started": never}
 
 
+def _cpu_name(sweep: Sweep) -> str:
+    """A CPU sweep's CPU model, which names its device where a GPU sweep's GPU goes (the contract), or ''."""
+    cpu = sweep.meta.environment.get("cpu_model")
+    return cpu.strip() if sweep.meta.device == "cpu" and isinstance(cpu, str) else ""
+
+
 def _check_log_bounds(log_map: Dict[str, Any]) -> None:
     """UsageError when the logs pass what a reader takes (tfcnnwrap.share.bundle's bounds on logs)."""
     for name, entry in log_map.items():
@@ -205,7 +211,7 @@ def build(sweep_path: Union[Path, str], logs: bool = True, keep_host: bool = Fal
     env_host = sweep.meta.environment.get("host")
     redact = Redactor(hosts + [env_host] if env_host else hosts, keep_host)
     found = _read_logs(sweep, sweep.runs, redact)
-    gpu = sweep.meta.gpu_names() or gpu_from_logs(text for _, text in found.values())
+    gpu = sweep.meta.gpu_names() or _cpu_name(sweep) or gpu_from_logs(text for _, text in found.values())
     if not gpu.strip():
         raise UsageError("%s records no GPU name (not in sweep.json, nvidia-smi's samples or TensorFlow's "
                          "device lines in the logs); a bundle without its GPU compares with nothing" % sweep_path)
