@@ -391,3 +391,30 @@ def test_a_stand_in_distributed_sweep_exports_a_bundle_that_verifies(cli, tmp_pa
     claimed = copy.deepcopy(bundle)
     claimed["conditions"]["cluster"]["workers"] = 4
     assert any("job ran on 2 devices" in f for f in verify(reid(claimed)).findings), verify(reid(claimed))
+
+
+@pytest.mark.parametrize(
+    "numbers, until_ci, ok",
+    [
+        ([1, 2, 3], None, True),
+        ([1, 2, 3, 4], None, False),  # more runs than asked
+        ([1, 2, 3, 4, 5], 2.0, True),  # --until-ci: from --runs up to --max-runs
+        (list(range(1, 12)), 2.0, False),  # past --max-runs
+        ([1, 1, 2, 2, 3, 3], None, True),  # a fleet: every number once per host
+        ([1, 1, 2, 3, 3], None, False),  # one host's run 2 dropped
+    ],
+)
+def test_a_configurations_run_numbers_against_the_plan(numbers, until_ci, ok):
+    from tfcnnwrap.share.planchecks import plan_findings
+
+    config = {"model": "resnet50", "batch_size": 64, "num_gpus": 1}
+    plan = {
+        "runs": 3,
+        "until_ci": until_ci,
+        "max_runs": 10 if until_ci else None,
+        "configurations": [config],
+        "not_started": [],
+    }
+    bundle = {"format": 2, "plan": plan, "runs": [dict(config, run=k) for k in numbers]}
+    findings, notes = plan_findings(bundle)
+    assert (findings == []) is ok, findings
