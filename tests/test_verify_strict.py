@@ -8,6 +8,8 @@ format-1 bundle's among them, still verify.
 import copy
 import json
 import math
+import subprocess
+from pathlib import Path
 
 import pytest
 from bundledata import log_text, logged_sweep
@@ -418,3 +420,55 @@ def test_a_configurations_run_numbers_against_the_plan(numbers, until_ci, ok):
     bundle = {"format": 2, "plan": plan, "runs": [dict(config, run=k) for k in numbers]}
     findings, notes = plan_findings(bundle)
     assert (findings == []) is ok, findings
+
+
+LAMBDA_LOGS = Path("/work/.mirror/lambdal+lambda-tensorflow-benchmark/repo")  # a bare mirror, where a machine has it
+
+
+@pytest.mark.slow  # reads 7,600 git blobs and parses 3,930 real logs: about a minute
+@pytest.mark.skipif(
+    not LAMBDA_LOGS.exists(), reason="no mirror of lambdal/lambda-tensorflow-benchmark at %s" % LAMBDA_LOGS
+)
+def test_no_real_log_of_lambdas_corpus_fails_a_rule():
+    """Every real tf_cnn_benchmarks log with a total in Lambda's corpus passes the per-log rules, its GPU being
+    the one its own first device line names and its conditions its own header's."""
+    from tfcnnwrap.share import bundlecheck as bc
+
+    git = ["git", "--git-dir", str(LAMBDA_LOGS)]
+    listing = subprocess.run(git + ["ls-tree", "-r", "HEAD", "logs/"], stdout=subprocess.PIPE, check=True).stdout
+    blobs = [line.split()[2] for line in listing.decode().splitlines() if line.split()[1] == "blob"]
+    batch = subprocess.run(
+        git + ["cat-file", "--batch"], input="\n".join(blobs).encode() + b"\n", stdout=subprocess.PIPE, check=True
+    ).stdout
+    checked, failed, at = 0, [], 0
+    while at < len(batch):
+        head_end = batch.index(b"\n", at)
+        head = batch[at:head_end].split()
+        if head[1] == b"missing":  # a blob the mirror lacks
+            at = head_end + 1
+            continue
+        size = int(head[2])
+        text = batch[head_end + 1 : head_end + 1 + size].decode("utf-8", "replace")
+        at = head_end + 1 + size + 1
+        parsed = bc.parse_text(text)
+        if parsed.total_images_per_sec is None:
+            continue
+        checked += 1
+        run = {
+            "model": parsed.model,
+            "batch_size": parsed.batch_size,
+            "run": 1,
+            "status": "ok",
+            "exit_code": 0,
+            "num_gpus": len(parsed.devices or []) or 1,
+            "images_per_sec": parsed.total_images_per_sec,
+        }
+        data = "synthetic" if "synthetic" in (parsed.dataset or "") else "real"
+        expect = bc._Expected(tuple(bc.log_gpus(text)[:1]), data, parsed.variable_update, 1)
+        failed += (
+            bc._header_findings(run, parsed, "log", True)
+            + bc._condition_findings(parsed, text, "log", expect)
+            + bc._steps_findings(run, parsed, "log", expect)
+            + bc._result_findings(run, parsed, "log")
+        )
+    assert checked >= 3900 and failed == [], (checked, failed[:5])
