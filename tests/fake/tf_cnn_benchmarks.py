@@ -194,7 +194,8 @@ def print_header(flags, model, batch, num_gpus, num_batches, device):
     out("Dataset:     %s" % (flags.get("data_name", "imagenet") if flags.get("data_dir") else "imagenet (synthetic)"))
     out("Mode:        training")
     out("SingleSess:  False")
-    out("Batch size:  %d global" % (batch * num_gpus))
+    workers = len(flags["worker_hosts"].split(",")) if flags.get("job_name") and flags.get("worker_hosts") else 1
+    out("Batch size:  %d global" % (batch * num_gpus * workers))  # upstream: batch x devices x workers
     out("             %d per device" % batch)
     out("Num batches: %d" % num_batches)
     out("Num epochs:  %.2f" % (batch * num_gpus * num_batches / 1281167.0))

@@ -34,6 +34,7 @@ JCS_FORMAT = 2  # from this format on the id is the sha256 of RFC 8785 JSON and 
 SIGNATURES = "signatures"
 MAX_SIGNATURES = 100
 MAX_SIGNATURE_CHARS = 16 * 1024  # an armored RSA-16384 signature is under 6 KiB
+PLAN_FORMAT = 2  # from this format on a bundle carries its ``plan`` (a format-1 bundle is checked when it has one)
 SUFFIX = ".tfcw.json.gz"
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 ENV_MAX_BYTES = "TFCNNWRAP_MAX_BUNDLE_BYTES"  # tests lower the limit; never raised past the default
@@ -41,6 +42,18 @@ INFLATE_FACTOR = 8  # JSON text may be at most this many times the compressed li
 # Python holds each JSON value in some 50-100 bytes: 512 MiB of '{},{},...' (a 500 KB file) would take 15 GB.
 # A real bundle's text is mostly log text, a few values per hundred bytes; this bounds the values to parse.
 BYTES_PER_VALUE = 8
+# Bounds that keep any bundle under the size limit decided in seconds and well under 1 GB (docs/results-format.md):
+# the largest of Lambda's 3,954 real tf_cnn_benchmarks logs is 3.8 MB and 29,091 lines (the median 9.6 KB), so
+# a log may be twice that; the parser's cost is per line (about 5 us for the worst lines), hence the line bounds.
+MAX_INFLATED = 96 * 1024 * 1024  # the JSON text of any bundle, whatever the file size limit
+MAX_VALUES = 2000000  # JSON values of any bundle (each is some 50-100 bytes once parsed)
+MAX_LOG_CHARS = 8 * 1024 * 1024
+MAX_LOG_LINES = 100000
+MAX_LOGS_CHARS = 64 * 1024 * 1024  # all logs of one bundle together
+MAX_LOGS_LINES = 500000
+# Every number of a bundle is a whole number or a float within +-2**53: what every JSON reader holds exactly,
+# and small enough that sums and means over any bundle's runs cannot overflow.
+MAX_NUMBER = 2 ** 53
 KEYS = ("format", "id", "tool_version", "created_at", "conditions", "runs", "summary", "logs")
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -111,10 +124,13 @@ def new_bundle(
     logs: Optional[Dict[str, Any]],
     created_at: str,
     tool_version: str = __version__,
+    plan: Optional[Dict[str, Any]] = None,
 ) -> Dict[str, Any]:
     """A bundle dict with its id; ``logs`` None leaves the key out (exported with --no-logs)."""
     content = {"format": FORMAT, "tool_version": tool_version, "created_at": created_at,
                "conditions": conditions, "runs": runs, "summary": summary}
+    if plan is not None:
+        content["plan"] = plan
     if logs is not None:
         content["logs"] = logs
     return with_id(content)
@@ -140,13 +156,25 @@ def _refuse_constant(name: str) -> NoReturn:
     raise ValueError("%s is not a JSON number" % name)
 
 
+class _OutOfRange(ValueError):
+    """A JSON number past MAX_NUMBER: the JSON is valid, the bundle is not."""
+
+
 def _finite_float(text: str) -> float:
-    """A JSON number as a float; one too large for a float (``1e999``, read as infinity) is refused here,
-    where it can be named, not later when the id is computed."""
+    """A JSON number as a float; one too large for a float (``1e999``, read as infinity) or past MAX_NUMBER
+    (``1e308``, whose sum overflows) is refused here, where it can be named, not later in arithmetic."""
     value = float(text)
-    if not math.isfinite(value):
-        raise ValueError("%s is out of range of a number" % text[:40])
+    if not math.isfinite(value) or abs(value) > MAX_NUMBER:
+        raise _OutOfRange("the number %s is out of the range of a bundle's numbers (+-2**53)" % text[:40])
     return value
+
+
+def _bounded_int(text: str) -> int:
+    """A JSON whole number within MAX_NUMBER; a 400-digit one is refused by its length before it is made."""
+    if len(text.lstrip("-")) > 16 or abs(int(text)) > MAX_NUMBER:
+        shown = text if len(text) <= 24 else "%s... (%d digits)" % (text[:12], len(text.lstrip("-")))
+        raise _OutOfRange("the number %s is out of the range of a bundle's numbers (+-2**53)" % shown)
+    return int(text)
 
 
 def _unique_keys(pairs: List[Any]) -> Dict[str, Any]:
@@ -160,9 +188,9 @@ def _unique_keys(pairs: List[Any]) -> Dict[str, Any]:
     return obj
 
 
-def read_path(path: Union[Path, str]) -> Dict[str, Any]:
+def read_path(path: Union[Path, str], check_id: bool = True) -> Dict[str, Any]:
     """The bundle in file ``path``; BundleRefused for anything that is not a sound bundle."""
-    return read_bytes(read_path_bytes(path), str(path))
+    return read_bytes(read_path_bytes(path), str(path), check_id)
 
 
 def read_path_bytes(path: Union[Path, str]) -> bytes:
@@ -187,13 +215,14 @@ def read_path_bytes(path: Union[Path, str]) -> bytes:
     return data
 
 
-def read_bytes(data: bytes, where: str) -> Dict[str, Any]:
-    """The bundle in ``data`` (a file's bytes) named ``where`` in messages; BundleRefused if unsound."""
+def read_bytes(data: bytes, where: str, check_id: bool = True) -> Dict[str, Any]:
+    """The bundle in ``data`` (a file's bytes) named ``where`` in messages; BundleRefused if unsound.
+    ``check_id`` False leaves a wrong id to `verify`, which calls such a bundle not genuine (exit 1)."""
     limit = max_bytes()
     if len(data) > limit:
         raise BundleRefused("%s: %d bytes, over the %d-byte limit of a bundle; not read" % (where, len(data), limit))
-    bundle = parse_json(_inflate(data, where, limit * INFLATE_FACTOR), where)
-    check_shape(bundle, where)
+    bundle = parse_json(_inflate(data, where, min(limit * INFLATE_FACTOR, MAX_INFLATED)), where)
+    check_shape(bundle, where, check_id)
     return bundle
 
 
@@ -201,10 +230,12 @@ def parse_json(text: bytes, where: str) -> Any:
     """The value of the JSON ``text`` (bytes) of a bundle, parsed strictly: no NaN/Infinity or number out of a
     float's range, no key twice, at most max_bytes/8 values; BundleRefused otherwise. Every reader of a
     bundle's text parses it here (verify, import, pull, site)."""
-    _check_values(text, where, max_bytes() // BYTES_PER_VALUE)
+    _check_values(text, where, min(max_bytes() // BYTES_PER_VALUE, MAX_VALUES))
     try:
         return json.loads(text.decode("utf-8"), parse_constant=_refuse_constant, parse_float=_finite_float,
-                          object_pairs_hook=_unique_keys)
+                          parse_int=_bounded_int, object_pairs_hook=_unique_keys)
+    except _OutOfRange as exc:
+        raise BundleRefused("%s: not a bundle: %s" % (where, exc)) from None
     except (ValueError, RecursionError) as exc:
         raise BundleRefused("%s: not a bundle: its JSON is invalid (%s)" % (where, str(exc)[:120])) from None
 
@@ -245,8 +276,8 @@ def _whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def check_shape(bundle: Any, where: str) -> None:
-    """BundleRefused naming the first thing wrong with the bundle's shape, its format or its id."""
+def check_shape(bundle: Any, where: str, check_id: bool = True) -> None:
+    """BundleRefused naming the first thing wrong with the bundle's shape, its format or (``check_id``) its id."""
     if not isinstance(bundle, dict):
         raise BundleRefused("%s: not a bundle: its JSON is %s, not an object" % (where, type(bundle).__name__))
     fmt = bundle.get("format")
@@ -263,12 +294,19 @@ def check_shape(bundle: Any, where: str) -> None:
     _check_logs(bundle.get("logs"), where)
     _check_signatures(bundle, fmt, where)
     try:
-        ident = content_id(bundle)
-    except BundleRefused as exc:
+        genuine = genuine_id(bundle) if check_id else True
+    except BundleRefused as exc:  # a value with no RFC 8785 form
         raise BundleRefused("%s: %s" % (where, exc.message)) from None
-    if ident != bundle["id"]:
-        raise BundleRefused("%s: its id %s is not the hash of its content: it was changed after export"
-                            % (where, str(bundle["id"])[:16]))
+    if not genuine:
+        raise BundleRefused("%s: %s" % (where, ID_CHANGED % str(bundle["id"])[:16]))
+
+
+ID_CHANGED = "its id %s is not the hash of its content: it was changed after export"
+
+
+def genuine_id(bundle: Dict[str, Any]) -> bool:
+    """Is the bundle's id the hash of its content (a bundle whose shape check_shape passed)."""
+    return content_id(bundle) == bundle["id"]
 
 
 def _check_header(bundle: Dict[str, Any], where: str) -> None:
@@ -312,6 +350,7 @@ def _check_logs(logs: Optional[Dict[str, Any]], where: str) -> None:
         return
     if not isinstance(logs, dict):
         raise BundleRefused("%s: not a bundle: `logs` is not an object" % where)
+    chars = lines = 0
     for name, entry in logs.items():
         if not safe_log_name(name):
             raise BundleRefused("%s: log name %r is a path (/, \\ or ..); a bundle's logs are plain names"
@@ -319,6 +358,13 @@ def _check_logs(logs: Optional[Dict[str, Any]], where: str) -> None:
         if not (isinstance(entry, dict) and isinstance(entry.get("text"), str)
                 and isinstance(entry.get("sha256"), str) and _HEX64.match(entry["sha256"])):
             raise BundleRefused("%s: not a bundle: log %s lacks its text or sha256" % (where, name))
+        count = log_lines(entry["text"])
+        _check_log_size(name, len(entry["text"]), count, where)
+        chars, lines = chars + len(entry["text"]), lines + count
+    if chars > MAX_LOGS_CHARS or lines > MAX_LOGS_LINES:
+        raise BundleRefused("%s: its logs hold %d characters in %d lines, over the limit of a bundle's logs "
+                            "(%d characters, %d lines); not checked" % (where, chars, lines, MAX_LOGS_CHARS,
+                                                                         MAX_LOGS_LINES))
 
 
 def _check_signatures(bundle: Dict[str, Any], fmt: int, where: str) -> None:
@@ -338,6 +384,18 @@ def _check_signatures(bundle: Dict[str, Any], fmt: int, where: str) -> None:
                 and all(isinstance(v, str) and len(v) <= MAX_SIGNATURE_CHARS for v in entry.values())):
             raise BundleRefused("%s: not a bundle: signature %d is not an object of text with a `signature` of at "
                                 "most %d characters" % (where, i, MAX_SIGNATURE_CHARS))
+
+
+def log_lines(text: str) -> int:
+    """The lines of a log as the parser splits them (\n, \r\n or a lone \r ends one)."""
+    return text.count("\n") + text.count("\r") - text.count("\r\n") + 1
+
+
+def _check_log_size(name: str, chars: int, lines: int, where: str) -> None:
+    if chars > MAX_LOG_CHARS or lines > MAX_LOG_LINES:
+        raise BundleRefused("%s: log %s holds %d characters in %d lines, over the limit of a log (%d characters, "
+                            "%d lines; a real tf_cnn_benchmarks log is far smaller); not checked"
+                            % (where, name, chars, lines, MAX_LOG_CHARS, MAX_LOG_LINES))
 
 
 def safe_log_name(name: str) -> bool:

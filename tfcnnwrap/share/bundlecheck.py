@@ -1,17 +1,23 @@
 """`verify`: a bundle checked against its own logs, with the parser `sweep` uses (tfcnnwrap.run.logparse).
 
-For each run: its log is there and its sha256 matches the text; the log, parsed again, gives the recorded
-status and images/sec; the log's header agrees with the recorded model, batch size (per device) and GPU
-count; every number is within tfcnnwrap.bounds. The summary's means must be the runs' means. A bundle
-exported with ``--no-logs`` cannot be checked: it is *unverified*, which is not the same as verified.
+The rules (docs/results-format.md, "What verify checks"): the id is the hash of the content (else the bundle is
+not genuine: exit 1, not unreadable); each run's log is there and its sha256 matches the text; a run with a
+figure (``ok``) has a whole tf_cnn_benchmarks log (its header) that agrees with the run and the bundle's
+conditions: model, batch size per device, devices (a distributed job's devices x workers too), data, variable
+update and the GPU TensorFlow's device lines name; its total is its log's total and no more than the log's own
+step lines allow (TOTAL_OVER_STEP); a run that is not ok carries no figure; every summary row's mean is the mean
+of its runs; a bundle that carries its plan has every planned run, numbered without gaps (runs never started
+listed in the plan's ``not_started``: the bundle verifies and says it is incomplete). A bundle exported with
+``--no-logs`` cannot be checked: it is *unverified*, which is not the same as verified.
 Every signature must be a good OpenSSH signature of the id (tfcnnwrap.share.signing); one that is not makes
-the bundle not verified, whoever the signer.
+the bundle not verified, whoever the signer. A figure above the GPU's physical ceiling (results/ceilings.py) is
+not verified either.
 """
 
 from __future__ import annotations
 
 import math
-import statistics
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,9 +27,12 @@ from tfcnnwrap import bounds
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.render import safe_text
 from tfcnnwrap.results import ceilings
+from tfcnnwrap.results.gpuid import same_gpu
 from tfcnnwrap.run import logparse
+from tfcnnwrap.share import bundle as bundles
 from tfcnnwrap.share import signing
 from tfcnnwrap.share.bundle import BundleRefused, read_path, sha256_text
+from tfcnnwrap.share.planchecks import plan_findings
 
 if TYPE_CHECKING:
     from argparse import Namespace
@@ -36,34 +45,94 @@ _DECIDED_OUTSIDE = ("timeout", "interrupted", "skipped")
 _MAX_FINDINGS = 50
 # (model, batch size, GPUs): the configuration a summary row's mean belongs to.
 _Config = Tuple[Union[str, int], ...]
-
+# A total is at most its log's last step figure (x the job's workers: a step line is one worker's) x the batches
+# over the steps that line covers, x TOTAL_OVER_STEP, allowing the prints' rounding (%.1f and %.2f).
+# tf_cnn_benchmarks prints the step figure as batch / the mean time of the k steps so far and the total as
+# n steps x batch / the loop's wall time, which holds those k steps and more: total <= step x n / k, whatever the
+# time between steps. The time between steps makes a total lower, without bound (real TF 2.21 on a CPU, the
+# trivial model, 10 batches: 0.90 of its step figure), so there is no lower bound; a forger gains nothing there.
+# Measured on Lambda's 3,930 real logs with both (lambdal/lambda-tensorflow-benchmark, TF 1.15-2.3, 1-8 GPUs;
+# every last step line covers all batches): total / step 0.9932 to 1.0010.
+TOTAL_OVER_STEP = 1.01
+_STEP_ROUNDING, _TOTAL_ROUNDING = 0.05, 0.005  # half the last digit each print shows
+_FEED_CHARS = 1 << 20  # a log is fed to the parser in pieces this size, never encoded whole
+# A TensorFlow device line: "name: GeForce RTX 2070 major: 7 ..." (1.x) or "device: 0, name: ..., pci bus id" (2.x).
+_DEVICE_NAME = re.compile(r"\bname: ([^\n,]{1,120}?)(?: major: \d|, pci bus id)")
+_MAX_LOG_GPUS = 8  # different GPU names read from one log
+# Words that name a GPU's maker or brand, not the GPU: "NVIDIA GeForce RTX 2070" is the "RTX 2070" nvidia-smi
+# of another driver calls "GeForce RTX 2070".
 
 @dataclass(frozen=True)
 class Verdict:
     state: str  # VERIFIED, UNVERIFIED or FAILED
     findings: Tuple[str, ...]
     signers: Tuple[signing.Signer, ...] = ()  # every signature's check, valid or not
+    notes: Tuple[str, ...] = ()  # true and not a failure: "incomplete: 2 of 8 planned runs never started"
 
     @property
     def verified(self) -> bool:
         return self.state == VERIFIED
 
 
+@dataclass(frozen=True)
+class _Expected:
+    """What every log of the bundle must agree with: the bundle's conditions, read once."""
+
+    gpus: Tuple[str, ...]  # empty: a CPU bundle (its logs' GPU lines are not its device)
+    data: Optional[str]  # synthetic / real
+    variable_update: Optional[str]
+    workers: int  # a distributed job's workers (each runs the run's num_gpus devices); 1 otherwise
+
+
 def parse_text(text: str) -> ParsedLog:
-    """The log parsed exactly as the runner parses a live run: its bytes fed to the streaming engine."""
+    """The log parsed exactly as the runner parses a live run: its bytes fed to the streaming engine, a piece at
+    a time (a log is bounded by tfcnnwrap.share.bundle, and no copy of it whole is made)."""
     parser = logparse.LogParser()
-    parser.feed_bytes(text.encode("utf-8"), final=True)
+    for start in range(0, len(text), _FEED_CHARS):
+        parser.feed_bytes(text[start:start + _FEED_CHARS].encode("utf-8"))
+    parser.feed_bytes(b"", final=True)
     return parser.result()
+
+
+def log_gpus(text: str) -> List[str]:
+    """The different GPU names TensorFlow's device lines in ``text`` give, in order (at most _MAX_LOG_GPUS)."""
+    names: List[str] = []
+    for found in _DEVICE_NAME.finditer(text):
+        name = found.group(1).strip()
+        if name and name not in names:
+            names.append(name)
+            if len(names) >= _MAX_LOG_GPUS:
+                break
+    return names
+
+
+def _whole(value: object) -> Optional[int]:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _expected(bundle: Dict[str, Any]) -> _Expected:
+    cond = bundle["conditions"]
+    names = cond.get("gpus") if isinstance(cond.get("gpus"), list) else str(cond["gpu"]).split(",")
+    gpus = () if cond.get("device") == "cpu" else tuple(str(n).strip() for n in names if str(n).strip())
+    cluster = cond.get("cluster") if isinstance(cond.get("cluster"), dict) else {}
+    workers = _whole(cluster.get("workers")) if cluster and not cluster.get("fleet") else None
+    text = {k: cond.get(k) if isinstance(cond.get(k), str) else None for k in ("data", "variable_update")}
+    return _Expected(gpus, text["data"], text["variable_update"], workers or 1)
+
+
+def shown(text: str) -> str:
+    """A finding quoting the bundle's own text, as one line: every character a terminal would obey or that would
+    end or reorder the line (control characters, newlines, bidi overrides) escaped (``\\n``, ``\\u202e``)."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in safe_text(text))
 
 
 def _same(a: Optional[float], b: Optional[float]) -> bool:
     return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
-
-
 def _bounds_findings(run: Dict[str, Any], where: str) -> List[Any]:
     out = []
     checks: List[Tuple[bounds.Bound, object]] = [
-        (bounds.BATCH_SIZE, run.get("batch_size")), (bounds.NUM_GPUS, run.get("num_gpus") or 1)]
+        (bounds.BATCH_SIZE, run.get("batch_size")),
+        (bounds.NUM_GPUS, 1 if run.get("num_gpus") is None else run["num_gpus"])]  # 0 is out of bounds, not 1
     if run.get("images_per_sec") is not None:
         checks.append((bounds.IMAGES_PER_SEC, run["images_per_sec"]))
     for bound, value in checks:
@@ -74,17 +143,70 @@ def _bounds_findings(run: Dict[str, Any], where: str) -> List[Any]:
     return out
 
 
-def _header_findings(run: Dict[str, Any], parsed: ParsedLog, where: str) -> List[Any]:
+def _header_findings(run: Dict[str, Any], parsed: ParsedLog, where: str, strict: bool) -> List[Any]:
+    """The log's header against the record; ``strict`` (a run with a figure): the header must be there."""
+    if strict and (parsed.tf_version is None or parsed.model is None or parsed.batch_size is None
+                   or not parsed.devices):
+        return ["%s: its log is not a whole tf_cnn_benchmarks log (no header: TensorFlow, Model, Batch size and "
+                "Devices lines)" % where]
     out = []
     if parsed.model is not None and parsed.model != run["model"]:
         out.append("%s: the log ran model %s, the record says %s" % (where, parsed.model, run["model"]))
     if parsed.batch_size is not None and parsed.batch_size != run["batch_size"]:
         out.append("%s: the log's batch size is %s per device, the record says %s"
                    % (where, parsed.batch_size, run["batch_size"]))
-    if parsed.devices and not run.get("cluster") and len(parsed.devices) != (run.get("num_gpus") or 1):
+    if parsed.devices and len(parsed.devices) != (run.get("num_gpus") or 1):
         out.append("%s: the log ran on %d devices, the record says %s GPUs"
                    % (where, len(parsed.devices), run.get("num_gpus") or 1))
     return out
+
+
+def _job_findings(run: Dict[str, Any], parsed: ParsedLog, where: str, expect: _Expected) -> List[Any]:
+    """A distributed run: the job's devices (global batch / per-device batch) are the run's GPUs x workers."""
+    if not run.get("cluster") or not parsed.batch_size_global or not parsed.batch_size:
+        return []
+    job, claimed = parsed.batch_size_global / parsed.batch_size, (run.get("num_gpus") or 1) * expect.workers
+    if job != claimed:
+        return ["%s: the log's job ran on %g devices (%d global / %d per device), the record says %d GPUs x %d "
+                "workers" % (where, job, parsed.batch_size_global, parsed.batch_size, run.get("num_gpus") or 1,
+                             expect.workers)]
+    return []
+
+
+def _condition_findings(parsed: ParsedLog, text: str, where: str, expect: _Expected) -> List[Any]:
+    """The log against the bundle's conditions: data, variable update and the GPU its device lines name."""
+    out = []
+    if expect.data is not None and parsed.dataset is not None:
+        data = "synthetic" if "synthetic" in parsed.dataset else "real"
+        if data != expect.data:
+            out.append("%s: the log ran on %s data (%s), the bundle says %s"
+                       % (where, data, parsed.dataset[:60], expect.data))
+    if expect.variable_update is not None and parsed.variable_update not in (None, expect.variable_update):
+        out.append("%s: the log's variable update is %s, the bundle says %s"
+                   % (where, str(parsed.variable_update)[:60], expect.variable_update))
+    if expect.gpus:
+        other = [n for n in log_gpus(text) if not any(same_gpu(n, g) for g in expect.gpus)]
+        if other:
+            out.append("%s: TensorFlow's device lines name %s, the bundle says %s"
+                       % (where, ", ".join(other), ", ".join(sorted(set(expect.gpus)))))
+    return out
+
+
+def _steps_findings(run: Dict[str, Any], parsed: ParsedLog, where: str, expect: _Expected) -> List[Any]:
+    """The total against the log's own last step line (tf_cnn_benchmarks' arithmetic: see TOTAL_OVER_STEP)."""
+    total, step = parsed.total_images_per_sec, parsed.last_step
+    if total is None:
+        return []
+    if step is None or step.step < 1:
+        return ["%s: its log's total %s images/sec has no step line to stand on" % (where, total)]
+    workers = expect.workers if run.get("cluster") else 1
+    batches = max(parsed.num_batches or step.step, step.step)
+    most = (step.images_per_sec + _STEP_ROUNDING) * workers * batches / step.step * TOTAL_OVER_STEP + _TOTAL_ROUNDING
+    if total > most:
+        return ["%s: its log's total %s images/sec is more than its own step lines allow (%.2f: step %d of %d at %s "
+                "images/sec%s)" % (where, total, most, step.step, batches, step.images_per_sec,
+                                   " x %d workers" % workers if workers > 1 else "")]
+    return []
 
 
 def _result_findings(run: Dict[str, Any], parsed: ParsedLog, where: str) -> List[Any]:
@@ -93,7 +215,7 @@ def _result_findings(run: Dict[str, Any], parsed: ParsedLog, where: str) -> List
         return []
     expected = logparse.classify(parsed, run.get("exit_code") if isinstance(run.get("exit_code"), int) else None)
     if status == "ok":
-        if expected != "ok":
+        if parsed.total_images_per_sec is None or (expected != "ok" and not run.get("hung_after_total")):
             return ["%s: recorded ok at %s images/sec, but its log holds no total (%s)" % (where, value, expected)]
         if not _same(parsed.total_images_per_sec, value):
             return ["%s: recorded %s images/sec, its log says %s" % (where, value, parsed.total_images_per_sec)]
@@ -104,11 +226,19 @@ def _result_findings(run: Dict[str, Any], parsed: ParsedLog, where: str) -> List
     return []
 
 
-def _run_findings(run: Dict[str, Any], logs: Optional[Dict[str, Any]]) -> List[Any]:
-    where = "%s bs%s run %s" % (run["model"], run["batch_size"], run["run"])
-    out = _bounds_findings(run, where)
+def _figure_findings(run: Dict[str, Any], where: str) -> List[Any]:
+    """Only an ok run has a figure, and an ok run has one."""
     if run["status"] == "ok" and run.get("images_per_sec") is None:
-        out.append("%s: recorded ok without images/sec" % where)
+        return ["%s: recorded ok without images/sec" % where]
+    if run["status"] != "ok" and run.get("images_per_sec") is not None:
+        return ["%s: recorded %s, yet it carries a figure of %s images/sec (only an ok run has one)"
+                % (where, run["status"], run["images_per_sec"])]
+    return []
+
+
+def _run_findings(run: Dict[str, Any], logs: Optional[Dict[str, Any]], expect: _Expected) -> List[Any]:
+    where = "%s bs%s run %s" % (run["model"], run["batch_size"], run["run"])
+    out = _bounds_findings(run, where) + _figure_findings(run, where)
     name = run.get("log")
     if logs is None or run["status"] == "skipped":
         return out
@@ -121,47 +251,71 @@ def _run_findings(run: Dict[str, Any], logs: Optional[Dict[str, Any]]) -> List[A
     if sha256_text(entry["text"]) != entry["sha256"]:
         return out + ["%s: log %s does not match its sha256 (the text was changed)" % (where, name)]
     parsed = parse_text(entry["text"])
-    return out + _header_findings(run, parsed, where) + _result_findings(run, parsed, where)
+    strict = run["status"] == "ok"
+    out += _header_findings(run, parsed, where, strict)
+    if strict and not out:
+        out += (_job_findings(run, parsed, where, expect) + _condition_findings(parsed, entry["text"], where, expect)
+                + _steps_findings(run, parsed, where, expect))
+    return out + _result_findings(run, parsed, where)
+
+
+def _mean(values: List[float]) -> float:
+    """The mean of bounded numbers (tfcnnwrap.share.bundle: within +-2**53), summed exactly: cannot overflow."""
+    return math.fsum(values) / len(values)
 
 
 def _summary_findings(bundle: Dict[str, Any]) -> List[Any]:
+    """Every summary row (no key exempts one): its mean is the mean of its configuration's ok runs (of its host
+    where it names one), and a configuration without an ok run has no mean."""
     values: Dict[_Config, List[float]] = {}
     for run in bundle["runs"]:
         if run["status"] == "ok" and isinstance(run.get("images_per_sec"), (int, float)):
             config: _Config = (run["model"], run["batch_size"], run.get("num_gpus") or 1)
             values.setdefault(config, []).append(run["images_per_sec"])
+            if isinstance(run.get("host"), str):
+                values.setdefault(config + (run["host"],), []).append(run["images_per_sec"])
     out = []
     for row in bundle["summary"]:
-        key = tuple(v if isinstance(v, (str, int)) else repr(v)[:40]  # others' rows: any value, kept hashable
-                    for v in (row.get("model"), row.get("batch_size"), row.get("num_gpus") or 1))
+        parts = [row.get("model"), row.get("batch_size"), row.get("num_gpus") or 1]
+        if row.get("host") is not None:
+            parts.append(row["host"])
+        key = tuple(v if isinstance(v, (str, int)) else repr(v)[:40] for v in parts)  # any value, kept hashable
         mean = row.get("mean")
         if not isinstance(mean, (int, float)) or isinstance(mean, bool):
             mean = None
-        if key in values and not row.get("host") and not _same(mean, statistics.fmean(values[key])):
-            out.append("summary %s bs%s: mean %s is not the mean of its runs (%.2f)"
-                       % (key[0], key[1], mean, statistics.fmean(values[key])))
+        name = "summary %s bs%s%s" % (key[0], key[1], " host %s" % key[3] if len(key) > 3 else "")
+        if key not in values:
+            if mean is not None:
+                out.append("%s: a mean of %s without an ok run to stand on" % (name, mean))
+        elif not _same(mean, _mean(values[key])):
+            out.append("%s: mean %s is not the mean of its runs (%.2f)" % (name, mean, _mean(values[key])))
     return out
 
 
 def verify(bundle: Dict[str, Any], allowed_signers: Optional[Path] = None) -> Verdict:
-    """The Verdict of a bundle already read by tfcnnwrap.share.bundle (shape and id checked); signers are
-    named by principal from ``allowed_signers`` (an OpenSSH allowed_signers file) where it names them."""
+    """The Verdict of a bundle read by tfcnnwrap.share.bundle (its shape checked; its id checked here too);
+    signers are named by principal from ``allowed_signers`` (an OpenSSH allowed_signers file) where it names
+    them."""
     logs = bundle.get("logs")
     signers = tuple(signing.check_all(bundle, allowed_signers))
-    findings = signing.signature_findings(signers)
+    findings = [] if bundles.genuine_id(bundle) else [bundles.ID_CHANGED % str(bundle["id"])[:16]]
+    findings += signing.signature_findings(signers)
+    expect = _expected(bundle)
     for run in bundle["runs"]:
-        findings.extend(_run_findings(run, logs))
+        findings.extend(_run_findings(run, logs, expect))
         if len(findings) >= _MAX_FINDINGS:
             break
     findings.extend(_summary_findings(bundle))
     findings.extend(ceilings.implausible(bundle))  # a figure no such GPU can reach (results/ceilings.py)
+    planned, notes = plan_findings(bundle)
+    findings.extend(planned)
     if findings:
         # they quote the bundle's own text (model, status, log name, its logs' header): shown, never obeyed
-        return Verdict(FAILED, tuple(safe_text(f) for f in findings[:_MAX_FINDINGS]), signers)
+        return Verdict(FAILED, tuple(shown(f) for f in findings[:_MAX_FINDINGS]), signers, tuple(notes))
     if logs is None:
         return Verdict(UNVERIFIED, ("exported with --no-logs: there is nothing to check its figures against",),
-                       signers)
-    return Verdict(VERIFIED, (), signers)
+                       signers, tuple(notes))
+    return Verdict(VERIFIED, (), signers, tuple(notes))
 
 
 def cmd_verify(args: Namespace) -> int:
@@ -172,19 +326,20 @@ def cmd_verify(args: Namespace) -> int:
     allowed = signing.allowed_signers_path(getattr(args, "allowed_signers", None))
     for path in args.bundles:
         try:
-            bundle = read_path(path)
+            bundle = read_path(path, check_id=False)  # a wrong id is a finding: readable, not genuine (exit 1)
         except BundleRefused as exc:
             sys.stdout.write("%s: unreadable: %s\n" % (path, exc.message))
             code = 2
             continue
         verdict = verify(bundle, allowed)
         for finding in verdict.findings + tuple("note: " + n for n in ceilings.notes(bundle)):
-            sys.stdout.write("%s: %s\n" % (path, safe_text(finding)))
+            sys.stdout.write("%s: %s\n" % (path, shown(finding)))
         for signer in verdict.signers:
             if signer.valid:
                 sys.stdout.write("%s: %s\n" % (path, signer.describe()))
-        sys.stdout.write("%s: %s (%s, %d runs, bundle %s)\n" % (path, verdict.state, bundle["conditions"]["gpu"],
-                                                               len(bundle["runs"]), bundle["id"][:12]))
+        notes = "".join(", %s" % shown(note) for note in verdict.notes)
+        sys.stdout.write("%s: %s (%s, %d runs, bundle %s%s)\n" % (path, verdict.state, shown(
+            bundle["conditions"]["gpu"]), len(bundle["runs"]), bundle["id"][:12], notes))
         if not verdict.verified:
             code = max(code, 1)
     return code

@@ -38,7 +38,7 @@ _DEVICE_NAME = re.compile(r"\bname:\s*([^,\n]+?)(?:,\s*pci bus id|\s+major:|\s*$
 _HOME_PATH = re.compile(r"(/home/|/Users/|[A-Za-z]:\\\\?Users\\\\?)([^/\\\s'\"<>:]+)")
 _RUN_KEYS = ("model", "batch_size", "run", "status", "images_per_sec", "exit_code", "duration_s", "started_at",
              "num_gpus", "host", "failure", "steps_seen", "last_step_images_per_sec", "telemetry", "start_temp_c",
-             "cooldown_s", "steady_images_per_sec", "drift_pct", "drifting", "command")
+             "cooldown_s", "steady_images_per_sec", "drift_pct", "drifting", "command", "hung_after_total")
 
 
 class Redactor:
@@ -109,10 +109,10 @@ def _regular_file_bytes(path: Path) -> Optional[bytes]:
         return None
     if not stat.S_ISREG(info.st_mode):
         return None
-    limit = bundles.max_bytes() * bundles.INFLATE_FACTOR
+    limit = bundles.MAX_LOG_CHARS
     if info.st_size > limit:
-        raise UsageError("%s is %d bytes, more than a bundle can hold (%d); export with --no-logs"
-                         % (path, info.st_size, limit))
+        raise UsageError("%s is %d bytes, more than a bundle's log may hold (%d: a real tf_cnn_benchmarks log is "
+                         "far smaller); export with --no-logs" % (path, info.st_size, limit))
     try:
         with open(str(path), "rb") as fh:
             return fh.read(limit)
@@ -186,6 +186,31 @@ def lacking_text(specs: List[RunSpec], planned: int, limit: int = 6) -> str:
                                             "; and %d more configurations" % more if more > 0 else "")
 
 
+def plan_of(sweep: Sweep) -> Dict[str, Any]:
+    """The bundle's ``plan``: runs asked per configuration, the until-ci bounds, the configurations and the
+    planned runs that never started (an interrupted sweep's bundle says it is incomplete)."""
+    plan = sweep.plan
+    done = {(r.model, r.batch_size, r.num_gpus or 1, r.run) for r in sweep.runs}
+    configs = [{"model": m, "batch_size": bs, "num_gpus": g} for m, bs, g in plan.configs()]
+    never = [dict(c, run=k) for c in configs for k in range(1, plan.runs + 1)
+             if (c["model"], c["batch_size"], c["num_gpus"], k) not in done]
+    return {"runs": plan.runs, "until_ci": plan.until_ci, "max_runs": plan.most_runs if plan.until_ci else None,
+            "configurations": configs, "not_started": never}
+
+
+def _check_log_bounds(log_map: Dict[str, Any]) -> None:
+    """UsageError when the logs pass what a reader takes (tfcnnwrap.share.bundle's bounds on logs)."""
+    for name, entry in log_map.items():
+        if bundles.log_lines(entry["text"]) > bundles.MAX_LOG_LINES:
+            raise UsageError("log %s holds more than %d lines, more than a bundle's log may; export with --no-logs"
+                             % (name, bundles.MAX_LOG_LINES))
+    chars = sum(len(e["text"]) for e in log_map.values())
+    lines = sum(bundles.log_lines(e["text"]) for e in log_map.values())
+    if chars > bundles.MAX_LOGS_CHARS or lines > bundles.MAX_LOGS_LINES:
+        raise UsageError("the logs hold %d characters in %d lines, more than a bundle's logs may (%d, %d); export "
+                         "with --no-logs" % (chars, lines, bundles.MAX_LOGS_CHARS, bundles.MAX_LOGS_LINES))
+
+
 def build(sweep_path: Union[Path, str], logs: bool = True, keep_host: bool = False,
           verb: str = "export") -> Dict[str, Any]:
     """The bundle dict of the sweep at ``sweep_path``; UsageError when it has no GPU name or no run, or is
@@ -208,9 +233,11 @@ def build(sweep_path: Union[Path, str], logs: bool = True, keep_host: bool = Fal
     runs = [_run_dict(r, redact, keep_host, hosts) for r in sweep.runs]
     summary = [redact.any({k: v for k, v in row.to_dict().items()}) for row in sweep.rows]
     log_map = {name: {"sha256": bundles.sha256_text(text), "text": text} for name, (_, text) in found.items()}
+    if logs:
+        _check_log_bounds(log_map)
     created = sweep.meta.created_at or ""
     return bundles.new_bundle(conditions_of(sweep, gpu, redact, keep_host), runs, _clean(summary),
-                              log_map if logs else None, created)
+                              log_map if logs else None, created, plan=redact.any(plan_of(sweep)))
 
 
 def _device_name(sweep: Sweep, sweep_path: Union[Path, str], found: Dict[str, Any]) -> str:

@@ -1,0 +1,107 @@
+"""A bundle's ``plan`` against its runs: every planned run present, numbered without gaps (`verify`'s part).
+
+The plan (written by `export` from bundle format 2 on; a format-1 bundle is checked when it carries one) holds
+the runs asked per configuration, the until-ci bounds, the configurations and the runs never started. A
+configuration's runs, with those never started, are numbered 1..n without a gap, every number as often (a fleet
+sweep has each number once per host), n the runs asked (with ``until_ci``: from ``runs`` to ``max_runs``).
+A run never started is not a failure: the bundle verifies and says it is incomplete.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Tuple
+
+from tfcnnwrap.share import bundle as bundles
+
+_Config = Tuple[object, object, object]
+_MOST_RUNS = 100000  # a plan's runs per configuration (bundle.MAX_RUNS runs in all)
+
+
+def _whole(value: object, low: int = 1, high: int = _MOST_RUNS) -> Optional[int]:
+    ok = isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+    return value if ok else None  # type: ignore[return-value]  # isinstance above
+
+
+def _config(item: object) -> Optional[_Config]:
+    if not isinstance(item, dict) or not isinstance(item.get("model"), str):
+        return None
+    batch, gpus = _whole(item.get("batch_size"), high=bundles.MAX_NUMBER), _whole(item.get("num_gpus") or 1)
+    return None if batch is None or gpus is None else (item["model"], batch, gpus)
+
+
+def _read_plan(plan: object) -> Optional[Tuple[int, int, List[_Config], List[Tuple[_Config, int]]]]:
+    """(runs asked, most runs, configurations, runs never started) of a well-formed plan, else None."""
+    if not isinstance(plan, dict) or _whole(plan.get("runs")) is None:
+        return None
+    until_ci, max_runs = plan.get("until_ci"), plan.get("max_runs")
+    if until_ci is not None and (not isinstance(until_ci, (int, float)) or isinstance(until_ci, bool)):
+        return None
+    if max_runs is not None and _whole(max_runs) is None:
+        return None
+    runs = plan["runs"]
+    most = max(runs, max_runs or runs) if until_ci is not None else runs
+    configs = [_config(c) for c in plan.get("configurations") or [] if isinstance(c, dict)]
+    never = [(_config(r), _whole(r.get("run"))) for r in plan.get("not_started") or [] if isinstance(r, dict)]
+    if (
+        not configs
+        or None in configs
+        or not isinstance(plan.get("configurations"), list)
+        or not isinstance(plan.get("not_started", []), list)
+        or len(never) != len(plan.get("not_started") or [])
+        or any(c is None or k is None for c, k in never)
+    ):
+        return None
+    return runs, most, configs, never  # type: ignore[return-value]  # None ruled out above
+
+
+def _numbering(name: str, numbers: List[int], runs: int, most: int) -> List[str]:
+    """A configuration's run numbers (with those never started): 1..n, each as often, runs <= n <= most."""
+    if not numbers:
+        return ["plan: %s: planned, yet no run of it is in the bundle (nor listed as never started)" % name]
+    top, copies = max(numbers), numbers.count(1)
+    missing = [k for k in range(1, top + 1) if numbers.count(k) != copies]
+    if missing:
+        return [
+            "plan: %s: runs %s missing (numbered 1 to %d, without gaps, in a genuine bundle)"
+            % (name, ", ".join(map(str, missing[:10])), top)
+        ]
+    if not runs <= top <= most:
+        asked = "%d" % runs if runs == most else "%d to %d" % (runs, most)
+        return ["plan: %s: %d runs, the plan asks %s" % (name, top, asked)]
+    return []
+
+
+def plan_findings(bundle: Dict[str, Any]) -> Tuple[List[str], List[str]]:
+    """(findings, notes): what disagrees with the plan, and "incomplete: ..." when runs never started."""
+    if "plan" not in bundle:
+        if bundle["format"] >= bundles.PLAN_FORMAT:
+            return ["bundle format %d carries no plan (the runs asked per configuration)" % bundle["format"]], []
+        return [], []
+    read = _read_plan(bundle["plan"])
+    if read is None:
+        return [
+            "its plan is not one: `plan` needs runs, until_ci, max_runs, configurations (model, batch_size, "
+            "num_gpus) and not_started (each with its run)"
+        ], []
+    runs, most, configs, never = read
+    numbers: Dict[_Config, List[int]] = {c: [] for c in configs}
+    out = []
+    for run in bundle["runs"]:
+        config = (run["model"], run["batch_size"], run.get("num_gpus") or 1)
+        if config not in numbers:
+            out.append("plan: %s bs%s gpus %s run %s is not in the bundle's plan" % (config + (run["run"],)))
+            continue
+        numbers[config].append(run["run"])
+    for config, number in never:
+        if number in numbers.get(config, []):
+            out.append(
+                "plan: %s bs%s gpus %s run %s is listed as never started, yet it is there" % (config + (number,))
+            )
+        elif config in numbers:
+            numbers[config].append(number)
+    for config, found in numbers.items():
+        out.extend(_numbering("%s bs%s gpus %s" % config, found, runs, most))
+    notes = (
+        ["incomplete: %d planned run%s never started" % (len(never), "" if len(never) == 1 else "s")] if never else []
+    )
+    return out, notes
