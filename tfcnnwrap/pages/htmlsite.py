@@ -21,9 +21,9 @@ import signal
 import statistics
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Optional
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from tfcnnwrap import safefs
 from tfcnnwrap.compare.compareab import sweep_vs_sweeps
@@ -51,6 +51,7 @@ from tfcnnwrap.results.store import is_sweep
 from tfcnnwrap.run.logparse import step_points
 from tfcnnwrap.share import bundlecheck, library
 from tfcnnwrap.share.bundle import BundleRefused, check_shape, parse_json
+from tfcnnwrap.share.bundleexport import Redactor
 
 if TYPE_CHECKING:
     from argparse import Namespace
@@ -117,8 +118,21 @@ class Entry:
 
 
 def sweep_entry(path: Path, out_dir: Path) -> Entry:
-    view = sweep_view(path, out_dir / "r", root=out_dir)
+    """A local sweep's entry, redacted as `export` redacts a bundle (host and user names, home paths): a site is
+    for publishing."""
+    view = redacted(sweep_view(path, out_dir / "r", root=out_dir))
     return Entry(key=str(path.resolve()), kind="sweep", view=view, conditions=view.conditions)
+
+
+def redacted(view: ResultView) -> ResultView:
+    """The view with every text a reader sees passed through export's Redactor (the sweep's hosts named)."""
+    hosts = [text for what, text in view.environment if what == "host"]
+    hosts += sorted({str(r.host) for r in view.runs if getattr(r, "host", None)})
+    redact = Redactor(hosts)
+    links = {key: dict(link, text=redact.text(str(link.get("text", "")))) for key, link in view.log_links.items()}
+    return replace(view, label=redact.text(view.label), parts=[redact.text(p) for p in view.parts],
+                   environment=[(what, redact.text(text)) for what, text in view.environment], log_links=links,
+                   advice=[redact.text(a) for a in view.advice])
 
 
 def _scalar_text(value: object, limit: int = 300) -> str:
@@ -338,12 +352,20 @@ def results_by_config(entries: List[Entry]) -> dict:
     return groups
 
 
+def config_order(config: Tuple[str, object]) -> Tuple[str, int, float, str]:
+    """(model, batch size) in reading order: models by name, batch sizes by number (16, 64, 512, not as text)."""
+    model, batch = config
+    if isinstance(batch, (int, float)) and not isinstance(batch, bool):
+        return (str(model), 0, float(batch), "")
+    return (str(model), 1, 0.0, str(batch))
+
+
 def rank_tables(groups: dict, prefix: str = "") -> List[dict]:
     """Per set of conditions, per model and batch size: every GPU by the median of its results' means."""
     sections = []
     for label, configs in sorted(groups.items()):
         tables, charts = [], []
-        for (model, batch), by_gpu in sorted(configs.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
+        for (model, batch), by_gpu in sorted(configs.items(), key=lambda kv: config_order(kv[0])):
             ranked = sorted(by_gpu.items(), key=lambda kv: -statistics.median(m for m, _ in kv[1]))
             table = Table("%s, batch %s: images/sec, median over results" % (model, num(batch)),
                           ["rank", "GPU", "median img/s", "results", "best", "newest"])
@@ -361,7 +383,8 @@ def rank_tables(groups: dict, prefix: str = "") -> List[dict]:
             tables.append(table)
             charts.append(htmlcharts.bar_chart("%s bs%s: median images/sec per GPU (whiskers: min to max over "
                                                "results)" % (model, num(batch)), bars, axis="images/sec",
-                                               desc="; ".join("%s: %s" % (b.label, b.text) for b in bars)))
+                                               desc="; ".join("%s: %s" % (b.label, b.text) for b in bars))
+                          if len(bars) > 1 else None)  # one GPU: its row says it, a one-bar chart adds nothing
         sections.append({"label": label, "items": list(zip(tables, charts))})
     return sections
 
@@ -415,16 +438,18 @@ def gpu_context(gpu: str, entries: List[Entry]) -> dict:
         table = Table("%s: the mean across results" % label, ["model", "batch", "results", "min", "median", "max",
                                                               "spread %"])
         bars = []
-        for (model, batch), means in sorted(configs.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
+        for (model, batch), means in sorted(configs.items(), key=lambda kv: config_order(kv[0])):
             mid = statistics.median(means)
             table.rows.append([cell(model), numcell(batch), numcell(len(means)), numcell(min(means)),
                                numcell(mid), numcell(max(means)),
                                numcell((max(means) - min(means)) / mid * 100.0 if mid else None)])
             table.row_classes.append("")
             bars.append(htmlcharts.Bar("%s bs%s" % (model, num(batch)), mid, num(mid), min(means), max(means)))
+        # one scale for one model: configurations of different models share no axis (alexnet would hide the rest)
+        same_model = len({model for model, _ in configs}) == 1 and len(bars) > 1
         chart = htmlcharts.bar_chart("%s, %s: median images/sec per configuration (whiskers: min to max across "
                                      "results)" % (gpu, label), bars, axis="images/sec",
-                                     desc="; ".join("%s: %s" % (b.label, b.text) for b in bars))
+                                     desc="; ".join("%s: %s" % (b.label, b.text) for b in bars)) if same_model else None
         sections.append((table, chart))
     return {"gpu": gpu, "spread": sections, "results": result_matrices(mine), "count": len(mine)}
 

@@ -1,0 +1,60 @@
+"""The site as its readers need it (issue 37.4): one GPU under every spelling, sections in number order, charts
+only where they say more than a row, and a local sweep shown as `export` would share it (no host name, no home
+path)."""
+
+import json
+import re
+
+from bundledata import HOST, logged_sweep
+from sweepdata import write_sweep
+
+
+def page_text(path):
+    return re.sub(r"<[^>]+>", " ", path.read_text(encoding="utf-8"))
+
+
+def test_two_spellings_of_one_gpu_are_one_gpu_of_the_site(cli, tmp_path):
+    a = logged_sweep(tmp_path / "a", gpus=("GeForce RTX 2070",))
+    b = logged_sweep(tmp_path / "b", gpus=("NVIDIA GeForce RTX 2070",))
+    done = cli("site", a, b, "--out", tmp_path / "site")
+    assert done.returncode == 0, done
+    assert len(list((tmp_path / "site" / "gpu").glob("*.html"))) == 1
+    index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert "2 results of 1 GPU" in re.sub(r"\s+", " ", page_text(tmp_path / "site" / "index.html")), index
+
+
+def test_sections_go_in_number_order_not_as_text(cli, tmp_path):
+    sweep = write_sweep(
+        tmp_path / "s", {("alexnet", 512): [2258.0] * 3, ("alexnet", 16): [900.0] * 3, ("alexnet", 64): [1800.0] * 3}
+    )
+    done = cli("site", sweep, "--out", tmp_path / "site")
+    assert done.returncode == 0, done
+    text = page_text(tmp_path / "site" / "index.html")
+    found = [int(n) for n in re.findall(r"alexnet, batch (\d+)", text)]
+    assert found == [16, 64, 512], found
+
+
+def test_a_local_sweep_on_the_site_shows_no_host_name_or_home_path(cli, tmp_path):
+    sweep = logged_sweep(tmp_path / "s", home="/home/alice", host=HOST)
+    meta = json.loads((sweep / "sweep.json").read_text(encoding="utf-8"))
+    meta["environment"]["command"] = {
+        "argv": ["/home/alice/tf112/bin/python", "-m", "tfcnnwrap", "sweep"],
+        "text": "python -m tfcnnwrap sweep",
+        "cwd": "/home/alice/bench",
+    }
+    (sweep / "sweep.json").write_text(json.dumps(meta), encoding="utf-8")
+    done = cli("site", sweep, "--out", tmp_path / "site")
+    assert done.returncode == 0, done
+    pages = [p for p in (tmp_path / "site").rglob("*.html")]
+    assert pages
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert HOST not in text and "/home/alice" not in text, page
+
+
+def test_a_gpu_page_draws_no_chart_across_models(cli, tmp_path):
+    a = logged_sweep(tmp_path / "a")  # five models: one scale for all would hide every model but alexnet
+    done = cli("site", a, "--out", tmp_path / "site")
+    assert done.returncode == 0, done
+    [gpu] = list((tmp_path / "site" / "gpu").glob("*.html"))
+    assert "<svg" not in gpu.read_text(encoding="utf-8")
