@@ -154,18 +154,19 @@ def ab_page(result: ABResult, nav: Optional[List[Dict[str, str]]] = None) -> str
 
 
 def rank_tables(ranking: Ranking) -> Tuple[Table, Table]:
-    """(main, more): one ratio convention on the page, each GPU against yours (yours = 100 %), as the chart
-    draws it; the measured / reference geomeans of the JSON behind a disclosure."""
-    table = Table("Every reference GPU with figures under the sweep's conditions, best first; against yours: "
-                  "its images/sec as a share of yours (yours = 100 %)",
-                  ["rank", "GPU", "against yours", "configurations", "of", "power, W", "price, USD"], cards=True)
-    more = Table("The same ranking as measured / reference (the JSON's geomean_pct)",
-                 ["GPU", "measured / reference, %", "images/sec measured / reference, %", "against yours, %"],
+    """(main, more): one ratio convention on the page, the terminal's and the contract's ``geomean_pct``: yours
+    as a share of each GPU (the seed's ``(86.7%)``: measured / reference), as the sentence above it and the chart
+    say it; the inverse and the images/sec-only ratio of the JSON behind a disclosure."""
+    table = Table("Every reference GPU with figures under the sweep's conditions, best first; yours / it: your "
+                  "images/sec as a share of its (100 %: level)",
+                  ["rank", "GPU", "yours / it", "configurations", "of", "power, W", "price, USD"], cards=True)
+    more = Table("The same ranking, every ratio of the JSON",
+                 ["GPU", "measured / reference, %", "images/sec measured / reference, %", "it / yours, %"],
                  cards=True)
     for r in ranking.rows:
         name = r.gpu + (" (yours)" if r.measured else "")
         table.rows.append([cell("\u2013" if r.rank is None else num(r.rank)), cell(name),
-                           cell(_one_decimal(r.relative_pct), "n"), numcell(r.configurations), numcell(ranking.of),
+                           cell(_one_decimal(r.geomean_pct), "n"), numcell(r.configurations), numcell(ranking.of),
                            numcell(r.power_w), numcell(r.price_usd)])
         table.row_classes.append("measured" if r.measured else "")
         more.rows.append([cell(name), numcell(r.geomean_pct), numcell(r.speed_geomean_pct), numcell(r.relative_pct)])
@@ -178,13 +179,13 @@ def _one_decimal(ratio: Optional[float]) -> str:
 
 
 def rank_chart(ranking: Ranking) -> Optional[htmlcharts.BarChart]:
-    bars = [htmlcharts.Bar(r.gpu + (" (yours)" if r.measured else ""), r.relative_pct, _one_decimal(r.relative_pct),
-                           kind="measured" if r.measured else "plain")
-            for r in ranking.rows if r.relative_pct is not None]
+    bars = [htmlcharts.Bar(r.gpu + (" (yours)" if r.measured else ""), r.geomean_pct, _one_decimal(r.geomean_pct),
+                           kind="measured" if r.measured else _ratio_kind(r.geomean_pct))
+            for r in ranking.rows if r.geomean_pct is not None]
     if len(bars) < 2:  # one bar says no more than the table
         return None
-    return htmlcharts.bar_chart("Each GPU against the measured one (100 %: yours), best first", bars, axis="%",
-                                rule=(100.0, "100 %, the measured GPU"),
+    return htmlcharts.bar_chart("Yours as a share of each GPU, best GPU first (100 %: level with yours; under it, "
+                                "that GPU is faster)", bars, axis="%", rule=(100.0, "100 %, level"),
                                 desc="; ".join("%s: %s" % (b.label, b.text) for b in bars))
 
 
