@@ -29,8 +29,8 @@ from tfcnnwrap.share.bundle import read_path, slug, vendor_of
 from tfcnnwrap.share.library import Library
 
 if TYPE_CHECKING:
-    from tfcnnwrap.compare.rank import Ranking
     from tfcnnwrap.results.comparesweep import Sweep
+    from tfcnnwrap.results.comparison import Ranking
 
 SOURCES = ("builtin", "community", "all")
 ID_PREFIX = "community-"

@@ -12,7 +12,6 @@ Sweep against sweep: compareab. Ranking: rank.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, List, Mapping, Optional, Tuple, Union
 
@@ -25,31 +24,16 @@ from tfcnnwrap.present import abtext, comparetext, plot, plothistory
 from tfcnnwrap.present.outfile import written_to
 from tfcnnwrap.results.closest import low_trust_left_out, reference_cell
 from tfcnnwrap.results.comparesweep import Sweep, geometric_mean, newest_sweeps
+from tfcnnwrap.results.comparison import AgainstReferences
 from tfcnnwrap.results.records import GeomeanCell, ReferenceRow
 
 if TYPE_CHECKING:
     from argparse import Namespace
 
-    from tfcnnwrap.compare.compareab import ABResult
+    from tfcnnwrap.results.comparison import ABResult
     from tfcnnwrap.results.references import ReferenceGPU
 
 # -- against references ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class AgainstReferences:
-    sweep: Any  # comparesweep.Sweep
-    columns: Tuple  # (typed name, references.ReferenceGPU) per reference column
-    rows: Tuple[ReferenceRow, ...]
-    geomean: Tuple[GeomeanCell, ...]  # one per column, over its comparable ratios
-    conditions: dict  # the sweep's (no batch size)
-    sources: Tuple  # (source text, (typed names citing it)) in column order
-    strict: bool = False
-    low_trust_left_out: int = 0  # derived/partial rows of these GPUs and models left out
-
-    @property
-    def measured_count(self) -> int:
-        return sum(1 for r in self.rows if r.measured is not None)
 
 
 def _sources(

@@ -20,11 +20,11 @@ one-line verdict "CANDIDATE ran 1.52 +- 0.03 times faster than BASELINE".
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple, Union
 
 from tfcnnwrap.results.aggregate import STAT_DECIMALS
 from tfcnnwrap.results.comparesweep import Sweep, geometric_mean
+from tfcnnwrap.results.comparison import ABResult, GeomeanChange, SweepComparison
 from tfcnnwrap.results.records import ChangeRow
 
 if TYPE_CHECKING:
@@ -114,30 +114,6 @@ def change_interval(baseline: List[Any], candidate: List[Any]) -> Tuple[Optional
 # -- one candidate against the baseline ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class SweepComparison:
-    baseline: Any  # comparesweep.Sweep
-    candidate: Any  # comparesweep.Sweep
-    rows: Tuple[ChangeRow, ...]
-    geomean_change_pct: Optional[float]  # over the configurations with a mean on both sides
-    pairs: int
-    environment: Tuple  # (what, baseline's, candidate's) for what differs: GPU, driver, TensorFlow, ...
-    candidate_dir: Optional[str] = None  # set when several candidates follow one baseline
-    geomean: Optional[GeomeanChange] = None  # its interval, verdict and spread (None: no pair to compare)
-
-
-@dataclass(frozen=True)
-class GeomeanChange:
-    """A candidate's geometric mean of candidate / baseline over its configurations, with its 95% interval
-    on the log scale (None: a configuration under 2 runs a side) and hyperfine's spread of the ratio."""
-
-    ratio: float
-    low_pct: Optional[float] = None
-    high_pct: Optional[float] = None
-    significant: Optional[bool] = None
-    spread: Optional[float] = None  # +- of the ratio: ratio x sqrt(sum of squared relative stds) / k
-
-
 def _log_terms(row: ChangeRow) -> Optional[Tuple[float, float, float, float]]:
     """(log ratio, its squared standard error, the Satterthwaite numerator's part, its denominator's part)
     of one configuration; None under 2 runs a side."""
@@ -174,16 +150,6 @@ def geomean_change(rows: Sequence[ChangeRow]) -> Optional[GeomeanChange]:
     half = t975(se2 ** 2 / sum(t[2] for t in terms)) * math.sqrt(se2) / k
     low, high = ((math.exp(math.log(ratio) + sign * half) - 1.0) * 100.0 for sign in (-1.0, 1.0))
     return GeomeanChange(ratio, _pct(low), _pct(high), low > 0 or high < 0, spread)
-
-
-@dataclass(frozen=True)
-class ABResult:
-    baseline: Any
-    comparisons: Tuple[SweepComparison, ...]
-
-    @property
-    def several(self) -> bool:
-        return len(self.comparisons) > 1
 
 
 def plan_differences(a: Sweep, b: Sweep) -> Tuple[Any, ...]:

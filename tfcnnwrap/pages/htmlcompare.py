@@ -17,10 +17,8 @@ from tfcnnwrap.present.ranktext import rank_notes
 from tfcnnwrap.present.report import title_parts
 
 if TYPE_CHECKING:
-    from tfcnnwrap.compare.compare import AgainstReferences
-    from tfcnnwrap.compare.compareab import ABResult, SweepComparison
-    from tfcnnwrap.compare.rank import Ranking
     from tfcnnwrap.results.comparesweep import Sweep
+    from tfcnnwrap.results.comparison import ABResult, AgainstReferences, Ranking, SweepComparison
 
 
 def sweep_parts(sweep: Sweep) -> List[str]:

@@ -56,7 +56,7 @@ from tfcnnwrap.share.bundleexport import Redactor
 if TYPE_CHECKING:
     from argparse import Namespace
 
-    from tfcnnwrap.compare.compareab import ABResult
+    from tfcnnwrap.results.comparison import ABResult
 
 BUNDLE_SUFFIX = ".tfcw.json.gz"
 MAX_BUNDLE_BYTES = 64 * 1024 * 1024  # unpacked; a bundle is one sweep's runs and logs

@@ -11,7 +11,7 @@ from tfcnnwrap import render
 from tfcnnwrap.present.comparetext import GEOMEAN, _emit_text
 
 if TYPE_CHECKING:
-    from tfcnnwrap.compare.compareab import ABResult, SweepComparison
+    from tfcnnwrap.results.comparison import ABResult, SweepComparison
     from tfcnnwrap.results.records import ChangeRow
 
 AB_COLUMNS = ["model", "batch_size", "baseline", "candidate", "change_pct", "significant", "p_value",

@@ -12,7 +12,7 @@ from tfcnnwrap.prose import Wrapped
 from tfcnnwrap.results.closest import tf_differs
 
 if TYPE_CHECKING:
-    from tfcnnwrap.compare.compare import AgainstReferences
+    from tfcnnwrap.results.comparison import AgainstReferences
     from tfcnnwrap.results.records import GeomeanCell
 
 MARK = "\u2020"  # dagger: a reference measured under other conditions

@@ -21,8 +21,7 @@ if TYPE_CHECKING:
     from matplotlib.axes._axes import Axes
     from matplotlib.figure import Figure
 
-    from tfcnnwrap.compare.compare import AgainstReferences
-    from tfcnnwrap.compare.compareab import ABResult, SweepComparison
+    from tfcnnwrap.results.comparison import ABResult, AgainstReferences, SweepComparison
 
 
 MEASURED_COLOR = "#d95f02"

@@ -11,7 +11,7 @@ from tfcnnwrap.present.plot import MEASURED_COLOR, REFERENCE_COLOR, _figure, _sa
 from tfcnnwrap.present.ranktext import _WHAT, placement
 
 if TYPE_CHECKING:
-    from tfcnnwrap.compare.rank import Ranking
+    from tfcnnwrap.results.comparison import Ranking
 
 
 def plot_rank(ranking: "Ranking", path: str) -> None:

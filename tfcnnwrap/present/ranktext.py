@@ -13,7 +13,7 @@ from tfcnnwrap.present.linknote import link_notes
 from tfcnnwrap.run.procs import format_command
 
 if TYPE_CHECKING:
-    from tfcnnwrap.compare.rank import Ranking, RankRow
+    from tfcnnwrap.results.comparison import Ranking, RankRow
 
 _WHAT = {None: "images/sec", "watt": "images/sec per watt", "dollar": "images/sec per dollar"}
 JSON_KEYS = ["gpu", "geomean_pct", "configurations", "measured", "gpu_id", "rank", "of", "relative_pct",
