@@ -20,12 +20,13 @@ from tfcnnwrap.present.plotscaling import plot_scaling
 from tfcnnwrap.prose import fill
 from tfcnnwrap.render import Col, gpus_text, make_table
 from tfcnnwrap.results import quality
-from tfcnnwrap.results.aggregate import summarize, summary_columns, verdict
+from tfcnnwrap.results.aggregate import summary_columns, verdict
 from tfcnnwrap.results.fleetreport import cluster_label, fleet_columns, with_fleet
 from tfcnnwrap.results.plan import Plan
 from tfcnnwrap.results.references import load_references
 from tfcnnwrap.results.scaling import TOWER, emit_scaling, is_scaling
 from tfcnnwrap.results.store import load_sweep, newest_sweep
+from tfcnnwrap.results.summarycache import summarize_sweep
 from tfcnnwrap.run.procs import format_command
 
 if TYPE_CHECKING:
@@ -254,7 +255,7 @@ def cmd_report(args: Namespace) -> int:
         require_matplotlib()  # before any work: a missing extra is a usage error, not a late surprise
     path = Path(args.sweep_dir) if args.sweep_dir else newest_sweep()
     sweep, meta, runs = load_sweep(path)
-    rows = summarize(runs, meta.plan_order)
+    rows = summarize_sweep(sweep, runs, meta.plan_order)  # summary.json when current: no pandas import
     if plot_path:
         _plot(sweep, meta, runs, rows, plot_path)
     if args.format == "table":

@@ -31,6 +31,7 @@ SWEEP_JSON = "sweep.json"
 RUNS_JSONL = "runs.jsonl"
 LOGS_DIR = "logs"
 SUMMARY_CSV = "summary.csv"
+SUMMARY_JSON = "summary.json"  # the rows of summary.csv for report and compare (results/summarycache.py)
 LOCK_NAME = ".tfcnnwrap.lock"
 
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.\-]+")
@@ -229,7 +230,7 @@ class SweepDir:
     def refuse_links(self) -> None:
         """Refuse a sweep whose own parts are links leading out of it (exit 2, before anything is read)."""
         safefs.refuse_links_outside(
-            self.path, (SWEEP_JSON, RUNS_JSONL, LOGS_DIR, SUMMARY_CSV, LOCK_NAME), "sweep directory"
+            self.path, (SWEEP_JSON, RUNS_JSONL, LOGS_DIR, SUMMARY_CSV, SUMMARY_JSON, LOCK_NAME), "sweep directory"
         )
 
     def create(self, meta: SweepMeta) -> None:
@@ -362,6 +363,13 @@ class SweepDir:
             safefs.atomic_write(self.summary_csv, text)
         except OSError as exc:
             raise fs_error("write", self.summary_csv, exc) from None
+
+    def write_summary_json(self, text: str) -> None:
+        path = self.path / SUMMARY_JSON
+        try:
+            safefs.atomic_write(path, text)
+        except OSError as exc:
+            raise fs_error("write", path, exc) from None
 
     # -- reading -----------------------------------------------------------------------------------
     def read_meta(self) -> SweepMeta:
