@@ -12,19 +12,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import stat
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
+from tfcnnwrap.boundedread import read_own_file
 from tfcnnwrap.jsontext import dumps
 from tfcnnwrap.results.aggregate import STAT_DECIMALS, config_rows, order_rows
 from tfcnnwrap.results.records import SummaryRow
 from tfcnnwrap.results.store import SUMMARY_JSON
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from tfcnnwrap.results.records import RunRecord
     from tfcnnwrap.results.store import SweepDir
 
@@ -114,24 +111,6 @@ def write_summary_json(sweep: SweepDir, runs: List[RunRecord], rows: List[Summar
     sweep.write_summary_json(summary_json_text(runs, rows))
 
 
-def _read_small(path: Path) -> Optional[bytes]:
-    """The bytes of a regular file within MAX_BYTES, not through a link; None for anything else."""
-    try:
-        fd = os.open(str(path), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
-            return None
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            return fh.read(MAX_BYTES + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
 def _agrees(rows: List[SummaryRow], runs: List[RunRecord]) -> bool:
     """The rows are one per configuration of ``runs``, in first-seen order, with their run counts, min and max."""
     by_config: Dict[Tuple[Any, ...], List[RunRecord]] = {}
@@ -151,7 +130,7 @@ def _agrees(rows: List[SummaryRow], runs: List[RunRecord]) -> bool:
 
 def cached_rows(sweep: SweepDir, runs: List[RunRecord]) -> Optional[List[SummaryRow]]:
     """summary.json's rows when they are ``config_rows(runs)``; None when missing, stale, broken or hostile."""
-    raw = _read_small(sweep.path / SUMMARY_JSON)
+    raw = read_own_file(sweep.path / SUMMARY_JSON, MAX_BYTES)
     if raw is None:
         return None
     try:
