@@ -13,8 +13,6 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Tuple
 
-import platformdirs
-
 from tfcnnwrap.errors import UsageError
 
 if sys.version_info >= (3, 11):
@@ -43,6 +41,7 @@ def config_path(environ: Optional[Mapping[str, str]] = None) -> Path:
     value = _environ(environ).get(ENV_CONFIG)
     if value:
         return Path(value)
+    import platformdirs  # lazy: ~3 ms (tempfile, random) that `list DIR` and a `report DIR` never need
 
     return Path(platformdirs.user_config_dir("tfcnnwrap", appauthor=False)) / CONFIG_NAME
 
