@@ -2,7 +2,8 @@
 
 The sweep writes it beside summary.csv after every run (`write_summary_json`), keyed by a hash of the runs it
 summarised. A reader (`summarize_sweep`) takes its rows only when that key is the hash of the runs it just read
-from runs.jsonl, and only when they agree with those runs (configurations, run counts, min and max); else,
+from runs.jsonl, and only when they agree with those runs (configurations, run counts, min, max, median, mean
+and std, recomputed here without pandas); else,
 and for a sweep from before summary.json, it aggregates again with pandas. The rows are those of
 ``aggregate.config_rows``, every field of each SummaryRow, written only when they read back identical (a float
 past jsontext's 15 digits would not), so a report prints the same bytes either way.
@@ -12,12 +13,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import statistics
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from tfcnnwrap.boundedread import read_own_file
 from tfcnnwrap.jsontext import dumps
-from tfcnnwrap.results.aggregate import STAT_DECIMALS, config_rows, order_rows
+from tfcnnwrap.results.aggregate import config_rows, order_rows
 from tfcnnwrap.results.records import SummaryRow
 from tfcnnwrap.results.store import SUMMARY_JSON
 
@@ -111,8 +114,27 @@ def write_summary_json(sweep: SweepDir, runs: List[RunRecord], rows: List[Summar
     sweep.write_summary_json(summary_json_text(runs, rows))
 
 
+def _close(stored: Optional[float], computed: Optional[float]) -> bool:
+    """Equal within a millionth: pandas' float sums and these differ in the last digits, a forged figure more."""
+    if stored is None or computed is None:
+        return stored is computed
+    return abs(stored - computed) <= 1e-6 * max(1.0, abs(computed))
+
+
+def _stats(values: List[float]) -> Tuple[Optional[float], Optional[float]]:
+    """(mean, std) of ``values``, scaled before summing so that figures near the float limit do not overflow."""
+    if not values:
+        return None, None
+    count = len(values)
+    mean = math.fsum(v / count for v in values)
+    if count < 2:
+        return mean, None
+    return mean, math.sqrt(math.fsum(((v - mean) / count) * (v - mean) for v in values) * count / (count - 1))
+
+
 def _agrees(rows: List[SummaryRow], runs: List[RunRecord]) -> bool:
-    """The rows are one per configuration of ``runs``, in first-seen order, with their run counts, min and max."""
+    """The rows are one per configuration of ``runs``, in first-seen order, with their run counts, min, max,
+    median, mean and std: a summary.json written for other runs, or edited, is not taken."""
     by_config: Dict[Tuple[Any, ...], List[RunRecord]] = {}
     for run in runs:
         by_config.setdefault(run.config, []).append(run)
@@ -120,10 +142,20 @@ def _agrees(rows: List[SummaryRow], runs: List[RunRecord]) -> bool:
         return False
     for row, members in zip(rows, by_config.values()):
         values = [r.value for r in members if r.value is not None]
-        finite = [round(v, STAT_DECIMALS) + 0.0 for v in values if v == v and abs(v) != float("inf")]
         if (row.runs_ok, row.runs_ok + row.runs_failed) != (len(values), len(members)):
             return False
-        if finite and (row.min, row.max) != (min(finite), max(finite)):
+        mean, std = _stats(values)
+        median = statistics.median(values) if values else None
+        if not all(
+            _close(a, b)
+            for a, b in (
+                (row.min, min(values, default=None)),
+                (row.max, max(values, default=None)),
+                (row.median, median),
+                (row.mean, mean),
+                (row.std, std),
+            )
+        ):
             return False
     return True
 
