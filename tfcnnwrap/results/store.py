@@ -131,6 +131,12 @@ def is_run_record(record: Dict[str, Any]) -> bool:
     return RunRecord.is_valid(record)
 
 
+def as_written(record: RunRecord) -> RunRecord:
+    """``record`` as a reader of runs.jsonl gets it back (floats at jsontext's digits, undecodable bytes
+    replaced): what the sweep summarises, so that summary.json's key and rows are report's own."""
+    return RunRecord.from_dict(json.loads(dumps(record.to_dict())))
+
+
 def latest_runs(records: Iterable[RunRecord]) -> List[RunRecord]:
     """One RunRecord per run key: the last one written wins (a resume re-runs in place)."""
     return list({rec.key: rec for rec in records}.values())

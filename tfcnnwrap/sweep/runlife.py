@@ -14,7 +14,7 @@ from tfcnnwrap.errors import TfcnnwrapError
 from tfcnnwrap.results.aggregate import config_rows, order_rows, summary_csv_text
 from tfcnnwrap.results.plan import Plan, RunSpec
 from tfcnnwrap.results.records import JsonObject, RunRecord, Status, SummaryRow, SweepMeta, Upstream
-from tfcnnwrap.results.store import SweepDir, latest_runs
+from tfcnnwrap.results.store import SweepDir, as_written, latest_runs
 from tfcnnwrap.results.summarycache import summarize_sweep, write_summary_json
 from tfcnnwrap.run.logparse import Step
 from tfcnnwrap.target.probe import ProbeAnswer
@@ -176,7 +176,7 @@ def skipped_record(ctx: SweepContext, spec: RunSpec, reason: str) -> RunRecord:
 def record(ctx: SweepContext, run: RunRecord) -> None:
     """On disk before the next run starts: the record (fsynced), then the summary over every run so far."""
     ctx.sweep.append_run(run)
-    ctx.records.append(run)
+    ctx.records.append(as_written(run))  # as report will read it back: summary.json's key and rows are its
     write_summary(ctx)
 
 
