@@ -603,6 +603,8 @@ CACHE_NAME = "references.json"
 MAX_CACHE_BYTES = 16 * 1024 * 1024
 _RESULT_FIELDS = tuple(f.name for f in fields(Result))
 _RESULT_WHOLE = ("batch_size", "num_gpus")
+_TEXT_AT = [at for at, name in enumerate(_RESULT_FIELDS) if name not in _RESULT_WHOLE + ("images_per_sec",)]
+_TEXT_NAMES = [_RESULT_FIELDS[at] for at in _TEXT_AT]
 
 
 def cache_path() -> Path:
@@ -658,14 +660,15 @@ def _fact_value(value: object) -> object:
 def _expanded_result(texts: List[str], row: object) -> Result:
     if type(row) is not list or len(row) != len(_RESULT_FIELDS):
         raise ValueError("not a result")
-    values: Dict[str, Any] = {}
-    for name, value in zip(_RESULT_FIELDS, row):
-        if name in _RESULT_WHOLE:
-            if type(value) is not int or value < 1:
-                raise ValueError("not a positive %s" % name)
-            values[name] = value
-        elif name != "images_per_sec":
-            values[name] = _text(texts, value)
+    indexes = [row[at] for at in _TEXT_AT]
+    if not all(type(i) is int and i >= 0 for i in indexes):
+        raise ValueError("not an index")  # past the end: IndexError
+    values = dict(zip(_TEXT_NAMES, [texts[i] for i in indexes]))
+    for name in _RESULT_WHOLE:
+        value = row[_RESULT_FIELDS.index(name)]
+        if type(value) is not int or value < 1:
+            raise ValueError("not a positive %s" % name)
+        values[name] = value
     # read from its text as _positive_float reads it: exact, where jsontext would round a 17-digit figure
     number = float(values["text"])
     if not 0 < number < float("inf"):
