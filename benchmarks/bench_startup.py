@@ -99,6 +99,9 @@ def main():
     py = sys.executable
     work = Path(tempfile.mkdtemp(prefix="tfcnnwrap-startup-"))
     env["XDG_CACHE_HOME"] = str(work / "cache")  # the parsed references, made by the warm-up
+    # as installed: each module's .pyc written by the warm-up and read after it (with this set, every run
+    # compiles each tfcnnwrap module from source again: ~90 ms of a `compare --rank`)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     make_sweep(work / "sweep")
 
     cases = verb_cases(py, work) if opts.verbs else {
