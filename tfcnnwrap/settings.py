@@ -15,11 +15,6 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 
 from tfcnnwrap.errors import UsageError
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - the tomli dependency is conditional on Python < 3.11
-    import tomli as tomllib
-
 ENV_PYTHON = "TFCNNWRAP_PYTHON"
 ENV_VENDOR_DIR = "TFCNNWRAP_VENDOR_DIR"
 ENV_RESULTS = "TFCNNWRAP_RESULTS"
@@ -47,6 +42,11 @@ def config_path(environ: Optional[Mapping[str, str]] = None) -> Path:
 
 
 def _toml_loads(text: str) -> Dict[str, Any]:
+    # lazy: only when a config file exists; `list`, `report` and `compare` import settings for its defaults
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - the tomli dependency is conditional on Python < 3.11
+        import tomli as tomllib
     return tomllib.loads(text)
 
 
