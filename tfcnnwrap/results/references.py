@@ -565,6 +565,7 @@ def builtin_gpus() -> Dict[str, ReferenceGPU]:
     if gpus is None:
         gpus = parse_csv(DATA_FILE, "built-in")
         load_facts(gpus)
+        _check_names(gpus)  # before caching: a cached set has passed it
         _cache_builtin(key, gpus)
     return gpus
 
@@ -575,7 +576,7 @@ def load_references(user_csv: Optional[Union[Path, str]] = None) -> ReferenceSet
     if user_csv:
         extra = parse_csv(user_csv, str(user_csv), builtin=gpus)
         gpus.update(extra)
-    _check_names(gpus)
+        _check_names(gpus)  # the built-in names were checked by builtin_gpus
     return ReferenceSet(gpus)
 
 
