@@ -167,3 +167,23 @@ def test_rows_a_float_would_round_in_are_not_kept(tmp_path):
     rows = config_rows(runs)
     rows[0] = dataclasses.replace(rows[0], mean_power_w=0.1 + 0.2)  # 0.30000000000000004: 17 digits, jsontext writes 15
     assert json.loads(summary_json_text(runs, rows))["rows"] is None
+
+
+def test_the_sweep_keys_its_summary_by_the_runs_as_runs_jsonl_gives_them_back():
+    from tfcnnwrap.jsontext import dumps
+    from tfcnnwrap.results.records import RunRecord
+    from tfcnnwrap.results.store import as_written
+    from tfcnnwrap.results.summarycache import runs_key
+
+    run = RunRecord(
+        model="resnet50",
+        batch_size=64,
+        run=1,
+        status="ok",
+        images_per_sec=176.92999999999998,
+        duration_s=0.1 + 0.2,
+        num_gpus=1,
+    )
+    read_back = RunRecord.from_dict(json.loads(dumps(run.to_dict())))
+    assert runs_key([run]) != runs_key([read_back])  # 17 digits in memory, 15 on disk
+    assert runs_key([as_written(run)]) == runs_key([read_back])
