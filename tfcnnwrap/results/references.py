@@ -23,7 +23,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple, Union
 
-from tfcnnwrap import safefs
+from tfcnnwrap import __version__, safefs
 from tfcnnwrap.boundedread import read_bounded, read_own_file
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
 from tfcnnwrap.jsontext import dumps
@@ -616,7 +616,7 @@ def cache_path() -> Path:
 
 
 def _builtin_key() -> str:
-    digest = hashlib.sha256(b"%d\0" % CACHE_VERSION)
+    digest = hashlib.sha256(("%d %s\0" % (CACHE_VERSION, __version__)).encode("utf-8"))
     for path in (DATA_FILE, FACTS_FILE):
         digest.update(read_bounded(path, MAX_CSV_BYTES, "a reference CSV"))  # type: ignore[arg-type]
         digest.update(b"\0")

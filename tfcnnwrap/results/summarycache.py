@@ -18,6 +18,7 @@ import statistics
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
+from tfcnnwrap import __version__
 from tfcnnwrap.boundedread import read_own_file
 from tfcnnwrap.jsontext import dumps
 from tfcnnwrap.results.aggregate import config_rows, order_rows
@@ -39,9 +40,9 @@ _FIELDS = tuple(f.name for f in fields(SummaryRow))
 
 
 def runs_key(runs: List[RunRecord]) -> str:
-    """A hash of every field of ``runs`` (floats exact) and of this summary's version: equal keys, equal
-    input to ``config_rows``."""
-    text = json.dumps([SUMMARY_VERSION, [r.to_dict() for r in runs]], default=str, allow_nan=True)
+    """A hash of every field of ``runs`` (floats exact), of this summary's version and of tfcnnwrap's (a release
+    that computes a figure otherwise never reads an older one's): equal keys, equal input to ``config_rows``."""
+    text = json.dumps([SUMMARY_VERSION, __version__, [r.to_dict() for r in runs]], default=str, allow_nan=True)
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
