@@ -13,7 +13,7 @@ import os
 import select
 import stat
 import time
-from typing import TYPE_CHECKING, List, Union
+from typing import TYPE_CHECKING, List, Optional, Union
 
 from tfcnnwrap.errors import UsageError
 
@@ -122,5 +122,30 @@ def read_regular(path: Union[Path, str], limit: int, what: str) -> bytes:
         if not stat.S_ISREG(mode):
             raise UsageError("%s is %s, not a regular file; give the path of %s" % (path, _kind(mode), what))
         return _read_regular(fd, path, limit, what)
+    finally:
+        os.close(fd)
+
+
+def read_own_file(path: Union[Path, str], limit: int) -> Optional[bytes]:
+    """The bytes of a file tfcnnwrap wrote for itself (a cache: summary.json, the parsed references), or None
+    for anything it should not trust to be that: missing, a link, not a regular file, over ``limit``."""
+    try:
+        fd = os.open(str(path), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        chunks: List[bytes] = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+            if sum(len(c) for c in chunks) > limit:  # grown since fstat
+                return None
+    except OSError:
+        return None
     finally:
         os.close(fd)

@@ -13,15 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Tuple
 
-import platformdirs
-
 from tfcnnwrap.boundedread import read_regular
 from tfcnnwrap.errors import UsageError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - the tomli dependency is conditional on Python < 3.11
-    import tomli as tomllib
 
 ENV_PYTHON = "TFCNNWRAP_PYTHON"
 ENV_VENDOR_DIR = "TFCNNWRAP_VENDOR_DIR"
@@ -46,11 +39,17 @@ def config_path(environ: Optional[Mapping[str, str]] = None) -> Path:
     value = _environ(environ).get(ENV_CONFIG)
     if value:
         return Path(value)
+    import platformdirs  # lazy: ~3 ms (tempfile, random) that `list DIR` and a `report DIR` never need
 
     return Path(platformdirs.user_config_dir("tfcnnwrap", appauthor=False)) / CONFIG_NAME
 
 
 def _toml_loads(text: str) -> Dict[str, Any]:
+    # lazy: only when a config file exists; `list`, `report` and `compare` import settings for its defaults
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - the tomli dependency is conditional on Python < 3.11
+        import tomli as tomllib
     return tomllib.loads(text)
 
 
@@ -117,6 +116,8 @@ def data_dir(environ: Optional[Mapping[str, str]] = None) -> Path:
     value = _environ(environ).get(ENV_DATA, "")
     if value.strip():
         return Path(value).expanduser()
+    import platformdirs  # lazy: only a verb that opens the library (or the allowed signers) asks where it lives
+
     return Path(platformdirs.user_data_dir("tfcnnwrap", appauthor=False))
 
 

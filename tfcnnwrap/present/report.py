@@ -14,19 +14,14 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 from tfcnnwrap import render
 from tfcnnwrap.errors import TfcnnwrapError
 from tfcnnwrap.present.outfile import written_to
-from tfcnnwrap.present.plot import require_matplotlib
-from tfcnnwrap.present.plotruns import plot_runs
-from tfcnnwrap.present.plotscaling import plot_scaling
 from tfcnnwrap.prose import fill
 from tfcnnwrap.render import Col, gpus_text, make_table
 from tfcnnwrap.results import quality
-from tfcnnwrap.results.aggregate import summarize, summary_columns, verdict
+from tfcnnwrap.results.aggregate import summary_columns, verdict
 from tfcnnwrap.results.fleetreport import cluster_label, fleet_columns, with_fleet
 from tfcnnwrap.results.plan import Plan
-from tfcnnwrap.results.references import load_references
 from tfcnnwrap.results.scaling import TOWER, emit_scaling, is_scaling
 from tfcnnwrap.results.store import load_sweep, newest_sweep
-from tfcnnwrap.run.procs import format_command
 
 if TYPE_CHECKING:
     from argparse import Namespace
@@ -189,6 +184,10 @@ def next_compare(sweep_path: Path, meta: SweepMeta) -> Optional[str]:
     """The `compare` line that fits what the sweep ran on: against the published figure of the same GPU when
     it is a reference, else ranked among them; on the CPU ranked by the GPUs' closest figures (a CPU sweep's
     conditions are seldom published exactly), then its export to share it among CPU results."""
+    # lazy: the sweep's last line only; report and list parse no references and start no process
+    from tfcnnwrap.results.references import load_references
+    from tfcnnwrap.run.procs import format_command
+
     base = ["python", "-m", "tfcnnwrap", "compare", str(sweep_path)]
     if meta.on_cpu:
         return "%s; %s" % (format_command(base + ["--rank", "--nearest"]),
@@ -239,6 +238,11 @@ def _plot(sweep: SweepDir, meta: SweepMeta, runs: List[RunRecord], rows: List[Su
         sys.stderr.write("tfcnnwrap report: nothing to plot: no run of this sweep has a result yet; %s not "
                          "written\n" % plot_path)
         return
+    # lazy: the charts' modules (and the comparison text and references they draw from) only for --plot,
+    # so `list`, which reads conditions() here, and a plain report load none of them
+    from tfcnnwrap.present.plotruns import plot_runs
+    from tfcnnwrap.present.plotscaling import plot_scaling
+
     written = []
     runs_path = Path(plot_path)
     if is_scaling(rows):
@@ -255,10 +259,15 @@ def cmd_report(args: Namespace) -> int:
         return written_to(args.out, cmd_report, args)
     plot_path = args.plot
     if plot_path:
+        from tfcnnwrap.present.plot import require_matplotlib  # lazy: --plot only (see _plot)
+
         require_matplotlib()  # before any work: a missing extra is a usage error, not a late surprise
+    # lazy: hashlib and the cache's reader are report's alone; `list` imports this module for conditions()
+    from tfcnnwrap.results.summarycache import summarize_sweep
+
     path = Path(args.sweep_dir) if args.sweep_dir else newest_sweep()
     sweep, meta, runs = load_sweep(path)
-    rows = summarize(runs, meta.plan_order)
+    rows = summarize_sweep(sweep, runs, meta.plan_order)  # summary.json when current: no pandas import
     if plot_path:
         _plot(sweep, meta, runs, rows, plot_path)
     if args.format == "table":

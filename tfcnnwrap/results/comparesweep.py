@@ -15,14 +15,15 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple, Un
 
 from tfcnnwrap import settings
 from tfcnnwrap.errors import UsageError
-from tfcnnwrap.results.aggregate import summarize
 from tfcnnwrap.results.linkinfo import sweep_link
 from tfcnnwrap.results.plan import Plan, RunSpec
 from tfcnnwrap.results.records import Status, SummaryRow
 from tfcnnwrap.results.store import finished_sweeps, load_sweep, running_note
+from tfcnnwrap.results.summarycache import summarize_sweep
 
 if TYPE_CHECKING:
     from tfcnnwrap.results.records import RunRecord
+    from tfcnnwrap.results.store import SweepDir
 
 
 def config_of(row: Union[SummaryRow, RunRecord]) -> Tuple[str, int, Optional[int]]:
@@ -46,7 +47,7 @@ class Sweep:
             runs = [r for r in runs if r.host == host]
         # Hosts pooled: one configuration whichever node ran it.
         self.runs = [dataclasses.replace(r, host=None) if r.host else r for r in runs]
-        self.rows = measured_rows(self.plan.configs(), self.runs)
+        self.rows = measured_rows(self.dir, self.plan.configs(), self.runs)
         self.values = ok_values(self.runs)
 
     def lacking(self) -> List[RunSpec]:
@@ -96,10 +97,11 @@ class Sweep:
         return sum(powers) / len(powers) if powers else None
 
 
-def measured_rows(configs: List[Tuple[str, int, int]], runs: List[RunRecord]) -> List[SummaryRow]:
-    """SummaryRows in plan order, one per configuration; a planned one without runs yet has no mean."""
+def measured_rows(sweep: SweepDir, configs: List[Tuple[str, int, int]], runs: List[RunRecord]) -> List[SummaryRow]:
+    """SummaryRows in plan order, one per configuration; a planned one without runs yet has no mean. From the
+    sweep's summary.json when it is current for ``runs`` (hosts pooled, a fleet's are not: pandas then)."""
     summary: dict = {}
-    for row in summarize(runs, [c[:2] for c in configs]):
+    for row in summarize_sweep(sweep, runs, [c[:2] for c in configs]):
         summary.setdefault(config_of(row), row)
     rows = [summary.pop(tuple(c), None) or SummaryRow(model=c[0], batch_size=c[1], num_gpus=c[2])
             for c in configs]

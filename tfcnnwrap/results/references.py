@@ -13,21 +13,25 @@ means the 1080 Ti. A partial match is taken only when it is unique.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
+import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from decimal import Decimal
 from importlib.resources import files
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Set, Tuple, Union
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple, Union
 
-from tfcnnwrap.boundedread import read_bounded
-from tfcnnwrap.errors import UsageError
+from tfcnnwrap import __version__, safefs
+from tfcnnwrap.boundedread import read_bounded, read_own_file
+from tfcnnwrap.errors import TfcnnwrapError, UsageError
+from tfcnnwrap.jsontext import dumps
 from tfcnnwrap.prose import some_of
 from tfcnnwrap.render import CSV_FORMULA_START
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable
-    from pathlib import Path
 
 # Package data through importlib.resources, never a path into the source tree: a wheel, an editable checkout
 # and a moved module find it alike (a regular install gives a real path, which the CSV reader opens).
@@ -581,8 +585,15 @@ def load_facts(gpus: Mapping[str, ReferenceGPU], path: Union[Path, str, Traversa
 
 
 def builtin_gpus() -> Dict[str, ReferenceGPU]:
-    gpus = parse_csv(DATA_FILE, "built-in")
-    load_facts(gpus)
+    """The packaged references and facts: from the user cache when it holds them parsed for these very files
+    (``cached_builtin``), else parsed here and cached for the next verb."""
+    key = _builtin_key()
+    gpus = _cached_builtin(key)
+    if gpus is None:
+        gpus = parse_csv(DATA_FILE, "built-in")
+        load_facts(gpus)
+        _check_names(gpus)  # before caching: a cached set has passed it
+        _cache_builtin(key, gpus)
     return gpus
 
 
@@ -592,7 +603,7 @@ def load_references(user_csv: Optional[Union[Path, str]] = None) -> ReferenceSet
     if user_csv:
         extra = parse_csv(user_csv, str(user_csv), builtin=gpus)
         gpus.update(extra)
-    _check_names(gpus)
+        _check_names(gpus)  # the built-in names were checked by builtin_gpus
     return ReferenceSet(gpus)
 
 
@@ -608,3 +619,134 @@ def _check_names(gpus: Dict[str, ReferenceGPU]) -> None:
                     % (gpu.origin, gpu.label(), other.label())
                 )
 
+
+
+# -- the built-in references, parsed once -------------------------------------------------------------------
+# Parsing and checking references.csv's ~2,650 rows costs ~90 ms of every `references` and `compare`; the
+# result, keyed by a hash of both packaged files' bytes, is kept in the user cache directory as compact JSON
+# (each text once, in a table; a Result a list of indexes and numbers) and read back in ~15 ms. A cache that
+# is missing, stale, broken or hostile (a wrong type anywhere, an index out of range) is ignored and rewritten.
+CACHE_VERSION = 2  # raise it when ReferenceGPU, Result or Facts change
+CACHE_NAME = "references.json"
+MAX_CACHE_BYTES = 16 * 1024 * 1024
+_RESULT_FIELDS = tuple(f.name for f in fields(Result))
+_RESULT_WHOLE = ("batch_size", "num_gpus")
+_TEXT_AT = [at for at, name in enumerate(_RESULT_FIELDS) if name not in _RESULT_WHOLE + ("images_per_sec",)]
+_TEXT_NAMES = [_RESULT_FIELDS[at] for at in _TEXT_AT]
+
+
+def cache_path() -> Path:
+    """Where the parsed built-in references are kept: platformdirs' user cache directory."""
+    import platformdirs  # lazy: only when the references are read
+
+    return Path(platformdirs.user_cache_dir("tfcnnwrap", appauthor=False)) / CACHE_NAME
+
+
+def _builtin_key() -> str:
+    digest = hashlib.sha256(("%d %s\0" % (CACHE_VERSION, __version__)).encode("utf-8"))
+    for path in (DATA_FILE, FACTS_FILE):
+        digest.update(read_bounded(path, MAX_CSV_BYTES, "a reference CSV"))  # type: ignore[arg-type]
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _compact_value(result: Result, name: str, ref: Callable[[str], int]) -> Optional[int]:
+    if name == "images_per_sec":
+        return None  # read back from the text
+    value = getattr(result, name)
+    return value if name in _RESULT_WHOLE else ref(value)
+
+
+def _compact(key: str, gpus: Dict[str, ReferenceGPU]) -> Dict[str, Any]:
+    table: Dict[str, int] = {}
+
+    def ref(text: str) -> int:
+        return table.setdefault(text, len(table))
+
+    rows = []
+    for gpu in gpus.values():
+        results = [[_compact_value(r, n, ref) for n in _RESULT_FIELDS] for r in gpu.results]
+        facts = [ref(getattr(gpu.facts, f.name)) if f.type == "str" else getattr(gpu.facts, f.name)
+                 for f in fields(Facts)]
+        rows.append([ref(gpu.id), ref(gpu.name), [ref(a) for a in gpu.aliases], ref(gpu.vendor), ref(gpu.origin),
+                     results, facts])
+    return {"format": CACHE_VERSION, "key": key, "texts": list(table), "gpus": rows}
+
+
+def _text(texts: List[str], index: object) -> str:
+    if type(index) is not int or not 0 <= index < len(texts):
+        raise ValueError("not an index")
+    return texts[index]
+
+
+def _fact_value(value: object) -> object:
+    if value is None or type(value) in (float, str):
+        return value
+    raise ValueError("not a fact")
+
+
+def _expanded_result(texts: List[str], row: object) -> Result:
+    if type(row) is not list or len(row) != len(_RESULT_FIELDS):
+        raise ValueError("not a result")
+    indexes = [row[at] for at in _TEXT_AT]
+    if not all(type(i) is int and i >= 0 for i in indexes):
+        raise ValueError("not an index")  # past the end: IndexError
+    values = dict(zip(_TEXT_NAMES, [texts[i] for i in indexes]))
+    for name in _RESULT_WHOLE:
+        value = row[_RESULT_FIELDS.index(name)]
+        if type(value) is not int or value < 1:
+            raise ValueError("not a positive %s" % name)
+        values[name] = value
+    # read from its text as _positive_float reads it: exact, where jsontext would round a 17-digit figure
+    number = float(values["text"])
+    if not 0 < number < float("inf"):
+        raise ValueError("not a positive images_per_sec")
+    return Result(images_per_sec=number, **values)
+
+
+def _expanded(data: object, key: str) -> Optional[Dict[str, ReferenceGPU]]:
+    """The GPUs of a cache's JSON; None unless it is this version's, for ``key``, and well-formed throughout."""
+    if type(data) is not dict or data.get("format") != CACHE_VERSION or data.get("key") != key:
+        return None
+    texts, rows = data.get("texts"), data.get("gpus")
+    if type(texts) is not list or type(rows) is not list or not all(type(t) is str for t in texts):
+        return None
+    gpus: Dict[str, ReferenceGPU] = {}
+    try:
+        for gpu_id, name, aliases, vendor, origin, results, facts in rows:
+            gpu = ReferenceGPU(_text(texts, gpu_id), _text(texts, name), tuple(_text(texts, a) for a in aliases),
+                               _text(texts, vendor), _text(texts, origin))
+            gpu.results = [_expanded_result(texts, r) for r in results]
+            if type(facts) is not list or len(facts) != len(fields(Facts)):
+                raise ValueError("not the facts")
+            gpu.facts = Facts(**{f.name: _text(texts, v) if f.type == "str" else _fact_value(v)
+                                 for f, v in zip(fields(Facts), facts)})  # type: ignore[arg-type]  # typed per field
+            gpus[gpu.id] = gpu
+    except (TypeError, ValueError, IndexError):
+        return None
+    return gpus
+
+
+def _cached_builtin(key: str) -> Optional[Dict[str, ReferenceGPU]]:
+    raw = read_own_file(cache_path(), MAX_CACHE_BYTES)
+    if raw is None:
+        return None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    return _expanded(data, key)
+
+
+def _cache_builtin(key: str, gpus: Dict[str, ReferenceGPU]) -> None:
+    """Keep the parsed references for the next verb when they read back equal; a cache that cannot be written
+    (a read-only home, a planted link) only costs the next verb the parse."""
+    text = dumps(_compact(key, gpus))
+    if _expanded(json.loads(text), key) != gpus:
+        return  # a figure jsontext would round: parse the CSV each time rather than print another number
+    path = cache_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        safefs.atomic_write(path, text, fsync=False)
+    except (OSError, TfcnnwrapError):
+        pass

@@ -31,6 +31,7 @@ SWEEP_JSON = "sweep.json"
 RUNS_JSONL = "runs.jsonl"
 LOGS_DIR = "logs"
 SUMMARY_CSV = "summary.csv"
+SUMMARY_JSON = "summary.json"  # the rows of summary.csv for report and compare (results/summarycache.py)
 LOCK_NAME = ".tfcnnwrap.lock"
 
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.\-]+")
@@ -128,6 +129,12 @@ def read_json_lines(path: Path) -> List[Any]:
 def is_run_record(record: Dict[str, Any]) -> bool:
     """A record with the fields every reader relies on (a hand-edited line without them is skipped)."""
     return RunRecord.is_valid(record)
+
+
+def as_written(record: RunRecord) -> RunRecord:
+    """``record`` as a reader of runs.jsonl gets it back (floats at jsontext's digits, undecodable bytes
+    replaced): what the sweep summarises, so that summary.json's key and rows are report's own."""
+    return RunRecord.from_dict(json.loads(dumps(record.to_dict())))
 
 
 def latest_runs(records: Iterable[RunRecord]) -> List[RunRecord]:
@@ -229,7 +236,7 @@ class SweepDir:
     def refuse_links(self) -> None:
         """Refuse a sweep whose own parts are links leading out of it (exit 2, before anything is read)."""
         safefs.refuse_links_outside(
-            self.path, (SWEEP_JSON, RUNS_JSONL, LOGS_DIR, SUMMARY_CSV, LOCK_NAME), "sweep directory"
+            self.path, (SWEEP_JSON, RUNS_JSONL, LOGS_DIR, SUMMARY_CSV, SUMMARY_JSON, LOCK_NAME), "sweep directory"
         )
 
     def create(self, meta: SweepMeta) -> None:
@@ -366,6 +373,13 @@ class SweepDir:
             safefs.atomic_write(self.summary_csv, text)
         except OSError as exc:
             raise fs_error("write", self.summary_csv, exc) from None
+
+    def write_summary_json(self, text: str) -> None:
+        path = self.path / SUMMARY_JSON
+        try:
+            safefs.atomic_write(path, text)
+        except OSError as exc:
+            raise fs_error("write", path, exc) from None
 
     # -- reading -----------------------------------------------------------------------------------
     def read_meta(self) -> SweepMeta:

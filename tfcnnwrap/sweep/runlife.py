@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Proto
 
 from tfcnnwrap.clock import utc_now
 from tfcnnwrap.errors import TfcnnwrapError
-from tfcnnwrap.results.aggregate import summarize, summary_csv_text
+from tfcnnwrap.results.aggregate import config_rows, order_rows, summary_csv_text
 from tfcnnwrap.results.plan import Plan, RunSpec
 from tfcnnwrap.results.records import JsonObject, RunRecord, Status, SummaryRow, SweepMeta, Upstream
-from tfcnnwrap.results.store import SweepDir, latest_runs
+from tfcnnwrap.results.store import SweepDir, as_written, latest_runs
+from tfcnnwrap.results.summarycache import summarize_sweep, write_summary_json
 from tfcnnwrap.run.logparse import Step
 from tfcnnwrap.target.probe import ProbeAnswer
 
@@ -183,7 +184,7 @@ def skipped_record(ctx: SweepContext, spec: RunSpec, reason: str) -> RunRecord:
 def record(ctx: SweepContext, run: RunRecord) -> None:
     """On disk before the next run starts: the record (fsynced), then the summary over every run so far."""
     ctx.sweep.append_run(run)
-    ctx.records.append(run)
+    ctx.records.append(as_written(run))  # as report will read it back: summary.json's key and rows are its
     write_summary(ctx)
 
 
@@ -192,10 +193,13 @@ def latest(ctx: SweepContext) -> List[RunRecord]:
 
 
 def summary_rows(ctx: SweepContext) -> List[SummaryRow]:
-    return summarize(latest(ctx), ctx.written_meta.plan_order)
+    return summarize_sweep(ctx.sweep, latest(ctx), ctx.written_meta.plan_order)
 
 
 def write_summary(ctx: SweepContext) -> List[SummaryRow]:
-    rows = summary_rows(ctx)
+    runs = latest(ctx)
+    unordered = config_rows(runs) if runs else []
+    rows = order_rows(unordered, ctx.written_meta.plan_order)
     ctx.sweep.write_summary_csv(summary_csv_text(rows))
+    write_summary_json(ctx.sweep, runs, unordered)  # report and compare read these instead of importing pandas
     return rows
