@@ -6,6 +6,7 @@ import random
 from html.parser import HTMLParser
 from pathlib import Path
 
+from bundledata import log_text
 from sweepdata import SEED_2070, seed_runs, write_sweep
 
 HOSTILE_GPU = '"><img src=x onerror=alert(1)> <script>alert(2)</script>'
@@ -20,10 +21,9 @@ def seed_sweep(path, factor=1.0, gpus=None, seed=1, logs=False):
     if logs:
         for (model, batch), vals in values.items():
             for run, value in enumerate(vals, 1):
+                # a whole tf_cnn_benchmarks log (header, step lines, total), as verify asks of a bundle's
                 (path / "logs" / ("%s-bs%d-run%d.log" % (model, batch, run))).write_text(
-                    "Step\tImg/sec\ttotal_loss\n1\timages/sec: %.1f +/- 0.0 (jitter = 0.0)\t7.0\n"
-                    "10\timages/sec: %.1f +/- 0.0 (jitter = 0.0)\t7.0\n"
-                    "total images/sec: %.2f\n" % (value, value, value), encoding="utf-8")
+                    log_text(model, batch, value), encoding="utf-8")
     return path
 
 
@@ -31,7 +31,6 @@ def write_bundle(path, gpu="GeForce RTX 2070", factor=1.0, created="2026-11-30T1
     """A real bundle as `export` writes it (gzip'd JSON: format, id = sha256 of its content, tool_version,
     created_at, conditions, runs, summary, logs with each log's sha256), so `verify` and `site` check it true.
     ``logs`` None: exported with --no-logs (no logs key; the runs keep their sweep's log paths)."""
-    from bundledata import log_text
 
     from tfcnnwrap.share import bundle as bundles
 

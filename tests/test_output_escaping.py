@@ -183,6 +183,9 @@ def _forged(tmp_path, logs, **where):
     if model:
         content["runs"] = [dict(r, model=model) for r in content["runs"]]
         content["summary"] = [dict(r, model=model) for r in content["summary"]]
+        plan = content.get("plan")
+        if plan:  # the plan names the model too: a forger renames it everywhere (else verify says so)
+            content["plan"] = dict(plan, configurations=[dict(c, model=model) for c in plan["configurations"]])
     content["conditions"] = dict(content["conditions"], **where)
     return bundles.with_id(content)
 
