@@ -68,6 +68,8 @@ class GuardedStream(io.TextIOBase):
         return len(text)
 
     def flush(self) -> None:
+        if getattr(self._stream, "closed", False):
+            return  # its owner closed the stream it wrapped (an embedding caller, the interpreter's exit): no output
         if self.lost is None:
             try:
                 self._stream.flush()
