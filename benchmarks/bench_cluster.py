@@ -1,5 +1,5 @@
 """Local cluster overhead: time from starting a distributed job to its first step line, through
-``tfcnnwrap.cluster.cluster.run_job`` against the same tasks started by hand (subprocess, same argv, env and cwd).
+``tfcnnwrap.cluster.localjob.run_job`` against the same tasks started by hand (subprocess, same argv, env and cwd).
 
 Pairs alternate A B / B A so that drift hits both alike. Goal (issue 16): the median paired difference is
 within 1 s. Needs a real TensorFlow and a tensorflow/benchmarks checkout; 1 worker + 1 ps by default, since a

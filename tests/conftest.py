@@ -522,7 +522,7 @@ SPAWNING_NAMES = re.compile(
     r"|pty|threading|Thread|sleep|wait|git|build_fake_upstream|make_fake_tf_env|make_vendor|venv|run_plan"
     r"|launch_step|query_gpus|query_temps|multiprocessing|ProcessPoolExecutor|parse_paths|cmd_[a-z]+"
     r"|start|Telemetry|mkfifo|nvidia_smi|FAKE_SMI|run_job|git_info|capture_environment|run_probe|allocation"
-    r"|read_temps|_slurm)\b")
+    r"|read_temps|_slurm|run_slurm)\b")
 TIER_MARKS = ("slow", "tf", "slurm", "browser")
 
 

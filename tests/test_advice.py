@@ -9,9 +9,9 @@ import sys
 import pytest
 from conftest import cli_env
 
+from tfcnnwrap.environment import quiet
 from tfcnnwrap.results import aggregate, quality
 from tfcnnwrap.results.records import RunRecord
-from tfcnnwrap.target import quiet
 
 NOISE = [3.88, 5.31, 3.76]  # the CPU runs: CV 20 %, last against first -3.1 %
 SOAK = [176.1, 170.8, 165.9]  # a steady fall: heat soak
@@ -183,7 +183,7 @@ def _ab_sweep(path, values, model="trivial"):
 
 
 def test_a_change_interval_never_goes_below_minus_100():
-    from tfcnnwrap.compare.compareab import change_interval, welch
+    from tfcnnwrap.compare.ab import change_interval, welch
 
     low, high = change_interval(NOISE, [1.0, 6.0, 0.2])  # a candidate whose mean is not clearly above zero
     assert low == -100.0 and high > 100.0

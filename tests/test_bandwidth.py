@@ -10,8 +10,8 @@ import os
 
 import pytest
 
+from tfcnnwrap.environment import _probe, doctor, probe
 from tfcnnwrap.run import telemetry
-from tfcnnwrap.target import _probe, doctor, probe
 
 NO_SMI = {telemetry.ENV_NVIDIA_SMI: "none"}
 REAL_TF_PYTHON = os.environ.get("TFCNNWRAP_REAL_TF_PYTHON")

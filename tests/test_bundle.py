@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tfcnnwrap.share import bundle as bundles
-from tfcnnwrap.share.bundlecheck import FAILED, UNVERIFIED, VERIFIED, verify
+from tfcnnwrap.share.verify import FAILED, UNVERIFIED, VERIFIED, verify
 
 SCHEMA = json.loads(files("tfcnnwrap").joinpath("data", "bundle.schema.json").read_text(encoding="utf-8"))
 
@@ -236,7 +236,7 @@ def test_any_json_is_a_bundle_or_one_refusal(value):
 
 @pytest.fixture(scope="module")
 def good_bundle(tmp_path_factory):
-    from tfcnnwrap.share.bundleexport import build
+    from tfcnnwrap.share.export import build
 
     return build(logged_sweep(tmp_path_factory.mktemp("hyp") / "s", values={"resnet50": 176.93, "vgg16": 110.23}))
 
@@ -265,7 +265,7 @@ def test_any_changed_figure_fails_verification(good_bundle, index, value):
 ])
 def test_verify_reads_a_log_as_the_sweeps_streaming_parser_does(text):
     from tfcnnwrap.run import logparse
-    from tfcnnwrap.share.bundlecheck import parse_text
+    from tfcnnwrap.share.verify import parse_text
 
     data = text.encode("utf-8")
     streamed = logparse.LogParser()

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tfcnnwrap.share import bundle as bundles
-from tfcnnwrap.share.bundlecheck import FAILED, VERIFIED, verify
-from tfcnnwrap.share.bundleexport import build
+from tfcnnwrap.share.export import build
+from tfcnnwrap.share.verify import FAILED, VERIFIED, verify
 
 
 @pytest.fixture(scope="module")
@@ -197,7 +197,7 @@ def test_any_string_is_verified_refused_or_a_finding_shown_escaped(good, where, 
 @settings(max_examples=60, deadline=None)
 @given(steps=st.floats(0.1, 1e5), ratio=st.floats(0.01, 3.0))
 def test_any_total_is_judged_against_its_step_lines_within_the_tolerance(steps, ratio):
-    from tfcnnwrap.share.bundlecheck import TOTAL_OVER_STEP, _Expected, _steps_findings, parse_text
+    from tfcnnwrap.share.verify import TOTAL_OVER_STEP, _Expected, _steps_findings, parse_text
 
     total = round(steps * ratio, 2)
     text = log_text("resnet50", 64, steps).replace("total images/sec: %.2f" % steps, "total images/sec: %.2f" % total)

@@ -6,7 +6,7 @@ from bundledata import logged_sweep, write_bundles
 
 from tfcnnwrap.results import ceilings
 from tfcnnwrap.results.gpuid import builtin_references, gpu_identity, identity_of
-from tfcnnwrap.share.bundleexport import build
+from tfcnnwrap.share.export import build
 
 
 @pytest.fixture

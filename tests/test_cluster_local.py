@@ -13,7 +13,7 @@ import pytest
 import realtf
 from conftest import FAKE_SCRIPT, cli_env, pid_alive
 
-from tfcnnwrap.cluster import cluster
+from tfcnnwrap.cluster import localjob
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.run.logparse import LogParser
 
@@ -37,7 +37,7 @@ def job(tmp_path, env, **kw):
     logs = tmp_path / "logs"
     logs.mkdir(exist_ok=True)
     kw.setdefault("timeout_s", 60)
-    return cluster.run_job(BASE, tmp_path, env, logs, "trivial.bs8.run1", relative_to=tmp_path, **kw)
+    return localjob.run_job(BASE, tmp_path, env, logs, "trivial.bs8.run1", relative_to=tmp_path, **kw)
 
 
 def alive(pid):
@@ -175,7 +175,7 @@ def _hang_then(tmp_path, action):
 
 @POSIX
 def test_stop_signal_interrupts_the_job_and_leaves_no_process(tmp_path):
-    stop = cluster.StopSignal()
+    stop = localjob.StopSignal()
     env, seen, waiter = _hang_then(tmp_path, stop.set)
     outcome = job(tmp_path, env, workers=2, ps=1, stop=stop)
     waiter.join(10)
@@ -194,7 +194,7 @@ def test_ctrl_c_interrupts_the_job_and_leaves_no_process(tmp_path):
 
 
 def test_a_stop_signal_set_before_the_job_stops_it_at_once(tmp_path):
-    stop = cluster.StopSignal()
+    stop = localjob.StopSignal()
     stop.set()
     outcome = job(tmp_path, fake_env(tmp_path, FAKE_TFCNN_TASK_FAULTS="worker0=hang"), workers=1, ps=1, stop=stop)
     assert outcome.status == "interrupted"
@@ -207,7 +207,7 @@ def test_a_port_taken_before_tensorflow_binds_it_is_retried_once(tmp_path, monke
     thief = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     thief.bind(("", 0))  # bound, not listening: the worker cannot mistake it for its ps
     taken = thief.getsockname()[1]
-    real = cluster.free_ports
+    real = localjob.free_ports
     calls = []
 
     def racy(count):
@@ -215,7 +215,7 @@ def test_a_port_taken_before_tensorflow_binds_it_is_retried_once(tmp_path, monke
         calls.append(ports)
         return [taken] + ports[1:] if len(calls) == 1 else ports  # ps0 loses its port on the first attempt
 
-    monkeypatch.setattr(cluster, "free_ports", racy)
+    monkeypatch.setattr(localjob, "free_ports", racy)
     try:
         outcome = job(tmp_path, fake_env(tmp_path), workers=1, ps=1)
     finally:
@@ -230,8 +230,8 @@ def test_a_port_taken_twice_fails_the_run_with_the_bind_error(tmp_path, monkeypa
     thief = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     thief.bind(("", 0))  # bound, not listening: the worker cannot mistake it for its ps
     taken = thief.getsockname()[1]
-    real = cluster.free_ports
-    monkeypatch.setattr(cluster, "free_ports", lambda count: [taken] + real(count)[1:])
+    real = localjob.free_ports
+    monkeypatch.setattr(localjob, "free_ports", lambda count: [taken] + real(count)[1:])
     try:
         outcome = job(tmp_path, fake_env(tmp_path), workers=1, ps=1)
     finally:
@@ -242,7 +242,7 @@ def test_a_port_taken_twice_fails_the_run_with_the_bind_error(tmp_path, monkeypa
 
 def test_task_entry_point_runs_each_task_of_a_plan_file(tmp_path):
     """What srun does: the same command on every node, told apart by SLURM_PROCID."""
-    plan = cluster.local_plan("parameter_server", workers=2, ps=1)
+    plan = localjob.local_plan("parameter_server", workers=2, ps=1)
     plan_file = tmp_path / "plan.json"
     plan_file.write_text(plan.to_json(), encoding="utf-8")
     env = fake_env(tmp_path)
@@ -270,7 +270,7 @@ def test_task_entry_point_runs_each_task_of_a_plan_file(tmp_path):
 
 def test_task_entry_point_errors_are_one_line(tmp_path):
     plan_file = tmp_path / "plan.json"
-    plan_file.write_text(cluster.local_plan("collective_all_reduce", workers=1).to_json(), encoding="utf-8")
+    plan_file.write_text(localjob.local_plan("collective_all_reduce", workers=1).to_json(), encoding="utf-8")
     env = {k: v for k, v in cli_env().items() if k != "SLURM_PROCID"}
     cases = [
         (["--plan", str(plan_file), "--script", str(FAKE_SCRIPT)], "SLURM_PROCID"),
@@ -316,7 +316,7 @@ def test_real_tensorflow_one_worker_one_ps(tmp_path):
             "--num_warmup_batches=2", "--device=cpu", "--data_format=NHWC"]
     env = dict(os.environ, TF_USE_LEGACY_KERAS="1", CUDA_VISIBLE_DEVICES="")
     (tmp_path / "logs").mkdir()
-    outcome = cluster.run_job(argv, cwd, env, tmp_path / "logs", "real", workers=1, ps=1, timeout_s=300)
+    outcome = localjob.run_job(argv, cwd, env, tmp_path / "logs", "real", workers=1, ps=1, timeout_s=300)
     assert outcome.status == "ok", outcome.failure
     tasks = by_name(outcome)
     assert outcome.images_per_sec == total_in(tasks["worker0"]["log"]) > 0
@@ -328,10 +328,10 @@ def test_upstreams_own_refusal_fails_the_run_with_its_reason(tmp_path):
     """A plan made by hand (not by build_plan, which refuses it) meets upstream's ValueError."""
     import dataclasses
 
-    plan = dataclasses.replace(cluster.local_plan("parameter_server", workers=1, ps=1), mode="replicated")
+    plan = dataclasses.replace(localjob.local_plan("parameter_server", workers=1, ps=1), mode="replicated")
     (tmp_path / "logs").mkdir()
     env = fake_env(tmp_path, FAKE_TFCNN_TASK_FAULTS="worker0=hang")
-    outcome = cluster.run_plan(plan, BASE, tmp_path, env, tmp_path / "logs", "r", timeout_s=60)
+    outcome = localjob.run_plan(plan, BASE, tmp_path, env, tmp_path / "logs", "r", timeout_s=60)
     assert outcome.status == "crashed" and outcome.failed_task in ("ps0", "worker0")
     assert "Invalid variable_update in distributed mode: replicated" in outcome.failure
     assert_nothing_left(outcome, tmp_path)
@@ -342,7 +342,7 @@ SRUN_LIKE = "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"  #
 
 def test_a_launcher_runs_tasks_through_another_program_and_stops_them_too(tmp_path):
     """The hook a Slurm backend needs (srun per task): output, figure and stopping work through it."""
-    plan = cluster.local_plan("parameter_server", workers=1, ps=1)
+    plan = localjob.local_plan("parameter_server", workers=1, ps=1)
     (tmp_path / "logs").mkdir()
     launched = []
 
@@ -350,7 +350,7 @@ def test_a_launcher_runs_tasks_through_another_program_and_stops_them_too(tmp_pa
         launched.append(task.name)
         return [sys.executable, "-c", SRUN_LIKE, *argv]
 
-    outcome = cluster.run_plan(plan, BASE, tmp_path, fake_env(tmp_path), tmp_path / "logs", "r", timeout_s=60,
+    outcome = localjob.run_plan(plan, BASE, tmp_path, fake_env(tmp_path), tmp_path / "logs", "r", timeout_s=60,
                                launcher=launcher, backend="slurm")
     assert outcome.status == "ok" and outcome.images_per_sec == 50.0 and launched == ["ps0", "worker0"]
     assert outcome.cluster["backend"] == "slurm"
@@ -360,7 +360,7 @@ def test_a_launcher_runs_tasks_through_another_program_and_stops_them_too(tmp_pa
 
 def test_task_entry_point_as_the_launcher(tmp_path):
     """srun's view: every task runs `python -m tfcnnwrap.cluster.task --plan F --index i -- base flags`."""
-    plan = cluster.local_plan("distributed_all_reduce", workers=2)
+    plan = localjob.local_plan("distributed_all_reduce", workers=2)
     plan_file = tmp_path / "plan.json"
     plan_file.write_text(plan.to_json(), encoding="utf-8")
     (tmp_path / "logs").mkdir()
@@ -370,7 +370,7 @@ def test_task_entry_point_as_the_launcher(tmp_path):
                 str(plan.tasks.index(task)), "--script", str(FAKE_SCRIPT), "--python", sys.executable, "--",
                 *BASE[3:]]
 
-    outcome = cluster.run_plan(plan, BASE, tmp_path, fake_env(tmp_path), tmp_path / "logs", "r", timeout_s=60,
+    outcome = localjob.run_plan(plan, BASE, tmp_path, fake_env(tmp_path), tmp_path / "logs", "r", timeout_s=60,
                                launcher=launcher)
     assert outcome.status == "ok" and by_name(outcome)["controller0"]["reports"], outcome.failure
     assert outcome.images_per_sec == 50.0

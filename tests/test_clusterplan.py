@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tfcnnwrap.cluster import clusterplan
-from tfcnnwrap.cluster.clusterplan import ClusterPlan, build_plan, drop_flags, flag_value, modes_for_branch
+from tfcnnwrap.cluster import layout
+from tfcnnwrap.cluster.layout import ClusterPlan, build_plan, drop_flags, flag_value, modes_for_branch
 from tfcnnwrap.errors import UsageError
 
 MIRROR = Path("/work/.mirror/tensorflow+benchmarks/repo")
@@ -143,7 +143,7 @@ def test_gpu_placement():
     assert not any("gpu_memory" in f for t in unknown.tasks for f in unknown.flags_for(t))
 
 
-@pytest.mark.parametrize("mode", clusterplan.DISTRIBUTED_MODES)
+@pytest.mark.parametrize("mode", layout.DISTRIBUTED_MODES)
 def test_json_round_trip(mode):
     plan = build_plan(mode, workers=2, hosts=["n1", "n2"], branch="master", gpus_per_host=1)
     text = plan.to_json()

@@ -11,7 +11,7 @@ from conftest import REPO_ROOT, assert_clean_error
 from sweepdata import SEED_2070, seed_runs, write_sweep
 
 from tfcnnwrap import cli as cli_module
-from tfcnnwrap.compare.compareab import welch
+from tfcnnwrap.compare.ab import welch
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.results.plan import Plan
 
@@ -408,13 +408,13 @@ def test_plot_refuses_what_the_cli_refuses_and_writes_svg_by_suffix(tmp_path):
     from matplotlib.figure import Figure
 
     from tfcnnwrap.errors import UsageError
-    from tfcnnwrap.present.plot import _save
+    from tfcnnwrap.present.plot import save_figure
 
     fig = Figure()
     fig.add_subplot().plot([1, 2])
     for bad in (tmp_path, tmp_path / "noext", tmp_path / "missing" / "p.png"):
         with pytest.raises(UsageError):
-            _save(fig, bad)
+            save_figure(fig, bad)
     assert sorted(p.name for p in tmp_path.iterdir()) == []
-    _save(fig, tmp_path / "p.svg")
+    save_figure(fig, tmp_path / "p.svg")
     assert b"<svg" in (tmp_path / "p.svg").read_bytes()[:500]

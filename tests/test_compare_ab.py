@@ -10,7 +10,7 @@ import pytest
 from conftest import assert_clean_error
 from sweepdata import run_record, seed_runs, sweep_meta, write_sweep
 
-from tfcnnwrap.compare.compareab import change_interval, welch
+from tfcnnwrap.compare.ab import change_interval, welch
 
 
 def edit_meta(path, **changes):
@@ -142,7 +142,7 @@ def test_what_differs_is_listed_above_the_table(cli, firmware):
 def test_precision_and_plan_differences_are_named(capsys, tmp_path):
     a = write_sweep(tmp_path / "a", seed_runs(2))
     b = write_sweep(tmp_path / "b", seed_runs(2), extra_args=["--use_fp16"], num_batches=50)
-    from tfcnnwrap.compare.compareab import environment_differences
+    from tfcnnwrap.compare.ab import environment_differences
     from tfcnnwrap.results.comparesweep import Sweep
 
     found = {what: (x, y) for what, x, y in environment_differences(Sweep(a), Sweep(b))}
@@ -208,7 +208,7 @@ def test_gpu_counts_are_configurations_of_their_own(capsys, tmp_path):
     faster = [dataclasses.replace(r, images_per_sec=r.images_per_sec * (1.1 if r.num_gpus == 2 else 1.0))
               for r in records]
     b = write_records(tmp_path / "b", [("resnet50", 64)], faster, gpu_counts=[1, 2], runs=2)
-    from tfcnnwrap.compare.compareab import sweep_vs_sweep
+    from tfcnnwrap.compare.ab import sweep_vs_sweep
 
     rows = {r.num_gpus: r for r in sweep_vs_sweep(a, b).rows}
     assert set(rows) == {1, 2}

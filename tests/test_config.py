@@ -11,8 +11,8 @@ from conftest import assert_clean_error, run_cli
 from sweepdata import seed_runs, write_sweep
 
 from tfcnnwrap import settings
+from tfcnnwrap.environment import checkout
 from tfcnnwrap.errors import UsageError
-from tfcnnwrap.target import checkout
 
 
 def _config(tmp_path, text):

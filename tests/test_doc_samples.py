@@ -34,7 +34,7 @@ if __name__ == "__main__":  # run as a script: the checkout's tfcnnwrap, as unde
 import pytest  # noqa: E402
 
 from tfcnnwrap import cli  # noqa: E402
-from tfcnnwrap.sweep.sweep import sweep_stamp  # noqa: E402
+from tfcnnwrap.sweep.main import sweep_stamp  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "data" / "samples"
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

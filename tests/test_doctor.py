@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import assert_clean_error, make_fake_tf_env, make_vendor, site_packages
 
+from tfcnnwrap.environment import doctor, envinfo
 from tfcnnwrap.run import telemetry
-from tfcnnwrap.target import doctor, envinfo
 
 FAKE_DIR = Path(__file__).resolve().parent / "fake"
 POSIX_ONLY = pytest.mark.skipif(os.name == "nt", reason="the stand-in nvidia-smi is a shebang script")
@@ -225,7 +225,7 @@ def test_verdict_line_names_the_device_sweep_would_pick(monkeypatch):
 
 
 def test_cannot_tell_with_nvidia_smi_is_the_gpu_as_sweep_decides(monkeypatch):
-    from tfcnnwrap.target.probe import resolve_device
+    from tfcnnwrap.environment.probe import resolve_device
 
     monkeypatch.setenv("TFCNNWRAP_NVIDIA_SMI", str(FAKE_DIR / "nvidia-smi"))
     smi = {"path": "nvidia-smi", "gpus": [{"name": "NVIDIA GeForce RTX 2070", "driver_version": "417.35",
@@ -273,7 +273,7 @@ def test_capture_environment_holds_the_listed_facts(fake_tf, monkeypatch):
     manifest = {"url": "https://github.com/tensorflow/benchmarks.git", "branch": "cnn_tf_v1.12_compatible",
                 "commit": "a" * 40, "tf_version": "1.12.0"}
     argv = ["tfcnnwrap", "sweep", "--models", "resnet50", "--", "--use_fp16=True"]
-    from tfcnnwrap.target.probe import ProbeAnswer
+    from tfcnnwrap.environment.probe import ProbeAnswer
 
     env = envinfo.capture_environment(probe=ProbeAnswer.from_json(probe), manifest=manifest, argv=argv).to_json()
     assert env["host"]

@@ -11,7 +11,7 @@ import pytest
 from conftest import cli_env
 
 from tfcnnwrap.results.plan import KNOWN_MODELS, UPSTREAM_BATCH_SIZES
-from tfcnnwrap.sweep.sweep import shell_lines
+from tfcnnwrap.sweep.main import shell_lines
 
 POSIX = pytest.mark.skipif(os.name != "posix", reason="runs the printed line in sh")
 MIRROR = Path("/work/.mirror/tensorflow+benchmarks/repo")

@@ -63,5 +63,5 @@ def test_a_node_failure_is_a_failed_run_when_slurm_cannot_say_whether_the_job_is
     def no_answer(*args, **kwargs):
         raise error
 
-    monkeypatch.setattr(slurm, "_slurm", no_answer)
+    monkeypatch.setattr(slurm, "run_slurm", no_answer)
     assert nodewatch.NodeWatch("7").allocation_ending() is False

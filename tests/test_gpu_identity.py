@@ -6,7 +6,7 @@ from bundledata import logged_sweep, variants, write_bundles
 
 from tfcnnwrap.results.gpuid import gpu_identity, is_plain, same_gpu
 from tfcnnwrap.share import bundle as bundles
-from tfcnnwrap.share.bundleexport import build
+from tfcnnwrap.share.export import build
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from test_doctor import WITH_FAKE_SMI, check, doctor_json
 
-from tfcnnwrap.target import gpusetup
-from tfcnnwrap.target.gpusetup import install_hint
+from tfcnnwrap.environment import gpusetup
+from tfcnnwrap.environment.gpusetup import install_hint
 
 ROOT = Path(__file__).resolve().parent.parent
 POSIX_ONLY = pytest.mark.skipif(os.name == "nt", reason="the stand-in nvidia-smi is a shebang script")

@@ -19,10 +19,10 @@ import pytest
 from conftest import assert_clean_error
 from realtf import MARKS, REAL_TF_PYTHON, REPO
 
+from tfcnnwrap.environment import datagen
 from tfcnnwrap.results.plan import Plan
 from tfcnnwrap.results.references import Result, closest_row
 from tfcnnwrap.run import telemetry
-from tfcnnwrap.target import datagen
 
 NO_SMI = {telemetry.ENV_NVIDIA_SMI: "none"}
 OLD_TF_PYTHON = os.environ.get("TFCNNWRAP_OLD_TF_PYTHON")

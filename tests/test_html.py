@@ -10,8 +10,8 @@ import pytest
 from conftest import REPO_ROOT, assert_clean_error, cli_env
 from htmldata import HOSTILE_GPU, missing_numbers, page_text, seed_sweep
 
-from tfcnnwrap.pages import htmlcharts
-from tfcnnwrap.pages.htmlpage import num
+from tfcnnwrap.pages import svgcharts
+from tfcnnwrap.pages.reportpage import num
 
 AGAINST = "1080-Ti,2080,2080-Ti,Vega 64,V100"
 
@@ -122,18 +122,18 @@ def test_number_rule():
 
 
 def test_bar_chart_puts_zero_the_rule_and_whiskers_where_they_belong():
-    chart = htmlcharts.bar_chart("t", [htmlcharts.Bar("a", 50.0, "50", 40.0, 60.0),
-                                       htmlcharts.Bar("b", -20.0, "-20", kind="down")], rule=(100.0, "level"))
+    chart = svgcharts.bar_chart("t", [svgcharts.Bar("a", 50.0, "50", 40.0, 60.0),
+                                       svgcharts.Bar("b", -20.0, "-20", kind="down")], rule=(100.0, "level"))
     a, b = chart.bars
     zero = a["x"]
     assert b["x"] + b["w"] == pytest.approx(zero)  # a negative bar ends at zero, left of it
     assert a["whisker"]["x1"] < a["x"] + a["w"] < a["whisker"]["x2"]
     assert chart.rule["x"] > a["whisker"]["x2"]
-    assert htmlcharts.LABEL_W <= min(b["x"], zero) and chart.rule["x"] <= htmlcharts.WIDTH
+    assert svgcharts.LABEL_W <= min(b["x"], zero) and chart.rule["x"] <= svgcharts.WIDTH
 
 
 def test_line_chart_without_points_is_none():
-    assert htmlcharts.line_chart("t", [("run 1", [], "solid")]) is None
+    assert svgcharts.line_chart("t", [("run 1", [], "solid")]) is None
 
 
 @pytest.mark.parametrize("fmt", ["json", "markdown", "csv"])
@@ -164,7 +164,7 @@ def test_report_plot_with_html_is_refused_in_one_line(cli, sweeps, tmp_path):
 
 
 def test_flags_are_read_from_the_row_not_computed():
-    from tfcnnwrap.pages.htmlpage import flag_texts
+    from tfcnnwrap.pages.reportpage import flag_texts
 
     row = {"flags": ["outlier", "throttled"], "throttle_reasons": "sw_thermal_slowdown:3", "ci95_wide": True}
     assert flag_texts(row) == ["outlier", "throttled: sw_thermal_slowdown:3"]  # `flags` as the report set it
@@ -190,7 +190,7 @@ def test_flags_show_in_the_page(cli, tmp_path):
 
 
 def test_scaling_chart_has_the_ideal_line():
-    from tfcnnwrap.pages.htmlpage import scaling_chart
+    from tfcnnwrap.pages.reportpage import scaling_chart
 
     rows = [{"model": "resnet50", "num_gpus": n, "mean": m} for n, m in ((1, 100.0), (2, 180.0), (4, 300.0))]
     chart = scaling_chart(rows)

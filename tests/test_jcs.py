@@ -13,8 +13,8 @@ import pytest
 from bundledata import logged_sweep
 
 from tfcnnwrap.share import bundle as bundles
-from tfcnnwrap.share.bundlecheck import VERIFIED, verify
-from tfcnnwrap.share.bundleexport import build
+from tfcnnwrap.share.export import build
+from tfcnnwrap.share.verify import VERIFIED, verify
 
 # Numbers and keys where JSON writers differ: Python writes 40.0, 9007199254740991.0 and 1.5e-07 and sorts keys by
 # code point; JCS writes 40, 9007199254740991 and 1.5e-7 as ECMAScript does and sorts by UTF-16 code units (U+1F600

@@ -11,7 +11,7 @@ from bundledata import logged_sweep, variants, write_bundles
 from conftest import assert_clean_error, cli_env
 
 from tfcnnwrap.share import bundle as bundles
-from tfcnnwrap.share.bundleexport import build
+from tfcnnwrap.share.export import build
 
 ROW_KEYS = {"id", "gpu", "model", "batch_size", "precision", "num_gpus", "images_per_sec", "verified", "created_at"}
 

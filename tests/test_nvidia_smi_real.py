@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tfcnnwrap.environment import quiet
 from tfcnnwrap.run import gpusamples, telemetry
-from tfcnnwrap.target import quiet
 
 DATA = Path(__file__).resolve().parent / "data" / "nvidia-smi"
 A100 = "q-a100-sxm4-40gb-535.129.03-linux.txt"
@@ -113,7 +113,7 @@ def test_every_field_tfcnnwrap_queries_is_one_the_535_driver_lists():
 
 def test_choose_fields_picks_the_event_reasons_and_the_pcie_link_from_the_real_535_help(monkeypatch):
     asked = []
-    monkeypatch.setattr(telemetry, "_run_smi", lambda args, *a, **k: asked.append(args) or (0, read(HELP_535)))
+    monkeypatch.setattr(telemetry, "run_smi", lambda args, *a, **k: asked.append(args) or (0, read(HELP_535)))
     fields = telemetry.choose_fields("nvidia-smi")
     assert fields == telemetry.LEGACY_FIELDS + ("clocks_event_reasons.active",) + telemetry.PCIE_FIELDS
     assert asked == [["nvidia-smi", "--help-query-gpu"]]  # the help was enough: no trial query
@@ -246,6 +246,6 @@ def test_a_sample_line_of_the_fields_the_535_driver_is_asked_for_reads_what_q_sh
 def test_query_gpus_reads_the_name_driver_and_memory_a_person_reads_in_q(monkeypatch, name, gpu):
     line = query_line(read(name), telemetry.INFO_FIELDS) + "\n"
     monkeypatch.setattr(telemetry, "find_nvidia_smi", lambda explicit=None: "nvidia-smi")
-    monkeypatch.setattr(telemetry, "_run_smi", lambda args, *a, **k: (0, line))
+    monkeypatch.setattr(telemetry, "run_smi", lambda args, *a, **k: (0, line))
     info = telemetry.query_gpus()
     assert info == {"path": "nvidia-smi", "driver_version": gpu["driver_version"], "gpus": [gpu]}

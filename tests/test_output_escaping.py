@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from tfcnnwrap import prose, render
 from tfcnnwrap.share import bundle as bundles
-from tfcnnwrap.share.bundleexport import build
+from tfcnnwrap.share.export import build
 
 # What must never leave tfcnnwrap as it came: C0 and C1 controls (newline, tab, CR, ESC included), DEL, the
 # line and paragraph separators and every bidi mark, embedding, override and isolate.
@@ -142,7 +142,7 @@ def test_a_message_and_a_printed_line_are_one_line(text):
 @settings(max_examples=200, deadline=None)
 @given(TEXT)
 def test_a_page_shows_every_value_escaped(text):
-    from tfcnnwrap.pages.htmlpage import environment
+    from tfcnnwrap.pages.reportpage import environment
 
     page = (
         environment()

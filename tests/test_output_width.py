@@ -9,7 +9,7 @@ import pytest
 from bundledata import logged_sweep, write_bundles
 from conftest import run_cli
 
-from tfcnnwrap.share.bundleexport import build
+from tfcnnwrap.share.export import build
 
 pytestmark = [
     pytest.mark.slow,

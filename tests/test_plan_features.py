@@ -2,10 +2,10 @@
 
 from sweepdata import seed_runs, sweep_meta
 
+from tfcnnwrap.environment import features
 from tfcnnwrap.present.report import title_parts
 from tfcnnwrap.results import plan
 from tfcnnwrap.results.records import SweepMeta
-from tfcnnwrap.target import features
 
 
 def _meta_with(**plan_fields):

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from sweepdata import write_sweep
 
-from tfcnnwrap.compare.compareab import sweep_vs_sweeps
+from tfcnnwrap.compare.ab import sweep_vs_sweeps
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.present import plothistory
 

@@ -9,7 +9,7 @@ from matplotlib.colors import to_hex
 from matplotlib.container import ErrorbarContainer
 from sweepdata import write_sweep
 
-from tfcnnwrap.compare.compareab import sweep_vs_sweeps
+from tfcnnwrap.compare.ab import sweep_vs_sweeps
 from tfcnnwrap.present import plot
 
 # every test here draws figures with matplotlib: seconds in process, so out of the everyday loop
@@ -19,7 +19,7 @@ KEEP = os.environ.get("TFCNNWRAP_KEEP_PLOTS")
 
 def keep(fig, name):
     if KEEP:
-        plot._save(fig, Path(KEEP) / name)
+        plot.save_figure(fig, Path(KEEP) / name)
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import make_fake_tf_env, site_packages
 
+from tfcnnwrap.environment import _probe, probe
 from tfcnnwrap.errors import SetupError
-from tfcnnwrap.target import _probe, probe
 
 POSIX_ONLY = pytest.mark.skipif(os.name == "nt", reason="signals and shebang scripts are POSIX")
 FAKE_NVSMI = Path(__file__).resolve().parent / "fake" / "nvidia-smi"

@@ -57,7 +57,7 @@ def test_sweep_warnings_on_a_terminal_fit_and_keep_units(width):
 
     from rich.console import Console
 
-    from tfcnnwrap.sweep.sweep import _warn
+    from tfcnnwrap.sweep.main import _warn
 
     console = Console(file=io.StringIO(), width=width, force_terminal=True, color_system=None)
     _warn(SimpleNamespace(warn_console=console), THROTTLE)
@@ -73,7 +73,7 @@ def test_sweep_warnings_off_a_terminal_stay_one_line():
 
     from rich.console import Console
 
-    from tfcnnwrap.sweep.sweep import _warn
+    from tfcnnwrap.sweep.main import _warn
 
     console = Console(file=io.StringIO(), width=60, force_terminal=False, color_system=None)
     _warn(SimpleNamespace(warn_console=console), THROTTLE + " [not markup]")

@@ -7,7 +7,7 @@ import os
 import pytest
 from test_doctor import FAKE_DIR, check, doctor_json
 
-from tfcnnwrap.target import quiet
+from tfcnnwrap.environment import quiet
 
 POSIX_ONLY = pytest.mark.skipif(os.name == "nt", reason="the stand-in nvidia-smi is a shebang script")
 NOISY = {"FAKE_NVSMI_QUIET": "Disabled,200.00,250.00,1380,1530,8,16", "FAKE_NVSMI_APPS": "4242,/usr/bin/python3,1024"}

@@ -6,9 +6,9 @@ import json
 from test_doctor import CHECKOUT, synthetic_report
 from test_sweep import ips_env, sweep_args
 
+from tfcnnwrap.environment import doctor, envinfo
+from tfcnnwrap.environment.probe import ProbeAnswer
 from tfcnnwrap.results.records import Resumption, SweepMeta
-from tfcnnwrap.target import doctor, envinfo
-from tfcnnwrap.target.probe import ProbeAnswer
 
 # sweep.json's keys in the order the sweep has always written them (results-format.md)
 WRITTEN_KEYS = [

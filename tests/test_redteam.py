@@ -116,7 +116,7 @@ def test_a_candidate_given_twice_to_compare_is_refused(cli, tmp_path, vendor, tf
 @pytest.mark.parametrize("huge", [1e308, 1.7e308])
 def test_an_absurd_figure_in_runs_jsonl_is_no_internal_error_in_compare(cli, tmp_path, vendor, tf112, huge):
     # a hand-edited or corrupted runs.jsonl: (x - mean) ** 2 overflowed in Welch's test -> exit 3
-    from tfcnnwrap.compare.compareab import change_interval, welch
+    from tfcnnwrap.compare.ab import change_interval, welch
 
     assert welch([huge, 1.0], [1.0, 2.0]) == (None, None)
     assert change_interval([huge, 1.0], [1.0, 2.0]) == (None, None)

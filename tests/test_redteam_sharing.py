@@ -13,7 +13,7 @@ from bundledata import logged_sweep
 from conftest import assert_clean_error
 
 from tfcnnwrap.share import bundle as bundles
-from tfcnnwrap.share.bundleexport import build
+from tfcnnwrap.share.export import build
 
 
 @pytest.fixture
@@ -170,10 +170,10 @@ def test_a_second_pull_of_one_url_into_one_library_says_a_pull_is_running(cli, t
     # network"; the pull cache is now locked for the whole pull (here the test holds the lock)
     import subprocess
 
+    from tfcnnwrap.environment import gitremote
     from tfcnnwrap.filelock import FileLock
+    from tfcnnwrap.share.gitrepo import cache_path
     from tfcnnwrap.share.library import Library
-    from tfcnnwrap.share.share import cache_path
-    from tfcnnwrap.target import gitremote
 
     bare = tmp_path / "results.git"
     subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)

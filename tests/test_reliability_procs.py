@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import assert_clean_error, cli_env, make_fake_tf_env, pid_alive, site_packages, wait_gone
 
-from tfcnnwrap.target import probe
+from tfcnnwrap.environment import probe
 
 POSIX = pytest.mark.skipif(os.name != "posix", reason="POSIX signals and named pipes")
 LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and pidfd are Linux's")
@@ -221,7 +221,7 @@ def test_a_probe_answer_that_is_not_an_object_is_a_setup_error(cli, tmp_path, ve
 # -- ProbeAnswer: the probe's JSON read once, typed --------------------------------------------------------
 
 def test_probe_answer_keeps_the_gpu_tri_state_and_drops_wrong_types():
-    from tfcnnwrap.target.probe import ProbeAnswer
+    from tfcnnwrap.environment.probe import ProbeAnswer
 
     seen = ProbeAnswer.from_json({"gpus": ["Tesla V100", {"name": "RTX 2070"}], "tensorflow_version": "2.4.0",
                                   "complete": True, "matmul": {"cpu_gflops": 12, "gpu_gflops": "fast"}})

@@ -76,12 +76,12 @@ def test_a_slow_squeue_at_cleanup_keeps_the_finished_run(cli, tmp_path, vendor, 
 
 @POSIX
 def test_a_slow_squeue_at_cleanup_is_a_warning(tmp_path, monkeypatch, capsys):
-    from tfcnnwrap.sweep import sweepjob
+    from tfcnnwrap.sweep import job
 
     env = slurm_tools(tmp_path, squeue=b"exec /bin/sleep 30\n")
     monkeypatch.setenv("PATH", env["PATH"])
     monkeypatch.setenv("TFCNNWRAP_SLURM_QUERY_TIMEOUT_S", "0.5")
-    assert sweepjob.release_steps_or_warn("42", ["tfcnnwrap-1-1"]) is False
+    assert job.release_steps_or_warn("42", ["tfcnnwrap-1-1"]) is False
     err = capsys.readouterr().err
     assert "warning" in err and "did not answer within 0.5 s" in err
 
@@ -117,7 +117,7 @@ def test_slurm_tool_output_is_decoded_with_replacement(tmp_path, monkeypatch):
     script.write_text("#!%s\nimport sys\nsys.stdout.buffer.write(b'ok \\xff\\xfe\\n')\n"
                       "sys.stderr.buffer.write(b'\\xe9')\n" % sys.executable)
     script.chmod(0o755)
-    done = slurm._slurm([str(script)], "tool")
+    done = slurm.run_slurm([str(script)], "tool")
     assert done.stdout == "ok \ufffd\ufffd\n" and done.stderr == "\ufffd"
 
 
@@ -329,8 +329,8 @@ def test_dry_run_without_a_checkout_says_so_and_exits_2(cli, tmp_path, tf112, mo
 
 
 def test_fp16_on_an_unknown_branch_names_the_fix():
+    from tfcnnwrap.environment import features
     from tfcnnwrap.errors import UsageError
-    from tfcnnwrap.target import features
 
     with pytest.raises(UsageError) as err:
         features.branch_flags(["fp16"], None)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import FAKE_SCRIPT, cli_env, pid_alive
 
-from tfcnnwrap.cluster import cluster
+from tfcnnwrap.cluster import localjob
 
 POSIX = pytest.mark.skipif(os.name != "posix", reason="POSIX pipes, sessions and signals")
 LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the subreaper and /proc are Linux's")
@@ -92,7 +92,7 @@ def test_a_cluster_timeout_with_a_setsid_child_holding_stdout_ends_the_job(tmp_p
     logs = tmp_path / "logs"
     logs.mkdir()
     found = {}
-    worker = threading.Thread(target=lambda: found.setdefault("outcome", cluster.run_job(
+    worker = threading.Thread(target=lambda: found.setdefault("outcome", localjob.run_job(
         base, tmp_path, env, logs, "trivial.bs8.run1", workers=1, ps=1, timeout_s=3, relative_to=tmp_path)),
         daemon=True)
     worker.start()
@@ -385,7 +385,7 @@ def test_a_squeue_that_times_out_takes_its_wrappers_children_along(tmp_path, mon
     tool.chmod(0o755)
     monkeypatch.setattr(slurm, "QUERY_TIMEOUT_S", 2)
     with pytest.raises(SetupError, match="did not answer within 2 s"):
-        slurm._slurm([tool, "--noheader"], "squeue")
+        slurm.run_slurm([tool, "--noheader"], "squeue")
     for pid in map(int, pids.read_text().split()):
         assert gone(pid), "the wrapper's child outlived the squeue timeout"
 

@@ -204,8 +204,8 @@ def test_resume_without_python_or_vendor_dir_uses_the_recorded_ones(cli, tmp_pat
 
 @POSIX
 def test_a_running_sweep_holds_the_vendor_lock_shared(tmp_path, vendor, tf112):
+    from tfcnnwrap.environment import checkout
     from tfcnnwrap.filelock import LockBusy
-    from tfcnnwrap.target import checkout
 
     fifo = tmp_path / "ready"
     os.mkfifo(fifo)

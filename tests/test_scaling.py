@@ -19,7 +19,7 @@ from tfcnnwrap.results.aggregate import add_scaling, summarize
 from tfcnnwrap.results.records import RunRecord
 from tfcnnwrap.run import telemetry
 from tfcnnwrap.run.logparse import parse_file
-from tfcnnwrap.sweep.sweep import check_gpu_counts
+from tfcnnwrap.sweep.main import check_gpu_counts
 
 ONE_GPU = {"resnet50": 176.93, "vgg16": 110.23}  # the stand-in's default one-device figures
 

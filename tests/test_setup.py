@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from conftest import COMPAT_BRANCHES, assert_clean_error, git
 
+from tfcnnwrap.environment import checkout, gitremote
 from tfcnnwrap.errors import SetupError, UsageError
-from tfcnnwrap.target import checkout, gitremote
 
 
 def setup_cli(cli, tmp_path, *args, **kw):

@@ -13,9 +13,9 @@ import pytest
 from conftest import assert_clean_error, build_fake_upstream, cli_env, git, make_vendor
 
 from tfcnnwrap.cli import build_parser
+from tfcnnwrap.environment import checkout
+from tfcnnwrap.environment import setup as setup_verb
 from tfcnnwrap.errors import SetupError
-from tfcnnwrap.target import checkout
-from tfcnnwrap.target import setup as setup_verb
 
 try:
     import resource
@@ -258,7 +258,7 @@ def test_disk_full_during_clone_leaves_nothing_half_made(cli, tmp_path):
 
 
 def test_git_saying_the_disk_is_full_names_the_disk_not_the_network(tmp_path):
-    from tfcnnwrap.target import gitremote
+    from tfcnnwrap.environment import gitremote
 
     err = gitremote.clone_failure("file:///m", "master", tmp_path / "v" / ".benchmarks-new-1", gitremote.git_message(
         "stderr: 'Cloning into x...\nfatal: write error: No space left on device\nfatal: index-pack failed'"))

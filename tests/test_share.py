@@ -12,7 +12,7 @@ from bundledata import logged_sweep, variants, write_bundles
 from conftest import GIT_ENV, assert_clean_error, cli_env, git
 
 from tfcnnwrap.share import bundle as bundles
-from tfcnnwrap.share.bundleexport import build
+from tfcnnwrap.share.export import build
 
 
 @pytest.fixture
@@ -64,24 +64,24 @@ def test_publish_adds_one_file_per_bundle_with_a_message_naming_gpu_and_conditio
 
 
 def test_a_rejected_push_is_rebased_and_retried(tmp_path, bare, monkeypatch):
-    from tfcnnwrap.share import share
+    from tfcnnwrap.share import gitrepo
 
     first = write_bundles(tmp_path / "a", [build(logged_sweep(tmp_path / "s1", values={"resnet50": 176.93}))])
     second = write_bundles(tmp_path / "b", [build(logged_sweep(tmp_path / "s2", values={"vgg16": 110.23}))])
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)
-    share.publish(next(first.iterdir()), str(bare))  # the branch exists
-    original, raced = share.ensure_identity, []
+    gitrepo.publish(next(first.iterdir()), str(bare))  # the branch exists
+    original, raced = gitrepo.ensure_identity, []
 
     def someone_pushes_first(repo):
         if not raced:
             raced.append(True)
-            share.publish(next(second.iterdir()), str(bare))  # after our clone, before our push
+            gitrepo.publish(next(second.iterdir()), str(bare))  # after our clone, before our push
         original(repo)
 
-    monkeypatch.setattr(share, "ensure_identity", someone_pushes_first)
+    monkeypatch.setattr(gitrepo, "ensure_identity", someone_pushes_first)
     third = variants(bundles.read_path(next(first.iterdir())), 1)[0]
-    _, rel, _, pushed = share.publish(next(write_bundles(tmp_path / "c", [third]).iterdir()), str(bare))
+    _, rel, _, pushed = gitrepo.publish(next(write_bundles(tmp_path / "c", [third]).iterdir()), str(bare))
     assert raced and pushed
     assert rel in tree(bare) and len(tree(bare)) == 3
     log = git(tmp_path, "--git-dir", str(bare), "log", "--format=%P", "HEAD").splitlines()

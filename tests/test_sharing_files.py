@@ -12,7 +12,7 @@ from bundledata import logged_sweep, variants, write_bundles
 from conftest import assert_clean_error
 
 from tfcnnwrap.filelock import FileLock
-from tfcnnwrap.share.bundleexport import build
+from tfcnnwrap.share.export import build
 
 
 @pytest.fixture
@@ -168,7 +168,7 @@ def test_library_under_a_regular_file_is_one_line_not_no_bundles(cli, tmp_path):
 def test_git_out_of_space_says_the_disk_is_full_not_the_network():
     from git.exc import GitCommandError
 
-    from tfcnnwrap.share.share import _git_error
+    from tfcnnwrap.share.gitrepo import _git_error
 
     exc = GitCommandError(
         ["git", "fetch"],

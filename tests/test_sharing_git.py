@@ -10,7 +10,7 @@ from bundledata import logged_sweep, variants, write_bundles
 from conftest import GIT_ENV, assert_clean_error, cli_env, git
 
 from tfcnnwrap.share import bundle as bundles
-from tfcnnwrap.share.bundleexport import build
+from tfcnnwrap.share.export import build
 
 
 @pytest.fixture
@@ -144,7 +144,7 @@ def one_blob_many_names(tmp_path, bare, bundle, count):
 
 
 def test_a_pull_checks_each_blob_once(tmp_path, bare, monkeypatch):
-    from tfcnnwrap.share import library, share
+    from tfcnnwrap.share import gitrepo, library
 
     seed = build(logged_sweep(tmp_path / "s", values={"resnet50": 176.93}))
     one_blob_many_names(tmp_path, bare, seed, 3000)
@@ -153,23 +153,23 @@ def test_a_pull_checks_each_blob_once(tmp_path, bare, monkeypatch):
     reads = []
     real = library.read_bytes
     monkeypatch.setattr(library, "read_bytes", lambda data, where: reads.append(where) or real(data, where))
-    counts, tip = share.pull(str(bare))
+    counts, tip = gitrepo.pull(str(bare))
     assert len(reads) == 1, len(reads)
     assert counts == {"imported": 1, "present": 2999, "refused": 0, "unread": 0}, counts
 
 
 def test_a_pull_reads_a_bounded_number_of_files_and_the_next_pull_goes_on(cli, tmp_path, bare, monkeypatch):
-    from tfcnnwrap.share import share
+    from tfcnnwrap.share import gitrepo
 
     seed = build(logged_sweep(tmp_path / "s", values={"resnet50": 176.93}))
     made = variants(seed, 5)
     push_tree(tmp_path, bare, lambda work: write_bundles(work / "bundles" / "nvidia" / "x", made))
     for key, value in env_for(tmp_path).items():
         monkeypatch.setenv(key, value)
-    monkeypatch.setattr(share, "MAX_READS", 3)
-    counts, _ = share.pull(str(bare))
+    monkeypatch.setattr(gitrepo, "MAX_READS", 3)
+    counts, _ = gitrepo.pull(str(bare))
     assert counts["imported"] == 3 and counts.get("unread") == 2, counts
-    counts, _ = share.pull(str(bare))
+    counts, _ = gitrepo.pull(str(bare))
     assert counts["imported"] == 2 and counts["present"] == 3 and not counts.get("unread"), counts
 
 
@@ -202,13 +202,13 @@ def test_a_refused_large_blob_stays_in_no_cache(cli, tmp_path, bare):
 
 def test_pull_of_a_head_naming_a_missing_branch_names_branches_without_bundles_or_too_many(tmp_path, bare, monkeypatch):
     from tfcnnwrap.errors import UsageError
-    from tfcnnwrap.share import share
+    from tfcnnwrap.share import gitrepo
 
     dangling_head(tmp_path, bare, [("docs", False), ("site", False)])
     for key, value in env_for(tmp_path).items():
         monkeypatch.setenv(key, value)
     with pytest.raises(UsageError, match="docs, site; none of them holds bundles: give the one to pull with --branch"):
-        share.pull(str(bare))
-    monkeypatch.setattr(share, "MAX_BRANCHES", 1)
+        gitrepo.pull(str(bare))
+    monkeypatch.setattr(gitrepo, "MAX_BRANCHES", 1)
     with pytest.raises(UsageError, match="docs, and 1 more; too many to look through"):
-        share.pull(str(bare))
+        gitrepo.pull(str(bare))

@@ -13,7 +13,7 @@ from bundledata import logged_sweep
 from conftest import assert_clean_error, spawn_cli
 
 from tfcnnwrap.share import bundle as bundles
-from tfcnnwrap.share.bundleexport import build
+from tfcnnwrap.share.export import build
 
 pytestmark = [
     pytest.mark.slow,  # every test starts ssh-keygen and tfcnnwrap

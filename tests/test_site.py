@@ -11,7 +11,7 @@ import pytest
 from conftest import assert_clean_error
 from htmldata import HOSTILE_GPU, page_text, seed_sweep, write_bundle
 
-from tfcnnwrap.pages.htmlsite import BundleError, read_bundle
+from tfcnnwrap.pages.site import BundleError, read_bundle
 
 
 def site_links(root):
@@ -159,14 +159,14 @@ def test_site_rebuilt_in_place_replaces_its_pages(cli, sources, tmp_path):
 
 @pytest.mark.slow  # forks worker processes
 def test_many_sources_are_read_in_worker_processes_alike(sources, tmp_path, monkeypatch):
-    from tfcnnwrap.pages import htmlsite
+    from tfcnnwrap.pages import site
 
     args = [str(sources["sweeps"]), str(sources["bundles"]), str(tmp_path / "bad.tfcw.json.gz")]
     (tmp_path / "bad.tfcw.json.gz").write_bytes(gzip.compress(b'{"runs": "no"}'))
-    alone = htmlsite.collect(args, tmp_path)
-    monkeypatch.setattr(htmlsite, "PARALLEL_FROM", 2)
-    monkeypatch.setattr(htmlsite.os, "cpu_count", lambda: 2)
-    pooled = htmlsite.collect(args, tmp_path)
+    alone = site.collect(args, tmp_path)
+    monkeypatch.setattr(site, "PARALLEL_FROM", 2)
+    monkeypatch.setattr(site.os, "cpu_count", lambda: 2)
+    pooled = site.collect(args, tmp_path)
     assert [(e.slug, e.view.rows, e.view.log_links) for e in pooled[0]] == \
         [(e.slug, e.view.rows, e.view.log_links) for e in alone[0]]
     assert len(pooled[0]) == 4 and pooled[1] == alone[1] and "no list of runs" in pooled[1][0]

@@ -82,16 +82,16 @@ def test_bundle_without_logs_is_shown_marked_unverified(cli, tmp_path):
 
 def test_pages_never_write_to_a_log_name_even_past_the_checks(tmp_path):
     """Defence in depth under the checks: an entry whose log names are paths still gets counter-named files."""
-    from tfcnnwrap.pages import htmlsite
+    from tfcnnwrap.pages import site
 
     path = write_bundle(tmp_path / "evil.tfcw.json.gz")
     data = json.loads(gzip.decompress(path.read_bytes()))
     data["logs"] = {"../../../../escaped.txt": {"sha256": "", "text": "x"}, "/etc/passwd": {"text": "y"}}
     data["runs"][0]["log"] = "../../../../escaped.txt"
-    entry = htmlsite.bundle_entry(path, data)
-    entry.slug = htmlsite.slug("evil", entry.key)
+    entry = site.bundle_entry(path, data)
+    entry.slug = site.slug("evil", entry.key)
     out = tmp_path / "deep" / "er" / "site"
     out.mkdir(parents=True)
-    htmlsite.build_site([entry], htmlsite.SiteWriter(out), [])
+    site.build_site([entry], site.SiteWriter(out), [])
     assert not list(tmp_path.rglob("escaped.txt"))
     assert sorted(p.name for p in (out / "logs").rglob("*") if p.is_file()) == ["0.txt", "1.txt"]

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT, cli_env, pid_alive, run_cli
 
-from tfcnnwrap.cluster import clusterplan, nodewatch
+from tfcnnwrap.cluster import layout, nodewatch
 from tfcnnwrap.run import telemetry
 
 # Under pytest-xdist (-n 2, --dist loadfile in pyproject) every test of this file runs on one worker, one after
@@ -212,10 +212,10 @@ def master_vendor(tmp_path):
 
 
 def test_each_task_gets_a_node_of_its_own_when_there_are_enough():
-    plan = clusterplan.build_plan("parameter_server", workers=2, ps=1, hosts=["n1", "n2", "n3"], base_port=4000)
+    plan = layout.build_plan("parameter_server", workers=2, ps=1, hosts=["n1", "n2", "n3"], base_port=4000)
     assert [(t.name, t.host, t.port) for t in plan.tasks] == [("ps0", "n1", 4000), ("worker0", "n2", 4000),
                                                               ("worker1", "n3", 4000)]
-    dar = clusterplan.build_plan("distributed_all_reduce", workers=2, hosts=["n1", "n2", "n3"])
+    dar = layout.build_plan("distributed_all_reduce", workers=2, hosts=["n1", "n2", "n3"])
     assert [t.host for t in dar.tasks] == ["n1", "n2", "n3"]
 
 

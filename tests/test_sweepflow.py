@@ -12,11 +12,11 @@ import pytest
 from conftest import assert_clean_error, make_vendor
 from test_sweep import _start_sweep, _wait_hanging, read_runs
 
+from tfcnnwrap.environment import features
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.results.plan import Plan, RunSpec
 from tfcnnwrap.results.records import RunRecord
 from tfcnnwrap.sweep import schedule
-from tfcnnwrap.target import features
 
 MIRROR = Path("/work/.mirror/tensorflow+benchmarks/repo")
 POSIX = pytest.mark.skipif(os.name != "posix", reason="POSIX signals and named pipes")
@@ -436,7 +436,7 @@ def test_oom_hint_halves_the_batch_size():
 def test_sweep_directory_names_carry_the_utc_offset():
     from datetime import datetime, timedelta, timezone
 
-    from tfcnnwrap.sweep.sweep import sweep_stamp
+    from tfcnnwrap.sweep.main import sweep_stamp
 
     stamp = sweep_stamp(datetime(2026, 11, 30, 10, 15, 0, tzinfo=timezone(timedelta(hours=1))))
     assert stamp == "20261130-101500+0100"

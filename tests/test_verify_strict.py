@@ -17,8 +17,8 @@ from sweepdata import write_sweep
 
 from tfcnnwrap.results.gpuid import same_gpu
 from tfcnnwrap.share import bundle as bundles
-from tfcnnwrap.share.bundlecheck import TOTAL_OVER_STEP, VERIFIED, log_gpus, verify
-from tfcnnwrap.share.bundleexport import build
+from tfcnnwrap.share.export import build
+from tfcnnwrap.share.verify import TOTAL_OVER_STEP, VERIFIED, log_gpus, verify
 
 DEVICE_LINE = (
     "2026-11-30 10:00:01.000000: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1432] Found device 0 "
@@ -293,7 +293,7 @@ def test_device_lines_of_tensorflow_1_and_2_name_their_gpu():
     ],
 )
 def test_the_total_against_the_last_step_line(steps, total, batches, ok):
-    from tfcnnwrap.share.bundlecheck import _Expected, _steps_findings, parse_text
+    from tfcnnwrap.share.verify import _Expected, _steps_findings, parse_text
 
     text = log_text("resnet50", 64, steps).replace("total images/sec: %.2f" % steps, "total images/sec: %.2f" % total)
     text = text.replace("Num batches: 100", "Num batches: %d" % batches)
@@ -434,7 +434,7 @@ LAMBDA_LOGS = Path("/work/.mirror/lambdal+lambda-tensorflow-benchmark/repo")  # 
 def test_no_real_log_of_lambdas_corpus_fails_a_rule():
     """Every real tf_cnn_benchmarks log with a total in Lambda's corpus passes the per-log rules, its GPU being
     the one its own first device line names and its conditions its own header's."""
-    from tfcnnwrap.share import bundlecheck as bc
+    from tfcnnwrap.share import verify as bc
 
     git = ["git", "--git-dir", str(LAMBDA_LOGS)]
     listing = subprocess.run(git + ["ls-tree", "-r", "HEAD", "logs/"], stdout=subprocess.PIPE, check=True).stdout

@@ -6,8 +6,8 @@ import sys
 import pytest
 from conftest import COMPAT_BRANCHES
 
+from tfcnnwrap.environment import versions
 from tfcnnwrap.errors import SetupError, UsageError
-from tfcnnwrap.target import versions
 
 UPSTREAM = COMPAT_BRANCHES + ["master", "keras-benchmarks", "s4tf", "cpbr-patch"]
 
@@ -149,7 +149,7 @@ def test_needs_legacy_keras(version, needed):
 
 def test_versions_module_imports_nothing_heavy():
     code = (
-        "import sys, tfcnnwrap.target.versions; "
+        "import sys, tfcnnwrap.environment.versions; "
         "heavy = [m for m in ('git', 'pandas', 'rich', 'scipy', 'tensorflow') if m in sys.modules]; "
         "print(heavy)"
     )

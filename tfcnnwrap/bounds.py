@@ -110,5 +110,5 @@ FAIL_ON_REGRESSION = Bound("--fail-on-regression", 0, 100, whole=False, unit="pe
 # a GPU's price and power: below 1 USD or 1 W no card exists, and a tiny one (1e-300) made 300-digit figures
 PRICE = Bound("--price", 1, 10000000, whole=False, unit="USD")
 WATTS = Bound("--watts", 1, 100000, whole=False, unit="W")
-# What a bundle from someone else may claim (tfcnnwrap.share.bundlecheck): no GPU sustains a million images/sec.
+# What a bundle from someone else may claim (tfcnnwrap.share.verify): no GPU sustains a million images/sec.
 IMAGES_PER_SEC = Bound("images/sec", 0, 1000000, whole=False, low_open=True)

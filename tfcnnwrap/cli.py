@@ -27,32 +27,32 @@ PLOT_FORMATS = ("png", "svg", "svgz", "pdf", "ps", "eps", "jpg", "jpeg", "tif", 
 
 # verb -> "module:function"; the function takes the parsed namespace and returns the exit code.
 HANDLERS = {
-    "setup": "tfcnnwrap.target.setup:cmd_setup",
-    "sweep": "tfcnnwrap.sweep.sweep:cmd_sweep",
+    "setup": "tfcnnwrap.environment.setup:cmd_setup",
+    "sweep": "tfcnnwrap.sweep.main:cmd_sweep",
     "report": "tfcnnwrap.present.report:cmd_report",
-    "compare": "tfcnnwrap.compare.compare:cmd_compare",
+    "compare": "tfcnnwrap.compare.against:cmd_compare",
     "references": "tfcnnwrap.compare.refview:cmd_references",
     "parse": "tfcnnwrap.run.parse:cmd_parse",
-    "doctor": "tfcnnwrap.target.doctor:cmd_doctor",
+    "doctor": "tfcnnwrap.environment.doctor:cmd_doctor",
     # results to share (issue 24): bundles, the local library, git
-    "export": "tfcnnwrap.share.bundleexport:cmd_export",
-    "verify": "tfcnnwrap.share.bundlecheck:cmd_verify",
-    "sign": "tfcnnwrap.share.bundleexport:cmd_sign",
+    "export": "tfcnnwrap.share.export:cmd_export",
+    "verify": "tfcnnwrap.share.verify:cmd_verify",
+    "sign": "tfcnnwrap.share.export:cmd_sign",
     "import": "tfcnnwrap.share.library:cmd_import",
     "library": "tfcnnwrap.share.library:cmd_library",
-    "publish": "tfcnnwrap.share.share:cmd_publish",
-    "pull": "tfcnnwrap.share.share:cmd_pull",
+    "publish": "tfcnnwrap.share.gitrepo:cmd_publish",
+    "pull": "tfcnnwrap.share.gitrepo:cmd_pull",
     "completion": "tfcnnwrap.completion:cmd_completion",
     "init-repo": "tfcnnwrap.share.resultsrepo:cmd_init_repo",
-    "site": "tfcnnwrap.pages.htmlsite:cmd_site",
+    "site": "tfcnnwrap.pages.site:cmd_site",
     "list": "tfcnnwrap.sweep.history:cmd_list",
     "config": "tfcnnwrap.present.settingsview:cmd_config",
 }
 # --format html goes to the page builders, which call the verb's own code (report and compare import no
 # page code, so no module imports one that imports it back).
 HTML_HANDLERS = {
-    "report": "tfcnnwrap.pages.htmlpage:cmd_report_html",
-    "compare": "tfcnnwrap.pages.htmlcompare:cmd_compare_html",
+    "report": "tfcnnwrap.pages.reportpage:cmd_report_html",
+    "compare": "tfcnnwrap.pages.comparepage:cmd_compare_html",
 }
 # verify --repo DIR checks a results repository's tree (share/resultsrepo.py, above verify's own module).
 REPO_HANDLERS = {"verify": "tfcnnwrap.share.resultsrepo:cmd_verify_repo"}

@@ -27,7 +27,7 @@ from tfcnnwrap.cluster import slurm
 from tfcnnwrap.errors import TfcnnwrapError
 
 if TYPE_CHECKING:
-    from tfcnnwrap.cluster.clusterplan import Task
+    from tfcnnwrap.cluster.layout import Task
 
 NODE_FAILURE = re.compile(rb"srun: error: Node failure on ([A-Za-z0-9_.\-\[\],]+)")
 TAIL_BYTES = 64 * 1024
@@ -71,7 +71,7 @@ class NodeWatch:
         if self.job_id is None:
             return False
         try:
-            done = slurm._slurm(["squeue", "--noheader", "--jobs=%s" % self.job_id, "--format=%T"],
+            done = slurm.run_slurm(["squeue", "--noheader", "--jobs=%s" % self.job_id, "--format=%T"],
                                 "squeue --jobs=%s" % self.job_id, check=False)
         except (TfcnnwrapError, OSError):
             # No answer (a controller busy with the failure, no process to be had): the run failed on its node,

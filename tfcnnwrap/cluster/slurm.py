@@ -59,7 +59,7 @@ def query_timeout_s(environ: Optional[Mapping[str, str]] = None) -> float:
     return value
 
 
-def _slurm(argv: List[Union[str, Path]], what: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+def run_slurm(argv: List[Union[str, Path]], what: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     """Run a Slurm client command; returns the CompletedProcess (text, undecodable bytes replaced: a node or
     job name in another encoding is no reason to stop a sweep). A missing command is a set-up error, and so is
     one that does not answer within ``query_timeout_s()``."""
@@ -112,7 +112,7 @@ def allocation(environ: Optional[Mapping[str, str]] = None) -> Allocation:
     if not nodelist:
         raise UsageError("SLURM_JOB_ID is %s but SLURM_JOB_NODELIST is not set: run tfcnnwrap in the "
                          "allocation's own shell or batch script, not with a hand-set SLURM_JOB_ID" % job_id)
-    done = _slurm(["scontrol", "show", "hostnames", nodelist], "scontrol show hostnames %s" % nodelist)
+    done = run_slurm(["scontrol", "show", "hostnames", nodelist], "scontrol show hostnames %s" % nodelist)
     nodes = tuple(line.strip() for line in done.stdout.splitlines() if line.strip())
     if not nodes:
         raise SetupError("scontrol show hostnames %s named no host" % nodelist)
@@ -136,7 +136,7 @@ def job_nodes(job_id: str, fallback: Sequence[str]) -> Tuple[str, ...]:
     asking for it is refused. ``fallback`` (the allocation's nodes) when Slurm does not say, with a warning
     when its tool hung or could not run: a slow controller is no reason to lose the run."""
     try:
-        done = _slurm(["squeue", "--noheader", "--jobs=%s" % job_id, "--format=%N"], "squeue --jobs=%s" % job_id,
+        done = run_slurm(["squeue", "--noheader", "--jobs=%s" % job_id, "--format=%N"], "squeue --jobs=%s" % job_id,
                       check=False)
     except SetupError as exc:
         sys.stderr.write("tfcnnwrap sweep: warning: %s; the run uses the allocation's nodes\n" % exc.message)
@@ -144,7 +144,7 @@ def job_nodes(job_id: str, fallback: Sequence[str]) -> Tuple[str, ...]:
     nodelist = done.stdout.strip().splitlines()[0].strip() if done.returncode == 0 and done.stdout.strip() else ""
     if not nodelist:
         return tuple(fallback)
-    expanded = _slurm(["scontrol", "show", "hostnames", nodelist], "scontrol show hostnames %s" % nodelist,
+    expanded = run_slurm(["scontrol", "show", "hostnames", nodelist], "scontrol show hostnames %s" % nodelist,
                       check=False)
     nodes = tuple(line.strip() for line in expanded.stdout.splitlines() if line.strip())
     return nodes if expanded.returncode == 0 and nodes else tuple(fallback)
@@ -195,7 +195,7 @@ def unique_step_name(prefix: str = "tfcnnwrap") -> str:
 def find_step(job_id: str, job_name: str) -> Optional[str]:
     """The step id (``"0"`` of ``123.0``) of the running step named ``job_name`` in job ``job_id``, or None
     when there is none (not started yet, already ended, or the job itself is gone)."""
-    done = _slurm(["squeue", "--noheader", "--steps", "--jobs=%s" % job_id, "--format=%i|%j"],
+    done = run_slurm(["squeue", "--noheader", "--steps", "--jobs=%s" % job_id, "--format=%i|%j"],
                   "squeue --steps --jobs=%s" % job_id, check=False)
     if done.returncode != 0:  # "Invalid job id specified": the job has ended
         return None
@@ -209,7 +209,7 @@ def find_step(job_id: str, job_name: str) -> Optional[str]:
 
 def running_steps(job_id: str) -> List[str]:
     """Ids (``"123.0"``) of the steps running in job ``job_id``, the batch and extern steps left out."""
-    done = _slurm(["squeue", "--noheader", "--steps", "--jobs=%s" % job_id, "--format=%i"],
+    done = run_slurm(["squeue", "--noheader", "--steps", "--jobs=%s" % job_id, "--format=%i"],
                   "squeue --steps --jobs=%s" % job_id, check=False)
     if done.returncode != 0:
         return []
@@ -220,7 +220,7 @@ def running_steps(job_id: str) -> List[str]:
 def cancel_step(job_id: str, step_id: str) -> bool:
     """``scancel JOB.STEP``: every task of the step gets SIGTERM, then SIGKILL after the cluster's KillWait.
     False when Slurm refused (the step had already ended)."""
-    return _slurm(["scancel", "%s.%s" % (job_id, step_id)], "scancel %s.%s" % (job_id, step_id),
+    return run_slurm(["scancel", "%s.%s" % (job_id, step_id)], "scancel %s.%s" % (job_id, step_id),
                   check=False).returncode == 0
 
 

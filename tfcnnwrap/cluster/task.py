@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Tuple
 
-from tfcnnwrap.cluster.clusterplan import ClusterPlan, Task
+from tfcnnwrap.cluster.layout import ClusterPlan, Task
 from tfcnnwrap.errors import EXIT_USAGE, TfcnnwrapError, UsageError
 
 if TYPE_CHECKING:

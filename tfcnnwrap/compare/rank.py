@@ -139,7 +139,7 @@ def _with_rank(row: RankRow, rank_number: int) -> RankRow:
 
 def cmd_rank(args: Namespace, sweep_dir: Union[Path, str], fmt: str, plot_path: Optional[str] = None,
              page: Optional[Callable[[Ranking], object]] = None) -> int:
-    """``page``: a function writing the ranking's page (``--format html``, from htmlcompare)."""
+    """``page``: a function writing the ranking's page (``--format html``, from comparepage)."""
     ranking = rank(sweep_dir, per=args.per, price=args.price,
                    watts=args.watts, references_csv=args.references,
                    strict=bool(args.strict), host=args.host,

@@ -1,6 +1,6 @@
 """How sweep against sweep reads: what differs between the sweeps' environments (a short list above each
 table), the change with its 95% interval and significance per configuration, and the JSON, CSV, Markdown
-and table forms; one row set per candidate (compareab computes)."""
+and table forms; one row set per candidate (compare.ab computes)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, TextIO, Tuple, Union
 
 from tfcnnwrap import render
-from tfcnnwrap.present.comparetext import GEOMEAN, _emit_text
+from tfcnnwrap.present.comparetext import GEOMEAN, emit_text
 
 if TYPE_CHECKING:
     from tfcnnwrap.results.comparison import ABResult, SweepComparison
@@ -175,7 +175,7 @@ def render_ab(result: ABResult, fmt: str, stream: Optional[TextIO] = None) -> No
                                                                    comparison.baseline.label())
         rows, columns = ab_text_rows(comparison, short=(fmt != "markdown"))
         line = verdict(comparison)
-        _emit_text(rows, columns, title, ab_notes(comparison), fmt, stream,
+        emit_text(rows, columns, title, ab_notes(comparison), fmt, stream,
                    before=(["Verdict: " + line] if line else []) + environment_lines(comparison))
 
 

@@ -202,13 +202,13 @@ def render_against(comparison: AgainstReferences, fmt: str, stream: Optional[Tex
         return
     title = "%s against published references (images/sec)" % comparison.sweep.label()
     rows, columns = against_text_rows(comparison, short=(fmt != "markdown"))
-    _emit_text(rows, columns, title, against_notes(comparison), fmt, stream)
+    emit_text(rows, columns, title, against_notes(comparison), fmt, stream)
 
 
 # -- tables ----------------------------------------------------------------------------------------------
 
 
-def _emit_text(rows: Sequence[Mapping[str, Optional[str]]], columns: Sequence[Any], title: Optional[str],
+def emit_text(rows: Sequence[Mapping[str, Optional[str]]], columns: Sequence[Any], title: Optional[str],
                notes: Sequence[str], fmt: str, stream: TextIO, before: Sequence[str] = ()) -> None:
     # columns: (key, header[, priority]) tuples; Any, as the callers' variables held CSV column names first
     """The title, the ``before`` lines (a short list: a line indented by two spaces is an item), the table,

@@ -50,7 +50,7 @@ def fit_title(title: str, width_in: float, fontsize: float = 12, em: float = 0.6
     return "\n".join(textwrap.wrap(title, chars, break_on_hyphens=False)) or title
 
 
-def _figure(panels: Sequence[Dict[str, Any]], title: str, footnotes: Sequence[str] = ()) -> Figure:
+def new_figure(panels: Sequence[Dict[str, Any]], title: str, footnotes: Sequence[str] = ()) -> Figure:
     """A Figure with one horizontal-bar panel per entry of ``panels``.
 
     A panel is {"title", "bars": [{"label", "value", "text", "color", "hatch"}], "xlabel", "line"}; bars are
@@ -144,7 +144,7 @@ def _draw_panel(ax: Axes, panel: Dict[str, Any]) -> None:
     ax.set_axisbelow(True)
 
 
-def _save(fig: Figure, path: Union[Path, str]) -> None:
+def save_figure(fig: Figure, path: Union[Path, str]) -> None:
     """Render ``fig`` in the format its suffix names and put it at ``path`` at once, never through a link.
 
     The CLI checks the path first (cli._plot_path); this refuses the same cases for other callers, because
@@ -198,7 +198,7 @@ def plot_against(comparison: AgainstReferences, path: str) -> None:
                      % conditions_line(comparison.conditions, ", ", count_unit(comparison.sweep)))
     sweep = comparison.sweep
     title = "%s (measured) against published references" % (sweep.gpu_label() or sweep.name)
-    _save(_figure(panels, title, footnotes), path)
+    save_figure(new_figure(panels, title, footnotes), path)
 
 
 # A change reads by its direction: green faster, red slower; pale when the t-test does not call it significant
@@ -225,19 +225,19 @@ def _change_bar(
 CANDIDATE_COLORS = (CANDIDATE_COLOR, "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#1f78b4")
 
 
-def _config_label(row: Any, several_counts: bool) -> str:  # Any: a ChangeRow, num_gpus set when several_counts
+def config_label(row: Any, several_counts: bool) -> str:  # Any: a ChangeRow, num_gpus set when several_counts
     gpus = ", %d GPUs" % row.num_gpus if several_counts else ""
     return "%s, batch size %s%s" % (row.model, row.batch_size, gpus)
 
 
 def plot_ab(result: Union[ABResult, SweepComparison], path: Union[Path, str]) -> None:
     """Write ``ab_figure(result)`` to ``path``."""
-    _save(ab_figure(result), path)
+    save_figure(ab_figure(result), path)
 
 
 def ab_figure(result: Any) -> Figure:  # Any: an ABResult, or a SweepComparison read as one (getattr)
-    """Baseline against each candidate per configuration, and each change (compareab.ABResult; a single
-    compareab.SweepComparison is read as one candidate)."""
+    """Baseline against each candidate per configuration, and each change (compare.ab.ABResult; a single
+    compare.ab.SweepComparison is read as one candidate)."""
     comparisons = getattr(result, "comparisons", None) or (result,)
     base = comparisons[0].baseline
     several = len(comparisons) > 1
@@ -254,7 +254,7 @@ def ab_figure(result: Any) -> Figure:  # Any: an ABResult, or a SweepComparison 
                                                else "no ok run"}])
             change = ""
             if row.change_pct is not None:
-                label = _config_label(row, several_counts) + (" " + comparison.candidate.name if several else "")
+                label = config_label(row, several_counts) + (" " + comparison.candidate.name if several else "")
                 change_bars.append(_change_bar(label, row.change_pct, row.significant,
                                                (row.change_ci95_low, row.change_ci95_high)))
                 change = " (%+.1f%%%s)" % (row.change_pct, "*" if row.significant else "")
@@ -265,7 +265,7 @@ def ab_figure(result: Any) -> Figure:  # Any: an ABResult, or a SweepComparison 
             change_bars.append(_change_bar(label, comparison.geomean_change_pct, None))
     rows = {(r.model, r.batch_size, r.num_gpus): r for c in comparisons for r in c.rows}
     for key, bars in by_config.items():
-        panels.append({"title": _config_label(rows[key], several_counts), "bars": bars})
+        panels.append({"title": config_label(rows[key], several_counts), "bars": bars})
     if not panels:
         raise UsageError("nothing to plot: neither sweep has a model yet")
     if change_bars:
@@ -275,4 +275,4 @@ def ab_figure(result: Any) -> Figure:  # Any: an ABResult, or a SweepComparison 
     title = "%s %s against baseline %s" % ("candidates" if several else "candidate", names, base.label())
     footnotes = ["Significant (*): Welch's t-test at 95%; needs 2 or more ok runs on each side. Green: faster, "
                  "red: slower; pale: not significant."]
-    return _figure(panels, title, footnotes)
+    return new_figure(panels, title, footnotes)

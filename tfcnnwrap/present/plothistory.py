@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from typing import Any, Dict, List, Tuple
 
 from tfcnnwrap.errors import UsageError
-from tfcnnwrap.present.plot import BASELINE_COLOR, CANDIDATE_COLOR, _config_label, _save, fit_title
+from tfcnnwrap.present.plot import BASELINE_COLOR, CANDIDATE_COLOR, config_label, fit_title, save_figure
 
 MIN_SPAN = 0.10  # of the panel's highest figure: the least a value axis spans
 PANEL_SIZE = (5.0, 2.5)  # inches of one panel
@@ -59,7 +59,7 @@ def history_series(result: Any) -> List[Series]:
         for row in comparison.rows:
             key = (row.model, row.batch_size, row.num_gpus)
             if key not in found:
-                found[key] = Series(_config_label(row, several_counts))
+                found[key] = Series(config_label(row, several_counts))
                 if row.baseline is not None:
                     found[key].points.append(Point(sweep_date(base), row.baseline, base.name, True))
                     order[(key, base.name)] = -1
@@ -155,4 +155,4 @@ def _draw_series(ax: Any, one: Series, mdates: Any) -> None:
 
 def plot_history(result: Any, path: str) -> None:
     """Write ``history_figure(result)`` to ``path`` (its suffix picks the format)."""
-    _save(history_figure(result), path)
+    save_figure(history_figure(result), path)

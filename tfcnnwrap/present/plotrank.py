@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.present.comparetext import conditions_line, count_unit
-from tfcnnwrap.present.plot import MEASURED_COLOR, REFERENCE_COLOR, _figure, _save
+from tfcnnwrap.present.plot import MEASURED_COLOR, REFERENCE_COLOR, new_figure, save_figure
 from tfcnnwrap.present.ranktext import _WHAT, placement
 
 if TYPE_CHECKING:
@@ -37,6 +37,6 @@ def plot_rank(ranking: "Ranking", path: str) -> None:
                                                                ", ".join(unranked)))
 
     title = "%s among published references" % ranking.measured_row.gpu
-    # _figure gives each footnote one line of height: wrap them to the figure's width first.
+    # new_figure gives each footnote one line of height: wrap them to the figure's width first.
     lines = [part for note in footnotes for part in textwrap.wrap(note, 95)]
-    _save(_figure([panel], title, lines), path)
+    save_figure(new_figure([panel], title, lines), path)

@@ -9,7 +9,7 @@ their own durations) and, when the sweep sampled its GPU, temperature, SM clock 
 ``.gpu.csv``), one line per run in the same colour as its step line. A y-axis never spans less than a
 fixed share of its median (MIN_SPAN), so the noise of a steady run stays flat; a panel with nothing to show
 is left out; the title is wrapped to the figure's width. matplotlib (the `plot` extra) is imported only
-here, with the Agg canvas; the file is written by ``plot._save`` (suffix picks the format, atomic, never
+here, with the Agg canvas; the file is written by ``plot.save_figure`` (suffix picks the format, atomic, never
 into a missing directory).
 """
 
@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
-from tfcnnwrap.present.plot import _save, fit_title, require_matplotlib
+from tfcnnwrap.present.plot import fit_title, require_matplotlib, save_figure
 from tfcnnwrap.run import gpusamples, logparse
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ MIN_SPAN = {"images_per_sec": 0.10, "temp_c": 20.0, "sm_clock_mhz": 0.15, "power
 _STAMP = "%Y/%m/%d %H:%M:%S.%f"
 
 
-def _seconds(samples: List[Any]) -> List[Any]:
+def seconds_label(samples: List[Any]) -> List[Any]:
     """Seconds since the first sample, from nvidia-smi's timestamps (else one per sample)."""
     try:
         stamps = [datetime.strptime(s["timestamp"], _STAMP) for s in samples]
@@ -132,7 +132,7 @@ def _draw_config(
     rates = []
     for i, (run, (steps, samples)) in enumerate(zip(runs, series)):
         colour = colours(i % 10)
-        seconds = _seconds(samples)
+        seconds = seconds_label(samples)
         if steps:
             per_step = config[1] * (config[2] or 1)
             at = step_seconds(steps, per_step, _run_end(run, seconds, samples))
@@ -205,7 +205,7 @@ def draw_timeline(ax: Axes, runs: List[RunRecord], series_of: Callable) -> bool:
             samples = steps_samples[1] if steps_samples else []
             offset = (starts[id(r)] - origin).total_seconds() if id(r) in starts else None
             if samples and offset is not None:
-                temps += [((offset + t) / 60.0, s["temp_c"]) for t, s in zip(_seconds(samples), samples)
+                temps += [((offset + t) / 60.0, s["temp_c"]) for t, s in zip(seconds_label(samples), samples)
                           if s.get("temp_c") is not None]
             elif r.gpu is not None and r.gpu.max_temp_c is not None and offset is not None:
                 temps.append(((offset + (r.duration_s or 0.0)) / 60.0, r.gpu.max_temp_c))
@@ -254,4 +254,4 @@ def figure(sweep: SweepDir, title: str, runs: List[RunRecord]) -> Figure:
 
 
 def plot_runs(sweep: SweepDir, title: str, runs: List[RunRecord], path: Path) -> None:
-    _save(figure(sweep, title, runs), path)
+    save_figure(figure(sweep, title, runs), path)

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from tfcnnwrap.errors import UsageError
-from tfcnnwrap.present.plot import _save, fit_title, require_matplotlib
+from tfcnnwrap.present.plot import fit_title, require_matplotlib, save_figure
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -146,5 +146,5 @@ def scaling_figure(rows: List[SummaryRow], title: str = "Scaling: images/sec and
 
 def plot_scaling(rows: List[SummaryRow], path: Union[Path, str]) -> Union[Path, str]:
     """Write the scaling chart to ``path`` (its suffix picks the format), as compare --plot writes its own."""
-    _save(scaling_figure(rows), path)
+    save_figure(scaling_figure(rows), path)
     return path

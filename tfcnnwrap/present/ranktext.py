@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, TextIO, Tuple
 
 from tfcnnwrap import render
-from tfcnnwrap.present.comparetext import _emit_text, conditions_line, count_unit, low_trust_notes
+from tfcnnwrap.present.comparetext import conditions_line, count_unit, emit_text, low_trust_notes
 from tfcnnwrap.present.linknote import link_notes
 from tfcnnwrap.run.procs import format_command
 
@@ -154,4 +154,4 @@ def render_rank(ranking: Ranking, fmt: str, stream: Optional[TextIO] = None) -> 
     title = "%s ranked among published references by %s" % (ranking.sweep.label(), _WHAT[ranking.per])
     rows, columns = rank_text_rows(ranking, short=(fmt != "markdown"))
     notes = rank_notes(ranking)
-    _emit_text(rows, columns, title, notes[1:], fmt, stream, before=notes[:1])
+    emit_text(rows, columns, title, notes[1:], fmt, stream, before=notes[:1])

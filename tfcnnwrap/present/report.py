@@ -93,7 +93,7 @@ def _plan_conditions(meta: SweepMeta) -> Optional[Dict[str, Any]]:
     return cond
 
 
-plan_conditions = _plan_conditions  # the HTML pages (htmlpage) read the same conditions
+plan_conditions = _plan_conditions  # the HTML pages (reportpage) read the same conditions
 
 
 def _gpu_count_text(counts: List[int]) -> str:

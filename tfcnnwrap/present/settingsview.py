@@ -11,10 +11,10 @@ import sys
 from typing import TYPE_CHECKING, Dict, List, Optional
 
 from tfcnnwrap import settings
+from tfcnnwrap.environment import checkout
+from tfcnnwrap.environment.setup import DEFAULT_REPO_URL
 from tfcnnwrap.render import emit
 from tfcnnwrap.share import library
-from tfcnnwrap.target import checkout
-from tfcnnwrap.target.setup import DEFAULT_REPO_URL
 
 if TYPE_CHECKING:
     from argparse import Namespace

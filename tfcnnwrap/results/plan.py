@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, NamedTuple, Optional
 
 from tfcnnwrap import bounds
 from tfcnnwrap.bounds import OutOfBounds
-from tfcnnwrap.cluster import clusterplan
+from tfcnnwrap.cluster import layout
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.prose import some_of
 
@@ -569,7 +569,7 @@ def gpu_counts(value: Optional[Union[str, int, List[int]]]) -> List[int]:
 
 def data_fields(args: Namespace) -> Dict[str, Any]:
     """data_source (and data_dir for --data-dir) from ``--data`` / ``--data-dir``; the directory is checked by
-    the sweep (target/datagen.py), the plan stays pure."""
+    the sweep (environment/datagen.py), the plan stays pure."""
     data_dir, data = getattr(args, "data_dir", None), getattr(args, "data", None)
     source = parse_data(data) if data is not None else None
     if data_dir is not None and source is not None:
@@ -608,7 +608,7 @@ def cluster_fields(args: Namespace, variable_update: str) -> Dict[str, Any]:
     if workers is None:
         raise UsageError("--cluster %s runs distributed jobs: say how many with --workers N (and --ps N for "
                          "parameter_server)" % cluster)
-    ps, _ = clusterplan.validate(variable_update, _int(workers, bounds.WORKERS),
+    ps, _ = layout.validate(variable_update, _int(workers, bounds.WORKERS),
                                  None if ps is None else _int(ps, bounds.PS))
     return {"cluster": cluster, "workers": workers, "ps": ps}
 

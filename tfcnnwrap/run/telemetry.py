@@ -83,7 +83,7 @@ def query_gpus(nvidia_smi: Optional[str] = None, timeout: float = QUERY_TIMEOUT_
         return None
     info: dict = {"path": path, "driver_version": None, "gpus": []}
     args = [path, "--query-gpu=" + ",".join(INFO_FIELDS), "--format=csv,noheader,nounits"]
-    returncode, text = _run_smi(args, timeout)
+    returncode, text = run_smi(args, timeout)
     if returncode is None:
         info["error"] = text
         return info
@@ -122,7 +122,7 @@ class _KillAtOnce:
 _HUNG: Dict[str, str] = {}
 
 
-def _run_smi(
+def run_smi(
     args: List[str], timeout: float = QUERY_TIMEOUT_S, stops: Optional[StopRequests] = None
 ) -> Tuple[Optional[int], str]:
     """(exit code, text) of a one-shot nvidia-smi call; (None, why) when it could not run, did not answer
@@ -151,14 +151,14 @@ def choose_fields(path: Optional[str]) -> Tuple[str, ...]:
     """The sample fields this nvidia-smi knows: the legacy seven, plus throttle reasons (whichever name the
     driver uses) and the PCIe link. Asked once with ``--help-query-gpu``; a driver whose help cannot be read
     gets one trial query of the full list and, if refused, the legacy fields."""
-    code, text = _run_smi([str(path), "--help-query-gpu"])
+    code, text = run_smi([str(path), "--help-query-gpu"])
     if code == 0 and "temperature.gpu" in text:
         reasons = [f for f in REASON_FIELDS if '"%s"' % f in text or f in text.split()]
         pcie = [f for f in PCIE_FIELDS if f in text]
         return LEGACY_FIELDS + tuple(reasons[:1]) + (PCIE_FIELDS if len(pcie) == len(PCIE_FIELDS) else ())
     for reason in REASON_FIELDS:
         fields = LEGACY_FIELDS + (reason,) + PCIE_FIELDS
-        code, _ = _run_smi([str(path), "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"])
+        code, _ = run_smi([str(path), "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"])
         if code == 0:
             return fields
     return LEGACY_FIELDS
@@ -183,7 +183,7 @@ def read_temps(
 ) -> Tuple[Dict[Any, Any], Optional[str]]:
     """({GPU index: °C}, problem): problem is None, or one line saying what was wrong with nvidia-smi's
     answer (it failed, hung, gave no number; readings out of range or a GPU listed twice are left out)."""
-    code, text = _run_smi([str(path), "--query-gpu=index,temperature.gpu", "--format=csv,noheader,nounits"],
+    code, text = run_smi([str(path), "--query-gpu=index,temperature.gpu", "--format=csv,noheader,nounits"],
                           timeout, stops)
     if code is None:
         return {}, text

@@ -45,8 +45,8 @@ from tfcnnwrap.results.references import name_words
 from tfcnnwrap.results.tdist import t975
 from tfcnnwrap.share import bundle as bundles
 from tfcnnwrap.share.bundle import BundleRefused, read_bytes
-from tfcnnwrap.share.bundlecheck import FAILED, verify
 from tfcnnwrap.share.signing import Signer, add_signature, allowed_signers_path, check_all, signature_findings
+from tfcnnwrap.share.verify import FAILED, verify
 
 if TYPE_CHECKING:
     import sqlite3

@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, List, Tuple
 
 from tfcnnwrap import __version__, safefs
+from tfcnnwrap.environment import gitremote
 from tfcnnwrap.errors import EXIT_OK, SetupError, UsageError
 from tfcnnwrap.share import bundle as bundles
-from tfcnnwrap.share.bundlecheck import verify
-from tfcnnwrap.share.share import ensure_identity, repo_path
-from tfcnnwrap.target import gitremote
+from tfcnnwrap.share.gitrepo import ensure_identity, repo_path
+from tfcnnwrap.share.verify import verify
 
 if TYPE_CHECKING:
     from argparse import Namespace

@@ -32,7 +32,7 @@ from tfcnnwrap.run.logparse import ParsedLog, last_line, parse_file
 from tfcnnwrap.run.runner import RunOutcome
 from tfcnnwrap.run.runner import verdict as verdict_of
 from tfcnnwrap.sweep import runlife
-from tfcnnwrap.sweep.sweepjob import StopBridge
+from tfcnnwrap.sweep.job import StopBridge
 
 if TYPE_CHECKING:
     from types import FrameType

@@ -8,8 +8,8 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any, Dict
 
+from tfcnnwrap.environment import datagen, probe
 from tfcnnwrap.errors import SetupError, UsageError
-from tfcnnwrap.target import datagen, probe
 
 if TYPE_CHECKING:
     from tfcnnwrap.sweep.runlife import SweepContext

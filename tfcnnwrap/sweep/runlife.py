@@ -1,4 +1,4 @@
-"""A run's life in a sweep, the same for a single run, a distributed job (sweepjob) and a fleet run (fleet):
+"""A run's life in a sweep, the same for a single run, a distributed job (sweep.job) and a fleet run (fleet):
 its command, its start (the live view told, GPU sampling begun), its RunRecord, the error when it cannot run,
 and its write (runs.jsonl fsynced, then summary.csv over every run so far) before the next run starts.
 
@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 from tfcnnwrap.clock import utc_now
+from tfcnnwrap.environment.probe import ProbeAnswer
 from tfcnnwrap.errors import TfcnnwrapError
 from tfcnnwrap.results.aggregate import config_rows, order_rows, summary_csv_text
 from tfcnnwrap.results.plan import Plan, RunSpec
@@ -17,7 +18,6 @@ from tfcnnwrap.results.records import JsonObject, RunRecord, Status, SummaryRow,
 from tfcnnwrap.results.store import SweepDir, as_written, latest_runs
 from tfcnnwrap.results.summarycache import summarize_sweep, write_summary_json
 from tfcnnwrap.run.logparse import Step
-from tfcnnwrap.target.probe import ProbeAnswer
 
 if TYPE_CHECKING:  # only for annotations: rich and the samplers load when a sweep starts them
     from rich.console import Console

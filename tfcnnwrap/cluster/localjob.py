@@ -1,6 +1,6 @@
 """The local cluster backend: one benchmark run as one distributed tf_cnn_benchmarks job on this machine.
 
-Every task of a ``clusterplan.ClusterPlan`` is the upstream script in a process group of its own (``procs``),
+Every task of a ``cluster.layout.ClusterPlan`` is the upstream script in a process group of its own (``procs``),
 its merged output copied byte for byte to ``logs/<run>.<role><index>.log`` and fed to a ``LogParser`` by a
 thread blocking on its pipe. The calling thread blocks on one queue that those threads, the timeout timer and
 a ``StopSignal`` post to: nothing polls. The job's figure is the reporting task's ``total images/sec``
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from tfcnnwrap import safefs
-from tfcnnwrap.cluster.clusterplan import ClusterPlan, Task, build_plan
+from tfcnnwrap.cluster.layout import ClusterPlan, Task, build_plan
 from tfcnnwrap.run.logparse import LogParser, ParsedLog, classify, good_total, last_line
 from tfcnnwrap.run.procs import ProcessGroup
 from tfcnnwrap.run.runner import WINDOWS_WAIT_SLICE_S, Pump, RunOutcome, watch_output

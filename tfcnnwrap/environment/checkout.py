@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 from tfcnnwrap import jsontext, safefs, settings
+from tfcnnwrap.environment import versions
 from tfcnnwrap.errors import SetupError, TfcnnwrapError
 from tfcnnwrap.filelock import FileLock
-from tfcnnwrap.target import versions
 
 CHECKOUT_NAME = "benchmarks"
 MANIFEST_NAME = "tfcnnwrap-setup.json"

@@ -13,7 +13,7 @@ pull: the branch's tip fetched (depth 1) into a bare cache repository under the 
 object store: nothing of a pulled repository is ever checked out, so none of its paths is followed. A tree
 entry that is a symbolic link, or a blob over the size limit, is refused before it is read.
 
-URLs go through setup's safety check (tfcnnwrap.target.gitremote): ext::, fd:: and option-looking URLs are refused.
+URLs go through setup's safety check (tfcnnwrap.environment.gitremote): ext::, fd:: and option-looking URLs are refused.
 GitPython is imported inside functions: it finds and starts git on import.
 """
 
@@ -27,14 +27,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, TextIO, Tuple, Union
 
 from tfcnnwrap import safefs
+from tfcnnwrap.environment import gitremote
 from tfcnnwrap.errors import SetupError, TfcnnwrapError, UsageError
 from tfcnnwrap.filelock import FileLock
 from tfcnnwrap.share import bundle as bundles
-from tfcnnwrap.share.bundlecheck import FAILED, verify
-from tfcnnwrap.share.bundleexport import build
+from tfcnnwrap.share.export import build
 from tfcnnwrap.share.library import Checked, Library, check, store
 from tfcnnwrap.share.signing import add_signature, allowed_signers_path
-from tfcnnwrap.target import gitremote
+from tfcnnwrap.share.verify import FAILED, verify
 
 if TYPE_CHECKING:
     from argparse import Namespace

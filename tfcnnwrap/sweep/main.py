@@ -13,6 +13,12 @@ from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from tfcnnwrap import __version__, render, settings
 from tfcnnwrap.clock import utc_now
+from tfcnnwrap.environment import checkout, probe
+from tfcnnwrap.environment.envinfo import capture_environment
+from tfcnnwrap.environment.features import BRANCH_FLAGS, branch_flags
+from tfcnnwrap.environment.probe import ProbeAnswer, resolve_device
+from tfcnnwrap.environment.quiet import gather
+from tfcnnwrap.environment.versions import needs_legacy_keras
 from tfcnnwrap.errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -35,16 +41,10 @@ from tfcnnwrap.run.stopping import StopRequests
 from tfcnnwrap.run.telemetry import Telemetry
 from tfcnnwrap.sweep import cooling, hostdata, runlife
 from tfcnnwrap.sweep.fleet import run_fleet
+from tfcnnwrap.sweep.job import check, run_job, task_argvs
 from tfcnnwrap.sweep.live import make_display
 from tfcnnwrap.sweep.runlife import SCRIPT_NAME, Display, SweepContext, latest
 from tfcnnwrap.sweep.schedule import Schedule, oom_hints
-from tfcnnwrap.sweep.sweepjob import check, run_job, task_argvs
-from tfcnnwrap.target import checkout, probe
-from tfcnnwrap.target.envinfo import capture_environment
-from tfcnnwrap.target.features import BRANCH_FLAGS, branch_flags
-from tfcnnwrap.target.probe import ProbeAnswer, resolve_device
-from tfcnnwrap.target.quiet import gather
-from tfcnnwrap.target.versions import needs_legacy_keras
 
 if TYPE_CHECKING:  # only for annotations: rich loads when a sweep draws
     from rich.console import Console
@@ -483,7 +483,7 @@ def _before_run(ctx: SweepContext, display: Display, spec: RunSpec) -> JsonObjec
 
 
 def _run_job(ctx: SweepContext, display: Display, index: int, spec: RunSpec) -> Tuple[RunOutcome, RunRecord]:
-    """A distributed job (--cluster) or a fleet run (--fleet): see sweepjob and fleet."""
+    """A distributed job (--cluster) or a fleet run (--fleet): see sweep.job and fleet."""
     if ctx.plan.fleet:
         return run_fleet(ctx, display, index, spec)
 

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Tuple
 
 from tfcnnwrap import __version__, prose, render, settings
 from tfcnnwrap.clock import utc_now
+from tfcnnwrap.environment import checkout, gitremote, probe, versions
 from tfcnnwrap.errors import SetupError, UsageError
 from tfcnnwrap.run.procs import format_command, pip_install_command
-from tfcnnwrap.target import checkout, gitremote, probe, versions
 
 if TYPE_CHECKING:
     from argparse import Namespace

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-from tfcnnwrap.run.telemetry import _run_smi, find_nvidia_smi
+from tfcnnwrap.run.telemetry import find_nvidia_smi, run_smi
 
 # nvidia-smi --query-gpu fields, in this order (the names every driver since 2013 knows)
 GPU_FIELDS = ("index", "persistence_mode", "power.limit", "power.default_limit", "clocks.applications.graphics",
@@ -185,9 +185,9 @@ def gather(nvidia_smi: Optional[str] = None, root: str = "/", gpu: bool = True, 
     found = []
     path = find_nvidia_smi(nvidia_smi) if gpu else None
     if path is not None:
-        code, text = _run_smi([path, "--query-gpu=" + ",".join(GPU_FIELDS), "--format=csv,noheader,nounits"])
+        code, text = run_smi([path, "--query-gpu=" + ",".join(GPU_FIELDS), "--format=csv,noheader,nounits"])
         gpus = parse_gpu_state(text) if code == 0 else {}
-        code, text = _run_smi([path, "--query-compute-apps=" + ",".join(APP_FIELDS), "--format=csv,noheader,nounits"])
+        code, text = run_smi([path, "--query-compute-apps=" + ",".join(APP_FIELDS), "--format=csv,noheader,nounits"])
         apps = parse_compute_apps(text) if code == 0 else []
         found += gpu_findings(gpus, apps, on_linux=os.name == "posix")
     found += cpu_findings(root) if os.name == "posix" else []

@@ -17,9 +17,9 @@ if TYPE_CHECKING:
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
+from tfcnnwrap.environment import versions
 from tfcnnwrap.errors import SetupError, UsageError
 from tfcnnwrap.run.procs import pip_install_command
-from tfcnnwrap.target import versions
 
 SAFE_SCHEMES = ("https", "http", "ssh", "git", "file")
 LS_REMOTE_TIMEOUT_S = 60

@@ -18,18 +18,18 @@ from dataclasses import dataclass, field, replace
 from typing import IO, Any, Dict, List, Mapping, Optional, Tuple
 
 from tfcnnwrap import __version__, settings
+from tfcnnwrap.environment import checkout, versions
+from tfcnnwrap.environment.checkout import branch_for, branch_mismatch, read_manifest, script_path
+from tfcnnwrap.environment.envinfo import Environment, capture_environment
+from tfcnnwrap.environment.gpusetup import install_hint
+from tfcnnwrap.environment.probe import Bandwidth, ProbeAnswer, resolve_device, run_probe
+from tfcnnwrap.environment.quiet import gather
 from tfcnnwrap.errors import TfcnnwrapError
 from tfcnnwrap.jsontext import FORMAT
 from tfcnnwrap.render import console, to_json
 from tfcnnwrap.results.records import JsonObject, opt_object, opt_text
 from tfcnnwrap.run.procs import pip_install_command
 from tfcnnwrap.run.telemetry import query_gpus
-from tfcnnwrap.target import checkout, versions
-from tfcnnwrap.target.checkout import branch_for, branch_mismatch, read_manifest, script_path
-from tfcnnwrap.target.envinfo import Environment, capture_environment
-from tfcnnwrap.target.gpusetup import install_hint
-from tfcnnwrap.target.probe import Bandwidth, ProbeAnswer, resolve_device, run_probe
-from tfcnnwrap.target.quiet import gather
 
 # CUDA and cuDNN of the official GPU pip builds (tensorflow.org "tested build configurations"), for the
 # TensorFlow versions that cannot say themselves (tf.sysconfig.get_build_info arrived in 2.3).

@@ -1,15 +1,15 @@
 """`compare --format html`: the page of each view of compare (against references, sweep against sweeps,
-`--rank`), from the same results and rows as its JSON (compare, compareab and rank compute; the notes are
-comparetext's, abtext's and ranktext's). Drawn by the templates through htmlpage."""
+`--rank`), from the same results and rows as its JSON (compare, compare.ab and rank compute; the notes are
+comparetext's, abtext's and ranktext's). Drawn by the templates through reportpage."""
 
 from __future__ import annotations
 
 import argparse
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
-from tfcnnwrap.compare.compare import cmd_compare
-from tfcnnwrap.pages import htmlcharts
-from tfcnnwrap.pages.htmlpage import Table, cell, check_out, config_label, emit, num, numcell, pct, render
+from tfcnnwrap.compare.against import cmd_compare
+from tfcnnwrap.pages import svgcharts
+from tfcnnwrap.pages.reportpage import Table, cell, check_out, config_label, emit, num, numcell, pct, render
 from tfcnnwrap.present.abtext import ab_notes, environment_lines
 from tfcnnwrap.present.comparetext import against_notes, cell_text, geomean_text
 from tfcnnwrap.present.comparetext import pct as comparetext_pct
@@ -60,18 +60,18 @@ def against_charts(comparison: AgainstReferences) -> List:
     """Per model, measured / reference for each reference (100 %: level with it); then the geometric means."""
     charts = []
     for row in comparison.rows:
-        bars = [htmlcharts.Bar(c.name + ("" if c.comparable else " \u2020"), c.ratio_pct, _one_decimal(c.ratio_pct),
+        bars = [svgcharts.Bar(c.name + ("" if c.comparable else " \u2020"), c.ratio_pct, _one_decimal(c.ratio_pct),
                                kind=_ratio_kind(c.ratio_pct) if c.comparable else "flat")
                 for c in row.cells if c.ratio_pct is not None]
         if bars:
             desc = "; ".join("%s: measured is %s of it" % (b.label, b.text) for b in bars)
-            charts.append(htmlcharts.bar_chart("%s: measured / reference, %%" % config_label(row), bars,
+            charts.append(svgcharts.bar_chart("%s: measured / reference, %%" % config_label(row), bars,
                                                axis="%", rule=(100.0, "100 %, level with the reference"),
                                                desc=desc))
-    bars = [htmlcharts.Bar(g.name, g.ratio_pct, _one_decimal(g.ratio_pct), kind=_ratio_kind(g.ratio_pct))
+    bars = [svgcharts.Bar(g.name, g.ratio_pct, _one_decimal(g.ratio_pct), kind=_ratio_kind(g.ratio_pct))
             for g in comparison.geomean if g.ratio_pct is not None]
     if bars:
-        charts.insert(0, htmlcharts.bar_chart(
+        charts.insert(0, svgcharts.bar_chart(
             "Geometric mean over the models: measured / reference, %", bars, axis="%",
             rule=(100.0, "100 %, level with the reference"),
             desc="; ".join("%s: %s" % (b.label, b.text) for b in bars)))
@@ -118,15 +118,15 @@ def ab_table(comparison: SweepComparison) -> Table:
     return table
 
 
-def ab_chart(comparison: SweepComparison) -> Optional[htmlcharts.BarChart]:
-    bars = [htmlcharts.Bar(config_label(r), r.change_pct, pct(r.change_pct, True), r.change_ci95_low,
+def ab_chart(comparison: SweepComparison) -> Optional[svgcharts.BarChart]:
+    bars = [svgcharts.Bar(config_label(r), r.change_pct, pct(r.change_pct, True), r.change_ci95_low,
                            r.change_ci95_high, _change_kind(r))
             for r in comparison.rows if r.change_pct is not None]
     if not bars:
         return None
     desc = "; ".join("%s: %s (95%% CI %s to %s)" % (b.label, b.text, pct(b.low, True), pct(b.high, True))
                      for b in bars)
-    return htmlcharts.bar_chart("Change per configuration with its 95% interval (green: significantly faster, "
+    return svgcharts.bar_chart("Change per configuration with its 95% interval (green: significantly faster, "
                                 "red: significantly slower, grey: not significant)", bars, axis="change, %",
                                 rule=(0.0, "0 %, no change"), desc=desc)
 
@@ -176,13 +176,13 @@ def _one_decimal(ratio: Optional[float]) -> str:
     return "\u2013" if ratio is None else comparetext_pct(ratio)
 
 
-def rank_chart(ranking: Ranking) -> Optional[htmlcharts.BarChart]:
-    bars = [htmlcharts.Bar(r.gpu + (" (yours)" if r.measured else ""), r.geomean_pct, _one_decimal(r.geomean_pct),
+def rank_chart(ranking: Ranking) -> Optional[svgcharts.BarChart]:
+    bars = [svgcharts.Bar(r.gpu + (" (yours)" if r.measured else ""), r.geomean_pct, _one_decimal(r.geomean_pct),
                            kind="measured" if r.measured else _ratio_kind(r.geomean_pct))
             for r in ranking.rows if r.geomean_pct is not None]
     if len(bars) < 2:  # one bar says no more than the table
         return None
-    return htmlcharts.bar_chart("Yours as a share of each GPU, best GPU first (100 %: level with yours; under it, "
+    return svgcharts.bar_chart("Yours as a share of each GPU, best GPU first (100 %: level with yours; under it, "
                                 "that GPU is faster)", bars, axis="%", rule=(100.0, "100 %, level"),
                                 desc="; ".join("%s: %s" % (b.label, b.text) for b in bars))
 

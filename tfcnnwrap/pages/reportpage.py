@@ -1,7 +1,7 @@
 """`--format html`: one self-contained page (no CDN, no external font, script or style; works with
 JavaScript off) for `report` and every view of `compare`, built from the same row objects as
 `--format json`, with Jinja2 templates (tfcnnwrap/templates) that also draw the inline SVG charts
-(geometry: htmlcharts). Autoescaping is on: GPU names, notes and paths come from other people's files.
+(geometry: svgcharts). Autoescaping is on: GPU names, notes and paths come from other people's files.
 
 Numbers are written as text by one rule (`num`): integers whole, other numbers with two decimals (below
 0.01: three significant digits), so every number of the JSON is in the page's tables.
@@ -19,9 +19,9 @@ from urllib.parse import quote
 
 from tfcnnwrap import __version__
 from tfcnnwrap.errors import UsageError
-from tfcnnwrap.pages import htmlcharts
-from tfcnnwrap.present.outfile import check_out, emit  # noqa: F401 - the pages' writers (htmlcompare)
-from tfcnnwrap.present.plotruns import _seconds, run_series
+from tfcnnwrap.pages import svgcharts
+from tfcnnwrap.present.outfile import check_out, emit  # noqa: F401 - the pages' writers (comparepage)
+from tfcnnwrap.present.plotruns import run_series, seconds_label
 from tfcnnwrap.present.report import plan_conditions, quality_lines, table_columns, title_parts
 from tfcnnwrap.render import safe_text
 from tfcnnwrap.results.aggregate import summarize
@@ -282,7 +282,7 @@ def config_label(row: object, count_header: str = "GPUs") -> str:
     return text
 
 
-def means_charts(rows: List[dict], count_header: str = "GPUs") -> List[htmlcharts.BarChart]:
+def means_charts(rows: List[dict], count_header: str = "GPUs") -> List[svgcharts.BarChart]:
     """One chart per model with two or more configurations, each on its own scale (a model's figure is not
     drawn against another's); a model with one configuration is a row of the table, not a one-bar chart."""
     by_model: Dict[str, List[dict]] = {}
@@ -293,16 +293,16 @@ def means_charts(rows: List[dict], count_header: str = "GPUs") -> List[htmlchart
     for model, model_rows in by_model.items():
         if len(model_rows) < 2:
             continue
-        bars = [htmlcharts.Bar(config_label(r, count_header), r["mean"], num(r["mean"]), r.get("min"), r.get("max"),
+        bars = [svgcharts.Bar(config_label(r, count_header), r["mean"], num(r["mean"]), r.get("min"), r.get("max"),
                                "measured") for r in model_rows]
         desc = "; ".join("%s: %s images/sec (min %s, max %s)" % (b.label, b.text, num(b.low), num(b.high))
                          for b in bars)
-        charts.append(htmlcharts.bar_chart("%s: mean images/sec per configuration (whiskers: min to max of the ok "
+        charts.append(svgcharts.bar_chart("%s: mean images/sec per configuration (whiskers: min to max of the ok "
                                            "runs)" % model, bars, axis="images/sec", desc=desc))
     return charts
 
 
-def scaling_chart(rows: List[dict], unit: str = "GPU") -> Optional[htmlcharts.LineChart]:
+def scaling_chart(rows: List[dict], unit: str = "GPU") -> Optional[svgcharts.LineChart]:
     """images/sec against GPU (or tower) count per model, with the ideal (one's figure times the count)
     dashed."""
     by_model: dict = {}
@@ -321,7 +321,7 @@ def scaling_chart(rows: List[dict], unit: str = "GPU") -> Optional[htmlcharts.Li
     desc = "; ".join("%s: %s" % (m, ", ".join("%d %s%s %s" % (n, unit, "" if n == 1 else "s", num(v))
                                               for n, v in p))
                      for m, p, s in series if s == "solid")
-    return htmlcharts.line_chart("Scaling: images/sec against %s count (dashed: ideal)" % unit, series,
+    return svgcharts.line_chart("Scaling: images/sec against %s count (dashed: ideal)" % unit, series,
                                  xlabel=unit + "s", ylabel="images/sec", desc=desc)
 
 
@@ -359,16 +359,16 @@ def run_charts(view: ResultView, limit: int = 24) -> List[Any]:
     for label, runs in list(by_config.items())[:limit]:
         series: list = [(run, view.series.get(run.key) or ([], [])) for run in sorted(runs, key=lambda r: r.run)]
         steps = [("run %d" % run.run, [(float(s), float(v)) for s, v in st], "solid") for run, (st, _) in series]
-        chart = htmlcharts.line_chart("%s: images/sec of every step, per run" % label, steps, xlabel="step",
+        chart = svgcharts.line_chart("%s: images/sec of every step, per run" % label, steps, xlabel="step",
                                       ylabel="images/sec", desc=_series_desc(steps, "images/sec"))
         charts += [chart] if chart else []
         for key, name, unit in GPU_PANELS:
             lines = []
             for run, (_, samples) in series:
-                secs = _seconds(samples)
+                secs = seconds_label(samples)
                 lines.append(("run %d" % run.run, [(float(t), float(s[key])) for t, s in zip(secs, samples)
                                                    if isinstance(s.get(key), (int, float))], "solid"))
-            chart = htmlcharts.line_chart("%s: GPU %s (%s) over seconds into the run" % (label, name, unit), lines,
+            chart = svgcharts.line_chart("%s: GPU %s (%s) over seconds into the run" % (label, name, unit), lines,
                                           xlabel="seconds", ylabel=unit, desc=_series_desc(lines, unit))
             charts += [chart] if chart else []
     return charts

@@ -1,7 +1,7 @@
 """`site SOURCE... --out DIR`: a static results site (relative links only: any static host, or opened from
 disk) of sweep directories, bundles (``*.tfcw.json.gz``), directories of either, or ``library``: an index
 (rank per model under each set of conditions, newest results), a page per GPU (every result, spread across
-sweeps), a page per sweep or bundle (htmlpage's result view) and, with ``--ab``, an A/B page.
+sweeps), a page per sweep or bundle (reportpage's result view) and, with ``--ab``, an A/B page.
 
 Bundles come from other people: read with a bound (64 MiB unpacked), as JSON objects only, every field
 checked before use, written into pages only through autoescaping templates, their names never used as paths
@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from tfcnnwrap import safefs
-from tfcnnwrap.compare.compareab import sweep_vs_sweeps
+from tfcnnwrap.compare.ab import sweep_vs_sweeps
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
 from tfcnnwrap.jsontext import dumps
-from tfcnnwrap.pages import htmlcharts
-from tfcnnwrap.pages.htmlcompare import ab_page
-from tfcnnwrap.pages.htmlpage import (
+from tfcnnwrap.pages import svgcharts
+from tfcnnwrap.pages.comparepage import ab_page
+from tfcnnwrap.pages.reportpage import (
     ResultView,
     Table,
     cell,
@@ -49,9 +49,9 @@ from tfcnnwrap.results.gpuid import gpu_identity
 from tfcnnwrap.results.records import RunRecord
 from tfcnnwrap.results.store import is_sweep
 from tfcnnwrap.run.logparse import step_points
-from tfcnnwrap.share import bundlecheck, library
+from tfcnnwrap.share import library, verify
 from tfcnnwrap.share.bundle import BundleRefused, check_shape, parse_json
-from tfcnnwrap.share.bundleexport import Redactor
+from tfcnnwrap.share.export import Redactor
 
 if TYPE_CHECKING:
     from argparse import Namespace
@@ -179,13 +179,13 @@ def checked_bundle(path: Path, data: dict) -> bool:
         check_shape(data, str(path))
     except BundleRefused as exc:
         raise BundleError(exc.message) from None
-    verdict = bundlecheck.verify(data)
-    if verdict.state == bundlecheck.FAILED:
+    verdict = verify.verify(data)
+    if verdict.state == verify.FAILED:
         shown = "; ".join(verdict.findings[:3]) + ("; ..." if len(verdict.findings) > 3 else "")
         raise BundleError("%s: %s (%d finding%s: %s); `tfcnnwrap verify %s` lists them" % (
-            path, bundlecheck.FAILED, len(verdict.findings), "" if len(verdict.findings) == 1 else "s", shown,
+            path, verify.FAILED, len(verdict.findings), "" if len(verdict.findings) == 1 else "s", shown,
             path.name))
-    return verdict.state == bundlecheck.VERIFIED
+    return verdict.state == verify.VERIFIED
 
 
 def bundle_entry(path: Path, data: dict, verified: bool = True) -> Entry:
@@ -378,10 +378,10 @@ def rank_tables(groups: dict, prefix: str = "") -> List[dict]:
                                    cell((newest.view.created_at or newest.view.label)
                                         + (" (unverified)" if newest.unverified else ""), href=prefix + newest.page)])
                 table.row_classes.append("")
-                bars.append(htmlcharts.Bar(gpu, statistics.median(means), num(statistics.median(means)),
+                bars.append(svgcharts.Bar(gpu, statistics.median(means), num(statistics.median(means)),
                                            min(means), max(means)))
             tables.append(table)
-            charts.append(htmlcharts.bar_chart("%s bs%s: median images/sec per GPU (whiskers: min to max over "
+            charts.append(svgcharts.bar_chart("%s bs%s: median images/sec per GPU (whiskers: min to max over "
                                                "results)" % (model, num(batch)), bars, axis="images/sec",
                                                desc="; ".join("%s: %s" % (b.label, b.text) for b in bars))
                           if len(bars) > 1 else None)  # one GPU: its row says it, a one-bar chart adds nothing
@@ -444,10 +444,10 @@ def gpu_context(gpu: str, entries: List[Entry]) -> dict:
                                numcell(mid), numcell(max(means)),
                                numcell((max(means) - min(means)) / mid * 100.0 if mid else None)])
             table.row_classes.append("")
-            bars.append(htmlcharts.Bar("%s bs%s" % (model, num(batch)), mid, num(mid), min(means), max(means)))
+            bars.append(svgcharts.Bar("%s bs%s" % (model, num(batch)), mid, num(mid), min(means), max(means)))
         # one scale for one model: configurations of different models share no axis (alexnet would hide the rest)
         same_model = len({model for model, _ in configs}) == 1 and len(bars) > 1
-        chart = htmlcharts.bar_chart("%s, %s: median images/sec per configuration (whiskers: min to max across "
+        chart = svgcharts.bar_chart("%s, %s: median images/sec per configuration (whiskers: min to max across "
                                      "results)" % (gpu, label), bars, axis="images/sec",
                                      desc="; ".join("%s: %s" % (b.label, b.text) for b in bars)) if same_model else None
         sections.append((table, chart))

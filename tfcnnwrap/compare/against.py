@@ -6,7 +6,7 @@ Against references each measured configuration meets each reference GPU's closes
 sweep's conditions (precision, GPU count, variable update, data, XLA, batch size: `Plan.conditions()`); one
 taken under other conditions is not comparable, is marked †, and stays out of the geometric mean;
 ``strict`` leaves it out altogether, and with it a figure of another TensorFlow X.Y when both are known.
-Sweep against sweep: compareab. Ranking: rank.
+Sweep against sweep: compare.ab. Ranking: rank.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, Callable, List, Mapping, Optional, Tuple,
 
 from tfcnnwrap import prose
 from tfcnnwrap.compare import rank
+from tfcnnwrap.compare.ab import regressions, sweep_vs_sweeps, unmeasured
 from tfcnnwrap.compare.community import reference_set
-from tfcnnwrap.compare.compareab import regressions, sweep_vs_sweeps, unmeasured
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.present import abtext, comparetext, plot, plothistory
 from tfcnnwrap.present.outfile import written_to
@@ -161,7 +161,7 @@ def _render(
 
 
 def cmd_compare(args: Namespace, pages: Optional[Mapping[str, Callable[[Any], object]]] = None) -> int:
-    """``pages``: view ("against", "ab", "rank") -> a function writing that view's page; htmlcompare passes
+    """``pages``: view ("against", "ab", "rank") -> a function writing that view's page; comparepage passes
     them for ``--format html``, so compare imports no page code."""
     if args.out and args.format != "html":
         return written_to(args.out, cmd_compare, args)

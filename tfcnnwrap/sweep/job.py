@@ -1,10 +1,10 @@
 """A sweep run as one distributed tf_cnn_benchmarks job (``sweep --cluster local|slurm --workers W --ps P``).
 
-The job itself is ``cluster.run_plan``'s: every task a process whose output is piped into
+The job itself is ``localjob.run_plan``'s: every task a process whose output is piped into
 ``logs/<run>.<role><index>.log``, the figure the reporting task's total, a failing task failing the run.
 The two backends differ only in how a task is started:
 
-- ``local``: the upstream script directly, on free ports of this machine (``cluster.run_job``).
+- ``local``: the upstream script directly, on free ports of this machine (``localjob.run_job``).
 - ``slurm``: one ``srun --nodes=1 --ntasks=1 --nodelist=HOST --overlap`` step per task, running
   ``python -m tfcnnwrap.cluster.task --plan PLAN.json --index I`` on the node the plan gives it. The plan is written
   into the sweep directory (``cluster/<run>.plan.json``), which every node must see: a shared filesystem. The task's
@@ -12,7 +12,7 @@ The two backends differ only in how a task is started:
   a task stops its srun, which signals the task on its node; any step still listed afterwards is ``scancel``-ed
   and the run waits until Slurm has released them all, so nothing stays allocated between runs.
 
-Ports under Slurm: each host counts up from a base port (clusterplan), the base picked per job from the Slurm job
+Ports under Slurm: each host counts up from a base port (cluster.layout), the base picked per job from the Slurm job
 id and the run's position, moved on until every port this node would use is free; a job whose task could not
 bind is run once more with the next base.
 """
@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from tfcnnwrap import safefs
-from tfcnnwrap.cluster import cluster, clusterplan, slurm
-from tfcnnwrap.cluster.cluster import JobOutcome, StopSignal
-from tfcnnwrap.cluster.clusterplan import ClusterPlan, Task
+from tfcnnwrap.cluster import layout, localjob, slurm
+from tfcnnwrap.cluster.layout import ClusterPlan, Task
+from tfcnnwrap.cluster.localjob import JobOutcome, StopSignal
 from tfcnnwrap.cluster.nodewatch import NodeWatch
 from tfcnnwrap.errors import TfcnnwrapError
 from tfcnnwrap.results.plan import RunSpec
@@ -42,7 +42,7 @@ RELEASE_TIMEOUT_S = 60
 
 
 class StopBridge:
-    """What ``stopping.StopRequests.guard`` stops: Ctrl-C or SIGTERM sets the job's ``cluster.StopSignal``."""
+    """What ``stopping.StopRequests.guard`` stops: Ctrl-C or SIGTERM sets the job's ``localjob.StopSignal``."""
 
     def __init__(self, on_terminate: Optional[Callable[[], None]] = None) -> None:
         self.signal = StopSignal()
@@ -99,7 +99,7 @@ def _local_job(ctx: SweepContext, argv: List[str], log_dir: Path, run_name: str,
                stop: StopSignal) -> JobOutcome:
     plan = ctx.plan
     gpus = ctx.probe.gpus
-    return cluster.run_job(
+    return localjob.run_job(
         argv, ctx.script.parent, ctx.env, log_dir, run_name, mode=plan.variable_update, workers=plan.job_workers(),
         ps=plan.ps, branch=ctx.branch, gpus_per_host=len(gpus) if ctx.device == "gpu" and gpus
         else None, gpus_per_worker=spec.num_gpus, **_common(ctx, display, stop))
@@ -112,7 +112,7 @@ def check(ctx: SweepContext) -> None:
     if not plan.cluster:
         return
     if not plan.fleet:
-        clusterplan.validate(plan.variable_update, plan.job_workers(), plan.ps, ctx.branch)
+        layout.validate(plan.variable_update, plan.job_workers(), plan.ps, ctx.branch)
     if plan.cluster == "slurm":
         slurm.allocation()
         if plan.fleet:
@@ -121,12 +121,12 @@ def check(ctx: SweepContext) -> None:
 
 def task_argvs(ctx: SweepContext, argv: List[str]) -> List[Tuple[Dict[str, str], List[str]]]:
     """Every task's (environment it adds, command) of one job (``--dry-run``): on this machine from
-    clusterplan's base port (a real run takes free ports), under Slurm on the allocation's nodes."""
+    cluster.layout's base port (a real run takes free ports), under Slurm on the allocation's nodes."""
     plan = ctx.plan
     hosts: Tuple[str, ...] = ("localhost",)
     if plan.cluster == "slurm":
         hosts = slurm.allocation().nodes
-    job = clusterplan.build_plan(plan.variable_update, plan.job_workers(), plan.ps, hosts=hosts,
+    job = layout.build_plan(plan.variable_update, plan.job_workers(), plan.ps, hosts=hosts,
                                  branch=ctx.branch)
     return [(dict(task.env), job.argv_for(task, argv)) for task in job.tasks]
 
@@ -152,7 +152,7 @@ def _port_free(port: int) -> bool:
 def slurm_plan(ctx: SweepContext, alloc: slurm.Allocation, index: int, attempt: int = 0) -> ClusterPlan:
     """The job's plan over the allocation's nodes, its ports counted up from a base picked per job."""
     plan = ctx.plan
-    probe = clusterplan.build_plan(plan.variable_update, plan.job_workers(), plan.ps, hosts=alloc.nodes,
+    probe = layout.build_plan(plan.variable_update, plan.job_workers(), plan.ps, hosts=alloc.nodes,
                                    branch=ctx.branch)
     span = max(sum(1 for t in probe.tasks if t.host == h) for h in alloc.nodes)
     job = int("".join(c for c in alloc.job_id if c.isdigit()) or "0")
@@ -160,7 +160,7 @@ def slurm_plan(ctx: SweepContext, alloc: slurm.Allocation, index: int, attempt: 
     for step in range(64):
         offset = ((job * 131 + (index + attempt + step) * span) % (SLURM_PORT_SPAN - span))
         base = SLURM_PORT_LOW + offset
-        candidate = clusterplan.build_plan(plan.variable_update, plan.job_workers(), plan.ps, hosts=alloc.nodes,
+        candidate = layout.build_plan(plan.variable_update, plan.job_workers(), plan.ps, hosts=alloc.nodes,
                                            base_port=base, branch=ctx.branch)
         mine = [t.port for t in candidate.tasks if t.host in (here, "localhost")]
         if all(_port_free(p) for p in mine):
@@ -178,7 +178,7 @@ def _slurm_job(ctx: SweepContext, argv: List[str], log_dir: Path, run_name: str,
         return _slurm_attempt(ctx, alloc, slurm_plan(ctx, alloc, index, attempt=number), argv, log_dir, run_name,
                               spec, display, stop, timeout)
 
-    return cluster.with_bind_retry(attempt, ctx.plan.timeout_s)
+    return localjob.with_bind_retry(attempt, ctx.plan.timeout_s)
 
 
 def _slurm_attempt(ctx: SweepContext, alloc: slurm.Allocation, job_plan: ClusterPlan, argv: List[str], log_dir: Path,
@@ -199,7 +199,7 @@ def _slurm_attempt(ctx: SweepContext, alloc: slurm.Allocation, job_plan: Cluster
     common = _common(ctx, display, stop)
     common["timeout_s"] = timeout_s
     try:
-        return cluster.run_plan(job_plan, argv, ctx.script.parent, ctx.env, log_dir, run_name, launcher=launcher,
+        return localjob.run_plan(job_plan, argv, ctx.script.parent, ctx.env, log_dir, run_name, launcher=launcher,
                                 backend="slurm", watch=NodeWatch(alloc.job_id), **common)
     finally:
         # the run's outcome is already decided by its logs: a failing clean-up must not replace it
@@ -249,7 +249,7 @@ def _listed(job_id: str, names: List[str]) -> List[str]:
     """Which of the step ``names`` ``squeue`` still lists in job ``job_id`` (one query for all), leaving out a
     step whose node has failed and left the job (``--no-kill``): Slurm lists it until the whole job ends, and
     it holds nothing on the nodes the job still has."""
-    done = slurm._slurm(["squeue", "--noheader", "--steps", "--jobs=%s" % job_id, "--format=%j %N"],
+    done = slurm.run_slurm(["squeue", "--noheader", "--steps", "--jobs=%s" % job_id, "--format=%j %N"],
                         "squeue --steps --jobs=%s" % job_id, check=False)
     if done.returncode != 0:
         return []

@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from typing import Iterable, List, Optional, Set
 
+from tfcnnwrap.environment.versions import KNOWN_BRANCHES
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.results.plan import FEATURE_FLAGS
-from tfcnnwrap.target.versions import KNOWN_BRANCHES
 
 _EVERY_FEATURE = {feature: theirs[0] for feature, (_, theirs) in FEATURE_FLAGS.items()}
 # branch -> {feature: the upstream flag that turns it on}

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from tfcnnwrap import jsontext, safefs
+from tfcnnwrap.environment.probe import quiet_tf_env
 from tfcnnwrap.errors import SetupError, UsageError
 from tfcnnwrap.run.procs import run_captured
-from tfcnnwrap.target.probe import quiet_tf_env
 
 GENERATOR_SCRIPT = Path(__file__).with_name("_datagen.py")
 MARKER = "TFCNNWRAP-DATAGEN-JSON: "

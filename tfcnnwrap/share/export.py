@@ -285,7 +285,7 @@ def cmd_export(args: Namespace) -> int:
 def cmd_sign(args: Namespace) -> int:
     """`sign BUNDLE --key KEY`: the bundle file gains a signature, rewritten in place (its id, so its name,
     stays). A bundle that is not verified is not signed (exit 1): a signature says "I stand behind this"."""
-    from tfcnnwrap.share.bundlecheck import FAILED, verify  # the verdict's module imports signing, as this does
+    from tfcnnwrap.share.verify import FAILED, verify  # the verdict's module imports signing, as this does
 
     path = Path(args.bundle)
     bundle = bundles.read_path(path)

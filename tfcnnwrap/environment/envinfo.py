@@ -14,10 +14,10 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Typ
 
 from tfcnnwrap import __version__
 from tfcnnwrap.clock import utc_now
+from tfcnnwrap.environment.probe import ProbeAnswer, run_probe
 from tfcnnwrap.results.records import JsonObject, Upstream, opt_object, opt_text, opt_whole
 from tfcnnwrap.run.procs import format_command
 from tfcnnwrap.run.telemetry import query_gpus
-from tfcnnwrap.target.probe import ProbeAnswer, run_probe
 
 _SUBPROCESS_TIMEOUT_S = 10.0
 
