@@ -1,11 +1,9 @@
 """Shared fixtures: a local git repo shaped like tensorflow/benchmarks, stand-in TensorFlow installs,
 a ready vendor checkout, and a way to drive the CLI as a user does (a subprocess)."""
 
-import ast
 import io
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -509,61 +507,16 @@ def slurm():
 
 
 # --- Test tiers (README: the everyday loop is `python -m pytest -q -m "not slow"`) ----------------------------
-# A test is `slow` when it starts a process or waits, or takes seconds in process (a figure drawn, a property-based
-# search: those carry the mark by hand); `tf`, `slurm` and `browser` say what else it needs. A test
-# is slow without saying so when it uses a fixture that starts processes, or when its body, or a helper of its
-# module that it calls, names something that starts a process or waits (SPAWNING_NAMES); any other test that
-# does must carry the mark itself, and the guard makes such a test fail, in every tier, instead of slowing the
-# fast one down.
-SPAWNING_FIXTURES = frozenset({"cli", "fake_upstream", "fresh_upstream", "fake_tf", "vendor", "slurm"})
-NEEDS_BY_FIXTURE = {"slurm": "slurm"}
-SPAWNING_NAMES = re.compile(
-    r"\b(run_cli|run_in_pty|subprocess|Popen|ProcessGroup|run_captured|Sampler|start_sampler|spawn|fork|system"
-    r"|pty|threading|Thread|sleep|wait|git|build_fake_upstream|make_fake_tf_env|make_vendor|venv|run_plan"
-    r"|launch_step|query_gpus|query_temps|multiprocessing|ProcessPoolExecutor|parse_paths|cmd_[a-z]+"
-    r"|start|Telemetry|mkfifo|nvidia_smi|FAKE_SMI|run_job|git_info|capture_environment|run_probe|allocation"
-    r"|read_temps|_slurm|run_slurm)\b")
+# Each test says its tier itself: `slow` (starts a process or waits, or takes seconds in process: a figure drawn,
+# a property-based search), and `tf`, `slurm`, `browser` for what else it needs, as `pytestmark` for a whole file
+# or a decorator on one test. A test of the `tf`, `slurm` or `browser` tier is slow too. The guard below makes a
+# test that starts a process without the `slow` mark fail, in every tier, instead of slowing the fast one down.
 TIER_MARKS = ("slow", "tf", "slurm", "browser")
-
-
-_SPAWNING_BY_MODULE = {}
-
-
-def _spawning_functions(path):
-    """Names of a test module's functions whose source starts a process or waits, directly or through the
-    module's own helpers (read once per module, with ast: collection stays fast)."""
-    if path not in _SPAWNING_BY_MODULE:
-        source = Path(path).read_text(encoding="utf-8")
-        lines = source.splitlines()
-        funcs = {}
-        # Line slices, not ast.get_source_segment: that splits the whole file again for every function.
-        for node in ast.walk(ast.parse(source)):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                funcs[node.name] = "\n".join(lines[node.lineno - 1:node.end_lineno])
-        slow = {name for name, text in funcs.items() if SPAWNING_NAMES.search(text)}
-        helpers = {name for name in funcs if not name.startswith("test_")}
-        changed = True
-        while changed:
-            slow_helpers = sorted(helpers & slow)
-            if not slow_helpers:
-                break
-            calls = re.compile(r"\b(?:%s)\(" % "|".join(map(re.escape, slow_helpers)))
-            callers = {name for name, text in funcs.items() if name not in slow and calls.search(text)}
-            changed = bool(callers)
-            slow |= callers
-        _SPAWNING_BY_MODULE[path] = frozenset(slow)
-    return _SPAWNING_BY_MODULE[path]
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        used = set(getattr(item, "fixturenames", ()))
-        needs = {NEEDS_BY_FIXTURE[f] for f in used if f in NEEDS_BY_FIXTURE}
-        needs.update(m.name for m in item.iter_markers() if m.name in TIER_MARKS[1:])
-        for need in needs:
-            item.add_marker(need)
-        name = getattr(item, "originalname", None) or item.name
-        if needs or used & SPAWNING_FIXTURES or name in _spawning_functions(str(item.path)):
+        if any(item.get_closest_marker(m) is not None for m in TIER_MARKS[1:]):
             item.add_marker("slow")
 
 

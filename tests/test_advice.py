@@ -62,6 +62,7 @@ def test_the_cpu_gets_no_thermal_advice():
 # -- doctor: is the machine quiet? ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_load_average_high_for_the_cores_is_a_finding():
     assert quiet.load_findings(0.3, 2) == []
     assert quiet.load_findings(1.0, 2) == []  # one core's worth on two: at the limit
@@ -139,6 +140,7 @@ def test_doctor_notices_a_machine_busy_on_every_core(fake_tf, tmp_path, columns)
 # -- --cool-to fits a GPU ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.name != "posix", reason="pseudo-terminals are POSIX")
 @pytest.mark.parametrize("columns", [60, 80, 120])
 def test_cool_to_is_refused_on_a_cpu_sweep(fake_tf, vendor, tmp_path, columns):
@@ -191,6 +193,7 @@ def test_a_change_interval_never_goes_below_minus_100():
     assert change_interval([0.1, 10.0], [5.0, 5.1]) == (None, None)  # a baseline not clearly above zero
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.name != "posix", reason="pseudo-terminals are POSIX")
 @pytest.mark.parametrize("columns", [60, 80, 120])
 def test_each_candidate_gets_a_verdict_and_no_impossible_interval(tmp_path, columns):
@@ -213,6 +216,7 @@ def test_each_candidate_gets_a_verdict_and_no_impossible_interval(tmp_path, colu
     assert "unbounded" in " ".join(shown.text.split()), shown
 
 
+@pytest.mark.slow
 def test_the_geomean_carries_its_interval_and_verdict(cli, tmp_path):
     base = _ab_sweep(tmp_path / "base", [100.0, 101.0, 99.0])
     cand = _ab_sweep(tmp_path / "cand", [90.0, 91.0, 89.5])
@@ -225,6 +229,7 @@ def test_the_geomean_carries_its_interval_and_verdict(cli, tmp_path):
     assert {"change_pct", "change_ci95_low", "change_ci95_high", "significant"} <= set(row)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.name != "posix", reason="pseudo-terminals are POSIX")
 @pytest.mark.parametrize("columns", [60, 80, 120])
 def test_a_cpu_report_flags_no_noise_as_drift_and_gives_no_thermal_advice(tmp_path, columns):

@@ -6,6 +6,8 @@ Pure: reads files only. A module added, moved or removed without its row makes t
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "tfcnnwrap"
 DOC = ROOT / "docs" / "architecture.md"
@@ -38,6 +40,7 @@ def module_rows(text):
     return rows
 
 
+@pytest.mark.slow
 def test_every_module_has_exactly_one_row():
     rows = [module for _, module in module_rows(DOC.read_text(encoding="utf-8"))]
     missing = sorted(set(modules()) - set(rows))
@@ -46,12 +49,14 @@ def test_every_module_has_exactly_one_row():
     assert not twice, "modules with more than one row: %s" % twice
 
 
+@pytest.mark.slow
 def test_every_row_names_a_module_that_exists():
     rows = [module for _, module in module_rows(DOC.read_text(encoding="utf-8"))]
     gone = sorted(set(rows) - set(modules()))
     assert not gone, "rows in docs/architecture.md for modules that do not exist: %s" % gone
 
 
+@pytest.mark.slow
 def test_each_row_is_in_its_package_table():
     for section, module in module_rows(DOC.read_text(encoding="utf-8")):
         package = module.split("/")[0] if "/" in module else "root"

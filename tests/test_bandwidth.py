@@ -29,6 +29,7 @@ def bandwidth_check(report):
     return next(row for row in report["checks"] if row["check"] == doctor.BANDWIDTH)
 
 
+@pytest.mark.slow
 def test_doctor_bandwidth_measures_both_directions_on_a_gpu(cli, fake_tf, tmp_path):
     report = doctor_json(cli, fake_tf("2.4.0"), "--bandwidth", env=dict(NO_SMI, FAKE_TF_GPUS="GeForce RTX 2070"),
                          cwd=tmp_path)
@@ -44,12 +45,14 @@ def test_doctor_bandwidth_measures_both_directions_on_a_gpu(cli, fake_tf, tmp_pa
     assert report["matmul"] is None  # not asked
 
 
+@pytest.mark.slow
 def test_doctor_without_bandwidth_has_a_null_key_and_no_check(cli, fake_tf, tmp_path):
     report = doctor_json(cli, fake_tf("2.4.0"), env=dict(NO_SMI, FAKE_TF_GPUS="GeForce RTX 2070"), cwd=tmp_path)
     assert "bandwidth" in report and report["bandwidth"] is None
     assert all(row["check"] != doctor.BANDWIDTH for row in report["checks"])
 
 
+@pytest.mark.slow
 def test_cpu_only_says_there_is_no_gpu_and_gives_no_figure(cli, fake_tf, tmp_path):
     python = fake_tf("2.4.0")
     report = doctor_json(cli, python, "--bandwidth", env=dict(NO_SMI, FAKE_TF_GPUS=""), cwd=tmp_path)
@@ -63,6 +66,7 @@ def test_cpu_only_says_there_is_no_gpu_and_gives_no_figure(cli, fake_tf, tmp_pat
     assert "TensorFlow sees no GPU" in result.stdout
 
 
+@pytest.mark.slow
 def test_a_failing_copy_is_a_reason_and_a_warning(cli, fake_tf, tmp_path):
     env = dict(NO_SMI, FAKE_TF_GPUS="GeForce RTX 2070", FAKE_TF_COPY_ERROR="CUDA_ERROR_OUT_OF_MEMORY")
     report = doctor_json(cli, fake_tf("2.4.0"), "--bandwidth", env=env, cwd=tmp_path)
@@ -72,12 +76,14 @@ def test_a_failing_copy_is_a_reason_and_a_warning(cli, fake_tf, tmp_path):
     assert report["bandwidth"]["reason"] in report["warnings"]
 
 
+@pytest.mark.slow
 def test_tensorflow_that_cannot_list_gpus_says_so(fake_tf):
     answer = probe.run_probe(fake_tf("1.12.0", dist="tensorflow-gpu"), bandwidth=True, env=NO_SMI)
     assert answer.gpus is None
     assert answer.bandwidth == probe.Bandwidth(reason="TensorFlow could not list its GPUs")
 
 
+@pytest.mark.slow
 def test_probe_without_tensorflow_gives_a_reason(fake_tf):
     answer = probe.run_probe(fake_tf("2.4.0"), bandwidth=True, env={"FAKE_TF_IMPORT_ERROR": "no module"})
     assert answer.bandwidth.reason == "TensorFlow cannot be imported"
@@ -102,6 +108,7 @@ def test_bandwidth_row_for_figures_and_reasons():
                                 ).status == "info"
 
 
+@pytest.mark.slow
 @pytest.mark.tf
 @pytest.mark.skipif(not REAL_TF_PYTHON, reason="set TFCNNWRAP_REAL_TF_PYTHON to a python with TensorFlow")
 def test_real_cpu_tensorflow_says_there_is_no_gpu(cli, tmp_path):

@@ -20,7 +20,7 @@ from htmldata import HOSTILE_GPU, as_written, json_rows, missing_numbers, seed_s
 CHROMIUM = os.environ.get("TFCNNWRAP_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 VIEWPORTS = [(390, 844), (1280, 800)]
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 # Elements that stick out of the page, not counting those inside a box that scrolls or clips (a wide table's
 # .scroll box, an SVG).

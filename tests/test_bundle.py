@@ -52,6 +52,7 @@ def exported(cli, tmp_path):
     return export(cli, sweep, tmp_path / "out")
 
 
+@pytest.mark.slow
 def test_export_is_one_gzip_file_named_by_the_hash_of_its_content(cli, tmp_path, exported):
     bundle = load(exported)
     assert exported.name == bundle["id"] + ".tfcw.json.gz"
@@ -72,6 +73,7 @@ def test_export_is_one_gzip_file_named_by_the_hash_of_its_content(cli, tmp_path,
     assert again.read_bytes() == exported.read_bytes()
 
 
+@pytest.mark.slow
 def test_private_data_is_redacted_unless_keep_host(cli, tmp_path, exported):
     text = json.dumps(load(exported))
     assert HOST not in text and "/home/alice" not in text and "alice" not in text
@@ -84,12 +86,14 @@ def test_private_data_is_redacted_unless_keep_host(cli, tmp_path, exported):
     assert kept["id"] != bundle["id"]
 
 
+@pytest.mark.slow
 def test_verify_a_good_bundle(cli, exported):
     result = cli("verify", exported)
     assert result.returncode == 0, result
     assert result.stdout.strip().endswith("verified (GeForce RTX 2070, 15 runs, bundle %s)" % exported.name[:12])
 
 
+@pytest.mark.slow
 def test_gpu_name_from_tensorflow_device_line_when_the_sweep_recorded_none(cli, tmp_path):
     line = ("2026-11-30 10:00:01.000000: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1432] Found device 0 "
             "with properties: name: GeForce RTX 2070 major: 7 minor: 5 memoryClockRate(GHz): 1.62")
@@ -98,6 +102,7 @@ def test_gpu_name_from_tensorflow_device_line_when_the_sweep_recorded_none(cli, 
     assert bundle["conditions"]["gpu"] == "GeForce RTX 2070"
 
 
+@pytest.mark.slow
 def test_a_sweep_without_any_gpu_name_is_not_exported(cli, tmp_path):
     sweep = logged_sweep(tmp_path / "s", values={"resnet50": 176.93}, gpus=())
     result = cli("export", sweep, "--out", tmp_path / "b.tfcw.json.gz")
@@ -105,6 +110,7 @@ def test_a_sweep_without_any_gpu_name_is_not_exported(cli, tmp_path):
     assert not (tmp_path / "b.tfcw.json.gz").exists()
 
 
+@pytest.mark.slow
 def test_no_logs_is_unverified_and_says_so(cli, tmp_path):
     sweep = logged_sweep(tmp_path / "s", values={"resnet50": 176.93})
     path = export(cli, sweep, tmp_path / "b.tfcw.json.gz", "--no-logs")
@@ -141,6 +147,7 @@ def other_model_in_log(bundle):
     entry["sha256"] = bundles.sha256_text(entry["text"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tamper, needles", [
     (tampered_figure, ["resnet50 bs64 run 1", "recorded 276.93", "log says 176.93"]),
     (changed_log, ["does not match its sha256"]),
@@ -188,6 +195,7 @@ def bad_files(tmp_path, bundle):
     return cases
 
 
+@pytest.mark.slow
 def test_unreadable_bundles_are_refused_in_one_line_with_exit_2(cli, tmp_path, exported):
     for case, (path, says) in bad_files(tmp_path, load(exported)).items():
         result = cli("verify", path)
@@ -197,6 +205,7 @@ def test_unreadable_bundles_are_refused_in_one_line_with_exit_2(cli, tmp_path, e
         assert "Traceback" not in result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_a_file_over_64_mib_is_refused_before_it_is_read(cli, tmp_path):
     big = tmp_path / "big.tfcw.json.gz"
     with open(big, "wb") as fh:

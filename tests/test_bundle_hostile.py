@@ -18,6 +18,8 @@ from tfcnnwrap.share import bundle as bundles
 from tfcnnwrap.share.export import build
 from tfcnnwrap.share.verify import FAILED, VERIFIED, verify
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def good(tmp_path_factory):

@@ -59,6 +59,7 @@ def test_every_peak_has_its_source_or_says_why_not():
             assert isinstance(value, float) and "http" in source or value in ("unpublished", "unverified"), gpu.id
 
 
+@pytest.mark.slow
 def test_resnet50_at_5000_images_per_sec_on_an_rtx_2070_is_not_verified(cli, tmp_path):
     forged = build(logged_sweep(tmp_path / "f", values={"resnet50": 5000.0}))
     path = write_bundles(tmp_path / "in", [forged])
@@ -68,12 +69,14 @@ def test_resnet50_at_5000_images_per_sec_on_an_rtx_2070_is_not_verified(cli, tmp
     assert "1039 images/sec (peak 7.9 TFLOPS" in result.stdout, result
 
 
+@pytest.mark.slow
 def test_the_seeds_own_figures_verify(cli, tmp_path):
     seed = build(logged_sweep(tmp_path / "s"))  # the seed's five models, alexnet at 2,258.94
     result = cli("verify", *write_bundles(tmp_path / "in", [seed]).iterdir())
     assert result.returncode == 0 and "implausible" not in result.stdout and "outlier" not in result.stdout, result
 
 
+@pytest.mark.slow
 def test_an_outlier_is_flagged_in_verify_and_the_library_not_refused(cli, tmp_path, data):
     high = build(logged_sweep(tmp_path / "h", values={"resnet50": 230.0}))
     folder = write_bundles(tmp_path / "in", [high])
@@ -85,6 +88,7 @@ def test_an_outlier_is_flagged_in_verify_and_the_library_not_refused(cli, tmp_pa
     assert "yes, outlier" in cli("library", env=data).stdout
 
 
+@pytest.mark.slow
 def test_a_gpu_with_no_known_peak_says_so(cli, tmp_path):
     other = build(logged_sweep(tmp_path / "o", values={"resnet50": 99999.0}, gpus=("GeForce GTX 1660",)))
     result = cli("verify", *write_bundles(tmp_path / "in", [other]).iterdir())
@@ -92,6 +96,7 @@ def test_a_gpu_with_no_known_peak_says_so(cli, tmp_path):
     assert "no known peak TFLOPS for GeForce GTX 1660" in result.stdout
 
 
+@pytest.mark.slow
 def test_the_site_marks_an_outlier_bundle(cli, tmp_path):
     high = build(logged_sweep(tmp_path / "h", values={"resnet50": 230.0}))
     site = cli("site", *write_bundles(tmp_path / "in", [high]).iterdir(), "--out", tmp_path / "site")

@@ -9,6 +9,7 @@ from conftest import assert_clean_error, cli_env
 VERBS = ["setup", "sweep", "report", "compare", "references", "parse", "doctor"]
 
 
+@pytest.mark.slow
 def test_help_lists_every_verb(cli):
     result = cli("--help")
     assert result.returncode == 0
@@ -16,6 +17,7 @@ def test_help_lists_every_verb(cli):
         assert verb in result.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("verb", VERBS)
 def test_each_verb_has_help_with_an_example(cli, verb):
     result = cli(verb, "--help")
@@ -23,6 +25,7 @@ def test_each_verb_has_help_with_an_example(cli, verb):
     assert "python -m tfcnnwrap %s" % verb in result.stdout
 
 
+@pytest.mark.slow
 def test_version(cli):
     from tfcnnwrap import __version__
 
@@ -37,6 +40,7 @@ def test_console_script_entry_point_is_main():
     assert eps and eps[0].value == "tfcnnwrap.cli:main"
 
 
+@pytest.mark.slow
 def test_help_imports_no_heavy_module():
     code = (
         "import sys, runpy\n"
@@ -53,16 +57,19 @@ def test_help_imports_no_heavy_module():
     assert proc.stderr.split("HEAVY=")[1].strip() == ""
 
 
+@pytest.mark.slow
 def test_unknown_verb_and_bad_flag_are_one_line_exit_2(cli):
     assert_clean_error(cli("frobnicate"), 2, "invalid choice")
     assert_clean_error(cli("report", "--format", "xml"), 2, "--format")
 
 
+@pytest.mark.slow
 def test_no_verb_prints_help_and_exits_2(cli):
     result = cli()
     assert result.returncode == 2 and "setup" in result.stdout
 
 
+@pytest.mark.slow
 def test_unexpected_error_is_one_line_with_traceback_file(tmp_path):
     code = (
         "import sys\n"
@@ -84,6 +91,7 @@ def test_unexpected_error_is_one_line_with_traceback_file(tmp_path):
 # -- issue 11 item 9: every number the CLI takes is bounded --------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flag, value", [
     ("--runs", "1e9"), ("--runs", "99999999999999999999"), ("--runs", "0"), ("--runs", "-3"),
     ("--timeout", "inf"), ("--timeout", "1e10"), ("--timeout", "nan"), ("--timeout", "0"), ("--timeout", "-1"),
@@ -96,6 +104,7 @@ def test_out_of_range_numbers_are_one_line_exit_2(cli, tmp_path, flag, value):
     assert "must be" in line and repr(value) in line
 
 
+@pytest.mark.slow
 def test_a_huge_batch_size_is_refused(cli, tmp_path):
     result = cli("sweep", "--batch-size", "vgg16=99999999999999999999", "--dry-run", timeout=20)
     assert_clean_error(result, 2, "--batch-size vgg16", "65536")
@@ -120,6 +129,7 @@ def test_bounds_parse_and_refuse():
 # -- issue 11 item 11: an empty string is a usage error, never "not given" -----------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [
     ["sweep", "--models", ""], ["sweep", "--resume", ""], ["sweep", "--out", ""], ["sweep", "--python", ""],
     ["sweep", "--vendor-dir", " "], ["sweep", "--batch-size", ""], ["sweep", "--variable-update", ""],
@@ -138,6 +148,7 @@ def test_an_empty_argument_is_a_usage_error(cli, tmp_path, args):
 # -- issue 11 item 15 and issue 13: --plot, help text ---------------------------------------------------
 
 
+@pytest.mark.slow
 def test_plot_path_is_checked_before_anything_runs(cli, tmp_path):
     assert_clean_error(cli("compare", "x", "--plot", tmp_path), 2, "is a directory", "compare.png")
     assert_clean_error(cli("compare", "x", "--plot", tmp_path / "cmp"), 2, ".png", ".svg")
@@ -146,6 +157,7 @@ def test_plot_path_is_checked_before_anything_runs(cli, tmp_path):
     assert not (tmp_path / "missing").exists()
 
 
+@pytest.mark.slow
 def test_compare_help_shows_a_plain_percent_and_describes_the_plot(cli):
     out = cli("compare", "--help").stdout
     assert "(86.7%)" in out and "%%" not in out
@@ -184,6 +196,7 @@ def test_every_string_argument_of_every_verb_refuses_empty():
                 action.type("")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", [["-model=vgg16"], ["--nomodel"], ["-batch_size", "8"], ["--flagfile=f"]])
 def test_pass_through_flags_cannot_relabel_a_run(cli, tmp_path, extra):
     result = cli("sweep", "--models", "resnet50", "--dry-run", "--out", tmp_path / "s", "--", *extra, timeout=20)

@@ -9,6 +9,8 @@ import pytest
 from conftest import cli_env
 from sweepdata import seed_runs, write_sweep
 
+pytestmark = pytest.mark.slow
+
 POSIX = pytest.mark.skipif(os.name != "posix", reason="a pipe whose reader left: SIGPIPE/EPIPE")
 
 

@@ -17,6 +17,8 @@ from tfcnnwrap.cluster import localjob
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.run.logparse import LogParser
 
+pytestmark = pytest.mark.slow
+
 POSIX = pytest.mark.skipif(os.name != "posix", reason="POSIX signals and named pipes")
 BASE = [sys.executable, "-u", str(FAKE_SCRIPT), "--model=trivial", "--batch_size=8", "--num_batches=20"]
 

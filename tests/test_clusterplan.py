@@ -101,6 +101,7 @@ def test_collective_on_branches_that_know_it(branch):
     assert "collective_all_reduce" in modes_for_branch(branch)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not MIRROR.is_dir(), reason="needs the tensorflow/benchmarks mirror")
 def test_branch_rule_matches_upstream_sources():
     refs = subprocess.run(["git", "--git-dir", str(MIRROR), "for-each-ref", "--format=%(refname:short)",

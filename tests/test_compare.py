@@ -64,6 +64,7 @@ def seed_sweep(tmp_path):
 # -- the seed's table ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_markdown_reproduces_all_25_cells_of_the_seeds_table(cli, seed_sweep):
     result = cli("compare", seed_sweep, "--against", SEED_AGAINST, "--format", "markdown")
     assert result.returncode == 0, result
@@ -82,6 +83,7 @@ def test_markdown_reproduces_all_25_cells_of_the_seeds_table(cli, seed_sweep):
     assert "lambdalabs.com" in result.stdout
 
 
+@pytest.mark.slow
 def test_geomean_row_is_the_geometric_mean_of_the_ratios(cli, seed_sweep):
     result = cli("compare", seed_sweep, "--against", SEED_AGAINST, "--format", "markdown")
     geomean = markdown_table(result.stdout)[-1]
@@ -94,6 +96,7 @@ def test_geomean_row_is_the_geometric_mean_of_the_ratios(cli, seed_sweep):
     assert geomean[3:] == ["82.8%", "83.2%", "61.3%", "107.3%", "47.0%"]
 
 
+@pytest.mark.slow
 def test_json_against_references(cli, seed_sweep):
     result = cli("compare", seed_sweep, "--against", "1080-Ti,V100", "--format", "json")
     assert result.returncode == 0, result
@@ -110,6 +113,7 @@ def test_json_against_references(cli, seed_sweep):
     assert [c["count"] for c in result.json()["geomean"]] == [5, 5]
 
 
+@pytest.mark.slow
 def test_csv_and_table_against_references(cli, seed_sweep):
     result = cli("compare", seed_sweep, "--against", "2080,V100", "--format", "csv")
     assert result.returncode == 0, result
@@ -125,6 +129,7 @@ def test_csv_and_table_against_references(cli, seed_sweep):
     assert "geomean" in table.stdout and "This sweep: fp32 · 1 GPU · parameter_server" in table.stdout
 
 
+@pytest.mark.slow
 def test_ambiguous_and_unknown_reference_names_exit_2_listing_candidates(cli, seed_sweep):
     line = assert_clean_error(cli("compare", seed_sweep, "--against", "Ti"), 2, "ambiguous", "gtx1080ti",
                               "rtx2080ti")
@@ -202,6 +207,7 @@ def test_planned_pairs_without_runs_are_kept(capsys, monkeypatch, tmp_path):
     assert rows[1]["measured"] is None and rows[1]["references"][0]["ratio_pct"] is None
 
 
+@pytest.mark.slow
 def test_user_reference_file_with_compare(cli, tmp_path, seed_sweep):
     mine = tmp_path / "mine.csv"
     mine.write_text(
@@ -241,6 +247,7 @@ def ab_sweeps(tmp_path):
     return baseline, candidate
 
 
+@pytest.mark.slow
 def test_sweep_against_sweep_json_rows(cli, ab_sweeps):
     result = cli("compare", *ab_sweeps, "--format", "json")
     assert result.returncode == 0, result
@@ -265,6 +272,7 @@ def test_sweep_against_sweep_json_rows(cli, ab_sweeps):
     assert ("geomean", None) not in rows
 
 
+@pytest.mark.slow
 def test_sweep_against_sweep_markdown_and_table(cli, ab_sweeps):
     result = cli("compare", *ab_sweeps, "--format", "markdown")
     assert result.returncode == 0, result
@@ -322,6 +330,7 @@ def test_plan_conditions_read_the_plan_and_extra_flags():
 # -- usage errors --------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_argument_rules(cli, seed_sweep, tmp_path):
     assert_clean_error(cli("compare", seed_sweep), 2, "--against")
     assert_clean_error(cli("compare", seed_sweep, seed_sweep, "--against", "V100"), 2, "drop it")
@@ -337,6 +346,7 @@ def test_argument_rules(cli, seed_sweep, tmp_path):
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_plot_against_references_writes_a_png(cli, seed_sweep, tmp_path):
     png = tmp_path / "plots" / "seed.png"
     png.parent.mkdir()  # --plot creates no directories (issue 11, item 15)
@@ -363,6 +373,7 @@ def test_plot_of_a_sweep_without_ok_runs_is_refused(capsys, monkeypatch, tmp_pat
     assert not (tmp_path / "x.png").exists()
 
 
+@pytest.mark.slow
 def test_plot_without_matplotlib_says_how_to_get_it(cli, seed_sweep, tmp_path):
     blocker = tmp_path / "no-mpl" / "matplotlib"
     blocker.mkdir(parents=True)

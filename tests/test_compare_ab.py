@@ -105,6 +105,7 @@ def firmware(tmp_path):
     return paths
 
 
+@pytest.mark.slow
 def test_json_rows_carry_the_interval_and_the_configuration(cli, firmware):
     result = cli("compare", firmware[0], firmware[1], "--format", "json")
     assert result.returncode == 0, result
@@ -126,6 +127,7 @@ def test_json_rows_carry_the_interval_and_the_configuration(cli, firmware):
     assert {d["what"] for d in differences} == {"driver", "commit"}
 
 
+@pytest.mark.slow
 def test_what_differs_is_listed_above_the_table(cli, firmware):
     for fmt in ("markdown", "table"):
         result = cli("compare", firmware[0], firmware[1], "--format", fmt)
@@ -150,6 +152,7 @@ def test_precision_and_plan_differences_are_named(capsys, tmp_path):
     assert found["plan num_batches"] == (None, 50)
 
 
+@pytest.mark.slow
 def test_fail_on_regression_names_the_configurations(cli, firmware):
     failed = cli("compare", firmware[0], firmware[1], "--fail-on-regression", "5")
     line = assert_clean_error(failed, 1, "resnet50 (batch 64) -7.3%", "more than 5%", "95% CI")
@@ -160,6 +163,7 @@ def test_fail_on_regression_names_the_configurations(cli, firmware):
     assert cli("compare", firmware[0], firmware[2], "--fail-on-regression", "0").returncode == 0
 
 
+@pytest.mark.slow
 def test_a_drop_that_is_not_significant_never_fails(cli, tmp_path):
     base = write_sweep(tmp_path / "b", {("resnet50", 64): [176.0]})
     cand = write_sweep(tmp_path / "c", {("resnet50", 64): [150.0]})
@@ -168,6 +172,7 @@ def test_a_drop_that_is_not_significant_never_fails(cli, tmp_path):
     assert result.rows()[0]["significant"] is None and result.rows()[0]["change_ci95_low"] is None
 
 
+@pytest.mark.slow
 def test_several_candidates_one_row_set_each(cli, firmware):
     result = cli("compare", *firmware, "--format", "json")
     assert result.returncode == 0, result
@@ -186,6 +191,7 @@ def test_several_candidates_one_row_set_each(cli, firmware):
     assert csv_out.stdout.splitlines()[0].endswith("candidate_dir")
 
 
+@pytest.mark.slow
 def test_no_directory_compares_the_two_newest_sweeps(cli, tmp_path):
     results = tmp_path / "elsewhere"
     for name, stamp, value in (("old", "2026-11-28T10:00:00Z", 100.0), ("mid", "2026-11-29T10:00:00Z", 110.0),
@@ -226,6 +232,7 @@ def fleet(tmp_path):
             sweep("after", {"node1": [100.0, 101.0], "node2": [99.0, 100.0]}))
 
 
+@pytest.mark.slow
 def test_fleet_hosts_are_pooled_unless_one_is_picked(cli, fleet):
     pooled = cli("compare", *fleet, "--format", "json")
     assert pooled.returncode == 0, pooled
@@ -236,6 +243,7 @@ def test_fleet_hosts_are_pooled_unless_one_is_picked(cli, fleet):
     assert_clean_error(cli("compare", *fleet, "--host", "node9"), 2, "node9", "node1, node2")
 
 
+@pytest.mark.slow
 def test_ab_argument_rules(cli, firmware):
     assert_clean_error(cli("compare", firmware[0], "--against", "V100", "--fail-on-regression", "5"), 2,
                        "--fail-on-regression")

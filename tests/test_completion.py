@@ -22,6 +22,7 @@ def test_script_names_every_verb_and_flag(shell):
         assert flag in text, (shell, flag)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shell", completion.SHELLS)
 def test_completion_verb_prints_the_script(shell):
     result = run_cli("completion", shell)
@@ -30,6 +31,7 @@ def test_completion_verb_prints_the_script(shell):
     assert result.stdout.rstrip("\n") == completion.script(shell).rstrip("\n")
 
 
+@pytest.mark.slow
 def test_unknown_shell_is_one_line_exit_2():
     assert_clean_error(run_cli("completion", "csh"), 2, "bash", "zsh", "fish")
 
@@ -47,6 +49,7 @@ def _complete(words, cword):
             'printf "%%s\\n" "${COMPREPLY[@]}"\n' % (" ".join("'%s'" % w for w in words), cword))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not shutil.which("bash"), reason="bash is not installed")
 def test_bash_sources_it_and_completes_verbs_flags_and_choices(tmp_path):
     path = tmp_path / "tfcnnwrap.bash"
@@ -64,6 +67,7 @@ def test_bash_sources_it_and_completes_verbs_flags_and_choices(tmp_path):
     assert formats == list(report.choices)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shell, check", [("zsh", ["zsh", "-n"]), ("fish", ["fish", "--no-execute"])])
 def test_zsh_and_fish_scripts_parse(tmp_path, shell, check):
     if not shutil.which(check[0]):
@@ -74,6 +78,7 @@ def test_zsh_and_fish_scripts_parse(tmp_path, shell, check):
     assert result.returncode == 0, result.stderr.decode()
 
 
+@pytest.mark.slow
 def test_help_does_not_import_shtab():
     import sys
 

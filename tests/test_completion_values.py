@@ -14,6 +14,8 @@ from tfcnnwrap import completion
 from tfcnnwrap.results.plan import KNOWN_MODELS
 from tfcnnwrap.results.references import builtin_gpus
 
+pytestmark = pytest.mark.slow
+
 BASH = pytest.mark.skipif(not shutil.which("bash"), reason="bash is not installed")
 
 

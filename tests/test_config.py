@@ -145,6 +145,7 @@ def test_a_named_file_that_does_not_exist_is_refused(tmp_path):
 # --- through the CLI -----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_report_finds_the_newest_sweep_under_the_configs_results_dir(tmp_path):
     results = tmp_path / "my results"
     write_sweep(results / "20261130-101500", seed_runs())
@@ -154,12 +155,14 @@ def test_report_finds_the_newest_sweep_under_the_configs_results_dir(tmp_path):
     assert "resnet50" in result.stdout
 
 
+@pytest.mark.slow
 def test_malformed_config_is_one_line_naming_the_file_exit_2(tmp_path):
     path = _config(tmp_path, "results_dir = [unclosed\n")
     line = assert_clean_error(run_cli("report", cwd=tmp_path, env=_env(path)), 2, str(path), "not valid TOML")
     assert line.startswith("tfcnnwrap report: error: config file")
 
 
+@pytest.mark.slow
 def test_setup_takes_the_configs_python_over_the_last_setups(tmp_path, fake_upstream, fake_tf):
     old, new = fake_tf("1.12.0"), fake_tf("2.0.0")
     first = run_cli("setup", "--repo-url", fake_upstream.url, "--python", old, cwd=tmp_path)

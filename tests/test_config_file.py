@@ -23,6 +23,7 @@ def _fifo(path):
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
 
 
+@pytest.mark.slow
 @needs_fifo
 @pytest.mark.parametrize("verb", VERBS, ids=lambda v: v[0])
 def test_a_fifo_named_by_the_environment_is_refused_at_once(tmp_path, verb):
@@ -32,6 +33,7 @@ def test_a_fifo_named_by_the_environment_is_refused_at_once(tmp_path, verb):
     assert "config file" in line
 
 
+@pytest.mark.slow
 @needs_fifo
 def test_a_fifo_at_the_default_path_is_refused_at_once(tmp_path):
     fifo = _fifo(tmp_path / "xdg" / "tfcnnwrap" / "tfcnnwrap.toml")

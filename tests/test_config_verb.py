@@ -6,6 +6,8 @@ import json
 import pytest
 from conftest import make_vendor
 
+pytestmark = pytest.mark.slow
+
 
 def _rows(cli, tmp_path, env):
     result = cli("config", "--format", "json", cwd=tmp_path, env=env)

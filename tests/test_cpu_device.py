@@ -28,6 +28,7 @@ def cpu_sweep(path, values=None):
     return path
 
 
+@pytest.mark.slow
 def test_a_cpu_sweep_exports_and_its_bundle_names_the_cpu(cli, tmp_path):
     sweep = cpu_sweep(tmp_path / "20261201-101500")
     out = tmp_path / "cpu.tfcw.json.gz"
@@ -42,6 +43,7 @@ def test_a_cpu_sweep_exports_and_its_bundle_names_the_cpu(cli, tmp_path):
     assert "verified" in verified.stdout
 
 
+@pytest.mark.slow
 def test_a_sweep_with_neither_gpu_nor_cpu_name_is_still_refused(cli, tmp_path):
     sweep = cpu_sweep(tmp_path / "s")
     meta = json.loads((sweep / "sweep.json").read_text(encoding="utf-8"))
@@ -60,6 +62,7 @@ def test_the_next_line_of_a_cpu_sweep(tmp_path):
     assert line is not None and "--rank --nearest" in line and "export" in line
 
 
+@pytest.mark.slow
 def test_the_readme_runs_the_smoke_sweep_setup_suggests():
     from pathlib import Path
 
@@ -77,6 +80,7 @@ def _one_line(screen):
     return " ".join(screen.text.split())
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.name != "posix", reason="pseudo-terminals are POSIX")
 @pytest.mark.parametrize("columns", [60, 80, 120])
 @pytest.mark.parametrize("values, ranked", [({"mobilenet": 3.9}, 1), ({"googlenet": 3.9}, 2)])
@@ -93,6 +97,7 @@ def test_few_ranked_suggests_nearest(tmp_path, columns, values, ranked):
     assert nearest.returncode == 0 and "--rank --nearest" not in _one_line(nearest), nearest
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.name != "posix", reason="pseudo-terminals are POSIX")
 @pytest.mark.parametrize("columns", [60, 80, 120])
 def test_a_cpu_sweep_counts_towers_not_gpus(tmp_path, columns):
@@ -106,6 +111,7 @@ def test_a_cpu_sweep_counts_towers_not_gpus(tmp_path, columns):
         assert "fp32 · 1 tower ·" in text and "1 GPU" not in text, screen
 
 
+@pytest.mark.slow
 def test_cpu_results_rank_among_cpu_results(cli, tmp_path):
     from bundledata import logged_sweep as gpu_sweep
 
@@ -132,6 +138,7 @@ def test_cpu_results_rank_among_cpu_results(cli, tmp_path):
     assert {row["gpu"] for row in json.loads(only.stdout)["rows"]} == {community, "CPU"}
 
 
+@pytest.mark.slow
 def test_list_counts_towers_on_the_cpu(cli, tmp_path):
     cpu_sweep(tmp_path / "results" / "20261201-101500")
     table = cli("list", tmp_path / "results", env={"COLUMNS": "200"})

@@ -3,6 +3,8 @@
 import pytest
 from conftest import assert_clean_error
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize(
     "args, meant",

@@ -253,6 +253,7 @@ def _folded(lines: List[str], columns: int) -> List[str]:
     return [line[k : k + columns].rstrip() for line in lines for k in range(0, max(len(line), 1), columns)]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.name != "posix", reason="a pseudo-terminal is POSIX's")
 @pytest.mark.parametrize("block", CHECKED, ids=[b.where for b in CHECKED])
 def test_the_sample_terminal_shows_what_a_real_one_does(block):

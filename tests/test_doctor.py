@@ -34,6 +34,7 @@ def check(report, name):
     return next(row for row in report["checks"] if row["check"] == name)
 
 
+@pytest.mark.slow
 def test_tf_1_12_reports_its_version_and_branch_without_a_traceback(cli, fake_tf, tmp_path):
     report = doctor_json(cli, fake_tf("1.12.0", dist="tensorflow-gpu"), env=NO_SMI, cwd=tmp_path)
     assert CONTRACT_KEYS <= set(report)
@@ -50,6 +51,7 @@ def test_tf_1_12_reports_its_version_and_branch_without_a_traceback(cli, fake_tf
     assert check(report, "GPUs TensorFlow sees")["status"] == "warn"
 
 
+@pytest.mark.slow
 def test_table_has_a_verdict_per_check(cli, fake_tf, tmp_path):
     result = cli("doctor", "--python", fake_tf("1.12.0", dist="tensorflow-gpu"), env=NO_SMI, cwd=tmp_path)
     assert result.returncode == 0, result
@@ -62,6 +64,7 @@ def test_table_has_a_verdict_per_check(cli, fake_tf, tmp_path):
     assert result.stderr == ""
 
 
+@pytest.mark.slow
 def test_tf2_with_a_gpu_and_nvidia_smi(cli, fake_tf, tmp_path):
     env = dict(WITH_FAKE_SMI, FAKE_TF_GPUS="GeForce RTX 2070")
     report = doctor_json(cli, fake_tf("2.4.0"), env=env, cwd=tmp_path)
@@ -76,6 +79,7 @@ def test_tf2_with_a_gpu_and_nvidia_smi(cli, fake_tf, tmp_path):
     assert all(row["status"] != "fail" for row in report["checks"]), report["checks"]
 
 
+@pytest.mark.slow
 def test_nvidia_smi_sees_a_gpu_tensorflow_does_not(cli, fake_tf, tmp_path):
     report = doctor_json(cli, fake_tf("2.4.0"), env=dict(WITH_FAKE_SMI, FAKE_TF_GPUS=""), cwd=tmp_path)
     assert report["gpus"] == []
@@ -83,6 +87,7 @@ def test_nvidia_smi_sees_a_gpu_tensorflow_does_not(cli, fake_tf, tmp_path):
     assert row["status"] == "fail" and "nvidia-smi sees NVIDIA GeForce RTX 2070" in row["hint"]
 
 
+@pytest.mark.slow
 def test_matmul_that_the_stand_in_cannot_do_is_a_warning(cli, fake_tf, tmp_path):
     report = doctor_json(cli, fake_tf("2.4.0"), "--matmul", env=dict(NO_SMI, FAKE_TF_GPUS="GeForce RTX 2070"),
                          cwd=tmp_path)
@@ -91,6 +96,7 @@ def test_matmul_that_the_stand_in_cannot_do_is_a_warning(cli, fake_tf, tmp_path)
     assert check(report, doctor.MATMUL)["status"] == "fail"
 
 
+@pytest.mark.slow
 def test_no_tensorflow_at_all_is_exit_0_with_a_fix(cli, tmp_path):
     python = make_fake_tf_env(tmp_path / "env", "2.4.0", with_module=False, with_metadata=False)
     report = doctor_json(cli, python, env=NO_SMI, cwd=tmp_path)
@@ -100,11 +106,13 @@ def test_no_tensorflow_at_all_is_exit_0_with_a_fix(cli, tmp_path):
     assert check(report, "TensorFlow")["status"] == "fail"
 
 
+@pytest.mark.slow
 def test_missing_interpreter_is_a_clean_exit_2(cli, tmp_path):
     result = cli("doctor", "--python", tmp_path / "nope" / "python", cwd=tmp_path)
     assert_clean_error(result, 2, "--python")
 
 
+@pytest.mark.slow
 def test_crashing_tensorflow_still_reports_its_version(cli, tmp_path):
     if os.name == "nt":
         pytest.skip("os.abort's exit code differs on Windows; the probe test covers the logic")
@@ -119,6 +127,7 @@ def test_crashing_tensorflow_still_reports_its_version(cli, tmp_path):
     assert "crashed or hung" in check(report, "TensorFlow")["hint"]
 
 
+@pytest.mark.slow
 def test_crash_before_any_version_is_known_is_not_called_missing(cli, tmp_path):
     if os.name == "nt":
         pytest.skip("os.abort's exit code differs on Windows")
@@ -130,6 +139,7 @@ def test_crash_before_any_version_is_known_is_not_called_missing(cli, tmp_path):
     assert check(report, "TensorFlow")["value"] == "unknown"
 
 
+@pytest.mark.slow
 def test_import_error_shows_in_the_tensorflow_check(cli, fake_tf, tmp_path):
     env = dict(NO_SMI, FAKE_TF_IMPORT_ERROR="DLL load failed: The specified module could not be found.")
     report = doctor_json(cli, fake_tf("1.12.0", dist="tensorflow-gpu"), env=env, cwd=tmp_path)
@@ -138,6 +148,7 @@ def test_import_error_shows_in_the_tensorflow_check(cli, fake_tf, tmp_path):
     assert report["tensorflow_version"] == "1.12.0"
 
 
+@pytest.mark.slow
 def test_vendor_checkout_branch_and_commit(cli, fake_tf, tmp_path):
     make_vendor(tmp_path / "vendor")
     report = doctor_json(cli, fake_tf("1.12.0", dist="tensorflow-gpu"), env=NO_SMI, cwd=tmp_path)
@@ -150,6 +161,7 @@ def test_vendor_checkout_branch_and_commit(cli, fake_tf, tmp_path):
     assert row["status"] == "warn" and "calls for master" in row["hint"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tf_keras, status", [(False, "fail"), (True, "ok")])
 def test_keras_3_needs_tf_keras(cli, fake_tf, tmp_path, tf_keras, status):
     report = doctor_json(cli, fake_tf("2.17.0", tf_keras=tf_keras), env=NO_SMI, cwd=tmp_path)
@@ -157,12 +169,14 @@ def test_keras_3_needs_tf_keras(cli, fake_tf, tmp_path, tf_keras, status):
     assert check(report, "tf-keras")["status"] == status
 
 
+@pytest.mark.slow
 def test_tensorflow_older_than_every_branch_gets_no_branch_but_no_error(cli, fake_tf, tmp_path):
     report = doctor_json(cli, fake_tf("0.12.1"), env=NO_SMI, cwd=tmp_path)
     assert report["recommended_branch"] is None
     assert any("--branch" in w for w in report["warnings"])
 
 
+@pytest.mark.slow
 @POSIX_ONLY
 def test_no_git_is_reported_not_raised(cli, fake_tf, tmp_path):
     empty = tmp_path / "empty-bin"
@@ -173,6 +187,7 @@ def test_no_git_is_reported_not_raised(cli, fake_tf, tmp_path):
     assert check(report, "git")["status"] == "fail"
 
 
+@pytest.mark.slow
 def test_git_version_is_found_here():
     version, path = doctor.git_info()
     assert version and version[0].isdigit() and path
@@ -193,6 +208,7 @@ def synthetic_report(**overrides):
     return doctor.DoctorReport.from_json(report).with_checks()
 
 
+@pytest.mark.slow
 def test_ascii_console_gets_words_instead_of_symbols(monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")
 
@@ -213,6 +229,7 @@ CHECKOUT = {"dir": "vendor", "branch": "cnn_tf_v1.12_compatible", "commit": "0" 
             "tf_version": "1.12.0", "script_present": True, "branch_source": "rule", "branch_warning": None}
 
 
+@pytest.mark.slow
 def test_verdict_line_names_the_device_sweep_would_pick(monkeypatch):
     monkeypatch.setenv("TFCNNWRAP_NVIDIA_SMI", "none")
     ready = synthetic_report(git="2.39.5", vendor=CHECKOUT)
@@ -224,6 +241,7 @@ def test_verdict_line_names_the_device_sweep_would_pick(monkeypatch):
         "ready: a sweep would run on the CPU (TensorFlow could not say whether it sees a GPU)")
 
 
+@pytest.mark.slow
 def test_cannot_tell_with_nvidia_smi_is_the_gpu_as_sweep_decides(monkeypatch):
     from tfcnnwrap.environment.probe import resolve_device
 
@@ -237,6 +255,7 @@ def test_cannot_tell_with_nvidia_smi_is_the_gpu_as_sweep_decides(monkeypatch):
                                  "TensorFlow could not say)")
 
 
+@pytest.mark.slow
 def test_readiness_blockers():
     assert doctor.readiness(synthetic_report(git="2.39.5", vendor=CHECKOUT)).blockers == []
     # no checkout: not ready, and then git (which setup needs) is a failure too
@@ -254,6 +273,7 @@ def test_readiness_blockers():
     assert doctor.readiness(broken).blockers == ["TensorFlow"]
 
 
+@pytest.mark.slow
 def test_slow_gpu_matmul_is_a_warning():
     report = synthetic_report(matmul={"cpu_gflops": 180.0, "gpu_gflops": 200.0, "speedup": 1.1}).to_json()
     assert check(report, doctor.MATMUL)["status"] == "warn"
@@ -262,6 +282,7 @@ def test_slow_gpu_matmul_is_a_warning():
 # --- envinfo --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_capture_environment_holds_the_listed_facts(fake_tf, monkeypatch):
     monkeypatch.setenv("PATH", str(FAKE_DIR) + os.pathsep + os.environ.get("PATH", ""))
     monkeypatch.delenv(telemetry.ENV_NVIDIA_SMI, raising=False)
@@ -296,12 +317,14 @@ def test_capture_environment_holds_the_listed_facts(fake_tf, monkeypatch):
     assert env["captured_at"].endswith("Z")
 
 
+@pytest.mark.slow
 def test_capture_environment_asks_the_probe_itself(fake_tf):
     env = envinfo.capture_environment(python=fake_tf("1.12.0", dist="tensorflow-gpu")).to_json()
     assert env["tensorflow_version"] == "1.12.0"
     assert env["upstream"] == {"url": None, "branch": None, "commit": None}
 
 
+@pytest.mark.slow
 def test_capture_environment_never_raises(monkeypatch, tmp_path):
     def broken(*args, **kwargs):
         raise OSError("no such thing")
@@ -328,6 +351,7 @@ def test_command_line_for_python_dash_m(monkeypatch):
     assert given["argv"] == [sys.executable, "-m", "tfcnnwrap", "sweep"]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("TFCNNWRAP_OLD_PYTHON"), reason="set TFCNNWRAP_OLD_PYTHON to e.g. a Python 3.6")
 def test_doctor_questions_an_old_python(cli, tmp_path):
     """The seed's interpreter is Python 3.6 with TF 1.12: the probe must run there."""
@@ -346,6 +370,7 @@ def test_doctor_questions_an_old_python(cli, tmp_path):
     assert report["probe_complete"] is True
 
 
+@pytest.mark.slow
 def test_a_branch_chosen_with_setup_branch_is_not_second_guessed(cli, fake_tf, tmp_path):
     vendor = make_vendor(tmp_path / "vendor", branch="cnn_tf_v1.11_compatible")
     manifest = json.loads((vendor / "tfcnnwrap-setup.json").read_text())
@@ -360,6 +385,7 @@ def test_a_branch_chosen_with_setup_branch_is_not_second_guessed(cli, fake_tf, t
 # --- ready and --strict ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_strict_exits_1_until_a_sweep_would_run(cli, fake_tf, tmp_path):
     python = fake_tf("2.4.0")
     env = dict(WITH_FAKE_SMI, FAKE_TF_GPUS="GeForce RTX 2070")
@@ -378,6 +404,7 @@ def test_strict_exits_1_until_a_sweep_would_run(cli, fake_tf, tmp_path):
     assert strict.stdout.rstrip().splitlines()[-1] == "ready: a sweep would run on the GPU (GeForce RTX 2070)"
 
 
+@pytest.mark.slow
 def test_strict_json_still_prints_the_report(cli, fake_tf, tmp_path):
     result = cli("doctor", "--python", fake_tf("2.17.0", tf_keras=False), "--strict", "--format", "json",
                  env=NO_SMI, cwd=tmp_path)

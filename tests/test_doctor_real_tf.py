@@ -12,7 +12,7 @@ import pytest
 from tfcnnwrap.run import telemetry
 
 REAL_TF_PYTHON = os.environ.get("TFCNNWRAP_REAL_TF_PYTHON")
-pytestmark = pytest.mark.skipif(not REAL_TF_PYTHON, reason="set TFCNNWRAP_REAL_TF_PYTHON to a python with TensorFlow")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not REAL_TF_PYTHON, reason="set TFCNNWRAP_REAL_TF_PYTHON to a python with TensorFlow")]
 
 INSTALLED_VERSION = """
 import importlib.metadata as md

@@ -26,6 +26,7 @@ def _commands(result):
     return [line for line in result.stdout.splitlines() if "tf_cnn_benchmarks.py" in line]
 
 
+@pytest.mark.slow
 @POSIX
 def test_a_dry_run_line_runs_as_printed_with_the_environment(cli, tmp_path, vendor, fake_tf):
     tf217 = fake_tf("2.17.0", tf_keras=True)
@@ -44,6 +45,7 @@ def test_a_dry_run_line_runs_as_printed_with_the_environment(cli, tmp_path, vend
     assert flags["model"] == "alexnet" and flags["batch_size"] == "512"
 
 
+@pytest.mark.slow
 def test_no_environment_no_env_word(cli, tmp_path, vendor, tf112):
     result = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--device", "gpu", "--models", "alexnet",
                  "--runs", "1", "--dry-run", cwd=tmp_path)
@@ -59,6 +61,7 @@ def test_windows_lines_set_the_environment_first():
     assert lines[3].endswith("tf_cnn_benchmarks.py --model=alexnet")
 
 
+@pytest.mark.slow
 def test_a_distributed_dry_run_names_each_tasks_gpus(cli, tmp_path, vendor, tf112):
     result = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--device", "gpu", "--models", "alexnet",
                  "--runs", "1", "--cluster", "local", "--workers", "2", "--variable-update", "parameter_server",
@@ -69,6 +72,7 @@ def test_a_distributed_dry_run_names_each_tasks_gpus(cli, tmp_path, vendor, tf11
     assert ps and all(" && env CUDA_VISIBLE_DEVICES= " in x for x in ps), lines
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model, size", [("trivial", 32), ("googlenet", 32), ("official_resnet50", 128),
                                          ("nasnetlarge", 16)])
 def test_a_model_outside_the_seeds_runs_at_upstreams_default(cli, tmp_path, vendor, tf112, model, size):
@@ -83,6 +87,7 @@ def test_every_known_model_has_a_default():
     assert set(UPSTREAM_BATCH_SIZES) == set(KNOWN_MODELS)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not MIRROR.is_dir(), reason="needs the tensorflow/benchmarks mirror")
 @pytest.mark.parametrize("path, name, size", [
     ("models/trivial_model.py", "trivial", 32), ("models/tf1_only/mobilenet_v2.py", "mobilenet", 32),

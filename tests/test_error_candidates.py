@@ -6,6 +6,8 @@ from pathlib import Path
 import pytest
 from conftest import assert_clean_error
 
+pytestmark = pytest.mark.slow
+
 MOST = 8
 
 

@@ -48,6 +48,7 @@ def test_configurations_are_compared_separately_and_rows_without_host_are_untouc
     assert rows[-1].to_dict().get("vs_fleet_pct", "absent") == "absent"
 
 
+@pytest.mark.slow
 def test_report_shows_one_row_per_host_with_vs_fleet(cli, tmp_path):
     """A fleet sweep's records (as the fleet writes them: one per host and run) read by `report`."""
     out = tmp_path / "fleet"
@@ -75,6 +76,8 @@ def test_report_shows_one_row_per_host_with_vs_fleet(cli, tmp_path):
     assert "node3" in table.stdout and "vs fleet" in table.stdout and "fleet" in table.stdout
 
 
+@pytest.mark.slow
+@pytest.mark.slurm
 def test_fleet_on_the_one_node_cluster_records_its_host(slurm, tmp_path, vendor, fake_tf):
     tf112 = fake_tf("1.12.0", dist="tensorflow-gpu")
     out = tmp_path / "sweep"
@@ -98,6 +101,7 @@ def test_fleet_on_the_one_node_cluster_records_its_host(slurm, tmp_path, vendor,
     assert header[-3:] == ["host", "vs_fleet_pct", "fleet_flag"]
 
 
+@pytest.mark.slow
 def test_fleet_task_wrapper_records_the_exit_code_and_exits_0(tmp_path):
     import subprocess
     import sys
@@ -112,6 +116,7 @@ def test_fleet_task_wrapper_records_the_exit_code_and_exits_0(tmp_path):
     assert record["node"] == "n7" and record["exit_code"] == 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flags", [["--workers", "2"], ["--ps", "1"]])
 def test_fleet_takes_no_job_shape(cli, tmp_path, vendor, fake_tf, flags):
     tf112 = fake_tf("1.12.0", dist="tensorflow-gpu")
@@ -120,6 +125,8 @@ def test_fleet_takes_no_job_shape(cli, tmp_path, vendor, fake_tf, flags):
     assert not Path(tmp_path / "s").exists()
 
 
+@pytest.mark.slow
+@pytest.mark.slurm
 def test_fleet_timeout_cancels_the_step_and_records_timeout(slurm, tmp_path, vendor, fake_tf):
     tf112 = fake_tf("1.12.0", dist="tensorflow-gpu")
     out = tmp_path / "sweep"

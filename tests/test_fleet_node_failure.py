@@ -55,6 +55,7 @@ def test_a_fleet_step_may_overlap_the_step_that_lost_a_node_and_survives_a_node_
     assert "--overlap" not in plain and "--no-kill" not in plain
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "error",
     [SetupError("squeue --jobs=7 did not answer within 60 s"), OSError(0, "the supervisor did not start", "squeue")],

@@ -5,6 +5,8 @@ named, with the models it concerns."""
 import pytest
 from sweepdata import seed_runs, write_sweep
 
+pytestmark = pytest.mark.slow
+
 AGAINST = "1080-Ti,2080,2080-Ti,Vega 64,V100,P100,K80"
 REASON = "measured at variable_update parameter_server, this sweep at variable_update replicated"
 

@@ -100,6 +100,7 @@ def _rank(cli, sweep, data, *flags):
     return [r for r in result.json()["rows"] if not r["measured"]]
 
 
+@pytest.mark.slow
 def test_a_name_one_character_longer_never_takes_over_the_community_entry(cli, tmp_path, data):
     """Issue 33, defect 3: 'GeForce RTX 2070~' with three times the seed's figures replaced the 10-sweep entry."""
     genuine = variants(_bundle(tmp_path, "g", {"resnet50": 176.93}), 10)
@@ -113,6 +114,7 @@ def test_a_name_one_character_longer_never_takes_over_the_community_entry(cli, t
     assert len(rows) == 2
 
 
+@pytest.mark.slow
 def test_two_spellings_of_one_gpu_are_one_community_entry(cli, tmp_path, data):
     made = [
         _bundle(tmp_path, "a", {"resnet50": 170.0}),
@@ -125,6 +127,7 @@ def test_two_spellings_of_one_gpu_are_one_community_entry(cli, tmp_path, data):
     assert row["geomean_pct"] == pytest.approx(100.0) and row["link"] is None
 
 
+@pytest.mark.slow
 def test_one_gpu_at_two_link_widths_is_two_community_entries(cli, tmp_path, data):
     x4 = {"pcie_gen": 3, "pcie_width": 4, "pcie_max_gen": 3, "pcie_max_width": 16, "h2d_gbps": 2.6, "d2h_gbps": 2.4}
     x16 = dict(x4, pcie_width=16, h2d_gbps=12.1, d2h_gbps=13.0)
@@ -148,6 +151,7 @@ def test_one_gpu_at_two_link_widths_is_two_community_entries(cli, tmp_path, data
     assert against.returncode == 0 and "161.00" in against.stdout, against  # the x4 median
 
 
+@pytest.mark.slow
 def test_a_sweep_ranked_against_the_community_never_counts_itself(cli, tmp_path, data):
     others = [_bundle(tmp_path, "o%d" % i, {"resnet50": 100.0 + i, "vgg16": 50.0}) for i in range(2)]
     mine = logged_sweep(tmp_path / "mine", values={"resnet50": 500.0, "vgg16": 50.0})
@@ -163,6 +167,7 @@ def test_a_sweep_ranked_against_the_community_never_counts_itself(cli, tmp_path,
     assert "(2 sweeps)" in against.stdout and "(3 sweeps)" not in against.stdout
 
 
+@pytest.mark.slow
 def test_library_and_site_know_one_gpu_by_every_spelling_and_a_lookalike_apart(cli, tmp_path, data):
     made = [
         _bundle(tmp_path, "a", {"resnet50": 170.0}),

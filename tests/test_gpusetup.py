@@ -73,6 +73,7 @@ def test_a_cuda_build_between_names_the_cuda_it_was_built_with():
                    "LD_LIBRARY_PATH"
 
 
+@pytest.mark.slow
 @POSIX_ONLY
 @pytest.mark.parametrize("version, dist, needle", [
     ("2.21.0", "tensorflow", "-m pip install 'tensorflow[and-cuda]==2.21.*'"),

@@ -8,6 +8,8 @@ from ptyscreen import run_in_pty
 
 from tfcnnwrap.cli import build_parser
 
+pytestmark = pytest.mark.slow
+
 GROUPS = {
     "sweep": {
         "what to run": ["--models", "--batch-size", "--runs", "--device", "--num-gpus", "--fp16", "--xla", "--quick"],

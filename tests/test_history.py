@@ -10,6 +10,8 @@ import pytest
 from conftest import assert_clean_error
 from sweepdata import write_sweep
 
+pytestmark = pytest.mark.slow
+
 
 def _edit_meta(path, **changes):
     meta = json.loads((path / "sweep.json").read_text(encoding="utf-8"))

@@ -67,6 +67,7 @@ def run_logs(out):
     return runs, [(out / r["log"]).read_text() for r in runs]
 
 
+@pytest.mark.slow
 def test_data_dir_runs_on_the_users_records_and_says_real_data(cli, tmp_path, vendor, fake_tf):
     data = records_dir(tmp_path / "imagenet")
     out = tmp_path / "s"
@@ -88,6 +89,7 @@ def test_data_dir_runs_on_the_users_records_and_says_real_data(cli, tmp_path, ve
     assert bundle["conditions"]["data"] == "real" and bundle["conditions"]["data_source"] == "data-dir"
 
 
+@pytest.mark.slow
 def test_a_synthetic_sweep_says_synthetic(cli, tmp_path, vendor, tf112):
     out = tmp_path / "s"
     assert sweep(cli, tmp_path, vendor, tf112, out).returncode == 0
@@ -98,6 +100,7 @@ def test_a_synthetic_sweep_says_synthetic(cli, tmp_path, vendor, tf112):
     assert cond["data"] == "synthetic" and cond["data_source"] == "synthetic"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "flags, needles",
     [
@@ -116,6 +119,7 @@ def test_bad_data_flags_are_one_line_and_exit_2(cli, tmp_path, vendor, tf112, fl
     assert not (tmp_path / "s").exists()
 
 
+@pytest.mark.slow
 def test_a_data_dir_without_imagenet_records_is_refused_before_anything_runs(cli, tmp_path, vendor, tf112):
     data = records_dir(tmp_path / "d", names=("cifar-10-batches",))
     result = sweep(cli, tmp_path, vendor, tf112, tmp_path / "s", "--data-dir", data)
@@ -131,6 +135,7 @@ def fake_cache(tmp_path, count):
     return where
 
 
+@pytest.mark.slow
 def test_generated_data_reuses_the_cache_and_resume_reads_the_same_records(cli, tmp_path, vendor, tf112):
     cached = fake_cache(tmp_path, 64)
     out = tmp_path / "s"
@@ -162,6 +167,7 @@ def test_generated_data_reuses_the_cache_and_resume_reads_the_same_records(cli, 
     assert cond["data"] == "real" and cond["data_source"] == "generated:64"
 
 
+@pytest.mark.slow
 def test_resume_refuses_new_data_flags(cli, tmp_path, vendor, tf112):
     out = tmp_path / "s"
     assert sweep(cli, tmp_path, vendor, tf112, out).returncode == 0
@@ -169,6 +175,7 @@ def test_resume_refuses_new_data_flags(cli, tmp_path, vendor, tf112):
     assert_clean_error(result, 2, "--data")
 
 
+@pytest.mark.slow
 def test_a_target_that_cannot_write_records_is_one_line_naming_the_fix(cli, tmp_path, vendor, tf112):
     result = sweep(cli, tmp_path, vendor, tf112, tmp_path / "s", "--data", "generated:16")
     assert result.returncode == 2, result
@@ -179,6 +186,7 @@ def test_a_target_that_cannot_write_records_is_one_line_naming_the_fix(cli, tmp_
     assert not list((tmp_path / "cache" / "data").iterdir())  # no half-written set left behind
 
 
+@pytest.mark.slow
 def test_dry_run_names_the_cache_and_writes_nothing(cli, tmp_path, vendor, tf112):
     result = cli(
         "sweep",
@@ -202,6 +210,7 @@ def test_dry_run_names_the_cache_and_writes_nothing(cli, tmp_path, vendor, tf112
     assert not (tmp_path / "cache").exists()
 
 
+@pytest.mark.slow
 def test_compare_names_the_data_among_the_environment_differences(cli, tmp_path, vendor, tf112):
     base, cand = tmp_path / "syn", tmp_path / "real"
     assert sweep(cli, tmp_path, vendor, tf112, base).returncode == 0

@@ -35,6 +35,7 @@ def sweeps(tmp_path_factory):
             "d": seed_sweep(root / "d", 0.97, seed=4, gpus=[HOSTILE_GPU])}
 
 
+@pytest.mark.slow
 def test_report_html_shows_every_number_of_the_json(cli, sweeps, tmp_path):
     page = cli("report", sweeps["seed"], "--format", "html")
     assert page.returncode == 0, page
@@ -49,6 +50,7 @@ def test_report_html_shows_every_number_of_the_json(cli, sweeps, tmp_path):
     assert page.stdout.count("<title id=") >= 1 and "<desc id=" in page.stdout  # charts: title + text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("view", ["against", "rank", "ab"])
 def test_compare_html_shows_every_number_of_the_json(cli, sweeps, view):
     args = {"against": [sweeps["seed"], "--against", AGAINST], "rank": [sweeps["seed"], "--rank"],
@@ -66,6 +68,7 @@ def test_compare_html_shows_every_number_of_the_json(cli, sweeps, view):
     assert_self_contained(page.stdout)
 
 
+@pytest.mark.slow
 def test_hostile_gpu_name_is_text(cli, sweeps):
     page = cli("compare", sweeps["b"], sweeps["d"], "--format", "html").stdout
     assert "<script>alert" not in page and "<img src=x" not in page
@@ -75,6 +78,7 @@ def test_hostile_gpu_name_is_text(cli, sweeps):
     assert "<img src=x" not in report and HOSTILE_GPU in page_text(report)[0]
 
 
+@pytest.mark.slow
 def test_logs_beside_the_page_are_linked_and_missing_ones_say_so(cli, sweeps, tmp_path):
     out = sweeps["seed"] / "report.html"
     assert cli("report", sweeps["seed"], "--format", "html", "--out", out).returncode == 0
@@ -90,6 +94,7 @@ def test_logs_beside_the_page_are_linked_and_missing_ones_say_so(cli, sweeps, tm
     assert html.count("missing: logs/") == 15
 
 
+@pytest.mark.slow
 def test_out_replaces_a_link_and_never_writes_through_it(cli, sweeps, tmp_path):
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me", encoding="utf-8")
@@ -102,6 +107,7 @@ def test_out_replaces_a_link_and_never_writes_through_it(cli, sweeps, tmp_path):
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
 
 
+@pytest.mark.slow
 def test_out_in_a_missing_directory_or_on_a_directory_is_one_line(cli, sweeps, tmp_path):
     assert_clean_error(cli("report", sweeps["seed"], "--format", "html", "--out", tmp_path / "no" / "r.html"),
                        2, "does not exist")
@@ -109,6 +115,7 @@ def test_out_in_a_missing_directory_or_on_a_directory_is_one_line(cli, sweeps, t
                        2, "is a directory")
 
 
+@pytest.mark.slow
 def test_help_does_not_import_jinja2():
     code = "import sys; from tfcnnwrap import cli; cli.build_parser(); print('jinja2' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=str(REPO_ROOT), env=cli_env(),
@@ -136,6 +143,7 @@ def test_line_chart_without_points_is_none():
     assert svgcharts.line_chart("t", [("run 1", [], "solid")]) is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["json", "markdown", "csv"])
 def test_out_writes_every_format(cli, sweeps, tmp_path, fmt):
     out = tmp_path / ("r." + fmt)
@@ -146,6 +154,7 @@ def test_out_writes_every_format(cli, sweeps, tmp_path, fmt):
     assert ab.returncode == 0 and (tmp_path / "ab").read_text(encoding="utf-8").strip(), ab
 
 
+@pytest.mark.slow
 def test_out_on_a_read_only_directory_is_one_line(cli, sweeps, tmp_path):
     if os.geteuid() == 0:
         pytest.skip("root writes into read-only directories")
@@ -158,6 +167,7 @@ def test_out_on_a_read_only_directory_is_one_line(cli, sweeps, tmp_path):
         ro.chmod(0o700)
 
 
+@pytest.mark.slow
 def test_report_plot_with_html_is_refused_in_one_line(cli, sweeps, tmp_path):
     assert_clean_error(cli("report", sweeps["seed"], "--format", "html", "--plot", tmp_path / "x.png"), 2,
                        "draws its own charts")
@@ -173,6 +183,7 @@ def test_flags_are_read_from_the_row_not_computed():
     assert flag_texts({"flags": []}) == []
 
 
+@pytest.mark.slow
 def test_flags_show_in_the_page(cli, tmp_path):
     from sweepdata import write_sweep
 
@@ -199,12 +210,14 @@ def test_scaling_chart_has_the_ideal_line():
     assert scaling_chart(rows[:1]) is None
 
 
+@pytest.mark.slow
 def test_run_charts_from_the_logs(cli, sweeps):
     page = cli("report", sweeps["seed"], "--format", "html").stdout
     assert page.count("images/sec of every step, per run</title>") == 5
     assert page.count("<polyline") >= 15
 
 
+@pytest.mark.slow
 def test_gpu_temperature_clock_and_power_over_the_run(cli, tmp_path):
     from sweepdata import write_sweep
 

@@ -11,6 +11,8 @@ from bundledata import logged_sweep
 from conftest import cli_env, run_cli
 from test_summary_reuse import keep_summary
 
+pytestmark = pytest.mark.slow
+
 SAMPLE = Path(__file__).parent / "data" / "samples" / "results" / "egpu-H2D"
 # Never needed to read and print: data frames, HTML, git, SciPy, charts, the library's database.
 HEAVY = {"pandas", "numpy", "jinja2", "git", "scipy", "matplotlib", "sqlite3"}

@@ -13,6 +13,8 @@ from conftest import assert_clean_error, cli_env
 from tfcnnwrap.share import bundle as bundles
 from tfcnnwrap.share.export import build
 
+pytestmark = pytest.mark.slow
+
 ROW_KEYS = {"id", "gpu", "model", "batch_size", "precision", "num_gpus", "images_per_sec", "verified", "created_at"}
 
 

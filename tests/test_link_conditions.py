@@ -43,6 +43,7 @@ def exported(cli, tmp_path, out, env):
     return json.loads(gzip.decompress(bundle.read_bytes()))
 
 
+@pytest.mark.slow
 @POSIX
 def test_a_gpu_sweep_at_gen3_x4_of_x16_exports_that_link_and_the_timed_copies(cli, tmp_path, vendor, fake_tf):
     env = gpu_env(tmp_path, [3, 3, 4, 16])
@@ -75,6 +76,7 @@ def test_a_gpu_sweep_at_gen3_x4_of_x16_exports_that_link_and_the_timed_copies(cl
     assert link_text(link) == "gen3 x4 of x16"
 
 
+@pytest.mark.slow
 def test_a_cpu_sweep_times_no_copies_and_exports_a_link_of_nulls(cli, tmp_path, vendor, fake_tf):
     out = tmp_path / "s"
     env = {telemetry.ENV_NVIDIA_SMI: "none", "FAKE_TF_GPUS": "GeForce RTX 2070"}

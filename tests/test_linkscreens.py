@@ -9,7 +9,7 @@ from ptyscreen import run_in_pty
 from sweepdata import seed_runs, write_sweep
 from test_linknote import TB3, with_link
 
-pytestmark = pytest.mark.skipif(os.name != "posix", reason="pseudo-terminals are POSIX")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(os.name != "posix", reason="pseudo-terminals are POSIX")]
 WIDTHS = [60, 80, 120]
 
 

@@ -11,6 +11,8 @@ from sweepdata import write_sweep
 from tfcnnwrap.filelock import FileLock
 from tfcnnwrap.results.store import LOCK_NAME
 
+pytestmark = pytest.mark.slow
+
 PLANNED = [("resnet50", 64), ("alexnet", 512)]
 
 

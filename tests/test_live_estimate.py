@@ -96,6 +96,7 @@ def test_the_time_left_does_not_jump_when_a_late_run_ends():
 # --- Ctrl-C on a real terminal ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_on_ctrl_c_the_resume_hint_comes_before_the_next_line(tmp_path, tf112, columns):  # noqa: F811
     vendor = make_vendor(tmp_path / "vendor")
@@ -127,6 +128,7 @@ def test_on_ctrl_c_the_resume_hint_comes_before_the_next_line(tmp_path, tf112, c
     assert resume < after, "\n".join(lines)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_between_step_lines_a_real_sweep_shows_the_extrapolated_step(tmp_path, tf112, columns):  # noqa: F811
     vendor = make_vendor(tmp_path / "vendor")

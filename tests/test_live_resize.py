@@ -13,6 +13,8 @@ import pytest
 from conftest import make_vendor
 from test_screens import PtySession, sweep_env, tf112  # noqa: F401 - tf112 is a fixture
 
+pytestmark = pytest.mark.slow
+
 
 def reflow(session, columns):
     """Make the session's terminal ``columns`` wide as a reflowing terminal does: each line longer than that

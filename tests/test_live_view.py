@@ -227,6 +227,7 @@ def test_the_runner_reports_each_change_of_stage_of_a_real_process_once(tmp_path
 # --- on a real terminal ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_live_sweep_mid_pause_then_mid_run_keeps_finished_lines_in_place(tmp_path, tf112, columns):  # noqa: F811
     vendor = make_vendor(tmp_path / "vendor")

@@ -581,6 +581,7 @@ def test_fuzzed_logs_agree(tmp_path, monkeypatch):
 # -- big files ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_parse_file_is_streaming_and_flat_in_memory(tmp_path):
     noise = ("2026-11-30 10:00:05.000000: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1511] Adding "
              "visible gpu devices: 0 " + "y" * 100 + "\n").encode()

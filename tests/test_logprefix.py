@@ -170,6 +170,7 @@ def test_noise_that_looks_like_a_header_teaches_nothing(tmp_path):
     assert (shape(log), log.ranks) == (BARE, 1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SHAPES))
 def test_parse_verb_reads_each_shape(tmp_path, cli, name):
     (tmp_path / "logs").mkdir()
@@ -182,6 +183,7 @@ def test_parse_verb_reads_each_shape(tmp_path, cli, name):
     assert row["ranks"] == 1
 
 
+@pytest.mark.slow
 def test_parse_verb_counts_ranks(tmp_path, cli):
     log = tmp_path / "job.out"
     log.write_text(interleave(prefixed(other_rank(REAL), srun_label(1)), prefixed(REAL, srun_label(0))),

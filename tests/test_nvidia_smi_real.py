@@ -225,6 +225,7 @@ def test_a_sample_line_of_the_fields_the_535_driver_is_asked_for_reads_what_q_sh
     assert summary["samples"] == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name, gpu",
     [

@@ -195,6 +195,7 @@ def _not_forged(text, where):
     assert not any(line.startswith("FAKE ROW") for line in text.splitlines()), (where, text)
 
 
+@pytest.mark.slow
 def test_verify_shows_a_newline_in_a_model_name_and_forges_no_line(cli, tmp_path):
     path = tmp_path / "evil.tfcw.json.gz"
     path.write_bytes(bundles.to_bytes(_forged(tmp_path, True, model=FORGED + "\u202e")))
@@ -205,6 +206,7 @@ def test_verify_shows_a_newline_in_a_model_name_and_forges_no_line(cli, tmp_path
     assert all(line.startswith(str(path)) for line in result.stdout.splitlines()), result
 
 
+@pytest.mark.slow
 def test_library_shows_an_unverified_bundles_forged_row_as_one_row(cli, tmp_path):
     data = {"TFCNNWRAP_DATA": str(tmp_path / "data")}
     bundle = _forged(tmp_path, False, model=FORGED, precision="fp32\r\nX")
@@ -216,6 +218,7 @@ def test_library_shows_an_unverified_bundles_forged_row_as_one_row(cli, tmp_path
         assert sum("FAKE ROW" in line for line in result.stdout.splitlines()) == 1, result
 
 
+@pytest.mark.slow
 def test_markdown_escapes_html_in_a_gpu_name_and_a_model_name(cli, tmp_path):
     data = {"TFCNNWRAP_DATA": str(tmp_path / "data")}
     verified = _forged(tmp_path, True, gpu=HOSTILE_GPU)

@@ -48,6 +48,7 @@ def rows_by_name(result):
     return {Path(row["path"]).name: row for row in result.rows()}
 
 
+@pytest.mark.slow
 def test_one_ok_log(cli, logs):
     result = cli("parse", logs / "resnet50.log", "--format", "json")
     assert result.returncode == ALL_OK, result
@@ -61,6 +62,7 @@ def test_one_ok_log(cli, logs):
     assert row["failure_kind"] is None and row["failure_message"] is None
 
 
+@pytest.mark.slow
 def test_directory_is_searched_recursively(cli, logs):
     result = cli("parse", logs, "--format", "json")
     assert result.returncode == SOME_FAILED, result
@@ -79,6 +81,7 @@ def test_directory_is_searched_recursively(cli, logs):
                      "2080ti/old/slurm-1234.out"]  # by name, a folder's files before its sub-folders
 
 
+@pytest.mark.slow
 def test_any_file_named_explicitly_is_parsed(cli, logs, tmp_path):
     target = tmp_path / "output"
     target.write_bytes((logs / "resnet50.log").read_bytes())
@@ -87,6 +90,7 @@ def test_any_file_named_explicitly_is_parsed(cli, logs, tmp_path):
     assert [row["status"] for row in result.rows()] == ["ok", "oom"]
 
 
+@pytest.mark.slow
 def test_jsonl_streams_one_record_per_line(cli, logs):
     result = cli("parse", logs, "--format", "jsonl")
     assert result.returncode == SOME_FAILED, result
@@ -97,6 +101,7 @@ def test_jsonl_streams_one_record_per_line(cli, logs):
     assert all({"path", "status", "images_per_sec", "model", "batch_size"} <= set(r) for r in records)
 
 
+@pytest.mark.slow
 def test_csv(cli, logs):
     result = cli("parse", logs / "resnet50.log", logs / "2080ti", "--format", "csv")
     assert result.returncode == SOME_FAILED, result
@@ -107,6 +112,7 @@ def test_csv(cli, logs):
     assert json.loads(table[0]["devices"]) == ["/gpu:0"]
 
 
+@pytest.mark.slow
 def test_table(cli, logs):
     result = cli("parse", logs / "resnet50.log", logs / "2080ti" / "alexnet.log")
     assert result.returncode == SOME_FAILED, result
@@ -114,11 +120,13 @@ def test_table(cli, logs):
     assert "2 log(s), 1 ok, 1 failed" in result.stdout
 
 
+@pytest.mark.slow
 def test_all_ok_exits_0(cli, logs):
     result = cli("parse", logs / "resnet50.log", logs / "2080ti" / "vgg16-bs64.log", "--format", "csv")
     assert result.returncode == ALL_OK, result
 
 
+@pytest.mark.slow
 def test_missing_path_is_refused_before_anything_is_printed(cli, logs, tmp_path):
     missing = tmp_path / "no-such-run.log"
     result = cli("parse", logs / "resnet50.log", missing, "--format", "jsonl")
@@ -127,6 +135,7 @@ def test_missing_path_is_refused_before_anything_is_printed(cli, logs, tmp_path)
     assert result.stdout == ""
 
 
+@pytest.mark.slow
 def test_directory_without_logs_is_refused(cli, tmp_path):
     (tmp_path / "notes.txt").write_text("hello\n", encoding="utf-8")
     result = cli("parse", tmp_path)
@@ -134,6 +143,7 @@ def test_directory_without_logs_is_refused(cli, tmp_path):
     assert result.stdout == ""
 
 
+@pytest.mark.slow
 def test_worker_processes_give_the_same_records(cli, logs):
     serial = cli("parse", logs, "--format", "jsonl", env={"TFCNNWRAP_PARSE_JOBS": "1"})
     parallel = cli("parse", logs, "--format", "jsonl", env={"TFCNNWRAP_PARSE_JOBS": "3"})
@@ -143,6 +153,7 @@ def test_worker_processes_give_the_same_records(cli, logs):
     assert_clean_error(bad, USAGE, "TFCNNWRAP_PARSE_JOBS")
 
 
+@pytest.mark.slow
 def test_no_result_log(cli, tmp_path):
     log = fake_log(tmp_path / "cut.log", "--model=resnet50", FAKE_TFCNN_FAULTS="*=no_total")
     result = cli("parse", log, "--format", "json")
@@ -161,6 +172,7 @@ def strict_json(text):
     return json.loads(text, parse_constant=refuse)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("total", ["nan", "inf", "-5", "0"])
 def test_a_bad_total_is_no_result_and_every_format_is_strict_json(cli, tmp_path, total):
     good = fake_log(tmp_path / "good.log", "--model=resnet50")
@@ -193,6 +205,7 @@ def test_render_writes_strict_json_only():
 # -- issue 11, item 14: only regular files; nothing skipped silently; logs that died before the header -----
 
 
+@pytest.mark.slow
 def test_a_device_or_fifo_is_refused_not_read_forever(cli, tmp_path):
     if not os.path.exists("/dev/zero") or not hasattr(os, "mkfifo"):
         pytest.skip("POSIX only")
@@ -203,6 +216,7 @@ def test_a_device_or_fifo_is_refused_not_read_forever(cli, tmp_path):
     assert_clean_error(result, USAGE, "not a regular file", str(fifo))
 
 
+@pytest.mark.slow
 def test_a_fifo_in_a_directory_is_named_and_skipped(cli, tmp_path):
     if not hasattr(os, "mkfifo"):
         pytest.skip("POSIX only")
@@ -214,6 +228,7 @@ def test_a_fifo_in_a_directory_is_named_and_skipped(cli, tmp_path):
     assert "stuck.log is not a regular file" in result.stderr
 
 
+@pytest.mark.slow
 def test_an_unreadable_directory_is_named_on_stderr(tmp_path, monkeypatch, capsys):
     from tfcnnwrap.run import parse
 
@@ -253,6 +268,7 @@ F0000 00:00:1796038268.114580    6740 gpu_device.cc:2020] Check failed: device_c
 """
 
 
+@pytest.mark.slow
 def test_a_log_of_a_run_that_died_before_its_header_is_found(cli, tmp_path):
     (tmp_path / "slurm-99.out").write_text(CRASH_AT_IMPORT, encoding="utf-8")
     (tmp_path / "run.txt").write_text(TF2_CPP_ONLY, encoding="utf-8")

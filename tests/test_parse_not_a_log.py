@@ -1,7 +1,10 @@
 """``parse`` on a file that is no tf_cnn_benchmarks log says so (issue 38.5): /etc/hostname was a
 `no_result` row and "1 failed". A file named is a mistake like a missing one: exit 2, before any output."""
 
+import pytest
 from conftest import assert_clean_error
+
+pytestmark = pytest.mark.slow
 
 
 def test_a_file_that_is_no_log_is_named_as_such(cli, tmp_path):

@@ -8,6 +8,8 @@ import time
 import pytest
 from pidwait import pid_alive, wait_gone
 
+pytestmark = pytest.mark.slow
+
 POSIX = pytest.mark.skipif(os.name != "posix", reason="SIGKILL and zombies are POSIX's")
 
 

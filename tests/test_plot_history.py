@@ -51,6 +51,7 @@ def test_one_series_per_configuration_with_its_points_in_date_order(history):
     assert [(p.sweep, p.value) for p in vgg.points] == [("january", 100.0), ("march", 110.0)]
 
 
+@pytest.mark.slow
 def test_a_sweep_without_a_start_time_is_named_in_the_error(history):
     meta = json.loads((history[2] / "sweep.json").read_text(encoding="utf-8"))
     meta["created_at"] = None
@@ -75,6 +76,7 @@ def test_the_figure_draws_a_line_per_configuration_and_marks_the_baseline(histor
         assert high - low >= 0.1 * max(line.get_ydata())  # noise is not magnified into a trend
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", ["png", "svg"])
 def test_compare_with_three_sweeps_writes_the_history_plot(cli, history, tmp_path, suffix):
     out = tmp_path / ("history." + suffix)

@@ -24,6 +24,7 @@ def stand_in_tf(env_dir, version, body, dist="tensorflow"):
     return python
 
 
+@pytest.mark.slow
 def test_version_mode_reads_metadata_without_importing(fake_tf):
     answer = probe.run_probe(fake_tf("1.12.0", dist="tensorflow-gpu"))
     assert answer.tf_version == "1.12.0"
@@ -34,6 +35,7 @@ def test_version_mode_reads_metadata_without_importing(fake_tf):
     assert answer.warnings == ()
 
 
+@pytest.mark.slow
 def test_version_comes_from_import_when_metadata_is_missing(fake_tf):
     answer = probe.run_probe(fake_tf("1.9.0", with_metadata=False))
     assert answer.tf_version == "1.9.0"
@@ -41,6 +43,7 @@ def test_version_comes_from_import_when_metadata_is_missing(fake_tf):
     assert answer.importable is True
 
 
+@pytest.mark.slow
 def test_full_mode_lists_gpus_and_build_info(fake_tf):
     python = fake_tf("2.4.0")
     answer = probe.run_probe(python, full=True, env={"FAKE_TF_GPUS": "GeForce RTX 2070,Tesla V100"})
@@ -50,6 +53,7 @@ def test_full_mode_lists_gpus_and_build_info(fake_tf):
     assert none.gpus == ()
 
 
+@pytest.mark.slow
 def test_tf1_without_device_lib_cannot_tell_its_gpus(fake_tf):
     answer = probe.run_probe(fake_tf("1.12.0", dist="tensorflow-gpu"), full=True)
     assert answer.tf_version == "1.12.0"
@@ -58,6 +62,7 @@ def test_tf1_without_device_lib_cannot_tell_its_gpus(fake_tf):
     assert answer.complete is True
 
 
+@pytest.mark.slow
 def test_import_error_is_a_warning_not_a_failure(fake_tf):
     answer = probe.run_probe(
         fake_tf("2.4.0"), full=True, env={"FAKE_TF_IMPORT_ERROR": "DLL load failed: cudart64_110.dll"}
@@ -67,6 +72,7 @@ def test_import_error_is_a_warning_not_a_failure(fake_tf):
     assert any("DLL load failed" in w for w in answer.warnings)
 
 
+@pytest.mark.slow
 def test_probe_prints_a_snapshot_after_every_stage(fake_tf):
     proc = subprocess.run(
         [str(fake_tf("2.4.0")), str(probe.PROBE_SCRIPT), "--full"],
@@ -82,6 +88,7 @@ def test_probe_prints_a_snapshot_after_every_stage(fake_tf):
     assert stages == ["metadata", "import", "build_info", "devices", "done"]
 
 
+@pytest.mark.slow
 @POSIX_ONLY
 def test_a_crash_keeps_what_earlier_stages_learned(tmp_path):
     python = stand_in_tf(
@@ -99,6 +106,7 @@ def test_a_crash_keeps_what_earlier_stages_learned(tmp_path):
     assert "SIGILL" in info.value.message and "--python" in info.value.message
 
 
+@pytest.mark.slow
 def test_a_hang_keeps_what_earlier_stages_learned(tmp_path):
     python = stand_in_tf(tmp_path / "env", "1.12.0", "import threading\nthreading.Event().wait()\n")
     answer = probe.run_probe(python, full=True, partial=True, timeout=3)
@@ -111,6 +119,7 @@ def test_a_hang_keeps_what_earlier_stages_learned(tmp_path):
     assert "did not answer" in info.value.message
 
 
+@pytest.mark.slow
 def test_missing_interpreter_is_a_setup_error_naming_python(tmp_path):
     with pytest.raises(probe.InterpreterNotFound) as info:
         probe.run_probe(tmp_path / "no-such-python")
@@ -118,12 +127,14 @@ def test_missing_interpreter_is_a_setup_error_naming_python(tmp_path):
     assert info.value.exit_code == 2
 
 
+@pytest.mark.slow
 def test_a_directory_is_not_an_interpreter(tmp_path):
     with pytest.raises(probe.InterpreterNotFound) as info:
         probe.run_probe(tmp_path)
     assert "--python" in info.value.message
 
 
+@pytest.mark.slow
 @POSIX_ONLY
 def test_a_program_that_is_not_python_gives_a_clear_error():
     with pytest.raises(probe.ProbeFailed) as info:

@@ -87,6 +87,7 @@ def _config_error_env(tmp_path):
     return {"TFCNNWRAP_CONFIG": str(path)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_an_error_on_a_terminal_is_wrapped_between_words(tmp_path, columns):
     env = _config_error_env(tmp_path)
@@ -99,6 +100,7 @@ def test_an_error_on_a_terminal_is_wrapped_between_words(tmp_path, columns):
     assert all(line.startswith("  ") for line in screen.lines[1:] if line), screen
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", WIDTHS)
 @pytest.mark.parametrize("args", [["compare", "a sweep directory that does not exist anywhere at all", "--against",
                                    "V100"],
@@ -118,6 +120,7 @@ def _two_sweeps(tmp_path):
     write_sweep(tmp_path / "b", {(m, SEED_BATCH[m]): [v * 0.93, v * 0.94, v * 0.935] for m, v in SEED_2070.items()})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", (80, 120))
 def test_compare_a_b_is_a_table_at_80_columns_and_up(tmp_path, columns):
     _two_sweeps(tmp_path)

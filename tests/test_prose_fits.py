@@ -59,6 +59,7 @@ def _wholes(lines):
     return wholes
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_setup_report_is_wrapped_between_words_to_the_terminal(set_up, columns):
     args, root = set_up
@@ -115,6 +116,7 @@ def wide_help():
     return {tuple(verb): printed_lines(run_in_pty([*verb, "--help"], columns=400)) for verb in _verbs()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", WIDTHS)
 @pytest.mark.parametrize("verb", _verbs(), ids=lambda v: v[0] if v else "tfcnnwrap")
 def test_help_examples_fit_and_copy_as_the_commands_they_are(wide_help, verb, columns):
@@ -159,6 +161,7 @@ def seed_sweep(tmp_path_factory):
     return write_sweep(root / "base", {k: [v[0], v[0] * 1.004, v[0] * 0.997] for k, v in seed_runs().items()})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "columns, against, whole",
     [(60, FIVE, True), (80, FIVE, False), (80, "1080-Ti,V100", True), (120, FIVE, True), (120, "V100", True)],
@@ -190,6 +193,7 @@ def test_compare_against_keeps_each_cell_on_one_line_when_the_width_allows(cli, 
 # -- compare A B at 60 columns: a readable block per configuration -------------------------------------------
 
 
+@pytest.mark.slow
 def test_compare_a_b_at_60_columns_is_a_block_per_configuration_with_every_item_whole(cli, tmp_path):
     """80 and 120 columns are a table (test_prose.py); at 60 each configuration is its name, then
     ``label value`` items wrapped between items, none split (``95% CI +2.8% to +7.2%`` on one line)."""
@@ -238,6 +242,7 @@ def throttled_sweep(tmp_path_factory):
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_the_reports_throttle_warning_wraps_like_the_sweeps(cli, throttled_sweep, columns):
     piped = cli("report", throttled_sweep)
@@ -252,6 +257,7 @@ def test_the_reports_throttle_warning_wraps_like_the_sweeps(cli, throttled_sweep
     assert len(block) > 1 or columns == 120 and len(warning[0]) <= 120, block
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_the_sweeps_header_continues_indented_under_its_line(tmp_path, fake_tf, columns):
     from conftest import make_vendor
@@ -289,6 +295,7 @@ def test_the_sweeps_header_continues_indented_under_its_line(tmp_path, fake_tf, 
     assert following.startswith(("  ", "[")) or not following.strip(), lines  # nothing left at column 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_each_thing_to_check_hangs_its_later_lines_under_its_first(tmp_path, columns):
     """``5 things to check:`` then one item per problem: an item's later lines are indented further than its
@@ -316,6 +323,7 @@ def test_each_thing_to_check_hangs_its_later_lines_under_its_first(tmp_path, col
     assert "CI95 ±8.63% is wider than ±2%: add runs until it narrows (--until-ci 2)" in texts[1], texts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_the_hidden_columns_note_continues_indented(throttled_sweep, columns):
     lines = printed_lines(run_in_pty(["report", throttled_sweep], columns=columns))

@@ -80,6 +80,7 @@ def flagged(tmp_path_factory):
     return path
 
 
+@pytest.mark.slow
 def test_report_json_is_the_envelope_with_typed_values(cli, flagged):
     result = cli("report", flagged, "--format", "json")
     assert result.returncode == 0, result
@@ -95,6 +96,7 @@ def test_report_json_is_the_envelope_with_typed_values(cli, flagged):
     assert rows["inception3"]["flags"] == ["wide CI", "drift"] and rows["alexnet"]["flags"] == []
 
 
+@pytest.mark.slow
 def test_report_csv_writes_json_booleans_and_the_same_numbers(cli, flagged):
     rows = list(csv.DictReader(io.StringIO(cli("report", flagged, "--format", "csv").stdout)))
     data = {r["model"]: r for r in cli("report", flagged, "--format", "json").rows()}
@@ -104,6 +106,7 @@ def test_report_csv_writes_json_booleans_and_the_same_numbers(cli, flagged):
     assert json.loads(r50["flags"]) == ["outlier", "wide CI"] and json.loads(r50["outlier_runs"]) == [4]
 
 
+@pytest.mark.slow
 def test_report_table_and_markdown_flag_and_advise(cli, flagged):
     table = cli("report", flagged, env={"COLUMNS": "200"})
     assert table.returncode == 0, table
@@ -118,6 +121,7 @@ def test_report_table_and_markdown_flag_and_advise(cli, flagged):
     assert "|---|---:|---:|" in markdown  # numbers right-aligned
 
 
+@pytest.mark.slow
 def test_report_repeats_the_sweeps_throttle_warning(cli, tmp_path):
     path = write_sweep(tmp_path / "hot", {("resnet50", 64): [176.1, 176.3, 176.2]})
     runs = path / "runs.jsonl"
@@ -131,6 +135,7 @@ def test_report_repeats_the_sweeps_throttle_warning(cli, tmp_path):
     assert "3 of 3 runs throttled (sw_thermal_slowdown in 3, max 84 °C)" in " ".join(result.stdout.split())
 
 
+@pytest.mark.slow
 def test_an_xla_sweeps_title_says_xla(cli, tmp_path):
     # Plan.conditions() says xla "yes"; the title read only True, "on" and "true" and said "no XLA"
     path = write_sweep(tmp_path / "xla", {("resnet50", 64): [176.1, 176.3]}, xla=True)

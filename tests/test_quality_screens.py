@@ -7,7 +7,7 @@ import os
 import pytest
 from sweepdata import write_sweep
 
-pytestmark = pytest.mark.skipif(os.name != "posix", reason="pseudo-terminals are POSIX")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(os.name != "posix", reason="pseudo-terminals are POSIX")]
 
 
 @pytest.fixture(scope="module")

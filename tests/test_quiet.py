@@ -52,6 +52,7 @@ def test_persistence_off_and_application_clocks():
     assert "application clocks set to 1380 MHz (default 1530 MHz)" in text and "-rac" in text
 
 
+@pytest.mark.slow
 def test_cpu_governor_and_battery_from_sys(tmp_path):
     for cpu, governor in (("cpu0", "powersave"), ("cpu1", "performance")):
         path = tmp_path / "sys/devices/system/cpu" / cpu / "cpufreq"
@@ -69,6 +70,7 @@ def test_cpu_governor_and_battery_from_sys(tmp_path):
     assert quiet.cpu_findings(str(tmp_path)) == []
 
 
+@pytest.mark.slow
 @POSIX_ONLY
 def test_doctor_says_the_machine_is_not_quiet(cli, fake_tf, tmp_path):
     env = dict(NOISY, PATH=str(FAKE_DIR) + os.pathsep + os.environ.get("PATH", ""), FAKE_TF_GPUS="GeForce RTX 2070")
@@ -82,6 +84,7 @@ def test_doctor_says_the_machine_is_not_quiet(cli, fake_tf, tmp_path):
     assert [f for f in calm["quiet"] if "GPU" in f["what"]] == []
 
 
+@pytest.mark.slow
 @POSIX_ONLY
 def test_a_sweep_warns_once_at_its_start(cli, fake_tf, tmp_path):
     from conftest import make_vendor

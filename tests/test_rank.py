@@ -23,6 +23,7 @@ def seed_sweep(tmp_path):
     return write_sweep(tmp_path / "seed-2070", seed_runs(3))
 
 
+@pytest.mark.slow
 def test_rank_places_the_seeds_2070_as_its_table_implies(cli, seed_sweep):
     result = cli("compare", seed_sweep, "--rank", "--format", "json")
     assert result.returncode == 0, result
@@ -49,6 +50,7 @@ def test_rank_places_the_seeds_2070_as_its_table_implies(cli, seed_sweep):
     assert json.loads(json.dumps(rows, allow_nan=False)) == rows
 
 
+@pytest.mark.slow
 def test_rank_says_where_the_gpu_lands(cli, seed_sweep):
     for fmt in ("table", "markdown"):
         result = cli("compare", seed_sweep, "--rank", "--format", fmt)
@@ -61,6 +63,7 @@ def test_rank_says_where_the_gpu_lands(cli, seed_sweep):
         assert "5 of 5" in out and "3 of 5" in out
 
 
+@pytest.mark.slow
 def test_rank_per_watt_from_the_flag_and_from_telemetry(cli, seed_sweep, tmp_path):
     result = cli("compare", seed_sweep, "--rank", "--per", "watt", "--watts", "175", "--format", "json")
     assert result.returncode == 0, result
@@ -99,6 +102,7 @@ def test_rank_per_watt_from_the_flag_and_from_telemetry(cli, seed_sweep, tmp_pat
     assert_clean_error(cli("compare", seed_sweep, "--rank", "--per", "watt"), 2, "--watts", "telemetry")
 
 
+@pytest.mark.slow
 def test_rank_per_dollar(cli, seed_sweep):
     result = cli("compare", seed_sweep, "--rank", "--per", "dollar", "--price", "499", "--format", "json")
     assert result.returncode == 0, result
@@ -120,6 +124,7 @@ def test_rank_per_dollar(cli, seed_sweep):
     assert_clean_error(cli("compare", seed_sweep, "--rank", "--against", "V100"), 2, "--against and --rank")
 
 
+@pytest.mark.slow
 def test_rank_plot(cli, seed_sweep, tmp_path):
     png = tmp_path / "rank.png"
     result = cli("compare", seed_sweep, "--rank", "--plot", png)
@@ -142,6 +147,7 @@ def fp16_pair(tmp_path):
     return half, full
 
 
+@pytest.mark.slow
 def test_an_fp16_sweep_meets_fp16_references_without_a_dagger(cli, fp16_pair):
     from tfcnnwrap.results.references import load_references
 
@@ -200,6 +206,7 @@ def test_tensorflow_versions_are_noted_and_strict_leaves_other_ones_out(capsys, 
     assert "gtx1080ti" not in {r["gpu_id"] for r in json.loads(out)["rows"]}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(__import__("os").name != "posix", reason="a pseudo-terminal")
 @pytest.mark.parametrize("columns", [60, 80, 120])
 def test_rank_and_ab_fit_the_terminal(seed_sweep, tmp_path, columns):
@@ -215,6 +222,7 @@ def test_rank_and_ab_fit_the_terminal(seed_sweep, tmp_path, columns):
     assert "resnet50" in screen.text and "Same environment" in screen.text
 
 
+@pytest.mark.slow
 def test_rank_with_no_reference_under_the_sweeps_conditions(cli, tmp_path):
     quick = write_sweep(tmp_path / "quick", {("resnet50", 8): [20.0]}, device="cpu")
     result = cli("compare", quick, "--rank")

@@ -19,7 +19,7 @@ from realtf import MARKS, REAL_TF_PYTHON, REPO
 
 from tfcnnwrap.run import telemetry
 
-pytestmark = MARKS
+pytestmark = [pytest.mark.slow, *MARKS]
 TOTAL = re.compile(r"^total images/sec:\s*(\S+)\s*$", re.MULTILINE)
 ENV = {telemetry.ENV_NVIDIA_SMI: "none", "CUDA_VISIBLE_DEVICES": ""}
 SWEEP = ["--device", "cpu", "--models", "trivial", "--batch-size", "trivial=8", "--num-batches", "5", "--runs", "1",
@@ -65,6 +65,7 @@ def test_real_tf_local_cluster_ps_and_two_workers(cli, tmp_path, real_vendor):
     print("local 1 ps + 2 workers: sweep %.1f s, job %.1f s" % (took, run["duration_s"]))
 
 
+@pytest.mark.slurm
 def test_real_tf_slurm_cluster_ps_and_two_workers(slurm, tmp_path, real_vendor):
     from test_sweep_cluster import in_sbatch
 

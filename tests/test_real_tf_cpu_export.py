@@ -13,7 +13,7 @@ from realtf import MARKS, REAL_TF_PYTHON, REPO
 
 from tfcnnwrap.run import telemetry
 
-pytestmark = [pytest.mark.tf, *MARKS]
+pytestmark = [pytest.mark.slow, pytest.mark.tf, *MARKS]
 
 
 def test_a_real_cpu_sweep_exports_and_verifies(cli, tmp_path):

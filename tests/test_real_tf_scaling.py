@@ -16,7 +16,7 @@ from realtf import MARKS, REAL_TF_PYTHON, REPO
 
 from tfcnnwrap.run import telemetry
 
-pytestmark = MARKS
+pytestmark = [pytest.mark.slow, *MARKS]
 
 TOTAL = re.compile(r"^total images/sec:\s*(\S+)\s*$", re.MULTILINE)
 DEVICES = re.compile(r"^Devices:\s*(.*)$", re.MULTILINE)

@@ -144,6 +144,7 @@ def test_summary_rows_read_telemetry():
 # -- SweepMeta -----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_sweep_from_a_newer_tfcnnwrap_is_refused_naming_both_versions(cli, tmp_path):
     path = write_sweep(tmp_path / "s", seed_runs(2))
     meta = json.loads((path / "sweep.json").read_text(encoding="utf-8"))
@@ -155,6 +156,7 @@ def test_a_sweep_from_a_newer_tfcnnwrap_is_refused_naming_both_versions(cli, tmp
     assert_clean_error(cli("compare", path, "--against", "V100"), 2, "format %d" % (FORMAT_VERSION + 1))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change, needle", [
     ({"plan": ["resnet50"]}, "`plan` is a list, not an object"),
     ({"format": "1"}, "`format`"),
@@ -193,6 +195,7 @@ def test_plans_differing_in_precision_are_pointed_out(capsys, monkeypatch, tmp_p
     assert "- precision: fp32 -> fp16" in out and "- plan extra_args: [] -> ['--use_fp16']" in out
 
 
+@pytest.mark.slow
 def test_live_lines_read_records_and_dicts():
     import io
 
@@ -209,6 +212,7 @@ def test_live_lines_read_records_and_dicts():
     assert lines[2].startswith("[2/2] vgg16 bs=64 run 2/3: SKIPPED  (1m00s)  an earlier run ran out  log: logs/")
 
 
+@pytest.mark.slow
 def test_report_json_is_strict_json(cli, tmp_path):
     path = write_sweep(tmp_path / "s", {("resnet50", 64): [100.0]})
     with open(path / "runs.jsonl", "a", encoding="utf-8") as fh:

@@ -3,6 +3,7 @@ resume adds a typed `Resumption`, and doctor and the environment are records tha
 
 import json
 
+import pytest
 from test_doctor import CHECKOUT, synthetic_report
 from test_sweep import ips_env, sweep_args
 
@@ -29,6 +30,7 @@ WRITTEN_KEYS = [
 ]
 
 
+@pytest.mark.slow
 def test_a_new_and_a_resumed_sweep_write_one_sweep_meta(cli, tmp_path, vendor, fake_tf):
     tf112 = fake_tf("1.12.0", dist="tensorflow-gpu")
     out = tmp_path / "sweep"
@@ -93,6 +95,7 @@ def test_sweep_meta_reads_where_a_sweep_ran_and_its_resumes_typed():
     assert [r.at for r in twice.resumed or ()] == ["2026-12-01T10:00:00Z", "later"] and meta.resumed is not None
 
 
+@pytest.mark.slow
 def test_environment_is_a_record_that_reads_back_its_own_json(monkeypatch):
     monkeypatch.setenv("TFCNNWRAP_NVIDIA_SMI", "none")
     probe = ProbeAnswer(python="/envs/tf/bin/python", python_version="3.6.8", tf_version="1.12.0", gpus=("A",))
@@ -105,6 +108,7 @@ def test_environment_is_a_record_that_reads_back_its_own_json(monkeypatch):
     assert envinfo.Environment.from_json({"host": 7, "gpus": "A", "os": []}) == envinfo.Environment()
 
 
+@pytest.mark.slow
 def test_doctor_report_is_a_record_that_reads_back_its_own_json():
     report = synthetic_report(
         git="2.39.5",

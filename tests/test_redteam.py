@@ -6,6 +6,8 @@ from pathlib import Path
 import pytest
 from conftest import assert_clean_error
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def tf112(fake_tf):

@@ -15,6 +15,8 @@ from conftest import assert_clean_error
 from tfcnnwrap.share import bundle as bundles
 from tfcnnwrap.share.export import build
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def seed_bundle(tmp_path):

@@ -217,6 +217,7 @@ def test_bad_user_csv_is_refused_naming_the_problem(tmp_path, header, rows, need
 # -- the verb, as a user runs it -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_references_table_is_a_summary_per_gpu_that_fits_80_columns(cli):
     result = cli("references", env={"COLUMNS": "80"})
     assert result.returncode == 0, result
@@ -226,6 +227,7 @@ def test_references_table_is_a_summary_per_gpu_that_fits_80_columns(cli):
     assert "--gpu NAME" in result.stdout and "--format csv" in result.stdout
 
 
+@pytest.mark.slow
 def test_the_widest_gpu_view_fits_80_columns_unwrapped(cli):
     result = cli("references", "--gpu", "2080-Ti", env={"COLUMNS": "80"})
     assert result.returncode == 0, result
@@ -236,6 +238,7 @@ def test_the_widest_gpu_view_fits_80_columns_unwrapped(cli):
     assert "(TF 1.15)" in result.stdout and "https://github.com/lambdal/" in result.stdout
 
 
+@pytest.mark.slow
 def test_references_gpu_lists_its_figures_with_numbered_sources(cli):
     result = cli("references", "--gpu", "2080", "--model", "vgg16", env={"COLUMNS": "80"})
     assert result.returncode == 0, result
@@ -259,6 +262,7 @@ def _table_rows(text):
     return rows
 
 
+@pytest.mark.slow
 def test_references_filters_by_model_in_every_format(cli):
     rows = list(csv.DictReader(io.StringIO(cli("references", "--model", "alexnet", "--format", "csv").stdout)))
     assert rows and {r["model"] for r in rows} == {"alexnet"}
@@ -267,6 +271,7 @@ def test_references_filters_by_model_in_every_format(cli):
     assert [g["id"] for g in data] == ["v100"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, needle", [(["--gpu", "1080"], "similar: gtx1080ti"),
                                           (["--gpu", "A100"], "ambiguous"),
                                           (["--gpu", "2080", "--model", "nasnet"], "no reference row for model")])
@@ -274,6 +279,7 @@ def test_references_filters_refuse_unknown_names_cleanly(cli, args, needle):
     assert_clean_error(cli("references", *args), 2, needle)
 
 
+@pytest.mark.slow
 def test_references_csv_reads_back_as_a_user_file(cli, tmp_path):
     """The template round trip: built-in rows read back are the same rows, not 'already built-in' errors."""
     out = cli("references", "--gpu", "2080-Ti", "--format", "csv")
@@ -304,6 +310,7 @@ def _csv_line(cells):
     return buf.getvalue()
 
 
+@pytest.mark.slow
 def test_references_json_has_every_figure_with_its_conditions(cli):
     result = cli("references", "--format", "json")
     assert result.returncode == 0, result
@@ -315,6 +322,7 @@ def test_references_json_has_every_figure_with_its_conditions(cli):
                    "variable_update": "parameter_server", "data": "synthetic"}
 
 
+@pytest.mark.slow
 def test_references_csv_is_a_template_in_the_data_columns(cli):
     result = cli("references", "--format", "csv")
     assert result.returncode == 0, result
@@ -326,6 +334,7 @@ def test_references_csv_is_a_template_in_the_data_columns(cli):
         "images_per_sec"] == "130.2"
 
 
+@pytest.mark.slow
 def test_references_markdown_is_the_summary(cli):
     result = cli("references", "--format", "markdown")
     assert result.returncode == 0, result
@@ -333,6 +342,7 @@ def test_references_markdown_is_the_summary(cli):
     assert "| v100 | Tesla V100 | 5 | fp32 | 1 | unpublished | - | reviewer |" in result.stdout
 
 
+@pytest.mark.slow
 def test_references_with_a_user_file(cli, tmp_path):
     path = write_user_csv(tmp_path / "mine.csv", [GOOD_ROW])
     result = cli("references", "--references", path, "--format", "json")
@@ -341,6 +351,7 @@ def test_references_with_a_user_file(cli, tmp_path):
     assert mine and mine[0]["origin"] == str(path) and mine[0]["results"][0]["images_per_sec"] == 180.5
 
 
+@pytest.mark.slow
 def test_references_with_a_bad_user_file_is_one_clean_line(cli, tmp_path):
     path = write_user_csv(tmp_path / "bad.csv", [GOOD_ROW.replace("180.5", "-3")])
     line = assert_clean_error(cli("references", "--references", path), 2, "line 2", "images_per_sec '-3'")

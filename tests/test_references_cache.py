@@ -47,6 +47,7 @@ def test_the_cache_reads_back_what_the_csv_parses_to(cache_home):
     assert references.builtin_gpus() == expected  # read from the cache
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["table", "json", "csv"])
 def test_references_print_the_same_with_a_cold_and_a_warm_cache(cache_home, fmt):
     cold = listing(cache_home, "--format", fmt)
@@ -75,6 +76,7 @@ HOSTILE = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", sorted(HOSTILE))
 def test_a_hostile_cache_is_ignored_and_rewritten(cache_home, how):
     expected = listing(cache_home, "--format", "json")
@@ -85,6 +87,7 @@ def test_a_hostile_cache_is_ignored_and_rewritten(cache_home, how):
     assert cache_file(cache_home).read_bytes() == good  # rewritten
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("content", [b"", b"{", b"\xff\xfe\x00", b"[1, 2]", b"null", b"[" * 100000])
 def test_a_broken_cache_is_ignored_and_rewritten(cache_home, content):
     expected = listing(cache_home)
@@ -95,6 +98,7 @@ def test_a_broken_cache_is_ignored_and_rewritten(cache_home, content):
     assert cache_file(cache_home).read_bytes() == good
 
 
+@pytest.mark.slow
 def test_a_cache_that_is_a_link_is_neither_read_nor_followed(cache_home, tmp_path):
     listing(cache_home)
     target = tmp_path / "elsewhere.json"
@@ -127,6 +131,7 @@ def test_an_edited_packaged_csv_is_parsed_again(cache_home, tmp_path, monkeypatc
     assert (first.images_per_sec, first.text) == (12345.5, "12345.5")
 
 
+@pytest.mark.slow
 def test_a_user_references_csv_is_still_parsed_with_its_line_numbers(cache_home, tmp_path):
     mine = tmp_path / "mine.csv"
     mine.write_text(
@@ -137,6 +142,7 @@ def test_a_user_references_csv_is_still_parsed_with_its_line_numbers(cache_home,
     assert result.returncode == 2 and "line 2" in result.stderr and "images_per_sec" in result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() == 0, reason="root writes anywhere")
 def test_a_read_only_cache_directory_is_not_an_error(cache_home):
     (cache_home / "tfcnnwrap").mkdir(parents=True)

@@ -98,6 +98,7 @@ def test_a_blank_condition_never_differs():
 # -- the data: 40+ GPUs, every row a source and a trust level -----------------------------------------------
 
 
+@pytest.mark.slow
 def test_references_csv_has_40_gpus_every_row_with_a_source_and_trust(cli, tmp_path):
     out = cli("references", "--format", "csv")
     assert out.returncode == 0, out
@@ -120,6 +121,7 @@ def test_references_csv_has_40_gpus_every_row_with_a_source_and_trust(cli, tmp_p
     assert again.returncode == 0 and again.stdout == out.stdout, again
 
 
+@pytest.mark.slow
 def test_the_listing_shows_each_name_beside_its_id_and_the_trust(cli):
     out = cli("references", env={"COLUMNS": "120"})
     assert out.returncode == 0, out
@@ -128,6 +130,7 @@ def test_the_listing_shows_each_name_beside_its_id_and_the_trust(cli):
     assert any(line.startswith("rx7900xtx") and "partial" in line for line in lines)
 
 
+@pytest.mark.slow
 def test_gpu_view_groups_identical_conditions_with_their_spread(cli):
     out = cli("references", "--gpu", "radeon-vii", env={"COLUMNS": "120"})
     assert out.returncode == 0, out
@@ -145,6 +148,7 @@ def test_gpu_view_groups_identical_conditions_with_their_spread(cli):
 # -- trust in compare --------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_rank_leaves_low_trust_out_and_says_how_many(cli, seed_sweep):
     out = cli("compare", seed_sweep, "--rank", "--nearest", "--format", "json")
     assert out.returncode == 0, out
@@ -158,6 +162,7 @@ def test_rank_leaves_low_trust_out_and_says_how_many(cli, seed_sweep):
     assert {"rx7900xtx", "gtx-titan-x-maxwell"} <= ids
 
 
+@pytest.mark.slow
 def test_against_leaves_low_trust_out_unless_asked(cli, seed_sweep):
     out = cli("compare", seed_sweep, "--against", "7900 XTX", "--format", "json")
     assert out.returncode == 0, out
@@ -170,6 +175,7 @@ def test_against_leaves_low_trust_out_unless_asked(cli, seed_sweep):
     assert cell["published"] == "125.8" and cell["comparable"] is False
 
 
+@pytest.mark.slow
 def test_rank_nearest_places_the_seed_among_35_gpus(cli):
     out = cli("compare", "tests/data/format1/base", "--rank", "--nearest")
     assert out.returncode == 0, out
@@ -191,6 +197,7 @@ def test_rank_nearest_places_the_seed_among_35_gpus(cli):
 # -- issue 27, 11: a cluster job's total against references of its workers x GPUs --------------------------
 
 
+@pytest.mark.slow
 def test_a_two_worker_job_is_not_compared_with_one_gpu_figures(cli, tmp_path):
     sweep = write_sweep(tmp_path / "cluster", seed_runs(2), cluster="local", workers=2, ps=1)
     out = cli("compare", sweep, "--against", "V100", "--format", "json")
@@ -208,6 +215,7 @@ def test_a_two_worker_job_is_not_compared_with_one_gpu_figures(cli, tmp_path):
 # -- issue 27, 13: reading a reference CSV is bounded -------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_device_is_refused_quickly(cli):
     started = time.monotonic()
     result = cli("references", "--references", "/dev/zero", timeout=30)
@@ -215,6 +223,7 @@ def test_a_device_is_refused_quickly(cli):
     assert time.monotonic() - started < 20
 
 
+@pytest.mark.slow
 def test_a_pipe_that_ends_still_works(cli):
     data = _csv([_user_row()])
     result = cli("references", "--references", "/dev/stdin", "--gpu", "mine", "--format", "csv", input=data.encode())
@@ -222,6 +231,7 @@ def test_a_pipe_that_ends_still_works(cli):
     assert "My Card 9000" in result.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
 def test_a_fifo_nobody_writes_to_does_not_block(cli, tmp_path):
     from concurrent.futures import ThreadPoolExecutor
@@ -271,6 +281,7 @@ def test_csv_cells_are_guarded_and_numbers_stay_numbers():
     assert render.safe_text("a\x1b[31mb\x9b") == "a\\x1b[31mb\\x9b"
 
 
+@pytest.mark.slow
 def test_a_hostile_reference_csv_reaches_no_cell_or_terminal_unguarded(cli, tmp_path, seed_sweep):
     path = tmp_path / "evil.csv"
     path.write_text(_csv([_user_row(**HOSTILE)]), encoding="utf-8")
@@ -299,6 +310,7 @@ def test_a_hostile_reference_csv_reaches_no_cell_or_terminal_unguarded(cli, tmp_
     assert table.returncode == 0 and "\x1b" not in table.stdout, table
 
 
+@pytest.mark.slow
 def test_an_error_quoting_a_hostile_path_shows_its_escapes(cli, tmp_path):
     missing = tmp_path / "refs\x1b]0;pwned\x07.csv"
     result = cli("references", "--references", missing)
@@ -309,6 +321,7 @@ def test_an_error_quoting_a_hostile_path_shows_its_escapes(cli, tmp_path):
 # -- issue 27, minor: a 5e-324 figure --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_tiny_figure_prints_in_full_and_reads_back(cli, tmp_path):
     path = tmp_path / "tiny.csv"
     path.write_text(_csv([_user_row(images_per_sec="5e-324")]), encoding="utf-8")
@@ -325,6 +338,7 @@ def test_a_tiny_figure_prints_in_full_and_reads_back(cli, tmp_path):
 # -- on screen ----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.name != "posix", reason="a pseudo-terminal")
 @pytest.mark.parametrize("columns", [60, 80, 120])
 def test_the_new_views_fit_the_terminal(tmp_path, columns):

@@ -26,17 +26,20 @@ def _checkout(top, head, refs=None, packed=None):
 SHA = "0123456789abcdef0123456789abcdef01234567"
 
 
+@pytest.mark.slow
 def test_a_branch_checkout_names_its_commit(tmp_path):
     package = _checkout(tmp_path, "ref: refs/heads/main", refs={"refs/heads/main": SHA})
     assert about.checkout_commit(package) == SHA[:12]
 
 
+@pytest.mark.slow
 def test_a_packed_ref_and_a_detached_head_are_read(tmp_path):
     packed = _checkout(tmp_path / "a", "ref: refs/heads/main", packed={"refs/heads/main": SHA})
     assert about.checkout_commit(packed) == SHA[:12]
     assert about.checkout_commit(_checkout(tmp_path / "b", SHA)) == SHA[:12]
 
 
+@pytest.mark.slow
 def test_a_worktree_reads_head_there_and_refs_in_the_common_dir(tmp_path):
     main = _checkout(tmp_path / "main", "ref: refs/heads/main", refs={"refs/heads/other": SHA}).parent
     wt_git = main / ".git" / "worktrees" / "wt"
@@ -49,6 +52,7 @@ def test_a_worktree_reads_head_there_and_refs_in_the_common_dir(tmp_path):
     assert about.checkout_commit(wt / "tfcnnwrap") == SHA[:12]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("head", ["", "ref: refs/heads/gone", "not a sha at all", "ref: refs/heads/main"])
 def test_no_commit_when_there_is_none_to_read(tmp_path, head):
     refs = {"refs/heads/main": "zz" * 20} if head.endswith("main") else None
@@ -63,6 +67,7 @@ def test_version_text_names_version_python_and_platform():
                                                    re.escape(about.platform_text())), lines[-1])
 
 
+@pytest.mark.slow
 def test_the_cli_prints_it(cli):
     result = cli("--version")
     assert result.returncode == 0 and result.stdout.splitlines()[0] == "tfcnnwrap %s" % __version__

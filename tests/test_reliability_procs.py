@@ -51,6 +51,7 @@ def _read_fifo(fifo):
 
 # -- 1. a child that keeps the benchmark's stdout open ---------------------------------------------------
 
+@pytest.mark.slow
 @POSIX
 @pytest.mark.parametrize("timeout", [None, "600"])
 def test_a_child_holding_stdout_does_not_hang_the_sweep(cli, tmp_path, vendor, tf112, timeout):
@@ -67,6 +68,7 @@ def test_a_child_holding_stdout_does_not_hang_the_sweep(cli, tmp_path, vendor, t
     assert _wait_gone(child), "the benchmark's child outlived its run"
 
 
+@pytest.mark.slow
 @POSIX
 def test_ctrl_c_after_the_benchmark_finished_keeps_its_run_ok(tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
@@ -86,6 +88,7 @@ def test_ctrl_c_after_the_benchmark_finished_keeps_its_run_ok(tmp_path, vendor, 
 
 # -- 8. no orphans when tfcnnwrap itself is killed -------------------------------------------------------
 
+@pytest.mark.slow
 @LINUX
 def test_sigkill_of_the_sweep_takes_the_benchmarks_children_too(tmp_path, vendor, tf112):
     fifo = tmp_path / "ready"
@@ -127,6 +130,7 @@ def _one_signalled_sweep(n, tmp_path, vendor, python, rng):
     return proc.returncode, sig, stderr.decode("utf-8", "replace")[-500:]
 
 
+@pytest.mark.slow
 @LINUX
 def test_random_signals_always_stop_the_sweep_with_130_and_no_orphans(tmp_path, vendor, tf112):
     from concurrent.futures import ThreadPoolExecutor
@@ -168,6 +172,7 @@ SPAWN_CHILD = (
 )
 
 
+@pytest.mark.slow
 @LINUX
 def test_a_probe_timeout_kills_the_probes_children(tmp_path):
     body = SPAWN_CHILD.format(extra=", stdout=subprocess.DEVNULL") + "import threading\nthreading.Event().wait()\n"
@@ -180,6 +185,7 @@ def test_a_probe_timeout_kills_the_probes_children(tmp_path):
     assert _wait_gone(leader) and _wait_gone(child), "the probe's child outlived its timeout"
 
 
+@pytest.mark.slow
 @LINUX
 def test_a_probe_child_holding_stdout_ends_with_its_leader(tmp_path):
     python = stand_in_tf(tmp_path / "env", "2.4.0", SPAWN_CHILD.format(extra=""))
@@ -190,6 +196,7 @@ def test_a_probe_child_holding_stdout_ends_with_its_leader(tmp_path):
     assert _wait_gone(child)
 
 
+@pytest.mark.slow
 @LINUX
 def test_doctor_reports_a_probe_that_died_leaving_a_child(cli, tmp_path):
     body = SPAWN_CHILD.format(extra="") + "sys.stdout.flush()\nos._exit(3)\n"
@@ -208,6 +215,7 @@ def test_doctor_reports_a_probe_that_died_leaving_a_child(cli, tmp_path):
 NOT_AN_OBJECT = "import sys\nsys.stdout.write('\\n%s[1, 2]\\n')\nsys.stdout.flush()\nimport os\nos._exit(0)\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("verb", ["doctor", "sweep"])
 def test_a_probe_answer_that_is_not_an_object_is_a_setup_error(cli, tmp_path, vendor, verb):
     python = stand_in_tf(tmp_path / "env", "2.4.0", NOT_AN_OBJECT % probe.MARKER)
@@ -240,6 +248,7 @@ def test_probe_answer_keeps_the_gpu_tri_state_and_drops_wrong_types():
     assert seen.with_warning("w").warnings == ("w",) and seen.warnings == ()
 
 
+@pytest.mark.slow
 def test_doctor_reports_the_machine_from_the_sweeps_environment_snapshot(cli, tmp_path, fake_tf):
     result = cli("doctor", "--python", fake_tf("2.4.0"), "--format", "json", "--vendor-dir", tmp_path,
                  env={"FAKE_TF_GPUS": "Tesla V100", "TFCNNWRAP_NVIDIA_SMI": "none"})

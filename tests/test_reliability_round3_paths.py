@@ -61,6 +61,7 @@ def cluster_sweep(cli, tmp_path, vendor, tf112, env, *more):
 # -- 6. a cleanup that fails keeps the finished run ----------------------------------------------------------
 
 
+@pytest.mark.slow
 @POSIX
 def test_a_slow_squeue_at_cleanup_keeps_the_finished_run(cli, tmp_path, vendor, tf112):
     """squeue answers nothing within the query timeout when the steps are released: a warning, and the run
@@ -74,6 +75,7 @@ def test_a_slow_squeue_at_cleanup_keeps_the_finished_run(cli, tmp_path, vendor, 
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 @POSIX
 def test_a_slow_squeue_at_cleanup_is_a_warning(tmp_path, monkeypatch, capsys):
     from tfcnnwrap.sweep import job
@@ -86,6 +88,7 @@ def test_a_slow_squeue_at_cleanup_is_a_warning(tmp_path, monkeypatch, capsys):
     assert "warning" in err and "did not answer within 0.5 s" in err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "1_0", "\u0661", "soon", "4000"])
 def test_a_bad_query_timeout_is_refused_before_anything_runs(cli, tmp_path, vendor, tf112, value):
     env = slurm_tools(tmp_path)
@@ -98,6 +101,7 @@ def test_a_bad_query_timeout_is_refused_before_anything_runs(cli, tmp_path, vend
 # -- 7. undecodable bytes from Slurm's tools ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @POSIX
 def test_non_utf8_from_squeue_and_scontrol_is_read_with_replacement(cli, tmp_path, vendor, tf112):
     env = slurm_tools(
@@ -110,6 +114,7 @@ def test_non_utf8_from_squeue_and_scontrol_is_read_with_replacement(cli, tmp_pat
     assert [r["status"] for r in runs] == ["ok"] and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_slurm_tool_output_is_decoded_with_replacement(tmp_path, monkeypatch):
     from tfcnnwrap.cluster import slurm
 
@@ -145,6 +150,7 @@ def header_cells(text, marker):
     return [c.strip() for c in (line.strip("|").split("|") if "|" in line else line.split("  ")) if c.strip()]
 
 
+@pytest.mark.slow
 def test_fleet_report_names_host_and_vs_fleet_once(cli, tmp_path):
     out = fleet_sweep_dir(tmp_path / "fleet")
     table = cli("report", out, env={"COLUMNS": "200"})
@@ -194,6 +200,7 @@ sys.exit(max(p.wait() for p in procs))
 ''' % sys.executable
 
 
+@pytest.mark.slow
 @POSIX
 @pytest.mark.parametrize("odd", ["sweep%j%N", "sweep%%t", "100%"])
 def test_a_percent_in_out_keeps_fleet_logs_in_the_sweep(cli, tmp_path, vendor, tf112, odd):
@@ -216,6 +223,7 @@ def test_a_percent_in_out_keeps_fleet_logs_in_the_sweep(cli, tmp_path, vendor, t
     assert cells.count("host") == 1 and cells.count("vs fleet %") == 1, result.stdout
 
 
+@pytest.mark.slow
 @POSIX
 def test_a_backslash_in_a_fleets_out_is_refused_before_anything_runs(cli, tmp_path, vendor, tf112):
     env = slurm_tools(tmp_path, scontrol=b"echo nodeA\n")
@@ -227,6 +235,7 @@ def test_a_backslash_in_a_fleets_out_is_refused_before_anything_runs(cli, tmp_pa
     assert not list(tmp_path.glob("*.log")) and not (tmp_path / "a\\b" / "runs.jsonl").exists()
 
 
+@pytest.mark.slow
 @POSIX
 def test_a_slow_squeue_after_a_fleet_run_keeps_every_hosts_record(cli, tmp_path, vendor, tf112):
     env = slurm_tools(tmp_path, squeue=b"exec /bin/sleep 30\n", scontrol=b"echo nodeA\necho nodeB\n")
@@ -245,6 +254,7 @@ def test_a_slow_squeue_after_a_fleet_run_keeps_every_hosts_record(cli, tmp_path,
 # -- minor: numbers ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flag, value", [
     ("--num-gpus", "\u0661"), ("--num-gpus", "1,\u0662"), ("--runs", "1_0"), ("--num-batches", "\uff11\uff10"),
     ("--timeout", "1_000"), ("--cooldown", "\u0665"), ("--runs", "-0"),
@@ -255,12 +265,14 @@ def test_sweep_numbers_are_ascii_digits_only(cli, tmp_path, flag, value):
     assert not (tmp_path / "s").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flag, value", [("--fail-on-regression", "-0"), ("--fail-on-regression", "-0.0"),
                                          ("--fail-on-regression", "\u0665"), ("--fail-on-regression", "5_0")])
 def test_compare_gate_takes_plain_numbers(cli, tmp_path, flag, value):
     assert_clean_error(cli("compare", tmp_path, tmp_path, flag, value, cwd=tmp_path), 2, flag)
 
 
+@pytest.mark.slow
 def test_a_price_too_small_to_mean_anything_is_refused(cli, tmp_path):
     line = assert_clean_error(cli("compare", tmp_path, "--rank", "--per", "dollar", "--price", "1e-300",
                                   cwd=tmp_path), 2, "--price")
@@ -301,6 +313,7 @@ def sweep_dir(out, values, model="trivial", batch=8, status="ok"):
     return out
 
 
+@pytest.mark.slow
 def test_gate_fails_when_every_candidate_run_crashed(cli, tmp_path):
     base = sweep_dir(tmp_path / "base", [100.0, 101.0, 99.0])
     cand = sweep_dir(tmp_path / "cand", [None, None, None])
@@ -310,6 +323,7 @@ def test_gate_fails_when_every_candidate_run_crashed(cli, tmp_path):
     assert len(lines) == 1 and "no ok candidate run" in lines[0] and "trivial" in lines[0], result.stderr
 
 
+@pytest.mark.slow
 def test_gate_still_passes_an_unchanged_candidate(cli, tmp_path):
     base = sweep_dir(tmp_path / "base", [100.0, 101.0, 99.0])
     cand = sweep_dir(tmp_path / "cand", [100.5, 99.5, 100.0])
@@ -320,6 +334,7 @@ def test_gate_still_passes_an_unchanged_candidate(cli, tmp_path):
 # -- minor: a dry run without a checkout ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("more", [[], ["--fp16"]])
 def test_dry_run_without_a_checkout_says_so_and_exits_2(cli, tmp_path, tf112, more):
     result = cli("sweep", "--dry-run", "--models", "resnet50", "--vendor-dir", tmp_path / "none", "--python", tf112,
@@ -340,6 +355,7 @@ def test_fp16_on_an_unknown_branch_names_the_fix():
 # -- minor: compare's CSV carries no float noise --------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_compare_csv_rounds_the_change_once(cli, tmp_path):
     base = sweep_dir(tmp_path / "base", [100.0, 100.0, 100.0])
     cand = sweep_dir(tmp_path / "cand", [90.1, 89.9, 90.0])
@@ -353,6 +369,7 @@ def test_compare_csv_rounds_the_change_once(cli, tmp_path):
 # -- minor: --plot -------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_report_plot_with_no_ok_run_says_there_is_nothing_to_plot(cli, tmp_path):
     pytest.importorskip("matplotlib")
     dead = sweep_dir(tmp_path / "dead", [None, None])
@@ -362,6 +379,7 @@ def test_report_plot_with_no_ok_run_says_there_is_nothing_to_plot(cli, tmp_path)
     assert not (tmp_path / "x.png").exists()
 
 
+@pytest.mark.slow
 def test_report_plot_of_runs_whose_logs_are_gone_warns_nothing(cli, tmp_path):
     pytest.importorskip("matplotlib")
     ok = sweep_dir(tmp_path / "ok", [100.0, 101.0])
@@ -370,6 +388,7 @@ def test_report_plot_of_runs_whose_logs_are_gone_warns_nothing(cli, tmp_path):
     assert (tmp_path / "x.png").is_file()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("verb, tail", [(["report"], os.sep), (["compare", "--against", "V100"], os.sep),
                                        (["report"], os.sep + "."), (["report"], os.sep + os.sep)])
 def test_plot_path_with_a_trailing_separator_is_refused(cli, tmp_path, verb, tail):
@@ -401,6 +420,7 @@ def test_oom_hint_once_for_two_gpu_counts():
 # -- minor: figures near the float limit -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_totals_near_the_float_limit_have_a_mean(cli, tmp_path):
     huge = sweep_dir(tmp_path / "huge", [1.7e308, 1.7e308, 1.7e308])
     [row] = cli("report", huge, "--format", "json").rows()
@@ -416,6 +436,7 @@ def test_totals_near_the_float_limit_have_a_mean(cli, tmp_path):
 # -- on screen: the fleet report and a huge figure at 60, 80 and 120 columns -------------------------------------
 
 
+@pytest.mark.slow
 @POSIX
 @pytest.mark.parametrize("columns", [60, 80, 120])
 def test_fleet_report_and_huge_figures_on_a_terminal(tmp_path, columns):

@@ -55,6 +55,7 @@ def pids_in(tmp_path):
 
 # -- 1, 2: a child that keeps the output open, in the group or in a session of its own ----------------------
 
+@pytest.mark.slow
 @LINUX
 def test_a_setsid_child_holding_stdout_does_not_hang_a_single_run_and_is_ended(cli, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
@@ -67,6 +68,7 @@ def test_a_setsid_child_holding_stdout_does_not_hang_a_single_run_and_is_ended(c
     assert gone(child_of(out / runs[0]["log"])), "the setsid child outlived its run"
 
 
+@pytest.mark.slow
 @POSIX
 @pytest.mark.parametrize("fault", ["leave_child", "leave_child_setsid"])
 def test_a_cluster_task_whose_child_holds_stdout_ends_with_its_figure(cli, tmp_path, vendor, tf112, fault):
@@ -82,6 +84,7 @@ def test_a_cluster_task_whose_child_holds_stdout_ends_with_its_figure(cli, tmp_p
         assert gone(child_of(out / run["log"])), "the task's child outlived the job"
 
 
+@pytest.mark.slow
 @LINUX
 def test_a_cluster_timeout_with_a_setsid_child_holding_stdout_ends_the_job(tmp_path):
     """`--timeout` reaches a job whose ps never ends and whose hanging worker started a child in a session of
@@ -107,6 +110,7 @@ def test_a_cluster_timeout_with_a_setsid_child_holding_stdout_ends_the_job(tmp_p
 
 # -- 10: a run whose log holds its total and then hangs keeps its figure --------------------------------------
 
+@pytest.mark.slow
 @POSIX
 def test_a_single_run_that_hangs_after_its_total_keeps_the_figure(cli, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
@@ -120,6 +124,7 @@ def test_a_single_run_that_hangs_after_its_total_keeps_the_figure(cli, tmp_path,
     assert "1 run printed its total and then hung until --timeout" in result.stdout
 
 
+@pytest.mark.slow
 @POSIX
 def test_a_cluster_timeout_in_the_finish_grace_keeps_worker0s_result(cli, tmp_path, vendor, tf112):
     """Worker 0 printed its total and exited 0; worker 1 hangs in the finish grace when --timeout fires."""
@@ -134,6 +139,7 @@ def test_a_cluster_timeout_in_the_finish_grace_keeps_worker0s_result(cli, tmp_pa
     assert "hung_after_total" not in run  # worker 0 itself finished
 
 
+@pytest.mark.slow
 @POSIX
 def test_a_cluster_reporter_that_hangs_after_its_total_keeps_the_figure(cli, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
@@ -175,6 +181,7 @@ def one_stdout_line(stderr):
     assert "Traceback" not in stderr
 
 
+@pytest.mark.slow
 @POSIX
 def test_a_sweep_cut_off_by_head_runs_and_records_every_run_and_keeps_its_status(tmp_path, vendor, tf112):
     """`sweep | head -1`: the reader leaves after one line; the sweep goes on quietly, exits 1 as run 2 crashed."""
@@ -196,6 +203,7 @@ def test_a_sweep_cut_off_by_head_runs_and_records_every_run_and_keeps_its_status
     assert "standard output cannot be written" not in stderr and "Traceback" not in stderr, stderr
 
 
+@pytest.mark.slow
 @POSIX
 @pytest.mark.parametrize("state", ["closed", "full"])
 def test_a_sweep_with_stdout_closed_or_full_records_every_run(tmp_path, vendor, tf112, state):
@@ -225,6 +233,7 @@ def verb_args(verb, sweep):
             "doctor": ["doctor", "--python", sys.executable, "--vendor-dir", sweep.parent / "novendor"]}[verb]
 
 
+@pytest.mark.slow
 @POSIX
 @pytest.mark.parametrize("state", ["closed", "full"])
 @pytest.mark.parametrize("fmt", ["table", "json"])
@@ -238,6 +247,7 @@ def test_every_verb_with_stdout_closed_or_full_says_so_once_and_exits_2(tmp_path
 
 # -- 5: a COLUMNS no table fits in ----------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", ["0", "3", "-1", "x"])
 def test_a_nonsense_columns_is_ignored_like_an_unset_one(cli, columns):
     wide = cli("references", env={"COLUMNS": "160"})
@@ -265,6 +275,7 @@ def cool_sweep(cli, tmp_path, vendor, python, env, runs="2"):
     return result, (read_runs(out) if (out / "runs.jsonl").exists() else [])
 
 
+@pytest.mark.slow
 @POSIX
 @pytest.mark.parametrize("answer, needle", [
     ("garbage out", "nvidia-smi gave no temperature (garbage out)"),
@@ -281,6 +292,7 @@ def test_cool_to_with_no_usable_temperature_says_so_once_and_marks_every_run(cli
     assert all(r["cool_to_problem"].startswith(needle) and r.get("start_temp_c") is None for r in runs), runs
 
 
+@pytest.mark.slow
 @POSIX
 def test_cool_to_ignores_a_gpu_listed_twice_and_says_so(cli, tmp_path, vendor, tf112):
     result, runs = cool_sweep(cli, tmp_path, vendor, tf112, smi_env(tmp_path, ["0, 50\\n0, 95\\n1, 55"]))
@@ -289,6 +301,7 @@ def test_cool_to_ignores_a_gpu_listed_twice_and_says_so(cli, tmp_path, vendor, t
     assert [r["start_temp_c"] for r in runs] == [55, 55]  # the 95 of the duplicate never made anyone wait
 
 
+@pytest.mark.slow
 @POSIX
 def test_cool_to_with_a_failing_nvidia_smi_says_so_once(cli, tmp_path, vendor, tf112):
     env = smi_env(tmp_path, [[40]])
@@ -299,6 +312,7 @@ def test_cool_to_with_a_failing_nvidia_smi_says_so_once(cli, tmp_path, vendor, t
     assert all("exit 9" in r["cool_to_problem"] for r in runs)
 
 
+@pytest.mark.slow
 @POSIX
 def test_cool_to_when_nvidia_smi_vanishes_mid_sweep(cli, tmp_path, vendor, tf112):
     smi_dir = tmp_path / "bin"
@@ -314,6 +328,7 @@ def test_cool_to_when_nvidia_smi_vanishes_mid_sweep(cli, tmp_path, vendor, tf112
     assert result.stderr.count("--cool-to: ") == 1, result
 
 
+@pytest.mark.slow
 def test_a_hanging_nvidia_smi_is_asked_once_and_its_whole_tree_is_killed(tmp_path, monkeypatch):
     from tfcnnwrap.run import telemetry
 
@@ -333,6 +348,7 @@ def test_a_hanging_nvidia_smi_is_asked_once_and_its_whole_tree_is_killed(tmp_pat
     assert telemetry.query_gpus(str(FAKE_DIR / "nvidia-smi"))["error"] == problem  # nor any other query
 
 
+@pytest.mark.slow
 @POSIX
 def test_ctrl_c_ends_a_hanging_temperature_query_at_once(tmp_path, monkeypatch):
     from tfcnnwrap.run import telemetry
@@ -374,6 +390,7 @@ time.sleep(3600)
 """
 
 
+@pytest.mark.slow
 @POSIX
 def test_a_squeue_that_times_out_takes_its_wrappers_children_along(tmp_path, monkeypatch):
     from tfcnnwrap.cluster import slurm
@@ -390,6 +407,7 @@ def test_a_squeue_that_times_out_takes_its_wrappers_children_along(tmp_path, mon
         assert gone(pid), "the wrapper's child outlived the squeue timeout"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("answer, temps, problem", [
     ("0, 50\\n1, 40\\n0, 90", {0: 50, 1: 40}, "GPU 0 listed twice"),
     ("0, 65535", {}, "GPU 0 read 65535 °C, not a temperature"),
@@ -426,6 +444,7 @@ class _Stopped:
     requested = True
 
 
+@pytest.mark.slow
 @POSIX
 @pytest.mark.parametrize("stopped", [False, True])
 def test_a_hung_sampler_is_ended_with_its_children_and_at_once_after_ctrl_c(tmp_path, monkeypatch, stopped):

@@ -53,6 +53,7 @@ def retry(cli, vendor, tf112, out, tmp_path, *more, env=None):
 
 # -- 2. a torn last line is repaired before the next append ---------------------------------------------
 
+@pytest.mark.slow
 def test_a_torn_last_line_is_set_aside_before_the_next_append(cli, tmp_path, vendor, tf112):
     out = one_crashed_run(cli, tmp_path, vendor, tf112, tmp_path / "sweep")
     fragment = b'{"model": "alexnet", "batch_si'
@@ -103,6 +104,7 @@ def test_a_failed_append_leaves_no_fragment(tmp_path, monkeypatch):
 
 # -- 3. writes never follow links ------------------------------------------------------------------------
 
+@pytest.mark.slow
 @POSIX
 @pytest.mark.parametrize("planted", ["logs/alexnet-bs512-run2.log", "logs/alexnet-bs512-run2.gpu.csv",
                                      "sweep.json.tmp", "summary.csv.tmp"])
@@ -122,6 +124,7 @@ def test_a_planted_link_in_the_sweep_is_replaced_never_written_through(cli, tmp_
         assert not link.is_symlink() and link.is_file()  # the run's own file took the link's place
 
 
+@pytest.mark.slow
 @POSIX
 @pytest.mark.parametrize("part", ["runs.jsonl", "summary.csv", "sweep.json", "logs", ".tfcnnwrap.lock"])
 def test_a_sweep_whose_parts_lead_outside_is_refused(cli, tmp_path, vendor, tf112, part):
@@ -138,6 +141,7 @@ def test_a_sweep_whose_parts_lead_outside_is_refused(cli, tmp_path, vendor, tf11
     assert int((tmp_path / "state" / "all").read_text()) == 2  # nothing ran
 
 
+@pytest.mark.slow
 @POSIX
 def test_a_runs_jsonl_link_inside_the_sweep_is_refused_too(cli, tmp_path, vendor, tf112):
     out = one_crashed_run(cli, tmp_path, vendor, tf112, tmp_path / "sweep")
@@ -150,6 +154,7 @@ def test_a_runs_jsonl_link_inside_the_sweep_is_refused_too(cli, tmp_path, vendor
 
 # -- 4. a new sweep never adopts what a directory already holds ----------------------------------------
 
+@pytest.mark.slow
 def test_out_on_a_directory_with_leftover_runs_is_refused(cli, tmp_path, vendor, tf112):
     out = tmp_path / "leftover"
     out.mkdir()
@@ -163,6 +168,7 @@ def test_out_on_a_directory_with_leftover_runs_is_refused(cli, tmp_path, vendor,
     assert not (tmp_path / "state").exists()
 
 
+@pytest.mark.slow
 def test_out_on_an_empty_directory_is_used(cli, tmp_path, vendor, tf112):
     out = tmp_path / "empty"
     out.mkdir()
@@ -173,6 +179,7 @@ def test_out_on_an_empty_directory_is_used(cli, tmp_path, vendor, tf112):
 
 # -- 5. a resume runs where the sweep ran ----------------------------------------------------------------
 
+@pytest.mark.slow
 def test_resume_with_another_tensorflow_is_refused(cli, tmp_path, vendor, tf112, fake_tf):
     out = one_crashed_run(cli, tmp_path, vendor, tf112, tmp_path / "sweep")
     result = cli("sweep", "--vendor-dir", vendor, "--python", fake_tf("2.1.3"), "--resume", out,
@@ -181,6 +188,7 @@ def test_resume_with_another_tensorflow_is_refused(cli, tmp_path, vendor, tf112,
     assert len(read_runs(out)) == 2
 
 
+@pytest.mark.slow
 def test_resume_with_another_checkout_commit_is_refused(cli, tmp_path, vendor, tf112):
     out = one_crashed_run(cli, tmp_path, vendor, tf112, tmp_path / "sweep")
     manifest = json.loads((vendor / "tfcnnwrap-setup.json").read_text())
@@ -191,6 +199,7 @@ def test_resume_with_another_checkout_commit_is_refused(cli, tmp_path, vendor, t
     assert len(read_runs(out)) == 2
 
 
+@pytest.mark.slow
 def test_resume_without_python_or_vendor_dir_uses_the_recorded_ones(cli, tmp_path, vendor, tf112):
     out = one_crashed_run(cli, tmp_path, vendor, tf112, tmp_path / "sweep")
     meta = json.loads((out / "sweep.json").read_text())
@@ -202,6 +211,7 @@ def test_resume_without_python_or_vendor_dir_uses_the_recorded_ones(cli, tmp_pat
     assert [r["command"][0] for r in read_runs(out)] == [str(tf112)] * 3
 
 
+@pytest.mark.slow
 @POSIX
 def test_a_running_sweep_holds_the_vendor_lock_shared(tmp_path, vendor, tf112):
     from tfcnnwrap.environment import checkout
@@ -244,6 +254,7 @@ def test_non_finite_numbers_never_reach_disk(tmp_path):
 
 # -- 12. the user's environment: one line, the right exit code, nothing half-made --------------------------
 
+@pytest.mark.slow
 def test_out_under_a_file_is_one_line(cli, tmp_path, vendor, tf112):
     (tmp_path / "afile").write_text("x")
     result = cli(*sweep_args(vendor, tf112, tmp_path / "afile" / "sub"), cwd=tmp_path,
@@ -252,6 +263,7 @@ def test_out_under_a_file_is_one_line(cli, tmp_path, vendor, tf112):
     assert not (tmp_path / "state").exists()
 
 
+@pytest.mark.slow
 @POSIX
 def test_a_non_utf8_out_is_refused_and_nothing_is_made(tmp_path, vendor, tf112):
     bad = os.fsencode(str(tmp_path)) + b"/out-\xff"
@@ -265,6 +277,7 @@ def test_a_non_utf8_out_is_refused_and_nothing_is_made(tmp_path, vendor, tf112):
     assert not os.path.exists(bad)
 
 
+@pytest.mark.slow
 def test_runs_jsonl_that_is_a_directory_is_one_line(cli, tmp_path, vendor, tf112):
     out = one_crashed_run(cli, tmp_path, vendor, tf112, tmp_path / "sweep")
     (out / "runs.jsonl").unlink()
@@ -272,6 +285,7 @@ def test_runs_jsonl_that_is_a_directory_is_one_line(cli, tmp_path, vendor, tf112
     assert_clean_error(retry(cli, vendor, tf112, out, tmp_path), 2, "runs.jsonl")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(ROOT or os.name != "posix", reason="root writes into read-only directories")
 def test_a_read_only_directory_is_one_line(cli, tmp_path, vendor, tf112):
     parent = tmp_path / "ro"
@@ -304,6 +318,7 @@ def test_a_directory_that_cannot_be_made_is_one_line_and_leaves_nothing(tmp_path
     assert not (tmp_path / "new").exists()
 
 
+@pytest.mark.slow
 @POSIX
 def test_disk_full_mid_sweep_keeps_the_runs_so_far(tmp_path, vendor, tf112):
     """RLIMIT_FSIZE (with SIGXFSZ ignored) makes writes past a size fail with EFBIG, like a full disk."""
@@ -336,6 +351,7 @@ def test_disk_full_mid_sweep_keeps_the_runs_so_far(tmp_path, vendor, tf112):
     assert 1 <= len(kept) < 12 and all(r["status"] == "ok" for r in kept)
 
 
+@pytest.mark.slow
 @POSIX
 def test_the_vendor_dir_deleted_mid_sweep_is_one_line_and_keeps_the_runs(tmp_path, tf112):
     vendor = make_vendor(tmp_path / "vendor")

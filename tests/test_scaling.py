@@ -58,6 +58,7 @@ def scaling_sweep(cli, tmp_path, vendor, python, counts="1,2,4", *more, env=None
 # -- the sweep ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_scaling_sweep_runs_every_model_at_every_count_and_reports_speedup(cli, tmp_path, vendor, tf24):
     out, result = scaling_sweep(cli, tmp_path, vendor, tf24, "1,2,4", "--device", "cpu")
     assert result.returncode == 0, result
@@ -91,6 +92,7 @@ def test_a_scaling_sweep_runs_every_model_at_every_count_and_reports_speedup(cli
     assert re.search(r"resnet50 .*\b4 .*\b3\.60x .*\b90\.0%", result.stdout), result.stdout
 
 
+@pytest.mark.slow
 def test_the_dry_run_lists_every_count(cli, tmp_path, vendor, tf24):
     result = cli("sweep", "--vendor-dir", vendor, "--python", tf24, "--device", "cpu", "--models", "resnet50",
                  "--num-gpus", "1,2,8", "--runs", "1", "--dry-run", cwd=tmp_path)
@@ -99,6 +101,7 @@ def test_the_dry_run_lists_every_count(cli, tmp_path, vendor, tf24):
     assert counts == ["1", "2", "8"] and "# 3 runs" in result.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("counts, needle", [
     ("1,1", "lists a value twice"), ("0,2", "from 1 to 64"), ("1,,2", "no empty item"), ("2,65", "from 1 to 64"),
     ("1,x", "from 1 to 64"),
@@ -109,6 +112,7 @@ def test_bad_gpu_counts_are_refused_in_one_line(cli, tmp_path, counts, needle):
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_a_count_above_the_gpus_tensorflow_sees_is_refused_before_anything_runs(cli, tmp_path, vendor, tf24):
     env = scaling_env(tmp_path, FAKE_TF_GPUS="NVIDIA A100,NVIDIA A100")
     out, result = scaling_sweep(cli, tmp_path, vendor, tf24, "1,2,4", "--device", "gpu", env=env)
@@ -121,6 +125,7 @@ def test_a_count_above_the_gpus_tensorflow_sees_is_refused_before_anything_runs(
     assert_clean_error(result, 2, "asks for 2 GPUs", "TensorFlow sees no GPU")
 
 
+@pytest.mark.slow
 def test_counts_within_the_gpus_seen_run(cli, tmp_path, vendor, tf24):
     env = scaling_env(tmp_path, FAKE_TF_GPUS="NVIDIA A100,NVIDIA A100")
     out, result = scaling_sweep(cli, tmp_path, vendor, tf24, "1,2", "--device", "gpu", env=env)
@@ -129,6 +134,7 @@ def test_counts_within_the_gpus_seen_run(cli, tmp_path, vendor, tf24):
     assert "GPUs" not in result.stderr
 
 
+@pytest.mark.slow
 def test_on_the_cpu_any_count_goes_even_with_no_gpu(cli, tmp_path, vendor, tf24):
     env = scaling_env(tmp_path, FAKE_TF_GPUS="")
     # --device auto without a GPU resolves to the CPU: tf_cnn_benchmarks makes CPU towers
@@ -137,6 +143,7 @@ def test_on_the_cpu_any_count_goes_even_with_no_gpu(cli, tmp_path, vendor, tf24)
     assert [r["num_gpus"] for r in read_runs(out)] == [1, 1, 8, 8, 1, 1, 8, 8]
 
 
+@pytest.mark.slow
 def test_when_tensorflow_cannot_tell_a_count_above_one_warns_and_runs(cli, tmp_path, vendor, fake_tf):
     tf112 = fake_tf("1.12.0", dist="tensorflow-gpu")  # no device listing: the probe cannot tell
     out, result = scaling_sweep(cli, tmp_path, vendor, tf112, "1,2", "--device", "gpu")
@@ -154,6 +161,7 @@ def test_check_gpu_counts_tri_state():
         check_gpu_counts([4], "gpu", ("A",))
 
 
+@pytest.mark.slow
 def test_resume_re_runs_only_the_failed_run_of_its_own_count(cli, tmp_path, vendor, tf24):
     env = scaling_env(tmp_path, FAKE_TFCNN_FAULTS="#3=crash")  # resnet50 at 2 GPUs, run 1
     out, result = scaling_sweep(cli, tmp_path, vendor, tf24, "1,2", "--device", "cpu", env=env)
@@ -168,6 +176,7 @@ def test_resume_re_runs_only_the_failed_run_of_its_own_count(cli, tmp_path, vend
     assert [r["runs_ok"] for r in rows] == [2, 2, 2, 2] and rows[1]["speedup"] == pytest.approx(1.8, rel=1e-4)
 
 
+@pytest.mark.slow
 def test_without_a_one_gpu_row_speedup_is_null(cli, tmp_path, vendor, tf24):
     out, result = scaling_sweep(cli, tmp_path, vendor, tf24, "2,4", "--device", "cpu")
     assert result.returncode == 0, result
@@ -175,6 +184,7 @@ def test_without_a_one_gpu_row_speedup_is_null(cli, tmp_path, vendor, tf24):
     assert [(r["num_gpus"], r["speedup"], r["efficiency_pct"]) for r in rows] == [(2, None, None), (4, None, None)] * 2
 
 
+@pytest.mark.slow
 def test_a_single_count_sweep_has_no_scaling_columns(cli, tmp_path, vendor, tf24):
     out, result = scaling_sweep(cli, tmp_path, vendor, tf24, "2", "--device", "cpu")
     assert result.returncode == 0, result
@@ -196,6 +206,7 @@ def scaled(cli, tmp_path, vendor, tf24):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.name != "posix", reason="a pseudo-terminal")
 @pytest.mark.parametrize("columns", [80, 120])
 def test_the_scaling_view_fits_the_terminal(scaled, columns):
@@ -213,6 +224,7 @@ def test_the_scaling_view_fits_the_terminal(scaled, columns):
     assert re.search(r"resnet50 .*\b1 .*176\.93 .*176\.93 .*1\.00x .*100\.0%", view), screen
 
 
+@pytest.mark.slow
 def test_markdown_and_csv_carry_the_scaling_figures(cli, scaled, tmp_path):
     md = cli("report", scaled, "--format", "markdown", cwd=tmp_path)
     assert md.returncode == 0, md
@@ -223,6 +235,7 @@ def test_markdown_and_csv_carry_the_scaling_figures(cli, scaled, tmp_path):
     assert float(rows[2]["speedup"]) == pytest.approx(3.6, rel=1e-4)
 
 
+@pytest.mark.slow
 def test_report_plot_of_a_scaling_sweep_draws_the_scaling_chart_and_the_runs_beside_it(cli, scaled, tmp_path):
     chart = tmp_path / "scaling.png"
     result = cli("report", scaled, "--plot", chart, cwd=tmp_path)

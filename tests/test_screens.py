@@ -118,6 +118,7 @@ def report_sweep(tmp_path_factory):
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_report_fits_and_shows_every_number_whole(cli, report_sweep, columns):
     rows = cli("report", report_sweep, "--format", "json").rows()
@@ -134,6 +135,7 @@ def test_report_fits_and_shows_every_number_whole(cli, report_sweep, columns):
         assert "--format csv/json" in " ".join(scr.text.split()), scr
 
 
+@pytest.mark.slow
 def test_report_shows_temperature_only_when_runs_have_it(cli, tmp_path, report_sweep):
     with_telemetry = screen(["report", report_sweep], 200)
     assert "max °C" in with_telemetry.text and "throttled" in with_telemetry.text
@@ -143,6 +145,7 @@ def test_report_shows_temperature_only_when_runs_have_it(cli, tmp_path, report_s
     assert "failures" not in without.text  # no failed run, no column for them
 
 
+@pytest.mark.slow
 def test_a_sweep_of_several_gpu_counts_gets_a_gpu_column(cli, tmp_path):
     path = write_sweep(tmp_path / "scaling", {("resnet50", 64): [176.93, 177.1]}, gpu_counts=[1, 2])
     runs = path / "runs.jsonl"
@@ -161,6 +164,7 @@ def test_a_sweep_of_several_gpu_counts_gets_a_gpu_column(cli, tmp_path):
         assert len(lines) == 2 and "340.25" in lines[1], scr
 
 
+@pytest.mark.slow
 def test_report_json_and_csv_carry_no_float_noise(cli, tmp_path):
     path = write_sweep(tmp_path / "seed", seed_runs())
     text = cli("report", path, "--format", "json").stdout + cli("report", path, "--format", "csv").stdout
@@ -182,6 +186,7 @@ def ab_sweeps(tmp_path_factory):
     return base, cand
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_compare_against_references_shows_every_figure_whole(cli, ab_sweeps, columns):
     base, _ = ab_sweeps
@@ -203,6 +208,7 @@ def test_compare_against_references_shows_every_figure_whole(cli, ab_sweeps, col
 _ESCAPES = re.compile(rb"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b\[[0-9;?]*[A-Za-z]")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_a_source_url_longer_than_the_terminal_is_never_broken_by_a_newline(cli, ab_sweeps, columns):
     base, _ = ab_sweeps
@@ -221,6 +227,7 @@ def test_a_source_url_longer_than_the_terminal_is_never_broken_by_a_newline(cli,
         assert len(first) == columns, (first, scr)  # on a line of its own from the first column
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_compare_a_b_shows_every_figure_whole(cli, ab_sweeps, columns):
     base, cand = ab_sweeps
@@ -320,6 +327,7 @@ def sweep_env(state, **extra):
     return env
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_live_sweep_view_fits_and_its_summary_shows_every_number(cli, tmp_path, tf112, columns):
     vendor = make_vendor(tmp_path / "vendor")
@@ -349,6 +357,7 @@ def test_live_sweep_view_fits_and_its_summary_shows_every_number(cli, tmp_path, 
             assert "%.2f" % record["images_per_sec"] in tokens(final), (record, final)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_live_sweep_shows_the_running_gpu_from_nvidia_smi(tmp_path, tf112, columns):
     """The whole path: nvidia-smi's samples file, Telemetry.latest, the live view's GPU line, mid-run."""
@@ -366,6 +375,7 @@ def test_live_sweep_shows_the_running_gpu_from_nvidia_smi(tmp_path, tf112, colum
     assert session.finish() == 130
 
 
+@pytest.mark.slow
 def test_live_view_shows_the_gpu_and_what_it_waits_for_within_the_width(monkeypatch):
     from rich.console import Console
 
@@ -401,6 +411,7 @@ def test_live_view_shows_the_gpu_and_what_it_waits_for_within_the_width(monkeypa
     assert len(reads) == len(WIDTHS)  # once per view: never faster than the refresh
 
 
+@pytest.mark.slow
 def test_live_view_redraws_when_its_figures_change_and_never_over_4_times_a_second(monkeypatch):
     """Each redraw costs the CPU a busy benchmark runs on: once a second by itself (the clock and nvidia-smi
     change no faster), at once on a step, never twice within 1/4 s however chatty the benchmark."""
@@ -442,6 +453,7 @@ def test_live_view_redraws_when_its_figures_change_and_never_over_4_times_a_seco
         display.stop()
 
 
+@pytest.mark.slow
 def test_live_view_names_each_gpu_of_a_multi_gpu_tick_and_a_stopped_sampler_shows_none(tmp_path):
     from tfcnnwrap.run import telemetry
     from tfcnnwrap.run.gpusamples import LEGACY_FIELDS, latest_with_fields
@@ -495,6 +507,7 @@ def test_plain_display_says_a_wait_once():
 # -- doctor, parse, references ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", [60, 80])
 def test_doctor_is_a_screen_with_its_verdict_last(tmp_path, tf112, columns):
     scr = screen(["doctor", "--python", tf112], columns, env={"TFCNNWRAP_NVIDIA_SMI": "none"}, cwd=tmp_path)
@@ -507,6 +520,7 @@ def test_doctor_is_a_screen_with_its_verdict_last(tmp_path, tf112, columns):
     assert len(checks) == 11 and all(len(line.split()) >= 2 for line in checks), scr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", [60, 80])
 def test_parse_and_references_fit(tmp_path, columns):
     log = tmp_path / "resnet50.log"
@@ -532,6 +546,7 @@ def readme_summary(tmp_path):
     return screen(["report", "results/20261130-101500"], 80, cwd=tmp_path)
 
 
+@pytest.mark.slow
 def test_readme_summary_is_what_80_columns_show(tmp_path):
     scr = readme_summary(tmp_path)
     assert scr.returncode == 0
@@ -540,6 +555,7 @@ def test_readme_summary_is_what_80_columns_show(tmp_path):
     assert sample[1].split("```", 1)[0].rstrip("\n").splitlines() == scr.lines
 
 
+@pytest.mark.slow
 def test_readme_exit_codes_say_what_report_does(cli, tmp_path):
     failed = write_sweep(tmp_path / "failed", {("resnet50", 64): [176.93, "oom"]})
     assert cli("report", failed).returncode == 0  # failed runs are results too: report itself succeeded

@@ -55,6 +55,7 @@ def leftovers(tmp_path):
 # --- the branch rule on a real clone ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "tf_version, dist, branch",
     [
@@ -99,6 +100,7 @@ def test_setup_clones_the_branch_that_fits_the_probed_tensorflow(
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_tf_version_flag_skips_the_probe(cli, tmp_path, fake_upstream):
     # --python names nothing runnable: with --tf-version it must not even be started.
     result = setup_cli(
@@ -111,6 +113,7 @@ def test_tf_version_flag_skips_the_probe(cli, tmp_path, fake_upstream):
     assert manifest_of(tmp_path)["tf_version_source"] == "--tf-version"
 
 
+@pytest.mark.slow
 def test_version_read_by_import_when_metadata_is_missing(cli, tmp_path, fake_upstream, fake_tf):
     python = fake_tf("1.13.1", with_metadata=False)
     result = setup_cli(cli, tmp_path, "--repo-url", fake_upstream.url, "--python", python)
@@ -123,6 +126,7 @@ def test_version_read_by_import_when_metadata_is_missing(cli, tmp_path, fake_ups
 # --- Keras 3 -------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_missing_tf_keras_is_a_warning_with_the_install_command(cli, tmp_path, fake_upstream, fake_tf):
     python = fake_tf("2.21.0")
     result = setup_cli(cli, tmp_path, "--repo-url", fake_upstream.url, "--python", python)
@@ -132,6 +136,7 @@ def test_missing_tf_keras_is_a_warning_with_the_install_command(cli, tmp_path, f
     assert manifest_of(tmp_path)["tf_keras_present"] is False
 
 
+@pytest.mark.slow
 def test_tf_keras_present_gives_no_warning(cli, tmp_path, fake_upstream, fake_tf):
     result = setup_cli(
         cli, tmp_path, "--repo-url", fake_upstream.url, "--python", fake_tf("2.21.0", tf_keras=True)
@@ -142,6 +147,7 @@ def test_tf_keras_present_gives_no_warning(cli, tmp_path, fake_upstream, fake_tf
     assert manifest_of(tmp_path)["tf_keras_present"] is True
 
 
+@pytest.mark.slow
 def test_old_tensorflow_needs_no_tf_keras(cli, tmp_path, fake_upstream, fake_tf):
     result = setup_cli(cli, tmp_path, "--repo-url", fake_upstream.url, "--python", fake_tf("2.1.3"))
     assert result.returncode == 0, result
@@ -151,6 +157,7 @@ def test_old_tensorflow_needs_no_tf_keras(cli, tmp_path, fake_upstream, fake_tf)
 # --- re-runs, switches, updates ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_rerun_with_the_upstream_gone_and_no_git_is_a_quiet_success(cli, tmp_path, fresh_upstream, fake_tf):
     python = fake_tf("1.12.0", dist="tensorflow-gpu")
     first = setup_cli(cli, tmp_path, "--repo-url", fresh_upstream.path, "--python", python)
@@ -176,6 +183,7 @@ def test_rerun_with_the_upstream_gone_and_no_git_is_a_quiet_success(cli, tmp_pat
     assert checkout_state(tmp_path) == before
 
 
+@pytest.mark.slow
 def test_rerun_after_tensorflow_moved_within_the_same_branch_needs_no_network(
     cli, tmp_path, fresh_upstream, fake_tf
 ):
@@ -186,6 +194,7 @@ def test_rerun_after_tensorflow_moved_within_the_same_branch_needs_no_network(
     assert "Already set up" in result.stdout
 
 
+@pytest.mark.slow
 def test_switching_branch_replaces_the_checkout(cli, tmp_path, fake_upstream, fake_tf):
     assert setup_cli(cli, tmp_path, "--repo-url", fake_upstream.url, "--python", fake_tf("1.12.0")).returncode == 0
     result = setup_cli(cli, tmp_path, "--repo-url", fake_upstream.url, "--python", fake_tf("2.0.0"))
@@ -196,6 +205,7 @@ def test_switching_branch_replaces_the_checkout(cli, tmp_path, fake_upstream, fa
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_failed_clone_leaves_the_old_checkout_whole(cli, tmp_path, fresh_upstream, fake_tf):
     assert (
         setup_cli(cli, tmp_path, "--repo-url", fresh_upstream.url, "--python", fake_tf("1.12.0")).returncode == 0
@@ -214,6 +224,7 @@ def test_failed_clone_leaves_the_old_checkout_whole(cli, tmp_path, fresh_upstrea
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_switch_with_the_upstream_gone_leaves_the_old_checkout_whole(cli, tmp_path, fresh_upstream, fake_tf):
     assert (
         setup_cli(cli, tmp_path, "--repo-url", fresh_upstream.path, "--python", fake_tf("1.12.0")).returncode == 0
@@ -226,6 +237,7 @@ def test_switch_with_the_upstream_gone_leaves_the_old_checkout_whole(cli, tmp_pa
     assert manifest_of(tmp_path)["branch"] == "cnn_tf_v1.12_compatible"
 
 
+@pytest.mark.slow
 def test_branch_without_the_benchmark_script_is_refused_and_the_old_checkout_kept(cli, tmp_path, fresh_upstream):
     work = tmp_path / "docs-work"
     git(tmp_path, "clone", "-q", fresh_upstream.url, str(work))
@@ -246,6 +258,7 @@ def test_branch_without_the_benchmark_script_is_refused_and_the_old_checkout_kep
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_update_fetches_the_newest_commit(cli, tmp_path, fresh_upstream):
     branch = "cnn_tf_v1.12_compatible"
     args = ("--repo-url", fresh_upstream.url, "--tf-version", "1.12")
@@ -272,6 +285,7 @@ def test_update_fetches_the_newest_commit(cli, tmp_path, fresh_upstream):
     assert "Already at the newest commit of %s" % branch in again.stdout
 
 
+@pytest.mark.slow
 def test_explicit_branch_is_used_as_given(cli, tmp_path, fake_upstream, fake_tf):
     result = setup_cli(
         cli,
@@ -289,6 +303,7 @@ def test_explicit_branch_is_used_as_given(cli, tmp_path, fake_upstream, fake_tf)
     assert manifest_of(tmp_path)["branch_source"] == "--branch"
 
 
+@pytest.mark.slow
 def test_interrupted_swap_is_recovered(cli, tmp_path, fresh_upstream):
     args = ("--repo-url", fresh_upstream.url, "--tf-version", "1.12")
     assert setup_cli(cli, tmp_path, *args).returncode == 0
@@ -310,6 +325,7 @@ def test_interrupted_swap_is_recovered(cli, tmp_path, fresh_upstream):
 # --- errors that name the fix ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "url",
     [
@@ -329,6 +345,7 @@ def test_unsafe_urls_are_refused_and_create_nothing(cli, tmp_path, url):
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_unknown_branch_lists_the_compat_branches(cli, tmp_path, fake_upstream):
     result = setup_cli(
         cli,
@@ -346,16 +363,19 @@ def test_unknown_branch_lists_the_compat_branches(cli, tmp_path, fake_upstream):
     assert not (tmp_path / "vendor").exists()
 
 
+@pytest.mark.slow
 def test_tensorflow_too_old_for_every_branch_suggests_branch(cli, tmp_path, fake_upstream):
     result = setup_cli(cli, tmp_path, "--repo-url", fake_upstream.url, "--tf-version", "1.4.1")
     assert_clean_error(result, 2, "TensorFlow 1.4", "--branch", "cnn_tf_v1.5_compatible")
 
 
+@pytest.mark.slow
 def test_bad_tf_version_is_a_usage_error(cli, tmp_path, fake_upstream):
     result = setup_cli(cli, tmp_path, "--repo-url", fake_upstream.url, "--tf-version", "latest")
     assert_clean_error(result, 2, "X.Y")
 
 
+@pytest.mark.slow
 def test_no_tensorflow_in_the_target(cli, tmp_path, fake_upstream, fake_tf):
     python = fake_tf("none", with_module=False, with_metadata=False)
     result = setup_cli(cli, tmp_path, "--repo-url", fake_upstream.url, "--python", python)
@@ -363,11 +383,13 @@ def test_no_tensorflow_in_the_target(cli, tmp_path, fake_upstream, fake_tf):
     assert not (tmp_path / "vendor").exists()
 
 
+@pytest.mark.slow
 def test_python_that_does_not_exist(cli, tmp_path, fake_upstream):
     result = setup_cli(cli, tmp_path, "--repo-url", fake_upstream.url, "--python", tmp_path / "nope" / "python")
     assert_clean_error(result, 2, "--python")
 
 
+@pytest.mark.slow
 def test_git_not_installed(cli, tmp_path, fake_upstream):
     empty_bin = tmp_path / "empty-bin"
     empty_bin.mkdir()
@@ -380,6 +402,7 @@ def test_git_not_installed(cli, tmp_path, fake_upstream):
     assert not (tmp_path / "vendor").exists()
 
 
+@pytest.mark.slow
 def test_unreachable_upstream_fails_fast_naming_the_url(cli, tmp_path):
     url = "https://127.0.0.1:9/tensorflow/benchmarks.git"  # the discard port: nothing listens
     started = time.perf_counter()
@@ -400,6 +423,7 @@ class _AskForPassword(http.server.BaseHTTPRequestHandler):
         pass
 
 
+@pytest.mark.slow
 def test_upstream_asking_for_credentials_never_prompts(cli, tmp_path):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _AskForPassword)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -418,6 +442,7 @@ def test_upstream_asking_for_credentials_never_prompts(cli, tmp_path):
 # --- pure helpers ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_normalise_repo_url(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert gitremote.normalise_repo_url("https://github.com/tensorflow/benchmarks.git").startswith("https://")
@@ -437,6 +462,7 @@ def test_normalise_repo_url(tmp_path, monkeypatch):
             gitremote.normalise_repo_url(bad)
 
 
+@pytest.mark.slow
 def test_local_path_with_a_space_clones(cli, tmp_path, fake_upstream):
     mirror = tmp_path / "my mirrors" / "benchmarks.git"
     shutil.copytree(fake_upstream.path, mirror)
@@ -450,6 +476,7 @@ def test_parse_ls_remote():
     assert gitremote.parse_ls_remote(text) == {"master": "abc", "cnn_tf_v1.5_compatible": "def"}
 
 
+@pytest.mark.slow
 def test_git_message_picks_the_fatal_line():
     stderr = (
         "stderr: 'fatal: '/x' does not appear to be a git repository\n"
@@ -480,6 +507,7 @@ def test_swap_into_place_restores_the_old_checkout_when_the_move_fails(tmp_path,
     assert not list(tmp_path.glob(".benchmarks-old-*"))
 
 
+@pytest.mark.slow
 def test_swap_into_place_deletes_read_only_files_of_the_old_checkout(tmp_path):
     target = tmp_path / "benchmarks"
     (target / ".git" / "objects").mkdir(parents=True)
@@ -494,6 +522,7 @@ def test_swap_into_place_deletes_read_only_files_of_the_old_checkout(tmp_path):
     assert (target / "new.txt").exists()
 
 
+@pytest.mark.slow
 def test_read_head_without_git(tmp_path, fake_upstream):
     clone = tmp_path / "c"
     subprocess.run(
@@ -514,6 +543,7 @@ def test_read_head_without_git(tmp_path, fake_upstream):
     assert checkout.read_head(tmp_path / "missing") == (None, None)
 
 
+@pytest.mark.slow
 def test_explicit_branch_needs_no_tensorflow(cli, tmp_path, fake_upstream, fake_tf):
     python = fake_tf("none", with_module=False, with_metadata=False)
     result = setup_cli(
@@ -525,6 +555,7 @@ def test_explicit_branch_needs_no_tensorflow(cli, tmp_path, fake_upstream, fake_
     assert manifest["branch"] == "cnn_tf_v1.10_compatible" and manifest["tf_version"] is None
 
 
+@pytest.mark.slow
 def test_a_second_setup_is_refused_while_the_first_holds_the_vendor_dir(cli, tmp_path, fake_upstream):
     first = setup_cli(cli, tmp_path, "--repo-url", fake_upstream.url, "--tf-version", "1.12")
     assert first.returncode == 0, first

@@ -65,6 +65,7 @@ def tree(path):
 # --- links (issue 11 item 3) ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @needs_symlinks
 def test_planted_manifest_tmp_link_is_not_written_through(cli, tmp_path, fake_upstream):
     vendor = first_setup(cli, tmp_path, fake_upstream)
@@ -80,6 +81,7 @@ def test_planted_manifest_tmp_link_is_not_written_through(cli, tmp_path, fake_up
     assert not (vendor / "tfcnnwrap-setup.json").is_symlink()
 
 
+@pytest.mark.slow
 @needs_symlinks
 @pytest.mark.parametrize("part", ["tfcnnwrap-setup.json", "benchmarks", ".tfcnnwrap-setup.lock"])
 def test_vendor_part_linking_outside_is_refused(cli, tmp_path, fake_upstream, part):
@@ -96,6 +98,7 @@ def test_vendor_part_linking_outside_is_refused(cli, tmp_path, fake_upstream, pa
     assert (vendor / part).is_symlink()
 
 
+@pytest.mark.slow
 @needs_symlinks
 @pytest.mark.parametrize("name", [".benchmarks-old-deadbeef", ".benchmarks-new-0123abcd"])
 def test_leftover_link_leading_outside_is_refused(cli, tmp_path, fake_upstream, name):
@@ -108,6 +111,7 @@ def test_leftover_link_leading_outside_is_refused(cli, tmp_path, fake_upstream, 
     assert state(victim) == before
 
 
+@pytest.mark.slow
 @needs_symlinks
 @pytest.mark.parametrize("name", [".benchmarks-old-deadbeef", ".benchmarks-new-0123abcd"])
 def test_leftover_link_inside_the_vendor_dir_is_unlinked_never_chmodded_through(
@@ -146,6 +150,7 @@ def test_remove_tree_unlinks_a_link_and_never_enters_or_chmods_its_target(tmp_pa
 # --- a running sweep (issue 11 item 5) ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_setup_is_refused_while_a_sweep_holds_the_vendor_lock(cli, tmp_path, fake_upstream):
     vendor = first_setup(cli, tmp_path, fake_upstream)
     before = tree(vendor / "benchmarks")
@@ -173,6 +178,7 @@ def users_benchmarks(vendor):
     return own
 
 
+@pytest.mark.slow
 def test_a_users_benchmarks_folder_without_manifest_is_never_deleted(cli, tmp_path, fake_upstream):
     own = users_benchmarks(tmp_path / "vendor")
     before = tree(own)
@@ -182,6 +188,7 @@ def test_a_users_benchmarks_folder_without_manifest_is_never_deleted(cli, tmp_pa
     assert sorted(p.name for p in (tmp_path / "vendor").iterdir() if p.name.startswith(".benchmarks")) == []
 
 
+@pytest.mark.slow
 def test_a_checkout_that_is_no_git_clone_of_the_manifests_url_is_never_deleted(cli, tmp_path, fake_upstream):
     vendor = make_vendor(tmp_path / "vendor")  # a manifest, and a checkout setup did not clone
     before = tree(vendor / "benchmarks")
@@ -197,6 +204,7 @@ def test_a_checkout_that_is_no_git_clone_of_the_manifests_url_is_never_deleted(c
     assert_clean_error(result, 2, "not made by tfcnnwrap setup")
 
 
+@pytest.mark.slow
 def test_only_setups_own_leftover_names_are_cleaned_up(cli, tmp_path, fake_upstream):
     vendor = first_setup(cli, tmp_path, fake_upstream)
     mine = vendor / ".benchmarks-old-my-backup"
@@ -207,6 +215,7 @@ def test_only_setups_own_leftover_names_are_cleaned_up(cli, tmp_path, fake_upstr
     assert (mine / "x.txt").read_text(encoding="utf-8") == "keep\n"
 
 
+@pytest.mark.slow
 def test_switching_replaces_a_checkout_setup_made_before_markers_existed(cli, tmp_path, fake_upstream):
     vendor = first_setup(cli, tmp_path, fake_upstream)
     (vendor / "benchmarks" / ".git" / checkout.MARKER_NAME).unlink()
@@ -218,6 +227,7 @@ def test_switching_replaces_a_checkout_setup_made_before_markers_existed(cli, tm
 # --- environment errors (issue 11 item 12) -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_vendor_dir_that_is_a_file(cli, tmp_path, fake_upstream):
     (tmp_path / "vendor").write_text("not a folder\n", encoding="utf-8")
     result = setup_cli(cli, tmp_path, "--repo-url", fake_upstream.url, "--tf-version", "1.12")
@@ -238,6 +248,7 @@ def run_with_file_size_limit(tmp_path, limit, *args):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(resource is None, reason="needs RLIMIT_FSIZE (POSIX)")
 def test_disk_full_during_clone_leaves_nothing_half_made(cli, tmp_path):
     upstream = build_fake_upstream(tmp_path / "up" / "benchmarks.git", history=2, filler_kb=512)
@@ -266,6 +277,7 @@ def test_git_saying_the_disk_is_full_names_the_disk_not_the_network(tmp_path):
     assert str(tmp_path / "v") in err.message and "network" not in err.message
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.name == "nt" or os.geteuid() == 0, reason="POSIX modes; root writes in read-only folders")
 def test_read_only_vendor_dir(cli, tmp_path, fake_upstream):
     vendor = tmp_path / "vendor"
@@ -282,6 +294,7 @@ def test_read_only_vendor_dir(cli, tmp_path, fake_upstream):
 # --- remembered settings (issue 13) -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_rerun_offline_needs_no_repo_url_or_python_again(cli, tmp_path, fresh_upstream, fake_tf):
     python = fake_tf("1.12.0", dist="tensorflow-gpu")
     first = setup_cli(cli, tmp_path, "--repo-url", fresh_upstream.path, "--python", python)
@@ -300,6 +313,7 @@ def test_rerun_offline_needs_no_repo_url_or_python_again(cli, tmp_path, fresh_up
     assert (vendor / "tfcnnwrap-setup.json").read_bytes() == manifest
 
 
+@pytest.mark.slow
 def test_python_precedence_flag_then_environment_then_manifest(cli, tmp_path, fake_upstream, fake_tf):
     old, new, newest = fake_tf("1.12.0"), fake_tf("2.0.0"), fake_tf("2.1.0")
     assert setup_cli(cli, tmp_path, "--repo-url", fake_upstream.url, "--python", old).returncode == 0
@@ -312,6 +326,7 @@ def test_python_precedence_flag_then_environment_then_manifest(cli, tmp_path, fa
     assert checkout.remembered(tmp_path / "vendor")[0] == str(newest)
 
 
+@pytest.mark.slow
 def test_vendor_dir_from_the_environment(cli, tmp_path, fake_upstream):
     where = tmp_path / "elsewhere"
     result = cli("setup", "--repo-url", fake_upstream.url, "--tf-version", "1.12", cwd=tmp_path,
@@ -354,6 +369,7 @@ def test_made_by_setup(tmp_path):
     checkout.refuse_foreign_checkout(tmp_path / "nothing-there", None)
 
 
+@pytest.mark.slow
 def test_a_remembered_python_that_is_gone_says_where_it_came_from(cli, tmp_path, fake_upstream, fake_tf):
     vendor = first_setup(cli, tmp_path, fake_upstream)
     manifest = json.loads((vendor / "tfcnnwrap-setup.json").read_text(encoding="utf-8"))
@@ -363,6 +379,7 @@ def test_a_remembered_python_that_is_gone_says_where_it_came_from(cli, tmp_path,
     assert_clean_error(result, 2, "deleted-env", "--python", "came from the last setup")
 
 
+@pytest.mark.slow
 def test_a_vendor_dir_that_cannot_be_created_or_written(cli, tmp_path, fake_upstream):
     (tmp_path / "file.txt").write_text("x", encoding="utf-8")
     result = cli("setup", "--vendor-dir", tmp_path / "file.txt" / "vendor", "--repo-url", fake_upstream.url,

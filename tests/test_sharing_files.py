@@ -27,6 +27,7 @@ def data_env(tmp_path):
 # -- 33.10: a full disk is a full disk, not a broken library -------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_full_disk_writing_a_bundle_file_says_the_disk_is_full(cli, tmp_path, seed, monkeypatch):
     from tfcnnwrap import safefs
 
@@ -41,6 +42,7 @@ def test_a_full_disk_writing_a_bundle_file_says_the_disk_is_full(cli, tmp_path, 
     assert str(tmp_path / "data") in line
 
 
+@pytest.mark.slow
 def test_a_full_disk_under_the_index_says_the_disk_is_full_and_the_library_stays_whole(
     cli, tmp_path, seed, monkeypatch
 ):
@@ -68,6 +70,7 @@ def test_a_full_disk_under_the_index_says_the_disk_is_full_and_the_library_stays
 # -- 33.11: site --out writes only into its own folder --------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_site_refuses_a_folder_holding_files_it_did_not_make(cli, tmp_path):
     sweep = logged_sweep(tmp_path / "s", values={"resnet50": 176.93})
     out = tmp_path / "mine"
@@ -79,6 +82,7 @@ def test_site_refuses_a_folder_holding_files_it_did_not_make(cli, tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["index.html"]
 
 
+@pytest.mark.slow
 def test_site_rebuilt_removes_the_pages_the_new_one_no_longer_has(cli, tmp_path):
     one = logged_sweep(tmp_path / "one", values={"resnet50": 176.93})
     two = logged_sweep(tmp_path / "two", values={"vgg16": 110.23}, gpus=("GeForce RTX 2080",))
@@ -91,6 +95,7 @@ def test_site_rebuilt_removes_the_pages_the_new_one_no_longer_has(cli, tmp_path)
     assert cli("site", one, "--out", out).returncode == 0  # a folder a site made stays the site's
 
 
+@pytest.mark.slow
 def test_site_never_removes_what_a_planted_marker_names_outside_the_site(cli, tmp_path):
     sweep = logged_sweep(tmp_path / "s", values={"resnet50": 176.93})
     out = tmp_path / "site"
@@ -108,6 +113,7 @@ def test_site_never_removes_what_a_planted_marker_names_outside_the_site(cli, tm
 # -- 33.12: export of a sweep still running, or interrupted ----------------------------------------------------
 
 
+@pytest.mark.slow
 def test_export_of_a_sweep_still_running_is_refused(cli, tmp_path):
     sweep = logged_sweep(tmp_path / "s", values={"resnet50": 176.93})
     with FileLock(sweep / ".tfcnnwrap.lock"):  # what a running sweep holds
@@ -117,6 +123,7 @@ def test_export_of_a_sweep_still_running_is_refused(cli, tmp_path):
     assert cli("export", sweep, "--out", tmp_path / "b.tfcw.json.gz").returncode == 0  # once it has ended
 
 
+@pytest.mark.slow
 def test_export_of_an_interrupted_sweep_warns_naming_the_runs_it_lacks(cli, tmp_path):
     sweep = logged_sweep(tmp_path / "s", values={"resnet50": 176.93, "vgg16": 110.23})
     lines = (sweep / "runs.jsonl").read_text(encoding="utf-8").splitlines()
@@ -148,6 +155,7 @@ def test_ctrl_c_while_a_bundle_file_is_made_leaves_no_hidden_temp_file(tmp_path,
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("verb", [["export"], ["report"]])
 def test_a_sweep_json_linked_outside_the_sweep_is_not_followed(cli, tmp_path, verb):
     sweep = logged_sweep(tmp_path / "s", values={"resnet50": 176.93})
@@ -158,6 +166,7 @@ def test_a_sweep_json_linked_outside_the_sweep_is_not_followed(cli, tmp_path, ve
     assert_clean_error(cli(*verb, sweep, *out, cwd=tmp_path), 2, "sweep.json", "link")
 
 
+@pytest.mark.slow
 def test_library_under_a_regular_file_is_one_line_not_no_bundles(cli, tmp_path):
     (tmp_path / "afile").write_text("x", encoding="utf-8")
     for where in (tmp_path / "afile", tmp_path / "afile" / "data"):
@@ -165,6 +174,7 @@ def test_library_under_a_regular_file_is_one_line_not_no_bundles(cli, tmp_path):
         assert "afile" in line, line
 
 
+@pytest.mark.slow
 def test_git_out_of_space_says_the_disk_is_full_not_the_network():
     from git.exc import GitCommandError
 
@@ -179,6 +189,7 @@ def test_git_out_of_space_says_the_disk_is_full_not_the_network():
     assert "full" in message and "network" not in message, message
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_import_leaves_no_hidden_file_in_the_library(cli, tmp_path, seed, monkeypatch):
     real_open = os.open
 

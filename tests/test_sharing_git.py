@@ -12,6 +12,8 @@ from conftest import GIT_ENV, assert_clean_error, cli_env, git
 from tfcnnwrap.share import bundle as bundles
 from tfcnnwrap.share.export import build
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def bare(tmp_path):

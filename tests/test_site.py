@@ -47,6 +47,7 @@ def sources(tmp_path_factory):
     return {"a": a, "b": b, "sweeps": sweeps, "bundles": bundles}
 
 
+@pytest.mark.slow
 def test_site_of_sweeps_and_bundles(cli, sources, tmp_path):
     out = tmp_path / "site"
     result = cli("site", sources["sweeps"], sources["bundles"], "--out", out)
@@ -63,6 +64,7 @@ def test_site_of_sweeps_and_bundles(cli, sources, tmp_path):
     assert "<img src=x" not in index and "<script>alert" not in index
 
 
+@pytest.mark.slow
 def test_bundle_logs_become_files_named_by_the_site(cli, sources, tmp_path):
     out = tmp_path / "site"
     assert cli("site", sources["bundles"], "--out", out).returncode == 0
@@ -73,6 +75,7 @@ def test_bundle_logs_become_files_named_by_the_site(cli, sources, tmp_path):
     assert without.count("missing: logs/") == 10  # a bundle made with --no-logs: each log shown as missing
 
 
+@pytest.mark.slow
 def test_hostile_log_names_are_never_paths(cli, tmp_path):
     bundle = write_bundle(tmp_path / "evil.tfcw.json.gz",
                           logs={"../../../../escaped.txt": {"sha256": "", "text": "x"}})
@@ -88,6 +91,7 @@ def test_hostile_log_names_are_never_paths(cli, tmp_path):
     assert_links_resolve(out)
 
 
+@pytest.mark.slow
 def test_bad_bundles_are_named_and_left_out(cli, sources, tmp_path):
     bad = tmp_path / "bad"
     bad.mkdir()
@@ -110,6 +114,7 @@ def test_read_bundle_is_bounded(tmp_path):
     assert read_bundle(path)["runs"] == []
 
 
+@pytest.mark.slow
 def test_empty_library_says_so(cli, tmp_path):
     data = tmp_path / "data"
     (data / "bundles").mkdir(parents=True)
@@ -119,12 +124,14 @@ def test_empty_library_says_so(cli, tmp_path):
     assert "No results yet" in text and str(data / "bundles") in text
 
 
+@pytest.mark.slow
 def test_library_is_read(cli, sources, tmp_path):
     result = cli("site", "library", "--out", tmp_path / "site", env={"TFCNNWRAP_DATA": sources["bundles"].parent})
     assert result.returncode == 0, result
     assert len(list((tmp_path / "site" / "r").glob("*.html"))) == 2
 
 
+@pytest.mark.slow
 def test_ab_page(cli, sources, tmp_path):
     out = tmp_path / "site"
     assert cli("site", sources["a"], sources["b"], "--ab", "--out", out).returncode == 0
@@ -134,6 +141,7 @@ def test_ab_page(cli, sources, tmp_path):
     assert_clean_error(cli("site", sources["bundles"], sources["a"], "--ab", "--out", tmp_path / "s2"), 2, "--ab")
 
 
+@pytest.mark.slow
 def test_usage_errors_are_one_line(cli, sources, tmp_path):
     assert_clean_error(cli("site", tmp_path / "nope", "--out", tmp_path / "s"), 2, "does not exist")
     target = tmp_path / "elsewhere"
@@ -145,6 +153,7 @@ def test_usage_errors_are_one_line(cli, sources, tmp_path):
     assert_clean_error(cli("site", sources["a"], "--out", tmp_path / "file"), 2, "is a file")
 
 
+@pytest.mark.slow
 def test_site_rebuilt_in_place_replaces_its_pages(cli, sources, tmp_path):
     out = tmp_path / "site"
     assert cli("site", sources["a"], "--out", out).returncode == 0
@@ -172,6 +181,7 @@ def test_many_sources_are_read_in_worker_processes_alike(sources, tmp_path, monk
     assert len(pooled[0]) == 4 and pooled[1] == alone[1] and "no list of runs" in pooled[1][0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", [60, 80, 120])
 def test_site_in_the_help(cli, columns):
     top = cli("--help", env={"COLUMNS": columns})

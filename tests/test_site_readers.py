@@ -5,8 +5,11 @@ path)."""
 import json
 import re
 
+import pytest
 from bundledata import HOST, logged_sweep
 from sweepdata import write_sweep
+
+pytestmark = pytest.mark.slow
 
 
 def page_text(path):

@@ -5,6 +5,7 @@ unverified on its page and in the index."""
 import gzip
 import json
 
+import pytest
 from htmldata import page_text, write_bundle
 
 from tfcnnwrap.share import bundle as bundles
@@ -27,6 +28,7 @@ def site_text(out):
     return " ".join(page_text(p.read_text(encoding="utf-8"))[0] for p in out.rglob("*.html"))
 
 
+@pytest.mark.slow
 def test_bundle_with_an_edited_figure_and_its_id_recomputed_is_left_out(cli, tmp_path):
     bad = tampered(tmp_path / "forged.tfcw.json.gz", recompute_id=True)
     honest = write_bundle(tmp_path / "honest.tfcw.json.gz", gpu="GeForce RTX 2080")
@@ -41,6 +43,7 @@ def test_bundle_with_an_edited_figure_and_its_id_recomputed_is_left_out(cli, tmp
     assert "GeForce RTX 2080" in text and len(list((out / "r").glob("*.html"))) == 1
 
 
+@pytest.mark.slow
 def test_bundle_with_an_edited_figure_and_its_old_id_is_left_out(cli, tmp_path):
     bad = tampered(tmp_path / "edited.tfcw.json.gz", recompute_id=False)
     out = tmp_path / "site"
@@ -51,6 +54,7 @@ def test_bundle_with_an_edited_figure_and_its_old_id_is_left_out(cli, tmp_path):
     assert "9999.00" not in site_text(out) and not list((out / "r").glob("*.html"))
 
 
+@pytest.mark.slow
 def test_bundle_whose_log_was_edited_is_left_out(cli, tmp_path):
     path = write_bundle(tmp_path / "log.tfcw.json.gz", gpu="GeForce RTX 4090")
     data = json.loads(gzip.decompress(path.read_bytes()))
@@ -62,6 +66,7 @@ def test_bundle_whose_log_was_edited_is_left_out(cli, tmp_path):
     assert "does not match its sha256" in result.stderr
 
 
+@pytest.mark.slow
 def test_bundle_without_logs_is_shown_marked_unverified(cli, tmp_path):
     checked = write_bundle(tmp_path / "checked.tfcw.json.gz", gpu="GeForce RTX 2080")
     bare = write_bundle(tmp_path / "bare.tfcw.json.gz", gpu="GeForce RTX 3060", logs=None)

@@ -114,6 +114,7 @@ def read(path):
     return path.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_allocation_outside_one_is_a_usage_error_naming_salloc_and_sbatch():
     with pytest.raises(UsageError) as info:
         slurm_mod.allocation({"PATH": os.environ.get("PATH", "")})
@@ -121,6 +122,7 @@ def test_allocation_outside_one_is_a_usage_error_naming_salloc_and_sbatch():
     assert "salloc -N 2" in info.value.message and "sbatch" in info.value.message
 
 
+@pytest.mark.slow
 def test_allocation_without_a_nodelist_or_scontrol_says_what_to_do(monkeypatch, tmp_path):
     with pytest.raises(UsageError) as info:
         slurm_mod.allocation({"SLURM_JOB_ID": "7"})
@@ -142,6 +144,7 @@ def test_srun_command_kills_the_step_on_a_bad_exit_and_keeps_argv_apart():
         slurm_mod.srun_command(["true"], 0, "x")
 
 
+@pytest.mark.slow
 def test_launch_step_refuses_a_link_planted_where_a_task_writes(tmp_path):
     target = tmp_path / "precious"
     target.write_text("keep\n", encoding="utf-8")
@@ -153,12 +156,16 @@ def test_launch_step_refuses_a_link_planted_where_a_task_writes(tmp_path):
     assert read(target) == "keep\n"
 
 
+@pytest.mark.slow
+@pytest.mark.slurm
 def test_allocation_expands_the_nodelist_with_scontrol(slurm, monkeypatch):
     monkeypatch.setenv("SLURM_CONF", slurm.conf)
     alloc = slurm_mod.allocation({"SLURM_JOB_ID": "7", "SLURM_JOB_NODELIST": "gpu[01-03],big-node"})
     assert alloc == ("7", ("gpu01", "gpu02", "gpu03", "big-node"))
 
 
+@pytest.mark.slow
+@pytest.mark.slurm
 def test_three_task_step_in_sbatch_writes_one_output_file_per_task(slurm, scripts):
     tmp_path, out = scripts
     batch = tmp_path / "bench.sbatch"
@@ -183,6 +190,8 @@ def test_three_task_step_in_sbatch_writes_one_output_file_per_task(slurm, script
     assert result["released"] is True and result["steps_after"] == []
 
 
+@pytest.mark.slow
+@pytest.mark.slurm
 def test_a_killed_task_fails_its_step_and_leaves_no_step_running(slurm, scripts):
     tmp_path, out = scripts
     result = in_salloc(slurm, tmp_path, out, "kill", 3)
@@ -192,6 +201,8 @@ def test_a_killed_task_fails_its_step_and_leaves_no_step_running(slurm, scripts)
     assert "task 1" in read(out / "srun.log")
 
 
+@pytest.mark.slow
+@pytest.mark.slurm
 def test_cancel_step_ends_a_running_step(slurm, scripts):
     tmp_path, out = scripts
     result = in_salloc(slurm, tmp_path, out, "cancel", 2)
@@ -201,6 +212,8 @@ def test_cancel_step_ends_a_running_step(slurm, scripts):
     assert "CANCELLED" in read(out / "srun.log") or "CANCELLED" in read(out / "task-0.log")
 
 
+@pytest.mark.slow
+@pytest.mark.slurm
 def test_step_cancel_stops_a_running_step_through_slurm(slurm, scripts):
     """What a sweep does on Ctrl-C or --timeout: Step.cancel finds the step by name and scancels it."""
     tmp_path, out = scripts

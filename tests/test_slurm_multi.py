@@ -257,6 +257,7 @@ def check_across_nodes(out, nodes, roles):
     return run
 
 
+@pytest.mark.slow
 @pytest.mark.slurm
 @pytest.mark.parametrize("mode, more, roles", [
     ("parameter_server", ["--workers", "2", "--ps", "1"], [("ps", 0), ("worker", 0), ("worker", 1)]),
@@ -282,6 +283,7 @@ def test_a_job_puts_its_tasks_on_different_nodes(multi, tmp_path, master_vendor,
 # -- 5. two jobs at once on the same nodes --------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.slurm
 def test_two_jobs_at_once_on_the_same_nodes_use_ports_that_do_not_collide(multi, tmp_path, tf112, vendor):
     jobs = []
@@ -327,6 +329,7 @@ def report_seconds(out, capsys):
     return took
 
 
+@pytest.mark.slow
 @pytest.mark.slurm
 def test_a_fleet_over_three_nodes_flags_exactly_the_slow_one(multi, tmp_path, tf112, vendor):
     out = tmp_path / "fleet"
@@ -356,6 +359,7 @@ def ten_nodes(three_nodes, tmp_path_factory):
         subprocess.run([str(REPO_ROOT / ".ci" / "slurm-multi-down"), str(directory)], timeout=120)
 
 
+@pytest.mark.slow
 @pytest.mark.slurm
 def test_a_ten_node_fleet_records_ten_hosts_and_reports_fast(ten_nodes, tmp_path, tf112, vendor, capsys):
     out = tmp_path / "fleet"
@@ -415,6 +419,7 @@ def resume_and_report(multi, tmp_path, out, tf112, vendor, runs):
     assert (report.rows()[0]["runs_ok"], report.rows()[0]["runs_failed"]) == (runs, 0)
 
 
+@pytest.mark.slow
 @pytest.mark.slurm
 def test_a_node_dying_in_a_no_kill_job_fails_that_run_and_the_sweep_goes_on(multi, tmp_path, tf112, vendor):
     out = tmp_path / "sweep"
@@ -437,6 +442,7 @@ def test_a_node_dying_in_a_no_kill_job_fails_that_run_and_the_sweep_goes_on(mult
     resume_and_report(multi, tmp_path, out, tf112, vendor, 2)
 
 
+@pytest.mark.slow
 @pytest.mark.slurm
 def test_a_node_dying_under_slurms_default_ends_the_allocation_and_the_run_is_interrupted(
         multi, tmp_path, tf112, vendor):
@@ -454,6 +460,7 @@ def test_a_node_dying_under_slurms_default_ends_the_allocation_and_the_run_is_in
     resume_and_report(multi, tmp_path, out, tf112, vendor, 2)
 
 
+@pytest.mark.slow
 @pytest.mark.slurm
 def test_a_fleet_losing_a_node_fails_that_hosts_record_and_the_sweep_goes_on(multi, tmp_path, tf112, vendor):
     out = tmp_path / "fleet"
@@ -493,6 +500,7 @@ def test_a_fleet_losing_a_node_fails_that_hosts_record_and_the_sweep_goes_on(mul
 # -- 4. a node that stops answering ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.slurm
 def test_a_node_that_stops_answering_fails_the_run_naming_it_and_leaves_nothing(multi, tmp_path, tf112, vendor):
     out = tmp_path / "sweep"
@@ -551,6 +559,7 @@ def real_tf_job(request, tmp_path_factory):
         cluster.slurm("scancel", job[0])  # a selection that left out the test below: stop it
 
 
+@pytest.mark.slow
 @pytest.mark.slurm
 def test_real_tensorflow_ps_job_across_nodes_records_worker0s_total(real_tf_job):
     if real_tf_job is None:

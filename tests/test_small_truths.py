@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from sweepdata import seed_runs, write_sweep
 
+pytestmark = pytest.mark.slow
+
 SMI = Path(__file__).resolve().parent / "fake" / "nvidia-smi"
 
 

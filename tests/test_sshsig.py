@@ -41,6 +41,7 @@ def test_a_signature_that_is_not_one_is_not_valid_and_says_why(case):
     assert not signer.valid and "not an armored SSH signature" in signer.describe(), case
 
 
+@pytest.mark.slow
 def test_a_signature_for_another_namespace_or_key_than_its_entry_says_is_not_valid_without_ssh_keygen():
     blob = b"SSHSIG" + struct.pack(">I", 1) + strings(KEY, b"git", b"", b"sha512", b"sig")
     key_line, namespace = signing.signature_key(armor(blob))

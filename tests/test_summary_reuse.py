@@ -68,6 +68,7 @@ def commands_for(path):
     return REPORTS + (GPU_COMPARES if meta.get("device") != "cpu" else [])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SAMPLE_NAMES)
 def test_every_sample_prints_the_same_bytes_from_summary_json_as_from_pandas(tmp_path, name):
     path = shutil.copytree(SAMPLES / name, tmp_path / name)
@@ -80,6 +81,7 @@ def test_every_sample_prints_the_same_bytes_from_summary_json_as_from_pandas(tmp
     assert outputs(path, commands) == aggregated
 
 
+@pytest.mark.slow
 def test_a_stand_in_sweep_leaves_a_summary_that_report_and_compare_read_without_pandas(tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
     result = run_cli(*sweep_args(vendor, tf112, out, "--runs", "2"), cwd=tmp_path, env=ips_env(tmp_path / "state"))
@@ -94,6 +96,7 @@ def test_a_stand_in_sweep_leaves_a_summary_that_report_and_compare_read_without_
     assert imports_pandas("report", out)  # a sweep from before summary.json is aggregated again
 
 
+@pytest.mark.slow
 def test_a_run_appended_after_the_summary_is_counted(tmp_path):
     path = shutil.copytree(SAMPLES / "egpu-F1.0", tmp_path / "s")
     keep_summary(path)
@@ -127,6 +130,7 @@ HOSTILE = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", sorted(HOSTILE))
 def test_an_edited_summary_json_is_not_taken(tmp_path, how):
     path = shutil.copytree(SAMPLES / "egpu-F1.0", tmp_path / "s")
@@ -138,6 +142,7 @@ def test_an_edited_summary_json_is_not_taken(tmp_path, how):
     assert run_cli("report", path, "--format", "json").stdout == expected
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("content", [b"{not json", b"\xff\xfe", b"[]", b"null", b"{}"])
 def test_a_broken_summary_json_is_ignored(tmp_path, content):
     path = shutil.copytree(SAMPLES / "egpu-F1.0", tmp_path / "s")
@@ -147,6 +152,7 @@ def test_a_broken_summary_json_is_ignored(tmp_path, content):
     assert (result.returncode, result.stdout, result.stderr) == (0, expected, "")
 
 
+@pytest.mark.slow
 def test_a_summary_json_that_is_a_link_or_a_fifo_is_not_read(tmp_path):
     path = shutil.copytree(SAMPLES / "egpu-F1.0", tmp_path / "s")
     keep_summary(path)

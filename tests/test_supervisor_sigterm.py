@@ -13,6 +13,8 @@ import pytest
 
 from tfcnnwrap.run import procs
 
+pytestmark = pytest.mark.slow
+
 POSIX = pytest.mark.skipif(os.name != "posix", reason="POSIX signals and signal masks")
 
 

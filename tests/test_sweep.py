@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import assert_clean_error, cli_env, make_vendor, pid_alive, wait_gone
 
+pytestmark = pytest.mark.slow
+
 SEED = [("resnet50", 64), ("resnet152", 32), ("inception3", 64), ("vgg16", 64), ("alexnet", 512)]
 IPS = {
     "resnet50": [170.0, 176.93, 181.5],

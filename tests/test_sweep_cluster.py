@@ -52,6 +52,7 @@ def alive(pid):
     return pid_alive(pid, wait_s=10.0)
 
 
+@pytest.mark.slow
 def test_ps_and_two_workers_record_worker0s_total_and_every_tasks_log(cli, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
     result = cli(*sweep_args(vendor, tf112, out, "--cluster", "local", "--workers", "2", "--ps", "1"),
@@ -79,6 +80,7 @@ def test_ps_and_two_workers_record_worker0s_total_and_every_tasks_log(cli, tmp_p
     assert "parameter_server" in table.stdout and "1 ps + 2 workers" in table.stdout, table.stdout
 
 
+@pytest.mark.slow
 def test_a_failing_task_fails_the_run_with_that_tasks_reason(cli, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
     env = env_for(tmp_path, FAKE_TFCNN_TASK_FAULTS="worker1=crash")
@@ -91,6 +93,7 @@ def test_a_failing_task_fails_the_run_with_that_tasks_reason(cli, tmp_path, vend
     assert not [p for p in task_pids(tmp_path) if alive(p)]
 
 
+@pytest.mark.slow
 def test_timeout_stops_every_task(cli, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
     env = env_for(tmp_path, FAKE_TFCNN_TASK_FAULTS="worker0=hang")
@@ -103,6 +106,7 @@ def test_timeout_stops_every_task(cli, tmp_path, vendor, tf112):
     assert len(pids) == 3 and not [p for p in pids if alive(p)]
 
 
+@pytest.mark.slow
 @POSIX
 def test_ctrl_c_stops_every_task_and_records_interrupted(tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
@@ -132,6 +136,7 @@ def test_ctrl_c_stops_every_task_and_records_interrupted(tmp_path, vendor, tf112
     assert [t["role"] for t in runs[-1]["cluster"]["tasks"]] == ["ps", "worker", "worker"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flags, needle", [
     (["--cluster", "local", "--workers", "2", "--variable-update", "replicated"], "parameter_server"),
     (["--cluster", "local", "--workers", "2", "--variable-update", "collective_all_reduce", "--ps", "1"],
@@ -148,6 +153,7 @@ def test_invalid_jobs_are_refused_before_anything_runs(cli, tmp_path, vendor, tf
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_collective_all_reduce_on_an_old_branch_names_the_fix(cli, tmp_path, fake_tf):
     from conftest import make_vendor
 
@@ -161,6 +167,7 @@ def test_collective_all_reduce_on_an_old_branch_names_the_fix(cli, tmp_path, fak
     assert not (out / "runs.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_slurm_outside_an_allocation_says_how_to_get_one(cli, tmp_path, vendor, tf112):
     env = env_for(tmp_path)
     env = {k: v for k, v in cli_env(env).items() if not k.startswith("SLURM_JOB")}
@@ -201,6 +208,8 @@ def in_sbatch(slurm, tmp_path, ntasks, argv, env):
     return done, text
 
 
+@pytest.mark.slow
+@pytest.mark.slurm
 def test_slurm_ps_and_two_workers_are_srun_steps_recorded_as_local_records(slurm, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
     done, text = in_sbatch(slurm, tmp_path, 3, sweep_args(vendor, tf112, out, "--cluster", "slurm", "--workers",
@@ -219,6 +228,8 @@ def test_slurm_ps_and_two_workers_are_srun_steps_recorded_as_local_records(slurm
     assert (out / "cluster").is_dir() and list((out / "cluster").glob("*.plan.json"))
 
 
+@pytest.mark.slow
+@pytest.mark.slurm
 def test_slurm_task_killed_mid_run_fails_the_run_and_leaves_no_step(slurm, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
     env = env_for(tmp_path, FAKE_TFCNN_TASK_FAULTS="worker1=segv")
@@ -231,6 +242,8 @@ def test_slurm_task_killed_mid_run_fails_the_run_and_leaves_no_step(slurm, tmp_p
     assert not [p for p in task_pids(tmp_path) if alive(p)]
 
 
+@pytest.mark.slow
+@pytest.mark.slurm
 def test_slurm_timeout_cancels_every_step(slurm, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
     env = env_for(tmp_path, FAKE_TFCNN_TASK_FAULTS="worker0=hang")
@@ -244,6 +257,7 @@ def test_slurm_timeout_cancels_every_step(slurm, tmp_path, vendor, tf112):
     assert len(pids) == 3 and not [p for p in pids if alive(p)]
 
 
+@pytest.mark.slow
 def test_dry_run_prints_every_tasks_command(cli, tmp_path, vendor, tf112):
     result = cli(*sweep_args(vendor, tf112, tmp_path / "sweep", "--cluster", "local", "--workers", "2", "--dry-run"),
                  cwd=tmp_path, env=env_for(tmp_path))
@@ -254,6 +268,7 @@ def test_dry_run_prints_every_tasks_command(cli, tmp_path, vendor, tf112):
     assert all(line.count("--variable_update=") == 1 for line in lines)
 
 
+@pytest.mark.slow
 def test_parse_of_a_good_cluster_sweep_counts_its_serving_tasks_as_no_failure(cli, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
     result = cli(*sweep_args(vendor, tf112, out, "--cluster", "local", "--workers", "2", "--ps", "1"),

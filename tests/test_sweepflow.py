@@ -55,6 +55,7 @@ def order_of(runs):
 # --- --fp16 and --xla -------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_fp16_and_xla_reach_the_benchmark_and_the_plan(cli, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
     result = cli(*sweep(vendor, tf112, out, "--models", "trivial", "--batch-size", "trivial=8", "--runs", "1",
@@ -72,6 +73,7 @@ def test_fp16_and_xla_reach_the_benchmark_and_the_plan(cli, tmp_path, vendor, tf
     assert "--use_fp16=True --xla=True" in result.stdout  # the header says so
 
 
+@pytest.mark.slow
 def test_dry_run_shows_the_translated_flags(cli, tmp_path, vendor, tf112):
     result = cli(*sweep(vendor, tf112, tmp_path / "s", "--models", "trivial", "--batch-size", "trivial=8", "--runs",
                         "1", "--fp16", "--dry-run"), cwd=tmp_path, env=env_for(tmp_path))
@@ -80,6 +82,7 @@ def test_dry_run_shows_the_translated_flags(cli, tmp_path, vendor, tf112):
     assert invocations(tmp_path) == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ours, theirs", [("--fp16", "--use_fp16=True"), ("--fp16", "--nouse_fp16"),
                                           ("--xla", "--xla"), ("--xla", "-xla_compile=true")])
 def test_a_feature_given_both_ways_is_refused(cli, tmp_path, vendor, tf112, ours, theirs):
@@ -88,6 +91,7 @@ def test_a_feature_given_both_ways_is_refused(cli, tmp_path, vendor, tf112, ours
     assert not (tmp_path / "s").exists()
 
 
+@pytest.mark.slow
 def test_pass_through_use_fp16_alone_still_works(cli, tmp_path, vendor, tf112):
     result = cli(*sweep(vendor, tf112, tmp_path / "s", "--models", "trivial", "--batch-size", "trivial=8",
                         "--runs", "1", "--", "--use_fp16=True"), cwd=tmp_path, env=env_for(tmp_path))
@@ -102,6 +106,7 @@ def _fork_vendor(tmp_path, source):
     return vendor
 
 
+@pytest.mark.slow
 def test_a_branch_without_the_flag_is_refused(cli, tmp_path, tf112):
     vendor = _fork_vendor(tmp_path, "flags.DEFINE_boolean('use_fp16', False, 'fp16')\n")
     refused = cli(*sweep(vendor, tf112, tmp_path / "s", "--xla"), cwd=tmp_path, env=env_for(tmp_path))
@@ -111,12 +116,14 @@ def test_a_branch_without_the_flag_is_refused(cli, tmp_path, tf112):
     assert fp16.returncode == 0 and "--use_fp16=True" in fp16.stdout, fp16
 
 
+@pytest.mark.slow
 def test_an_unknown_branch_without_its_source_is_refused(cli, tmp_path, tf112):
     vendor = _fork_vendor(tmp_path, None)
     refused = cli(*sweep(vendor, tf112, tmp_path / "s", "--fp16"), cwd=tmp_path, env=env_for(tmp_path))
     assert_clean_error(refused, 2, "my-fork", "after --")
 
 
+@pytest.mark.slow
 def test_branch_flags_unit():
     assert features.branch_flags([], "anything") == []
     assert features.branch_flags(["xla", "fp16"], "cnn_tf_v1.5_compatible") == ["--use_fp16=True", "--xla=True"]
@@ -126,6 +133,7 @@ def test_branch_flags_unit():
         features.branch_flags(["fp16"], "fork", legacy)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not MIRROR.is_dir(), reason="needs the tensorflow/benchmarks mirror")
 @pytest.mark.parametrize("branch", features.KNOWN_BRANCHES)
 def test_the_branch_table_matches_upstream(branch):
@@ -140,6 +148,7 @@ def test_the_branch_table_matches_upstream(branch):
 # --- --order ----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_interleaved_order_runs_round_by_round(cli, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
     result = cli(*sweep(vendor, tf112, out, "--models", "alexnet,vgg16", "--runs", "3", "--order", "interleaved"),
@@ -150,6 +159,7 @@ def test_interleaved_order_runs_round_by_round(cli, tmp_path, vendor, tf112):
     assert json.loads((out / "sweep.json").read_text())["plan"]["order"] == "interleaved"
 
 
+@pytest.mark.slow
 def test_grouped_is_the_default_order_and_dry_run_follows_the_order(cli, tmp_path, vendor, tf112):
     args = sweep(vendor, tf112, tmp_path / "s", "--models", "alexnet,vgg16", "--runs", "2", "--dry-run")
     grouped = cli(*args, cwd=tmp_path, env=env_for(tmp_path))
@@ -180,6 +190,7 @@ def _runs_until(values, runs, pct, most):
     return n
 
 
+@pytest.mark.slow
 def test_until_ci_stops_once_the_interval_is_narrow(cli, tmp_path, vendor, tf112):
     values = [100.0, 100.5, 99.5, 100.2, 99.8, 100.1, 100.0, 99.9]
     expected = _runs_until(values, 2, 1.0, 10)
@@ -196,6 +207,7 @@ def test_until_ci_stops_once_the_interval_is_narrow(cli, tmp_path, vendor, tf112
     assert plan["until_ci"] == 1.0 and plan["max_runs"] == 10
 
 
+@pytest.mark.slow
 def test_until_ci_goes_on_to_max_runs_when_noisy(cli, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
     result = cli(*sweep(vendor, tf112, out, "--models", "alexnet", "--runs", "2", "--until-ci", "1",
@@ -205,6 +217,7 @@ def test_until_ci_goes_on_to_max_runs_when_noisy(cli, tmp_path, vendor, tf112):
     assert "run 5/5" in result.stdout
 
 
+@pytest.mark.slow
 @POSIX
 def test_until_ci_interleaved_survives_an_interrupt_and_resume(cli, tmp_path, vendor, tf112):
     """alexnet is steady (done after --runs 2), vgg16 noisy (to --max-runs 4); Ctrl-C in vgg16's third run."""
@@ -231,6 +244,7 @@ def test_until_ci_interleaved_survives_an_interrupt_and_resume(cli, tmp_path, ve
                       ("vgg16", 3): "ok", ("vgg16", 4): "ok"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flags, needle", [
     (["--until-ci", "0"], "--until-ci"),
     (["--until-ci", "nan"], "--until-ci"),
@@ -246,6 +260,7 @@ def test_bad_flow_flags_are_one_line_and_exit_2(cli, tmp_path, vendor, tf112, fl
     assert not (tmp_path / "s").exists()
 
 
+@pytest.mark.slow
 def test_resume_refuses_flow_flags(cli, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
     assert cli(*sweep(vendor, tf112, out, "--models", "alexnet", "--runs", "1"), cwd=tmp_path,
@@ -259,6 +274,7 @@ def test_resume_refuses_flow_flags(cli, tmp_path, vendor, tf112):
 # --- OOM --------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("order", ["grouped", "interleaved"])
 def test_oom_skips_the_rest_of_the_configuration_until_retry_failed(cli, tmp_path, vendor, tf112, order):
     out = tmp_path / "sweep"
@@ -288,6 +304,7 @@ def test_oom_skips_the_rest_of_the_configuration_until_retry_failed(cli, tmp_pat
     assert row["runs_ok"] == 3 and row["runs_failed"] == 0
 
 
+@pytest.mark.slow
 def test_a_resume_skips_what_an_earlier_oom_left_unrun(cli, tmp_path, vendor, tf112):
     """A sweep killed between its OOM and the skipped records: the resume records them, runs nothing."""
     out = tmp_path / "sweep"
@@ -311,6 +328,7 @@ def _remember(vendor, python):
     manifest_path.write_text(json.dumps(manifest))
 
 
+@pytest.mark.slow
 def test_sweep_uses_the_remembered_python_then_the_variable_then_the_flag(cli, tmp_path, vendor, tf112, fake_tf):
     tf115 = fake_tf("1.15.0")
     _remember(vendor, tf112)
@@ -325,12 +343,14 @@ def test_sweep_uses_the_remembered_python_then_the_variable_then_the_flag(cli, t
     assert json.loads((tmp_path / "c" / "sweep.json").read_text())["tensorflow_version"] == "1.12.0", flag
 
 
+@pytest.mark.slow
 def test_a_remembered_python_that_is_gone_says_where_it_came_from(cli, tmp_path, vendor):
     _remember(vendor, tmp_path / "gone" / "python")
     result = cli("sweep", "--vendor-dir", vendor, "--dry-run", cwd=tmp_path, env=env_for(tmp_path))
     assert_clean_error(result, 2, "the last setup")
 
 
+@pytest.mark.slow
 def test_vendor_dir_and_results_from_the_environment(cli, tmp_path, vendor, tf112):
     results = tmp_path / "my-results"
     env = env_for(tmp_path, TFCNNWRAP_VENDOR_DIR=vendor, TFCNNWRAP_RESULTS=results, TFCNNWRAP_PYTHON=tf112)
@@ -345,6 +365,7 @@ def test_vendor_dir_and_results_from_the_environment(cli, tmp_path, vendor, tf11
     assert str(made) in cli("report", cwd=work, env=env).stdout.replace("\n", "")
 
 
+@pytest.mark.slow
 def test_doctor_questions_the_remembered_python(cli, tmp_path, vendor, fake_tf):
     tf115 = fake_tf("1.15.0")
     _remember(vendor, tf115)

@@ -158,6 +158,7 @@ def ready_fifo(tmp_path, monkeypatch):
     return Ready()
 
 
+@pytest.mark.slow
 @POSIX_ONLY
 def test_sampler_writes_samples_and_stop_summarises(fake_nvsmi_on_path, ready_fifo, tmp_path):
     tele = Telemetry()
@@ -183,6 +184,7 @@ def test_sampler_writes_samples_and_stop_summarises(fake_nvsmi_on_path, ready_fi
     assert len(lines) == 38 and lines[0] == ", ".join(wanted)  # a header row, then the samples
 
 
+@pytest.mark.slow
 @POSIX_ONLY
 def test_sampler_with_a_cool_gpu_is_stopped_like_ctrl_c(fake_nvsmi_on_path, ready_fifo, tmp_path):
     fake_nvsmi_on_path.setenv("FAKE_NVSMI_SAMPLES", ";".join(["65,1900,99"] * 12))
@@ -196,6 +198,7 @@ def test_sampler_with_a_cool_gpu_is_stopped_like_ctrl_c(fake_nvsmi_on_path, read
     assert (tmp_path / "calls.log").read_text().splitlines()[-1] == "stopped by SIGINT"
 
 
+@pytest.mark.slow
 @POSIX_ONLY
 def test_an_nvidia_smi_deaf_to_ctrl_c_is_terminated(fake_nvsmi_on_path, ready_fifo, tmp_path):
     fake_nvsmi_on_path.setenv("FAKE_NVSMI_IGNORE_SIGINT", "1")
@@ -208,6 +211,7 @@ def test_an_nvidia_smi_deaf_to_ctrl_c_is_terminated(fake_nvsmi_on_path, ready_fi
     assert (tmp_path / "calls.log").read_text().splitlines()[-1] == "stopped by SIGTERM"
 
 
+@pytest.mark.slow
 @POSIX_ONLY
 def test_malformed_output_and_a_cut_off_line(fake_nvsmi_on_path, ready_fifo, tmp_path):
     raw = "\\n".join([sample(power="[N/A]")] * 11 + ["[Unknown Error]", "2026/11/30 10:00:09.000, 0, 6"])
@@ -219,6 +223,7 @@ def test_malformed_output_and_a_cut_off_line(fake_nvsmi_on_path, ready_fifo, tmp
     assert summary["max_power_w"] is None and "error" not in summary
 
 
+@pytest.mark.slow
 @POSIX_ONLY
 def test_nvidia_smi_that_fails_gives_an_error_not_an_exception(fake_nvsmi_on_path, tmp_path):
     fake_nvsmi_on_path.setenv("FAKE_NVSMI_FAIL", "No devices were found")
@@ -229,6 +234,7 @@ def test_nvidia_smi_that_fails_gives_an_error_not_an_exception(fake_nvsmi_on_pat
     assert "No devices were found" in summary["error"]
 
 
+@pytest.mark.slow
 @POSIX_ONLY
 def test_stop_never_raises_when_the_samples_file_is_gone(fake_nvsmi_on_path, ready_fifo, tmp_path):
     sampler = Telemetry().start(tmp_path / "s.csv")
@@ -239,6 +245,7 @@ def test_stop_never_raises_when_the_samples_file_is_gone(fake_nvsmi_on_path, rea
     assert sampler.process.returncode is not None
 
 
+@pytest.mark.slow
 def test_no_nvidia_smi_is_one_note_and_no_sampler(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv(telemetry.ENV_NVIDIA_SMI, raising=False)
@@ -251,6 +258,7 @@ def test_no_nvidia_smi_is_one_note_and_no_sampler(monkeypatch, tmp_path):
     assert telemetry.query_gpus() is None
 
 
+@pytest.mark.slow
 @POSIX_ONLY
 def test_the_environment_variable_switches_telemetry_off_or_points_at_it(fake_nvsmi_on_path, tmp_path):
     fake_nvsmi_on_path.setenv(telemetry.ENV_NVIDIA_SMI, "none")
@@ -262,6 +270,7 @@ def test_the_environment_variable_switches_telemetry_off_or_points_at_it(fake_nv
     assert Telemetry(nvidia_smi=str(FAKE_NVSMI)).available is True
 
 
+@pytest.mark.slow
 @POSIX_ONLY
 def test_an_nvidia_smi_that_cannot_start_leaves_a_note(tmp_path):
     broken = tmp_path / "nvidia-smi"
@@ -273,6 +282,7 @@ def test_an_nvidia_smi_that_cannot_start_leaves_a_note(tmp_path):
     assert tele.available is False and tele.note.startswith("cannot start nvidia-smi")
 
 
+@pytest.mark.slow
 @POSIX_ONLY
 def test_query_gpus_reads_name_driver_and_memory(fake_nvsmi_on_path):
     fake_nvsmi_on_path.setenv("FAKE_NVSMI_GPUS", "NVIDIA GeForce RTX 2070;NVIDIA A100-SXM4, 80GB")
@@ -285,6 +295,7 @@ def test_query_gpus_reads_name_driver_and_memory(fake_nvsmi_on_path):
     assert "error" not in info
 
 
+@pytest.mark.slow
 @POSIX_ONLY
 def test_query_gpus_when_the_driver_is_not_loaded(fake_nvsmi_on_path):
     fake_nvsmi_on_path.setenv(

@@ -76,6 +76,7 @@ def test_a_file_without_header_is_read_with_the_legacy_fields():
     assert summary["throttled"] is False
 
 
+@pytest.mark.slow
 @POSIX
 @pytest.mark.parametrize("knows, reason", [("event", "clocks_event_reasons.active"),
                                            ("throttle", "clocks_throttle_reasons.active"),
@@ -93,6 +94,7 @@ def test_fields_are_chosen_from_what_the_driver_knows(monkeypatch, knows, reason
         assert fields == gpusamples.LEGACY_FIELDS + (wanted,) + gpusamples.PCIE_FIELDS
 
 
+@pytest.mark.slow
 @POSIX
 def test_sampler_latest_reads_the_newest_tick_of_every_gpu(tmp_path, monkeypatch):
     script = tmp_path / "script.json"
@@ -233,6 +235,7 @@ HOT = [{"temp": 70 + i, "clock": 1800, "power": 240.5, "util": 98, "pcie": [3, 3
 HOT += [{"temp": 84, "clock": 1790, "power": 250.5, "util": 98, "reasons": "0x20", "pcie": [3, 3, 4, 16]}] * 6
 
 
+@pytest.mark.slow
 @POSIX
 def test_a_throttling_sweep_is_visible_in_records_summary_and_warning(cli, tmp_path, vendor, fake_tf):
     out = tmp_path / "sweep"
@@ -262,6 +265,7 @@ def test_a_throttling_sweep_is_visible_in_records_summary_and_warning(cli, tmp_p
     assert "throttle_reasons" in (out / "summary.csv").read_text().splitlines()[0]
 
 
+@pytest.mark.slow
 def test_cool_to_without_telemetry_is_one_warning(cli, tmp_path, vendor, tf112):
     # a GPU sweep without nvidia-smi (on the CPU --cool-to is refused: tests/test_advice.py)
     result = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--device", "gpu", "--models", "alexnet",
@@ -274,6 +278,7 @@ def test_cool_to_without_telemetry_is_one_warning(cli, tmp_path, vendor, tf112):
     assert runs[0]["cooldown_s"] < 0.2 <= runs[1]["cooldown_s"]  # no pause before the first run
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flags, needle", [(["--cool-to", "5"], "--cool-to: must be a number from 20 to 100"),
                                            (["--cooldown", "-1"], "--cooldown: must be a number from 0"),
                                            (["--cooldown", "nan"], "--cooldown")])
@@ -281,6 +286,7 @@ def test_thermal_flags_are_bounded(cli, tmp_path, flags, needle):
     assert_clean_error(cli("sweep", "--dry-run", *flags, cwd=tmp_path), 2, needle)
 
 
+@pytest.mark.slow
 def test_a_resume_takes_its_cooling_from_the_plan(cli, tmp_path, vendor, tf112):
     out = tmp_path / "s"
     assert cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--device", "cpu", "--models", "alexnet",
@@ -289,6 +295,7 @@ def test_a_resume_takes_its_cooling_from_the_plan(cli, tmp_path, vendor, tf112):
     assert_clean_error(cli("sweep", "--resume", out, "--cooldown", "5", cwd=tmp_path), 2, "drop --cooldown")
 
 
+@pytest.mark.slow
 @POSIX
 def test_ctrl_c_ends_a_cooldown_pause_at_once(tmp_path, vendor, tf112):
     out = tmp_path / "s"
@@ -310,6 +317,7 @@ def test_ctrl_c_ends_a_cooldown_pause_at_once(tmp_path, vendor, tf112):
     assert len((out / "runs.jsonl").read_text().splitlines()) == 1  # run 2 never started
 
 
+@pytest.mark.slow
 def test_an_old_sweep_without_the_new_fields_still_reports(cli, tmp_path):
     src = Path(__file__).resolve().parent / "data" / "format1" / "base"
     shutil.copytree(str(src), str(tmp_path / "base"))
@@ -324,6 +332,7 @@ def test_an_old_sweep_without_the_new_fields_still_reports(cli, tmp_path):
 # --- report --plot ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @POSIX
 def test_report_plot_draws_steps_and_gpu_readings(cli, tmp_path, vendor, fake_tf):
     out = tmp_path / "sweep"
@@ -344,11 +353,13 @@ def test_report_plot_draws_steps_and_gpu_readings(cli, tmp_path, vendor, fake_tf
         shutil.copy(str(png), os.environ["TFCNNWRAP_KEEP_PLOT"])
 
 
+@pytest.mark.slow
 def test_report_plot_into_a_missing_directory_is_refused_before_anything(cli, tmp_path):
     result = cli("report", tmp_path / "no-such-sweep", "--plot", tmp_path / "missing" / "runs.png")
     assert_clean_error(result, 2, "does not exist; create it first")
 
 
+@pytest.mark.slow
 def test_report_plot_of_an_old_cpu_sweep_has_step_panels_only(cli, tmp_path):
     src = Path(__file__).resolve().parent / "data" / "format1" / "base"
     shutil.copytree(str(src), str(tmp_path / "base"))

@@ -158,6 +158,7 @@ def test_the_genuine_export_verifies_and_carries_its_plan(genuine):
     assert [c["model"] for c in plan["configurations"]] == ["resnet50", "vgg16"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", FORGERIES)
 def test_a_forgery_is_not_verified_exit_1_with_a_finding(cli, tmp_path, genuine, case):
     change, needle = FORGERIES[case]
@@ -171,6 +172,7 @@ def test_a_forgery_is_not_verified_exit_1_with_a_finding(cli, tmp_path, genuine,
     assert "not verified" in result.stdout.splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_a_bundle_edited_after_export_is_not_verified_exit_1_not_unreadable(cli, tmp_path, genuine):
     """Issue 33 #13: readable but not genuine is exit 1 (2 stays for files that are no bundle)."""
     edited = dict(genuine, created_at="2027-01-01T00:00:00Z")  # the id left as it was
@@ -182,6 +184,7 @@ def test_a_bundle_edited_after_export_is_not_verified_exit_1_not_unreadable(cli,
     assert result.stdout.splitlines()[-1].split(": ", 1)[1].startswith("not verified")
 
 
+@pytest.mark.slow
 def test_an_interrupted_sweep_exports_a_bundle_that_verifies_and_says_it_is_incomplete(cli, tmp_path):
     sweep = logged_sweep(tmp_path / "s", values={"resnet50": 176.93})
     plan_file = sweep / "sweep.json"
@@ -323,6 +326,7 @@ def test_a_stand_in_sweep_with_failures_verifies(tmp_path):
     assert math.isclose(bundle["summary"][0]["mean"], 176.93)
 
 
+@pytest.mark.slow
 @pytest.mark.tf
 @pytest.mark.parametrize("batches", ["3", "10"])
 def test_a_real_tensorflow_cpu_sweep_exports_a_bundle_that_verifies(cli, tmp_path, batches):
@@ -379,6 +383,7 @@ def test_a_real_tensorflow_cpu_sweep_exports_a_bundle_that_verifies(cli, tmp_pat
     assert result.returncode == 0, result
 
 
+@pytest.mark.slow
 def test_a_stand_in_distributed_sweep_exports_a_bundle_that_verifies(cli, tmp_path, vendor, fake_tf):
     """A ps + 2 workers job of the stand-in (which prints upstream's header: global batch = batch x devices x
     workers): the job's devices agree; a bundle claiming 4 workers does not."""

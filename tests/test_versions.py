@@ -147,6 +147,7 @@ def test_needs_legacy_keras(version, needed):
     assert versions.needs_legacy_keras(version) is needed
 
 
+@pytest.mark.slow
 def test_versions_module_imports_nothing_heavy():
     code = (
         "import sys, tfcnnwrap.environment.versions; "
