@@ -33,16 +33,34 @@ STEP = re.compile(rb"^\d+\s+images/sec:", re.M)
 
 
 def base_argv(python, model, batches):
-    return [python, "-u", "tf_cnn_benchmarks.py", "--model=%s" % model, "--batch_size=8",
-            "--num_batches=%d" % batches, "--num_warmup_batches=2", "--device=cpu", "--data_format=NHWC"]
+    return [
+        python,
+        "-u",
+        "tf_cnn_benchmarks.py",
+        "--model=%s" % model,
+        "--batch_size=8",
+        "--num_batches=%d" % batches,
+        "--num_warmup_batches=2",
+        "--device=cpu",
+        "--data_format=NHWC",
+    ]
 
 
 def with_tfcnnwrap(opts, argv, env, cwd, logs):
     first = []
     started = time.perf_counter()
-    outcome = cluster.run_job(argv, cwd, env, logs, "bench", mode=opts.mode, workers=opts.workers, ps=opts.ps,
-                              timeout_s=600,
-                              on_step=lambda s: first or first.append(time.perf_counter() - started))
+    outcome = cluster.run_job(
+        argv,
+        cwd,
+        env,
+        logs,
+        "bench",
+        mode=opts.mode,
+        workers=opts.workers,
+        ps=opts.ps,
+        timeout_s=600,
+        on_step=lambda s: first or first.append(time.perf_counter() - started),
+    )
     if outcome.status != "ok":
         raise SystemExit("tfcnnwrap job failed: %s %s" % (outcome.status, outcome.failure))
     return first[0], time.perf_counter() - started, outcome
@@ -57,8 +75,17 @@ def by_hand(opts, argv, env, cwd):
     try:
         for task in plan.tasks:
             out = subprocess.PIPE if task.reports else subprocess.DEVNULL
-            procs.append(subprocess.Popen(plan.argv_for(task, argv), cwd=str(cwd), env=dict(env, **dict(task.env)),
-                                          stdout=out, stderr=subprocess.STDOUT, bufsize=0, **popen_group_kwargs()))
+            procs.append(
+                subprocess.Popen(
+                    plan.argv_for(task, argv),
+                    cwd=str(cwd),
+                    env=dict(env, **dict(task.env)),
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    bufsize=0,
+                    **popen_group_kwargs(),
+                )
+            )
         reporter = procs[[t.reports for t in plan.tasks].index(True)]
         seen, first = b"", None
         while True:
@@ -90,13 +117,25 @@ def overhead(opts, argv, env, cwd, work):
                 got[variant] = with_tfcnnwrap(opts, argv, env, cwd, logs)[:2]
             else:
                 got[variant] = by_hand(opts, argv, env, cwd)
-        pairs.append({"order": list(order), "tfcnnwrap_first_step_s": round(got["tfcnnwrap"][0], 3),
-                      "hand_first_step_s": round(got["hand"][0], 3),
-                      "diff_s": round(got["tfcnnwrap"][0] - got["hand"][0], 3),
-                      "tfcnnwrap_total_s": round(got["tfcnnwrap"][1], 3), "hand_total_s": round(got["hand"][1], 3)})
+        pairs.append(
+            {
+                "order": list(order),
+                "tfcnnwrap_first_step_s": round(got["tfcnnwrap"][0], 3),
+                "hand_first_step_s": round(got["hand"][0], 3),
+                "diff_s": round(got["tfcnnwrap"][0] - got["hand"][0], 3),
+                "tfcnnwrap_total_s": round(got["tfcnnwrap"][1], 3),
+                "hand_total_s": round(got["hand"][1], 3),
+            }
+        )
     median = statistics.median(p["diff_s"] for p in pairs)
-    return {"mode": opts.mode, "workers": opts.workers, "ps": opts.ps, "pairs": pairs,
-            "median_diff_s": round(median, 3), "within_1s": abs(median) <= 1.0}
+    return {
+        "mode": opts.mode,
+        "workers": opts.workers,
+        "ps": opts.ps,
+        "pairs": pairs,
+        "median_diff_s": round(median, 3),
+        "within_1s": abs(median) <= 1.0,
+    }
 
 
 def check(opts, argv, env, cwd, work):
@@ -108,11 +147,19 @@ def check(opts, argv, env, cwd, work):
     reporter = next(t for t in outcome.cluster["tasks"] if t["reports"])
     parser = LogParser()
     parser.feed_bytes(Path(reporter["log"]).read_bytes(), final=True)
-    return {"mode": opts.mode, "workers": opts.workers, "ps": opts.ps, "status": outcome.status,
-            "reporting_task": "%s%d" % (reporter["role"], reporter["index"]),
-            "images_per_sec": outcome.images_per_sec, "reporting_log_total": parser.result().total_images_per_sec,
-            "equal": outcome.images_per_sec == parser.result().total_images_per_sec,
-            "first_step_s": round(first, 3), "duration_s": round(total_s, 3), "cluster": outcome.cluster}
+    return {
+        "mode": opts.mode,
+        "workers": opts.workers,
+        "ps": opts.ps,
+        "status": outcome.status,
+        "reporting_task": "%s%d" % (reporter["role"], reporter["index"]),
+        "images_per_sec": outcome.images_per_sec,
+        "reporting_log_total": parser.result().total_images_per_sec,
+        "equal": outcome.images_per_sec == parser.result().total_images_per_sec,
+        "first_step_s": round(first, 3),
+        "duration_s": round(total_s, 3),
+        "cluster": outcome.cluster,
+    }
 
 
 def main():

@@ -34,9 +34,18 @@ from sweepdata import SEED_2070, SEED_BATCH  # noqa: E402
 from tfcnnwrap.share import bundle as bundles  # noqa: E402
 
 GOALS_S = {"import": 60.0, "rank": 2.0, "pull": 2.0}
-GPUS = ["GeForce RTX %d" % n for n in (2060, 2070, 2080, 3060, 3070, 3080, 3090, 4070, 4080, 4090)] + \
-       ["Tesla V100", "Tesla T4", "A100-SXM4-40GB", "Radeon RX Vega 64", "Quadro RTX 6000", "TITAN RTX",
-        "GeForce GTX 1080 Ti", "GeForce GTX 1070", "Tesla P100", "H100 PCIe"]
+GPUS = ["GeForce RTX %d" % n for n in (2060, 2070, 2080, 3060, 3070, 3080, 3090, 4070, 4080, 4090)] + [
+    "Tesla V100",
+    "Tesla T4",
+    "A100-SXM4-40GB",
+    "Radeon RX Vega 64",
+    "Quadro RTX 6000",
+    "TITAN RTX",
+    "GeForce GTX 1080 Ti",
+    "GeForce GTX 1070",
+    "Tesla P100",
+    "H100 PCIe",
+]
 
 
 def synthetic_bundle(i):
@@ -50,16 +59,43 @@ def synthetic_bundle(i):
             name = "%s-bs%d-run%d.log" % (model, batch, run)
             text = log_text(model, batch, ips)
             logs[name] = {"sha256": bundles.sha256_text(text), "text": text}
-            runs.append({"model": model, "batch_size": batch, "run": run, "status": "ok", "images_per_sec": ips,
-                         "exit_code": 0, "duration_s": 60.0, "started_at": "2026-11-30T10:00:00Z", "num_gpus": 1,
-                         "log": name})
-        summary.append({"model": model, "batch_size": batch, "runs_ok": 3, "runs_failed": 0, "mean": ips,
-                        "num_gpus": 1})
-    conditions = {"gpu": gpu, "gpus": [gpu], "vendor": bundles.vendor_of(gpu), "precision": "fp32", "xla": "no",
-                  "num_gpus": [1], "variable_update": "parameter_server", "data": "synthetic",
-                  "batch_sizes": dict(SEED_BATCH), "tensorflow_version": "1.12.0", "host": "<host>"}
-    created = "2026-%02d-%02dT%02d:%02d:%02dZ" % (1 + i // 40000 % 12, 1 + i // 1440 % 28, i // 60 % 24, i % 60,
-                                                  i // 10000 % 60)
+            runs.append(
+                {
+                    "model": model,
+                    "batch_size": batch,
+                    "run": run,
+                    "status": "ok",
+                    "images_per_sec": ips,
+                    "exit_code": 0,
+                    "duration_s": 60.0,
+                    "started_at": "2026-11-30T10:00:00Z",
+                    "num_gpus": 1,
+                    "log": name,
+                }
+            )
+        summary.append(
+            {"model": model, "batch_size": batch, "runs_ok": 3, "runs_failed": 0, "mean": ips, "num_gpus": 1}
+        )
+    conditions = {
+        "gpu": gpu,
+        "gpus": [gpu],
+        "vendor": bundles.vendor_of(gpu),
+        "precision": "fp32",
+        "xla": "no",
+        "num_gpus": [1],
+        "variable_update": "parameter_server",
+        "data": "synthetic",
+        "batch_sizes": dict(SEED_BATCH),
+        "tensorflow_version": "1.12.0",
+        "host": "<host>",
+    }
+    created = "2026-%02d-%02dT%02d:%02d:%02dZ" % (
+        1 + i // 40000 % 12,
+        1 + i // 1440 % 28,
+        i // 60 % 24,
+        i % 60,
+        i // 10000 % 60,
+    )
     return bundles.new_bundle(conditions, runs, summary, logs, created)
 
 
@@ -81,8 +117,13 @@ def timed(args, env, cwd=None):
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "tfcnnwrap", *[str(a) for a in args]], env=env, cwd=cwd,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tfcnnwrap", *[str(a) for a in args]],
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     elapsed = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     CPU_S[args[0]] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -94,11 +135,20 @@ def timed(args, env, cwd=None):
 def make_repo(tmp, folder):
     """A bare repository whose one commit holds every bundle under bundles/<vendor>/<gpu-slug>/."""
     bare, work = tmp / "results.git", folder
-    git_env = dict(os.environ, GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@example.invalid", GIT_COMMITTER_NAME="b",
-                   GIT_COMMITTER_EMAIL="b@example.invalid")
-    for args in (["init", "-q", "--bare", str(bare)], ["-C", str(work), "init", "-q"],
-                 ["-C", str(work), "add", "-A"], ["-C", str(work), "commit", "-qm", "bundles"],
-                 ["-C", str(work), "push", "-q", str(bare), "HEAD:refs/heads/master"]):
+    git_env = dict(
+        os.environ,
+        GIT_AUTHOR_NAME="b",
+        GIT_AUTHOR_EMAIL="b@example.invalid",
+        GIT_COMMITTER_NAME="b",
+        GIT_COMMITTER_EMAIL="b@example.invalid",
+    )
+    for args in (
+        ["init", "-q", "--bare", str(bare)],
+        ["-C", str(work), "init", "-q"],
+        ["-C", str(work), "add", "-A"],
+        ["-C", str(work), "commit", "-qm", "bundles"],
+        ["-C", str(work), "push", "-q", str(bare), "HEAD:refs/heads/master"],
+    ):
         subprocess.run(["git", *args], check=True, env=git_env)
     return bare
 
@@ -115,13 +165,17 @@ def main():
     try:
         start = time.perf_counter()
         folder = make_bundles(tmp / "in", args.bundles)
-        print("made %d bundles in %.1f s (%.1f MB)" % (args.bundles, time.perf_counter() - start,
-                                                       sum(p.stat().st_size for p in folder.rglob("*.gz")) / 1e6))
+        print(
+            "made %d bundles in %.1f s (%.1f MB)"
+            % (args.bundles, time.perf_counter() - start, sum(p.stat().st_size for p in folder.rglob("*.gz")) / 1e6)
+        )
         figures = {"bundles": args.bundles}
         figures["import_s"], proc = timed(["import", folder], env)
         figures["import_cpu_s"] = CPU_S["import"]
-        print("import: %.1f s, CPU %.1f s  (%s)" % (figures["import_s"], CPU_S["import"],
-                                                   proc.stderr.decode().strip().splitlines()[-1]))
+        print(
+            "import: %.1f s, CPU %.1f s  (%s)"
+            % (figures["import_s"], CPU_S["import"], proc.stderr.decode().strip().splitlines()[-1])
+        )
         sweep = logged_sweep(tmp / "mine", values=dict(SEED_2070))
         timed(["compare", sweep, "--rank", "--format", "json"], env)  # warm-up
         ranks, cpus = [], []
@@ -129,23 +183,41 @@ def main():
             ranks.append(timed(["compare", sweep, "--rank", "--format", "json"], env)[0])
             cpus.append(CPU_S["compare"])
         figures["rank_s"], figures["rank_cpu_s"] = statistics.median(ranks), statistics.median(cpus)
-        builtin = [timed(["compare", sweep, "--rank", "--format", "json", "--source", "builtin"], env)[0]
-                   for _ in range(args.repeat)]
+        builtin = [
+            timed(["compare", sweep, "--rank", "--format", "json", "--source", "builtin"], env)[0]
+            for _ in range(args.repeat)
+        ]
         figures["rank_builtin_s"], figures["rank_builtin_cpu_s"] = statistics.median(builtin), CPU_S["compare"]
-        print("compare --rank: median %.2f s (CPU %.2f s) of %s; --source builtin (no library read): %.2f s "
-              "(CPU %.2f s)" % (figures["rank_s"], figures["rank_cpu_s"], ", ".join("%.2f" % t for t in ranks),
-                                figures["rank_builtin_s"], figures["rank_builtin_cpu_s"]))
+        print(
+            "compare --rank: median %.2f s (CPU %.2f s) of %s; --source builtin (no library read): %.2f s "
+            "(CPU %.2f s)"
+            % (
+                figures["rank_s"],
+                figures["rank_cpu_s"],
+                ", ".join("%.2f" % t for t in ranks),
+                figures["rank_builtin_s"],
+                figures["rank_builtin_cpu_s"],
+            )
+        )
         bare = make_repo(tmp, folder)
         figures["first_pull_s"] = timed(["pull", bare], env)[0]
         pulls = [timed(["pull", bare], env)[0] for _ in range(args.repeat)]
         figures["pull_s"], figures["pull_cpu_s"] = statistics.median(pulls), CPU_S["pull"]
-        print("pull (first fetch %.2f s); up to date: median %.2f s (CPU %.2f s) of %s"
-              % (figures["first_pull_s"], figures["pull_s"], figures["pull_cpu_s"],
-                 ", ".join("%.2f" % t for t in pulls)))
+        print(
+            "pull (first fetch %.2f s); up to date: median %.2f s (CPU %.2f s) of %s"
+            % (figures["first_pull_s"], figures["pull_s"], figures["pull_cpu_s"], ", ".join("%.2f" % t for t in pulls))
+        )
         for key, goal in GOALS_S.items():
-            print("%-7s %6.2f s (CPU %.2f s)  goal <= %g s  %s" % (
-                key, figures[key + "_s"], figures[key + "_cpu_s"], goal,
-                "ok" if figures[key + "_s"] <= goal else "MISSED (wall clock)"))
+            print(
+                "%-7s %6.2f s (CPU %.2f s)  goal <= %g s  %s"
+                % (
+                    key,
+                    figures[key + "_s"],
+                    figures[key + "_cpu_s"],
+                    goal,
+                    "ok" if figures[key + "_s"] <= goal else "MISSED (wall clock)",
+                )
+            )
         print("load average while measuring: %.1f %.1f %.1f on %d CPUs" % (os.getloadavg() + (os.cpu_count(),)))
         if args.json:
             Path(args.json).write_text(json.dumps(figures, indent=2), encoding="utf-8")

@@ -63,8 +63,9 @@ def timed(cmd, environ):
 
 
 def peak_rss(cmd, environ):
-    out = subprocess.run([sys.executable, "-c", PEAK_RSS, *map(str, cmd)], stdout=subprocess.PIPE, env=environ,
-                         check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", PEAK_RSS, *map(str, cmd)], stdout=subprocess.PIPE, env=environ, check=True
+    ).stdout
     return int(out.decode().strip())
 
 
@@ -97,8 +98,10 @@ def _timings(corpus, args, environ, expected, figures):
     ratios = [a[0] / b[0] for a, b in zip(results["parse"], results["grep"])]
     serial_ratios = [a[0] / b[0] for a, b in zip(results["parse_serial"], results["grep"])]
     one_log = next(corpus.rglob("*.log"))
-    fixed = [timed([sys.executable, "-m", "tfcnnwrap", "parse", str(one_log), "--format", "jsonl"], environ)
-             for _ in range(args.runs)]
+    fixed = [
+        timed([sys.executable, "-m", "tfcnnwrap", "parse", str(one_log), "--format", "jsonl"], environ)
+        for _ in range(args.runs)
+    ]
     bare = [timed([sys.executable, "-c", "pass"], environ) for _ in range(args.runs)]
 
     def med(rows, i=0):
@@ -106,13 +109,16 @@ def _timings(corpus, args, environ, expected, figures):
 
     figures.update(
         runs=args.runs,
-        parse_wall_s=round(med(results["parse"]), 4), parse_cpu_s=round(med(results["parse"], 1), 4),
+        parse_wall_s=round(med(results["parse"]), 4),
+        parse_cpu_s=round(med(results["parse"], 1), 4),
         parse_serial_wall_s=round(med(results["parse_serial"]), 4),
         parse_serial_cpu_s=round(med(results["parse_serial"], 1), 4),
-        grep_wall_s=round(med(results["grep"]), 4), grep_cpu_s=round(med(results["grep"], 1), 4),
+        grep_wall_s=round(med(results["grep"]), 4),
+        grep_cpu_s=round(med(results["grep"], 1), 4),
         median_ratio=round(statistics.median(ratios), 2),
         median_ratio_serial=round(statistics.median(serial_ratios), 2),
-        one_small_log_wall_s=round(med(fixed), 4), python_c_pass_wall_s=round(med(bare), 4),
+        one_small_log_wall_s=round(med(fixed), 4),
+        python_c_pass_wall_s=round(med(bare), 4),
         goal_ratio=GOAL_RATIO,
     )
     _print_table(figures)
@@ -122,32 +128,42 @@ def _timings(corpus, args, environ, expected, figures):
 def _print_table(figures):
     print("\n| command | median wall s | median CPU s | ratio to grep |")
     print("|---|---|---|---|")
-    print("| `grep -rc '^total images/sec' DIR` | %.3f | %.3f | 1 |" % (figures["grep_wall_s"],
-                                                                     figures["grep_cpu_s"]))
-    print("| `python -m tfcnnwrap parse DIR --format jsonl` | %.3f | %.3f | %.2f |" % (
-        figures["parse_wall_s"], figures["parse_cpu_s"], figures["median_ratio"]))
-    print("| same, TFCNNWRAP_PARSE_JOBS=1 | %.3f | %.3f | %.2f |" % (
-        figures["parse_serial_wall_s"], figures["parse_serial_cpu_s"], figures["median_ratio_serial"]))
+    print("| `grep -rc '^total images/sec' DIR` | %.3f | %.3f | 1 |" % (figures["grep_wall_s"], figures["grep_cpu_s"]))
+    print(
+        "| `python -m tfcnnwrap parse DIR --format jsonl` | %.3f | %.3f | %.2f |"
+        % (figures["parse_wall_s"], figures["parse_cpu_s"], figures["median_ratio"])
+    )
+    print(
+        "| same, TFCNNWRAP_PARSE_JOBS=1 | %.3f | %.3f | %.2f |"
+        % (figures["parse_serial_wall_s"], figures["parse_serial_cpu_s"], figures["median_ratio_serial"])
+    )
     print("| `python -m tfcnnwrap parse ONE_SMALL.log` (fixed cost) | %.3f | | |" % figures["one_small_log_wall_s"])
     print("| `python -c pass` | %.3f | | |" % figures["python_c_pass_wall_s"])
-    print("\nmedian ratio parse/grep: %.2f (goal <= %.0f): %s" % (
-        figures["median_ratio"], GOAL_RATIO, "met" if figures["median_ratio"] <= GOAL_RATIO else "MISSED"))
+    print(
+        "\nmedian ratio parse/grep: %.2f (goal <= %.0f): %s"
+        % (figures["median_ratio"], GOAL_RATIO, "met" if figures["median_ratio"] <= GOAL_RATIO else "MISSED")
+    )
 
 
 def _big_log(work, args, one_log, environ, figures):
     """Peak memory of parse on one big log against one small log."""
     big = work / "big.log"
     big_size = make_big_log(big, args.big_mb)
-    small_peak = peak_rss([sys.executable, "-m", "tfcnnwrap", "parse", str(one_log), "--format", "json"],
-                          environ)
+    small_peak = peak_rss([sys.executable, "-m", "tfcnnwrap", "parse", str(one_log), "--format", "json"], environ)
     started = time.perf_counter()
     big_peak = peak_rss([sys.executable, "-m", "tfcnnwrap", "parse", str(big), "--format", "json"], environ)
     big_wall = time.perf_counter() - started
     big.unlink()
-    figures.update(big_log_mb=round(big_size / 1e6, 1), big_log_peak_rss_mb=round(big_peak / 1e6, 1),
-                   small_log_peak_rss_mb=round(small_peak / 1e6, 1), big_log_wall_s=round(big_wall, 2))
-    print("\nmemory: parse of one %.0f MB log peaks at %.1f MB RSS (one small log: %.1f MB), %.1f s"
-          % (big_size / 1e6, big_peak / 1e6, small_peak / 1e6, big_wall))
+    figures.update(
+        big_log_mb=round(big_size / 1e6, 1),
+        big_log_peak_rss_mb=round(big_peak / 1e6, 1),
+        small_log_peak_rss_mb=round(small_peak / 1e6, 1),
+        big_log_wall_s=round(big_wall, 2),
+    )
+    print(
+        "\nmemory: parse of one %.0f MB log peaks at %.1f MB RSS (one small log: %.1f MB), %.1f s"
+        % (big_size / 1e6, big_peak / 1e6, small_peak / 1e6, big_wall)
+    )
 
 
 def main(argv=None):
@@ -164,8 +180,10 @@ def main(argv=None):
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="tfcnnwrap-bench-parse-"))
     corpus = work / "corpus"
     environ = env()
-    figures = {"machine": "%s, %s, %d CPUs, Python %s" % (platform.platform(), platform.processor() or "?",
-                                                           os.cpu_count() or 0, platform.python_version())}
+    figures = {
+        "machine": "%s, %s, %d CPUs, Python %s"
+        % (platform.platform(), platform.processor() or "?", os.cpu_count() or 0, platform.python_version())
+    }
     try:
         if corpus.exists():
             shutil.rmtree(corpus)

@@ -27,8 +27,13 @@ def timed(tree, corpus):
     env = dict(os.environ, PYTHONPATH=str(tree), TFCNNWRAP_PARSE_JOBS="1")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "tfcnnwrap", "parse", str(corpus), "--format", "jsonl"], env=env,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    subprocess.run(
+        [sys.executable, "-m", "tfcnnwrap", "parse", str(corpus), "--format", "jsonl"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+    )
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -50,12 +55,14 @@ def main(argv=None):
         timed(tree, corpus)  # warm the page cache and both trees' bytecode
     results = {name: [] for name in trees}
     for i in range(args.runs):
-        for name in (("before", "after") if i % 2 == 0 else ("after", "before")):
+        for name in ("before", "after") if i % 2 == 0 else ("after", "before"):
             results[name].append(timed(trees[name], corpus))
     cpu = {name: statistics.median(r[1] for r in rows) for name, rows in results.items()}
     for name, rows in results.items():
-        print("%-6s median wall %.3f s, median CPU %.3f s, best CPU %.3f s (n=%d)" % (
-            name, statistics.median(r[0] for r in rows), cpu[name], min(r[1] for r in rows), len(rows)))
+        print(
+            "%-6s median wall %.3f s, median CPU %.3f s, best CPU %.3f s (n=%d)"
+            % (name, statistics.median(r[0] for r in rows), cpu[name], min(r[1] for r in rows), len(rows))
+        )
     print("after / before, median CPU: %.3f" % (cpu["after"] / cpu["before"]))
     return 0
 

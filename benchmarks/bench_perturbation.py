@@ -37,9 +37,25 @@ FAKE_SMI = ROOT / "tests" / "fake" / "nvidia-smi"
 
 def setup_vendor(work, tf_python, mirror):
     vendor = work / "vendor"
-    subprocess.run([sys.executable, "-m", "tfcnnwrap", "setup", "--python", tf_python, "--repo-url", mirror,
-                    "--branch", "master", "--vendor-dir", str(vendor)], cwd=str(ROOT), check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tfcnnwrap",
+            "setup",
+            "--python",
+            tf_python,
+            "--repo-url",
+            mirror,
+            "--branch",
+            "master",
+            "--vendor-dir",
+            str(vendor),
+        ],
+        cwd=str(ROOT),
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     return vendor
 
 
@@ -52,8 +68,9 @@ def run_in_pty(argv, env, cwd, columns=100, on_start=None):
 
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
-    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=str(cwd),
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=str(cwd), start_new_session=True
+    )
     os.close(slave)
     if on_start:
         on_start(proc.pid)
@@ -73,13 +90,36 @@ def run_in_pty(argv, env, cwd, columns=100, on_start=None):
 
 def wrapped(work, k, vendor, tf_python, opts, on_start=None):
     out = work / ("sweep-%02d" % k)
-    env = dict(os.environ, TFCNNWRAP_NVIDIA_SMI=str(FAKE_SMI), TERM="xterm-256color",
-               PYTHONPATH=str(ROOT), COLUMNS="100")
+    env = dict(
+        os.environ, TFCNNWRAP_NVIDIA_SMI=str(FAKE_SMI), TERM="xterm-256color", PYTHONPATH=str(ROOT), COLUMNS="100"
+    )
     env.pop("NO_COLOR", None)
-    argv = [sys.executable, "-m", "tfcnnwrap", "sweep", "--python", tf_python, "--vendor-dir", str(vendor),
-            "--device", "gpu", "--models", opts.model, "--batch-size", "%s=%d" % (opts.model, opts.batch_size),
-            "--runs", "1", "--num-batches", str(opts.num_batches), "--num-warmup-batches", "2", "--out", str(out),
-            "--", "--data_format=NHWC"]
+    argv = [
+        sys.executable,
+        "-m",
+        "tfcnnwrap",
+        "sweep",
+        "--python",
+        tf_python,
+        "--vendor-dir",
+        str(vendor),
+        "--device",
+        "gpu",
+        "--models",
+        opts.model,
+        "--batch-size",
+        "%s=%d" % (opts.model, opts.batch_size),
+        "--runs",
+        "1",
+        "--num-batches",
+        str(opts.num_batches),
+        "--num-warmup-batches",
+        "2",
+        "--out",
+        str(out),
+        "--",
+        "--data_format=NHWC",
+    ]
     code = run_in_pty(argv, env, work, on_start=on_start)
     record = json.loads((out / "runs.jsonl").read_text().splitlines()[-1])
     if code != 0 or record["status"] != "ok":
@@ -96,8 +136,16 @@ def direct(work, k, vendor, argv, tf_version_env):
         # A session of its own, as the sweep gives its benchmark (and as a person's terminal is): with
         # Linux's autogroup scheduling a session is the unit of CPU fairness, so sharing the bench's own
         # session would make the two arms differ by more than the harness.
-        subprocess.run(argv, cwd=str(script_dir), env=tf_version_env, stdout=fh, stderr=subprocess.STDOUT,
-                       stdin=subprocess.DEVNULL, check=True, start_new_session=True)
+        subprocess.run(
+            argv,
+            cwd=str(script_dir),
+            env=tf_version_env,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            check=True,
+            start_new_session=True,
+        )
     from tfcnnwrap.run.logparse import parse_file
 
     return parse_file(log).total_images_per_sec  # read as the sweep reads the wrapped arm's log
@@ -135,9 +183,15 @@ def _tree(root):
             if ppid == pid and child not in roles:
                 line = cmd.get(child, b"")
                 # The supervisor's command line carries the benchmark's: test for it first.
-                roles[child] = ("supervisor" if b" -I -S -c " in line else "benchmark"
-                                if b"tf_cnn_benchmarks.py" in line else "nvidia-smi" if b"nvidia-smi" in line
-                                else "other")
+                roles[child] = (
+                    "supervisor"
+                    if b" -I -S -c " in line
+                    else "benchmark"
+                    if b"tf_cnn_benchmarks.py" in line
+                    else "nvidia-smi"
+                    if b"nvidia-smi" in line
+                    else "other"
+                )
                 todo.append(child)
     return roles
 
@@ -245,8 +299,12 @@ def main():
     ap.add_argument("--num-batches", type=int, default=10)
     ap.add_argument("--tf-python", default="/work/tfvenv/bin/python")
     ap.add_argument("--mirror", default="/work/.mirror/tensorflow+benchmarks/repo")
-    ap.add_argument("--cpu-runs", type=int, default=3,
-                    help="wrapped runs, after the pairs, whose process tree is watched for CPU (Linux)")
+    ap.add_argument(
+        "--cpu-runs",
+        type=int,
+        default=3,
+        help="wrapped runs, after the pairs, whose process tree is watched for CPU (Linux)",
+    )
     ap.add_argument("--report", metavar="PAIRS_JSON", help="only report the pairs a run saved")
     opts = ap.parse_args()
     if opts.report:
@@ -262,9 +320,15 @@ def main():
     _, argv = wrapped(work, 0, vendor, opts.tf_python, opts, on_start=seen.start)
     env = seen.environ or dict(os.environ, TF_USE_LEGACY_KERAS="1", PYTHONUNBUFFERED="1")
     print("argv: %s" % " ".join(argv), flush=True)
-    print("environment of the direct arm: %s (%d variables, %d bytes)"
-          % ("the one the sweep gave its benchmark" if seen.environ else "this script's + TF_USE_LEGACY_KERAS",
-             len(env), sum(len(k) + len(v) + 2 for k, v in env.items())), flush=True)
+    print(
+        "environment of the direct arm: %s (%d variables, %d bytes)"
+        % (
+            "the one the sweep gave its benchmark" if seen.environ else "this script's + TF_USE_LEGACY_KERAS",
+            len(env),
+            sum(len(k) + len(v) + 2 for k, v in env.items()),
+        ),
+        flush=True,
+    )
     rows = []
     for k in range(1, opts.pairs + 1):
         load0 = os.getloadavg()[0]
@@ -275,8 +339,10 @@ def main():
             w, _ = wrapped(work, k, vendor, opts.tf_python, opts)
             d = direct(work, k, vendor, argv, env)
         rows.append((d, w, load0, os.getloadavg()[0]))
-        print("pair %d: direct %.3f  wrapped %.3f  ratio %.4f  load %.2f -> %.2f"
-              % (k, d, w, w / d, load0, rows[-1][3]), flush=True)
+        print(
+            "pair %d: direct %.3f  wrapped %.3f  ratio %.4f  load %.2f -> %.2f" % (k, d, w, w / d, load0, rows[-1][3]),
+            flush=True,
+        )
         (work / "pairs.json").write_text(json.dumps(rows))
     if rows:
         report(rows)
@@ -294,17 +360,23 @@ def report(rows):
     print("pairs: %d" % len(rows))
     print("direct  mean %.3f images/sec (min %.3f, max %.3f)" % (sum(ds) / len(ds), min(ds), max(ds)))
     print("wrapped mean %.3f images/sec (min %.3f, max %.3f)" % (sum(ws) / len(ws), min(ws), max(ws)))
-    print("wrapped / direct: mean of pair ratios %.4f (%+.2f %%), min %.4f, max %.4f"
-          % (mean_ratio, (mean_ratio - 1) * 100, min(ratios), max(ratios)))
+    print(
+        "wrapped / direct: mean of pair ratios %.4f (%+.2f %%), min %.4f, max %.4f"
+        % (mean_ratio, (mean_ratio - 1) * 100, min(ratios), max(ratios))
+    )
     if len(ratios) > 1:
         sd = stats.tstd(ratios)
         half = stats.t.ppf(0.975, len(ratios) - 1) * sd / len(ratios) ** 0.5
-        print("pair ratios: SD %.4f; 95 %% interval of their mean %.4f to %.4f"
-              % (sd, mean_ratio - half, mean_ratio + half))
+        print(
+            "pair ratios: SD %.4f; 95 %% interval of their mean %.4f to %.4f"
+            % (sd, mean_ratio - half, mean_ratio + half)
+        )
         # The pairs have heavy tails (a run now and then several per cent off): the median and a rank test
         # are the figures that one such pair cannot move.
-        print("median pair ratio %.4f; Wilcoxon signed-rank p = %.3f"
-              % (statistics.median(ratios), stats.wilcoxon([r - 1 for r in ratios]).pvalue))
+        print(
+            "median pair ratio %.4f; Wilcoxon signed-rank p = %.3f"
+            % (statistics.median(ratios), stats.wilcoxon([r - 1 for r in ratios]).pvalue)
+        )
     print("paired t-test: t = %.3f, p = %.3f (%s at 5 %%)" % (t, p, "significant" if p < 0.05 else "not significant"))
     print("load average (1 min) during the pairs: %.2f to %.2f" % (min(r[2] for r in rows), max(r[3] for r in rows)))
     within = abs(mean_ratio - 1) <= 0.005

@@ -97,22 +97,39 @@ def main():
         b = write_sweep(work / "big-b", big_results(opts.runs, rng, scale=1.02))
         hist = history(work, sweeps=200, runs_each=max(1, opts.runs // 200), rng=rng)
         hist_runs = sum(count_runs(p) for p in hist.iterdir())
-        print("generated: big-a %d runs, big-b %d runs, results/ %d sweeps with %d runs (in %s)"
-              % (count_runs(a), count_runs(b), len(list(hist.iterdir())), hist_runs, work))
+        print(
+            "generated: big-a %d runs, big-b %d runs, results/ %d sweeps with %d runs (in %s)"
+            % (count_runs(a), count_runs(b), len(list(hist.iterdir())), hist_runs, work)
+        )
 
         against = "1080-Ti,2080,2080-Ti,Vega 64,V100"
         cases = [
             ("python -c pass", [py, "-c", "pass"], work),
-            ("report big-a --format json (%d runs)" % count_runs(a),
-             [py, "-m", "tfcnnwrap", "report", str(a), "--format", "json"], work),
-            ("report --format json (newest of 200 sweeps under results/)",
-             [py, "-m", "tfcnnwrap", "report", "--format", "json"], work),
-            ("compare big-a --against (5 references) --format json",
-             [py, "-m", "tfcnnwrap", "compare", str(a), "--against", against, "--format", "json"], work),
-            ("compare big-a --against (5 references), table",
-             [py, "-m", "tfcnnwrap", "compare", str(a), "--against", against], work),
-            ("compare big-a big-b --format json",
-             [py, "-m", "tfcnnwrap", "compare", str(a), str(b), "--format", "json"], work),
+            (
+                "report big-a --format json (%d runs)" % count_runs(a),
+                [py, "-m", "tfcnnwrap", "report", str(a), "--format", "json"],
+                work,
+            ),
+            (
+                "report --format json (newest of 200 sweeps under results/)",
+                [py, "-m", "tfcnnwrap", "report", "--format", "json"],
+                work,
+            ),
+            (
+                "compare big-a --against (5 references) --format json",
+                [py, "-m", "tfcnnwrap", "compare", str(a), "--against", against, "--format", "json"],
+                work,
+            ),
+            (
+                "compare big-a --against (5 references), table",
+                [py, "-m", "tfcnnwrap", "compare", str(a), "--against", against],
+                work,
+            ),
+            (
+                "compare big-a big-b --format json",
+                [py, "-m", "tfcnnwrap", "compare", str(a), str(b), "--format", "json"],
+                work,
+            ),
             ("compare big-a big-b, table", [py, "-m", "tfcnnwrap", "compare", str(a), str(b)], work),
         ]
         figures = []
@@ -123,12 +140,21 @@ def main():
             times = [wall(argv, cwd, env)[0] for _ in range(opts.repeat)]
             median = statistics.median(times)
             goal = "" if label.startswith("python -c") else ("ok" if median < GOAL_S else "MISSED (< %g s)" % GOAL_S)
-            figures.append({"command": label, "median_s": median, "min_s": min(times), "max_s": max(times),
-                            "goal_met": None if not goal else median < GOAL_S})
+            figures.append(
+                {
+                    "command": label,
+                    "median_s": median,
+                    "min_s": min(times),
+                    "max_s": max(times),
+                    "goal_met": None if not goal else median < GOAL_S,
+                }
+            )
             print("| %s | %.2f | %.2f | %.2f | %s |" % (label, median, min(times), max(times), goal))
             sys.stdout.flush()
-        print("\nPython %s on %s, %d CPUs; %d timed runs each."
-              % (sys.version.split()[0], sys.platform, os.cpu_count() or 0, opts.repeat))
+        print(
+            "\nPython %s on %s, %d CPUs; %d timed runs each."
+            % (sys.version.split()[0], sys.platform, os.cpu_count() or 0, opts.repeat)
+        )
         if opts.json:
             Path(opts.json).write_text(json.dumps(figures, indent=2), encoding="utf-8")
         return 0 if all(f["goal_met"] is not False for f in figures) else 1

@@ -55,9 +55,7 @@ def tfcnnwrap(*args, cwd, env=None):
 
 
 def git(*args, cwd=None):
-    subprocess.run(
-        ["git", *map(str, args)], cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    subprocess.run(["git", *map(str, args)], cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def kib(n):
@@ -148,9 +146,7 @@ def rerun_timings(args, work, project, upstream, first_s):
         )
         assert "Already set up" in out, out
         walls.append(wall)
-        wall, out = tfcnnwrap(
-            "--repo-url", upstream.path, "--python", fake_tf, cwd=project, env={"PATH": str(no_git)}
-        )
+        wall, out = tfcnnwrap("--repo-url", upstream.path, "--python", fake_tf, cwd=project, env={"PATH": str(no_git)})
         assert "Already set up" in out and "package metadata" in out, out
         probed.append(wall)
     base = python_startup(args.reruns)
@@ -168,10 +164,7 @@ def rerun_timings(args, work, project, upstream, first_s):
             ["python -c pass", "%.3f" % base, ""],
         ],
     )
-    print(
-        "goal < 1 s: %s"
-        % ("met" if max(walls + probed) < 1.0 else "MISSED (max %.3f s)" % max(walls + probed))
-    )
+    print("goal < 1 s: %s" % ("met" if max(walls + probed) < 1.0 else "MISSED (max %.3f s)" % max(walls + probed)))
 
 
 def measure_mirror(mirror, work):

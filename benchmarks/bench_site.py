@@ -34,8 +34,18 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from sweepdata import SEED_BATCH, seed_runs, write_sweep  # noqa: E402
 
-GPUS = ["GeForce RTX 2070", "GeForce RTX 2080", "GeForce RTX 2080 Ti", "GeForce GTX 1080 Ti", "Tesla V100",
-        "Radeon RX Vega 64", "TITAN RTX", "Tesla T4", "A100-SXM4-40GB", "GeForce RTX 3090"]
+GPUS = [
+    "GeForce RTX 2070",
+    "GeForce RTX 2080",
+    "GeForce RTX 2080 Ti",
+    "GeForce GTX 1080 Ti",
+    "Tesla V100",
+    "Radeon RX Vega 64",
+    "TITAN RTX",
+    "Tesla T4",
+    "A100-SXM4-40GB",
+    "GeForce RTX 3090",
+]
 
 
 def _children_cpu():
@@ -53,8 +63,13 @@ CPU = []  # CPU seconds (user + system) of each command, its worker processes in
 def cli(*args, cwd=None):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     cpu, started = _children_cpu(), time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "tfcnnwrap", *map(str, args)], cwd=cwd, env=env,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tfcnnwrap", *map(str, args)],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     elapsed = time.perf_counter() - started
     CPU.append(_children_cpu() - cpu)
     if proc.returncode != 0:
@@ -74,8 +89,12 @@ def page_sizes(tmp):
     seed = write_sweep(tmp / "seed", seed_runs())
     b = write_sweep(tmp / "b", {k: [v[0] * 1.03] * 3 for k, v in seed_runs().items()})
     c = write_sweep(tmp / "c", {k: [v[0] * 0.98] * 3 for k, v in seed_runs().items()})
-    pages = {"report": ["report", seed], "against": ["compare", seed, "--against", "1080-Ti,2080,2080-Ti,Vega 64,V100"],
-             "ab (2 candidates)": ["compare", seed, b, c], "rank": ["compare", seed, "--rank"]}
+    pages = {
+        "report": ["report", seed],
+        "against": ["compare", seed, "--against", "1080-Ti,2080,2080-Ti,Vega 64,V100"],
+        "ab (2 candidates)": ["compare", seed, b, c],
+        "rank": ["compare", seed, "--rank"],
+    }
     out = {}
     for name, args in pages.items():
         elapsed, html = cli(*args, "--format", "html")
@@ -103,15 +122,23 @@ def main():
             cpu.append(round(CPU[-1], 2))
         site = tmp / "site"
         files = [p for p in site.rglob("*.html")]
-        result = {"sweeps": args.sweeps, "runs": args.sweeps * 3 * len(SEED_BATCH), "site_s": times,
-                  "site_median_s": round(statistics.median(times), 2), "site_cpu_s": cpu, "pages": len(files),
-                  "site_mb": round(sum(p.stat().st_size for p in files) / 2 ** 20, 1),
-                  "index_kb": round((site / "index.html").stat().st_size / 1024, 1),
-                  "gpu_page_kb_max": round(max(p.stat().st_size for p in (site / "gpu").glob("*.html")) / 1024, 1),
-                  "sweep_page_kb_median": round(statistics.median(p.stat().st_size for p in (site / "r").glob("*.html"))
-                                                / 1024, 1),
-                  "pages_from_the_seed": sizes, "cpus": os.cpu_count(),
-                  "load_average": [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None}
+        result = {
+            "sweeps": args.sweeps,
+            "runs": args.sweeps * 3 * len(SEED_BATCH),
+            "site_s": times,
+            "site_median_s": round(statistics.median(times), 2),
+            "site_cpu_s": cpu,
+            "pages": len(files),
+            "site_mb": round(sum(p.stat().st_size for p in files) / 2**20, 1),
+            "index_kb": round((site / "index.html").stat().st_size / 1024, 1),
+            "gpu_page_kb_max": round(max(p.stat().st_size for p in (site / "gpu").glob("*.html")) / 1024, 1),
+            "sweep_page_kb_median": round(
+                statistics.median(p.stat().st_size for p in (site / "r").glob("*.html")) / 1024, 1
+            ),
+            "pages_from_the_seed": sizes,
+            "cpus": os.cpu_count(),
+            "load_average": [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None,
+        }
         print(json.dumps(result, indent=2))
         if args.json:
             Path(args.json).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

@@ -36,16 +36,34 @@ def make_sweep(path, runs=3):
     """A finished 15-run sweep directory in the contract's format."""
     path.mkdir(parents=True)
     models = [("resnet50", 64), ("resnet152", 32), ("inception3", 64), ("vgg16", 64), ("alexnet", 512)]
-    meta = {"format": 1, "created_at": "2026-11-30T10:15:00Z", "device": "gpu", "tensorflow_version": "1.12.0",
-            "plan": {"models": [{"model": m, "batch_size": b} for m, b in models], "runs": runs}}
+    meta = {
+        "format": 1,
+        "created_at": "2026-11-30T10:15:00Z",
+        "device": "gpu",
+        "tensorflow_version": "1.12.0",
+        "plan": {"models": [{"model": m, "batch_size": b} for m, b in models], "runs": runs},
+    }
     (path / "sweep.json").write_text(json.dumps(meta))
     with open(path / "runs.jsonl", "w") as fh:
         for m, b in models:
             for k in range(1, runs + 1):
-                fh.write(json.dumps({"model": m, "batch_size": b, "run": k, "status": "ok",
-                                     "images_per_sec": 100.0 + k, "exit_code": 0, "duration_s": 60.0,
-                                     "started_at": "2026-11-30T10:15:00Z",
-                                     "log": "logs/%s-bs%d-run%d.log" % (m, b, k), "command": []}) + "\n")
+                fh.write(
+                    json.dumps(
+                        {
+                            "model": m,
+                            "batch_size": b,
+                            "run": k,
+                            "status": "ok",
+                            "images_per_sec": 100.0 + k,
+                            "exit_code": 0,
+                            "duration_s": 60.0,
+                            "started_at": "2026-11-30T10:15:00Z",
+                            "log": "logs/%s-bs%d-run%d.log" % (m, b, k),
+                            "command": [],
+                        }
+                    )
+                    + "\n"
+                )
 
 
 def keep_summary(path):
@@ -75,8 +93,12 @@ def verb_cases(py, work):
 
     logged_sweep(work / "logged")
     (work / "bundles").mkdir()
-    subprocess.run(tf + ["export", str(work / "logged"), "--out", str(work / "bundles")], check=True,
-                   env=dict(os.environ, PYTHONPATH=str(ROOT)), stdout=subprocess.DEVNULL)
+    subprocess.run(
+        tf + ["export", str(work / "logged"), "--out", str(work / "bundles")],
+        check=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        stdout=subprocess.DEVNULL,
+    )
     bundle = next((work / "bundles").iterdir())
     return {
         "python -c pass": [py, "-c", "pass"],
@@ -104,13 +126,24 @@ def main():
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     make_sweep(work / "sweep")
 
-    cases = verb_cases(py, work) if opts.verbs else {
-        "python -c pass": [py, "-c", "pass"],
-        "python -m tfcnnwrap --help": [py, "-m", "tfcnnwrap", "--help"],
-        "python -m tfcnnwrap report SWEEP (15 runs)": [py, "-m", "tfcnnwrap", "report", str(work / "sweep")],
-        "python -m tfcnnwrap report SWEEP --format json": [py, "-m", "tfcnnwrap", "report", str(work / "sweep"),
-                                                           "--format", "json"],
-    }
+    cases = (
+        verb_cases(py, work)
+        if opts.verbs
+        else {
+            "python -c pass": [py, "-c", "pass"],
+            "python -m tfcnnwrap --help": [py, "-m", "tfcnnwrap", "--help"],
+            "python -m tfcnnwrap report SWEEP (15 runs)": [py, "-m", "tfcnnwrap", "report", str(work / "sweep")],
+            "python -m tfcnnwrap report SWEEP --format json": [
+                py,
+                "-m",
+                "tfcnnwrap",
+                "report",
+                str(work / "sweep"),
+                "--format",
+                "json",
+            ],
+        }
+    )
     envs = {name: env for name in cases}
     if opts.baseline:  # the same commands against another tree (say /work/main), in the same rounds
         other = dict(env, PYTHONPATH=str(Path(opts.baseline).resolve()))

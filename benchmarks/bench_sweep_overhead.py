@@ -54,24 +54,51 @@ def main():
         logs.mkdir()
         for model, bs in SEED:
             for run in (1, 2, 3):
-                argv = [python, "-u", "tf_cnn_benchmarks.py", "--model=%s" % model, "--batch_size=%d" % bs,
-                        "--num_gpus=1", "--variable_update=parameter_server"]
+                argv = [
+                    python,
+                    "-u",
+                    "tf_cnn_benchmarks.py",
+                    "--model=%s" % model,
+                    "--batch_size=%d" % bs,
+                    "--num_gpus=1",
+                    "--variable_update=parameter_server",
+                ]
                 with open(logs / ("%s-%d.log" % (model, run)), "wb") as log:
                     subprocess.run(argv, cwd=script_dir, env=env, stdout=log, stderr=subprocess.STDOUT, check=True)
 
     def wrapped(tag):
         out = work / ("sweep-%s" % tag)
-        subprocess.run([sys.executable, "-m", "tfcnnwrap", "sweep", "--python", python, "--vendor-dir", str(vendor),
-                        "--device", "gpu", "--out", str(out)], cwd=work, env=dict(env, PYTHONPATH=str(ROOT)),
-                       stdout=subprocess.DEVNULL, check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "tfcnnwrap",
+                "sweep",
+                "--python",
+                python,
+                "--vendor-dir",
+                str(vendor),
+                "--device",
+                "gpu",
+                "--out",
+                str(out),
+            ],
+            cwd=work,
+            env=dict(env, PYTHONPATH=str(ROOT)),
+            stdout=subprocess.DEVNULL,
+            check=True,
+        )
 
     rows = []
     for i in range(opts.pairs):
         a_wall, a_cpu = timed(lambda i=i: wrapped(i))
         b_wall, b_cpu = timed(lambda i=i: by_hand(i))
         rows.append((a_wall, b_wall, a_cpu, b_cpu))
-        print("pair %d: sweep %.2f s (cpu %.2f s)  by hand %.2f s (cpu %.2f s)  wall ratio %.4f  extra cpu %.2f s"
-              % (i + 1, a_wall, a_cpu, b_wall, b_cpu, a_wall / b_wall, a_cpu - b_cpu), flush=True)
+        print(
+            "pair %d: sweep %.2f s (cpu %.2f s)  by hand %.2f s (cpu %.2f s)  wall ratio %.4f  extra cpu %.2f s"
+            % (i + 1, a_wall, a_cpu, b_wall, b_cpu, a_wall / b_wall, a_cpu - b_cpu),
+            flush=True,
+        )
     ratios = [a / b for a, b, _, _ in rows]
     extra = [ac - bc for _, _, ac, bc in rows]
     print()

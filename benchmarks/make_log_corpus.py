@@ -16,25 +16,58 @@ import random
 import sys
 from pathlib import Path
 
-MODELS = {"resnet50": 64, "resnet152": 32, "inception3": 64, "vgg16": 64, "alexnet": 512, "googlenet": 64,
-          "resnet101": 64, "inception4": 32, "trivial": 32}
-IPS = {"resnet50": 176.9, "resnet152": 62.2, "inception3": 113.2, "vgg16": 110.2, "alexnet": 2258.9,
-       "googlenet": 520.1, "resnet101": 101.5, "inception4": 50.3, "trivial": 9000.0}
+MODELS = {
+    "resnet50": 64,
+    "resnet152": 32,
+    "inception3": 64,
+    "vgg16": 64,
+    "alexnet": 512,
+    "googlenet": 64,
+    "resnet101": 64,
+    "inception4": 32,
+    "trivial": 32,
+}
+IPS = {
+    "resnet50": 176.9,
+    "resnet152": 62.2,
+    "inception3": 113.2,
+    "vgg16": 110.2,
+    "alexnet": 2258.9,
+    "googlenet": 520.1,
+    "resnet101": 101.5,
+    "inception4": 50.3,
+    "trivial": 9000.0,
+}
 GPUS = ["GeForce RTX 2070", "GeForce GTX 1080 Ti", "GeForce RTX 2080 Ti", "Tesla V100-SXM2-16GB"]
 
 DEPRECATIONS = [
-    ("benchmark_cnn.py:2157", "Supervisor.__init__ (from tensorflow.python.training.supervisor)",
-     "Please switch to tf.train.MonitoredTrainingSession"),
-    ("convolutional.py:108", "conv2d (from tensorflow.python.layers.convolutional)",
-     "Use keras.layers.conv2d instead."),
-    ("pooling.py:225", "max_pooling2d (from tensorflow.python.layers.pooling)",
-     "Use keras.layers.max_pooling2d instead."),
+    (
+        "benchmark_cnn.py:2157",
+        "Supervisor.__init__ (from tensorflow.python.training.supervisor)",
+        "Please switch to tf.train.MonitoredTrainingSession",
+    ),
+    (
+        "convolutional.py:108",
+        "conv2d (from tensorflow.python.layers.convolutional)",
+        "Use keras.layers.conv2d instead.",
+    ),
+    (
+        "pooling.py:225",
+        "max_pooling2d (from tensorflow.python.layers.pooling)",
+        "Use keras.layers.max_pooling2d instead.",
+    ),
     ("core.py:143", "dense (from tensorflow.python.layers.core)", "Use keras.layers.dense instead."),
     ("losses_impl.py:209", "to_float (from tensorflow.python.ops.math_ops)", "Use tf.cast instead."),
-    ("normalization.py:307", "batch_normalization (from tensorflow.python.layers.normalization)",
-     "Use keras.layers.BatchNormalization instead."),
-    ("op_def_library.py:263", "colocate_with (from tensorflow.python.framework.ops)",
-     "Colocations handled automatically by placer."),
+    (
+        "normalization.py:307",
+        "batch_normalization (from tensorflow.python.layers.normalization)",
+        "Use keras.layers.BatchNormalization instead.",
+    ),
+    (
+        "op_def_library.py:263",
+        "colocate_with (from tensorflow.python.framework.ops)",
+        "Colocations handled automatically by placer.",
+    ),
 ]
 
 
@@ -46,39 +79,64 @@ def _prelude(rng, gpu, tf_version, modern):
     lines = []
     if modern:
         lines.append("WARNING: All log messages before absl::InitializeLog() is called are written to STDERR")
-        lines.append("I0000 00:00:1796016972.%06d    6565 port.cc:153] oneDNN custom operations are on. You may "
-                     "see slightly different numerical results due to floating-point round-off errors from "
-                     "different computation orders. To turn them off, set the environment variable "
-                     "`TF_ENABLE_ONEDNN_OPTS=0`." % rng.randrange(1000000))
-    lines.append("%s: I tensorflow/core/platform/cpu_feature_guard.cc:141] Your CPU supports instructions that "
-                 "this TensorFlow binary was not compiled to use: AVX2 FMA" % _ts(rng, 0))
-    lines.append("%s: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1432] Found device 0 with properties: "
-                 % _ts(rng, 1))
+        lines.append(
+            "I0000 00:00:1796016972.%06d    6565 port.cc:153] oneDNN custom operations are on. You may "
+            "see slightly different numerical results due to floating-point round-off errors from "
+            "different computation orders. To turn them off, set the environment variable "
+            "`TF_ENABLE_ONEDNN_OPTS=0`." % rng.randrange(1000000)
+        )
+    lines.append(
+        "%s: I tensorflow/core/platform/cpu_feature_guard.cc:141] Your CPU supports instructions that "
+        "this TensorFlow binary was not compiled to use: AVX2 FMA" % _ts(rng, 0)
+    )
+    lines.append(
+        "%s: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1432] Found device 0 with properties: " % _ts(rng, 1)
+    )
     lines.append("name: %s major: 7 minor: 5 memoryClockRate(GHz): 1.62" % gpu)
     lines.append("pciBusID: 0000:01:00.0")
     lines.append("totalMemory: 7.79GiB freeMemory: 7.32GiB")
-    lines.append("%s: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1511] Adding visible gpu devices: 0"
-                 % _ts(rng, 1))
-    lines.append("%s: I tensorflow/core/common_runtime/gpu/gpu_device.cc:982] Device interconnect "
-                 "StreamExecutor with strength 1 edge matrix:" % _ts(rng, 1))
+    lines.append(
+        "%s: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1511] Adding visible gpu devices: 0" % _ts(rng, 1)
+    )
+    lines.append(
+        "%s: I tensorflow/core/common_runtime/gpu/gpu_device.cc:982] Device interconnect "
+        "StreamExecutor with strength 1 edge matrix:" % _ts(rng, 1)
+    )
     lines.append("%s: I tensorflow/core/common_runtime/gpu/gpu_device.cc:988]      0 " % _ts(rng, 1))
     lines.append("%s: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1001] 0:   N " % _ts(rng, 1))
-    lines.append("%s: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1115] Created TensorFlow device "
-                 "(/job:localhost/replica:0/task:0/device:GPU:0 with 7051 MB memory) -> physical GPU (device: 0, "
-                 "name: %s, pci bus id: 0000:01:00.0, compute capability: 7.5)" % (_ts(rng, 2), gpu))
+    lines.append(
+        "%s: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1115] Created TensorFlow device "
+        "(/job:localhost/replica:0/task:0/device:GPU:0 with 7051 MB memory) -> physical GPU (device: 0, "
+        "name: %s, pci bus id: 0000:01:00.0, compute capability: 7.5)" % (_ts(rng, 2), gpu)
+    )
     return lines
 
 
 def _header(model, batch, num_batches, tf_version, old_branch, data_format="NCHW"):
-    lines = ["TensorFlow:  %s" % tf_version, "Model:       %s" % model, "Dataset:     imagenet (synthetic)",
-             "Mode:        training", "SingleSess:  False", "Batch size:  %d global" % batch]
+    lines = [
+        "TensorFlow:  %s" % tf_version,
+        "Model:       %s" % model,
+        "Dataset:     imagenet (synthetic)",
+        "Mode:        training",
+        "SingleSess:  False",
+        "Batch size:  %d global" % batch,
+    ]
     if old_branch:  # cnn_tf_v1.5_compatible under Python 3 divides with /
-        lines += ["             %.1f per device" % batch, "Devices:     ['/gpu:0']",
-                  "Data format: %s" % data_format, "Layout optimizer: False"]
+        lines += [
+            "             %.1f per device" % batch,
+            "Devices:     ['/gpu:0']",
+            "Data format: %s" % data_format,
+            "Layout optimizer: False",
+        ]
     else:
-        lines += ["             %d per device" % batch, "Num batches: %d" % num_batches,
-                  "Num epochs:  %.2f" % (batch * num_batches / 1281167.0), "Devices:     ['/gpu:0']",
-                  "NUMA bind:   False", "Data format: %s" % data_format]
+        lines += [
+            "             %d per device" % batch,
+            "Num batches: %d" % num_batches,
+            "Num epochs:  %.2f" % (batch * num_batches / 1281167.0),
+            "Devices:     ['/gpu:0']",
+            "NUMA bind:   False",
+            "Data format: %s" % data_format,
+        ]
     lines += ["Optimizer:   sgd", "Variables:   parameter_server", "=========="]
     return lines
 
@@ -88,12 +146,15 @@ def _deprecations(rng, count):
     for i in range(count):
         where, what, how = DEPRECATIONS[i % len(DEPRECATIONS)]
         path = "/home/user/benchmarks/scripts/tf_cnn_benchmarks/" + where
-        lines.append("W1130 10:00:%02d.%06d 140234567890 deprecation.py:323] From %s: %s is deprecated and will "
-                     "be removed in a future version." % (3 + i % 50, rng.randrange(1000000), path, what))
+        lines.append(
+            "W1130 10:00:%02d.%06d 140234567890 deprecation.py:323] From %s: %s is deprecated and will "
+            "be removed in a future version." % (3 + i % 50, rng.randrange(1000000), path, what)
+        )
         lines.append("Instructions for updating:")
         lines.append(how)
-        lines.append("WARNING:tensorflow:From %s: %s is deprecated and will be removed in a future version."
-                     % (path, what))
+        lines.append(
+            "WARNING:tensorflow:From %s: %s is deprecated and will be removed in a future version." % (path, what)
+        )
         lines.append("Instructions for updating:")
         lines.append(how)
     return lines
@@ -101,9 +162,12 @@ def _deprecations(rng, count):
 
 def _placement(rng, count):
     ops = ["Conv2D", "FusedBatchNorm", "Relu", "MaxPool", "MatMul", "BiasAdd", "ApplyGradientDescent"]
-    return ["%s: I tensorflow/core/common_runtime/placer.cc:54] tower_0/v/cg/resnet_v1%d/conv%d/%s: "
-            "(%s)/job:localhost/replica:0/task:0/device:GPU:0"
-            % (_ts(rng, 4), rng.randrange(50), i, ops[i % len(ops)], ops[i % len(ops)]) for i in range(count)]
+    return [
+        "%s: I tensorflow/core/common_runtime/placer.cc:54] tower_0/v/cg/resnet_v1%d/conv%d/%s: "
+        "(%s)/job:localhost/replica:0/task:0/device:GPU:0"
+        % (_ts(rng, 4), rng.randrange(50), i, ops[i % len(ops)], ops[i % len(ops)])
+        for i in range(count)
+    ]
 
 
 def _steps(rng, ips, num_batches, accuracy):
@@ -114,7 +178,12 @@ def _steps(rng, ips, num_batches, accuracy):
         if step == 0 or (step + 1) % 10 == 0:
             speed = ips * rng.uniform(0.97, 1.01)
             line = "%i\timages/sec: %.1f +/- %.1f (jitter = %.1f)\t%.3f" % (
-                step + 1, speed, rng.uniform(0, 1), rng.uniform(0, 3), loss)
+                step + 1,
+                speed,
+                rng.uniform(0, 1),
+                rng.uniform(0, 3),
+                loss,
+            )
             if accuracy:
                 line += "\t%.3f\t%.3f" % (rng.uniform(0, 0.01), rng.uniform(0, 0.05))
             lines.append(line)
@@ -126,47 +195,65 @@ def _bfc_dump(rng, chunks):
     lines = []
     for b in range(21):
         size = 256 << b
-        lines.append("%s: I tensorflow/core/common_runtime/bfc_allocator.cc:597] Bin (%d): \tTotal Chunks: %d, "
-                     "Chunks in use: %d. %.1fKiB allocated for chunks. %.1fKiB in use in bin. 1.2KiB "
-                     "client-requested in use in bin." % (_ts(rng, 9), size, chunks, chunks, size / 1024.0,
-                                                          size / 1024.0))
-    lines.append("%s: I tensorflow/core/common_runtime/bfc_allocator.cc:613] Bin for 784.00MiB was 256.00MiB, "
-                 "Chunk State: " % _ts(rng, 9))
+        lines.append(
+            "%s: I tensorflow/core/common_runtime/bfc_allocator.cc:597] Bin (%d): \tTotal Chunks: %d, "
+            "Chunks in use: %d. %.1fKiB allocated for chunks. %.1fKiB in use in bin. 1.2KiB "
+            "client-requested in use in bin." % (_ts(rng, 9), size, chunks, chunks, size / 1024.0, size / 1024.0)
+        )
+    lines.append(
+        "%s: I tensorflow/core/common_runtime/bfc_allocator.cc:613] Bin for 784.00MiB was 256.00MiB, "
+        "Chunk State: " % _ts(rng, 9)
+    )
     address = 0x7F1234000000
     for _ in range(chunks):
         size = 256 << rng.randrange(12)
-        lines.append("%s: I tensorflow/core/common_runtime/bfc_allocator.cc:632] Chunk at %x of size %d"
-                     % (_ts(rng, 9), address, size))
+        lines.append(
+            "%s: I tensorflow/core/common_runtime/bfc_allocator.cc:632] Chunk at %x of size %d"
+            % (_ts(rng, 9), address, size)
+        )
         address += size
-    lines += ["%s: I tensorflow/core/common_runtime/bfc_allocator.cc:652] Sum Total of in-use chunks: 6.84GiB"
-              % _ts(rng, 9),
-              "%s: I tensorflow/core/common_runtime/bfc_allocator.cc:654] Stats: " % _ts(rng, 9),
-              "Limit:                  7392346112", "InUse:                  7345223424",
-              "MaxInUse:               7345223424", "NumAllocs:                    %d" % chunks,
-              "MaxAllocSize:           1234567890", "",
-              "%s: W tensorflow/core/common_runtime/bfc_allocator.cc:271] " % _ts(rng, 9) + "*" * 100]
+    lines += [
+        "%s: I tensorflow/core/common_runtime/bfc_allocator.cc:652] Sum Total of in-use chunks: 6.84GiB" % _ts(rng, 9),
+        "%s: I tensorflow/core/common_runtime/bfc_allocator.cc:654] Stats: " % _ts(rng, 9),
+        "Limit:                  7392346112",
+        "InUse:                  7345223424",
+        "MaxInUse:               7345223424",
+        "NumAllocs:                    %d" % chunks,
+        "MaxAllocSize:           1234567890",
+        "",
+        "%s: W tensorflow/core/common_runtime/bfc_allocator.cc:271] " % _ts(rng, 9) + "*" * 100,
+    ]
     return lines
 
 
 def _oom(rng, batch):
-    shape = "shape[%d,64,112,112] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator " \
-            "GPU_0_bfc" % batch
-    lines = ["%s: W tensorflow/core/common_runtime/bfc_allocator.cc:267] Allocator (GPU_0_bfc) ran out of "
-             "memory trying to allocate 784.00MiB.  Current allocation summary follows." % _ts(rng, 9)]
+    shape = (
+        "shape[%d,64,112,112] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator "
+        "GPU_0_bfc" % batch
+    )
+    lines = [
+        "%s: W tensorflow/core/common_runtime/bfc_allocator.cc:267] Allocator (GPU_0_bfc) ran out of "
+        "memory trying to allocate 784.00MiB.  Current allocation summary follows." % _ts(rng, 9)
+    ]
     lines += _bfc_dump(rng, rng.randrange(400, 1800))
-    lines.append("%s: W tensorflow/core/framework/op_kernel.cc:1273] OP_REQUIRES failed at conv_ops.cc:446 : "
-                 "Resource exhausted: OOM when allocating tensor with %s" % (_ts(rng, 9), shape))
+    lines.append(
+        "%s: W tensorflow/core/framework/op_kernel.cc:1273] OP_REQUIRES failed at conv_ops.cc:446 : "
+        "Resource exhausted: OOM when allocating tensor with %s" % (_ts(rng, 9), shape)
+    )
     for _ in range(2):
-        lines += ["Traceback (most recent call last):",
-                  '  File "/usr/lib/python3/dist-packages/tensorflow/python/client/session.py", line 1334, '
-                  'in _do_call', "    return fn(*args)",
-                  "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor "
-                  "with " + shape,
-                  "\t [[{{node tower_0/v/cg/conv0/conv2d/Conv2D}} = Conv2D[T=DT_FLOAT, data_format=\"NCHW\", "
-                  "padding=\"SAME\", strides=[1, 1, 2, 2]]]",
-                  "Hint: If you want to see a list of allocated tensors when OOM happens, add "
-                  "report_tensor_allocations_upon_oom to RunOptions for current allocation info.", "",
-                  "During handling of the above exception, another exception occurred:", ""]
+        lines += [
+            "Traceback (most recent call last):",
+            '  File "/usr/lib/python3/dist-packages/tensorflow/python/client/session.py", line 1334, in _do_call',
+            "    return fn(*args)",
+            "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with " + shape,
+            '\t [[{{node tower_0/v/cg/conv0/conv2d/Conv2D}} = Conv2D[T=DT_FLOAT, data_format="NCHW", '
+            'padding="SAME", strides=[1, 1, 2, 2]]]',
+            "Hint: If you want to see a list of allocated tensors when OOM happens, add "
+            "report_tensor_allocations_upon_oom to RunOptions for current allocation info.",
+            "",
+            "During handling of the above exception, another exception occurred:",
+            "",
+        ]
     return lines[:-3]
 
 
@@ -183,8 +270,10 @@ def make_log(rng, kind):
 
     if kind == "flag_error":
         lines = _prelude(rng, gpu, tf_version, modern)[:2]
-        lines += ["FATAL Flags parsing error: Unknown command line flag 'use_fp17'",
-                  "Pass --helpshort or --helpfull to see help on flags."]
+        lines += [
+            "FATAL Flags parsing error: Unknown command line flag 'use_fp17'",
+            "Pass --helpshort or --helpfull to see help on flags.",
+        ]
         return lines, "crashed"
     lines = _prelude(rng, gpu, tf_version, modern)
     lines += _header(model, batch, num_batches, tf_version, old_branch)
@@ -193,25 +282,34 @@ def make_log(rng, kind):
     lines.append("Initializing graph")
     if rng.random() < 0.1:
         lines += _placement(rng, rng.randrange(400, 1200))
-    lines += ["INFO:tensorflow:Running local_init_op.", "INFO:tensorflow:Done running local_init_op.",
-              "I1130 10:00:09.123456 140234567890 session_manager.py:491] Running local_init_op.",
-              "I1130 10:00:09.223456 140234567890 session_manager.py:493] Done running local_init_op.",
-              "Running warm up"]
+    lines += [
+        "INFO:tensorflow:Running local_init_op.",
+        "INFO:tensorflow:Done running local_init_op.",
+        "I1130 10:00:09.123456 140234567890 session_manager.py:491] Running local_init_op.",
+        "I1130 10:00:09.223456 140234567890 session_manager.py:493] Done running local_init_op.",
+        "Running warm up",
+    ]
     if kind == "oom":
         return lines + _oom(rng, batch), "oom"
     if kind == "crash":
-        return lines + ["Traceback (most recent call last):",
-                        '  File "tf_cnn_benchmarks.py", line 68, in <module>', "    app.run(main)",
-                        '  File "benchmark_cnn.py", line 1789, in run', "    return self._benchmark_train()",
-                        "tensorflow.python.framework.errors_impl.InternalError: Blas GEMM launch failed : "
-                        "a.shape=(64, 2048), b.shape=(2048, 1000), m=64, n=1000, k=2048"], "crashed"
+        return lines + [
+            "Traceback (most recent call last):",
+            '  File "tf_cnn_benchmarks.py", line 68, in <module>',
+            "    app.run(main)",
+            '  File "benchmark_cnn.py", line 1789, in run',
+            "    return self._benchmark_train()",
+            "tensorflow.python.framework.errors_impl.InternalError: Blas GEMM launch failed : "
+            "a.shape=(64, 2048), b.shape=(2048, 1000), m=64, n=1000, k=2048",
+        ], "crashed"
     if kind == "segv":
         return lines + ["Done warm up", "Step\tImg/sec\ttotal_loss", "Segmentation fault (core dumped)"], "crashed"
     lines.append("Done warm up")
     if rng.random() < 0.2:
-        lines.append("%s: W tensorflow/core/common_runtime/bfc_allocator.cc:211] Allocator (GPU_0_bfc) ran out "
-                     "of memory trying to allocate 2.20GiB. The caller indicates that this is not a failure, but "
-                     "may mean that there could be performance gains if more memory were available." % _ts(rng, 8))
+        lines.append(
+            "%s: W tensorflow/core/common_runtime/bfc_allocator.cc:211] Allocator (GPU_0_bfc) ran out "
+            "of memory trying to allocate 2.20GiB. The caller indicates that this is not a failure, but "
+            "may mean that there could be performance gains if more memory were available." % _ts(rng, 8)
+        )
     lines += _steps(rng, IPS[model], num_batches, accuracy)
     if kind == "no_total":
         return lines, "no_result"
@@ -221,8 +319,15 @@ def make_log(rng, kind):
     return lines, "ok"
 
 
-KINDS = [("ok", 0.80), ("oom", 0.07), ("crash", 0.04), ("flag_error", 0.03), ("no_total", 0.03),
-         ("garbage", 0.02), ("segv", 0.01)]
+KINDS = [
+    ("ok", 0.80),
+    ("oom", 0.07),
+    ("crash", 0.04),
+    ("flag_error", 0.03),
+    ("no_total", 0.03),
+    ("garbage", 0.02),
+    ("segv", 0.01),
+]
 
 
 def _write(path, lines, crlf=False):
@@ -252,8 +357,10 @@ def make_big_log(path, megabytes=1024, seed=0):
     rng = random.Random(seed)
     head = _prelude(rng, GPUS[0], "1.12", False) + _header("resnet50", 64, 100, "1.12", False)
     head += ["Generating training model", "Initializing graph", "Running warm up", "Done warm up"]
-    noise_line = ("2026-11-30 10:00:05.000000: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1511] Adding "
-                  "visible gpu devices: 0 " + "x" * 300 + "\n")
+    noise_line = (
+        "2026-11-30 10:00:05.000000: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1511] Adding "
+        "visible gpu devices: 0 " + "x" * 300 + "\n"
+    )
     block = (noise_line * 4096).encode()
     with open(path, "wb") as fh:
         fh.write(("\n".join(head) + "\n").encode())

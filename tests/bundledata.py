@@ -20,26 +20,44 @@ def log_text(model, batch_size, ips, num_gpus=1, device_line=None, tf="1.12"):
     if device_line:
         lines.append(device_line)
     lines += [
-        "TensorFlow:  %s" % tf, "Model:       %s" % model, "Dataset:     imagenet (synthetic)",
-        "Mode:        training", "SingleSess:  False", "Batch size:  %d global" % (batch_size * num_gpus),
-        "             %d per device" % batch_size, "Num batches: 100", "Num epochs:  0.00",
-        "Devices:     %s" % ["/gpu:%d" % i for i in range(num_gpus)], "NUMA bind:   False",
-        "Data format: NCHW", "Optimizer:   sgd", "Variables:   parameter_server", "==========",
-        "Generating training model", "Running warm up", "Done warm up", "Step\tImg/sec\ttotal_loss",
+        "TensorFlow:  %s" % tf,
+        "Model:       %s" % model,
+        "Dataset:     imagenet (synthetic)",
+        "Mode:        training",
+        "SingleSess:  False",
+        "Batch size:  %d global" % (batch_size * num_gpus),
+        "             %d per device" % batch_size,
+        "Num batches: 100",
+        "Num epochs:  0.00",
+        "Devices:     %s" % ["/gpu:%d" % i for i in range(num_gpus)],
+        "NUMA bind:   False",
+        "Data format: NCHW",
+        "Optimizer:   sgd",
+        "Variables:   parameter_server",
+        "==========",
+        "Generating training model",
+        "Running warm up",
+        "Done warm up",
+        "Step\tImg/sec\ttotal_loss",
         "1\timages/sec: %.1f +/- 0.3 (jitter = 0.8)\t8.200" % ips,
         "100\timages/sec: %.1f +/- 0.3 (jitter = 0.8)\t7.700" % ips,
-        "-" * 64, "total images/sec: %.2f" % ips, "-" * 64, "",
+        "-" * 64,
+        "total images/sec: %.2f" % ips,
+        "-" * 64,
+        "",
     ]
     return "\n".join(lines)
 
 
-def logged_sweep(path, values=None, runs=3, gpus=("GeForce RTX 2070",), home="/home/alice", host=HOST,
-                 device_line=None, tf="1.12"):
+def logged_sweep(
+    path, values=None, runs=3, gpus=("GeForce RTX 2070",), home="/home/alice", host=HOST, device_line=None, tf="1.12"
+):
     """A finished sweep at ``path`` with a log per run; ``values`` {model: images/sec, or a list: one per run}
     (default the seed's)."""
     values = values or SEED_2070
-    results = {(m, SEED_BATCH.get(m, 64)): list(v) if isinstance(v, (list, tuple)) else [v] * runs
-               for m, v in values.items()}
+    results = {
+        (m, SEED_BATCH.get(m, 64)): list(v) if isinstance(v, (list, tuple)) else [v] * runs for m, v in values.items()
+    }
     path = write_sweep(path, results, gpus=list(gpus) if gpus is not None else [])
     meta = json.loads((path / "sweep.json").read_text(encoding="utf-8"))
     meta["tensorflow_version"] = tf + ".0"
@@ -52,9 +70,12 @@ def logged_sweep(path, values=None, runs=3, gpus=("GeForce RTX 2070",), home="/h
             record["command"][0] = home + "/tf112/bin/python"
             fh.write(json.dumps(record) + "\n")
             (path / record["log"]).write_text(
-                log_text(record["model"], record["batch_size"], record["images_per_sec"], device_line=device_line,
-                         tf=tf) + "I1130 10:00:00.000 host %s cwd %s/bench\n" % (host, home),
-                encoding="utf-8")
+                log_text(
+                    record["model"], record["batch_size"], record["images_per_sec"], device_line=device_line, tf=tf
+                )
+                + "I1130 10:00:00.000 host %s cwd %s/bench\n" % (host, home),
+                encoding="utf-8",
+            )
     return Path(path)
 
 

@@ -149,7 +149,7 @@ if os.environ.get("FAKE_TF_IMPORT_ERROR"):
     raise ImportError(os.environ["FAKE_TF_IMPORT_ERROR"])
 '''
 
-FAKE_TF2_EXTRA = '''
+FAKE_TF2_EXTRA = """
 class _PhysicalDevice(object):
     def __init__(self, i):
         self.name = "/physical_device:GPU:%d" % i
@@ -213,7 +213,7 @@ def identity(tensor):
     if os.environ.get("FAKE_TF_COPY_ERROR"):
         raise RuntimeError(os.environ["FAKE_TF_COPY_ERROR"])
     return _Tensor(bytes(tensor.data))
-'''
+"""
 
 
 def make_fake_tf_env(env_dir, version, dist="tensorflow", with_module=True, with_metadata=True, tf_keras=False):
@@ -325,16 +325,23 @@ def cli_env(extra=None):
 # LD_*) or worker processes (*_JOBS), runs in a process of its own; TFCNNWRAP_TEST_SPAWN=1 sends every call there.
 # `import` of 64 bundles or more and `site` of 16 sources or more start worker pools: in process the guard ends
 # such a call with exit 3 and the guard's message (call spawn_cli for it).
-IN_PROCESS_VERBS = frozenset({"report", "compare", "references", "export", "verify", "list", "completion", "parse",
-                              "library", "import", "site"})
-_PRISTINE_WARNINGS = (("default", DeprecationWarning, "__main__"), ("ignore", DeprecationWarning, ""),
-                      ("ignore", PendingDeprecationWarning, ""), ("ignore", ImportWarning, ""),
-                      ("ignore", ResourceWarning, ""))
+IN_PROCESS_VERBS = frozenset(
+    {"report", "compare", "references", "export", "verify", "list", "completion", "parse", "library", "import", "site"}
+)
+_PRISTINE_WARNINGS = (
+    ("default", DeprecationWarning, "__main__"),
+    ("ignore", DeprecationWarning, ""),
+    ("ignore", PendingDeprecationWarning, ""),
+    ("ignore", ImportWarning, ""),
+    ("ignore", ResourceWarning, ""),
+)
 
 
 # What starts a process, for the two guards that refuse it: the fast tier's and the in-process CLI's.
-_PROCESS_STARTERS = tuple([(subprocess.Popen, "_execute_child")] + [
-    (os, name) for name in ("fork", "forkpty", "posix_spawn", "posix_spawnp", "system") if hasattr(os, name)])
+_PROCESS_STARTERS = tuple(
+    [(subprocess.Popen, "_execute_child")]
+    + [(os, name) for name in ("fork", "forkpty", "posix_spawn", "posix_spawnp", "system") if hasattr(os, name)]
+)
 
 
 def _refuse_in_process(*args, **kwargs):
@@ -497,8 +504,14 @@ def slurm():
         pytest.fail("TFCNNWRAP_SLURM=1 but SLURM_CONF (%r) names no file; %s" % (conf, SLURM_NOT_UP))
     if shutil.which("sinfo") is None:
         pytest.fail("TFCNNWRAP_SLURM=1 but sinfo is not on PATH; " + SLURM_NOT_UP)
-    done = subprocess.run(["sinfo", "--noheader", "--format=%n %T"], env=dict(os.environ, SLURM_CONF=conf),
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
+    done = subprocess.run(
+        ["sinfo", "--noheader", "--format=%n %T"],
+        env=dict(os.environ, SLURM_CONF=conf),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        universal_newlines=True,
+        timeout=60,
+    )
     nodes = [line.split() for line in done.stdout.splitlines() if line.strip()]
     ready = [n for n, state in nodes if state.rstrip("*") in ("idle", "mixed", "allocated")]
     if done.returncode != 0 or not ready:

@@ -15,15 +15,17 @@ HOSTILE_GPU = '"><img src=x onerror=alert(1)> <script>alert(2)</script>'
 def seed_sweep(path, factor=1.0, gpus=None, seed=1, logs=False):
     """The seed's five models at ``factor`` x the seed's 2070 figures, 3 runs each with a little noise."""
     rng = random.Random(seed)
-    values = {k: [round(v[0] * factor * (1 + rng.uniform(-0.01, 0.01)), 2) for v in [vs] * 3]
-              for k, vs in seed_runs().items()}
+    values = {
+        k: [round(v[0] * factor * (1 + rng.uniform(-0.01, 0.01)), 2) for v in [vs] * 3] for k, vs in seed_runs().items()
+    }
     path = write_sweep(path, values, gpus=gpus)
     if logs:
         for (model, batch), vals in values.items():
             for run, value in enumerate(vals, 1):
                 # a whole tf_cnn_benchmarks log (header, step lines, total), as verify asks of a bundle's
                 (path / "logs" / ("%s-bs%d-run%d.log" % (model, batch, run))).write_text(
-                    log_text(model, batch, value), encoding="utf-8")
+                    log_text(model, batch, value), encoding="utf-8"
+                )
     return path
 
 
@@ -40,15 +42,38 @@ def write_bundle(path, gpu="GeForce RTX 2070", factor=1.0, created="2026-11-30T1
         for run in (1, 2):
             name = "%s-bs%d-run%d.log" % (model, batch, run)
             ips = round(value * factor * (1 + 0.002 * run), 2)
-            runs.append({"model": model, "batch_size": batch, "run": run, "status": "ok",
-                         "images_per_sec": ips, "exit_code": 0, "duration_s": 30.0, "started_at": created,
-                         "log": name if logs else "logs/" + name, "command": ["python"], "num_gpus": 1})
+            runs.append(
+                {
+                    "model": model,
+                    "batch_size": batch,
+                    "run": run,
+                    "status": "ok",
+                    "images_per_sec": ips,
+                    "exit_code": 0,
+                    "duration_s": 30.0,
+                    "started_at": created,
+                    "log": name if logs else "logs/" + name,
+                    "command": ["python"],
+                    "num_gpus": 1,
+                }
+            )
             text = log_text(model, batch, ips)
             log_texts[name] = {"sha256": bundles.sha256_text(text), "text": text}
-    content = {"format": 1, "tool_version": "0.1.0", "created_at": created,
-               "conditions": {"gpu": gpu, "precision": "fp32", "xla": "no", "num_gpus": 1,
-                              "variable_update": "parameter_server", "data": "synthetic"},
-               "runs": runs, "summary": []}
+    content = {
+        "format": 1,
+        "tool_version": "0.1.0",
+        "created_at": created,
+        "conditions": {
+            "gpu": gpu,
+            "precision": "fp32",
+            "xla": "no",
+            "num_gpus": 1,
+            "variable_update": "parameter_server",
+            "data": "synthetic",
+        },
+        "runs": runs,
+        "summary": [],
+    }
     if logs:
         content["logs"] = log_texts
     content.update(extra)

@@ -80,8 +80,9 @@ def run_in_pty(args, columns, rows=200, env=None, cwd=None, timeout=60, argv=Non
         _set_size(slave, columns, rows)
     cmd = argv or [sys.executable, "-m", "tfcnnwrap", *[str(a) for a in args]]
     try:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, cwd=cwd,
-                                env=full_env, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, cwd=cwd, env=full_env, start_new_session=True
+        )
     finally:
         os.close(slave)
     try:

@@ -23,13 +23,20 @@ def benchmarks_repo():
 REPO = benchmarks_repo()
 MARKS = [
     pytest.mark.skipif(not REAL_TF_PYTHON, reason="set TFCNNWRAP_REAL_TF_PYTHON to a python with TensorFlow"),
-    pytest.mark.skipif(REPO is None, reason="no local tensorflow/benchmarks: set TFCNNWRAP_BENCHMARKS_REPO to a "
-                       "clone or mirror of it (%s does not exist)" % DEFAULT_MIRROR),
+    pytest.mark.skipif(
+        REPO is None,
+        reason="no local tensorflow/benchmarks: set TFCNNWRAP_BENCHMARKS_REPO to a "
+        "clone or mirror of it (%s does not exist)" % DEFAULT_MIRROR,
+    ),
 ]
 
 
 def master_checkout(where):
     """A depth-1 checkout of master from the local repository, at ``where``."""
-    subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "master", REPO.as_uri(), str(where)],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", "--branch", "master", REPO.as_uri(), str(where)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     return Path(where)

@@ -36,8 +36,7 @@ def sweep_meta(pairs, runs=3, gpus=None, **plan):
         device="gpu",
         upstream=Upstream("https://github.com/tensorflow/benchmarks.git", "cnn_tf_v1.12_compatible", "0" * 40),
         environment={"gpus": list(gpus) if gpus is not None else ["GeForce RTX 2070"]},
-        extra={"command_template": ["python", "tf_cnn_benchmarks.py", "--model={model}",
-                                    "--batch_size={batch_size}"]},
+        extra={"command_template": ["python", "tf_cnn_benchmarks.py", "--model={model}", "--batch_size={batch_size}"]},
     )
 
 

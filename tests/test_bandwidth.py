@@ -31,8 +31,9 @@ def bandwidth_check(report):
 
 @pytest.mark.slow
 def test_doctor_bandwidth_measures_both_directions_on_a_gpu(cli, fake_tf, tmp_path):
-    report = doctor_json(cli, fake_tf("2.4.0"), "--bandwidth", env=dict(NO_SMI, FAKE_TF_GPUS="GeForce RTX 2070"),
-                         cwd=tmp_path)
+    report = doctor_json(
+        cli, fake_tf("2.4.0"), "--bandwidth", env=dict(NO_SMI, FAKE_TF_GPUS="GeForce RTX 2070"), cwd=tmp_path
+    )
     found = report["bandwidth"]
     assert set(found) == {"h2d_gbps", "d2h_gbps", "reason"}
     assert found["reason"] is None
@@ -58,8 +59,15 @@ def test_cpu_only_says_there_is_no_gpu_and_gives_no_figure(cli, fake_tf, tmp_pat
     report = doctor_json(cli, python, "--bandwidth", env=dict(NO_SMI, FAKE_TF_GPUS=""), cwd=tmp_path)
     assert report["bandwidth"]["h2d_gbps"] is None and report["bandwidth"]["d2h_gbps"] is None
     assert "sees no GPU" in report["bandwidth"]["reason"]
-    result = cli("doctor", "--python", python, "--bandwidth", env=dict(NO_SMI, FAKE_TF_GPUS="", COLUMNS="80"),
-                 cwd=tmp_path, timeout=300)
+    result = cli(
+        "doctor",
+        "--python",
+        python,
+        "--bandwidth",
+        env=dict(NO_SMI, FAKE_TF_GPUS="", COLUMNS="80"),
+        cwd=tmp_path,
+        timeout=300,
+    )
     assert result.returncode == 0, result
     line = next(text for text in result.stdout.splitlines() if doctor.BANDWIDTH in text)
     assert "no figure" in line
@@ -103,20 +111,23 @@ def test_bandwidth_figures_from_the_probe_are_checked(value):
 def test_bandwidth_row_for_figures_and_reasons():
     row = doctor.bandwidth_row(probe.Bandwidth(2.61, 2.83, None)).to_json()
     assert row["status"] == "ok" and row["value"] == "host->GPU 2.6 GB/s, GPU->host 2.8 GB/s"
-    assert doctor.bandwidth_row(probe.Bandwidth(None, None,
-                                "TensorFlow sees no GPU (CPU only): there is no link to measure")
-                                ).status == "info"
+    assert (
+        doctor.bandwidth_row(
+            probe.Bandwidth(None, None, "TensorFlow sees no GPU (CPU only): there is no link to measure")
+        ).status
+        == "info"
+    )
 
 
 @pytest.mark.slow
 @pytest.mark.tf
 @pytest.mark.skipif(not REAL_TF_PYTHON, reason="set TFCNNWRAP_REAL_TF_PYTHON to a python with TensorFlow")
 def test_real_cpu_tensorflow_says_there_is_no_gpu(cli, tmp_path):
-    report = doctor_json(cli, REAL_TF_PYTHON, "--bandwidth", env=dict(NO_SMI, CUDA_VISIBLE_DEVICES=""),
-                         cwd=tmp_path)
+    report = doctor_json(cli, REAL_TF_PYTHON, "--bandwidth", env=dict(NO_SMI, CUDA_VISIBLE_DEVICES=""), cwd=tmp_path)
     assert report["gpus"] == []
     assert report["bandwidth"] == {
-        "h2d_gbps": None, "d2h_gbps": None,
+        "h2d_gbps": None,
+        "d2h_gbps": None,
         "reason": "TensorFlow sees no GPU (CPU only): there is no link to measure",
     }
     assert report["probe_complete"] is True

@@ -86,10 +86,12 @@ def pages(tmp_path_factory):
     ok("compare", b, c, d, "--format", "html", "--out", root / "ab.html")
     ok("site", seed, b, c, d, bundles, "--out", root / "site")
     gpu = next(p for p in (root / "site" / "gpu").glob("geforce-rtx-2070-*.html"))
-    return {"report": (seed / "report.html", json.loads(ok("report", seed, "--format", "json"))),
-            "ab": (root / "ab.html", json.loads(ok("compare", b, c, d, "--format", "json"))),
-            "index": (root / "site" / "index.html", None),
-            "gpu": (gpu, [json.loads(ok("report", s, "--format", "json")) for s in (seed, b, c)])}
+    return {
+        "report": (seed / "report.html", json.loads(ok("report", seed, "--format", "json"))),
+        "ab": (root / "ab.html", json.loads(ok("compare", b, c, d, "--format", "json"))),
+        "index": (root / "site" / "index.html", None),
+        "gpu": (gpu, [json.loads(ok("report", s, "--format", "json")) for s in (seed, b, c)]),
+    }
 
 
 def _open(browser, path, viewport, bypass_csp=False):
@@ -257,8 +259,11 @@ def test_pages_have_no_serious_accessibility_violation(browser, pages, seed_page
             _open_disclosures(page)
             page.add_script_tag(path=AXE)
             result = page.evaluate("async () => await axe.run(document)")
-            bad = [(v["id"], v["impact"], len(v["nodes"])) for v in result["violations"]
-                   if v["impact"] in ("serious", "critical")]
+            bad = [
+                (v["id"], v["impact"], len(v["nodes"]))
+                for v in result["violations"]
+                if v["impact"] in ("serious", "critical")
+            ]
             assert bad == [], (path.name, bad)
         finally:
             page.close()
@@ -269,6 +274,7 @@ def test_pages_pass_the_nu_html_checker(pages, seed_pages):
     if not Path(VNU).is_file() or java is None:
         _missing("the Nu HTML checker needs Java and vnu.jar: npm install vnu-jar, then TFCNNWRAP_VNU=.../vnu.jar")
     paths = [str(p) for p, _ in pages.values()] + [str(p) for p in seed_pages.values()]
-    done = subprocess.run([java, "-jar", VNU, "--errors-only", "--format", "text", *paths], capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        [java, "-jar", VNU, "--errors-only", "--format", "text", *paths], capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stdout + done.stderr

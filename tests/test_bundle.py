@@ -95,8 +95,10 @@ def test_verify_a_good_bundle(cli, exported):
 
 @pytest.mark.slow
 def test_gpu_name_from_tensorflow_device_line_when_the_sweep_recorded_none(cli, tmp_path):
-    line = ("2026-11-30 10:00:01.000000: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1432] Found device 0 "
-            "with properties: name: GeForce RTX 2070 major: 7 minor: 5 memoryClockRate(GHz): 1.62")
+    line = (
+        "2026-11-30 10:00:01.000000: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1432] Found device 0 "
+        "with properties: name: GeForce RTX 2070 major: 7 minor: 5 memoryClockRate(GHz): 1.62"
+    )
     sweep = logged_sweep(tmp_path / "s", values={"resnet50": 176.93}, gpus=(), device_line=line)
     bundle = load(export(cli, sweep, tmp_path / "b.tfcw.json.gz"))
     assert bundle["conditions"]["gpu"] == "GeForce RTX 2070"
@@ -148,12 +150,15 @@ def other_model_in_log(bundle):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("tamper, needles", [
-    (tampered_figure, ["resnet50 bs64 run 1", "recorded 276.93", "log says 176.93"]),
-    (changed_log, ["does not match its sha256"]),
-    (huge_figure, ["images/sec must be"]),
-    (other_model_in_log, ["the log ran model alexnet"]),
-])
+@pytest.mark.parametrize(
+    "tamper, needles",
+    [
+        (tampered_figure, ["resnet50 bs64 run 1", "recorded 276.93", "log says 176.93"]),
+        (changed_log, ["does not match its sha256"]),
+        (huge_figure, ["images/sec must be"]),
+        (other_model_in_log, ["the log ran model alexnet"]),
+    ],
+)
 def test_verify_names_what_does_not_match_and_exits_1(cli, tmp_path, exported, tamper, needles):
     bundle = load(exported)
     tamper(bundle)
@@ -177,8 +182,10 @@ def bad_files(tmp_path, bundle):
     cases = {  # edited without a new id is readable, so "not verified" (exit 1): tests/test_verify_strict.py
         "truncated gzip": (good[: len(good) // 2], "truncated or damaged"),
         "not gzip": (b'{"format": 1}', "not gzip"),
-        "newer format": (json_bytes(dict(bundle, format=bundles.FORMAT + 1)),
-                         "bundle format %d is newer" % (bundles.FORMAT + 1)),
+        "newer format": (
+            json_bytes(dict(bundle, format=bundles.FORMAT + 1)),
+            "bundle format %d is newer" % (bundles.FORMAT + 1),
+        ),
         "not an object": (json_bytes([bundle]), "not an object"),
         "NaN": (gzip.compress(json.dumps(bundle).replace("176.93", "NaN", 1).encode()), "JSON is invalid"),
     }
@@ -186,8 +193,11 @@ def bad_files(tmp_path, bundle):
     dots = dict(bundle, logs={"a..log": {"sha256": "0" * 64, "text": ""}})
     no_gpu = json.loads(json.dumps(bundle))
     no_gpu["conditions"]["gpu"] = "  "
-    for name, value, says in (("log name with / and ..", slash, "is a path"), ("log name with ..", dots, "a path"),
-                              ("empty GPU name", no_gpu, "names no GPU")):
+    for name, value, says in (
+        ("log name with / and ..", slash, "is a path"),
+        ("log name with ..", dots, "a path"),
+        ("empty GPU name", no_gpu, "names no GPU"),
+    ):
         cases[name] = (bundles.to_bytes(bundles.with_id({k: v for k, v in value.items() if k != "id"})), says)
     for i, (name, (data, says)) in enumerate(cases.items()):
         (tmp_path / ("bad%d.tfcw.json.gz" % i)).write_bytes(data)
@@ -218,9 +228,11 @@ def test_a_file_over_64_mib_is_refused_before_it_is_read(cli, tmp_path):
 
 # -- property-based: the reader never fails in any other way -------------------------------------------
 
-_json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
-                     | st.text(max_size=20), lambda inner: st.lists(inner, max_size=4)
-                     | st.dictionaries(st.text(max_size=10), inner, max_size=4), max_leaves=20)
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    max_leaves=20,
+)
 
 
 @pytest.mark.slow  # a property-based search: seconds in process
@@ -251,27 +263,31 @@ def good_bundle(tmp_path_factory):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(index=st.integers(0, 5), value=st.floats(1.0, 999999.0).filter(lambda v: abs(v - 176.93) > 1e-6
-                                                                       and abs(v - 110.23) > 1e-6))
+@given(
+    index=st.integers(0, 5),
+    value=st.floats(1.0, 999999.0).filter(lambda v: abs(v - 176.93) > 1e-6 and abs(v - 110.23) > 1e-6),
+)
 @pytest.mark.slow  # a property-based search: seconds in process
 def test_any_changed_figure_fails_verification(good_bundle, index, value):
     assert verify(good_bundle).state == VERIFIED
     bundle = json.loads(json.dumps(good_bundle))
     bundle["runs"][index]["images_per_sec"] = value
-    bundle = bundles.read_bytes(bundles.to_bytes(bundles.with_id({k: v for k, v in bundle.items() if k != "id"})),
-                                "x")
+    bundle = bundles.read_bytes(bundles.to_bytes(bundles.with_id({k: v for k, v in bundle.items() if k != "id"})), "x")
     assert verify(bundle).state == FAILED
     bundle.pop("logs")
     assert verify(bundle).state in (FAILED, UNVERIFIED)
 
 
-@pytest.mark.parametrize("text", [
-    log_text("resnet50", 64, 176.93),
-    log_text("vgg16", 32, 110.23, num_gpus=2).replace("\n", "\r\n"),
-    log_text("alexnet", 512, 2258.94).split("total images/sec")[0]
-    + "Traceback (most recent call last):\nResourceExhaustedError: OOM when allocating tensor\n",
-    "garbage \xff\n no log at all",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        log_text("resnet50", 64, 176.93),
+        log_text("vgg16", 32, 110.23, num_gpus=2).replace("\n", "\r\n"),
+        log_text("alexnet", 512, 2258.94).split("total images/sec")[0]
+        + "Traceback (most recent call last):\nResourceExhaustedError: OOM when allocating tensor\n",
+        "garbage \xff\n no log at all",
+    ],
+)
 def test_verify_reads_a_log_as_the_sweeps_streaming_parser_does(text):
     from tfcnnwrap.run import logparse
     from tfcnnwrap.share.verify import parse_text

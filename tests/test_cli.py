@@ -83,8 +83,12 @@ def test_unexpected_error_is_one_line_with_traceback_file(tmp_path):
     assert len(lines) == 1 and "unexpected error" in lines[0] and "--debug" in lines[0]
     path = lines[0].split("full traceback in ")[1].split(")")[0]
     assert "Traceback" in open(path, encoding="utf-8").read()
-    debug = subprocess.run([sys.executable, "-c", code.replace("main(['report'])", "main(['report', '--debug'])")],
-                           env=cli_env(), capture_output=True, text=True)
+    debug = subprocess.run(
+        [sys.executable, "-c", code.replace("main(['report'])", "main(['report', '--debug'])")],
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+    )
     assert "Traceback" in debug.stderr
 
 
@@ -92,12 +96,26 @@ def test_unexpected_error_is_one_line_with_traceback_file(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("flag, value", [
-    ("--runs", "1e9"), ("--runs", "99999999999999999999"), ("--runs", "0"), ("--runs", "-3"),
-    ("--timeout", "inf"), ("--timeout", "1e10"), ("--timeout", "nan"), ("--timeout", "0"), ("--timeout", "-1"),
-    ("--num-batches", "0"), ("--num-batches", "1e30"), ("--num-warmup-batches", "-1"),
-    ("--num-warmup-batches", "99999999999"), ("--num-gpus", "0"), ("--num-gpus", "100000"),
-])
+@pytest.mark.parametrize(
+    "flag, value",
+    [
+        ("--runs", "1e9"),
+        ("--runs", "99999999999999999999"),
+        ("--runs", "0"),
+        ("--runs", "-3"),
+        ("--timeout", "inf"),
+        ("--timeout", "1e10"),
+        ("--timeout", "nan"),
+        ("--timeout", "0"),
+        ("--timeout", "-1"),
+        ("--num-batches", "0"),
+        ("--num-batches", "1e30"),
+        ("--num-warmup-batches", "-1"),
+        ("--num-warmup-batches", "99999999999"),
+        ("--num-gpus", "0"),
+        ("--num-gpus", "100000"),
+    ],
+)
 def test_out_of_range_numbers_are_one_line_exit_2(cli, tmp_path, flag, value):
     result = cli("sweep", flag, value, "--dry-run", "--out", tmp_path / "s", timeout=20)
     line = assert_clean_error(result, 2, flag)
@@ -115,10 +133,19 @@ def test_bounds_parse_and_refuse():
 
     assert bounds.RUNS.parse(" 5 ") == 5 and bounds.TIMEOUT.parse("1.5") == 1.5
     assert bounds.NUM_GPUS.parse_list("1,2,4") == [1, 2, 4]
-    for bound, bad in [(bounds.RUNS, "1e9"), (bounds.RUNS, True), (bounds.TIMEOUT, "inf"),
-                       (bounds.TIMEOUT, float("nan")), (bounds.COOLDOWN, "-1"), (bounds.COOL_TO, "500"),
-                       (bounds.UNTIL_CI, "0"), (bounds.MAX_RUNS, "1001"), (bounds.WORKERS, "0"),
-                       (bounds.PS, "65"), (bounds.RUNS, "9" * 5000)]:
+    for bound, bad in [
+        (bounds.RUNS, "1e9"),
+        (bounds.RUNS, True),
+        (bounds.TIMEOUT, "inf"),
+        (bounds.TIMEOUT, float("nan")),
+        (bounds.COOLDOWN, "-1"),
+        (bounds.COOL_TO, "500"),
+        (bounds.UNTIL_CI, "0"),
+        (bounds.MAX_RUNS, "1001"),
+        (bounds.WORKERS, "0"),
+        (bounds.PS, "65"),
+        (bounds.RUNS, "9" * 5000),
+    ]:
         with pytest.raises(bounds.OutOfBounds, match="must be"):
             bound.parse(bad)
     for bad in ("1,,2", "1,1", ",".join(["1"] * 20), "1,0"):
@@ -130,15 +157,32 @@ def test_bounds_parse_and_refuse():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("args", [
-    ["sweep", "--models", ""], ["sweep", "--resume", ""], ["sweep", "--out", ""], ["sweep", "--python", ""],
-    ["sweep", "--vendor-dir", " "], ["sweep", "--batch-size", ""], ["sweep", "--variable-update", ""],
-    ["setup", "--vendor-dir", ""], ["setup", "--python", ""], ["setup", "--branch", ""],
-    ["setup", "--tf-version", ""], ["setup", "--repo-url", ""], ["report", ""], ["compare", ""],
-    ["compare", "x", "--against", ""], ["compare", "x", "--against", "V100", "--references", ""],
-    ["compare", "x", "--plot", ""], ["references", "--references", ""], ["parse", ""],
-    ["doctor", "--python", ""], ["doctor", "--vendor-dir", ""],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["sweep", "--models", ""],
+        ["sweep", "--resume", ""],
+        ["sweep", "--out", ""],
+        ["sweep", "--python", ""],
+        ["sweep", "--vendor-dir", " "],
+        ["sweep", "--batch-size", ""],
+        ["sweep", "--variable-update", ""],
+        ["setup", "--vendor-dir", ""],
+        ["setup", "--python", ""],
+        ["setup", "--branch", ""],
+        ["setup", "--tf-version", ""],
+        ["setup", "--repo-url", ""],
+        ["report", ""],
+        ["compare", ""],
+        ["compare", "x", "--against", ""],
+        ["compare", "x", "--against", "V100", "--references", ""],
+        ["compare", "x", "--plot", ""],
+        ["references", "--references", ""],
+        ["parse", ""],
+        ["doctor", "--python", ""],
+        ["doctor", "--vendor-dir", ""],
+    ],
+)
 def test_an_empty_argument_is_a_usage_error(cli, tmp_path, args):
     result = cli(*args, "--debug", cwd=tmp_path, timeout=30)
     assert_clean_error(result, 2, "must not be empty")

@@ -71,8 +71,13 @@ def by_name(outcome):
 def test_parameter_server_job_reports_worker0s_total_and_stops_the_ps(tmp_path):
     steps = []
     caller = threading.current_thread()
-    outcome = job(tmp_path, fake_env(tmp_path), workers=2, ps=1,
-                  on_step=lambda s: steps.append((s.step, threading.current_thread() is caller)))
+    outcome = job(
+        tmp_path,
+        fake_env(tmp_path),
+        workers=2,
+        ps=1,
+        on_step=lambda s: steps.append((s.step, threading.current_thread() is caller)),
+    )
     assert outcome.status == "ok" and outcome.exit_code == 0, outcome
     tasks = by_name(outcome)
     assert list(tasks) == ["ps0", "worker0", "worker1"]
@@ -252,10 +257,26 @@ def test_task_entry_point_runs_each_task_of_a_plan_file(tmp_path):
     try:
         for procid in range(len(plan.tasks)):
             task_env = dict(env, SLURM_PROCID=str(procid))
-            procs.append(subprocess.Popen(
-                [sys.executable, "-m", "tfcnnwrap.cluster.task", "--plan", str(plan_file), "--script", str(FAKE_SCRIPT),
-                 "--", "--model=trivial", "--num_batches=10", "--variable_update=replicated"],
-                env=task_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
+            procs.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "tfcnnwrap.cluster.task",
+                        "--plan",
+                        str(plan_file),
+                        "--script",
+                        str(FAKE_SCRIPT),
+                        "--",
+                        "--model=trivial",
+                        "--num_batches=10",
+                        "--variable_update=replicated",
+                    ],
+                    env=task_env,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                )
+            )
         worker0 = procs[1].communicate(timeout=60)[0].decode()
         assert procs[1].returncode == 0
         assert "total images/sec: 100.00" in worker0 and "Variables:   parameter_server" in worker0
@@ -279,12 +300,15 @@ def test_task_entry_point_errors_are_one_line(tmp_path):
         (["--plan", str(plan_file), "--script", str(FAKE_SCRIPT), "--index", "3"], "--ntasks=1"),
         (["--plan", str(tmp_path / "none.json"), "--script", str(FAKE_SCRIPT), "--index", "0"], "--plan"),
         (["--plan", str(plan_file), "--script", str(tmp_path / "no.py"), "--index", "0"], "--script"),
-        (["--plan", str(plan_file), "--script", str(FAKE_SCRIPT), "--index", "0", "--python", "no-such-python"],
-         "--python"),
+        (
+            ["--plan", str(plan_file), "--script", str(FAKE_SCRIPT), "--index", "0", "--python", "no-such-python"],
+            "--python",
+        ),
     ]
     for args, needle in cases:
-        result = subprocess.run([sys.executable, "-m", "tfcnnwrap.cluster.task", *args], env=env, capture_output=True,
-                                text=True, timeout=60)
+        result = subprocess.run(
+            [sys.executable, "-m", "tfcnnwrap.cluster.task", *args], env=env, capture_output=True, text=True, timeout=60
+        )
         assert result.returncode == 2, (args, result.stderr)
         assert needle in result.stderr and "Traceback" not in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr
@@ -314,8 +338,17 @@ def test_real_tensorflow_one_worker_one_ps(tmp_path):
     """About 10 s on 2 CPU cores: a second worker would add TensorFlow's fixed 30 s non-chief wait."""
     REAL_TF_PYTHON = realtf.REAL_TF_PYTHON
     cwd = realtf.master_checkout(tmp_path / "benchmarks") / "scripts" / "tf_cnn_benchmarks"
-    argv = [REAL_TF_PYTHON, "-u", "tf_cnn_benchmarks.py", "--model=trivial", "--batch_size=8", "--num_batches=10",
-            "--num_warmup_batches=2", "--device=cpu", "--data_format=NHWC"]
+    argv = [
+        REAL_TF_PYTHON,
+        "-u",
+        "tf_cnn_benchmarks.py",
+        "--model=trivial",
+        "--batch_size=8",
+        "--num_batches=10",
+        "--num_warmup_batches=2",
+        "--device=cpu",
+        "--data_format=NHWC",
+    ]
     env = dict(os.environ, TF_USE_LEGACY_KERAS="1", CUDA_VISIBLE_DEVICES="")
     (tmp_path / "logs").mkdir()
     outcome = localjob.run_job(argv, cwd, env, tmp_path / "logs", "real", workers=1, ps=1, timeout_s=300)
@@ -352,8 +385,17 @@ def test_a_launcher_runs_tasks_through_another_program_and_stops_them_too(tmp_pa
         launched.append(task.name)
         return [sys.executable, "-c", SRUN_LIKE, *argv]
 
-    outcome = localjob.run_plan(plan, BASE, tmp_path, fake_env(tmp_path), tmp_path / "logs", "r", timeout_s=60,
-                               launcher=launcher, backend="slurm")
+    outcome = localjob.run_plan(
+        plan,
+        BASE,
+        tmp_path,
+        fake_env(tmp_path),
+        tmp_path / "logs",
+        "r",
+        timeout_s=60,
+        launcher=launcher,
+        backend="slurm",
+    )
     assert outcome.status == "ok" and outcome.images_per_sec == 50.0 and launched == ["ps0", "worker0"]
     assert outcome.cluster["backend"] == "slurm"
     assert by_name(outcome)["ps0"]["stopped"] and by_name(outcome)["ps0"]["command"][1] == "-c"
@@ -368,12 +410,25 @@ def test_task_entry_point_as_the_launcher(tmp_path):
     (tmp_path / "logs").mkdir()
 
     def launcher(task, argv):
-        return [sys.executable, "-m", "tfcnnwrap.cluster.task", "--plan", str(plan_file), "--index",
-                str(plan.tasks.index(task)), "--script", str(FAKE_SCRIPT), "--python", sys.executable, "--",
-                *BASE[3:]]
+        return [
+            sys.executable,
+            "-m",
+            "tfcnnwrap.cluster.task",
+            "--plan",
+            str(plan_file),
+            "--index",
+            str(plan.tasks.index(task)),
+            "--script",
+            str(FAKE_SCRIPT),
+            "--python",
+            sys.executable,
+            "--",
+            *BASE[3:],
+        ]
 
-    outcome = localjob.run_plan(plan, BASE, tmp_path, fake_env(tmp_path), tmp_path / "logs", "r", timeout_s=60,
-                               launcher=launcher)
+    outcome = localjob.run_plan(
+        plan, BASE, tmp_path, fake_env(tmp_path), tmp_path / "logs", "r", timeout_s=60, launcher=launcher
+    )
     assert outcome.status == "ok" and by_name(outcome)["controller0"]["reports"], outcome.failure
     assert outcome.images_per_sec == 50.0
     assert_nothing_left(outcome, tmp_path)

@@ -34,8 +34,11 @@ def test_parameter_server_tasks_flags_and_roles():
     assert names(plan.reporting()) == ["worker0"]
     assert names(plan.to_stop()) == ["ps0"]
     assert plan.flags_for(plan.task("worker", 1)) == [
-        "--job_name=worker", "--task_index=1", "--ps_hosts=localhost:5000",
-        "--worker_hosts=localhost:5001,localhost:5002", "--variable_update=parameter_server",
+        "--job_name=worker",
+        "--task_index=1",
+        "--ps_hosts=localhost:5000",
+        "--worker_hosts=localhost:5001,localhost:5002",
+        "--variable_update=parameter_server",
     ]
     assert plan.flags_for(plan.task("ps", 0))[:2] == ["--job_name=ps", "--task_index=0"]
 
@@ -95,8 +98,10 @@ def test_collective_needs_a_newer_branch(branch):
     assert build_plan("parameter_server", 2, branch=branch).mode == "parameter_server"
 
 
-@pytest.mark.parametrize("branch", ["cnn_tf_v1.9_compatible", "cnn_tf_v1.12_compatible", "cnn_tf_v2.1_compatible",
-                                    "master", None, "some-fork"])
+@pytest.mark.parametrize(
+    "branch",
+    ["cnn_tf_v1.9_compatible", "cnn_tf_v1.12_compatible", "cnn_tf_v2.1_compatible", "master", None, "some-fork"],
+)
 def test_collective_on_branches_that_know_it(branch):
     assert "collective_all_reduce" in modes_for_branch(branch)
 
@@ -104,14 +109,21 @@ def test_collective_on_branches_that_know_it(branch):
 @pytest.mark.slow
 @pytest.mark.skipif(not MIRROR.is_dir(), reason="needs the tensorflow/benchmarks mirror")
 def test_branch_rule_matches_upstream_sources():
-    refs = subprocess.run(["git", "--git-dir", str(MIRROR), "for-each-ref", "--format=%(refname:short)",
-                           "refs/heads/"], capture_output=True, text=True, check=True).stdout.split()
+    refs = subprocess.run(
+        ["git", "--git-dir", str(MIRROR), "for-each-ref", "--format=%(refname:short)", "refs/heads/"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     branches = [b for b in refs if b == "master" or b.startswith("cnn_tf_v")]
     assert len(branches) >= 10
     for branch in branches:
-        source = subprocess.run(["git", "--git-dir", str(MIRROR), "show",
-                                 branch + ":scripts/tf_cnn_benchmarks/benchmark_cnn.py"],
-                                capture_output=True, text=True, check=True).stdout
+        source = subprocess.run(
+            ["git", "--git-dir", str(MIRROR), "show", branch + ":scripts/tf_cnn_benchmarks/benchmark_cnn.py"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         knows = "'collective_all_reduce'" in source
         assert ("collective_all_reduce" in modes_for_branch(branch)) == knows, branch
         assert "Invalid variable_update in distributed mode" in source  # replicated refused: our rule too
@@ -121,8 +133,13 @@ def test_branch_rule_matches_upstream_sources():
 def test_hosts_round_robin_and_ports_count_up_per_host():
     plan = build_plan("parameter_server", workers=3, ps=2, hosts=["n1", "n2"], base_port=4000)
     placed = [(t.name, t.host, t.port) for t in plan.tasks]
-    assert placed == [("ps0", "n1", 4000), ("ps1", "n2", 4000), ("worker0", "n1", 4001),
-                      ("worker1", "n2", 4001), ("worker2", "n1", 4002)]
+    assert placed == [
+        ("ps0", "n1", 4000),
+        ("ps1", "n2", 4000),
+        ("worker0", "n1", 4001),
+        ("worker1", "n2", 4001),
+        ("worker2", "n1", 4002),
+    ]
     assert plan.hostfile_lines() == ["n1", "n2", "n1", "n2", "n1"]
     one_line_error(lambda: build_plan("parameter_server", 2, ports=[1, 2]), "3 tasks but 2 ports")
     one_line_error(lambda: build_plan("parameter_server", 2, ports=[1, 2, 2]), "own port")
@@ -132,8 +149,11 @@ def test_hosts_round_robin_and_ports_count_up_per_host():
 def test_gpu_placement():
     plan = build_plan("parameter_server", 2, gpus_per_host=2)
     env = {t.name: dict(t.env) for t in plan.tasks}
-    assert env == {"ps0": {"CUDA_VISIBLE_DEVICES": ""}, "worker0": {"CUDA_VISIBLE_DEVICES": "0"},
-                   "worker1": {"CUDA_VISIBLE_DEVICES": "1"}}
+    assert env == {
+        "ps0": {"CUDA_VISIBLE_DEVICES": ""},
+        "worker0": {"CUDA_VISIBLE_DEVICES": "0"},
+        "worker1": {"CUDA_VISIBLE_DEVICES": "1"},
+    }
     shared = build_plan("parameter_server", 2, gpus_per_host=1)
     assert shared.flags_for(shared.task("worker", 1))[-1] == "--gpu_memory_frac_for_testing=0.3500"
     assert not any("gpu_memory" in f for f in shared.flags_for(shared.task("ps", 0)))
@@ -157,15 +177,29 @@ def test_json_round_trip(mode):
 def test_bad_plan_files_are_one_line_errors():
     one_line_error(lambda: ClusterPlan.from_json("{not json"), "not JSON")
     good = build_plan("parameter_server", 1).to_dict()
-    for broken in ({**good, "format": 99}, {**good, "mode": "replicated"}, {**good, "tasks": [{"role": "boss"}]},
-                   {**good, "tasks": [{**good["tasks"][0], "port": -1}]}, []):
+    for broken in (
+        {**good, "format": 99},
+        {**good, "mode": "replicated"},
+        {**good, "tasks": [{"role": "boss"}]},
+        {**good, "tasks": [{**good["tasks"][0], "port": -1}]},
+        [],
+    ):
         one_line_error(lambda broken=broken: ClusterPlan.from_dict(broken), "cluster plan")
 
 
 def test_argv_for_replaces_the_base_commands_own_distributed_flags():
     plan = build_plan("collective_all_reduce", 1, ports=[9000])
-    base = ["py", "-u", "tf_cnn_benchmarks.py", "--model=trivial", "--variable_update=parameter_server",
-            "--job_name", "stale", "--all_reduce_spec=nccl", "--num_gpus=2"]
+    base = [
+        "py",
+        "-u",
+        "tf_cnn_benchmarks.py",
+        "--model=trivial",
+        "--variable_update=parameter_server",
+        "--job_name",
+        "stale",
+        "--all_reduce_spec=nccl",
+        "--num_gpus=2",
+    ]
     argv = plan.argv_for(plan.tasks[0], base)
     assert argv[:4] == ["py", "-u", "tf_cnn_benchmarks.py", "--model=trivial"]
     assert "stale" not in argv and "--variable_update=parameter_server" not in argv
@@ -182,7 +216,9 @@ def test_flag_helpers():
     assert flag_value(argv, "all_reduce_spec") == "xring"
     assert flag_value(argv, "model") is None
     assert drop_flags(argv, ["all_reduce_spec"]) == [
-        "--variable_update=replicated", "--variable_update=parameter_server"]
+        "--variable_update=replicated",
+        "--variable_update=parameter_server",
+    ]
 
 
 def test_startup_wait_of_non_chief_workers():

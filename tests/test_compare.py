@@ -118,8 +118,14 @@ def test_csv_and_table_against_references(cli, seed_sweep):
     result = cli("compare", seed_sweep, "--against", "2080,V100", "--format", "csv")
     assert result.returncode == 0, result
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
-    assert list(rows[0])[:6] == ["model", "batch_size", "measured", "2080 images_per_sec", "2080 ratio_pct",
-                                 "2080 comparable"]
+    assert list(rows[0])[:6] == [
+        "model",
+        "batch_size",
+        "measured",
+        "2080 images_per_sec",
+        "2080 ratio_pct",
+        "2080 comparable",
+    ]
     vgg = [r for r in rows if r["model"] == "vgg16"][0]
     assert float(vgg["V100 images_per_sec"]) == 233.0
     assert float(vgg["V100 ratio_pct"]) == pytest.approx(110.23 / 233 * 100)
@@ -131,8 +137,7 @@ def test_csv_and_table_against_references(cli, seed_sweep):
 
 @pytest.mark.slow
 def test_ambiguous_and_unknown_reference_names_exit_2_listing_candidates(cli, seed_sweep):
-    line = assert_clean_error(cli("compare", seed_sweep, "--against", "Ti"), 2, "ambiguous", "gtx1080ti",
-                              "rtx2080ti")
+    line = assert_clean_error(cli("compare", seed_sweep, "--against", "Ti"), 2, "ambiguous", "gtx1080ti", "rtx2080ti")
     assert "v100" not in line
     # Whole words only: "1080" is not the 1080 Ti (issue 13); the message names the near misses.
     assert_clean_error(cli("compare", seed_sweep, "--against", "1080"), 2, "'1080'", "gtx1080ti")
@@ -160,16 +165,17 @@ def test_reference_at_another_batch_size_is_marked_and_left_out_of_the_geomean(c
 
 @pytest.mark.parametrize(
     "plan, condition",
-    [({"num_gpus": 2}, "2 GPUs"), ({"extra_args": ["--use_fp16=True"]}, "fp16"),
-     ({"variable_update": "replicated"}, "variable_update replicated"),
-     ({"extra_args": ["--data_dir", "/data/imagenet"]}, "real data")],
+    [
+        ({"num_gpus": 2}, "2 GPUs"),
+        ({"extra_args": ["--use_fp16=True"]}, "fp16"),
+        ({"variable_update": "replicated"}, "variable_update replicated"),
+        ({"extra_args": ["--data_dir", "/data/imagenet"]}, "real data"),
+    ],
 )
-def test_sweeps_under_other_conditions_are_never_silently_compared(capsys, monkeypatch, tmp_path, plan,
-                                                                   condition):
+def test_sweeps_under_other_conditions_are_never_silently_compared(capsys, monkeypatch, tmp_path, plan, condition):
     sweep = write_sweep(tmp_path / "s", seed_runs(2), **plan)
     # the Vega 64's only figures are the seed's (fp32, 1 GPU, parameter_server, synthetic)
-    code, out, _ = in_process(capsys, monkeypatch, "compare", sweep, "--against", "Vega 64", "--format",
-                              "markdown")
+    code, out, _ = in_process(capsys, monkeypatch, "compare", sweep, "--against", "Vega 64", "--format", "markdown")
     assert code == 0
     table = markdown_table(out)
     assert all(row[3].endswith("\u2020") for row in table[1:-1])
@@ -183,13 +189,14 @@ def test_p100_compares_with_its_own_row_for_the_sweeps_batch_size(capsys, monkey
     by_model = {r["model"]: r["references"][0] for r in json.loads(out)["rows"]}
     assert by_model["resnet152"]["published"] == "82.7" and by_model["resnet152"]["comparable"] is True
     assert by_model["vgg16"]["comparable"] is False
-    assert by_model["vgg16"]["differs"] == {"variable_update": {"reference": "replicated",
-                                                                "sweep": "parameter_server"}}
+    assert by_model["vgg16"]["differs"] == {"variable_update": {"reference": "replicated", "sweep": "parameter_server"}}
 
 
 def test_missing_data_on_either_side(capsys, monkeypatch, tmp_path):
-    sweep = write_sweep(tmp_path / "s", {("resnet50", 64): ["oom", "oom"], ("nasnet", 64): [50.0, 51.0],
-                                         ("vgg16", 64): [100.0, "crashed", 120.0]})
+    sweep = write_sweep(
+        tmp_path / "s",
+        {("resnet50", 64): ["oom", "oom"], ("nasnet", 64): [50.0, 51.0], ("vgg16", 64): [100.0, "crashed", 120.0]},
+    )
     code, out, _ = in_process(capsys, monkeypatch, "compare", sweep, "--against", "V100", "--format", "markdown")
     assert code == 0
     body = {r[0]: r for r in markdown_table(out)[1:]}
@@ -234,14 +241,22 @@ def test_user_reference_file_with_compare(cli, tmp_path, seed_sweep):
 def ab_sweeps(tmp_path):
     baseline = write_sweep(
         tmp_path / "egpu-F1.0",
-        {("resnet50", 64): [176.0, 177.0, 178.0], ("resnet152", 32): [62.0, 62.5, 61.5],
-         ("vgg16", 64): [110.0], ("alexnet", 512): [2250.0, 2260.0]},
+        {
+            ("resnet50", 64): [176.0, 177.0, 178.0],
+            ("resnet152", 32): [62.0, 62.5, 61.5],
+            ("vgg16", 64): [110.0],
+            ("alexnet", 512): [2250.0, 2260.0],
+        },
         gpus=["GeForce RTX 2070"],
     )
     candidate = write_sweep(
         tmp_path / "egpu-H2D",
-        {("resnet50", 64): [186.0, 187.0, 188.0], ("resnet152", 32): [62.4, 61.2, 62.9],
-         ("vgg16", 64): [115.0, 116.0], ("inception3", 64): [113.0, 114.0]},
+        {
+            ("resnet50", 64): [186.0, 187.0, 188.0],
+            ("resnet152", 32): [62.4, 61.2, 62.9],
+            ("vgg16", 64): [115.0, 116.0],
+            ("inception3", 64): [113.0, 114.0],
+        },
         gpus=["GeForce RTX 2070"],
     )
     return baseline, candidate
@@ -277,8 +292,17 @@ def test_sweep_against_sweep_markdown_and_table(cli, ab_sweeps):
     result = cli("compare", *ab_sweeps, "--format", "markdown")
     assert result.returncode == 0, result
     table = markdown_table(result.stdout)
-    assert table[0] == ["model", "batch size", "baseline", "candidate", "change", "change, 95% CI", "significant",
-                        "p-value", "ok runs (b/c)"]
+    assert table[0] == [
+        "model",
+        "batch size",
+        "baseline",
+        "candidate",
+        "change",
+        "change, 95% CI",
+        "significant",
+        "p-value",
+        "ok runs (b/c)",
+    ]
     body = {r[0]: r for r in table[1:]}
     assert body["resnet50"][2:5] + body["resnet50"][6:7] == ["177.00", "187.00", "+5.6%", "yes"]
     assert body["resnet152"][6] == "no"
@@ -316,13 +340,23 @@ def test_welch_unit():
 
 
 def test_plan_conditions_read_the_plan_and_extra_flags():
-    assert Plan().conditions() == {"precision": "fp32", "num_gpus": 1, "variable_update": "parameter_server",
-                                   "data": "synthetic", "xla": "no"}
+    assert Plan().conditions() == {
+        "precision": "fp32",
+        "num_gpus": 1,
+        "variable_update": "parameter_server",
+        "data": "synthetic",
+        "xla": "no",
+    }
     # --num_gpus and --variable_update are the plan's own (sweep refuses them after --); fp16 and real
     # data can only come through the pass-through flags.
     plan = Plan(num_gpus=4, variable_update="replicated", extra_args=["--use_fp16"])
-    assert plan.conditions() == {"precision": "fp16", "num_gpus": 4, "variable_update": "replicated",
-                                 "data": "synthetic", "xla": "no"}
+    assert plan.conditions() == {
+        "precision": "fp16",
+        "num_gpus": 4,
+        "variable_update": "replicated",
+        "data": "synthetic",
+        "xla": "no",
+    }
     assert Plan(extra_args=["--use_fp16=false"]).conditions()["precision"] == "fp32"
     assert Plan(extra_args=["--data_dir", "/data/imagenet"]).conditions()["data"] == "real"
 
@@ -367,8 +401,7 @@ def test_plot_sweep_against_sweep_writes_a_png(capsys, monkeypatch, ab_sweeps, t
 @pytest.mark.slow  # draws a figure with matplotlib: seconds in process
 def test_plot_of_a_sweep_without_ok_runs_is_refused(capsys, monkeypatch, tmp_path):
     sweep = write_sweep(tmp_path / "s", {("resnet50", 64): ["oom"]})
-    code, _, err = in_process(capsys, monkeypatch, "compare", sweep, "--against", "V100", "--plot",
-                              tmp_path / "x.png")
+    code, _, err = in_process(capsys, monkeypatch, "compare", sweep, "--against", "V100", "--plot", tmp_path / "x.png")
     assert code == 2 and "nothing to plot" in err
     assert not (tmp_path / "x.png").exists()
 
@@ -399,8 +432,12 @@ def test_require_matplotlib_in_process(monkeypatch):
 
 @pytest.mark.parametrize(
     "baseline, candidate",
-    [([176.0, 177.0, 178.0], [186.0, 187.0, 188.0]), ([62.0, 62.5, 61.5], [62.4, 61.2, 62.9]),
-     ([110.0, 110.0], [111.0, 113.0, 109.5, 112.0]), ([2250.0, 2260.0, 2255.5, 2249.0, 2270.0], [2240.0, 2300.0])],
+    [
+        ([176.0, 177.0, 178.0], [186.0, 187.0, 188.0]),
+        ([62.0, 62.5, 61.5], [62.4, 61.2, 62.9]),
+        ([110.0, 110.0], [111.0, 113.0, 109.5, 112.0]),
+        ([2250.0, 2260.0, 2255.5, 2249.0, 2270.0], [2240.0, 2300.0]),
+    ],
 )
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # scipy's note on a zero-spread side
 def test_welch_matches_scipy_stats(baseline, candidate):

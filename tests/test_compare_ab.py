@@ -30,8 +30,9 @@ def write_records(path, pairs, records, **plan):
     (path / "logs").mkdir(parents=True)
     meta = sweep_meta(pairs, **plan)
     (path / "sweep.json").write_text(json.dumps(meta.to_dict(), allow_nan=False), encoding="utf-8")
-    (path / "runs.jsonl").write_text("".join(json.dumps(r.to_dict(), allow_nan=False) + "\n" for r in records),
-                                     encoding="utf-8")
+    (path / "runs.jsonl").write_text(
+        "".join(json.dumps(r.to_dict(), allow_nan=False) + "\n" for r in records), encoding="utf-8"
+    )
     return path
 
 
@@ -46,7 +47,7 @@ def _fieller_by_root_finding(b, c):
     mb, mc = sum(b) / nb, sum(c) / nc
     vb = sum((x - mb) ** 2 for x in b) / (nb - 1) / nb
     vc = sum((x - mc) ** 2 for x in c) / (nc - 1) / nc
-    df = (vb + vc) ** 2 / (vb ** 2 / (nb - 1) + vc ** 2 / (nc - 1))
+    df = (vb + vc) ** 2 / (vb**2 / (nb - 1) + vc**2 / (nc - 1))
     t = stats.t.ppf(0.975, df)
 
     def f(r):
@@ -96,11 +97,13 @@ def firmware(tmp_path):
     base = {("resnet50", 64): [176.0, 177.0, 178.0], ("vgg16", 64): [110.0, 110.5, 109.5]}
     h2d = {("resnet50", 64): [163.0, 164.5, 165.0], ("vgg16", 64): [110.2, 109.8, 110.1]}
     h3 = {("resnet50", 64): [180.0, 181.0, 180.5], ("vgg16", 64): [110.0, 110.4, 109.7]}
-    paths = [write_sweep(tmp_path / name, runs) for name, runs in
-             (("egpu-F1.0", base), ("egpu-H2D", h2d), ("egpu-H3", h3))]
+    paths = [
+        write_sweep(tmp_path / name, runs) for name, runs in (("egpu-F1.0", base), ("egpu-H2D", h2d), ("egpu-H3", h3))
+    ]
     edit_meta(paths[0], environment={"nvidia_driver": "410.79"}, tensorflow_version="1.12.0")
-    edit_meta(paths[1], environment={"nvidia_driver": "418.56"}, tensorflow_version="1.12.0",
-              upstream={"commit": "1" * 40})
+    edit_meta(
+        paths[1], environment={"nvidia_driver": "418.56"}, tensorflow_version="1.12.0", upstream={"commit": "1" * 40}
+    )
     edit_meta(paths[2], environment={"nvidia_driver": "410.79"}, tensorflow_version="1.13.1")
     return paths
 
@@ -178,8 +181,11 @@ def test_several_candidates_one_row_set_each(cli, firmware):
     assert result.returncode == 0, result
     rows = result.rows()
     assert [(r["model"], r["candidate_dir"]) for r in rows] == [
-        ("resnet50", str(firmware[1])), ("vgg16", str(firmware[1])),
-        ("resnet50", str(firmware[2])), ("vgg16", str(firmware[2]))]
+        ("resnet50", str(firmware[1])),
+        ("vgg16", str(firmware[1])),
+        ("resnet50", str(firmware[2])),
+        ("vgg16", str(firmware[2])),
+    ]
     assert [g["candidate_dir"] for g in result.json()["geomean"]] == [str(firmware[1]), str(firmware[2])]
     assert rows[2]["change_pct"] > 0
     text = cli("compare", *firmware, "--format", "markdown")
@@ -194,8 +200,11 @@ def test_several_candidates_one_row_set_each(cli, firmware):
 @pytest.mark.slow
 def test_no_directory_compares_the_two_newest_sweeps(cli, tmp_path):
     results = tmp_path / "elsewhere"
-    for name, stamp, value in (("old", "2026-11-28T10:00:00Z", 100.0), ("mid", "2026-11-29T10:00:00Z", 110.0),
-                               ("new", "2026-11-30T10:00:00Z", 121.0)):
+    for name, stamp, value in (
+        ("old", "2026-11-28T10:00:00Z", 100.0),
+        ("mid", "2026-11-29T10:00:00Z", 110.0),
+        ("new", "2026-11-30T10:00:00Z", 121.0),
+    ):
         edit_meta(write_sweep(results / name, {("resnet50", 64): [value, value]}), created_at=stamp)
     result = cli("compare", "--format", "json", env={"TFCNNWRAP_RESULTS": results})
     assert result.returncode == 0, result
@@ -208,11 +217,15 @@ def test_no_directory_compares_the_two_newest_sweeps(cli, tmp_path):
 
 
 def test_gpu_counts_are_configurations_of_their_own(capsys, tmp_path):
-    records = [dataclasses.replace(run_record("resnet50", 64, k, v), num_gpus=g)
-               for g, values in ((1, [170.0, 171.0]), (2, [330.0, 332.0])) for k, v in enumerate(values, 1)]
+    records = [
+        dataclasses.replace(run_record("resnet50", 64, k, v), num_gpus=g)
+        for g, values in ((1, [170.0, 171.0]), (2, [330.0, 332.0]))
+        for k, v in enumerate(values, 1)
+    ]
     a = write_records(tmp_path / "a", [("resnet50", 64)], records, gpu_counts=[1, 2], runs=2)
-    faster = [dataclasses.replace(r, images_per_sec=r.images_per_sec * (1.1 if r.num_gpus == 2 else 1.0))
-              for r in records]
+    faster = [
+        dataclasses.replace(r, images_per_sec=r.images_per_sec * (1.1 if r.num_gpus == 2 else 1.0)) for r in records
+    ]
     b = write_records(tmp_path / "b", [("resnet50", 64)], faster, gpu_counts=[1, 2], runs=2)
     from tfcnnwrap.compare.ab import sweep_vs_sweep
 
@@ -224,12 +237,17 @@ def test_gpu_counts_are_configurations_of_their_own(capsys, tmp_path):
 @pytest.fixture
 def fleet(tmp_path):
     def sweep(name, by_host):
-        records = [dataclasses.replace(run_record("resnet50", 64, k, v), host=host)
-                   for host, values in by_host.items() for k, v in enumerate(values, 1)]
+        records = [
+            dataclasses.replace(run_record("resnet50", 64, k, v), host=host)
+            for host, values in by_host.items()
+            for k, v in enumerate(values, 1)
+        ]
         return write_records(tmp_path / name, [("resnet50", 64)], records, runs=2)
 
-    return (sweep("before", {"node1": [100.0, 101.0], "node2": [90.0, 91.0]}),
-            sweep("after", {"node1": [100.0, 101.0], "node2": [99.0, 100.0]}))
+    return (
+        sweep("before", {"node1": [100.0, 101.0], "node2": [90.0, 91.0]}),
+        sweep("after", {"node1": [100.0, 101.0], "node2": [99.0, 100.0]}),
+    )
 
 
 @pytest.mark.slow
@@ -245,12 +263,14 @@ def test_fleet_hosts_are_pooled_unless_one_is_picked(cli, fleet):
 
 @pytest.mark.slow
 def test_ab_argument_rules(cli, firmware):
-    assert_clean_error(cli("compare", firmware[0], "--against", "V100", "--fail-on-regression", "5"), 2,
-                       "--fail-on-regression")
+    assert_clean_error(
+        cli("compare", firmware[0], "--against", "V100", "--fail-on-regression", "5"), 2, "--fail-on-regression"
+    )
     assert_clean_error(cli("compare", firmware[0], firmware[1], "--strict"), 2, "--strict")
     assert_clean_error(cli("compare", firmware[0], firmware[1], "--per", "watt"), 2, "--rank")
-    assert_clean_error(cli("compare", firmware[0], firmware[1], "--fail-on-regression", "-3"), 2,
-                       "--fail-on-regression")
+    assert_clean_error(
+        cli("compare", firmware[0], firmware[1], "--fail-on-regression", "-3"), 2, "--fail-on-regression"
+    )
 
 
 @pytest.mark.slow  # draws a figure with matplotlib: seconds in process

@@ -37,16 +37,23 @@ def test_unknown_shell_is_one_line_exit_2():
 
 
 def _bash(script, body):
-    return subprocess.run(["bash", "--norc", "--noprofile", "-c", "source %s\n%s" % (script, body)],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env(), timeout=60)
+    return subprocess.run(
+        ["bash", "--norc", "--noprofile", "-c", "source %s\n%s" % (script, body)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=cli_env(),
+        timeout=60,
+    )
 
 
 def _complete(words, cword):
     """Bash lines that ask the registered completion function for ``words`` with the cursor on ``cword``."""
-    return ('COMP_WORDS=(%s); COMP_CWORD=%d; COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}\n'
-            'f=$(complete -p tfcnnwrap | sed -n "s/.* -F \\([^ ]*\\) .*/\\1/p")\n'
-            '"$f" tfcnnwrap "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"\n'
-            'printf "%%s\\n" "${COMPREPLY[@]}"\n' % (" ".join("'%s'" % w for w in words), cword))
+    return (
+        'COMP_WORDS=(%s); COMP_CWORD=%d; COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}\n'
+        'f=$(complete -p tfcnnwrap | sed -n "s/.* -F \\([^ ]*\\) .*/\\1/p")\n'
+        '"$f" tfcnnwrap "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"\n'
+        'printf "%%s\\n" "${COMPREPLY[@]}"\n' % (" ".join("'%s'" % w for w in words), cword)
+    )
 
 
 @pytest.mark.slow
@@ -62,8 +69,9 @@ def test_bash_sources_it_and_completes_verbs_flags_and_choices(tmp_path):
     flags = _bash(path, _complete(["tfcnnwrap", "sweep", "--cool"], 2)).stdout.decode().split()
     assert sorted(flags) == ["--cool-to", "--cooldown"]
     formats = _bash(path, _complete(["tfcnnwrap", "report", "--format", ""], 3)).stdout.decode().split()
-    report = next(a for a in build_parser()._subparsers._group_actions[0].choices["report"]._actions
-                  if a.dest == "format")
+    report = next(
+        a for a in build_parser()._subparsers._group_actions[0].choices["report"]._actions if a.dest == "format"
+    )
     assert formats == list(report.choices)
 
 
@@ -82,8 +90,17 @@ def test_zsh_and_fish_scripts_parse(tmp_path, shell, check):
 def test_help_does_not_import_shtab():
     import sys
 
-    probe = subprocess.run([sys.executable, "-c", "import sys; from tfcnnwrap.cli import main\n"
-                            "try:\n    main(['completion', '--help'])\nexcept SystemExit:\n    pass\n"
-                            "assert 'shtab' not in sys.modules, 'shtab imported'"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env(), timeout=60)
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from tfcnnwrap.cli import main\n"
+            "try:\n    main(['completion', '--help'])\nexcept SystemExit:\n    pass\n"
+            "assert 'shtab' not in sys.modules, 'shtab imported'",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=cli_env(),
+        timeout=60,
+    )
     assert probe.returncode == 0, probe.stderr.decode()

@@ -122,13 +122,16 @@ def test_a_missing_default_file_is_no_config(tmp_path, monkeypatch):
     assert settings.read_config({}) == {}
 
 
-@pytest.mark.parametrize("text, needle", [
-    ("python = /usr/bin/python3\n", "not valid TOML"),
-    ('colour = "red"\n', "unknown setting 'colour'"),
-    ("results_dir = 3\n", "results_dir must be"),
-    ('vendor_dir = ""\n', "vendor_dir must be"),
-    ('python = "a"\npython = "b"\n', "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ("python = /usr/bin/python3\n", "not valid TOML"),
+        ('colour = "red"\n', "unknown setting 'colour'"),
+        ("results_dir = 3\n", "results_dir must be"),
+        ('vendor_dir = ""\n', "vendor_dir must be"),
+        ('python = "a"\npython = "b"\n', "not valid TOML"),
+    ],
+)
 def test_a_bad_file_is_one_usage_error_naming_it(tmp_path, text, needle):
     path = _config(tmp_path, text)
     with pytest.raises(UsageError) as caught:

@@ -16,8 +16,17 @@ from tfcnnwrap.run import telemetry
 FAKE_DIR = Path(__file__).resolve().parent / "fake"
 POSIX_ONLY = pytest.mark.skipif(os.name == "nt", reason="the stand-in nvidia-smi is a shebang script")
 CONTRACT_KEYS = {
-    "python", "tensorflow_version", "tensorflow_distribution", "gpus", "cuda_version", "cudnn_version",
-    "recommended_branch", "git", "nvidia_smi", "vendor", "matmul",
+    "python",
+    "tensorflow_version",
+    "tensorflow_distribution",
+    "gpus",
+    "cuda_version",
+    "cudnn_version",
+    "recommended_branch",
+    "git",
+    "nvidia_smi",
+    "vendor",
+    "matmul",
 }
 NO_SMI = {telemetry.ENV_NVIDIA_SMI: "none"}
 WITH_FAKE_SMI = {"PATH": str(FAKE_DIR) + os.pathsep + os.environ.get("PATH", "")}
@@ -89,8 +98,9 @@ def test_nvidia_smi_sees_a_gpu_tensorflow_does_not(cli, fake_tf, tmp_path):
 
 @pytest.mark.slow
 def test_matmul_that_the_stand_in_cannot_do_is_a_warning(cli, fake_tf, tmp_path):
-    report = doctor_json(cli, fake_tf("2.4.0"), "--matmul", env=dict(NO_SMI, FAKE_TF_GPUS="GeForce RTX 2070"),
-                         cwd=tmp_path)
+    report = doctor_json(
+        cli, fake_tf("2.4.0"), "--matmul", env=dict(NO_SMI, FAKE_TF_GPUS="GeForce RTX 2070"), cwd=tmp_path
+    )
     assert report["matmul"] == {"cpu_gflops": None, "gpu_gflops": None, "speedup": None}
     assert any(w.startswith("matmul on /cpu:0 failed") for w in report["warnings"])
     assert check(report, doctor.MATMUL)["status"] == "fail"
@@ -195,14 +205,30 @@ def test_git_version_is_found_here():
 
 def synthetic_report(**overrides):
     report = {
-        "python": "/envs/tf/bin/python", "python_version": "3.6.8", "tensorflow_version": "1.12.0",
-        "tensorflow_distribution": "tensorflow-gpu", "tensorflow_location": "/envs/tf/lib/site-packages",
-        "tensorflow_importable": True, "version_source": "metadata", "gpus": ["GeForce RTX 2070"],
-        "cuda_version": "9", "cudnn_version": "7", "cuda_source": "tensorflow build info", "is_cuda_build": True,
-        "tf_keras": False, "legacy_keras_needed": False, "recommended_branch": "cnn_tf_v1.12_compatible",
-        "branch_reason": "its own branch", "git": None, "git_path": None, "nvidia_smi": None, "vendor": None,
-        "matmul": {"cpu_gflops": 180.0, "gpu_gflops": 7200.0, "speedup": 40.0}, "warnings": ["look here"],
-        "probe_complete": True, "probe_stage": "done",
+        "python": "/envs/tf/bin/python",
+        "python_version": "3.6.8",
+        "tensorflow_version": "1.12.0",
+        "tensorflow_distribution": "tensorflow-gpu",
+        "tensorflow_location": "/envs/tf/lib/site-packages",
+        "tensorflow_importable": True,
+        "version_source": "metadata",
+        "gpus": ["GeForce RTX 2070"],
+        "cuda_version": "9",
+        "cudnn_version": "7",
+        "cuda_source": "tensorflow build info",
+        "is_cuda_build": True,
+        "tf_keras": False,
+        "legacy_keras_needed": False,
+        "recommended_branch": "cnn_tf_v1.12_compatible",
+        "branch_reason": "its own branch",
+        "git": None,
+        "git_path": None,
+        "nvidia_smi": None,
+        "vendor": None,
+        "matmul": {"cpu_gflops": 180.0, "gpu_gflops": 7200.0, "speedup": 40.0},
+        "warnings": ["look here"],
+        "probe_complete": True,
+        "probe_stage": "done",
     }
     report.update(overrides)
     return doctor.DoctorReport.from_json(report).with_checks()
@@ -225,8 +251,16 @@ def test_ascii_console_gets_words_instead_of_symbols(monkeypatch):
     assert "not ready: vendor checkout, git" in out
 
 
-CHECKOUT = {"dir": "vendor", "branch": "cnn_tf_v1.12_compatible", "commit": "0" * 40, "url": "u",
-            "tf_version": "1.12.0", "script_present": True, "branch_source": "rule", "branch_warning": None}
+CHECKOUT = {
+    "dir": "vendor",
+    "branch": "cnn_tf_v1.12_compatible",
+    "commit": "0" * 40,
+    "url": "u",
+    "tf_version": "1.12.0",
+    "script_present": True,
+    "branch_source": "rule",
+    "branch_warning": None,
+}
 
 
 @pytest.mark.slow
@@ -235,10 +269,12 @@ def test_verdict_line_names_the_device_sweep_would_pick(monkeypatch):
     ready = synthetic_report(git="2.39.5", vendor=CHECKOUT)
     assert doctor.verdict(ready) == "ready: a sweep would run on the GPU (GeForce RTX 2070)"
     assert doctor.verdict(synthetic_report(git="2.39.5", gpus=[], vendor=CHECKOUT)) == (
-        "ready: a sweep would run on the CPU (TensorFlow sees no GPU)")
+        "ready: a sweep would run on the CPU (TensorFlow sees no GPU)"
+    )
     # TensorFlow cannot tell and there is no nvidia-smi: sweep --device auto runs on the CPU, and so says doctor
     assert doctor.verdict(synthetic_report(git="2.39.5", gpus=None, vendor=CHECKOUT)) == (
-        "ready: a sweep would run on the CPU (TensorFlow could not say whether it sees a GPU)")
+        "ready: a sweep would run on the CPU (TensorFlow could not say whether it sees a GPU)"
+    )
 
 
 @pytest.mark.slow
@@ -246,13 +282,16 @@ def test_cannot_tell_with_nvidia_smi_is_the_gpu_as_sweep_decides(monkeypatch):
     from tfcnnwrap.environment.probe import resolve_device
 
     monkeypatch.setenv("TFCNNWRAP_NVIDIA_SMI", str(FAKE_DIR / "nvidia-smi"))
-    smi = {"path": "nvidia-smi", "gpus": [{"name": "NVIDIA GeForce RTX 2070", "driver_version": "417.35",
-                                          "memory_total_mib": 8192}]}
+    smi = {
+        "path": "nvidia-smi",
+        "gpus": [{"name": "NVIDIA GeForce RTX 2070", "driver_version": "417.35", "memory_total_mib": 8192}],
+    }
     report = synthetic_report(git="2.39.5", gpus=None, vendor=CHECKOUT, nvidia_smi=smi).with_readiness().to_json()
     assert report["device"] == resolve_device("auto", type("P", (), {"gpus": None}))[0] == "gpu"
     assert report["ready"] is True
-    assert report["verdict"] == ("ready: a sweep would run on the GPU (nvidia-smi sees NVIDIA GeForce RTX 2070; "
-                                 "TensorFlow could not say)")
+    assert report["verdict"] == (
+        "ready: a sweep would run on the GPU (nvidia-smi sees NVIDIA GeForce RTX 2070; TensorFlow could not say)"
+    )
 
 
 @pytest.mark.slow
@@ -287,12 +326,20 @@ def test_capture_environment_holds_the_listed_facts(fake_tf, monkeypatch):
     monkeypatch.setenv("PATH", str(FAKE_DIR) + os.pathsep + os.environ.get("PATH", ""))
     monkeypatch.delenv(telemetry.ENV_NVIDIA_SMI, raising=False)
     probe = {
-        "python": "/envs/tf/bin/python", "python_version": "3.6.8", "tensorflow_version": "1.12.0",
-        "tensorflow_distribution": "tensorflow-gpu", "gpus": ["GeForce RTX 2070"], "cuda_version": "9.0",
+        "python": "/envs/tf/bin/python",
+        "python_version": "3.6.8",
+        "tensorflow_version": "1.12.0",
+        "tensorflow_distribution": "tensorflow-gpu",
+        "gpus": ["GeForce RTX 2070"],
+        "cuda_version": "9.0",
         "cudnn_version": "7",
     }
-    manifest = {"url": "https://github.com/tensorflow/benchmarks.git", "branch": "cnn_tf_v1.12_compatible",
-                "commit": "a" * 40, "tf_version": "1.12.0"}
+    manifest = {
+        "url": "https://github.com/tensorflow/benchmarks.git",
+        "branch": "cnn_tf_v1.12_compatible",
+        "commit": "a" * 40,
+        "tf_version": "1.12.0",
+    }
     argv = ["tfcnnwrap", "sweep", "--models", "resnet50", "--", "--use_fp16=True"]
     from tfcnnwrap.environment.probe import ProbeAnswer
 
@@ -356,14 +403,21 @@ def test_command_line_for_python_dash_m(monkeypatch):
 def test_doctor_questions_an_old_python(cli, tmp_path):
     """The seed's interpreter is Python 3.6 with TF 1.12: the probe must run there."""
     env_dir = tmp_path / "old-env"
-    subprocess.run([os.environ["TFCNNWRAP_OLD_PYTHON"], "-m", "venv", "--without-pip", str(env_dir)], check=True,
-                   timeout=120)
+    subprocess.run(
+        [os.environ["TFCNNWRAP_OLD_PYTHON"], "-m", "venv", "--without-pip", str(env_dir)], check=True, timeout=120
+    )
     python = make_fake_tf_env(env_dir, "1.12.0", dist="tensorflow-gpu")
     report = doctor_json(cli, python, env=NO_SMI, cwd=tmp_path)
-    old_version = subprocess.run(
-        [os.environ["TFCNNWRAP_OLD_PYTHON"], "-c", "import platform; print(platform.python_version())"],
-        stdout=subprocess.PIPE, check=True, timeout=60,
-    ).stdout.decode().strip()
+    old_version = (
+        subprocess.run(
+            [os.environ["TFCNNWRAP_OLD_PYTHON"], "-c", "import platform; print(platform.python_version())"],
+            stdout=subprocess.PIPE,
+            check=True,
+            timeout=60,
+        )
+        .stdout.decode()
+        .strip()
+    )
     assert report["python_version"] == old_version
     assert report["tensorflow_version"] == "1.12.0"
     assert report["recommended_branch"] == "cnn_tf_v1.12_compatible"
@@ -406,8 +460,16 @@ def test_strict_exits_1_until_a_sweep_would_run(cli, fake_tf, tmp_path):
 
 @pytest.mark.slow
 def test_strict_json_still_prints_the_report(cli, fake_tf, tmp_path):
-    result = cli("doctor", "--python", fake_tf("2.17.0", tf_keras=False), "--strict", "--format", "json",
-                 env=NO_SMI, cwd=tmp_path)
+    result = cli(
+        "doctor",
+        "--python",
+        fake_tf("2.17.0", tf_keras=False),
+        "--strict",
+        "--format",
+        "json",
+        env=NO_SMI,
+        cwd=tmp_path,
+    )
     assert result.returncode == 1
     report = json.loads(result.stdout)
     assert report["ready"] is False and "tf-keras" in report["blockers"]

@@ -6,10 +6,28 @@ import pytest
 from tfcnnwrap.fit import title_words, wrap_parts
 from tfcnnwrap.render import Col, make_table
 
-ROWS = [{"model": "resnet50_v1.5", "batch_size": 128, "mean": 176.93, "std": 0.41, "min": 176.5, "max": 177.32,
-         "median": 176.97, "note": "oom:1 crashed:2"}]
-COLUMNS = [Col("model", "model"), Col("batch_size", "batch"), Col("mean", "mean img/s"), Col("std", "std", 2),
-           Col("min", "min", 3), Col("max", "max", 3), Col("median", "median", 4), Col("note", "failures", 1, True)]
+ROWS = [
+    {
+        "model": "resnet50_v1.5",
+        "batch_size": 128,
+        "mean": 176.93,
+        "std": 0.41,
+        "min": 176.5,
+        "max": 177.32,
+        "median": 176.97,
+        "note": "oom:1 crashed:2",
+    }
+]
+COLUMNS = [
+    Col("model", "model"),
+    Col("batch_size", "batch"),
+    Col("mean", "mean img/s"),
+    Col("std", "std", 2),
+    Col("min", "min", 3),
+    Col("max", "max", 3),
+    Col("median", "median", 4),
+    Col("note", "failures", 1, True),
+]
 
 
 def rendered(table, width):
@@ -23,13 +41,21 @@ def rendered(table, width):
 def test_everything_fits_a_wide_terminal_with_no_note():
     lines = rendered(make_table(ROWS, COLUMNS), 120)
     assert lines[0].split() == ["model", "batch", "mean", "img/s", "std", "min", "max", "median", "failures"]
-    assert lines[2].split() == ["resnet50_v1.5", "128", "176.93", "0.41", "176.50", "177.32", "176.97", "oom:1",
-                                "crashed:2"]
+    assert lines[2].split() == [
+        "resnet50_v1.5",
+        "128",
+        "176.93",
+        "0.41",
+        "176.50",
+        "177.32",
+        "176.97",
+        "oom:1",
+        "crashed:2",
+    ]
     assert not any("hidden" in line for line in lines)
 
 
-@pytest.mark.parametrize("width, hidden", [(62, "median"), (50, "min, max, median"),
-                                           (40, "std, min, max, median")])
+@pytest.mark.parametrize("width, hidden", [(62, "median"), (50, "min, max, median"), (40, "std, min, max, median")])
 def test_columns_drop_by_priority_level_and_a_line_names_them(width, hidden):
     lines = rendered(make_table(ROWS, COLUMNS), width)
     assert max(len(line.rstrip()) for line in lines) <= width

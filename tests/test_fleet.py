@@ -16,8 +16,7 @@ def row(host, mean, cv=0.5, model="resnet50"):
 
 
 def test_a_host_more_than_5_percent_below_the_fleet_median_is_flagged():
-    rows = fleetreport.with_fleet([row("a", 100.0), row("b", 101.0), row("c", 99.0), row("d", 90.0),
-                                   row("e", 100.5)])
+    rows = fleetreport.with_fleet([row("a", 100.0), row("b", 101.0), row("c", 99.0), row("d", 90.0), row("e", 100.5)])
     by_host = {r.host: r for r in rows}
     assert by_host["a"].vs_fleet_pct == 0.0  # the median of host means is 100.0
     assert by_host["d"].vs_fleet_pct == -10.0 and by_host["d"].fleet_flag.startswith("slow: 10.0%")
@@ -25,8 +24,7 @@ def test_a_host_more_than_5_percent_below_the_fleet_median_is_flagged():
 
 
 def test_a_tight_fleet_flags_a_host_beyond_twice_its_cv():
-    rows = fleetreport.with_fleet([row("a", 100.0), row("b", 100.2), row("c", 99.9), row("d", 100.1),
-                                   row("e", 98.0)])
+    rows = fleetreport.with_fleet([row("a", 100.0), row("b", 100.2), row("c", 99.9), row("d", 100.1), row("e", 98.0)])
     by_host = {r.host: r for r in rows}
     # host means' CV is ~0.9%: e is 2% below the median, under 5% but over 2 x CV
     assert by_host["e"].fleet_flag and "CV" in by_host["e"].fleet_flag
@@ -40,11 +38,22 @@ def test_a_noisy_fleet_within_5_percent_and_2_cv_is_not_flagged():
 
 
 def test_configurations_are_compared_separately_and_rows_without_host_are_untouched():
-    rows = fleetreport.with_fleet([row("a", 100.0), row("b", 50.0), row("a", 10.0, model="vgg16"),
-                                   row("b", 10.0, model="vgg16"), row(None, 7.0, model="alexnet")])
+    rows = fleetreport.with_fleet(
+        [
+            row("a", 100.0),
+            row("b", 50.0),
+            row("a", 10.0, model="vgg16"),
+            row("b", 10.0, model="vgg16"),
+            row(None, 7.0, model="alexnet"),
+        ]
+    )
     assert [(r.model, r.host, r.vs_fleet_pct) for r in rows] == [
-        ("resnet50", "a", 33.33), ("resnet50", "b", -33.33), ("vgg16", "a", 0.0), ("vgg16", "b", 0.0),
-        ("alexnet", None, None)]
+        ("resnet50", "a", 33.33),
+        ("resnet50", "b", -33.33),
+        ("vgg16", "a", 0.0),
+        ("vgg16", "b", 0.0),
+        ("alexnet", None, None),
+    ]
     assert rows[-1].to_dict().get("vs_fleet_pct", "absent") == "absent"
 
 
@@ -53,17 +62,31 @@ def test_report_shows_one_row_per_host_with_vs_fleet(cli, tmp_path):
     """A fleet sweep's records (as the fleet writes them: one per host and run) read by `report`."""
     out = tmp_path / "fleet"
     (out / "logs").mkdir(parents=True)
-    meta = {"format": 1, "tool": "tfcnnwrap", "device": "gpu",
-            "plan": {"models": [{"model": "resnet50", "batch_size": 64}], "runs": 2, "cluster": "slurm",
-                     "fleet": True}}
+    meta = {
+        "format": 1,
+        "tool": "tfcnnwrap",
+        "device": "gpu",
+        "plan": {"models": [{"model": "resnet50", "batch_size": 64}], "runs": 2, "cluster": "slurm", "fleet": True},
+    }
     (out / "sweep.json").write_text(json.dumps(meta))
     figures = {"node1": [200.0, 202.0], "node2": [201.0, 199.0], "node3": [180.0, 181.0]}
     lines = []
     for host, values in figures.items():
         for run, value in enumerate(values, 1):
-            lines.append(json.dumps({"model": "resnet50", "batch_size": 64, "run": run, "num_gpus": 1,
-                                     "status": "ok", "images_per_sec": value, "host": host,
-                                     "log": "logs/resnet50-bs64-run%d.%s.log" % (run, host)}))
+            lines.append(
+                json.dumps(
+                    {
+                        "model": "resnet50",
+                        "batch_size": 64,
+                        "run": run,
+                        "num_gpus": 1,
+                        "status": "ok",
+                        "images_per_sec": value,
+                        "host": host,
+                        "log": "logs/resnet50-bs64-run%d.%s.log" % (run, host),
+                    }
+                )
+            )
     (out / "runs.jsonl").write_text("\n".join(lines) + "\n")
     result = cli("report", out, "--format", "json")
     assert result.returncode == 0, result
@@ -81,8 +104,13 @@ def test_report_shows_one_row_per_host_with_vs_fleet(cli, tmp_path):
 def test_fleet_on_the_one_node_cluster_records_its_host(slurm, tmp_path, vendor, fake_tf):
     tf112 = fake_tf("1.12.0", dist="tensorflow-gpu")
     out = tmp_path / "sweep"
-    done, text = in_sbatch(slurm, tmp_path, 1, sweep_args(vendor, tf112, out, "--cluster", "slurm", "--fleet",
-                                                           "--runs", "2"), env_for(tmp_path))
+    done, text = in_sbatch(
+        slurm,
+        tmp_path,
+        1,
+        sweep_args(vendor, tf112, out, "--cluster", "slurm", "--fleet", "--runs", "2"),
+        env_for(tmp_path),
+    )
     assert done.returncode == 0 and "sweep-exit=0" in text, (done.stdout, text)
     assert "step-left=" not in text
     runs = read_runs(out)
@@ -93,8 +121,12 @@ def test_fleet_on_the_one_node_cluster_records_its_host(slurm, tmp_path, vendor,
     import subprocess
     import sys
 
-    report = subprocess.run([sys.executable, "-m", "tfcnnwrap", "report", str(out), "--format", "json"],
-                            env=cli_env(), stdout=subprocess.PIPE, universal_newlines=True)
+    report = subprocess.run(
+        [sys.executable, "-m", "tfcnnwrap", "report", str(out), "--format", "json"],
+        env=cli_env(),
+        stdout=subprocess.PIPE,
+        universal_newlines=True,
+    )
     [row] = json.loads(report.stdout)["rows"]
     assert row["host"] == slurm.node and row["vs_fleet_pct"] == 0.0 and row["fleet_flag"] is None
     header = (out / "summary.csv").read_text().splitlines()[0].split(",")
@@ -106,11 +138,23 @@ def test_fleet_task_wrapper_records_the_exit_code_and_exits_0(tmp_path):
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-m", "tfcnnwrap.sweep.fleet", "run-task", str(tmp_path), str(tmp_path),
-                           "--",
-                           sys.executable, "-c", "import sys; print('bench'); sys.exit(3)"],
-                          env=cli_env({"SLURM_PROCID": "0", "SLURMD_NODENAME": "n7"}), stdout=subprocess.PIPE,
-                          universal_newlines=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tfcnnwrap.sweep.fleet",
+            "run-task",
+            str(tmp_path),
+            str(tmp_path),
+            "--",
+            sys.executable,
+            "-c",
+            "import sys; print('bench'); sys.exit(3)",
+        ],
+        env=cli_env({"SLURM_PROCID": "0", "SLURMD_NODENAME": "n7"}),
+        stdout=subprocess.PIPE,
+        universal_newlines=True,
+    )
     assert done.returncode == 0 and done.stdout == "bench\n"
     record = json.loads((tmp_path / "task-0.json").read_text())
     assert record["node"] == "n7" and record["exit_code"] == 3
@@ -131,8 +175,9 @@ def test_fleet_timeout_cancels_the_step_and_records_timeout(slurm, tmp_path, ven
     tf112 = fake_tf("1.12.0", dist="tensorflow-gpu")
     out = tmp_path / "sweep"
     env = env_for(tmp_path, FAKE_TFCNN_FAULTS="*=hang")
-    done, text = in_sbatch(slurm, tmp_path, 1, sweep_args(vendor, tf112, out, "--cluster", "slurm", "--fleet",
-                                                           "--timeout", "3"), env)
+    done, text = in_sbatch(
+        slurm, tmp_path, 1, sweep_args(vendor, tf112, out, "--cluster", "slurm", "--fleet", "--timeout", "3"), env
+    )
     assert done.returncode == 0 and "sweep-exit=1" in text, (done.stdout, text)
     assert "step-left=" not in text
     [run] = read_runs(out)

@@ -40,10 +40,18 @@ def test_readmes_gpu_line_uses_the_extra():
     assert 'pip install -e ".[gpu]"' in readme
 
 
-@pytest.mark.parametrize("version, build", [((1, 12), ("9", "7")), ((2, 0), ("10.0", "7.4")),
-                                            ((2, 4), ("11.0", "8.0")), ((2, 10), ("11.2", "8.1")),
-                                            ((2, 13), ("11.8", "8.6")), ((2, 16), ("12.3", "8.9")),
-                                            ((2, 21), None)])
+@pytest.mark.parametrize(
+    "version, build",
+    [
+        ((1, 12), ("9", "7")),
+        ((2, 0), ("10.0", "7.4")),
+        ((2, 4), ("11.0", "8.0")),
+        ((2, 10), ("11.2", "8.1")),
+        ((2, 13), ("11.8", "8.6")),
+        ((2, 16), ("12.3", "8.9")),
+        ((2, 21), None),
+    ],
+)
 def test_tested_builds(version, build):
     assert gpusetup.tested_cuda(version) == build
 
@@ -69,19 +77,22 @@ def test_before_2_1_the_gpu_package_was_tensorflow_gpu():
 
 def test_a_cuda_build_between_names_the_cuda_it_was_built_with():
     hint = install_hint((2, 4), "tensorflow", "/env/bin/python", False, True, "11.0", "8")
-    assert hint == "install CUDA 11.0 and cuDNN 8 (what TensorFlow 2.4 was built with), their libraries on " \
-                   "LD_LIBRARY_PATH"
+    assert (
+        hint == "install CUDA 11.0 and cuDNN 8 (what TensorFlow 2.4 was built with), their libraries on LD_LIBRARY_PATH"
+    )
 
 
 @pytest.mark.slow
 @POSIX_ONLY
-@pytest.mark.parametrize("version, dist, needle", [
-    ("2.21.0", "tensorflow", "-m pip install 'tensorflow[and-cuda]==2.21.*'"),
-    ("2.21.0", "tensorflow-cpu", "replace this CPU-only build: "),
-    ("2.4.0", "tensorflow", "install CUDA 11.2 and cuDNN 8 (what TensorFlow 2.4 was built with)"),
-])
-def test_doctor_names_what_to_install_when_only_nvidia_smi_sees_the_gpu(cli, fake_tf, tmp_path, version, dist,
-                                                                        needle):
+@pytest.mark.parametrize(
+    "version, dist, needle",
+    [
+        ("2.21.0", "tensorflow", "-m pip install 'tensorflow[and-cuda]==2.21.*'"),
+        ("2.21.0", "tensorflow-cpu", "replace this CPU-only build: "),
+        ("2.4.0", "tensorflow", "install CUDA 11.2 and cuDNN 8 (what TensorFlow 2.4 was built with)"),
+    ],
+)
+def test_doctor_names_what_to_install_when_only_nvidia_smi_sees_the_gpu(cli, fake_tf, tmp_path, version, dist, needle):
     python = fake_tf(version, dist=dist)
     report = doctor_json(cli, python, env=dict(WITH_FAKE_SMI, FAKE_TF_GPUS=""), cwd=tmp_path)
     row = check(report, "GPUs TensorFlow sees")

@@ -26,8 +26,9 @@ def _edit_meta(path, **changes):
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
     root = tmp_path_factory.mktemp("results")
-    write_sweep(root / "20261130-101500", {("resnet50", 64): [176.1, 177.0, 176.5],
-                                           ("vgg16", 64): [110.0, "oom", "skipped"]})
+    write_sweep(
+        root / "20261130-101500", {("resnet50", 64): [176.1, 177.0, 176.5], ("vgg16", 64): [110.0, "oom", "skipped"]}
+    )
     half = write_sweep(root / "20261201-090000", {("resnet50", 64): [176.1]})
     _edit_meta(half, created_at="2026-12-01T09:00:00Z", plan_runs=3)
     newer = write_sweep(root / "20261201-120000", {("resnet50", 64): [176.1]})
@@ -41,8 +42,7 @@ def test_list_json_is_newest_first_and_says_what_to_resume(cli, results):
     assert result.returncode == 0, result
     assert result.json()["kind"] == "list"
     rows = result.rows()
-    assert [os.path.basename(r["sweep"]) for r in rows] == ["20261201-120000", "20261201-090000",
-                                                           "20261130-101500"]
+    assert [os.path.basename(r["sweep"]) for r in rows] == ["20261201-120000", "20261201-090000", "20261130-101500"]
     unreadable, half, done = rows
     assert unreadable["state"] == "unreadable" and "format 99" in unreadable["error"]
     assert half["complete"] is False and half["state"] == "interrupted (2 to run)"

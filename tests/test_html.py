@@ -30,9 +30,12 @@ def assert_self_contained(html):
 @pytest.fixture(scope="module")
 def sweeps(tmp_path_factory):
     root = tmp_path_factory.mktemp("sweeps")
-    return {"seed": seed_sweep(root / "seed", logs=True),
-            "b": seed_sweep(root / "b", seed=2), "c": seed_sweep(root / "c", 1.04, seed=3),
-            "d": seed_sweep(root / "d", 0.97, seed=4, gpus=[HOSTILE_GPU])}
+    return {
+        "seed": seed_sweep(root / "seed", logs=True),
+        "b": seed_sweep(root / "b", seed=2),
+        "c": seed_sweep(root / "c", 1.04, seed=3),
+        "d": seed_sweep(root / "d", 0.97, seed=4, gpus=[HOSTILE_GPU]),
+    }
 
 
 @pytest.mark.slow
@@ -43,8 +46,15 @@ def test_report_html_shows_every_number_of_the_json(cli, sweeps, tmp_path):
     text, _ = page_text(page.stdout)
     assert not missing_numbers(data, text)
     assert_self_contained(page.stdout)
-    for part in ("GeForce RTX 2070", "fp32", "no XLA", "1 GPU", "parameter_server", "synthetic data",
-                 "cnn_tf_v1.12_compatible"):
+    for part in (
+        "GeForce RTX 2070",
+        "fp32",
+        "no XLA",
+        "1 GPU",
+        "parameter_server",
+        "synthetic data",
+        "cnn_tf_v1.12_compatible",
+    ):
         assert part in text
     assert "<table" in page.stdout and '<th scope="col">' in page.stdout
     assert page.stdout.count("<title id=") >= 1 and "<desc id=" in page.stdout  # charts: title + text
@@ -53,8 +63,11 @@ def test_report_html_shows_every_number_of_the_json(cli, sweeps, tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("view", ["against", "rank", "ab"])
 def test_compare_html_shows_every_number_of_the_json(cli, sweeps, view):
-    args = {"against": [sweeps["seed"], "--against", AGAINST], "rank": [sweeps["seed"], "--rank"],
-            "ab": [sweeps["b"], sweeps["c"], sweeps["d"]]}[view]
+    args = {
+        "against": [sweeps["seed"], "--against", AGAINST],
+        "rank": [sweeps["seed"], "--rank"],
+        "ab": [sweeps["b"], sweeps["c"], sweeps["d"]],
+    }[view]
     page = cli("compare", *args, "--format", "html")
     assert page.returncode == 0, page
     data = json.loads(cli("compare", *args, "--format", "json").stdout)
@@ -109,28 +122,42 @@ def test_out_replaces_a_link_and_never_writes_through_it(cli, sweeps, tmp_path):
 
 @pytest.mark.slow
 def test_out_in_a_missing_directory_or_on_a_directory_is_one_line(cli, sweeps, tmp_path):
-    assert_clean_error(cli("report", sweeps["seed"], "--format", "html", "--out", tmp_path / "no" / "r.html"),
-                       2, "does not exist")
-    assert_clean_error(cli("compare", sweeps["b"], sweeps["c"], "--format", "html", "--out", tmp_path),
-                       2, "is a directory")
+    assert_clean_error(
+        cli("report", sweeps["seed"], "--format", "html", "--out", tmp_path / "no" / "r.html"), 2, "does not exist"
+    )
+    assert_clean_error(
+        cli("compare", sweeps["b"], sweeps["c"], "--format", "html", "--out", tmp_path), 2, "is a directory"
+    )
 
 
 @pytest.mark.slow
 def test_help_does_not_import_jinja2():
     code = "import sys; from tfcnnwrap import cli; cli.build_parser(); print('jinja2' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], cwd=str(REPO_ROOT), env=cli_env(),
-                         stdout=subprocess.PIPE, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=str(REPO_ROOT), env=cli_env(), stdout=subprocess.PIPE, check=True
+    ).stdout
     assert out.strip() == b"False"
 
 
 def test_number_rule():
-    assert [num(v) for v in (3, 176.93333, 0.0, 0.004567, -12.3456, None, True, float("nan"))] == \
-        ["3", "176.93", "0.00", "0.00457", "-12.35", "\u2013", "yes", "\u2013"]
+    assert [num(v) for v in (3, 176.93333, 0.0, 0.004567, -12.3456, None, True, float("nan"))] == [
+        "3",
+        "176.93",
+        "0.00",
+        "0.00457",
+        "-12.35",
+        "\u2013",
+        "yes",
+        "\u2013",
+    ]
 
 
 def test_bar_chart_puts_zero_the_rule_and_whiskers_where_they_belong():
-    chart = svgcharts.bar_chart("t", [svgcharts.Bar("a", 50.0, "50", 40.0, 60.0),
-                                       svgcharts.Bar("b", -20.0, "-20", kind="down")], rule=(100.0, "level"))
+    chart = svgcharts.bar_chart(
+        "t",
+        [svgcharts.Bar("a", 50.0, "50", 40.0, 60.0), svgcharts.Bar("b", -20.0, "-20", kind="down")],
+        rule=(100.0, "level"),
+    )
     a, b = chart.bars
     zero = a["x"]
     assert b["x"] + b["w"] == pytest.approx(zero)  # a negative bar ends at zero, left of it
@@ -169,8 +196,9 @@ def test_out_on_a_read_only_directory_is_one_line(cli, sweeps, tmp_path):
 
 @pytest.mark.slow
 def test_report_plot_with_html_is_refused_in_one_line(cli, sweeps, tmp_path):
-    assert_clean_error(cli("report", sweeps["seed"], "--format", "html", "--plot", tmp_path / "x.png"), 2,
-                       "draws its own charts")
+    assert_clean_error(
+        cli("report", sweeps["seed"], "--format", "html", "--plot", tmp_path / "x.png"), 2, "draws its own charts"
+    )
 
 
 def test_flags_are_read_from_the_row_not_computed():
@@ -225,11 +253,17 @@ def test_gpu_temperature_clock_and_power_over_the_run(cli, tmp_path):
 
     sweep = write_sweep(tmp_path / "s", {("resnet50", 64): [176.9]})
     record = json.loads((sweep / "runs.jsonl").read_text(encoding="utf-8"))
-    record["telemetry"] = {"samples_file": "resnet50-bs64-run1.gpu.csv", "max_temp_c": 83.0, "throttled": True,
-                           "throttle_reasons": ["sw_thermal_slowdown"], "mean_power_w": 170.0}
+    record["telemetry"] = {
+        "samples_file": "resnet50-bs64-run1.gpu.csv",
+        "max_temp_c": 83.0,
+        "throttled": True,
+        "throttle_reasons": ["sw_thermal_slowdown"],
+        "mean_power_w": 170.0,
+    }
     (sweep / "runs.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
-    lines = [", ".join(LEGACY_FIELDS)] + ["2026/11/30 10:15:%02d.000, 0, %d, %d, 170.5, 99, 7000"
-                                          % (s, 70 + s, 1900 - 20 * s) for s in range(10)]
+    lines = [", ".join(LEGACY_FIELDS)] + [
+        "2026/11/30 10:15:%02d.000, 0, %d, %d, 170.5, 99, 7000" % (s, 70 + s, 1900 - 20 * s) for s in range(10)
+    ]
     (sweep / "logs" / "resnet50-bs64-run1.gpu.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
     page = cli("report", sweep, "--format", "html").stdout
     for title in ("GPU temperature (\u00b0C)", "GPU SM clock (MHz)", "GPU power (W)"):

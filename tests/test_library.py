@@ -87,8 +87,15 @@ def test_an_unverified_bundle_is_imported_and_marked_so(cli, tmp_path, data, see
 
 def test_two_importers_at_once_store_each_bundle_once(tmp_path, data, seed_bundle):
     folder = write_bundles(tmp_path / "in", variants(seed_bundle, 70))  # 64 or more: checked in worker processes
-    procs = [subprocess.Popen([sys.executable, "-m", "tfcnnwrap", "import", str(folder)], env=cli_env(data),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tfcnnwrap", "import", str(folder)],
+            env=cli_env(data),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(2)
+    ]
     outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     db = sqlite3.connect(str(tmp_path / "data" / "library.sqlite"))
@@ -123,8 +130,10 @@ def test_an_empty_library_lists_nothing_and_creates_nothing(cli, tmp_path, data)
 
 def community_library(cli, tmp_path, data):
     """Three verified sweeps of one 2070 (resnet50 170, 175, 190) in the library."""
-    made = [build(logged_sweep(tmp_path / ("c%d" % i), values={"resnet50": v, "vgg16": 100.0 + i}))
-            for i, v in enumerate((170.0, 190.0, 175.0))]
+    made = [
+        build(logged_sweep(tmp_path / ("c%d" % i), values={"resnet50": v, "vgg16": 100.0 + i}))
+        for i, v in enumerate((170.0, 190.0, 175.0))
+    ]
     result = cli("import", write_bundles(tmp_path / "in", made), env=data)
     assert result.returncode == 0, result
     return sorted(b["id"] for b in made)
@@ -182,8 +191,9 @@ def test_gzip_of_a_library_bundle_is_byte_for_byte_what_was_imported(cli, tmp_pa
 def test_library_table_on_a_terminal_keeps_names_whole_and_marks_unverified(cli, tmp_path, data, columns):
     from ptyscreen import run_in_pty
 
-    laptop = build(logged_sweep(tmp_path / "l", values={"resnet50": 98.5},
-                                gpus=("NVIDIA GeForce RTX 4090 Laptop GPU",)))
+    laptop = build(
+        logged_sweep(tmp_path / "l", values={"resnet50": 98.5}, gpus=("NVIDIA GeForce RTX 4090 Laptop GPU",))
+    )
     seed = build(logged_sweep(tmp_path / "s", values={"vgg16": 110.23}))
     bare = bundles.with_id({k: v for k, v in seed.items() if k not in ("id", "logs")})
     assert cli("import", write_bundles(tmp_path / "in", [laptop, bare]), env=data).returncode == 0

@@ -19,8 +19,14 @@ def with_link(sweep, links):
     out = []
     for i, line in enumerate(lines):
         record = json.loads(line)
-        record["telemetry"] = {"samples": 60, "max_temp_c": 71, "mean_power_w": 170.5, "throttled": False,
-                               "throttle_reasons": [], "pcie_link": links[i % len(links)]}
+        record["telemetry"] = {
+            "samples": 60,
+            "max_temp_c": 71,
+            "mean_power_w": 170.5,
+            "throttled": False,
+            "throttle_reasons": [],
+            "pcie_link": links[i % len(links)],
+        }
         out.append(json.dumps(record, allow_nan=False) + "\n")
     path.write_text("".join(out), encoding="utf-8")
     return sweep
@@ -67,13 +73,16 @@ def link(gen, width, gen_max, width_max):
     return {"gen": gen, "width": width, "gen_max": gen_max, "width_max": width_max}
 
 
-@pytest.mark.parametrize("shape, guess", [
-    ((3, 4, 3, 16), "Thunderbolt 3?"),
-    ((4, 4, 4, 16), "Thunderbolt or an x4 slot?"),
-    ((3, 1, 3, 16), "a riser or x1 slot?"),
-    ((3, 8, 3, 16), "a slot wired narrower than the card?"),
-    ((1, 16, 3, 16), "BIOS PCIe setting, riser or seating?"),
-])
+@pytest.mark.parametrize(
+    "shape, guess",
+    [
+        ((3, 4, 3, 16), "Thunderbolt 3?"),
+        ((4, 4, 4, 16), "Thunderbolt or an x4 slot?"),
+        ((3, 1, 3, 16), "a riser or x1 slot?"),
+        ((3, 8, 3, 16), "a slot wired narrower than the card?"),
+        ((1, 16, 3, 16), "BIOS PCIe setting, riser or seating?"),
+    ],
+)
 def test_each_shape_of_slow_link_gets_its_likely_cause(shape, guess):
     note = linknote.link_note([Run(link(*shape))])
     assert "gen%d x%d of gen%d x%d (%s)" % (shape + (guess,)) in note
@@ -84,10 +93,17 @@ def test_the_worst_link_is_named_and_failed_runs_do_not_count():
     assert "gen3 x4 of gen3 x16 (Thunderbolt 3?) in every run" in linknote.link_note(runs)
 
 
-@pytest.mark.parametrize("bad", [
-    None, "gen3 x4", {"gen": "3", "width": 4, "gen_max": 3, "width_max": 16},
-    {"gen": True, "width": 4, "gen_max": 3, "width_max": 16}, link(3, 4, 3, 10 ** 9), link(0, 4, 3, 16),
-    {"gen": 3, "width": 4},
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        None,
+        "gen3 x4",
+        {"gen": "3", "width": 4, "gen_max": 3, "width_max": 16},
+        {"gen": True, "width": 4, "gen_max": 3, "width_max": 16},
+        link(3, 4, 3, 10**9),
+        link(0, 4, 3, 16),
+        {"gen": 3, "width": 4},
+    ],
+)
 def test_hostile_or_partial_links_are_ignored(bad):
     assert linknote.link_note([Run(bad)]) is None

@@ -22,11 +22,16 @@ def assert_fits(scr):
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_doctor_bandwidth_line_fits(fake_tf, tmp_path, columns):
     env = {"TFCNNWRAP_NVIDIA_SMI": "none", "FAKE_TF_GPUS": "GeForce RTX 2070"}
-    scr = run_in_pty(["doctor", "--python", str(fake_tf("2.4.0")), "--bandwidth"], columns=columns, env=env,
-                     cwd=tmp_path, timeout=300)
+    scr = run_in_pty(
+        ["doctor", "--python", str(fake_tf("2.4.0")), "--bandwidth"],
+        columns=columns,
+        env=env,
+        cwd=tmp_path,
+        timeout=300,
+    )
     assert_fits(scr)
     line = next(text for text in scr.lines if "copy bandwidth" in text)
-    joined = " ".join(scr.lines[scr.lines.index(line):scr.lines.index(line) + 3])
+    joined = " ".join(scr.lines[scr.lines.index(line) : scr.lines.index(line) + 3])
     assert re.search(r"host->GPU \d+\.\d GB/s", joined) and re.search(r"GPU->host \d+\.\d GB/s", joined), scr
 
 

@@ -13,8 +13,13 @@ from test_screens import WIDTHS, PtySession, sweep_env, tf112  # noqa: F401 - tf
 from tfcnnwrap.run import logparse
 from tfcnnwrap.sweep.live import LiveDisplay, PlainDisplay, TimeLeft, stage_text
 
-STAGES_IN_ORDER = [logparse.STAGE_STARTING, logparse.STAGE_BUILDING, logparse.STAGE_WARMUP, logparse.STAGE_TIMED,
-                   logparse.STAGE_FINISHING]
+STAGES_IN_ORDER = [
+    logparse.STAGE_STARTING,
+    logparse.STAGE_BUILDING,
+    logparse.STAGE_WARMUP,
+    logparse.STAGE_TIMED,
+    logparse.STAGE_FINISHING,
+]
 
 
 class _Step:
@@ -25,9 +30,20 @@ class _Step:
 def _record(model, batch_size, run, value, duration_s, status="ok"):
     from tfcnnwrap.results.records import RunRecord
 
-    return RunRecord.from_dict({"model": model, "batch_size": batch_size, "run": run, "status": status,
-                                "images_per_sec": value, "exit_code": 0, "duration_s": duration_s,
-                                "started_at": None, "log": None, "command": []})
+    return RunRecord.from_dict(
+        {
+            "model": model,
+            "batch_size": batch_size,
+            "run": run,
+            "status": status,
+            "images_per_sec": value,
+            "exit_code": 0,
+            "duration_s": duration_s,
+            "started_at": None,
+            "log": None,
+            "command": [],
+        }
+    )
 
 
 def _render(display, width=80):
@@ -136,12 +152,18 @@ def test_a_pause_that_ran_out_is_not_shown(clock):
     assert display._pause_parts() == []
 
 
-@pytest.mark.parametrize("stage, step, expected", [
-    (logparse.STAGE_STARTING, 0, "starting TensorFlow"), (logparse.STAGE_BUILDING, 0, "building the model"),
-    (logparse.STAGE_WARMUP, 0, "warm-up"), (logparse.STAGE_TIMED, 0, "timed steps"),
-    (logparse.STAGE_TIMED, 40, "timed step 40/100"), (logparse.STAGE_FINISHING, 100, "finishing"),
-    (None, 40, "step 40/100"),  # a cluster job reports steps, not stages
-])
+@pytest.mark.parametrize(
+    "stage, step, expected",
+    [
+        (logparse.STAGE_STARTING, 0, "starting TensorFlow"),
+        (logparse.STAGE_BUILDING, 0, "building the model"),
+        (logparse.STAGE_WARMUP, 0, "warm-up"),
+        (logparse.STAGE_TIMED, 0, "timed steps"),
+        (logparse.STAGE_TIMED, 40, "timed step 40/100"),
+        (logparse.STAGE_FINISHING, 100, "finishing"),
+        (None, 40, "step 40/100"),  # a cluster job reports steps, not stages
+    ],
+)
 def test_the_running_line_names_the_stage(stage, step, expected):
     assert stage_text(stage, step, 100) == expected
 
@@ -215,8 +237,7 @@ def test_the_runner_reports_each_change_of_stage_of_a_real_process_once(tmp_path
 
     seen = []
     argv = [sys.executable, str(FAKE_SCRIPT), "--model=resnet50", "--batch_size=64", "--num_batches=20"]
-    outcome = run_benchmark(argv, tmp_path, dict(os.environ), tmp_path / "run.log", timeout_s=60,
-                            on_stage=seen.append)
+    outcome = run_benchmark(argv, tmp_path, dict(os.environ), tmp_path / "run.log", timeout_s=60, on_stage=seen.append)
     assert outcome.status == "ok"
     # each change once, in order, from the moment it runs to its total; stages that came out in the same
     # chunk of output are passed over (the parser's own test sees every one)
@@ -233,8 +254,23 @@ def test_live_sweep_mid_pause_then_mid_run_keeps_finished_lines_in_place(tmp_pat
     vendor = make_vendor(tmp_path / "vendor")
     state = tmp_path / "state"
     state.mkdir()
-    args = ["sweep", "--vendor-dir", vendor, "--python", tf112, "--device", "gpu", "--out", tmp_path / "out",
-            "--models", "alexnet", "--runs", "3", "--cooldown", "3"]
+    args = [
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        tf112,
+        "--device",
+        "gpu",
+        "--out",
+        tmp_path / "out",
+        "--models",
+        "alexnet",
+        "--runs",
+        "3",
+        "--cooldown",
+        "3",
+    ]
     session = PtySession(args, columns, tmp_path, sweep_env(state, FAKE_TFCNN_FAULTS="alexnet#3=slow"))
     paused = session.read_until("pause before the next run", "[1/3] alexnet bs=512 run 1/3", timeout=60)
     assert max(len(line) for line in paused) <= columns, paused

@@ -199,7 +199,7 @@ def both(text, tmp_path, encoding="utf-8", chunk_sizes=(1 << 20, 64, 7)):
         assert repr(parse_file(path, chunk_size=size)) == repr(fed), "chunk size %d" % size  # repr: NaN == NaN
         live = LogParser()
         for i in range(0, len(data), size):
-            live.feed_bytes(data[i:i + size])
+            live.feed_bytes(data[i : i + size])
         live.feed_bytes(b"", final=True)
         assert repr(live.result()) == repr(fed), "feed_bytes in chunks of %d" % size
     return fed
@@ -236,7 +236,12 @@ def test_to_dict_is_plain(tmp_path):
 def test_real_tf2_log_with_accuracy_columns(tmp_path):
     log = both(REAL_TF2_FORWARD_ONLY, tmp_path)
     assert (log.tf_version, log.model, log.mode, log.batch_size, log.devices) == (
-        "2.21", "trivial", "forward only", 4, ["/cpu:0"])
+        "2.21",
+        "trivial",
+        "forward only",
+        4,
+        ["/cpu:0"],
+    )
     assert log.last_step == Step(10, 2003.4, 80.4, 129.8, 0.0, 0.25, 0.25)
     assert log.steps_seen == 2
     assert log.total_images_per_sec == 1440.30
@@ -291,8 +296,13 @@ def test_crlf_cut_between_cr_and_lf_by_a_chunk(tmp_path, monkeypatch):
 
 
 def test_garbage_bytes(tmp_path):
-    data = (TF_NOISE + HEADER_1_12).encode() + b"\xff\xfe\x00binary\x80\x81 noise \xc3\x28\n" + bytes(range(256)) \
-        + b"\n" + (STEPS + TOTAL).encode()
+    data = (
+        (TF_NOISE + HEADER_1_12).encode()
+        + b"\xff\xfe\x00binary\x80\x81 noise \xc3\x28\n"
+        + bytes(range(256))
+        + b"\n"
+        + (STEPS + TOTAL).encode()
+    )
     log = both(data, tmp_path)
     assert (log.model, log.steps_seen, log.total_images_per_sec) == ("resnet50", 4, 176.93)
 
@@ -308,18 +318,22 @@ def test_whitespace_stripped_or_tabbed(tmp_path):
 
 def test_noise_between_batch_size_and_per_device(tmp_path):
     text = HEADER_1_12.replace(
-        "             64 per device", "2026-11-30 10:00:00.000000: I tensorflow/x.cc:1] noise\n  64 per device")
+        "             64 per device", "2026-11-30 10:00:00.000000: I tensorflow/x.cc:1] noise\n  64 per device"
+    )
     assert both(text, tmp_path).batch_size == 64
 
 
-@pytest.mark.parametrize("prefix", [
-    "I1130 10:00:00.000000 140000 benchmark_cnn.py:123] ",
-    "INFO:tensorflow:",
-    "2026-11-30 10:00:00,123 ",
-    "[2026-11-30T10:00:00Z] INFO:tensorflow:",
-    "[1,0]<stdout>:",
-    "    ",
-])
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        "I1130 10:00:00.000000 140000 benchmark_cnn.py:123] ",
+        "INFO:tensorflow:",
+        "2026-11-30 10:00:00,123 ",
+        "[2026-11-30T10:00:00Z] INFO:tensorflow:",
+        "[1,0]<stdout>:",
+        "    ",
+    ],
+)
 def test_tolerated_prefixes(tmp_path, prefix):
     text = "".join(prefix + line + "\n" for line in (HEADER_1_12 + STEPS + TOTAL).splitlines())
     log = both(text, tmp_path)
@@ -368,8 +382,10 @@ def test_oom_from_tf_log_line_or_cuda_alone(tmp_path):
     line = OOM_TAIL.splitlines()[3]
     log = both(HEADER_1_12 + line + "\n", tmp_path)
     assert log.failure_kind == "oom" and log.failure_message.startswith("OP_REQUIRES failed at conv_ops.cc:446")
-    cuda = ("2026-11-30 10:00:05.000000: E tensorflow/stream_executor/cuda/cuda_driver.cc:806] failed to allocate "
-            "3.2G (3435973836 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY\n")
+    cuda = (
+        "2026-11-30 10:00:05.000000: E tensorflow/stream_executor/cuda/cuda_driver.cc:806] failed to allocate "
+        "3.2G (3435973836 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY\n"
+    )
     log = both(HEADER_1_12 + cuda, tmp_path)
     assert log.failure_kind == "oom" and log.failure_message.endswith("CUDA_ERROR_OUT_OF_MEMORY")
     assert classify(log, -9) == "oom"
@@ -392,8 +408,9 @@ def test_crash_with_traceback(tmp_path):
     )
     log = both(text, tmp_path)
     assert log.failure_kind == "error"
-    assert log.failure_message == ("tensorflow.python.framework.errors_impl.InternalError: Blas GEMM launch "
-                                   "failed : a.shape=(64, 2048)")
+    assert log.failure_message == (
+        "tensorflow.python.framework.errors_impl.InternalError: Blas GEMM launch failed : a.shape=(64, 2048)"
+    )
     assert classify(log, 1) == "crashed" and classify(log, None) == "crashed"
 
 
@@ -401,35 +418,48 @@ def test_chained_tracebacks_keep_the_last_exception(tmp_path):
     text = (
         "Traceback (most recent call last):\n  File \"a.py\", line 1, in f\nKeyError: 'x'\n\n"
         "During handling of the above exception, another exception occurred:\n\n"
-        "Traceback (most recent call last):\n  File \"a.py\", line 3, in g\nKeyboardInterrupt\n"
+        'Traceback (most recent call last):\n  File "a.py", line 3, in g\nKeyboardInterrupt\n'
     )
     log = both(text, tmp_path)
     assert (log.failure_kind, log.failure_message) == ("error", "KeyboardInterrupt")
 
 
-@pytest.mark.parametrize("text, message", [
-    (REAL_ABSL_FLAG_ERROR,
-     "FATAL Flags parsing error: Unknown command line flag 'foo'. Did you mean: force_gpu_compatible, forward_only ?"),
-    (REAL_TF2_POSITIONAL, "ValueError: Received unknown positional arguments: ['extra']"),
-    ("FATAL Flags parsing error: Unknown command line flag 'use_fp17'\n"
-     "Pass --helpshort or --helpfull to see help on flags.\n",
-     "FATAL Flags parsing error: Unknown command line flag 'use_fp17'"),
-    ("Traceback (most recent call last):\n  File \"x.py\", line 1\n"
-     "absl.flags._exceptions.UnrecognizedFlagError: Unknown command line flag 'xla_compile'\n",
-     "absl.flags._exceptions.UnrecognizedFlagError: Unknown command line flag 'xla_compile'"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            REAL_ABSL_FLAG_ERROR,
+            "FATAL Flags parsing error: Unknown command line flag 'foo'. "
+            "Did you mean: force_gpu_compatible, forward_only ?",
+        ),
+        (REAL_TF2_POSITIONAL, "ValueError: Received unknown positional arguments: ['extra']"),
+        (
+            "FATAL Flags parsing error: Unknown command line flag 'use_fp17'\n"
+            "Pass --helpshort or --helpfull to see help on flags.\n",
+            "FATAL Flags parsing error: Unknown command line flag 'use_fp17'",
+        ),
+        (
+            'Traceback (most recent call last):\n  File "x.py", line 1\n'
+            "absl.flags._exceptions.UnrecognizedFlagError: Unknown command line flag 'xla_compile'\n",
+            "absl.flags._exceptions.UnrecognizedFlagError: Unknown command line flag 'xla_compile'",
+        ),
+    ],
+)
 def test_flag_errors(tmp_path, text, message):
     log = both(text, tmp_path)
     assert (log.failure_kind, log.failure_message) == ("flag_error", message)
     assert classify(log, 1) == "crashed" and classify(log, None) == "crashed"
 
 
-@pytest.mark.parametrize("line", [
-    "Segmentation fault (core dumped)",
-    "Aborted (core dumped)",
-    "Fatal Python error: Segmentation fault",
-    "2026-11-30 10:00:05.000000: F tensorflow/core/kernels/x.cc:12] Check failed: status.ok()",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Segmentation fault (core dumped)",
+        "Aborted (core dumped)",
+        "Fatal Python error: Segmentation fault",
+        "2026-11-30 10:00:05.000000: F tensorflow/core/kernels/x.cc:12] Check failed: status.ok()",
+    ],
+)
 def test_crash_signatures(tmp_path, line):
     log = both(HEADER_1_12 + STEPS + line + "\n", tmp_path)
     assert log.failure_kind == "error" and line.endswith(log.failure_message)
@@ -458,30 +488,33 @@ ERR = ParsedLog(failure_kind="error")
 NOTHING = ParsedLog()
 
 
-@pytest.mark.parametrize("parsed, exit_code, timed_out, interrupted, status", [
-    (OK, 0, False, False, "ok"),
-    (OK, None, False, False, "ok"),
-    (OK_WITH_OOM, 0, False, False, "ok"),
-    (OK_WITH_OOM, 1, False, False, "oom"),
-    (OK, 1, False, False, "crashed"),
-    (OK, -11, False, False, "crashed"),
-    (OK, 0, False, True, "interrupted"),
-    (OK, 0, True, False, "timeout"),
-    (NOTHING, -9, True, True, "interrupted"),
-    (NOTHING, -9, True, False, "timeout"),
-    (OOM_LOG, 1, False, False, "oom"),
-    (OOM_LOG, None, False, False, "oom"),
-    (OOM_LOG, 0, False, False, "oom"),
-    (OOM_LOG, -6, False, False, "oom"),
-    (FLAG, 1, False, False, "crashed"),
-    (FLAG, None, False, False, "crashed"),
-    (ERR, None, False, False, "crashed"),
-    (ERR, 0, False, False, "no_result"),
-    (NOTHING, 0, False, False, "no_result"),
-    (NOTHING, None, False, False, "no_result"),
-    (NOTHING, 2, False, False, "crashed"),
-    (NOTHING, -11, False, False, "crashed"),
-])
+@pytest.mark.parametrize(
+    "parsed, exit_code, timed_out, interrupted, status",
+    [
+        (OK, 0, False, False, "ok"),
+        (OK, None, False, False, "ok"),
+        (OK_WITH_OOM, 0, False, False, "ok"),
+        (OK_WITH_OOM, 1, False, False, "oom"),
+        (OK, 1, False, False, "crashed"),
+        (OK, -11, False, False, "crashed"),
+        (OK, 0, False, True, "interrupted"),
+        (OK, 0, True, False, "timeout"),
+        (NOTHING, -9, True, True, "interrupted"),
+        (NOTHING, -9, True, False, "timeout"),
+        (OOM_LOG, 1, False, False, "oom"),
+        (OOM_LOG, None, False, False, "oom"),
+        (OOM_LOG, 0, False, False, "oom"),
+        (OOM_LOG, -6, False, False, "oom"),
+        (FLAG, 1, False, False, "crashed"),
+        (FLAG, None, False, False, "crashed"),
+        (ERR, None, False, False, "crashed"),
+        (ERR, 0, False, False, "no_result"),
+        (NOTHING, 0, False, False, "no_result"),
+        (NOTHING, None, False, False, "no_result"),
+        (NOTHING, 2, False, False, "crashed"),
+        (NOTHING, -11, False, False, "crashed"),
+    ],
+)
 def test_classify(parsed, exit_code, timed_out, interrupted, status):
     assert classify(parsed, exit_code, timed_out=timed_out, interrupted=interrupted) == status
 
@@ -539,8 +572,11 @@ def test_every_marker_reaches_its_concern(monkeypatch):
     parser = LogParser()
     parser.feed("plain noise: nothing to see")
     assert seen == []
-    for concern, markers in (("progress", logparse.PROGRESS_MARKERS), ("header", logparse.HEADER_MARKERS),
-                             ("failure", logparse.FAILURE_MARKERS)):
+    for concern, markers in (
+        ("progress", logparse.PROGRESS_MARKERS),
+        ("header", logparse.HEADER_MARKERS),
+        ("failure", logparse.FAILURE_MARKERS),
+    ):
         for marker in markers:
             seen.clear()
             parser.feed("noise %s noise" % marker)
@@ -550,12 +586,28 @@ def test_every_marker_reaches_its_concern(monkeypatch):
 # -- feeding lines and reading files agree on anything -------------------------------------------------
 
 POOL = (
-    OK_LOG.splitlines() + OOM_TAIL.splitlines() + REAL_TF2_POSITIONAL.splitlines()
-    + REAL_ABSL_FLAG_ERROR.splitlines() + V1_5_LOG.splitlines() + [
-        "", "Segmentation fault (core dumped)", "KeyboardInterrupt", "Traceback (most recent call last):",
-        "INFO:tensorflow:total images/sec: 12.5", "  64 per device", "Model: x", "\udcff\udcfe",
-        "10\t1093.2 examples/sec", "x" * 300, "   ", "\t", "x" * 1000, "TensorFlow:  9.9",
-        "Traceback (most recent call last):" + "y" * 300, "OOM when allocating" + "z" * 300,
+    OK_LOG.splitlines()
+    + OOM_TAIL.splitlines()
+    + REAL_TF2_POSITIONAL.splitlines()
+    + REAL_ABSL_FLAG_ERROR.splitlines()
+    + V1_5_LOG.splitlines()
+    + [
+        "",
+        "Segmentation fault (core dumped)",
+        "KeyboardInterrupt",
+        "Traceback (most recent call last):",
+        "INFO:tensorflow:total images/sec: 12.5",
+        "  64 per device",
+        "Model: x",
+        "\udcff\udcfe",
+        "10\t1093.2 examples/sec",
+        "x" * 300,
+        "   ",
+        "\t",
+        "x" * 1000,
+        "TensorFlow:  9.9",
+        "Traceback (most recent call last):" + "y" * 300,
+        "OOM when allocating" + "z" * 300,
     ]
 )
 
@@ -583,8 +635,10 @@ def test_fuzzed_logs_agree(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_parse_file_is_streaming_and_flat_in_memory(tmp_path):
-    noise = ("2026-11-30 10:00:05.000000: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1511] Adding "
-             "visible gpu devices: 0 " + "y" * 100 + "\n").encode()
+    noise = (
+        "2026-11-30 10:00:05.000000: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1511] Adding "
+        "visible gpu devices: 0 " + "y" * 100 + "\n"
+    ).encode()
     block = noise * 8192  # ~1.7 MB
     path = tmp_path / "big.log"
     with open(path, "wb") as fh:

@@ -82,7 +82,7 @@ def engines(text, tmp_path):
         assert repr(parse_file(path, chunk_size=size)) == repr(fed), "parse_file, chunk size %d" % size
         live = LogParser()
         for i in range(0, len(data), size):
-            live.feed_bytes(data[i:i + size])
+            live.feed_bytes(data[i : i + size])
         live.feed_bytes(b"", final=True)
         assert repr(live.result()) == repr(fed), "feed_bytes in chunks of %d" % size
     return fed
@@ -112,8 +112,7 @@ def interleave(*texts):
 
 def other_rank(text):
     """The same run as another rank saw it: another total and batch size, so which one is reported shows."""
-    return text.replace("total images/sec: 546.96", "total images/sec: 500.00").replace(
-        "8 per device", "16 per device")
+    return text.replace("total images/sec: 546.96", "total images/sec: 500.00").replace("8 per device", "16 per device")
 
 
 @pytest.mark.parametrize("tag", [srun_label, mpirun, peer], ids=["srun", "mpirun", "peer"])
@@ -138,8 +137,10 @@ def test_ranks_one_after_another_still_report_rank_zero(tmp_path):
 
 
 def test_a_rank_that_failed_is_named_when_rank_zero_has_no_total(tmp_path):
-    dead = "TensorFlow:  2.21\nModel:       trivial\n==========\n" \
-           "ResourceExhaustedError: OOM when allocating tensor with shape[8,3]\n"
+    dead = (
+        "TensorFlow:  2.21\nModel:       trivial\n==========\n"
+        "ResourceExhaustedError: OOM when allocating tensor with shape[8,3]\n"
+    )
     unfinished = REAL.split("total images/sec")[0]
     log = engines(interleave(prefixed(unfinished, srun_label(0)), prefixed(dead, srun_label(1))), tmp_path)
     assert log.total_images_per_sec is None and log.failure_kind == "oom" and log.ranks == 2
@@ -158,8 +159,12 @@ def test_a_prefix_is_learned_not_listed(tmp_path):
 
 
 def test_a_tf_cpp_total_after_a_learned_prefix_is_still_not_believed(tmp_path):
-    text = prefixed(REAL.replace("total images/sec: 546.96", "2026-11-30 10:00:00.000000: I tensorflow/x.cc:1] "
-                                 "total images/sec: 999.00"), srun_label(0))
+    text = prefixed(
+        REAL.replace(
+            "total images/sec: 546.96", "2026-11-30 10:00:00.000000: I tensorflow/x.cc:1] total images/sec: 999.00"
+        ),
+        srun_label(0),
+    )
     log = engines(text, tmp_path)
     assert log.total_images_per_sec is None
 
@@ -179,21 +184,34 @@ def test_parse_verb_reads_each_shape(tmp_path, cli, name):
     assert result.returncode == 0, result.stderr
     row = json.loads(result.stdout)
     assert (row["status"], row["model"], row["batch_size"], row["devices"], row["images_per_sec"]) == (
-        "ok", "trivial", 8, ["/cpu:0"], 546.96)
+        "ok",
+        "trivial",
+        8,
+        ["/cpu:0"],
+        546.96,
+    )
     assert row["ranks"] == 1
 
 
 @pytest.mark.slow
 def test_parse_verb_counts_ranks(tmp_path, cli):
     log = tmp_path / "job.out"
-    log.write_text(interleave(prefixed(other_rank(REAL), srun_label(1)), prefixed(REAL, srun_label(0))),
-                   encoding="utf-8")
+    log.write_text(
+        interleave(prefixed(other_rank(REAL), srun_label(1)), prefixed(REAL, srun_label(0))), encoding="utf-8"
+    )
     row = json.loads(cli("parse", str(log), "--format", "jsonl").stdout)
     assert (row["status"], row["images_per_sec"], row["batch_size"], row["ranks"]) == ("ok", 546.96, 8, 2)
 
 
-@pytest.mark.parametrize("noise", ["note: TensorFlow:  2.21 found\n", "Model: TensorFlow:  2.21\n",
-                                   "== TensorFlow:  2.21\n", "Step\tTensorFlow:  2.21\n"])
+@pytest.mark.parametrize(
+    "noise",
+    [
+        "note: TensorFlow:  2.21 found\n",
+        "Model: TensorFlow:  2.21\n",
+        "== TensorFlow:  2.21\n",
+        "Step\tTensorFlow:  2.21\n",
+    ],
+)
 def test_a_prefix_that_would_eat_tf_cnn_benchmarks_own_text_is_not_learned(tmp_path, noise):
     log = engines(noise + REAL, tmp_path)
     assert (shape(log), log.ranks) == (BARE, 1)

@@ -19,8 +19,13 @@ USAGE = 2
 def fake_log(path, *flags, **env):
     """Run the stand-in tf_cnn_benchmarks and keep its merged output, byte for byte, as ``path``."""
     full_env = dict(os.environ, **{k: str(v) for k, v in env.items()})
-    out = subprocess.run([sys.executable, str(FAKE_SCRIPT), *flags], env=full_env, stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, timeout=60).stdout
+    out = subprocess.run(
+        [sys.executable, str(FAKE_SCRIPT), *flags],
+        env=full_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=60,
+    ).stdout
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(out)
@@ -34,8 +39,12 @@ def logs(tmp_path_factory):
     fake_log(root / "resnet50.log", "--model=resnet50", "--batch_size=64")
     fake_log(root / "2080ti" / "vgg16-bs64.log", "--model=vgg16", "--batch_size=64", FAKE_TFCNN_CRLF=1)
     fake_log(root / "2080ti" / "alexnet.log", "--model=alexnet", "--batch_size=512", FAKE_TFCNN_FAULTS="*=oom")
-    fake_log(root / "2080ti" / "old" / "slurm-1234.out", "--model=inception3", "--batch_size=64",
-             FAKE_TFCNN_FAULTS="*=garbage")
+    fake_log(
+        root / "2080ti" / "old" / "slurm-1234.out",
+        "--model=inception3",
+        "--batch_size=64",
+        FAKE_TFCNN_FAULTS="*=garbage",
+    )
     fake_log(root / "2080ti" / "old" / "flags.txt", "--model=resnet50", "--use_fp17=True")
     fake_log(root / "hidden" / ".git" / "x.log", "--model=resnet50")  # hidden folders are skipped
     (root / "README.txt").write_text("My runs of tf_cnn_benchmarks, see the logs.\n", encoding="utf-8")
@@ -77,8 +86,13 @@ def test_directory_is_searched_recursively(cli, logs):
     assert rows["flags.txt"]["failure_kind"] == "flag_error"
     assert "Unknown command line flag 'use_fp17'" in rows["flags.txt"]["failure_message"]
     order = [str(Path(row["path"]).relative_to(logs)).replace(os.sep, "/") for row in result.rows()]
-    assert order == ["resnet50.log", "2080ti/alexnet.log", "2080ti/vgg16-bs64.log", "2080ti/old/flags.txt",
-                     "2080ti/old/slurm-1234.out"]  # by name, a folder's files before its sub-folders
+    assert order == [
+        "resnet50.log",
+        "2080ti/alexnet.log",
+        "2080ti/vgg16-bs64.log",
+        "2080ti/old/flags.txt",
+        "2080ti/old/slurm-1234.out",
+    ]  # by name, a folder's files before its sub-folders
 
 
 @pytest.mark.slow
@@ -274,7 +288,9 @@ def test_a_log_of_a_run_that_died_before_its_header_is_found(cli, tmp_path):
     (tmp_path / "run.txt").write_text(TF2_CPP_ONLY, encoding="utf-8")
     (tmp_path / "other-tool.txt").write_text(  # someone else's traceback and glog lines: not a log
         "I1130 10:00:00.000000 1234 server.cc:42] listening\nTraceback (most recent call last):\n"
-        '  File "x.py", line 1, in <module>\nKeyError: 1\n', encoding="utf-8")
+        '  File "x.py", line 1, in <module>\nKeyError: 1\n',
+        encoding="utf-8",
+    )
     result = cli("parse", tmp_path, "--format", "json")
     assert result.returncode == SOME_FAILED, result
     rows = rows_by_name(result)

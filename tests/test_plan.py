@@ -12,19 +12,44 @@ from tfcnnwrap.results import plan
 def sweep_args(**kw):
     """What the parser gives `sweep` with no flags, then the test's."""
     base = vars(build_parser().parse_args(["sweep"]))
-    base.update(models=None, batch_size=[], runs=None, device=None, num_gpus=None, variable_update=None,
-                num_batches=None, num_warmup_batches=None, quick=False, timeout=None, extra=[])
+    base.update(
+        models=None,
+        batch_size=[],
+        runs=None,
+        device=None,
+        num_gpus=None,
+        variable_update=None,
+        num_batches=None,
+        num_warmup_batches=None,
+        quick=False,
+        timeout=None,
+        extra=[],
+    )
     base.update(kw)
     return argparse.Namespace(**base)
 
 
-@pytest.mark.parametrize("extra", [
-    ["--", "--model=vgg16"], ["--", "-model=vgg16"], ["--", "-model", "vgg16"], ["--", "--model", "vgg16"],
-    ["--", "--nomodel"], ["--", "-nomodel"], ["--", "--batch_size=8"], ["--", "-batch_size", "8"],
-    ["--", "--num_gpus=2"], ["--", "-num_gpus=2"], ["--", "--device=gpu"], ["--", "--nodevice"],
-    ["--", "--use_fp16", "-variable_update=replicated"], ["--", "--num_batches", "5"],
-    ["--", "-num_warmup_batches=0"], ["--", "--", "-model=vgg16"],
-])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--", "--model=vgg16"],
+        ["--", "-model=vgg16"],
+        ["--", "-model", "vgg16"],
+        ["--", "--model", "vgg16"],
+        ["--", "--nomodel"],
+        ["--", "-nomodel"],
+        ["--", "--batch_size=8"],
+        ["--", "-batch_size", "8"],
+        ["--", "--num_gpus=2"],
+        ["--", "-num_gpus=2"],
+        ["--", "--device=gpu"],
+        ["--", "--nodevice"],
+        ["--", "--use_fp16", "-variable_update=replicated"],
+        ["--", "--num_batches", "5"],
+        ["--", "-num_warmup_batches=0"],
+        ["--", "--", "-model=vgg16"],
+    ],
+)
 def test_every_absl_spelling_of_a_managed_flag_is_refused(extra):
     with pytest.raises(UsageError, match="tfcnnwrap's own flag"):
         plan.check_extra_args(extra)
@@ -33,16 +58,33 @@ def test_every_absl_spelling_of_a_managed_flag_is_refused(extra):
 def test_flagfile_is_refused_and_other_flags_pass():
     with pytest.raises(UsageError, match="flagfile"):
         plan.check_extra_args(["--", "--flagfile=f.txt"])
-    ok = ["--use_fp16=True", "-xla", "--nodistortions", "--data_name", "imagenet", "--optimizer=momentum",
-          "--models_dir=x", "--noise"]
+    ok = [
+        "--use_fp16=True",
+        "-xla",
+        "--nodistortions",
+        "--data_name",
+        "imagenet",
+        "--optimizer=momentum",
+        "--models_dir=x",
+        "--noise",
+    ]
     assert plan.check_extra_args(["--"] + ok) == ok
 
 
-@pytest.mark.parametrize("spelling, name", [
-    ("--model=x", "model"), ("-model=x", "model"), ("--nomodel", "model"), ("-nodevice", "device"),
-    ("--nodistortions", "nodistortions"), ("--use_fp16", "use_fp16"), ("vgg16", None), ("-", None),
-    ("--", None),
-])
+@pytest.mark.parametrize(
+    "spelling, name",
+    [
+        ("--model=x", "model"),
+        ("-model=x", "model"),
+        ("--nomodel", "model"),
+        ("-nodevice", "device"),
+        ("--nodistortions", "nodistortions"),
+        ("--use_fp16", "use_fp16"),
+        ("vgg16", None),
+        ("-", None),
+        ("--", None),
+    ],
+)
 def test_flag_name(spelling, name):
     assert plan.flag_name(spelling) == name
 
@@ -59,19 +101,34 @@ def test_model_names_ignore_case_and_suggest_close_ones():
     assert built.models == [("resnet50", 16)]
 
 
-@pytest.mark.parametrize("kw", [
-    dict(runs="1e9"), dict(runs=10 ** 20), dict(timeout="inf"), dict(timeout=float("nan")),
-    dict(num_batches="0"), dict(num_warmup_batches=-1), dict(num_gpus=65),
-    dict(batch_size=["vgg16=99999999999999999999"]),
-])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(runs="1e9"),
+        dict(runs=10**20),
+        dict(timeout="inf"),
+        dict(timeout=float("nan")),
+        dict(num_batches="0"),
+        dict(num_warmup_batches=-1),
+        dict(num_gpus=65),
+        dict(batch_size=["vgg16=99999999999999999999"]),
+    ],
+)
 def test_build_plan_bounds_numbers_given_as_text_or_numbers(kw):
     with pytest.raises(UsageError, match="must be"):
         plan.build_plan(sweep_args(**kw))
 
 
-@pytest.mark.parametrize("field, value", [
-    ("runs", 10 ** 9), ("runs", 0), ("timeout_s", 1e300), ("num_batches", -1), ("num_gpus", 0),
-])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("runs", 10**9),
+        ("runs", 0),
+        ("timeout_s", 1e300),
+        ("num_batches", -1),
+        ("num_gpus", 0),
+    ],
+)
 def test_a_recorded_plan_out_of_bounds_is_refused(field, value):
     data = plan.Plan().to_dict()
     data[field] = value
@@ -97,7 +154,11 @@ def test_run_specs_carry_the_gpu_count_and_a_scaling_plan_runs_every_count():
     assert not plan.scaling
     plan = Plan(models=[("resnet50", 64), ("vgg16", 32)], runs=1, gpu_counts=[1, 2])
     assert [tuple(s) for s in plan.run_specs()] == [
-        ("resnet50", 64, 1, 1), ("resnet50", 64, 2, 1), ("vgg16", 32, 1, 1), ("vgg16", 32, 2, 1)]
+        ("resnet50", 64, 1, 1),
+        ("resnet50", 64, 2, 1),
+        ("vgg16", 32, 1, 1),
+        ("vgg16", 32, 2, 1),
+    ]
     assert plan.benchmark_flags("vgg16", 32, "cpu", 2)[2] == "--num_gpus=2"
     assert Plan.from_dict(plan.to_dict()).counts == [1, 2]
 

@@ -25,12 +25,22 @@ def keep(fig, name):
 @pytest.fixture
 def ab(tmp_path):
     """resnet50 0.2 % faster (significant: tight runs), vgg16 3 % slower (significant), alexnet noise."""
-    base = write_sweep(tmp_path / "before", {("resnet50", 64): [176.00, 176.02, 175.98],
-                                             ("vgg16", 64): [110.2, 110.3, 110.1],
-                                             ("alexnet", 512): [2250.0, 2270.0, 2240.0]})
-    cand = write_sweep(tmp_path / "after", {("resnet50", 64): [176.35, 176.37, 176.33],
-                                            ("vgg16", 64): [106.9, 107.0, 106.8],
-                                            ("alexnet", 512): [2262.0, 2235.0, 2258.0]})
+    base = write_sweep(
+        tmp_path / "before",
+        {
+            ("resnet50", 64): [176.00, 176.02, 175.98],
+            ("vgg16", 64): [110.2, 110.3, 110.1],
+            ("alexnet", 512): [2250.0, 2270.0, 2240.0],
+        },
+    )
+    cand = write_sweep(
+        tmp_path / "after",
+        {
+            ("resnet50", 64): [176.35, 176.37, 176.33],
+            ("vgg16", 64): [106.9, 107.0, 106.8],
+            ("alexnet", 512): [2262.0, 2235.0, 2258.0],
+        },
+    )
     return sweep_vs_sweeps(base, [cand])
 
 
@@ -104,9 +114,10 @@ def samples_csv(run, seconds=50):
     for t in range(seconds):
         busy = 3 <= t < seconds - 2
         temp = 62 + 8 * (run - 1) + (t * 0.1 if busy else 0)
-        rows.append("2026/11/30 10:%02d:%02d.000, 0, %.0f, %d, %.1f, %d, 7000"
-                    % (run, t, temp, 1800 - 40 * (run - 1) if busy else 300, 170.0 if busy else 20.0,
-                       99 if busy else 0))
+        rows.append(
+            "2026/11/30 10:%02d:%02d.000, 0, %.0f, %d, %.1f, %d, 7000"
+            % (run, t, temp, 1800 - 40 * (run - 1) if busy else 300, 170.0 if busy else 20.0, 99 if busy else 0)
+        )
     return "\n".join(rows) + "\n"
 
 
@@ -115,8 +126,10 @@ def soaked(tmp_path):
     """resnet50 sampled and heat-soaking over 3 runs; alexnet unsampled (its GPU panels would be empty)."""
     import json
 
-    path = write_sweep(tmp_path / "a-sweep-directory-with-a-rather-long-name-2026-11-30T10-15-00Z",
-                       {("resnet50", 64): SOAK, ("alexnet", 512): [2258.9, 2259.4, 2258.1]})
+    path = write_sweep(
+        tmp_path / "a-sweep-directory-with-a-rather-long-name-2026-11-30T10-15-00Z",
+        {("resnet50", 64): SOAK, ("alexnet", 512): [2258.9, 2259.4, 2258.1]},
+    )
     records = [json.loads(line) for line in (path / "runs.jsonl").read_text().splitlines()]
     for record in records:
         log = path / record["log"]
@@ -124,8 +137,13 @@ def soaked(tmp_path):
         if record["model"] == "resnet50":
             name = log.name.replace(".log", ".gpu.csv")
             (log.parent / name).write_text(samples_csv(record["run"]), encoding="utf-8")
-            record["telemetry"] = {"samples": 50, "max_temp_c": 62 + 8 * (record["run"] - 1) + 3.5,
-                                   "samples_file": name, "throttled": False, "throttle_reasons": []}
+            record["telemetry"] = {
+                "samples": 50,
+                "max_temp_c": 62 + 8 * (record["run"] - 1) + 3.5,
+                "samples_file": name,
+                "throttled": False,
+                "throttle_reasons": [],
+            }
     (path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     return path
 
@@ -146,8 +164,11 @@ def test_runs_plot_puts_steps_and_gpu_readings_on_one_time_axis(soaked):
     fig = runs_figure(soaked)
     keep(fig, "runs.png")
     step_ax = by_title(fig, "resnet50 bs=64")[0]
-    row = [ax for ax in fig.axes if ax.get_subplotspec() is not None
-           and ax.get_subplotspec().rowspan == step_ax.get_subplotspec().rowspan]
+    row = [
+        ax
+        for ax in fig.axes
+        if ax.get_subplotspec() is not None and ax.get_subplotspec().rowspan == step_ax.get_subplotspec().rowspan
+    ]
     assert len(row) == 4  # steps, temperature, SM clock, power
     assert {ax.get_xlabel() for ax in row} == {"seconds into the run"}
     assert len({ax.get_xlim() for ax in row}) == 1
@@ -167,8 +188,13 @@ def test_runs_plot_does_not_magnify_noise_and_has_no_empty_panels(soaked):
     for ax in fig.axes:
         assert ax.lines or ax.collections or ax.patches or ax.texts, ax.get_ylabel()
     alexnet = by_title(fig, "alexnet bs=512")[0]
-    assert [ax for ax in fig.axes if ax.get_subplotspec() is not None and ax is not alexnet
-            and ax.get_subplotspec().rowspan == alexnet.get_subplotspec().rowspan] == []  # no GPU panels
+    assert [
+        ax
+        for ax in fig.axes
+        if ax.get_subplotspec() is not None
+        and ax is not alexnet
+        and ax.get_subplotspec().rowspan == alexnet.get_subplotspec().rowspan
+    ] == []  # no GPU panels
 
 
 def test_whole_sweep_timeline_shows_heat_soak(soaked):
@@ -179,8 +205,11 @@ def test_whole_sweep_timeline_shows_heat_soak(soaked):
     assert ys == sorted(ys, reverse=True) and ys[0] - ys[-1] > 5  # falling run after run, in % of the median
     low, high = timeline.get_ylim()
     assert low <= min(ys) and high >= max(ys) and high - low >= 10
-    temp_ax = next(ax for ax in fig.axes if ax.get_ylabel() == "temperature (°C)" and ax is not timeline
-                   and ax.bbox.bounds == timeline.bbox.bounds)
+    temp_ax = next(
+        ax
+        for ax in fig.axes
+        if ax.get_ylabel() == "temperature (°C)" and ax is not timeline and ax.bbox.bounds == timeline.bbox.bounds
+    )
     temps = list(temp_ax.lines[0].get_ydata())
     assert temps[-1] > temps[0] + 15  # the card heated up across the sweep
 
@@ -224,10 +253,20 @@ def test_scaling_panel_titles_wrap_to_their_panel():
     from tfcnnwrap.results.records import SummaryRow
 
     models = ["resnet50", "resnet152", "inception3", "inception4", "vgg16", "alexnet", "googlenet", "mobilenet"]
-    rows = [SummaryRow(model="resnet50", batch_size=64, num_gpus=n, mean=176.9 * n * 0.95, runs_ok=3,
-                       speedup=0.95 * n, efficiency_pct=95.0 if n > 1 else 100.0, scaling=True) for n in (1, 2)]
-    rows += [SummaryRow(model=m, batch_size=64, num_gpus=2, mean=100.0, runs_ok=3, scaling=True)
-             for m in models[1:]]
+    rows = [
+        SummaryRow(
+            model="resnet50",
+            batch_size=64,
+            num_gpus=n,
+            mean=176.9 * n * 0.95,
+            runs_ok=3,
+            speedup=0.95 * n,
+            efficiency_pct=95.0 if n > 1 else 100.0,
+            scaling=True,
+        )
+        for n in (1, 2)
+    ]
+    rows += [SummaryRow(model=m, batch_size=64, num_gpus=2, mean=100.0, runs_ok=3, scaling=True) for m in models[1:]]
     fig = scaling_figure(rows)
     keep(fig, "scaling.png")
     renderer = FigureCanvasAgg(fig).get_renderer()

@@ -81,7 +81,7 @@ def test_probe_prints_a_snapshot_after_every_stage(fake_tf):
         timeout=60,
     )
     stages = [
-        json.loads(line[len(probe.MARKER):])["stage"]
+        json.loads(line[len(probe.MARKER) :])["stage"]
         for line in proc.stdout.decode().splitlines()
         if line.startswith(probe.MARKER)
     ]
@@ -91,9 +91,7 @@ def test_probe_prints_a_snapshot_after_every_stage(fake_tf):
 @pytest.mark.slow
 @POSIX_ONLY
 def test_a_crash_keeps_what_earlier_stages_learned(tmp_path):
-    python = stand_in_tf(
-        tmp_path / "env", "2.4.0", "import os, signal\nos.kill(os.getpid(), signal.SIGILL)\n"
-    )
+    python = stand_in_tf(tmp_path / "env", "2.4.0", "import os, signal\nos.kill(os.getpid(), signal.SIGILL)\n")
     answer = probe.run_probe(python, full=True, partial=True)
     assert answer.complete is False and answer.stage == "metadata"
     assert answer.tf_version == "2.4.0"
@@ -144,8 +142,10 @@ def test_a_program_that_is_not_python_gives_a_clear_error():
 
 
 def test_parse_answer_takes_the_last_whole_snapshot():
-    text = "noise\n%s{\"stage\": \"metadata\"}\nTF noise %s\n%s{\"stage\": \"imp" % (
-        probe.MARKER, probe.MARKER, probe.MARKER,
+    text = 'noise\n%s{"stage": "metadata"}\nTF noise %s\n%s{"stage": "imp' % (
+        probe.MARKER,
+        probe.MARKER,
+        probe.MARKER,
     )
     assert probe.parse_answer(text) == {"stage": "metadata"}
     assert probe.parse_answer("nothing here") is None

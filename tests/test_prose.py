@@ -11,8 +11,10 @@ from ptyscreen import run_in_pty
 from tfcnnwrap import prose
 
 WIDTHS = (60, 80, 120)
-THROTTLE = ("3 of 3 runs throttled (thermal slowdown: hw_thermal_slowdown) — max 82 °C; try --cool-to 60 or "
-            "better airflow; the runs lost -6.6% and drew 175 W at 1830 MHz over 5 min")
+THROTTLE = (
+    "3 of 3 runs throttled (thermal slowdown: hw_thermal_slowdown) — max 82 °C; try --cool-to 60 or "
+    "better airflow; the runs lost -6.6% and drew 175 W at 1830 MHz over 5 min"
+)
 UNITS = ("82 °C", "-6.6%", "175 W", "1830 MHz", "5 min", "3 runs")
 
 
@@ -102,9 +104,13 @@ def test_an_error_on_a_terminal_is_wrapped_between_words(tmp_path, columns):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("columns", WIDTHS)
-@pytest.mark.parametrize("args", [["compare", "a sweep directory that does not exist anywhere at all", "--against",
-                                   "V100"],
-                                  ["report", "--format", "yaml"]])  # argparse's own error
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["compare", "a sweep directory that does not exist anywhere at all", "--against", "V100"],
+        ["report", "--format", "yaml"],
+    ],
+)  # argparse's own error
 def test_a_usage_error_on_a_terminal_fits(tmp_path, columns, args):
     piped = run_cli(*args, cwd=tmp_path)
     screen = run_in_pty(args, columns=columns, cwd=tmp_path)
@@ -135,5 +141,5 @@ def test_compare_a_b_is_a_table_at_80_columns_and_up(tmp_path, columns):
         assert any(line.startswith("runs hidden to fit 80 columns") for line in screen.lines), screen
     message = [i for i, line in enumerate(screen.lines) if line.startswith("tfcnnwrap compare: 5 configurations")]
     assert message, screen  # the --fail-on-regression message, wrapped between words below
-    text = " ".join(screen.lines[message[0]:])
+    text = " ".join(screen.lines[message[0] :])
     assert "-6.5% (95% CI -8.4% to -4.5%)" in " ".join(text.split()), screen

@@ -20,8 +20,9 @@ STEADY = [2258.9, 2260.1, 2259.5]
 
 
 def rec(run, value, **extra):
-    return RunRecord.from_dict(dict({"model": "resnet50", "batch_size": 64, "run": run, "status": "ok",
-                                     "images_per_sec": value}, **extra))
+    return RunRecord.from_dict(
+        dict({"model": "resnet50", "batch_size": 64, "run": run, "status": "ok", "images_per_sec": value}, **extra)
+    )
 
 
 def test_trend_compares_the_last_third_of_the_runs_with_the_first():
@@ -30,20 +31,30 @@ def test_trend_compares_the_last_third_of_the_runs_with_the_first():
     assert quality.trend_pct([100.0, 90.0]) is None  # no thirds to tell apart
 
 
-@pytest.mark.parametrize("verdict, flags", [
-    (quality.Verdict(), []),
-    (quality.Verdict(outlier_runs=(4,), ci95_pct=8.63), ["outlier", "wide CI"]),
-    (quality.Verdict(ci95_pct=2.0, trend_pct=-3.0), []),  # at the limits is within them
-    (quality.Verdict(ci95_pct=2.01, trend_pct=3.01), ["wide CI", "drift"]),
-    (quality.Verdict(trend_pct=-5.8, throttled_runs=2, runs_ok=3), ["drift", "throttled"]),
-])
+@pytest.mark.parametrize(
+    "verdict, flags",
+    [
+        (quality.Verdict(), []),
+        (quality.Verdict(outlier_runs=(4,), ci95_pct=8.63), ["outlier", "wide CI"]),
+        (quality.Verdict(ci95_pct=2.0, trend_pct=-3.0), []),  # at the limits is within them
+        (quality.Verdict(ci95_pct=2.01, trend_pct=3.01), ["wide CI", "drift"]),
+        (quality.Verdict(trend_pct=-5.8, throttled_runs=2, runs_ok=3), ["drift", "throttled"]),
+    ],
+)
 def test_flags(verdict, flags):
     assert verdict.flags == flags
 
 
 def test_each_problem_says_what_to_do():
-    verdict = quality.Verdict(outlier_runs=(4,), ci95_pct=8.63, trend_pct=-5.8, throttled_runs=3, runs_ok=5,
-                              throttle_reasons=(("hw_thermal_slowdown", 3),), max_temp_c=86.0)
+    verdict = quality.Verdict(
+        outlier_runs=(4,),
+        ci95_pct=8.63,
+        trend_pct=-5.8,
+        throttled_runs=3,
+        runs_ok=5,
+        throttle_reasons=(("hw_thermal_slowdown", 3),),
+        max_temp_c=86.0,
+    )
     lines = quality.problems(verdict)
     assert len(lines) == 4
     assert lines[0].startswith("run 4 far from the others") and "--runs 10" in lines[0]
@@ -51,8 +62,9 @@ def test_each_problem_says_what_to_do():
     assert "fell 5.8%" in lines[2] and "--cool-to 60" in lines[2]
     assert "3 of 5 runs throttled (hw_thermal_slowdown in 3, max 86 °C)" in lines[3] and "--cool-to" in lines[3]
     rising = quality.problems(quality.Verdict(trend_pct=4.0))
-    assert rising == ["runs rose 4.0% from the first third to the last (still warming up?): more warm-up "
-                      "(--num-warmup-batches)"]
+    assert rising == [
+        "runs rose 4.0% from the first third to the last (still warming up?): more warm-up (--num-warmup-batches)"
+    ]
 
 
 def test_summary_rows_carry_the_flags_and_typed_values():
@@ -126,12 +138,15 @@ def test_report_repeats_the_sweeps_throttle_warning(cli, tmp_path):
     path = write_sweep(tmp_path / "hot", {("resnet50", 64): [176.1, 176.3, 176.2]})
     runs = path / "runs.jsonl"
     tele = {"throttled": True, "max_temp_c": 84, "throttle_reasons": ["sw_thermal_slowdown"]}
-    runs.write_text("".join(json.dumps(dict(json.loads(x), telemetry=tele)) + "\n"
-                            for x in runs.read_text().splitlines()))
+    runs.write_text(
+        "".join(json.dumps(dict(json.loads(x), telemetry=tele)) + "\n" for x in runs.read_text().splitlines())
+    )
     result = cli("report", path)
     assert result.returncode == 0, result
-    assert ("warning: 3 of 3 runs throttled (thermal slowdown: sw_thermal_slowdown) — max 84 °C; try --cool-to 60"
-            in " ".join(result.stderr.split()))
+    assert (
+        "warning: 3 of 3 runs throttled (thermal slowdown: sw_thermal_slowdown) — max 84 °C; try --cool-to 60"
+        in " ".join(result.stderr.split())
+    )
     assert "3 of 3 runs throttled (sw_thermal_slowdown in 3, max 84 °C)" in " ".join(result.stdout.split())
 
 

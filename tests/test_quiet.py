@@ -30,8 +30,10 @@ def test_gpu_state_parses_numbers_words_and_not_available():
 
 def test_compute_apps_keep_a_name_with_a_comma_and_memory_not_available():
     apps = quiet.parse_compute_apps(APPS + "No running processes found\n")
-    assert apps == [{"pid": 12345, "name": "/usr/bin/python3", "used_mib": 15870.0},
-                    {"pid": 2222, "name": "C:\\Program Files\\app, with comma.exe", "used_mib": None}]
+    assert apps == [
+        {"pid": 12345, "name": "/usr/bin/python3", "used_mib": 15870.0},
+        {"pid": 2222, "name": "C:\\Program Files\\app, with comma.exe", "used_mib": None},
+    ]
     assert quiet.parse_compute_apps("") == []
 
 
@@ -63,8 +65,10 @@ def test_cpu_governor_and_battery_from_sys(tmp_path):
     (battery / "type").write_text("Battery\n")
     (battery / "status").write_text("Discharging\n")
     found = quiet.cpu_findings(str(tmp_path))
-    assert found == [("CPU frequency governor: powersave", "`sudo cpupower frequency-set -g performance` for the "
-                      "benchmark"), ("running on battery (BAT0)", "plug in the charger")]
+    assert found == [
+        ("CPU frequency governor: powersave", "`sudo cpupower frequency-set -g performance` for the benchmark"),
+        ("running on battery (BAT0)", "plug in the charger"),
+    ]
     (battery / "status").write_text("Charging\n")
     (tmp_path / "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor").write_text("performance\n")
     assert quiet.cpu_findings(str(tmp_path)) == []
@@ -90,11 +94,29 @@ def test_a_sweep_warns_once_at_its_start(cli, fake_tf, tmp_path):
     from conftest import make_vendor
 
     vendor = make_vendor(tmp_path / "vendor")
-    env = dict(NOISY, PATH=str(FAKE_DIR) + os.pathsep + os.environ.get("PATH", ""),
-               FAKE_NVSMI_SAMPLES="60,1800,97", FAKE_TFCNN_IPS="alexnet=2251.87/2266.6")
-    result = cli("sweep", "--vendor-dir", vendor, "--python", fake_tf("1.12.0", dist="tensorflow-gpu"),
-                 "--device", "gpu", "--models", "alexnet", "--runs", "2", "--out", tmp_path / "out",
-                 cwd=tmp_path, env=env)
+    env = dict(
+        NOISY,
+        PATH=str(FAKE_DIR) + os.pathsep + os.environ.get("PATH", ""),
+        FAKE_NVSMI_SAMPLES="60,1800,97",
+        FAKE_TFCNN_IPS="alexnet=2251.87/2266.6",
+    )
+    result = cli(
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        fake_tf("1.12.0", dist="tensorflow-gpu"),
+        "--device",
+        "gpu",
+        "--models",
+        "alexnet",
+        "--runs",
+        "2",
+        "--out",
+        tmp_path / "out",
+        cwd=tmp_path,
+        env=env,
+    )
     assert result.returncode == 0, result
     assert result.stderr.count("warning: other processes use the GPU: python3 (pid 4242): stop them") == 1, result
     assert result.stderr.count("power limit 200 W, below its default 250 W") == 1, result

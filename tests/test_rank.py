@@ -34,7 +34,7 @@ def test_rank_places_the_seeds_2070_as_its_table_implies(cli, seed_sweep):
     assert rows[me]["measured"] is True and rows[me]["geomean_pct"] == 100.0
     # Best first: just below the 1080 Ti, the 2080 and the Radeon VII (one configuration, issue 23's
     # sources), above the Vega 64 (the seed's geomean row).
-    assert names[me - 3:me] == ["GeForce GTX 1080 Ti", "GeForce RTX 2080", "Radeon VII"]
+    assert names[me - 3 : me] == ["GeForce GTX 1080 Ti", "GeForce RTX 2080", "Radeon VII"]
     assert names.index("Radeon RX Vega 64") > me
     assert names.index("Tesla V100") < names.index("GeForce RTX 2080 Ti") < me
     measured = [SEED_2070[m] for m in SEED_ORDER]
@@ -57,8 +57,11 @@ def test_rank_says_where_the_gpu_lands(cli, seed_sweep):
         assert result.returncode == 0, result
         out = " ".join(result.stdout.split())
         # The place and the field grow as published references are added; the neighbours are the point.
-        assert re.search(r"Your GeForce RTX 2070: \d+ of \d+ by images/sec, between the Radeon VII \(89\.8%, "
-                         r"on 1 configuration\) and the Radeon RX Vega 64 \(107\.3%, on 5 configurations\)", out), out
+        assert re.search(
+            r"Your GeForce RTX 2070: \d+ of \d+ by images/sec, between the Radeon VII \(89\.8%, "
+            r"on 1 configuration\) and the Radeon RX Vega 64 \(107\.3%, on 5 configurations\)",
+            out,
+        ), out
         assert "level with the GeForce RTX 2070 eGPU (Thunderbolt 3)" in out
         assert "5 of 5" in out and "3 of 5" in out
 
@@ -76,8 +79,8 @@ def test_rank_per_watt_from_the_flag_and_from_telemetry(cli, seed_sweep, tmp_pat
     # The 3080 and the 2080 Ti do more per watt than a 175 W 2070; the 1080 Ti and the 1070 (x1 risers) less;
     # the 70 W T4 comes first, on its one configuration.
     ranked = [r["gpu_id"] for r in rows if r["rank"] is not None]
-    assert ranked[ranked.index(None) - 2:] == ["rtx3080", "rtx2080ti", None, "rtx2080", "gtx1080ti", "gtx1070"]
-    assert set(ranked[:ranked.index(None) - 2]) <= {"tesla-t4"}
+    assert ranked[ranked.index(None) - 2 :] == ["rtx3080", "rtx2080ti", None, "rtx2080", "gtx1080ti", "gtx1070"]
+    assert set(ranked[: ranked.index(None) - 2]) <= {"tesla-t4"}
     assert [r["per"] for r in rows] == ["watt"] * len(rows)
     unranked = [r for r in rows if r["rank"] is None]
     assert {r["gpu_id"] for r in unranked} >= {"v100", "vega64"}
@@ -87,8 +90,11 @@ def test_rank_per_watt_from_the_flag_and_from_telemetry(cli, seed_sweep, tmp_pat
     for model, batch in ((m, b) for m, b in seed_runs(1)):
         for k in (1, 2):
             power = 150.0 if model == "alexnet" else 175.0
-            records.append(dataclasses.replace(run_record(model, batch, k, SEED_2070[model]),
-                                               telemetry={"mean_power_w": power, "max_temp_c": 70}))
+            records.append(
+                dataclasses.replace(
+                    run_record(model, batch, k, SEED_2070[model]), telemetry={"mean_power_w": power, "max_temp_c": 70}
+                )
+            )
     sweep = tmp_path / "telemetry"
     (sweep / "logs").mkdir(parents=True)
     (sweep / "sweep.json").write_text(json.dumps(sweep_meta(list(seed_runs(1)), runs=2).to_dict()), encoding="utf-8")
@@ -109,8 +115,9 @@ def test_rank_per_dollar(cli, seed_sweep):
     rows = result.rows()
     by_id = {r["gpu_id"]: r for r in rows}
     measured = [SEED_2070[m] for m in SEED_ORDER]
-    assert by_id["gtx1080ti"]["geomean_pct"] == pytest.approx(geomean_pct(measured, SEED_REFS["1080-Ti"],
-                                                                          700.0 / 499.0))
+    assert by_id["gtx1080ti"]["geomean_pct"] == pytest.approx(
+        geomean_pct(measured, SEED_REFS["1080-Ti"], 700.0 / 499.0)
+    )
     # At $499 the 2070 gives more images/sec per dollar than the Vega 64 (also $499, slower) and the 1080 Ti;
     # only the 3080 (2.3x the speed at $699) and the eGPU 2070 (level) come before it.
     me = next(r for r in rows if r["measured"])
@@ -179,8 +186,9 @@ def test_strict_leaves_stand_ins_out_and_the_note_says_why(capsys, monkeypatch, 
     assert code == 0
     assert markdown_table(out)[2][3] == "82.78 (73.1%)\u2020"
     assert "the closest is shown" in out and "--strict leaves such figures out" in out
-    code, out, _ = in_process(capsys, monkeypatch, "compare", sweep, "--against", "2080", "--strict",
-                              "--format", "markdown")
+    code, out, _ = in_process(
+        capsys, monkeypatch, "compare", sweep, "--against", "2080", "--strict", "--format", "markdown"
+    )
     assert code == 0
     table = markdown_table(out)
     assert table[1][3] == "209.89 (86.0%)" and table[2][3] == "n/a"
@@ -190,17 +198,18 @@ def test_strict_leaves_stand_ins_out_and_the_note_says_why(capsys, monkeypatch, 
 def test_tensorflow_versions_are_noted_and_strict_leaves_other_ones_out(capsys, monkeypatch, tmp_path):
     from test_compare import in_process
 
-    sweep = write_sweep(tmp_path / "s", {("resnet50", 128): [300.0, 301.0]}, variable_update="replicated",
-                        extra_args=["--use_fp16"])
+    sweep = write_sweep(
+        tmp_path / "s", {("resnet50", 128): [300.0, 301.0]}, variable_update="replicated", extra_args=["--use_fp16"]
+    )
     meta = json.loads((sweep / "sweep.json").read_text(encoding="utf-8"))
     meta["tensorflow_version"] = "2.4.1"
     (sweep / "sweep.json").write_text(json.dumps(meta), encoding="utf-8")
-    code, out, _ = in_process(capsys, monkeypatch, "compare", sweep, "--against", "1080-Ti", "--format",
-                              "markdown")
+    code, out, _ = in_process(capsys, monkeypatch, "compare", sweep, "--against", "1080-Ti", "--format", "markdown")
     assert code == 0
     assert "TensorFlow: 1080-Ti (resnet50) measured with TF 2.2, this sweep with TF 2.4.1" in out
-    code, out, _ = in_process(capsys, monkeypatch, "compare", sweep, "--against", "1080-Ti", "--strict",
-                              "--format", "json")
+    code, out, _ = in_process(
+        capsys, monkeypatch, "compare", sweep, "--against", "1080-Ti", "--strict", "--format", "json"
+    )
     assert json.loads(out)["rows"][0]["references"][0]["published"] is None
     code, out, _ = in_process(capsys, monkeypatch, "compare", sweep, "--rank", "--strict", "--format", "json")
     assert "gtx1080ti" not in {r["gpu_id"] for r in json.loads(out)["rows"]}

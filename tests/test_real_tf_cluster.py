@@ -22,8 +22,22 @@ from tfcnnwrap.run import telemetry
 pytestmark = [pytest.mark.slow, *MARKS]
 TOTAL = re.compile(r"^total images/sec:\s*(\S+)\s*$", re.MULTILINE)
 ENV = {telemetry.ENV_NVIDIA_SMI: "none", "CUDA_VISIBLE_DEVICES": ""}
-SWEEP = ["--device", "cpu", "--models", "trivial", "--batch-size", "trivial=8", "--num-batches", "5", "--runs", "1",
-         "--workers", "2", "--ps", "1"]
+SWEEP = [
+    "--device",
+    "cpu",
+    "--models",
+    "trivial",
+    "--batch-size",
+    "trivial=8",
+    "--num-batches",
+    "5",
+    "--runs",
+    "1",
+    "--workers",
+    "2",
+    "--ps",
+    "1",
+]
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +49,9 @@ def real_vendor(tmp_path_factory):
     where = tmp_path_factory.mktemp("real-tf-cluster")
     vendor = where / "vendor"
     started = time.perf_counter()
-    setup = run_cli("setup", "--repo-url", REPO, "--python", REAL_TF_PYTHON, "--vendor-dir", vendor, cwd=where,
-                    env=ENV, timeout=300)
+    setup = run_cli(
+        "setup", "--repo-url", REPO, "--python", REAL_TF_PYTHON, "--vendor-dir", vendor, cwd=where, env=ENV, timeout=300
+    )
     assert setup.returncode == 0, setup
     print("setup took %.1f s" % (time.perf_counter() - started))
     return vendor
@@ -57,8 +72,21 @@ def check_run(out, backend):
 def test_real_tf_local_cluster_ps_and_two_workers(cli, tmp_path, real_vendor):
     out = tmp_path / "sweep"
     started = time.perf_counter()
-    sweep = cli("sweep", "--python", REAL_TF_PYTHON, "--vendor-dir", real_vendor, "--out", out, "--cluster", "local",
-                *SWEEP, cwd=tmp_path, env=ENV, timeout=600)
+    sweep = cli(
+        "sweep",
+        "--python",
+        REAL_TF_PYTHON,
+        "--vendor-dir",
+        real_vendor,
+        "--out",
+        out,
+        "--cluster",
+        "local",
+        *SWEEP,
+        cwd=tmp_path,
+        env=ENV,
+        timeout=600,
+    )
     took = time.perf_counter() - started
     assert sweep.returncode == 0, sweep
     run = check_run(out, "local")
@@ -70,8 +98,18 @@ def test_real_tf_slurm_cluster_ps_and_two_workers(slurm, tmp_path, real_vendor):
     from test_sweep_cluster import in_sbatch
 
     out = tmp_path / "sweep"
-    argv = ["sweep", "--python", REAL_TF_PYTHON, "--vendor-dir", real_vendor, "--out", out, "--cluster", "slurm",
-            *SWEEP]
+    argv = [
+        "sweep",
+        "--python",
+        REAL_TF_PYTHON,
+        "--vendor-dir",
+        real_vendor,
+        "--out",
+        out,
+        "--cluster",
+        "slurm",
+        *SWEEP,
+    ]
     started = time.perf_counter()
     done, text = in_sbatch(slurm, tmp_path, 3, argv, ENV)
     took = time.perf_counter() - started

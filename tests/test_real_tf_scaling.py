@@ -28,19 +28,54 @@ def test_a_cpu_scaling_sweep_records_each_logs_total(cli, tmp_path):
     env = {telemetry.ENV_NVIDIA_SMI: "none", "CUDA_VISIBLE_DEVICES": ""}
     vendor = tmp_path / "vendor"
     started = time.perf_counter()
-    setup = cli("setup", "--repo-url", REPO, "--python", REAL_TF_PYTHON, "--vendor-dir", vendor, cwd=tmp_path,
-                env=env, timeout=300)
+    setup = cli(
+        "setup",
+        "--repo-url",
+        REPO,
+        "--python",
+        REAL_TF_PYTHON,
+        "--vendor-dir",
+        vendor,
+        cwd=tmp_path,
+        env=env,
+        timeout=300,
+    )
     assert setup.returncode == 0, setup
     out = tmp_path / "sweep"
-    sweep = cli("sweep", "--python", REAL_TF_PYTHON, "--vendor-dir", vendor, "--out", out, "--device", "cpu",
-                "--models", "resnet50", "--batch-size", "resnet50=2", "--num-batches", "3",
-                "--num-warmup-batches", "1", "--num-gpus", "1,2", "--runs", "1", cwd=tmp_path, env=env, timeout=600)
+    sweep = cli(
+        "sweep",
+        "--python",
+        REAL_TF_PYTHON,
+        "--vendor-dir",
+        vendor,
+        "--out",
+        out,
+        "--device",
+        "cpu",
+        "--models",
+        "resnet50",
+        "--batch-size",
+        "resnet50=2",
+        "--num-batches",
+        "3",
+        "--num-warmup-batches",
+        "1",
+        "--num-gpus",
+        "1,2",
+        "--runs",
+        "1",
+        cwd=tmp_path,
+        env=env,
+        timeout=600,
+    )
     took = time.perf_counter() - started
     assert sweep.returncode == 0, sweep
 
     runs = [json.loads(line) for line in (out / "runs.jsonl").read_text(encoding="utf-8").splitlines() if line]
     assert [(r["model"], r["batch_size"], r["num_gpus"], r["status"]) for r in runs] == [
-        ("resnet50", 2, 1, "ok"), ("resnet50", 2, 2, "ok")]
+        ("resnet50", 2, 1, "ok"),
+        ("resnet50", 2, 2, "ok"),
+    ]
     for run in runs:
         log = (out / run["log"]).read_text(encoding="utf-8", errors="replace")
         assert run["log"] == "logs/resnet50-bs2-g%d-run1.log" % run["num_gpus"]
@@ -53,7 +88,10 @@ def test_a_cpu_scaling_sweep_records_each_logs_total(cli, tmp_path):
 
     rows = cli("report", out, "--format", "json", cwd=tmp_path).rows()
     assert [r["num_gpus"] for r in rows] == [1, 2]
-    assert rows[0]["speedup"] == 1.0 and rows[1]["speedup"] == pytest.approx(runs[1]["images_per_sec"]
-                                                                              / runs[0]["images_per_sec"])
-    print("setup + scaling sweep (resnet50 bs2, 3 batches, 1 and 2 CPU towers) took %.1f s: %s images/sec"
-          % (took, ", ".join("%g" % r["images_per_sec"] for r in runs)))
+    assert rows[0]["speedup"] == 1.0 and rows[1]["speedup"] == pytest.approx(
+        runs[1]["images_per_sec"] / runs[0]["images_per_sec"]
+    )
+    print(
+        "setup + scaling sweep (resnet50 bs2, 3 batches, 1 and 2 CPU towers) took %.1f s: %s images/sec"
+        % (took, ", ".join("%g" % r["images_per_sec"] for r in runs))
+    )

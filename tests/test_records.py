@@ -68,7 +68,7 @@ def test_a_format_1_sweep_reads_as_it_did(capsys, monkeypatch, format1, verb, fm
         new = list(csv.DictReader(io.StringIO(out.rsplit("rc=", 1)[0])))
     assert len(old) == len(new)
     for was, now in zip(old, new):
-        assert list(now)[:len(was)] == list(was) and list(now)[len(was):][:len(NEW_SUMMARY_KEYS)] == NEW_SUMMARY_KEYS
+        assert list(now)[: len(was)] == list(was) and list(now)[len(was) :][: len(NEW_SUMMARY_KEYS)] == NEW_SUMMARY_KEYS
         assert {k: now[k] for k in was} == was
 
 
@@ -92,8 +92,15 @@ def test_format_1_report_json_has_the_new_statistics(capsys, monkeypatch, format
 
 def test_run_record_round_trips_and_keeps_unknown_keys():
     line = run_record("resnet50", 64, 2, 176.5).to_dict()
-    line.update(num_gpus=2, host="node7", cluster={"backend": "local", "tasks": ["worker:0"]}, start_temp_c=41.0,
-                cooldown_s=30.0, telemetry={"max_temp_c": 83, "throttled": True}, future_key={"x": [1]})
+    line.update(
+        num_gpus=2,
+        host="node7",
+        cluster={"backend": "local", "tasks": ["worker:0"]},
+        start_temp_c=41.0,
+        cooldown_s=30.0,
+        telemetry={"max_temp_c": 83, "throttled": True},
+        future_key={"x": [1]},
+    )
     record = RunRecord.from_dict(line)
     assert record.to_dict() == line
     assert record.key == ("resnet50", 64, 2, "node7", 2)
@@ -106,8 +113,17 @@ def test_run_record_statuses_and_bad_values():
     assert [s.value for s in Status] == ["ok", "oom", "timeout", "crashed", "no_result", "interrupted", "skipped"]
     skipped = RunRecord.from_dict(dict(run_record("vgg16", 64, 3, "skipped").to_dict()))
     assert skipped.status is Status.SKIPPED and not skipped.ok and skipped.value is None
-    odd = RunRecord.from_dict({"model": "vgg16", "batch_size": 64, "run": 1, "status": "ok",
-                               "images_per_sec": "fast", "duration_s": float("nan"), "status_extra": 1})
+    odd = RunRecord.from_dict(
+        {
+            "model": "vgg16",
+            "batch_size": 64,
+            "run": 1,
+            "status": "ok",
+            "images_per_sec": "fast",
+            "duration_s": float("nan"),
+            "status_extra": 1,
+        }
+    )
     assert odd.value is None and odd.duration_s is None
     future = RunRecord.from_dict({"model": "vgg16", "batch_size": 64, "run": 1, "status": "preempted"})
     assert future.status == "preempted" and future.to_dict()["status"] == "preempted"
@@ -125,16 +141,17 @@ def test_old_records_count_as_their_plans_gpus_so_a_rerun_replaces_them(tmp_path
     sweep.append_run(RunRecord.from_dict(dict(rerun, run=3, num_gpus=2)))
     latest = latest_runs(records + [RunRecord.from_dict(rerun, 2)])  # read back with its plan's count
     assert [(r.run, r.value) for r in latest] == [(1, 100.0), (2, 101.0)]
-    assert [(r.run, r.value, r.num_gpus) for r in sweep.read_runs()] == [(1, 100.0, 2), (2, 101.0, 2),
-                                                                          (3, 101.0, 2)]
+    assert [(r.run, r.value, r.num_gpus) for r in sweep.read_runs()] == [(1, 100.0, 2), (2, 101.0, 2), (3, 101.0, 2)]
 
 
 def test_summary_rows_read_telemetry():
-    runs = [RunRecord.from_dict(dict(run_record("resnet50", 64, i, 100.0 + i).to_dict(), telemetry=t))
-            for i, t in enumerate([{"max_temp_c": 80, "throttled": False}, {"max_temp_c": 86, "throttled": True},
-                                   None], 1)]
-    hot_failure = RunRecord.from_dict(dict(run_record("resnet50", 64, 4, "crashed").to_dict(),
-                                           telemetry={"max_temp_c": 95, "throttled": True}))
+    runs = [
+        RunRecord.from_dict(dict(run_record("resnet50", 64, i, 100.0 + i).to_dict(), telemetry=t))
+        for i, t in enumerate([{"max_temp_c": 80, "throttled": False}, {"max_temp_c": 86, "throttled": True}, None], 1)
+    ]
+    hot_failure = RunRecord.from_dict(
+        dict(run_record("resnet50", 64, 4, "crashed").to_dict(), telemetry={"max_temp_c": 95, "throttled": True})
+    )
     (row,) = summarize(runs + [hot_failure])
     # Over the ok runs, the ones the mean is made of.
     assert (row.throttled_runs, row.max_temp_c, row.runs_ok, row.runs_failed) == (1, 86.0, 3, 1)
@@ -150,23 +167,31 @@ def test_a_sweep_from_a_newer_tfcnnwrap_is_refused_naming_both_versions(cli, tmp
     meta = json.loads((path / "sweep.json").read_text(encoding="utf-8"))
     meta.update(format=FORMAT_VERSION + 1, tfcnnwrap_version="9.0.0")
     (path / "sweep.json").write_text(json.dumps(meta), encoding="utf-8")
-    line = assert_clean_error(cli("report", path), 2, "tfcnnwrap 9.0.0", "format %d" % (FORMAT_VERSION + 1),
-                              "format %d at most" % FORMAT_VERSION)
+    line = assert_clean_error(
+        cli("report", path),
+        2,
+        "tfcnnwrap 9.0.0",
+        "format %d" % (FORMAT_VERSION + 1),
+        "format %d at most" % FORMAT_VERSION,
+    )
     assert "upgrade" in line
     assert_clean_error(cli("compare", path, "--against", "V100"), 2, "format %d" % (FORMAT_VERSION + 1))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("change, needle", [
-    ({"plan": ["resnet50"]}, "`plan` is a list, not an object"),
-    ({"format": "1"}, "`format`"),
-    ({"environment": "desk"}, "`environment` is text"),
-    ({"plan": {"models": [{"model": "resnet50", "batch_size": "64"}], "runs": 1}}, "plan.models"),
-    # where the sweep ran, as SweepMeta types it
-    ({"python": 3}, "`python` is a whole number"),
-    ({"resumed": ["yesterday"]}, "`resumed` holds text"),
-    ({"argv": "tfcnnwrap sweep"}, "`argv` is text"),
-])
+@pytest.mark.parametrize(
+    "change, needle",
+    [
+        ({"plan": ["resnet50"]}, "`plan` is a list, not an object"),
+        ({"format": "1"}, "`format`"),
+        ({"environment": "desk"}, "`environment` is text"),
+        ({"plan": {"models": [{"model": "resnet50", "batch_size": "64"}], "runs": 1}}, "plan.models"),
+        # where the sweep ran, as SweepMeta types it
+        ({"python": 3}, "`python` is a whole number"),
+        ({"resumed": ["yesterday"]}, "`resumed` holds text"),
+        ({"argv": "tfcnnwrap sweep"}, "`argv` is text"),
+    ],
+)
 def test_wrong_value_types_in_sweep_json_exit_2_in_one_line(cli, tmp_path, change, needle):
     path = write_sweep(tmp_path / "s", seed_runs(1))
     meta = json.loads((path / "sweep.json").read_text(encoding="utf-8"))

@@ -33,8 +33,9 @@ def test_fleet_alone_names_the_cluster_it_works_with(cli, tmp_path, vendor, tf11
 
 
 def test_dry_run_summary_has_no_empty_field(cli, tmp_path, vendor, tf112):
-    result = cli(*sweep(vendor, tf112, tmp_path / "out", "--models", "resnet50", "--runs", "1", "--dry-run"),
-                 cwd=tmp_path)
+    result = cli(
+        *sweep(vendor, tf112, tmp_path / "out", "--models", "resnet50", "--runs", "1", "--dry-run"), cwd=tmp_path
+    )
     assert result.returncode == 0, result
     summary = [line for line in result.stdout.splitlines() if line.startswith("#")][-1]
     assert "; ;" not in summary and not summary.rstrip().endswith(";"), summary
@@ -43,8 +44,7 @@ def test_dry_run_summary_has_no_empty_field(cli, tmp_path, vendor, tf112):
 def test_progress_lines_of_a_gpu_count_sweep_say_which_count(cli, tmp_path, vendor, tf112):
     # with --num-gpus 1,2 two runs of the same model otherwise print the very same label
     out = tmp_path / "out"
-    result = cli(*sweep(vendor, tf112, out, "--models", "resnet50", "--runs", "1", "--num-gpus", "1,2"),
-                 cwd=tmp_path)
+    result = cli(*sweep(vendor, tf112, out, "--models", "resnet50", "--runs", "1", "--num-gpus", "1,2"), cwd=tmp_path)
     assert result.returncode == 0, result
     lines = [line for line in result.stdout.splitlines() if line.startswith("[")]
     assert len(lines) == 2, result.stdout
@@ -55,8 +55,11 @@ def test_progress_lines_of_a_gpu_count_sweep_say_which_count(cli, tmp_path, vend
 
 def test_failed_runs_of_a_gpu_count_sweep_say_which_count(cli, tmp_path, vendor, tf112):
     out = tmp_path / "out"
-    result = cli(*sweep(vendor, tf112, out, "--models", "resnet50", "--runs", "1", "--num-gpus", "1,2"),
-                 cwd=tmp_path, env={"FAKE_TFCNN_FAULTS": "*=no_total"})
+    result = cli(
+        *sweep(vendor, tf112, out, "--models", "resnet50", "--runs", "1", "--num-gpus", "1,2"),
+        cwd=tmp_path,
+        env={"FAKE_TFCNN_FAULTS": "*=no_total"},
+    )
     assert result.returncode == 1, result
     report = cli("report", out, cwd=tmp_path)
     failures = [line for line in report.stdout.splitlines() if "no_result" in line and "run 1" in line]
@@ -68,13 +71,20 @@ def test_every_json_output_is_strict_json(cli, tmp_path, vendor, tf112):
         raise ValueError(constant)
 
     out = tmp_path / "out"
-    cli(*sweep(vendor, tf112, out, "--models", "resnet50", "--runs", "1", "--num-gpus", "1,2"),
-        cwd=tmp_path, env={"FAKE_TFCNN_FAULTS": "*=no_total"})
+    cli(
+        *sweep(vendor, tf112, out, "--models", "resnet50", "--runs", "1", "--num-gpus", "1,2"),
+        cwd=tmp_path,
+        env={"FAKE_TFCNN_FAULTS": "*=no_total"},
+    )
     for line in (out / "runs.jsonl").read_text().splitlines():
         json.loads(line, parse_constant=refuse)
     json.loads((out / "sweep.json").read_text(), parse_constant=refuse)
-    for args in (["report", out], ["compare", out, "--against", "V100"], ["compare", out, out],
-                 ["parse", out / "logs"]):
+    for args in (
+        ["report", out],
+        ["compare", out, "--against", "V100"],
+        ["compare", out, out],
+        ["parse", out / "logs"],
+    ):
         result = cli(*args, "--format", "json", cwd=tmp_path)
         assert result.returncode in (0, 1), result
         json.loads(result.stdout, parse_constant=refuse)
@@ -85,8 +95,10 @@ def test_header_counts_multiply_to_the_runs_to_do(cli, tmp_path, vendor, tf112):
     # "8 of 8 runs to do (2 models x 2 runs)" left out the GPU counts; "1 models x 1 runs" read badly
     import re
 
-    result = cli(*sweep(vendor, tf112, tmp_path / "a", "--models", "resnet50,alexnet", "--runs", "2",
-                        "--num-gpus", "1,2"), cwd=tmp_path)
+    result = cli(
+        *sweep(vendor, tf112, tmp_path / "a", "--models", "resnet50,alexnet", "--runs", "2", "--num-gpus", "1,2"),
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result
     match = re.search(r"(\d+) of (\d+) runs to do \(([^)]*)\)", result.stdout)
     assert match, result.stdout
@@ -144,9 +156,15 @@ def test_an_absurd_figure_in_runs_jsonl_is_no_internal_error_in_compare(cli, tmp
     assert report.returncode == 0 and "Warning" not in result.stderr + report.stderr, report
 
 
-@pytest.mark.parametrize("flags, needle", [(["--price", "500"], "--per dollar"), (["--watts", "175"], "--per watt"),
-                                           (["--per", "dollar", "--price", "500", "--watts", "175"], "--per watt"),
-                                           (["--per", "watt", "--watts", "175", "--price", "500"], "--per dollar")])
+@pytest.mark.parametrize(
+    "flags, needle",
+    [
+        (["--price", "500"], "--per dollar"),
+        (["--watts", "175"], "--per watt"),
+        (["--per", "dollar", "--price", "500", "--watts", "175"], "--per watt"),
+        (["--per", "watt", "--watts", "175", "--price", "500"], "--per dollar"),
+    ],
+)
 def test_rank_refuses_a_price_or_power_it_would_ignore(cli, tmp_path, vendor, tf112, flags, needle):
     # `--rank --price 500` ranked by images/sec and said nothing of the price
     out = tmp_path / "out"
@@ -157,14 +175,19 @@ def test_rank_refuses_a_price_or_power_it_would_ignore(cli, tmp_path, vendor, tf
 def test_resume_refuses_a_recorded_gpu_count_listed_twice(cli, tmp_path, vendor, tf112):
     # a hand-edited sweep.json with gpu_counts [1, 1] re-ran every run twice (duplicate records)
     out = tmp_path / "out"
-    assert cli(*sweep(vendor, tf112, out, "--models", "resnet50", "--runs", "1", "--num-gpus", "1,2"),
-               cwd=tmp_path).returncode == 0
+    assert (
+        cli(
+            *sweep(vendor, tf112, out, "--models", "resnet50", "--runs", "1", "--num-gpus", "1,2"), cwd=tmp_path
+        ).returncode
+        == 0
+    )
     meta = json.loads((out / "sweep.json").read_text())
     meta["plan"]["gpu_counts"] = [1, 1]
     (out / "sweep.json").write_text(json.dumps(meta))
     before = (out / "runs.jsonl").read_text()
-    assert_clean_error(cli("sweep", "--resume", out, "--vendor-dir", vendor, "--python", tf112, cwd=tmp_path), 2,
-                       "twice")
+    assert_clean_error(
+        cli("sweep", "--resume", out, "--vendor-dir", vendor, "--python", tf112, cwd=tmp_path), 2, "twice"
+    )
     assert (out / "runs.jsonl").read_text() == before
 
 
@@ -181,8 +204,11 @@ def test_out_as_a_dangling_link_is_called_a_link(cli, tmp_path, vendor, tf112):
 
 def test_a_skipped_run_line_has_no_log_none(cli, tmp_path, vendor, tf112):
     # a run skipped after an OOM has no log; its line read "log: None"
-    result = cli(*sweep(vendor, tf112, tmp_path / "out", "--models", "resnet50", "--runs", "2"), cwd=tmp_path,
-                 env={"FAKE_TFCNN_FAULTS": "resnet50=oom"})
+    result = cli(
+        *sweep(vendor, tf112, tmp_path / "out", "--models", "resnet50", "--runs", "2"),
+        cwd=tmp_path,
+        env={"FAKE_TFCNN_FAULTS": "resnet50=oom"},
+    )
     assert result.returncode == 1, result
     skipped = [line for line in result.stdout.splitlines() if "SKIPPED" in line]
     assert skipped and "None" not in skipped[0], result.stdout

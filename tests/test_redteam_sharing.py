@@ -128,8 +128,9 @@ def test_site_reads_a_bundle_as_strictly_as_verify(cli, tmp_path, seed_bundle, t
     # site had a reader of its own: 1e999 images/sec was shown as "nan", a key twice read as its last value
     text = json.dumps(seed_bundle)
     at = text.index('"images_per_sec"')
-    text = (text.replace("176.93", "1e999") if tamper == "overflow"
-            else text[:at] + '"images_per_sec": 999.0, ' + text[at:])
+    text = (
+        text.replace("176.93", "1e999") if tamper == "overflow" else text[:at] + '"images_per_sec": 999.0, ' + text[at:]
+    )
     good = tmp_path / "in" / bundles.file_name(seed_bundle)
     good.parent.mkdir()
     good.write_bytes(bundles.to_bytes(seed_bundle))
@@ -158,8 +159,9 @@ def test_export_skips_a_log_that_is_not_a_regular_file(cli, tmp_path):
 def test_a_run_status_outside_the_contract_is_refused(cli, tmp_path, seed_bundle):
     # "banana" is no status; with no log to check against, the bundle was reported verified
     content = {k: v for k, v in seed_bundle.items() if k != "id"}
-    content["runs"] = content["runs"] + [dict(content["runs"][0], run=4, status="banana", images_per_sec=None,
-                                              log=None)]
+    content["runs"] = content["runs"] + [
+        dict(content["runs"][0], run=4, status="banana", images_per_sec=None, log=None)
+    ]
     path = tmp_path / "odd.tfcw.json.gz"
     path.write_bytes(bundles.to_bytes(bundles.with_id(content)))
     result = cli("verify", path, cwd=tmp_path)

@@ -16,8 +16,7 @@ from tfcnnwrap.results.references import (
     parse_csv,
 )
 
-SEED_HEADERS = {"1080-Ti": "gtx1080ti", "2080": "rtx2080", "2080-Ti": "rtx2080ti", "Vega 64": "vega64",
-                "V100": "v100"}
+SEED_HEADERS = {"1080-Ti": "gtx1080ti", "2080": "rtx2080", "2080-Ti": "rtx2080ti", "Vega 64": "vega64", "V100": "v100"}
 
 # The seed's table as published (images/sec; fp32, synthetic, 1 GPU, parameter_server).
 SEED_TABLE = {
@@ -43,8 +42,13 @@ def test_builtin_data_holds_the_seed_table_as_published(refs):
     for gpu_id, values in SEED_TABLE.items():
         gpu = refs.gpus[gpu_id]
         for (model, batch_size), text in zip(SEED_MODELS, values):
-            wanted = {"batch_size": batch_size, "precision": "fp32", "num_gpus": 1,
-                      "variable_update": "parameter_server", "data": "synthetic"}
+            wanted = {
+                "batch_size": batch_size,
+                "precision": "fp32",
+                "num_gpus": 1,
+                "variable_update": "parameter_server",
+                "data": "synthetic",
+            }
             result, differs = gpu.best_result(model, wanted)
             assert differs == [], (gpu_id, model)
             assert result.display == text, (gpu_id, model)
@@ -87,8 +91,13 @@ def test_best_result_prefers_the_row_matching_the_sweep(refs):
 
 @pytest.mark.parametrize(
     "text, value, shown",
-    [("233", 233.0, "233"), ("130.2", 130.2, "130.2"), ("20.0", 20.0, "20.0"), ("1e3", 1000.0, "1000"),
-     ("2.5E-1", 0.25, "0.25")],
+    [
+        ("233", 233.0, "233"),
+        ("130.2", 130.2, "130.2"),
+        ("20.0", 20.0, "20.0"),
+        ("1e3", 1000.0, "1000"),
+        ("2.5E-1", 0.25, "0.25"),
+    ],
 )
 def test_published_figures_print_as_written_never_scientific(text, value, shown):
     assert format_published(text, value) == shown
@@ -99,8 +108,14 @@ def test_published_figures_print_as_written_never_scientific(text, value, shown)
 
 @pytest.mark.parametrize(
     "typed, key",
-    [("1080-Ti", "1080ti"), ("GeForce GTX 1080 Ti", "1080ti"), ("rtx_2080_ti", "2080ti"),
-     ("NVIDIA Tesla V100", "v100"), ("AMD Radeon RX Vega 64", "vega64"), ("RTX2080Ti", "2080ti")],
+    [
+        ("1080-Ti", "1080ti"),
+        ("GeForce GTX 1080 Ti", "1080ti"),
+        ("rtx_2080_ti", "2080ti"),
+        ("NVIDIA Tesla V100", "v100"),
+        ("AMD Radeon RX Vega 64", "vega64"),
+        ("RTX2080Ti", "2080ti"),
+    ],
 )
 def test_name_key_ignores_case_separators_and_vendor_words(typed, key):
     assert name_key(typed) == key
@@ -113,17 +128,30 @@ def test_each_seed_header_names_exactly_one_gpu(refs, typed, gpu_id):
 
 @pytest.mark.parametrize(
     "typed, gpu_id",
-    [("2080", "rtx2080"), ("RTX 2080", "rtx2080"), ("geforce rtx 2080 ti", "rtx2080ti"),
-     ("gtx1080ti", "gtx1080ti"), ("Vega 56", "vega56"), ("nvidia tesla v100", "v100"), ("P100", "p100-dgx1"),
-     ("k80", "k80-gce"), ("2070", "rtx2070-egpu")],
+    [
+        ("2080", "rtx2080"),
+        ("RTX 2080", "rtx2080"),
+        ("geforce rtx 2080 ti", "rtx2080ti"),
+        ("gtx1080ti", "gtx1080ti"),
+        ("Vega 56", "vega56"),
+        ("nvidia tesla v100", "v100"),
+        ("P100", "p100-dgx1"),
+        ("k80", "k80-gce"),
+        ("2070", "rtx2070-egpu"),
+    ],
 )
 def test_exact_match_wins_and_a_unique_partial_match_is_taken(refs, typed, gpu_id):
     assert refs.resolve(typed).id == gpu_id
 
 
-@pytest.mark.parametrize("typed, candidates", [("Ti", ["gtx1080ti", "rtx2080ti"]),
-                                               ("A100", ["a100-pcie-40gb", "a100-sxm4-40gb"]),
-                                               ("Vega", ["vega64", "vega56"])])
+@pytest.mark.parametrize(
+    "typed, candidates",
+    [
+        ("Ti", ["gtx1080ti", "rtx2080ti"]),
+        ("A100", ["a100-pcie-40gb", "a100-sxm4-40gb"]),
+        ("Vega", ["vega64", "vega56"]),
+    ],
+)
 def test_an_ambiguous_name_lists_the_candidates(refs, typed, candidates):
     with pytest.raises(UsageError) as err:
         refs.resolve(typed)
@@ -163,8 +191,10 @@ def write_user_csv(path, rows, header=USER_HEADER):
     return path
 
 
-GOOD_ROW = ("my-2070,My RTX 2070 (internal),my 2070;desk,NVIDIA,resnet50,64,180.5,fp32,1,parameter_server,synthetic,"
-            "no,1.12,my own run,")
+GOOD_ROW = (
+    "my-2070,My RTX 2070 (internal),my 2070;desk,NVIDIA,resnet50,64,180.5,fp32,1,parameter_server,synthetic,"
+    "no,1.12,my own run,"
+)
 
 
 def test_user_csv_adds_gpus_after_the_builtin_ones(tmp_path):
@@ -191,8 +221,11 @@ def test_user_csv_with_only_the_required_columns_and_a_bom(tmp_path):
 @pytest.mark.parametrize(
     "header, rows, needle",
     [
-        ("gpu_id,gpu_name,model,batch_size,precision,num_gpus", ["x,X,resnet50,64,fp32,1"],
-         "missing column images_per_sec"),
+        (
+            "gpu_id,gpu_name,model,batch_size,precision,num_gpus",
+            ["x,X,resnet50,64,fp32,1"],
+            "missing column images_per_sec",
+        ),
         (USER_HEADER, [GOOD_ROW, GOOD_ROW.replace("180.5", "fast")], "line 3: images_per_sec 'fast'"),
         (USER_HEADER, [GOOD_ROW.replace(",64,", ",0,")], "line 2: batch_size '0'"),
         (USER_HEADER, [GOOD_ROW.replace("fp32", "int8")], "precision 'int8'"),
@@ -202,8 +235,11 @@ def test_user_csv_with_only_the_required_columns_and_a_bom(tmp_path):
         (USER_HEADER, [GOOD_ROW, GOOD_ROW], "line 3: repeats my-2070 resnet50"),
         (USER_HEADER, [GOOD_ROW.replace(",resnet50,", ",,")], "line 2: model is empty"),
         (USER_HEADER, [], "holds no reference rows"),
-        (USER_HEADER, [GOOD_ROW.replace("My RTX 2070 (internal),my 2070;desk", "Tesla V100,")],
-         "answers to the same name as v100"),
+        (
+            USER_HEADER,
+            [GOOD_ROW.replace("My RTX 2070 (internal),my 2070;desk", "Tesla V100,")],
+            "answers to the same name as v100",
+        ),
     ],
 )
 def test_bad_user_csv_is_refused_naming_the_problem(tmp_path, header, rows, needle):
@@ -255,7 +291,7 @@ def _table_rows(text):
     lines = text.splitlines()
     rule = next(i for i, line in enumerate(lines) if line.startswith("\u2500"))
     rows = []
-    for line in lines[rule + 1:]:
+    for line in lines[rule + 1 :]:
         if line.startswith(("update:", "Launch price")) or " hidden to fit " in line:
             break
         rows.append(line)
@@ -272,9 +308,14 @@ def test_references_filters_by_model_in_every_format(cli):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("args, needle", [(["--gpu", "1080"], "similar: gtx1080ti"),
-                                          (["--gpu", "A100"], "ambiguous"),
-                                          (["--gpu", "2080", "--model", "nasnet"], "no reference row for model")])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--gpu", "1080"], "similar: gtx1080ti"),
+        (["--gpu", "A100"], "ambiguous"),
+        (["--gpu", "2080", "--model", "nasnet"], "no reference row for model"),
+    ],
+)
 def test_references_filters_refuse_unknown_names_cleanly(cli, args, needle):
     assert_clean_error(cli("references", *args), 2, needle)
 
@@ -318,8 +359,15 @@ def test_references_json_has_every_figure_with_its_conditions(cli):
     v100 = data["v100"]
     assert v100["aliases"] and v100["sources"]
     vgg = [r for r in v100["results"] if r["model"] == "vgg16"][0]
-    assert vgg == {**vgg, "batch_size": 64, "images_per_sec": 233.0, "precision": "fp32", "num_gpus": 1,
-                   "variable_update": "parameter_server", "data": "synthetic"}
+    assert vgg == {
+        **vgg,
+        "batch_size": 64,
+        "images_per_sec": 233.0,
+        "precision": "fp32",
+        "num_gpus": 1,
+        "variable_update": "parameter_server",
+        "data": "synthetic",
+    }
 
 
 @pytest.mark.slow
@@ -331,7 +379,8 @@ def test_references_csv_is_a_template_in_the_data_columns(cli):
     v100_vgg = [r for r in rows if r["gpu_id"] == "v100" and r["model"] == "vgg16"][0]
     assert v100_vgg["images_per_sec"] == "233"
     assert [r for r in rows if r["gpu_id"] == "gtx1080ti" and r["model"] == "inception3"][0][
-        "images_per_sec"] == "130.2"
+        "images_per_sec"
+    ] == "130.2"
 
 
 @pytest.mark.slow

@@ -8,7 +8,9 @@ import pytest
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.results.references import COLUMNS, DATA_FILE, FACTS_FILE, load_references, name_words
 
-LAMBDA = re.compile(r"^https://github\.com/[A-Za-z0-9_.-]+/lambda-tensorflow-benchmark/blob/[0-9a-f]{40}/logs/.+/throughput/\d+$")
+LAMBDA = re.compile(
+    r"^https://github\.com/[A-Za-z0-9_.-]+/lambda-tensorflow-benchmark/blob/[0-9a-f]{40}/logs/.+/throughput/\d+$"
+)
 
 
 @pytest.fixture(scope="module")
@@ -45,8 +47,7 @@ def test_every_row_has_a_source_positive_numbers_and_known_conditions(rows):
 
 
 def test_no_two_rows_share_a_key(rows):
-    keys = [tuple(r[c] for c in COLUMNS if c not in ("images_per_sec", "gpu_name", "aliases", "vendor"))
-            for r in rows]
+    keys = [tuple(r[c] for c in COLUMNS if c not in ("images_per_sec", "gpu_name", "aliases", "vendor")) for r in rows]
     assert len(keys) == len(set(keys))
 
 
@@ -73,12 +74,14 @@ def test_every_gpu_has_price_and_power_with_a_source_or_says_why_not(rows):
     "gpu_id, model, conditions, text",
     [
         # Figures checked by hand against the logs' `total images/sec` and Lambda's own compiled CSV.
-        ("rtx3090", "resnet50", dict(batch_size=112, precision="fp32", num_gpus=1, data="synthetic", xla="no"),
-         "568.43"),
-        ("a100-pcie-40gb", "resnet50", dict(batch_size=448, precision="fp16", num_gpus=1, data="synthetic"),
-         "2075.05"),
-        ("v100-sxm3-32gb", "resnet50", dict(batch_size=192, precision="fp32", num_gpus=1, data="synthetic"),
-         "432.16"),
+        (
+            "rtx3090",
+            "resnet50",
+            dict(batch_size=112, precision="fp32", num_gpus=1, data="synthetic", xla="no"),
+            "568.43",
+        ),
+        ("a100-pcie-40gb", "resnet50", dict(batch_size=448, precision="fp16", num_gpus=1, data="synthetic"), "2075.05"),
+        ("v100-sxm3-32gb", "resnet50", dict(batch_size=192, precision="fp32", num_gpus=1, data="synthetic"), "432.16"),
         ("k80-ec2", "resnet50", dict(batch_size=64, precision="fp32", num_gpus=64, data="synthetic"), "2744"),
         ("p100-dgx1", "alexnet", dict(batch_size=512, precision="fp32", num_gpus=4, data="real"), "7105"),
     ],
@@ -91,20 +94,39 @@ def test_published_figures_read_back_exactly(refs, gpu_id, model, conditions, te
 # -- names ---------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, words", [("GeForce RTX2080Ti", ["2080", "ti"]),
-                                         ("A100 SXM4 40GB", ["a100", "sxm4", "40", "gb"]),
-                                         ("RX 5700XT", ["5700", "xt"]), ("Titan Xp", ["titan", "xp"])])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("GeForce RTX2080Ti", ["2080", "ti"]),
+        ("A100 SXM4 40GB", ["a100", "sxm4", "40", "gb"]),
+        ("RX 5700XT", ["5700", "xt"]),
+        ("Titan Xp", ["titan", "xp"]),
+    ],
+)
 def test_name_words(text, words):
     assert name_words(text) == words
 
 
 @pytest.mark.parametrize(
     "typed, gpu_id",
-    [("1080-Ti", "gtx1080ti"), ("2080", "rtx2080"), ("2080-Ti", "rtx2080ti"), ("Vega 64", "vega64"),
-     ("V100", "v100"), ("3090", "rtx3090"), ("RTX A6000", "rtx-a6000"), ("Quadro RTX 6000", "quadro-rtx6000"),
-     ("A100 PCIe", "a100-pcie-40gb"), ("V100 32GB", "v100-sxm3-32gb"), ("V100 SXM2", "v100-sxm2-16gb"),
-     ("Radeon VII", "radeon-vii"), ("Pro VII", "radeon-pro-vii"), ("2070 Max-Q", "rtx2070-maxq"),
-     ("K80", "k80-gce"), ("K80 EC2", "k80-ec2")],
+    [
+        ("1080-Ti", "gtx1080ti"),
+        ("2080", "rtx2080"),
+        ("2080-Ti", "rtx2080ti"),
+        ("Vega 64", "vega64"),
+        ("V100", "v100"),
+        ("3090", "rtx3090"),
+        ("RTX A6000", "rtx-a6000"),
+        ("Quadro RTX 6000", "quadro-rtx6000"),
+        ("A100 PCIe", "a100-pcie-40gb"),
+        ("V100 32GB", "v100-sxm3-32gb"),
+        ("V100 SXM2", "v100-sxm2-16gb"),
+        ("Radeon VII", "radeon-vii"),
+        ("Pro VII", "radeon-pro-vii"),
+        ("2070 Max-Q", "rtx2070-maxq"),
+        ("K80", "k80-gce"),
+        ("K80 EC2", "k80-ec2"),
+    ],
 )
 def test_names_resolve_to_exactly_one_gpu(refs, typed, gpu_id):
     gpu = refs.resolve(typed)
@@ -112,8 +134,9 @@ def test_names_resolve_to_exactly_one_gpu(refs, typed, gpu_id):
     assert gpu.full_name == gpu.name
 
 
-@pytest.mark.parametrize("typed, near", [("1080", "gtx1080ti"), ("2080 Super", "rtx2080super-maxq"),
-                                         ("3080 Ti", "rtx3080")])
+@pytest.mark.parametrize(
+    "typed, near", [("1080", "gtx1080ti"), ("2080 Super", "rtx2080super-maxq"), ("3080 Ti", "rtx3080")]
+)
 def test_a_variant_is_another_card_never_a_silent_match(refs, typed, near):
     with pytest.raises(UsageError) as err:
         refs.resolve(typed)
@@ -142,8 +165,7 @@ def test_closest_row_prefers_precision_and_gpu_count_then_batch_size(refs):
 
 
 def test_best_over_every_gpu_for_rank(refs):
-    wanted = dict(batch_size=64, precision="fp32", num_gpus=1, variable_update="parameter_server",
-                  data="synthetic")
+    wanted = dict(batch_size=64, precision="fp32", num_gpus=1, variable_update="parameter_server", data="synthetic")
     exact = refs.best("resnet50", wanted, strict=True)
     assert {g.id for g, _, _ in exact} >= {"gtx1080ti", "rtx2080", "rtx2080ti", "vega64", "v100", "p100-dgx1"}
     assert all(d == [] for _, _, d in exact)

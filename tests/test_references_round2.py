@@ -15,14 +15,29 @@ from sweepdata import seed_runs, write_sweep
 from tfcnnwrap import render
 from tfcnnwrap.results.references import COLUMNS, FACTS_FILE, Result, closest_row
 
-WANTED = dict(batch_size=64, precision="fp32", num_gpus=1, variable_update="parameter_server",
-              data="synthetic", xla="no")
+WANTED = dict(
+    batch_size=64, precision="fp32", num_gpus=1, variable_update="parameter_server", data="synthetic", xla="no"
+)
 
 
 def row(value, **kw):
-    fields = dict(gpu_id="x", model="resnet50", batch_size=64, images_per_sec=float(value), text=str(value),
-                  precision="fp32", num_gpus=1, variable_update="parameter_server", data="synthetic",
-                  tf_version="1.12", source="s", notes="", origin="built-in", xla="no", trust="user-log")
+    fields = dict(
+        gpu_id="x",
+        model="resnet50",
+        batch_size=64,
+        images_per_sec=float(value),
+        text=str(value),
+        precision="fp32",
+        num_gpus=1,
+        variable_update="parameter_server",
+        data="synthetic",
+        tf_version="1.12",
+        source="s",
+        notes="",
+        origin="built-in",
+        xla="no",
+        trust="user-log",
+    )
     fields.update(kw)
     return Result(**fields)
 
@@ -46,10 +61,24 @@ def _csv(cells_rows):
 
 
 def _user_row(**kw):
-    cells = dict(gpu_id="mine", gpu_name="My Card 9000", aliases="Card 9000", vendor="ACME", model="resnet50",
-                 batch_size="64", images_per_sec="150", precision="fp32", num_gpus="1",
-                 variable_update="parameter_server", data="synthetic", xla="", tf_version="2.4",
-                 source="my desk", notes="", trust="user-log")
+    cells = dict(
+        gpu_id="mine",
+        gpu_name="My Card 9000",
+        aliases="Card 9000",
+        vendor="ACME",
+        model="resnet50",
+        batch_size="64",
+        images_per_sec="150",
+        precision="fp32",
+        num_gpus="1",
+        variable_update="parameter_server",
+        data="synthetic",
+        xla="",
+        tf_version="2.4",
+        source="my desk",
+        notes="",
+        trust="user-log",
+    )
     cells.update(kw)
     return cells
 
@@ -105,8 +134,9 @@ def test_references_csv_has_40_gpus_every_row_with_a_source_and_trust(cli, tmp_p
     rows = list(csv.DictReader(io.StringIO(out.stdout)))
     assert list(rows[0]) == COLUMNS and COLUMNS[-1] == "trust"
     assert len({r["gpu_id"] for r in rows}) >= 40
-    assert all(r["source"].strip() and r["trust"] in ("vendor", "reviewer", "user-log", "derived", "partial")
-               for r in rows)
+    assert all(
+        r["source"].strip() and r["trust"] in ("vendor", "reviewer", "user-log", "derived", "partial") for r in rows
+    )
     # a resnet50 figure for each, or gpus.csv says why not
     with_resnet50 = {r["gpu_id"] for r in rows if r["model"] == "resnet50"}
     with open(FACTS_FILE, encoding="utf-8", newline="") as fh:
@@ -155,8 +185,9 @@ def test_rank_leaves_low_trust_out_and_says_how_many(cli, seed_sweep):
     ids = {r["gpu_id"] for r in out.rows()}
     assert "rx7900xtx" not in ids and "gtx-titan-x-maxwell" not in ids
     text = cli("compare", seed_sweep, "--rank", "--nearest")
-    assert "low-trust figures (trust derived or partial) left out; --include-low-trust takes them in" in \
-        " ".join(text.stdout.split())
+    assert "low-trust figures (trust derived or partial) left out; --include-low-trust takes them in" in " ".join(
+        text.stdout.split()
+    )
     out = cli("compare", seed_sweep, "--rank", "--nearest", "--include-low-trust", "--format", "json")
     ids = {r["gpu_id"] for r in out.rows()}
     assert {"rx7900xtx", "gtx-titan-x-maxwell"} <= ids
@@ -186,12 +217,19 @@ def test_rank_nearest_places_the_seed_among_35_gpus(cli):
     # a total over another GPU count is never a stand-in, not even the nearest
     rows = cli("compare", "tests/data/format1/base", "--rank", "--nearest", "--format", "json").rows()
     assert all("num_gpus" not in r.get("conditions_differ", []) for r in rows)
-    assert_clean_error(cli("compare", "tests/data/format1/base", "--rank", "--nearest", "--strict"), 2,
-                       "--nearest", "--strict")
-    assert_clean_error(cli("compare", "tests/data/format1/base", "--against", "V100", "--nearest"), 2,
-                       "--nearest only goes with --rank")
-    assert_clean_error(cli("compare", "tests/data/format1/base", "tests/data/format1/cand",
-                           "--include-low-trust"), 2, "--include-low-trust only goes with")
+    assert_clean_error(
+        cli("compare", "tests/data/format1/base", "--rank", "--nearest", "--strict"), 2, "--nearest", "--strict"
+    )
+    assert_clean_error(
+        cli("compare", "tests/data/format1/base", "--against", "V100", "--nearest"),
+        2,
+        "--nearest only goes with --rank",
+    )
+    assert_clean_error(
+        cli("compare", "tests/data/format1/base", "tests/data/format1/cand", "--include-low-trust"),
+        2,
+        "--include-low-trust only goes with",
+    )
 
 
 # -- issue 27, 11: a cluster job's total against references of its workers x GPUs --------------------------
@@ -269,8 +307,14 @@ def test_an_oversized_file_is_refused(tmp_path):
 # -- issue 27, 14: formulas and escapes from someone else's CSV ---------------------------------------------
 
 
-HOSTILE = dict(gpu_id="evil", gpu_name="=cmd|' /C calc'!A0", aliases="@SUM(1+1)", vendor="+NVIDIA",
-               notes="-2+3", source="\x1b]0;pwned\x07\x1b[2J a log")
+HOSTILE = dict(
+    gpu_id="evil",
+    gpu_name="=cmd|' /C calc'!A0",
+    aliases="@SUM(1+1)",
+    vendor="+NVIDIA",
+    notes="-2+3",
+    source="\x1b]0;pwned\x07\x1b[2J a log",
+)
 
 
 def test_csv_cells_are_guarded_and_numbers_stay_numbers():
@@ -297,8 +341,11 @@ def test_a_hostile_reference_csv_reaches_no_cell_or_terminal_unguarded(cli, tmp_
     again = cli("references", "--references", again_path, "--gpu", "evil", "--format", "json")
     assert again.returncode == 0, again
     assert again.rows()[0]["name"] == "=cmd|' /C calc'!A0"
-    for args in (("references", "--references", path), ("references", "--references", path, "--gpu", "evil"),
-                 ("references", "--references", path, "--gpu", "evil", "--format", "markdown")):
+    for args in (
+        ("references", "--references", path),
+        ("references", "--references", path, "--gpu", "evil"),
+        ("references", "--references", path, "--gpu", "evil", "--format", "markdown"),
+    ):
         shown = cli(*args)
         assert shown.returncode == 0 and "\x1b" not in shown.stdout + shown.stderr, shown
     ranked = cli("compare", seed_sweep, "--rank", "--references", path, "--format", "csv")

@@ -63,8 +63,10 @@ def test_no_commit_when_there_is_none_to_read(tmp_path, head):
 def test_version_text_names_version_python_and_platform():
     lines = about.version_text().splitlines()
     assert lines[0] == "tfcnnwrap %s" % __version__
-    assert re.search(r"^Python %s \(.+\) on %s$" % (re.escape(platform.python_version()),
-                                                   re.escape(about.platform_text())), lines[-1])
+    assert re.search(
+        r"^Python %s \(.+\) on %s$" % (re.escape(platform.python_version()), re.escape(about.platform_text())),
+        lines[-1],
+    )
 
 
 @pytest.mark.slow

@@ -40,8 +40,13 @@ def read_runs(sweep_dir):
 
 
 def _start_sweep(args, cwd, env):
-    return subprocess.Popen([sys.executable, "-m", "tfcnnwrap", *map(str, args)], cwd=str(cwd), env=cli_env(env),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-m", "tfcnnwrap", *map(str, args)],
+        cwd=str(cwd),
+        env=cli_env(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def _read_fifo(fifo):
@@ -51,15 +56,19 @@ def _read_fifo(fifo):
 
 # -- 1. a child that keeps the benchmark's stdout open ---------------------------------------------------
 
+
 @pytest.mark.slow
 @POSIX
 @pytest.mark.parametrize("timeout", [None, "600"])
 def test_a_child_holding_stdout_does_not_hang_the_sweep(cli, tmp_path, vendor, tf112, timeout):
     out = tmp_path / "sweep"
     more = ["--models", "alexnet", "--runs", "2"] + (["--timeout", timeout] if timeout else [])
-    result = cli(*sweep_args(vendor, tf112, out, *more), cwd=tmp_path,
-                 env={"FAKE_TFCNN_FAULTS": "alexnet#1=leave_child", "FAKE_TFCNN_STATE": tmp_path / "state"},
-                 timeout=40)
+    result = cli(
+        *sweep_args(vendor, tf112, out, *more),
+        cwd=tmp_path,
+        env={"FAKE_TFCNN_FAULTS": "alexnet#1=leave_child", "FAKE_TFCNN_STATE": tmp_path / "state"},
+        timeout=40,
+    )
     assert result.returncode == 0, result
     runs = read_runs(out)
     assert [r["status"] for r in runs] == ["ok", "ok"]
@@ -74,8 +83,7 @@ def test_ctrl_c_after_the_benchmark_finished_keeps_its_run_ok(tmp_path, vendor, 
     out = tmp_path / "sweep"
     fifo = tmp_path / "ready"
     os.mkfifo(fifo)
-    env = {"FAKE_TFCNN_FAULTS": "#1=leave_child", "FAKE_TFCNN_READY_FIFO": fifo,
-           "FAKE_TFCNN_STATE": tmp_path / "state"}
+    env = {"FAKE_TFCNN_FAULTS": "#1=leave_child", "FAKE_TFCNN_READY_FIFO": fifo, "FAKE_TFCNN_STATE": tmp_path / "state"}
     proc = _start_sweep(sweep_args(vendor, tf112, out, "--models", "alexnet", "--runs", "3"), tmp_path, env)
     bench, child = _read_fifo(fifo)  # written by the child once the benchmark has exited
     proc.send_signal(signal.SIGINT)
@@ -87,6 +95,7 @@ def test_ctrl_c_after_the_benchmark_finished_keeps_its_run_ok(tmp_path, vendor, 
 
 
 # -- 8. no orphans when tfcnnwrap itself is killed -------------------------------------------------------
+
 
 @pytest.mark.slow
 @LINUX
@@ -113,8 +122,9 @@ STRESS_PARALLEL = 6
 def _one_signalled_sweep(n, tmp_path, vendor, python, rng):
     out = tmp_path / ("sweep%d" % n)
     env = {"FAKE_TFCNN_STATE": tmp_path / ("state%d" % n), "TFCNNWRAP_TEST_MARKER": "%s-%d" % (tmp_path.name, n)}
-    args = sweep_args(vendor, python, out, "--models", "alexnet", "--runs", "40", "--num-batches", "1",
-                      "--num-warmup-batches", "0")
+    args = sweep_args(
+        vendor, python, out, "--models", "alexnet", "--runs", "40", "--num-batches", "1", "--num-warmup-batches", "0"
+    )
     proc = _start_sweep(args, tmp_path, env)
     # The header line is printed once the run loop (and its signal handling) is in place.
     proc.stdout.readline()
@@ -138,8 +148,9 @@ def test_random_signals_always_stop_the_sweep_with_130_and_no_orphans(tmp_path, 
     seed = random.randrange(1 << 30)
     rngs = [random.Random(seed + n) for n in range(STRESS_TRIES)]
     with ThreadPoolExecutor(STRESS_PARALLEL) as pool:
-        results = list(pool.map(lambda n: _one_signalled_sweep(n, tmp_path, vendor, tf112, rngs[n]),
-                                range(STRESS_TRIES)))
+        results = list(
+            pool.map(lambda n: _one_signalled_sweep(n, tmp_path, vendor, tf112, rngs[n]), range(STRESS_TRIES))
+        )
     codes = [rc for rc, _, _ in results]
     tally = {code: codes.count(code) for code in set(codes)}
     sys.stderr.write("stress tally (seed %d): %s\n" % (seed, tally))
@@ -157,6 +168,7 @@ def test_random_signals_always_stop_the_sweep_with_130_and_no_orphans(tmp_path, 
 
 
 # -- probes: own process group, children killed, answers checked -----------------------------------------
+
 
 def stand_in_tf(env_dir, version, body):
     python = make_fake_tf_env(env_dir, version)
@@ -178,8 +190,7 @@ def test_a_probe_timeout_kills_the_probes_children(tmp_path):
     body = SPAWN_CHILD.format(extra=", stdout=subprocess.DEVNULL") + "import threading\nthreading.Event().wait()\n"
     python = stand_in_tf(tmp_path / "env", "2.4.0", body)
     pidfile = tmp_path / "pids"
-    answer = probe.run_probe(python, full=True, partial=True, timeout=3,
-                             env={"TFCNNWRAP_TEST_PIDFILE": str(pidfile)})
+    answer = probe.run_probe(python, full=True, partial=True, timeout=3, env={"TFCNNWRAP_TEST_PIDFILE": str(pidfile)})
     assert answer.complete is False and "no answer within 3 s" in answer.warnings[-1]
     leader, child = map(int, pidfile.read_text().split())
     assert _wait_gone(leader) and _wait_gone(child), "the probe's child outlived its timeout"
@@ -202,8 +213,17 @@ def test_doctor_reports_a_probe_that_died_leaving_a_child(cli, tmp_path):
     body = SPAWN_CHILD.format(extra="") + "sys.stdout.flush()\nos._exit(3)\n"
     python = stand_in_tf(tmp_path / "env", "2.4.0", body)
     pidfile = tmp_path / "pids"
-    result = cli("doctor", "--python", python, "--format", "json", "--vendor-dir", tmp_path / "none",
-                 env={"TFCNNWRAP_TEST_PIDFILE": pidfile, "TFCNNWRAP_NVIDIA_SMI": "none"}, timeout=60)
+    result = cli(
+        "doctor",
+        "--python",
+        python,
+        "--format",
+        "json",
+        "--vendor-dir",
+        tmp_path / "none",
+        env={"TFCNNWRAP_TEST_PIDFILE": pidfile, "TFCNNWRAP_NVIDIA_SMI": "none"},
+        timeout=60,
+    )
     report = result.json()
     assert report["probe_complete"] is False and report["tensorflow_version"] == "2.4.0"
     assert any("exit code 3" in w and "importing tensorflow" in w for w in report["warnings"]), report["warnings"]
@@ -228,11 +248,18 @@ def test_a_probe_answer_that_is_not_an_object_is_a_setup_error(cli, tmp_path, ve
 
 # -- ProbeAnswer: the probe's JSON read once, typed --------------------------------------------------------
 
+
 def test_probe_answer_keeps_the_gpu_tri_state_and_drops_wrong_types():
     from tfcnnwrap.environment.probe import ProbeAnswer
 
-    seen = ProbeAnswer.from_json({"gpus": ["Tesla V100", {"name": "RTX 2070"}], "tensorflow_version": "2.4.0",
-                                  "complete": True, "matmul": {"cpu_gflops": 12, "gpu_gflops": "fast"}})
+    seen = ProbeAnswer.from_json(
+        {
+            "gpus": ["Tesla V100", {"name": "RTX 2070"}],
+            "tensorflow_version": "2.4.0",
+            "complete": True,
+            "matmul": {"cpu_gflops": 12, "gpu_gflops": "fast"},
+        }
+    )
     assert seen.gpus == ("Tesla V100", "RTX 2070") and seen.gpu_list() == ["Tesla V100", "RTX 2070"]
     assert seen.tf_version == "2.4.0" and seen.complete is True
     assert (seen.matmul.cpu_gflops, seen.matmul.gpu_gflops) == (12.0, None)
@@ -250,8 +277,16 @@ def test_probe_answer_keeps_the_gpu_tri_state_and_drops_wrong_types():
 
 @pytest.mark.slow
 def test_doctor_reports_the_machine_from_the_sweeps_environment_snapshot(cli, tmp_path, fake_tf):
-    result = cli("doctor", "--python", fake_tf("2.4.0"), "--format", "json", "--vendor-dir", tmp_path,
-                 env={"FAKE_TF_GPUS": "Tesla V100", "TFCNNWRAP_NVIDIA_SMI": "none"})
+    result = cli(
+        "doctor",
+        "--python",
+        fake_tf("2.4.0"),
+        "--format",
+        "json",
+        "--vendor-dir",
+        tmp_path,
+        env={"FAKE_TF_GPUS": "Tesla V100", "TFCNNWRAP_NVIDIA_SMI": "none"},
+    )
     assert result.returncode == 0, result
     report = result.json()
     assert report["gpus"] == ["Tesla V100"] and report["tensorflow_version"] == "2.4.0"

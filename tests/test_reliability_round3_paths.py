@@ -39,8 +39,13 @@ def slurm_tools(tmp_path, squeue=b"exit 0\n", scontrol=b"echo localhost\n"):
         tool(bin_dir, "scontrol", scontrol)
     if squeue is not None:
         tool(bin_dir, "squeue", squeue)
-    return {"PATH": "%s%s%s" % (bin_dir, os.pathsep, os.environ.get("PATH", "")), "SLURM_JOB_ID": "42",
-            "SLURM_JOB_NODELIST": "localhost", "SLURMD_NODENAME": "localhost", "FAKE_TFCNN_IPS": "trivial=50.0"}
+    return {
+        "PATH": "%s%s%s" % (bin_dir, os.pathsep, os.environ.get("PATH", "")),
+        "SLURM_JOB_ID": "42",
+        "SLURM_JOB_NODELIST": "localhost",
+        "SLURMD_NODENAME": "localhost",
+        "FAKE_TFCNN_IPS": "trivial=50.0",
+    }
 
 
 @pytest.fixture
@@ -50,11 +55,40 @@ def tf112(fake_tf):
 
 def cluster_sweep(cli, tmp_path, vendor, tf112, env, *more):
     out = tmp_path / "sweep"
-    result = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--device", "cpu", "--out", out, "--models",
-                 "trivial", "--batch-size", "trivial=8", "--num-batches", "10", "--runs", "1", "--cluster", "slurm",
-                 "--workers", "2", "--ps", "1", *more, cwd=tmp_path, env=env, timeout=180)
-    runs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()] \
-        if (out / "runs.jsonl").is_file() else []
+    result = cli(
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        tf112,
+        "--device",
+        "cpu",
+        "--out",
+        out,
+        "--models",
+        "trivial",
+        "--batch-size",
+        "trivial=8",
+        "--num-batches",
+        "10",
+        "--runs",
+        "1",
+        "--cluster",
+        "slurm",
+        "--workers",
+        "2",
+        "--ps",
+        "1",
+        *more,
+        cwd=tmp_path,
+        env=env,
+        timeout=180,
+    )
+    runs = (
+        [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+        if (out / "runs.jsonl").is_file()
+        else []
+    )
     return result, runs
 
 
@@ -119,8 +153,10 @@ def test_slurm_tool_output_is_decoded_with_replacement(tmp_path, monkeypatch):
     from tfcnnwrap.cluster import slurm
 
     script = tmp_path / "tool"
-    script.write_text("#!%s\nimport sys\nsys.stdout.buffer.write(b'ok \\xff\\xfe\\n')\n"
-                      "sys.stderr.buffer.write(b'\\xe9')\n" % sys.executable)
+    script.write_text(
+        "#!%s\nimport sys\nsys.stdout.buffer.write(b'ok \\xff\\xfe\\n')\n"
+        "sys.stderr.buffer.write(b'\\xe9')\n" % sys.executable
+    )
     script.chmod(0o755)
     done = slurm.run_slurm([str(script)], "tool")
     assert done.stdout == "ok \ufffd\ufffd\n" and done.stderr == "\ufffd"
@@ -131,16 +167,30 @@ def test_slurm_tool_output_is_decoded_with_replacement(tmp_path, monkeypatch):
 
 def fleet_sweep_dir(out):
     (out / "logs").mkdir(parents=True)
-    meta = {"format": 1, "tool": "tfcnnwrap", "device": "gpu",
-            "plan": {"models": [{"model": "resnet50", "batch_size": 64}], "runs": 2, "cluster": "slurm",
-                     "fleet": True}}
+    meta = {
+        "format": 1,
+        "tool": "tfcnnwrap",
+        "device": "gpu",
+        "plan": {"models": [{"model": "resnet50", "batch_size": 64}], "runs": 2, "cluster": "slurm", "fleet": True},
+    }
     (out / "sweep.json").write_text(json.dumps(meta))
     lines = []
     for host, values in {"node1": [200.0, 202.0], "node2": [201.0, 199.0], "node3": [180.0, 181.0]}.items():
         for run, value in enumerate(values, 1):
-            lines.append(json.dumps({"model": "resnet50", "batch_size": 64, "run": run, "num_gpus": 1,
-                                     "status": "ok", "images_per_sec": value, "host": host,
-                                     "log": "logs/resnet50-bs64-run%d.%s.log" % (run, host)}))
+            lines.append(
+                json.dumps(
+                    {
+                        "model": "resnet50",
+                        "batch_size": 64,
+                        "run": run,
+                        "num_gpus": 1,
+                        "status": "ok",
+                        "images_per_sec": value,
+                        "host": host,
+                        "log": "logs/resnet50-bs64-run%d.%s.log" % (run, host),
+                    }
+                )
+            )
     (out / "runs.jsonl").write_text("\n".join(lines) + "\n")
     return out
 
@@ -164,7 +214,8 @@ def test_fleet_report_names_host_and_vs_fleet_once(cli, tmp_path):
 
 # -- 15. a % in --out does not reach srun's --output pattern ----------------------------------------------------
 
-FLEET_SRUN = r'''#!%s
+FLEET_SRUN = (
+    r'''#!%s
 """stand-in srun: runs the command once per task, the way srun does, output to --output's pattern."""
 import os, subprocess, sys
 args = sys.argv[1:]
@@ -197,7 +248,9 @@ for task in range(ntasks):
         sink = open(expand(opt["output"], task, node), "ab")
     procs.append(subprocess.Popen(argv, env=env, stdout=sink, stderr=subprocess.STDOUT if sink else None))
 sys.exit(max(p.wait() for p in procs))
-''' % sys.executable
+'''
+    % sys.executable
+)
 
 
 @pytest.mark.slow
@@ -208,16 +261,41 @@ def test_a_percent_in_out_keeps_fleet_logs_in_the_sweep(cli, tmp_path, vendor, t
     (tmp_path / "slurm-bin" / "srun").write_text(FLEET_SRUN)
     env.update(FAKE_NODES="nodeA nodeB", SLURM_JOB_NODELIST="nodeA,nodeB")
     out = tmp_path / odd
-    result = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--device", "cpu", "--out", out, "--models",
-                 "trivial", "--batch-size", "trivial=8", "--num-batches", "10", "--runs", "1", "--cluster", "slurm",
-                 "--fleet", cwd=tmp_path, env=env, timeout=180)
+    result = cli(
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        tf112,
+        "--device",
+        "cpu",
+        "--out",
+        out,
+        "--models",
+        "trivial",
+        "--batch-size",
+        "trivial=8",
+        "--num-batches",
+        "10",
+        "--runs",
+        "1",
+        "--cluster",
+        "slurm",
+        "--fleet",
+        cwd=tmp_path,
+        env=env,
+        timeout=180,
+    )
     assert result.returncode == 0, result
     runs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
     assert sorted((r["host"], r["status"], r["images_per_sec"]) for r in runs) == [
-        ("nodeA", "ok", 50.0), ("nodeB", "ok", 50.0)]
+        ("nodeA", "ok", 50.0),
+        ("nodeB", "ok", 50.0),
+    ]
     assert all((out / r["log"]).is_file() for r in runs)
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["slurm-bin", "vendor", "pids", odd]
-                                                                ) or not list(tmp_path.glob("*42*"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["slurm-bin", "vendor", "pids", odd]) or not list(
+        tmp_path.glob("*42*")
+    )
     # the sweep's own summary names each column once (12)
     cells = header_cells(result.stdout, "mean img/s")
     assert cells.count("host") == 1 and cells.count("vs fleet %") == 1, result.stdout
@@ -228,9 +306,29 @@ def test_a_percent_in_out_keeps_fleet_logs_in_the_sweep(cli, tmp_path, vendor, t
 def test_a_backslash_in_a_fleets_out_is_refused_before_anything_runs(cli, tmp_path, vendor, tf112):
     env = slurm_tools(tmp_path, scontrol=b"echo nodeA\n")
     (tmp_path / "slurm-bin" / "srun").write_text(FLEET_SRUN)
-    result = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--device", "cpu", "--out", tmp_path / "a\\b",
-                 "--models", "trivial", "--batch-size", "trivial=8", "--runs", "1", "--cluster", "slurm", "--fleet",
-                 cwd=tmp_path, env=env, timeout=180)
+    result = cli(
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        tf112,
+        "--device",
+        "cpu",
+        "--out",
+        tmp_path / "a\\b",
+        "--models",
+        "trivial",
+        "--batch-size",
+        "trivial=8",
+        "--runs",
+        "1",
+        "--cluster",
+        "slurm",
+        "--fleet",
+        cwd=tmp_path,
+        env=env,
+        timeout=180,
+    )
     assert_clean_error(result, 2, "backslash")
     assert not list(tmp_path.glob("*.log")) and not (tmp_path / "a\\b" / "runs.jsonl").exists()
 
@@ -242,9 +340,31 @@ def test_a_slow_squeue_after_a_fleet_run_keeps_every_hosts_record(cli, tmp_path,
     (tmp_path / "slurm-bin" / "srun").write_text(FLEET_SRUN)
     env.update(FAKE_NODES="nodeA nodeB", SLURM_JOB_NODELIST="nodeA,nodeB", TFCNNWRAP_SLURM_QUERY_TIMEOUT_S="1")
     out = tmp_path / "sweep"
-    result = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--device", "cpu", "--out", out, "--models",
-                 "trivial", "--batch-size", "trivial=8", "--num-batches", "10", "--runs", "1", "--cluster", "slurm",
-                 "--fleet", cwd=tmp_path, env=env, timeout=180)
+    result = cli(
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        tf112,
+        "--device",
+        "cpu",
+        "--out",
+        out,
+        "--models",
+        "trivial",
+        "--batch-size",
+        "trivial=8",
+        "--num-batches",
+        "10",
+        "--runs",
+        "1",
+        "--cluster",
+        "slurm",
+        "--fleet",
+        cwd=tmp_path,
+        env=env,
+        timeout=180,
+    )
     assert result.returncode == 0, result
     runs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
     assert sorted((r["host"], r["status"]) for r in runs) == [("nodeA", "ok"), ("nodeB", "ok")]
@@ -255,10 +375,18 @@ def test_a_slow_squeue_after_a_fleet_run_keeps_every_hosts_record(cli, tmp_path,
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("flag, value", [
-    ("--num-gpus", "\u0661"), ("--num-gpus", "1,\u0662"), ("--runs", "1_0"), ("--num-batches", "\uff11\uff10"),
-    ("--timeout", "1_000"), ("--cooldown", "\u0665"), ("--runs", "-0"),
-])
+@pytest.mark.parametrize(
+    "flag, value",
+    [
+        ("--num-gpus", "\u0661"),
+        ("--num-gpus", "1,\u0662"),
+        ("--runs", "1_0"),
+        ("--num-batches", "\uff11\uff10"),
+        ("--timeout", "1_000"),
+        ("--cooldown", "\u0665"),
+        ("--runs", "-0"),
+    ],
+)
 def test_sweep_numbers_are_ascii_digits_only(cli, tmp_path, flag, value):
     result = cli("sweep", flag, value, "--dry-run", "--out", tmp_path / "s", cwd=tmp_path)
     assert_clean_error(result, 2, flag)
@@ -266,25 +394,40 @@ def test_sweep_numbers_are_ascii_digits_only(cli, tmp_path, flag, value):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("flag, value", [("--fail-on-regression", "-0"), ("--fail-on-regression", "-0.0"),
-                                         ("--fail-on-regression", "\u0665"), ("--fail-on-regression", "5_0")])
+@pytest.mark.parametrize(
+    "flag, value",
+    [
+        ("--fail-on-regression", "-0"),
+        ("--fail-on-regression", "-0.0"),
+        ("--fail-on-regression", "\u0665"),
+        ("--fail-on-regression", "5_0"),
+    ],
+)
 def test_compare_gate_takes_plain_numbers(cli, tmp_path, flag, value):
     assert_clean_error(cli("compare", tmp_path, tmp_path, flag, value, cwd=tmp_path), 2, flag)
 
 
 @pytest.mark.slow
 def test_a_price_too_small_to_mean_anything_is_refused(cli, tmp_path):
-    line = assert_clean_error(cli("compare", tmp_path, "--rank", "--per", "dollar", "--price", "1e-300",
-                                  cwd=tmp_path), 2, "--price")
+    line = assert_clean_error(
+        cli("compare", tmp_path, "--rank", "--per", "dollar", "--price", "1e-300", cwd=tmp_path), 2, "--price"
+    )
     assert len(line) < 300
 
 
 def test_bounds_refuse_unicode_digits_underscores_and_negative_zero():
     from tfcnnwrap import bounds
 
-    for bound, text in ((bounds.NUM_GPUS, "\u0661"), (bounds.RUNS, "1_0"), (bounds.PS, "-0"),
-                        (bounds.FAIL_ON_REGRESSION, "-0"), (bounds.FAIL_ON_REGRESSION, "-0e0"),
-                        (bounds.TIMEOUT, "\u0661\u0660"), (bounds.PRICE, "1e-300"), (bounds.PRICE, "0.5")):
+    for bound, text in (
+        (bounds.NUM_GPUS, "\u0661"),
+        (bounds.RUNS, "1_0"),
+        (bounds.PS, "-0"),
+        (bounds.FAIL_ON_REGRESSION, "-0"),
+        (bounds.FAIL_ON_REGRESSION, "-0e0"),
+        (bounds.TIMEOUT, "\u0661\u0660"),
+        (bounds.PRICE, "1e-300"),
+        (bounds.PRICE, "0.5"),
+    ):
         with pytest.raises(bounds.OutOfBounds):
             bound.parse(text)
     assert bounds.PS.parse("0") == 0 and bounds.FAIL_ON_REGRESSION.parse("0") == 0.0
@@ -298,14 +441,24 @@ def test_bounds_refuse_unicode_digits_underscores_and_negative_zero():
 def sweep_dir(out, values, model="trivial", batch=8, status="ok"):
     """A sweep directory as the sweep writes it: ``values`` the totals of its runs (None: a crashed run)."""
     (out / "logs").mkdir(parents=True)
-    meta = {"format": 1, "tool": "tfcnnwrap", "device": "gpu",
-            "plan": {"models": [{"model": model, "batch_size": batch}], "runs": len(values)}}
+    meta = {
+        "format": 1,
+        "tool": "tfcnnwrap",
+        "device": "gpu",
+        "plan": {"models": [{"model": model, "batch_size": batch}], "runs": len(values)},
+    }
     (out / "sweep.json").write_text(json.dumps(meta))
     lines = []
     for run, value in enumerate(values, 1):
-        rec = {"model": model, "batch_size": batch, "run": run, "num_gpus": 1,
-               "status": "ok" if value is not None else "crashed", "images_per_sec": value,
-               "log": "logs/%s-bs%d-run%d.log" % (model, batch, run)}
+        rec = {
+            "model": model,
+            "batch_size": batch,
+            "run": run,
+            "num_gpus": 1,
+            "status": "ok" if value is not None else "crashed",
+            "images_per_sec": value,
+            "log": "logs/%s-bs%d-run%d.log" % (model, batch, run),
+        }
         if value is None:
             rec["failure"] = "Segmentation fault"
         lines.append(json.dumps(rec))
@@ -337,8 +490,20 @@ def test_gate_still_passes_an_unchanged_candidate(cli, tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("more", [[], ["--fp16"]])
 def test_dry_run_without_a_checkout_says_so_and_exits_2(cli, tmp_path, tf112, more):
-    result = cli("sweep", "--dry-run", "--models", "resnet50", "--vendor-dir", tmp_path / "none", "--python", tf112,
-                 "--device", "cpu", *more, cwd=tmp_path)
+    result = cli(
+        "sweep",
+        "--dry-run",
+        "--models",
+        "resnet50",
+        "--vendor-dir",
+        tmp_path / "none",
+        "--python",
+        tf112,
+        "--device",
+        "cpu",
+        *more,
+        cwd=tmp_path,
+    )
     line = assert_clean_error(result, 2, "no tf_cnn_benchmarks checkout", "tfcnnwrap setup")
     assert "?" not in line and "tf_cnn_benchmarks.py --model" not in result.stdout
 
@@ -389,8 +554,15 @@ def test_report_plot_of_runs_whose_logs_are_gone_warns_nothing(cli, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("verb, tail", [(["report"], os.sep), (["compare", "--against", "V100"], os.sep),
-                                       (["report"], os.sep + "."), (["report"], os.sep + os.sep)])
+@pytest.mark.parametrize(
+    "verb, tail",
+    [
+        (["report"], os.sep),
+        (["compare", "--against", "V100"], os.sep),
+        (["report"], os.sep + "."),
+        (["report"], os.sep + os.sep),
+    ],
+)
 def test_plot_path_with_a_trailing_separator_is_refused(cli, tmp_path, verb, tail):
     ok = sweep_dir(tmp_path / "ok", [100.0, 101.0])
     result = cli(verb[0], ok, *verb[1:], "--plot", str(tmp_path / "a.png") + tail)
@@ -409,8 +581,15 @@ def test_oom_hint_once_for_two_gpu_counts():
     def run(status, gpus, model="resnet50"):
         return SimpleNamespace(model=model, batch_size=64, num_gpus=gpus, status=status)
 
-    runs = [run("oom", 1), run("skipped", 1), run("oom", 2), run("skipped", 2), run("skipped", 2),
-            run("ok", 1, "vgg16"), run("oom", 4, "vgg16")]
+    runs = [
+        run("oom", 1),
+        run("skipped", 1),
+        run("oom", 2),
+        run("skipped", 2),
+        run("skipped", 2),
+        run("ok", 1, "vgg16"),
+        run("oom", 4, "vgg16"),
+    ]
     hints = oom_hints(runs)
     assert len(hints) == 2, hints
     assert hints[0].startswith("resnet50 bs=64 ran out of GPU memory at 1 and 2 GPUs (3 runs skipped)")

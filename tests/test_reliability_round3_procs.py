@@ -30,8 +30,22 @@ def sweep_args(vendor, python, out, *more):
 
 
 def cluster_args(vendor, python, out, *more):
-    return sweep_args(vendor, python, out, "--models", "trivial", "--batch-size", "trivial=8", "--num-batches",
-                      "10", "--runs", "1", "--cluster", "local", *more)
+    return sweep_args(
+        vendor,
+        python,
+        out,
+        "--models",
+        "trivial",
+        "--batch-size",
+        "trivial=8",
+        "--num-batches",
+        "10",
+        "--runs",
+        "1",
+        "--cluster",
+        "local",
+        *more,
+    )
 
 
 def read_runs(out):
@@ -55,13 +69,15 @@ def pids_in(tmp_path):
 
 # -- 1, 2: a child that keeps the output open, in the group or in a session of its own ----------------------
 
+
 @pytest.mark.slow
 @LINUX
 def test_a_setsid_child_holding_stdout_does_not_hang_a_single_run_and_is_ended(cli, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
     env = {"FAKE_TFCNN_FAULTS": "alexnet#1=leave_child_setsid", "FAKE_TFCNN_STATE": tmp_path / "state"}
-    result = cli(*sweep_args(vendor, tf112, out, "--models", "alexnet", "--runs", "2"), cwd=tmp_path, env=env,
-                 timeout=60)
+    result = cli(
+        *sweep_args(vendor, tf112, out, "--models", "alexnet", "--runs", "2"), cwd=tmp_path, env=env, timeout=60
+    )
     assert result.returncode == 0, result
     runs = read_runs(out)
     assert [r["status"] for r in runs] == ["ok", "ok"]
@@ -73,10 +89,17 @@ def test_a_setsid_child_holding_stdout_does_not_hang_a_single_run_and_is_ended(c
 @pytest.mark.parametrize("fault", ["leave_child", "leave_child_setsid"])
 def test_a_cluster_task_whose_child_holds_stdout_ends_with_its_figure(cli, tmp_path, vendor, tf112, fault):
     out = tmp_path / "sweep"
-    env = {"FAKE_TFCNN_IPS": "trivial=50.0", "FAKE_TFCNN_PID_DIR": pids_in(tmp_path),
-           "FAKE_TFCNN_TASK_FAULTS": "worker0=" + fault}
-    result = cli(*cluster_args(vendor, tf112, out, "--workers", "1", "--ps", "1", "--timeout", "60"),
-                 cwd=tmp_path, env=env, timeout=60)
+    env = {
+        "FAKE_TFCNN_IPS": "trivial=50.0",
+        "FAKE_TFCNN_PID_DIR": pids_in(tmp_path),
+        "FAKE_TFCNN_TASK_FAULTS": "worker0=" + fault,
+    }
+    result = cli(
+        *cluster_args(vendor, tf112, out, "--workers", "1", "--ps", "1", "--timeout", "60"),
+        cwd=tmp_path,
+        env=env,
+        timeout=60,
+    )
     assert result.returncode == 0, result
     [run] = read_runs(out)
     assert run["status"] == "ok" and run["images_per_sec"] == 50.0, run
@@ -90,14 +113,25 @@ def test_a_cluster_timeout_with_a_setsid_child_holding_stdout_ends_the_job(tmp_p
     """`--timeout` reaches a job whose ps never ends and whose hanging worker started a child in a session of
     its own that holds the pipe: nothing is left running, and the job ends."""
     base = [sys.executable, "-u", str(FAKE_SCRIPT), "--model=trivial", "--batch_size=8", "--num_batches=20"]
-    env = cli_env({"FAKE_TFCNN_IPS": "trivial=50.0", "FAKE_TFCNN_PID_DIR": pids_in(tmp_path),
-                   "FAKE_TFCNN_TASK_FAULTS": "worker0=hang_tree_setsid"})
+    env = cli_env(
+        {
+            "FAKE_TFCNN_IPS": "trivial=50.0",
+            "FAKE_TFCNN_PID_DIR": pids_in(tmp_path),
+            "FAKE_TFCNN_TASK_FAULTS": "worker0=hang_tree_setsid",
+        }
+    )
     logs = tmp_path / "logs"
     logs.mkdir()
     found = {}
-    worker = threading.Thread(target=lambda: found.setdefault("outcome", localjob.run_job(
-        base, tmp_path, env, logs, "trivial.bs8.run1", workers=1, ps=1, timeout_s=3, relative_to=tmp_path)),
-        daemon=True)
+    worker = threading.Thread(
+        target=lambda: found.setdefault(
+            "outcome",
+            localjob.run_job(
+                base, tmp_path, env, logs, "trivial.bs8.run1", workers=1, ps=1, timeout_s=3, relative_to=tmp_path
+            ),
+        ),
+        daemon=True,
+    )
     worker.start()
     worker.join(60)
     assert not worker.is_alive(), "the job outlived its --timeout by a minute"
@@ -110,13 +144,18 @@ def test_a_cluster_timeout_with_a_setsid_child_holding_stdout_ends_the_job(tmp_p
 
 # -- 10: a run whose log holds its total and then hangs keeps its figure --------------------------------------
 
+
 @pytest.mark.slow
 @POSIX
 def test_a_single_run_that_hangs_after_its_total_keeps_the_figure(cli, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
     env = {"FAKE_TFCNN_FAULTS": "#1=hang_after_total", "FAKE_TFCNN_STATE": tmp_path / "state"}
-    result = cli(*sweep_args(vendor, tf112, out, "--models", "alexnet", "--runs", "2", "--timeout", "3"),
-                 cwd=tmp_path, env=env, timeout=60)
+    result = cli(
+        *sweep_args(vendor, tf112, out, "--models", "alexnet", "--runs", "2", "--timeout", "3"),
+        cwd=tmp_path,
+        env=env,
+        timeout=60,
+    )
     assert result.returncode == 0, result
     first, second = read_runs(out)
     assert first["status"] == "ok" and first["images_per_sec"] == 2258.94 and first["hung_after_total"] is True
@@ -129,10 +168,17 @@ def test_a_single_run_that_hangs_after_its_total_keeps_the_figure(cli, tmp_path,
 def test_a_cluster_timeout_in_the_finish_grace_keeps_worker0s_result(cli, tmp_path, vendor, tf112):
     """Worker 0 printed its total and exited 0; worker 1 hangs in the finish grace when --timeout fires."""
     out = tmp_path / "sweep"
-    env = {"FAKE_TFCNN_IPS": "trivial=50.0", "FAKE_TFCNN_PID_DIR": pids_in(tmp_path),
-           "FAKE_TFCNN_TASK_FAULTS": "worker1=hang_after_total"}
-    result = cli(*cluster_args(vendor, tf112, out, "--workers", "2", "--ps", "1", "--timeout", "8"),
-                 cwd=tmp_path, env=env, timeout=60)
+    env = {
+        "FAKE_TFCNN_IPS": "trivial=50.0",
+        "FAKE_TFCNN_PID_DIR": pids_in(tmp_path),
+        "FAKE_TFCNN_TASK_FAULTS": "worker1=hang_after_total",
+    }
+    result = cli(
+        *cluster_args(vendor, tf112, out, "--workers", "2", "--ps", "1", "--timeout", "8"),
+        cwd=tmp_path,
+        env=env,
+        timeout=60,
+    )
     assert result.returncode == 0, result
     [run] = read_runs(out)
     assert run["status"] == "ok" and run["images_per_sec"] == 100.0, run
@@ -143,10 +189,17 @@ def test_a_cluster_timeout_in_the_finish_grace_keeps_worker0s_result(cli, tmp_pa
 @POSIX
 def test_a_cluster_reporter_that_hangs_after_its_total_keeps_the_figure(cli, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
-    env = {"FAKE_TFCNN_IPS": "trivial=50.0", "FAKE_TFCNN_PID_DIR": pids_in(tmp_path),
-           "FAKE_TFCNN_TASK_FAULTS": "worker0=hang_after_total"}
-    result = cli(*cluster_args(vendor, tf112, out, "--workers", "1", "--ps", "1", "--timeout", "3"),
-                 cwd=tmp_path, env=env, timeout=60)
+    env = {
+        "FAKE_TFCNN_IPS": "trivial=50.0",
+        "FAKE_TFCNN_PID_DIR": pids_in(tmp_path),
+        "FAKE_TFCNN_TASK_FAULTS": "worker0=hang_after_total",
+    }
+    result = cli(
+        *cluster_args(vendor, tf112, out, "--workers", "1", "--ps", "1", "--timeout", "3"),
+        cwd=tmp_path,
+        env=env,
+        timeout=60,
+    )
     assert result.returncode == 0, result
     [run] = read_runs(out)
     assert run["status"] == "ok" and run["images_per_sec"] == 50.0 and run["hung_after_total"] is True, run
@@ -154,6 +207,7 @@ def test_a_cluster_reporter_that_hangs_after_its_total_keeps_the_figure(cli, tmp
 
 
 # -- 3, 4: stdout cut off, closed or full ------------------------------------------------------------------
+
 
 def _tfcnnwrap(args, stdout_state):
     """argv that runs tfcnnwrap with its stdout ``closed`` (>&-) or ``full`` (> /dev/full)."""
@@ -167,8 +221,15 @@ def _tfcnnwrap(args, stdout_state):
 def run_with_stdout(args, stdout_state, cwd, env=None, timeout=120):
     argv, sink = _tfcnnwrap(args, stdout_state)
     try:
-        done = subprocess.run(argv, cwd=str(cwd), env=cli_env(env), stdout=sink, stderr=subprocess.PIPE,
-                              stdin=subprocess.DEVNULL, timeout=timeout)
+        done = subprocess.run(
+            argv,
+            cwd=str(cwd),
+            env=cli_env(env),
+            stdout=sink,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            timeout=timeout,
+        )
     finally:
         if sink is not None:
             sink.close()
@@ -188,8 +249,14 @@ def test_a_sweep_cut_off_by_head_runs_and_records_every_run_and_keeps_its_status
     out = tmp_path / "sweep"
     env = cli_env({"FAKE_TFCNN_FAULTS": "#2=crash", "FAKE_TFCNN_STATE": tmp_path / "state"})
     args = sweep_args(vendor, tf112, out, "--models", "alexnet,vgg16", "--runs", "3")
-    proc = subprocess.Popen([sys.executable, "-m", "tfcnnwrap", *map(str, args)], cwd=str(tmp_path), env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tfcnnwrap", *map(str, args)],
+        cwd=str(tmp_path),
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.stdout.readline()  # head -1
     proc.stdout.close()
     try:
@@ -209,8 +276,9 @@ def test_a_sweep_cut_off_by_head_runs_and_records_every_run_and_keeps_its_status
 def test_a_sweep_with_stdout_closed_or_full_records_every_run(tmp_path, vendor, tf112, state):
     out = tmp_path / "sweep"
     env = {"FAKE_TFCNN_STATE": tmp_path / "state"}
-    code, stderr = run_with_stdout(sweep_args(vendor, tf112, out, "--models", "alexnet", "--runs", "2"), state,
-                                   tmp_path, env)
+    code, stderr = run_with_stdout(
+        sweep_args(vendor, tf112, out, "--models", "alexnet", "--runs", "2"), state, tmp_path, env
+    )
     assert code == 0, stderr
     one_stdout_line(stderr)
     assert [r["status"] for r in read_runs(out)] == ["ok", "ok"]
@@ -228,9 +296,13 @@ def finished_sweep(tmp_path_factory):
 
 
 def verb_args(verb, sweep):
-    return {"report": ["report", sweep], "compare": ["compare", sweep, "--against", "V100"],
-            "references": ["references"], "parse": ["parse", sweep.parent / "one.log"],
-            "doctor": ["doctor", "--python", sys.executable, "--vendor-dir", sweep.parent / "novendor"]}[verb]
+    return {
+        "report": ["report", sweep],
+        "compare": ["compare", sweep, "--against", "V100"],
+        "references": ["references"],
+        "parse": ["parse", sweep.parent / "one.log"],
+        "doctor": ["doctor", "--python", sys.executable, "--vendor-dir", sweep.parent / "novendor"],
+    }[verb]
 
 
 @pytest.mark.slow
@@ -238,14 +310,14 @@ def verb_args(verb, sweep):
 @pytest.mark.parametrize("state", ["closed", "full"])
 @pytest.mark.parametrize("fmt", ["table", "json"])
 @pytest.mark.parametrize("verb", ["report", "compare", "references", "parse", "doctor"])
-def test_every_verb_with_stdout_closed_or_full_says_so_once_and_exits_2(tmp_path, finished_sweep, verb, fmt,
-                                                                        state):
+def test_every_verb_with_stdout_closed_or_full_says_so_once_and_exits_2(tmp_path, finished_sweep, verb, fmt, state):
     code, stderr = run_with_stdout(verb_args(verb, finished_sweep) + ["--format", fmt], state, tmp_path)
     assert code == 2, stderr
     one_stdout_line(stderr)
 
 
 # -- 5: a COLUMNS no table fits in ----------------------------------------------------------------------------
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize("columns", ["0", "3", "-1", "x"])
@@ -264,26 +336,53 @@ FAKE_DIR = Path(FAKE_SCRIPT).parent
 def smi_env(tmp_path, temps, smi_dir=FAKE_DIR, **more):
     script = tmp_path / "smi.json"
     script.write_text(json.dumps(dict({"temps": temps}, **more)))
-    return {"PATH": str(smi_dir) + os.pathsep + os.environ["PATH"], "FAKE_NVSMI_SCRIPT": script,
-            "TFCNNWRAP_COOL_POLL_S": "0.01", "FAKE_NVSMI_SAMPLES": "50,1800", "FAKE_TFCNN_STATE": tmp_path / "st"}
+    return {
+        "PATH": str(smi_dir) + os.pathsep + os.environ["PATH"],
+        "FAKE_NVSMI_SCRIPT": script,
+        "TFCNNWRAP_COOL_POLL_S": "0.01",
+        "FAKE_NVSMI_SAMPLES": "50,1800",
+        "FAKE_TFCNN_STATE": tmp_path / "st",
+    }
 
 
 def cool_sweep(cli, tmp_path, vendor, python, env, runs="2"):
     out = tmp_path / "sweep"
-    result = cli("sweep", "--vendor-dir", vendor, "--python", python, "--device", "gpu", "--models", "alexnet",
-                 "--runs", runs, "--cool-to", "60", "--out", out, cwd=tmp_path, env=env, timeout=120)
+    result = cli(
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        python,
+        "--device",
+        "gpu",
+        "--models",
+        "alexnet",
+        "--runs",
+        runs,
+        "--cool-to",
+        "60",
+        "--out",
+        out,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
     return result, (read_runs(out) if (out / "runs.jsonl").exists() else [])
 
 
 @pytest.mark.slow
 @POSIX
-@pytest.mark.parametrize("answer, needle", [
-    ("garbage out", "nvidia-smi gave no temperature (garbage out)"),
-    ("0, nan", "nvidia-smi gave no temperature (0, nan)"),
-    ("0, -300", "GPU 0 read -300 °C, not a temperature"),
-])
-def test_cool_to_with_no_usable_temperature_says_so_once_and_marks_every_run(cli, tmp_path, vendor, tf112,
-                                                                           answer, needle):
+@pytest.mark.parametrize(
+    "answer, needle",
+    [
+        ("garbage out", "nvidia-smi gave no temperature (garbage out)"),
+        ("0, nan", "nvidia-smi gave no temperature (0, nan)"),
+        ("0, -300", "GPU 0 read -300 °C, not a temperature"),
+    ],
+)
+def test_cool_to_with_no_usable_temperature_says_so_once_and_marks_every_run(
+    cli, tmp_path, vendor, tf112, answer, needle
+):
     result, runs = cool_sweep(cli, tmp_path, vendor, tf112, smi_env(tmp_path, [answer]))
     assert result.returncode == 0, result
     assert result.stderr.count("--cool-to: ") == 1 and needle in result.stderr, result
@@ -320,8 +419,9 @@ def test_cool_to_when_nvidia_smi_vanishes_mid_sweep(cli, tmp_path, vendor, tf112
     copy = smi_dir / "nvidia-smi"
     copy.write_bytes((FAKE_DIR / "nvidia-smi").read_bytes())
     copy.chmod(0o755)
-    result, runs = cool_sweep(cli, tmp_path, vendor, tf112, smi_env(tmp_path, [[45]], smi_dir, vanish_after=1),
-                              runs="3")
+    result, runs = cool_sweep(
+        cli, tmp_path, vendor, tf112, smi_env(tmp_path, [[45]], smi_dir, vanish_after=1), runs="3"
+    )
     assert [r["status"] for r in runs] == ["ok", "ok", "ok"], result
     assert runs[0]["start_temp_c"] == 45 and "cool_to_problem" not in runs[0]
     assert all("No such file" in r["cool_to_problem"] for r in runs[1:]), runs
@@ -362,6 +462,7 @@ def test_ctrl_c_ends_a_hanging_temperature_query_at_once(tmp_path, monkeypatch):
     stops = StopRequests().install()
     fifo = tmp_path / "hanging"
     try:
+
         def interrupt_once_hanging():
             deadline = time.monotonic() + 30
             while not (pids.exists() and pids.read_text().strip()) and time.monotonic() < deadline:
@@ -408,16 +509,19 @@ def test_a_squeue_that_times_out_takes_its_wrappers_children_along(tmp_path, mon
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("answer, temps, problem", [
-    ("0, 50\\n1, 40\\n0, 90", {0: 50, 1: 40}, "GPU 0 listed twice"),
-    ("0, 65535", {}, "GPU 0 read 65535 °C, not a temperature"),
-    ("0, 1e308", {}, "GPU 0 read 1e+308 °C, not a temperature"),
-    ("0, inf", {}, "nvidia-smi gave no temperature (0, inf)"),
-    ("-1, 50", {}, "nvidia-smi gave no temperature (-1, 50)"),
-    ("\x1b[31m0, 50", {}, "nvidia-smi gave no temperature (?[31m0, 50)"),  # no escape reaches the terminal
-    ("", {}, "nvidia-smi gave no temperature (no output)"),
-    ("0, 41", {0: 41}, None),
-])
+@pytest.mark.parametrize(
+    "answer, temps, problem",
+    [
+        ("0, 50\\n1, 40\\n0, 90", {0: 50, 1: 40}, "GPU 0 listed twice"),
+        ("0, 65535", {}, "GPU 0 read 65535 °C, not a temperature"),
+        ("0, 1e308", {}, "GPU 0 read 1e+308 °C, not a temperature"),
+        ("0, inf", {}, "nvidia-smi gave no temperature (0, inf)"),
+        ("-1, 50", {}, "nvidia-smi gave no temperature (-1, 50)"),
+        ("\x1b[31m0, 50", {}, "nvidia-smi gave no temperature (?[31m0, 50)"),  # no escape reaches the terminal
+        ("", {}, "nvidia-smi gave no temperature (no output)"),
+        ("0, 41", {0: 41}, None),
+    ],
+)
 def test_temperature_answers_are_checked(tmp_path, monkeypatch, answer, temps, problem):
     from tfcnnwrap.run import telemetry
 

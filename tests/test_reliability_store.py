@@ -40,18 +40,33 @@ def strict_lines(path):
 
 def one_crashed_run(cli, tmp_path, vendor, tf112, out, runs=2):
     """A sweep of alexnet whose last run crashed (so that --resume --retry-failed runs it again)."""
-    result = cli(*sweep_args(vendor, tf112, out, "--models", "alexnet", "--runs", str(runs)), cwd=tmp_path,
-                 env=ips_env(tmp_path / "state", FAKE_TFCNN_FAULTS="alexnet#%d=crash" % runs))
+    result = cli(
+        *sweep_args(vendor, tf112, out, "--models", "alexnet", "--runs", str(runs)),
+        cwd=tmp_path,
+        env=ips_env(tmp_path / "state", FAKE_TFCNN_FAULTS="alexnet#%d=crash" % runs),
+    )
     assert result.returncode == 1, result
     return out
 
 
 def retry(cli, vendor, tf112, out, tmp_path, *more, env=None):
-    return cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--resume", out, "--retry-failed", *more,
-               cwd=tmp_path, env=env if env is not None else ips_env(tmp_path / "state"))
+    return cli(
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        tf112,
+        "--resume",
+        out,
+        "--retry-failed",
+        *more,
+        cwd=tmp_path,
+        env=env if env is not None else ips_env(tmp_path / "state"),
+    )
 
 
 # -- 2. a torn last line is repaired before the next append ---------------------------------------------
+
 
 @pytest.mark.slow
 def test_a_torn_last_line_is_set_aside_before_the_next_append(cli, tmp_path, vendor, tf112):
@@ -104,10 +119,12 @@ def test_a_failed_append_leaves_no_fragment(tmp_path, monkeypatch):
 
 # -- 3. writes never follow links ------------------------------------------------------------------------
 
+
 @pytest.mark.slow
 @POSIX
-@pytest.mark.parametrize("planted", ["logs/alexnet-bs512-run2.log", "logs/alexnet-bs512-run2.gpu.csv",
-                                     "sweep.json.tmp", "summary.csv.tmp"])
+@pytest.mark.parametrize(
+    "planted", ["logs/alexnet-bs512-run2.log", "logs/alexnet-bs512-run2.gpu.csv", "sweep.json.tmp", "summary.csv.tmp"]
+)
 def test_a_planted_link_in_the_sweep_is_replaced_never_written_through(cli, tmp_path, vendor, tf112, planted):
     out = one_crashed_run(cli, tmp_path, vendor, tf112, tmp_path / "sweep")
     victim = tmp_path / "victim.txt"
@@ -154,14 +171,18 @@ def test_a_runs_jsonl_link_inside_the_sweep_is_refused_too(cli, tmp_path, vendor
 
 # -- 4. a new sweep never adopts what a directory already holds ----------------------------------------
 
+
 @pytest.mark.slow
 def test_out_on_a_directory_with_leftover_runs_is_refused(cli, tmp_path, vendor, tf112):
     out = tmp_path / "leftover"
     out.mkdir()
     stale = json.dumps({"model": "alexnet", "batch_size": 512, "run": 1, "status": "ok", "images_per_sec": 9.0})
     (out / "runs.jsonl").write_text(stale + "\n")
-    result = cli(*sweep_args(vendor, tf112, out, "--models", "alexnet", "--runs", "1"), cwd=tmp_path,
-                 env=ips_env(tmp_path / "state"))
+    result = cli(
+        *sweep_args(vendor, tf112, out, "--models", "alexnet", "--runs", "1"),
+        cwd=tmp_path,
+        env=ips_env(tmp_path / "state"),
+    )
     assert_clean_error(result, 2, str(out), "not empty")
     assert sorted(p.name for p in out.iterdir()) == ["runs.jsonl"]
     assert (out / "runs.jsonl").read_text() == stale + "\n"
@@ -179,11 +200,22 @@ def test_out_on_an_empty_directory_is_used(cli, tmp_path, vendor, tf112):
 
 # -- 5. a resume runs where the sweep ran ----------------------------------------------------------------
 
+
 @pytest.mark.slow
 def test_resume_with_another_tensorflow_is_refused(cli, tmp_path, vendor, tf112, fake_tf):
     out = one_crashed_run(cli, tmp_path, vendor, tf112, tmp_path / "sweep")
-    result = cli("sweep", "--vendor-dir", vendor, "--python", fake_tf("2.1.3"), "--resume", out,
-                 "--retry-failed", cwd=tmp_path, env=ips_env(tmp_path / "state"))
+    result = cli(
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        fake_tf("2.1.3"),
+        "--resume",
+        out,
+        "--retry-failed",
+        cwd=tmp_path,
+        env=ips_env(tmp_path / "state"),
+    )
     assert_clean_error(result, 2, "1.12.0", "2.1.3")
     assert len(read_runs(out)) == 2
 
@@ -220,8 +252,9 @@ def test_a_running_sweep_holds_the_vendor_lock_shared(tmp_path, vendor, tf112):
     fifo = tmp_path / "ready"
     os.mkfifo(fifo)
     env = ips_env(tmp_path / "state", FAKE_TFCNN_FAULTS="#1=hang", FAKE_TFCNN_READY_FIFO=fifo)
-    proc = _start_sweep(sweep_args(vendor, tf112, tmp_path / "sweep", "--models", "alexnet", "--runs", "1"),
-                        tmp_path, env)
+    proc = _start_sweep(
+        sweep_args(vendor, tf112, tmp_path / "sweep", "--models", "alexnet", "--runs", "1"), tmp_path, env
+    )
     try:
         _wait_hanging(fifo)
         with pytest.raises(LockBusy):
@@ -237,13 +270,24 @@ def test_a_running_sweep_holds_the_vendor_lock_shared(tmp_path, vendor, tf112):
 
 # -- 10. every JSON written parses strictly ----------------------------------------------------------------
 
+
 def test_non_finite_numbers_never_reach_disk(tmp_path):
     from tfcnnwrap.results.store import SweepDir
 
     sweep = SweepDir(tmp_path)
-    sweep.append_run(RunRecord.from_dict({"model": "alexnet", "batch_size": 512, "run": 1, "status": "no_result",
-                      "images_per_sec": None, "last_step_images_per_sec": float("nan"),
-                      "telemetry": {"mean_power_w": float("inf"), "samples": [1.5, float("-inf")]}}))
+    sweep.append_run(
+        RunRecord.from_dict(
+            {
+                "model": "alexnet",
+                "batch_size": 512,
+                "run": 1,
+                "status": "no_result",
+                "images_per_sec": None,
+                "last_step_images_per_sec": float("nan"),
+                "telemetry": {"mean_power_w": float("inf"), "samples": [1.5, float("-inf")]},
+            }
+        )
+    )
     (rec,) = strict_lines(tmp_path / "runs.jsonl")
     assert rec["last_step_images_per_sec"] is None
     assert rec["telemetry"] == {"mean_power_w": None, "samples": [1.5, None]}
@@ -254,11 +298,15 @@ def test_non_finite_numbers_never_reach_disk(tmp_path):
 
 # -- 12. the user's environment: one line, the right exit code, nothing half-made --------------------------
 
+
 @pytest.mark.slow
 def test_out_under_a_file_is_one_line(cli, tmp_path, vendor, tf112):
     (tmp_path / "afile").write_text("x")
-    result = cli(*sweep_args(vendor, tf112, tmp_path / "afile" / "sub"), cwd=tmp_path,
-                 env={"FAKE_TFCNN_STATE": tmp_path / "state"})
+    result = cli(
+        *sweep_args(vendor, tf112, tmp_path / "afile" / "sub"),
+        cwd=tmp_path,
+        env={"FAKE_TFCNN_STATE": tmp_path / "state"},
+    )
     assert_clean_error(result, 2, "afile")
     assert not (tmp_path / "state").exists()
 
@@ -268,7 +316,8 @@ def test_out_under_a_file_is_one_line(cli, tmp_path, vendor, tf112):
 def test_a_non_utf8_out_is_refused_and_nothing_is_made(tmp_path, vendor, tf112):
     bad = os.fsencode(str(tmp_path)) + b"/out-\xff"
     argv = [os.fsencode(sys.executable), b"-m", b"tfcnnwrap"] + [
-        os.fsencode(str(a)) for a in sweep_args(vendor, tf112, "X", "--models", "alexnet", "--runs", "1")]
+        os.fsencode(str(a)) for a in sweep_args(vendor, tf112, "X", "--models", "alexnet", "--runs", "1")
+    ]
     argv[-5] = bad
     proc = subprocess.run(argv, cwd=str(tmp_path), env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     from conftest import CliResult
@@ -326,10 +375,26 @@ def test_disk_full_mid_sweep_keeps_the_runs_so_far(tmp_path, vendor, tf112):
     import signal
 
     probe = tmp_path / "probe"
-    args = ["sweep", "--vendor-dir", vendor, "--python", tf112, "--device", "cpu", "--models", "alexnet",
-            "--runs", "12"]
-    full = subprocess.run([sys.executable, "-m", "tfcnnwrap", *map(str, args), "--out", str(probe)],
-                          cwd=str(tmp_path), env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    args = [
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        tf112,
+        "--device",
+        "cpu",
+        "--models",
+        "alexnet",
+        "--runs",
+        "12",
+    ]
+    full = subprocess.run(
+        [sys.executable, "-m", "tfcnnwrap", *map(str, args), "--out", str(probe)],
+        cwd=str(tmp_path),
+        env=cli_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert full.returncode == 0, full.stderr
     biggest_other = max(p.stat().st_size for p in probe.rglob("*") if p.is_file() and p.name != "runs.jsonl")
     limit = biggest_other + 64  # sweep.json, the logs and summary.csv fit; runs.jsonl outgrows it
@@ -340,9 +405,14 @@ def test_disk_full_mid_sweep_keeps_the_runs_so_far(tmp_path, vendor, tf112):
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
     out = tmp_path / "sweep"
-    proc = subprocess.run([sys.executable, "-m", "tfcnnwrap", *map(str, args), "--out", str(out)],
-                          cwd=str(tmp_path), env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          preexec_fn=small_disk)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tfcnnwrap", *map(str, args), "--out", str(out)],
+        cwd=str(tmp_path),
+        env=cli_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=small_disk,
+    )
     from conftest import CliResult
 
     line = assert_clean_error(CliResult(proc), 1, "runs.jsonl")

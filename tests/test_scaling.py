@@ -36,8 +36,11 @@ def vendor(tmp_path):
 
 
 def scaling_env(tmp_path, efficiency="0.9", **extra):
-    env = {"FAKE_TFCNN_GPU_EFFICIENCY": efficiency, "FAKE_TFCNN_STATE": str(tmp_path / "state"),
-           telemetry.ENV_NVIDIA_SMI: "none"}
+    env = {
+        "FAKE_TFCNN_GPU_EFFICIENCY": efficiency,
+        "FAKE_TFCNN_STATE": str(tmp_path / "state"),
+        telemetry.ENV_NVIDIA_SMI: "none",
+    }
     env.update(extra)
     return env
 
@@ -49,9 +52,26 @@ def read_runs(sweep_dir):
 
 def scaling_sweep(cli, tmp_path, vendor, python, counts="1,2,4", *more, env=None):
     out = tmp_path / "sweep"
-    result = cli("sweep", "--vendor-dir", vendor, "--python", python, "--out", out, "--models", "resnet50,vgg16",
-                 "--num-gpus", counts, "--runs", "2", "--num-batches", "20", *more, cwd=tmp_path,
-                 env=env or scaling_env(tmp_path))
+    result = cli(
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        python,
+        "--out",
+        out,
+        "--models",
+        "resnet50,vgg16",
+        "--num-gpus",
+        counts,
+        "--runs",
+        "2",
+        "--num-batches",
+        "20",
+        *more,
+        cwd=tmp_path,
+        env=env or scaling_env(tmp_path),
+    )
     return out, result
 
 
@@ -64,7 +84,8 @@ def test_a_scaling_sweep_runs_every_model_at_every_count_and_reports_speedup(cli
     assert result.returncode == 0, result
     runs = read_runs(out)
     assert [(r["model"], r["num_gpus"], r["run"]) for r in runs] == [
-        (m, g, k) for m in ("resnet50", "vgg16") for g in (1, 2, 4) for k in (1, 2)]
+        (m, g, k) for m in ("resnet50", "vgg16") for g in (1, 2, 4) for k in (1, 2)
+    ]
     for r in runs:
         # weak scaling: the batch size stays per device; the count goes to tf_cnn_benchmarks
         assert r["batch_size"] == {"resnet50": 64, "vgg16": 64}[r["model"]]
@@ -72,8 +93,9 @@ def test_a_scaling_sweep_runs_every_model_at_every_count_and_reports_speedup(cli
         assert r["log"] == "logs/%s-bs64-g%d-run%d.log" % (r["model"], r["num_gpus"], r["run"])
         parsed = parse_file(str(out / r["log"]))
         assert r["images_per_sec"] == parsed.total_images_per_sec
-        assert r["images_per_sec"] == pytest.approx(ONE_GPU[r["model"]] * r["num_gpus"]
-                                                     * (0.9 if r["num_gpus"] > 1 else 1), abs=0.01)
+        assert r["images_per_sec"] == pytest.approx(
+            ONE_GPU[r["model"]] * r["num_gpus"] * (0.9 if r["num_gpus"] > 1 else 1), abs=0.01
+        )
         log = (out / r["log"]).read_text(encoding="utf-8")
         assert "Devices:     %s" % ["/cpu:%d" % i for i in range(r["num_gpus"])] in log
 
@@ -94,18 +116,39 @@ def test_a_scaling_sweep_runs_every_model_at_every_count_and_reports_speedup(cli
 
 @pytest.mark.slow
 def test_the_dry_run_lists_every_count(cli, tmp_path, vendor, tf24):
-    result = cli("sweep", "--vendor-dir", vendor, "--python", tf24, "--device", "cpu", "--models", "resnet50",
-                 "--num-gpus", "1,2,8", "--runs", "1", "--dry-run", cwd=tmp_path)
+    result = cli(
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        tf24,
+        "--device",
+        "cpu",
+        "--models",
+        "resnet50",
+        "--num-gpus",
+        "1,2,8",
+        "--runs",
+        "1",
+        "--dry-run",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result
     counts = re.findall(r"--num_gpus=(\d+)", result.stdout)
     assert counts == ["1", "2", "8"] and "# 3 runs" in result.stdout
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("counts, needle", [
-    ("1,1", "lists a value twice"), ("0,2", "from 1 to 64"), ("1,,2", "no empty item"), ("2,65", "from 1 to 64"),
-    ("1,x", "from 1 to 64"),
-])
+@pytest.mark.parametrize(
+    "counts, needle",
+    [
+        ("1,1", "lists a value twice"),
+        ("0,2", "from 1 to 64"),
+        ("1,,2", "no empty item"),
+        ("2,65", "from 1 to 64"),
+        ("1,x", "from 1 to 64"),
+    ],
+)
 def test_bad_gpu_counts_are_refused_in_one_line(cli, tmp_path, counts, needle):
     result = cli("sweep", "--num-gpus", counts, "--dry-run", cwd=tmp_path)
     assert result.returncode == 2 and needle in result.stderr and "--num-gpus" in result.stderr, result
@@ -250,14 +293,20 @@ def test_report_plot_of_a_scaling_sweep_draws_the_scaling_chart_and_the_runs_bes
 
 
 def record(model, gpus, run, value, host=None):
-    return RunRecord.from_dict(dict(run_record(model, 64, run, value).to_dict(), num_gpus=gpus,
-                                    **({"host": host} if host else {})))
+    return RunRecord.from_dict(
+        dict(run_record(model, 64, run, value).to_dict(), num_gpus=gpus, **({"host": host} if host else {}))
+    )
 
 
 def test_add_scaling_pairs_each_row_with_its_own_models_one_gpu_mean_per_host():
-    runs = [record("resnet50", 1, 1, 100.0, "a"), record("resnet50", 2, 1, 150.0, "a"),
-            record("resnet50", 1, 1, 200.0, "b"), record("resnet50", 2, 1, 390.0, "b"),
-            record("vgg16", 2, 1, 50.0, "a"), record("vgg16", 1, 1, "oom", "a")]
+    runs = [
+        record("resnet50", 1, 1, 100.0, "a"),
+        record("resnet50", 2, 1, 150.0, "a"),
+        record("resnet50", 1, 1, 200.0, "b"),
+        record("resnet50", 2, 1, 390.0, "b"),
+        record("vgg16", 2, 1, 50.0, "a"),
+        record("vgg16", 1, 1, "oom", "a"),
+    ]
     rows = {(r.model, r.num_gpus, r.host): r for r in summarize(runs)}
     assert rows[("resnet50", 2, "a")].speedup == pytest.approx(1.5)
     assert rows[("resnet50", 2, "a")].efficiency_pct == pytest.approx(75.0)
@@ -268,8 +317,7 @@ def test_add_scaling_pairs_each_row_with_its_own_models_one_gpu_mean_per_host():
     assert add_scaling(single) == single and "speedup" not in single[0].to_dict()
 
 
-@pytest.mark.parametrize("value, counts", [([1, 2, 4], [1, 2, 4]), ("1,2", [1, 2]), (2, [2]), ("4", [4]),
-                                           (None, [1])])
+@pytest.mark.parametrize("value, counts", [([1, 2, 4], [1, 2, 4]), ("1,2", [1, 2]), (2, [2]), ("4", [4]), (None, [1])])
 def test_build_plan_reads_gpu_counts(value, counts):
     from test_plan import sweep_args
 
@@ -286,8 +334,12 @@ def test_scaling_chart(tmp_path):
 
     from tfcnnwrap.present.plotscaling import plot_scaling, scaling_panel
 
-    runs = [record(m, g, k, base * g * (1.0 if g == 1 else 0.8) + k)
-            for m, base in ONE_GPU.items() for g in (1, 2, 4) for k in (1, 2)]
+    runs = [
+        record(m, g, k, base * g * (1.0 if g == 1 else 0.8) + k)
+        for m, base in ONE_GPU.items()
+        for g in (1, 2, 4)
+        for k in (1, 2)
+    ]
     runs += [record("alexnet", 2, 1, 900.0)]  # no 1-GPU row: no efficiency, named in the title
     rows = summarize(runs)
     ax = Figure().add_subplot()
@@ -299,7 +351,8 @@ def test_scaling_chart(tmp_path):
     from_dicts = Figure().add_subplot()
     scaling_panel(from_dicts, [row.to_dict() for row in rows])  # report --format json's rows draw the same
     assert [list(line.get_ydata()) for line in from_dicts.get_lines()] == [
-        list(line.get_ydata()) for line in ax.get_lines()]
+        list(line.get_ydata()) for line in ax.get_lines()
+    ]
     path = plot_scaling(rows, tmp_path / "scaling.png")
     assert Path(path).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(UsageError, match="directory"):

@@ -24,11 +24,34 @@ WIDTHS = [60, 80, 120]
 README = Path(__file__).resolve().parent.parent / "README.md"
 FAKE_SMI = Path(__file__).resolve().parent / "fake" / "nvidia-smi"
 SEED_REFERENCES = "1080-Ti,2080,2080-Ti,Vega 64,V100"
-REPORT_NUMBERS = ["runs_ok", "runs_failed", "mean", "std", "cv_pct", "min", "max", "median", "ci95_pct",
-                  "throttled_runs", "max_temp_c", "num_gpus"]
-HEADERS = {"runs_ok": "ok", "runs_failed": "failed", "mean": "mean img/s", "std": "std", "cv_pct": "CV %",
-           "min": "min", "max": "max", "median": "median", "ci95_pct": "CI95 ±%", "throttled_runs": "throttled",
-           "max_temp_c": "max °C", "num_gpus": "GPUs"}
+REPORT_NUMBERS = [
+    "runs_ok",
+    "runs_failed",
+    "mean",
+    "std",
+    "cv_pct",
+    "min",
+    "max",
+    "median",
+    "ci95_pct",
+    "throttled_runs",
+    "max_temp_c",
+    "num_gpus",
+]
+HEADERS = {
+    "runs_ok": "ok",
+    "runs_failed": "failed",
+    "mean": "mean img/s",
+    "std": "std",
+    "cv_pct": "CV %",
+    "min": "min",
+    "max": "max",
+    "median": "median",
+    "ci95_pct": "CI95 ±%",
+    "throttled_runs": "throttled",
+    "max_temp_c": "max °C",
+    "num_gpus": "GPUs",
+}
 
 
 def screen(args, columns, **kw):
@@ -52,7 +75,7 @@ def blocks(lines, starts):
         for label in starts:
             if label not in out and re.match(re.escape(label) + r"(\s|$)", line):
                 block = [line]
-                for more in lines[i + 1:]:
+                for more in lines[i + 1 :]:
                     if not more.startswith(" ") or any(re.match(re.escape(s) + r"(\s|$)", more) for s in starts):
                         break
                     block.append(more)
@@ -90,8 +113,10 @@ def assert_report_rows_on_screen(scr, rows):
             if key == "num_gpus" and len({r["num_gpus"] for r in rows}) == 1:
                 assert "%d GPU" % value in text, scr
                 continue
-            assert HEADERS[key] in hidden, ("%s=%s of %s is neither on screen nor named hidden"
-                                            % (key, shown(value, key), row["model"]), scr)
+            assert HEADERS[key] in hidden, (
+                "%s=%s of %s is neither on screen nor named hidden" % (key, shown(value, key), row["model"]),
+                scr,
+            )
 
 
 # -- report -----------------------------------------------------------------------------------------------
@@ -110,11 +135,21 @@ def _add_to_records(path, **by_model):
 def report_sweep(tmp_path_factory):
     """Awkward figures: a failed run, a model name longer than the seed's, a GPU with a long name."""
     path = tmp_path_factory.mktemp("report") / "20261130-101500"
-    write_sweep(path, {("resnet50", 64): [176.5, 177.32, 176.97], ("inception3", 64): [113.01, 113.4, 113.31],
-                       ("resnet50_v1.5", 128): [171.37, 170.02, "oom"], ("alexnet", 512): [2251.87, 2266.6, 2258.35]},
-                gpus=["NVIDIA GeForce RTX 2080 Ti"])
-    _add_to_records(path, alexnet={"telemetry": {"max_temp_c": 83.0, "throttled": True}},
-                    resnet50={"telemetry": {"max_temp_c": 71.0, "throttled": False}})
+    write_sweep(
+        path,
+        {
+            ("resnet50", 64): [176.5, 177.32, 176.97],
+            ("inception3", 64): [113.01, 113.4, 113.31],
+            ("resnet50_v1.5", 128): [171.37, 170.02, "oom"],
+            ("alexnet", 512): [2251.87, 2266.6, 2258.35],
+        },
+        gpus=["NVIDIA GeForce RTX 2080 Ti"],
+    )
+    _add_to_records(
+        path,
+        alexnet={"telemetry": {"max_temp_c": 83.0, "throttled": True}},
+        resnet50={"telemetry": {"max_temp_c": 71.0, "throttled": False}},
+    )
     return path
 
 
@@ -151,8 +186,9 @@ def test_a_sweep_of_several_gpu_counts_gets_a_gpu_column(cli, tmp_path):
     runs = path / "runs.jsonl"
     ones = runs.read_text(encoding="utf-8").splitlines()
     twos = [json.dumps(dict(json.loads(line), num_gpus=2, images_per_sec=340.25)) for line in ones]
-    runs.write_text("\n".join([json.dumps(dict(json.loads(line), num_gpus=1)) for line in ones] + twos) + "\n",
-                    encoding="utf-8")
+    runs.write_text(
+        "\n".join([json.dumps(dict(json.loads(line), num_gpus=1)) for line in ones] + twos) + "\n", encoding="utf-8"
+    )
     rows = cli("report", path, "--format", "json").rows()
     assert [r["num_gpus"] for r in rows] == [1, 2]
     for columns in WIDTHS:
@@ -179,10 +215,16 @@ def test_report_json_and_csv_carry_no_float_noise(cli, tmp_path):
 @pytest.fixture(scope="module")
 def ab_sweeps(tmp_path_factory):
     root = tmp_path_factory.mktemp("ab")
-    base = write_sweep(root / "base", {k: [v[0], v[0] * 1.004, v[0] * 0.997] for k, v in seed_runs().items()},
-                       gpus=["GeForce RTX 2070"])
-    cand = write_sweep(root / "cand", {k: [v[0] * 1.05, v[0] * 1.04, v[0] * 1.06] for k, v in seed_runs().items()},
-                       gpus=["GeForce RTX 2070"])
+    base = write_sweep(
+        root / "base",
+        {k: [v[0], v[0] * 1.004, v[0] * 0.997] for k, v in seed_runs().items()},
+        gpus=["GeForce RTX 2070"],
+    )
+    cand = write_sweep(
+        root / "cand",
+        {k: [v[0] * 1.05, v[0] * 1.04, v[0] * 1.06] for k, v in seed_runs().items()},
+        gpus=["GeForce RTX 2070"],
+    )
     return base, cand
 
 
@@ -263,9 +305,15 @@ class PtySession:
         self.master, slave = os.openpty()
         _set_size(slave, columns, rows)
         try:
-            self.proc = subprocess.Popen([sys.executable, "-m", "tfcnnwrap", *map(str, args)], stdin=subprocess.DEVNULL,
-                                         stdout=slave, stderr=slave, cwd=str(cwd), env=full_env,
-                                         start_new_session=True)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "tfcnnwrap", *map(str, args)],
+                stdin=subprocess.DEVNULL,
+                stdout=slave,
+                stderr=slave,
+                cwd=str(cwd),
+                env=full_env,
+                start_new_session=True,
+            )
         finally:
             os.close(slave)
         self.columns = columns
@@ -321,8 +369,11 @@ IPS = {"resnet50": [176.5, 177.32], "alexnet": [2251.87, 2266.6]}
 
 
 def sweep_env(state, **extra):
-    env = {"FAKE_TFCNN_IPS": ",".join("%s=%s" % (m, "/".join(map(str, v))) for m, v in IPS.items()),
-           "FAKE_TFCNN_STATE": state, "TFCNNWRAP_NVIDIA_SMI": "none"}
+    env = {
+        "FAKE_TFCNN_IPS": ",".join("%s=%s" % (m, "/".join(map(str, v))) for m, v in IPS.items()),
+        "FAKE_TFCNN_STATE": state,
+        "TFCNNWRAP_NVIDIA_SMI": "none",
+    }
     env.update(extra)
     return env
 
@@ -333,8 +384,21 @@ def test_live_sweep_view_fits_and_its_summary_shows_every_number(cli, tmp_path, 
     vendor = make_vendor(tmp_path / "vendor")
     out, state = tmp_path / "out", tmp_path / "state"
     state.mkdir()
-    args = ["sweep", "--vendor-dir", vendor, "--python", tf112, "--device", "gpu", "--out", out,
-            "--models", "resnet50,alexnet", "--runs", "2"]
+    args = [
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        tf112,
+        "--device",
+        "gpu",
+        "--out",
+        out,
+        "--models",
+        "resnet50,alexnet",
+        "--runs",
+        "2",
+    ]
     # The last run stops after its steps (mode slow): the live view is caught mid-run, then Ctrl-C.
     session = PtySession(args, columns, tmp_path, sweep_env(state, FAKE_TFCNN_FAULTS="alexnet#2=slow"))
     live = session.read_until("run 4 of 4", "alexnet bs=512 run 2/2", "step 100/100")
@@ -364,10 +428,24 @@ def test_live_sweep_shows_the_running_gpu_from_nvidia_smi(tmp_path, tf112, colum
     vendor = make_vendor(tmp_path / "vendor")
     state = tmp_path / "state"
     state.mkdir()
-    args = ["sweep", "--vendor-dir", vendor, "--python", tf112, "--device", "gpu", "--out", tmp_path / "out",
-            "--models", "alexnet", "--runs", "1"]
-    env = sweep_env(state, FAKE_TFCNN_FAULTS="alexnet#1=slow", TFCNNWRAP_NVIDIA_SMI=str(FAKE_SMI),
-                    FAKE_NVSMI_SAMPLES="71,1830,98")
+    args = [
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        tf112,
+        "--device",
+        "gpu",
+        "--out",
+        tmp_path / "out",
+        "--models",
+        "alexnet",
+        "--runs",
+        "1",
+    ]
+    env = sweep_env(
+        state, FAKE_TFCNN_FAULTS="alexnet#1=slow", TFCNNWRAP_NVIDIA_SMI=str(FAKE_SMI), FAKE_NVSMI_SAMPLES="71,1830,98"
+    )
     session = PtySession(args, columns, tmp_path, env)
     live = session.read_until("step 100/100", "GPU 71 °C  1830 MHz", timeout=30)
     assert max(len(line) for line in live) <= columns, live
@@ -402,8 +480,16 @@ def test_live_view_shows_the_gpu_and_what_it_waits_for_within_the_width(monkeypa
         console.print(display)
         text = console.export_text()
         assert max(len(line) for line in text.splitlines()) <= width, text
-        for needle in ("run 1 of 15", "inception3 bs=64 run 3/3", "step 40/100", "113.2 images/sec", "71 °C",
-                       "1830 MHz", "175 W", "cooling: 71 °C → 60 °C"):
+        for needle in (
+            "run 1 of 15",
+            "inception3 bs=64 run 3/3",
+            "step 40/100",
+            "113.2 images/sec",
+            "71 °C",
+            "1830 MHz",
+            "175 W",
+            "cooling: 71 °C → 60 °C",
+        ):
             assert needle in text, (needle, text)
         display.waiting(None)
         console.print(display)  # a redraw in the same instant reads no new sample
@@ -524,8 +610,10 @@ def test_doctor_is_a_screen_with_its_verdict_last(tmp_path, tf112, columns):
 @pytest.mark.parametrize("columns", [60, 80])
 def test_parse_and_references_fit(tmp_path, columns):
     log = tmp_path / "resnet50.log"
-    log.write_text("Model:       resnet50\nBatch size:  64 global\n             64 per device\n"
-                   "total images/sec: 176.93\n", encoding="utf-8")
+    log.write_text(
+        "Model:       resnet50\nBatch size:  64 global\n             64 per device\ntotal images/sec: 176.93\n",
+        encoding="utf-8",
+    )
     parsed = screen(["parse", log], columns)
     assert_fits(parsed)
     assert "176.93" in tokens(parsed.lines), parsed

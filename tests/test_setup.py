@@ -75,9 +75,7 @@ def test_setup_clones_the_branch_that_fits_the_probed_tensorflow(
     result = setup_cli(cli, tmp_path, "--repo-url", fake_upstream.path, "--python", python)
     assert result.returncode == 0, result
     assert "Fetched %s" % branch in result.stdout
-    assert re.search(
-        r"TensorFlow\s+%s \(package metadata of %s" % (re.escape(tf_version), dist), result.stdout
-    ), result
+    assert re.search(r"TensorFlow\s+%s \(package metadata of %s" % (re.escape(tf_version), dist), result.stdout), result
     assert re.search(r"Took\s+\d+\.\d\d s", result.stdout)
 
     checkout = tmp_path / "vendor" / "benchmarks"
@@ -138,9 +136,7 @@ def test_missing_tf_keras_is_a_warning_with_the_install_command(cli, tmp_path, f
 
 @pytest.mark.slow
 def test_tf_keras_present_gives_no_warning(cli, tmp_path, fake_upstream, fake_tf):
-    result = setup_cli(
-        cli, tmp_path, "--repo-url", fake_upstream.url, "--python", fake_tf("2.21.0", tf_keras=True)
-    )
+    result = setup_cli(cli, tmp_path, "--repo-url", fake_upstream.url, "--python", fake_tf("2.21.0", tf_keras=True))
     assert result.returncode == 0, result
     assert "pip install" not in result.stderr
     assert "TF_USE_LEGACY_KERAS=1" in result.stdout
@@ -169,9 +165,7 @@ def test_rerun_with_the_upstream_gone_and_no_git_is_a_quiet_success(cli, tmp_pat
     empty_bin.mkdir()
 
     started = time.perf_counter()
-    again = setup_cli(
-        cli, tmp_path, "--repo-url", fresh_upstream.path, "--python", python, env={"PATH": empty_bin}
-    )
+    again = setup_cli(cli, tmp_path, "--repo-url", fresh_upstream.path, "--python", python, env={"PATH": empty_bin})
     wall = time.perf_counter() - started
     assert again.returncode == 0, again
     assert again.stderr == ""
@@ -184,9 +178,7 @@ def test_rerun_with_the_upstream_gone_and_no_git_is_a_quiet_success(cli, tmp_pat
 
 
 @pytest.mark.slow
-def test_rerun_after_tensorflow_moved_within_the_same_branch_needs_no_network(
-    cli, tmp_path, fresh_upstream, fake_tf
-):
+def test_rerun_after_tensorflow_moved_within_the_same_branch_needs_no_network(cli, tmp_path, fresh_upstream, fake_tf):
     assert setup_cli(cli, tmp_path, "--repo-url", fresh_upstream.url, "--tf-version", "2.16.1").returncode == 0
     shutil.rmtree(fresh_upstream.path)
     result = setup_cli(cli, tmp_path, "--repo-url", fresh_upstream.url, "--tf-version", "2.22.0")
@@ -207,9 +199,7 @@ def test_switching_branch_replaces_the_checkout(cli, tmp_path, fake_upstream, fa
 
 @pytest.mark.slow
 def test_failed_clone_leaves_the_old_checkout_whole(cli, tmp_path, fresh_upstream, fake_tf):
-    assert (
-        setup_cli(cli, tmp_path, "--repo-url", fresh_upstream.url, "--python", fake_tf("1.12.0")).returncode == 0
-    )
+    assert setup_cli(cli, tmp_path, "--repo-url", fresh_upstream.url, "--python", fake_tf("1.12.0")).returncode == 0
     before = checkout_state(tmp_path)
     manifest_bytes = (tmp_path / "vendor" / "tfcnnwrap-setup.json").read_bytes()
     # The upstream still lists master but can no longer serve its tip commit: the clone itself fails.
@@ -226,9 +216,7 @@ def test_failed_clone_leaves_the_old_checkout_whole(cli, tmp_path, fresh_upstrea
 
 @pytest.mark.slow
 def test_switch_with_the_upstream_gone_leaves_the_old_checkout_whole(cli, tmp_path, fresh_upstream, fake_tf):
-    assert (
-        setup_cli(cli, tmp_path, "--repo-url", fresh_upstream.path, "--python", fake_tf("1.12.0")).returncode == 0
-    )
+    assert setup_cli(cli, tmp_path, "--repo-url", fresh_upstream.path, "--python", fake_tf("1.12.0")).returncode == 0
     before = checkout_state(tmp_path)
     shutil.rmtree(fresh_upstream.path)
     result = setup_cli(cli, tmp_path, "--repo-url", fresh_upstream.path, "--python", fake_tf("2.0.0"))
@@ -250,9 +238,7 @@ def test_branch_without_the_benchmark_script_is_refused_and_the_old_checkout_kep
 
     assert setup_cli(cli, tmp_path, "--repo-url", fresh_upstream.url, "--tf-version", "1.12").returncode == 0
     before = checkout_state(tmp_path)
-    result = setup_cli(
-        cli, tmp_path, "--repo-url", fresh_upstream.url, "--tf-version", "1.12", "--branch", "docs-only"
-    )
+    result = setup_cli(cli, tmp_path, "--repo-url", fresh_upstream.url, "--tf-version", "1.12", "--branch", "docs-only")
     assert_clean_error(result, 2, "docs-only", "scripts/tf_cnn_benchmarks/tf_cnn_benchmarks.py", "--branch")
     assert checkout_state(tmp_path) == before
     assert leftovers(tmp_path) == []
@@ -393,12 +379,8 @@ def test_python_that_does_not_exist(cli, tmp_path, fake_upstream):
 def test_git_not_installed(cli, tmp_path, fake_upstream):
     empty_bin = tmp_path / "empty-bin"
     empty_bin.mkdir()
-    result = setup_cli(
-        cli, tmp_path, "--repo-url", fake_upstream.url, "--tf-version", "1.12", env={"PATH": empty_bin}
-    )
-    assert_clean_error(
-        result, 2, "git is not installed", "conda install git", "Git for Windows", "apt install git"
-    )
+    result = setup_cli(cli, tmp_path, "--repo-url", fake_upstream.url, "--tf-version", "1.12", env={"PATH": empty_bin})
+    assert_clean_error(result, 2, "git is not installed", "conda install git", "Git for Windows", "apt install git")
     assert not (tmp_path / "vendor").exists()
 
 
@@ -450,10 +432,7 @@ def test_normalise_repo_url(tmp_path, monkeypatch):
         gitremote.normalise_repo_url("git@github.com:tensorflow/benchmarks.git")
         == "git@github.com:tensorflow/benchmarks.git"
     )
-    assert (
-        gitremote.normalise_repo_url("mirror/benchmarks")
-        == (tmp_path / "mirror" / "benchmarks").resolve().as_uri()
-    )
+    assert gitremote.normalise_repo_url("mirror/benchmarks") == (tmp_path / "mirror" / "benchmarks").resolve().as_uri()
     assert gitremote.normalise_repo_url("./-odd").startswith("file://")
     with_space = gitremote.normalise_repo_url("my mirrors/benchmarks.git")
     assert with_space.startswith("file://") and " " not in with_space

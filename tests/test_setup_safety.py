@@ -114,9 +114,7 @@ def test_leftover_link_leading_outside_is_refused(cli, tmp_path, fake_upstream, 
 @pytest.mark.slow
 @needs_symlinks
 @pytest.mark.parametrize("name", [".benchmarks-old-deadbeef", ".benchmarks-new-0123abcd"])
-def test_leftover_link_inside_the_vendor_dir_is_unlinked_never_chmodded_through(
-    cli, tmp_path, fake_upstream, name
-):
+def test_leftover_link_inside_the_vendor_dir_is_unlinked_never_chmodded_through(cli, tmp_path, fake_upstream, name):
     vendor = first_setup(cli, tmp_path, fake_upstream)
     victim = victim_dir(vendor)  # the user's own folder in the vendor dir
     before = state(victim)
@@ -243,8 +241,12 @@ def run_with_file_size_limit(tmp_path, limit, *args):
 
     return subprocess.run(
         [sys.executable, "-m", "tfcnnwrap", "setup", "--vendor-dir", str(tmp_path / "vendor"), *map(str, args)],
-        cwd=str(tmp_path), env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        preexec_fn=limit_writes, timeout=120,
+        cwd=str(tmp_path),
+        env=cli_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=limit_writes,
+        timeout=120,
     )
 
 
@@ -271,8 +273,14 @@ def test_disk_full_during_clone_leaves_nothing_half_made(cli, tmp_path):
 def test_git_saying_the_disk_is_full_names_the_disk_not_the_network(tmp_path):
     from tfcnnwrap.environment import gitremote
 
-    err = gitremote.clone_failure("file:///m", "master", tmp_path / "v" / ".benchmarks-new-1", gitremote.git_message(
-        "stderr: 'Cloning into x...\nfatal: write error: No space left on device\nfatal: index-pack failed'"))
+    err = gitremote.clone_failure(
+        "file:///m",
+        "master",
+        tmp_path / "v" / ".benchmarks-new-1",
+        gitremote.git_message(
+            "stderr: 'Cloning into x...\nfatal: write error: No space left on device\nfatal: index-pack failed'"
+        ),
+    )
     assert "No space left on device" in err.message and "free some disk space" in err.message
     assert str(tmp_path / "v") in err.message and "network" not in err.message
 
@@ -329,13 +337,29 @@ def test_python_precedence_flag_then_environment_then_manifest(cli, tmp_path, fa
 @pytest.mark.slow
 def test_vendor_dir_from_the_environment(cli, tmp_path, fake_upstream):
     where = tmp_path / "elsewhere"
-    result = cli("setup", "--repo-url", fake_upstream.url, "--tf-version", "1.12", cwd=tmp_path,
-                 env={"TFCNNWRAP_VENDOR_DIR": where})
+    result = cli(
+        "setup",
+        "--repo-url",
+        fake_upstream.url,
+        "--tf-version",
+        "1.12",
+        cwd=tmp_path,
+        env={"TFCNNWRAP_VENDOR_DIR": where},
+    )
     assert result.returncode == 0, result
     assert (where / "benchmarks" / checkout.SCRIPT_RELPATH).is_file()
     assert not (tmp_path / "vendor").exists()
-    flag = cli("setup", "--vendor-dir", "vendor", "--repo-url", fake_upstream.url, "--tf-version", "1.12",
-               cwd=tmp_path, env={"TFCNNWRAP_VENDOR_DIR": where})
+    flag = cli(
+        "setup",
+        "--vendor-dir",
+        "vendor",
+        "--repo-url",
+        fake_upstream.url,
+        "--tf-version",
+        "1.12",
+        cwd=tmp_path,
+        env={"TFCNNWRAP_VENDOR_DIR": where},
+    )
     assert flag.returncode == 0, flag
     assert (tmp_path / "vendor" / "benchmarks").is_dir()
 
@@ -382,8 +406,16 @@ def test_a_remembered_python_that_is_gone_says_where_it_came_from(cli, tmp_path,
 @pytest.mark.slow
 def test_a_vendor_dir_that_cannot_be_created_or_written(cli, tmp_path, fake_upstream):
     (tmp_path / "file.txt").write_text("x", encoding="utf-8")
-    result = cli("setup", "--vendor-dir", tmp_path / "file.txt" / "vendor", "--repo-url", fake_upstream.url,
-                 "--tf-version", "1.12", cwd=tmp_path)
+    result = cli(
+        "setup",
+        "--vendor-dir",
+        tmp_path / "file.txt" / "vendor",
+        "--repo-url",
+        fake_upstream.url,
+        "--tf-version",
+        "1.12",
+        cwd=tmp_path,
+    )
     assert_clean_error(result, 2, "cannot write in", "--vendor-dir")
     # root ignores a read-only folder; a lock name taken by a folder fails the same way for everyone
     vendor = tmp_path / "vendor"

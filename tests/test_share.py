@@ -31,16 +31,23 @@ def env_for(tmp_path, name="data", **extra):
 
 
 def tree(bare, ref="HEAD"):
-    out = subprocess.run(["git", "--git-dir", str(bare), "ls-tree", "-r", "--name-only", ref],
-                         stdout=subprocess.PIPE, check=True).stdout.decode()
+    out = subprocess.run(
+        ["git", "--git-dir", str(bare), "ls-tree", "-r", "--name-only", ref], stdout=subprocess.PIPE, check=True
+    ).stdout.decode()
     return sorted(out.split())
 
 
 def publish_at_once(tmp_path, sources, url):
     """``publish`` of each source in its own process (its own clone), all started before any ends."""
-    procs = [subprocess.Popen([sys.executable, "-m", "tfcnnwrap", "publish", str(s), "--to", str(url)],
-                              env=cli_env(env_for(tmp_path)), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-             for s in sources]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tfcnnwrap", "publish", str(s), "--to", str(url)],
+            env=cli_env(env_for(tmp_path)),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for s in sources
+    ]
     outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0] * len(procs), outs
     return outs
@@ -158,10 +165,30 @@ def tf24(fake_tf):
 
 def real_sweep(cli, tmp_path, vendor, python, name, ips):
     out = tmp_path / name
-    env = {"FAKE_TF_GPUS": "GeForce RTX 2070", "FAKE_TFCNN_IPS": ips,
-           "FAKE_TFCNN_STATE": str(tmp_path / (name + "-st"))}
-    result = cli("sweep", "--vendor-dir", vendor, "--python", python, "--device", "gpu", "--out", out,
-                 "--models", "resnet50,vgg16", "--runs", "2", "--num-batches", "20", cwd=tmp_path, env=env)
+    env = {
+        "FAKE_TF_GPUS": "GeForce RTX 2070",
+        "FAKE_TFCNN_IPS": ips,
+        "FAKE_TFCNN_STATE": str(tmp_path / (name + "-st")),
+    }
+    result = cli(
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        python,
+        "--device",
+        "gpu",
+        "--out",
+        out,
+        "--models",
+        "resnet50,vgg16",
+        "--runs",
+        "2",
+        "--num-batches",
+        "20",
+        cwd=tmp_path,
+        env=env,
+    )
     assert result.returncode == 0, result
     return out
 

@@ -42,8 +42,7 @@ def sources(tmp_path_factory):
     bundles = root / "bundles"
     bundles.mkdir()
     write_bundle(bundles / "one.tfcw.json.gz", gpu="GeForce RTX 2080", factor=1.3)
-    write_bundle(bundles / "two.tfcw.json.gz", gpu=HOSTILE_GPU, factor=0.9, created="2026-11-29T09:00:00Z",
-                 logs=None)
+    write_bundle(bundles / "two.tfcw.json.gz", gpu=HOSTILE_GPU, factor=0.9, created="2026-11-29T09:00:00Z", logs=None)
     return {"a": a, "b": b, "sweeps": sweeps, "bundles": bundles}
 
 
@@ -59,7 +58,7 @@ def test_site_of_sweeps_and_bundles(cli, sources, tmp_path):
     text, _ = page_text(index)
     assert "fp32 \u00b7 no XLA \u00b7 1 GPU \u00b7 parameter_server \u00b7 synthetic data" in text
     # rank per model: the 2080 bundle (1.3x) above the 2070 sweeps, the hostile one (0.9x) last
-    resnet = text[text.index("resnet50, batch 64"):]
+    resnet = text[text.index("resnet50, batch 64") :]
     assert resnet.index("GeForce RTX 2080") < resnet.index("GeForce RTX 2070") < resnet.index(HOSTILE_GPU)
     assert "<img src=x" not in index and "<script>alert" not in index
 
@@ -77,8 +76,7 @@ def test_bundle_logs_become_files_named_by_the_site(cli, sources, tmp_path):
 
 @pytest.mark.slow
 def test_hostile_log_names_are_never_paths(cli, tmp_path):
-    bundle = write_bundle(tmp_path / "evil.tfcw.json.gz",
-                          logs={"../../../../escaped.txt": {"sha256": "", "text": "x"}})
+    bundle = write_bundle(tmp_path / "evil.tfcw.json.gz", logs={"../../../../escaped.txt": {"sha256": "", "text": "x"}})
     data = json.loads(gzip.decompress(bundle.read_bytes()))
     data["logs"] = {"../../../../escaped.txt": {"sha256": "", "text": "x"}, "/etc/passwd": {"text": "y"}}
     data["runs"][0]["log"] = "../../../../escaped.txt"
@@ -176,8 +174,9 @@ def test_many_sources_are_read_in_worker_processes_alike(sources, tmp_path, monk
     monkeypatch.setattr(site, "PARALLEL_FROM", 2)
     monkeypatch.setattr(site.os, "cpu_count", lambda: 2)
     pooled = site.collect(args, tmp_path)
-    assert [(e.slug, e.view.rows, e.view.log_links) for e in pooled[0]] == \
-        [(e.slug, e.view.rows, e.view.log_links) for e in alone[0]]
+    assert [(e.slug, e.view.rows, e.view.log_links) for e in pooled[0]] == [
+        (e.slug, e.view.rows, e.view.log_links) for e in alone[0]
+    ]
     assert len(pooled[0]) == 4 and pooled[1] == alone[1] and "no list of runs" in pooled[1][0]
 
 

@@ -19,7 +19,7 @@ from tfcnnwrap.errors import EXIT_USAGE, SetupError, UsageError
 
 # A stand-in task: says who it is (stdout and stderr), then exits, or reports "<task> <pid>" on a FIFO and
 # blocks until a signal ends it.
-TASK = textwrap.dedent('''
+TASK = textwrap.dedent("""
     import os, signal, sys
     rank = os.environ["SLURM_PROCID"]
     print("task %s of %s on %s" % (rank, os.environ["SLURM_NTASKS"], os.environ["SLURMD_NODENAME"]), flush=True)
@@ -29,7 +29,7 @@ TASK = textwrap.dedent('''
             fifo.write("%s %d\\n" % (rank, os.getpid()))
         while True:
             signal.pause()
-''')
+""")
 
 # Runs inside the allocation: drives tfcnnwrap.cluster.slurm and writes what it saw to OUT/result.json.
 DRIVER = textwrap.dedent('''
@@ -102,10 +102,26 @@ def scripts(tmp_path):
 
 def in_salloc(slurm, tmp_path, out, mode, ntasks):
     """Run the driver as `salloc -n N python driver.py ...` (a user's `salloc` shell); returns its verdict."""
-    argv = ["salloc", "--ntasks=%d" % ntasks, "--time=1", "--job-name=tfcnnwrap-test",
-            sys.executable, str(tmp_path / "driver.py"), mode, str(out), str(tmp_path / "task.py")]
-    done = subprocess.run(argv, cwd=str(tmp_path), env=cli_env(slurm.env), stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, universal_newlines=True, timeout=120)
+    argv = [
+        "salloc",
+        "--ntasks=%d" % ntasks,
+        "--time=1",
+        "--job-name=tfcnnwrap-test",
+        sys.executable,
+        str(tmp_path / "driver.py"),
+        mode,
+        str(out),
+        str(tmp_path / "task.py"),
+    ]
+    done = subprocess.run(
+        argv,
+        cwd=str(tmp_path),
+        env=cli_env(slurm.env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        universal_newlines=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout
     return json.loads((out / "result.json").read_text(encoding="utf-8"))
 
@@ -134,12 +150,19 @@ def test_allocation_without_a_nodelist_or_scontrol_says_what_to_do(monkeypatch, 
 
 
 def test_srun_command_kills_the_step_on_a_bad_exit_and_keeps_argv_apart():
-    cmd = slurm_mod.srun_command(["python", "-c", "print('a b')"], 4, "tfcnnwrap-1-1", job_id="42", nodes=2,
-                                 ntasks_per_node=2, output_pattern="/shared/sweep/logs/run-%t.log")
+    cmd = slurm_mod.srun_command(
+        ["python", "-c", "print('a b')"],
+        4,
+        "tfcnnwrap-1-1",
+        job_id="42",
+        nodes=2,
+        ntasks_per_node=2,
+        output_pattern="/shared/sweep/logs/run-%t.log",
+    )
     assert cmd[:5] == ["srun", "--kill-on-bad-exit=1", "--job-name=tfcnnwrap-1-1", "--ntasks=4", "--jobid=42"]
     assert "--nodes=2" in cmd and "--ntasks-per-node=2" in cmd
     assert "--output=/shared/sweep/logs/run-%t.log" in cmd
-    assert cmd[cmd.index("--"):] == ["--", "python", "-c", "print('a b')"]
+    assert cmd[cmd.index("--") :] == ["--", "python", "-c", "print('a b')"]
     with pytest.raises(UsageError):
         slurm_mod.srun_command(["true"], 0, "x")
 
@@ -150,8 +173,9 @@ def test_launch_step_refuses_a_link_planted_where_a_task_writes(tmp_path):
     target.write_text("keep\n", encoding="utf-8")
     (tmp_path / "task-1.log").symlink_to(target)
     with pytest.raises(UsageError) as info:
-        slurm_mod.launch_step(["true"], 2, output_pattern=str(tmp_path / "task-%t.log"),
-                              alloc=slurm_mod.Allocation("1", ("n1",)))
+        slurm_mod.launch_step(
+            ["true"], 2, output_pattern=str(tmp_path / "task-%t.log"), alloc=slurm_mod.Allocation("1", ("n1",))
+        )
     assert "task-1.log is a symbolic link" in info.value.message and info.value.exit_code == EXIT_USAGE
     assert read(target) == "keep\n"
 
@@ -171,14 +195,21 @@ def test_three_task_step_in_sbatch_writes_one_output_file_per_task(slurm, script
     batch = tmp_path / "bench.sbatch"
     batch.write_text(
         "#!/bin/sh\n#SBATCH --ntasks=3\n#SBATCH --time=1\n#SBATCH --job-name=tfcnnwrap-test\n"
-        "#SBATCH --output=%s\n" % (out / "batch-%j.log")
-        + "exec %s\n" % shlex.join([sys.executable, str(tmp_path / "driver.py"), "steps", str(out),
-                                    str(tmp_path / "task.py")]),
+        "#SBATCH --output=%s\n"
+        % (out / "batch-%j.log")
+        + "exec %s\n"
+        % shlex.join([sys.executable, str(tmp_path / "driver.py"), "steps", str(out), str(tmp_path / "task.py")]),
         encoding="utf-8",
     )
-    done = subprocess.run(["sbatch", "--wait", "--parsable", str(batch)], cwd=str(tmp_path),
-                          env=cli_env(slurm.env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          universal_newlines=True, timeout=120)
+    done = subprocess.run(
+        ["sbatch", "--wait", "--parsable", str(batch)],
+        cwd=str(tmp_path),
+        env=cli_env(slurm.env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        universal_newlines=True,
+        timeout=120,
+    )
     job_id = done.stdout.strip().split(";")[0]
     assert done.returncode == 0, (done.stdout, list(out.iterdir()))
     result = json.loads(read(out / "result.json"))

@@ -46,13 +46,19 @@ class Multi:
         self.env = {"SLURM_CONF": self.conf}
 
     def slurm(self, *argv, timeout=30):
-        return subprocess.run([str(a) for a in argv], env=dict(os.environ, SLURM_CONF=self.conf),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
-                              timeout=timeout)
+        return subprocess.run(
+            [str(a) for a in argv],
+            env=dict(os.environ, SLURM_CONF=self.conf),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            universal_newlines=True,
+            timeout=timeout,
+        )
 
     def ns_pids(self, node):
-        done = subprocess.run(["ip", "netns", "pids", self.netns[node]], stdout=subprocess.PIPE,
-                              universal_newlines=True, timeout=30)
+        done = subprocess.run(
+            ["ip", "netns", "pids", self.netns[node]], stdout=subprocess.PIPE, universal_newlines=True, timeout=30
+        )
         return [int(p) for p in done.stdout.split()]
 
     def kill_node(self, node):
@@ -64,8 +70,13 @@ class Multi:
         failed before its job ended), and wait until every node is idle: a job of the next test then gets every
         node at once, as a node Slurm still holds down or busy would leave it pending."""
         deadline = time.monotonic() + deadline_s
-        done = subprocess.run([str(REPO_ROOT / ".ci" / "slurm-multi-up"), str(self.dir), str(len(self.nodes))],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=90)
+        done = subprocess.run(
+            [str(REPO_ROOT / ".ci" / "slurm-multi-up"), str(self.dir), str(len(self.nodes))],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            universal_newlines=True,
+            timeout=90,
+        )
         assert done.returncode == 0, done.stdout
         left = self.slurm("squeue", "--noheader", "--format=%i").stdout.split()
         if left:
@@ -106,8 +117,10 @@ def three_nodes():
         pytest.skip(MULTI_NOT_UP)
     directory = os.environ.get("TFCNNWRAP_SLURM_MULTI_DIR", "")
     if not (Path(directory) / "cluster.env").is_file():
-        pytest.fail("TFCNNWRAP_SLURM_MULTI=1 but TFCNNWRAP_SLURM_MULTI_DIR (%r) holds no cluster; %s"
-                    % (directory, MULTI_NOT_UP))
+        pytest.fail(
+            "TFCNNWRAP_SLURM_MULTI=1 but TFCNNWRAP_SLURM_MULTI_DIR (%r) holds no cluster; %s"
+            % (directory, MULTI_NOT_UP)
+        )
     return Multi(directory)
 
 
@@ -133,9 +146,15 @@ def submit(multi, tmp_path, name, argv_lines, sbatch=(), env=None, exec_last=Fal
         else:
             lines += [command, "echo step%d-exit=$?" % i]
     script.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    done = subprocess.run(["sbatch", "--parsable", "--time=5", "--job-name=tfcw-%s" % name, "--output=%s" % output,
-                           *sbatch, str(script)], cwd=str(tmp_path), env=cli_env(dict(env or {}, **multi.env)),
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=60)
+    done = subprocess.run(
+        ["sbatch", "--parsable", "--time=5", "--job-name=tfcw-%s" % name, "--output=%s" % output, *sbatch, str(script)],
+        cwd=str(tmp_path),
+        env=cli_env(dict(env or {}, **multi.env)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        universal_newlines=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stdout
     return done.stdout.strip().split(";")[0], output
 
@@ -213,8 +232,11 @@ def master_vendor(tmp_path):
 
 def test_each_task_gets_a_node_of_its_own_when_there_are_enough():
     plan = layout.build_plan("parameter_server", workers=2, ps=1, hosts=["n1", "n2", "n3"], base_port=4000)
-    assert [(t.name, t.host, t.port) for t in plan.tasks] == [("ps0", "n1", 4000), ("worker0", "n2", 4000),
-                                                              ("worker1", "n3", 4000)]
+    assert [(t.name, t.host, t.port) for t in plan.tasks] == [
+        ("ps0", "n1", 4000),
+        ("worker0", "n2", 4000),
+        ("worker1", "n3", 4000),
+    ]
     dar = layout.build_plan("distributed_all_reduce", workers=2, hosts=["n1", "n2", "n3"])
     assert [t.host for t in dar.tasks] == ["n1", "n2", "n3"]
 
@@ -245,7 +267,7 @@ def check_across_nodes(out, nodes, roles):
     assert run["status"] == "ok", run
     tasks = run["cluster"]["tasks"]
     assert [(t["role"], t["index"]) for t in tasks] == roles
-    assert [t["host"] for t in tasks] == list(nodes[:len(tasks)])  # one node each, by the nodes' own names
+    assert [t["host"] for t in tasks] == list(nodes[: len(tasks)])  # one node each, by the nodes' own names
     [plan_file] = (out / "cluster").glob("*.plan.json")
     planned = json.loads(plan_file.read_text())["tasks"]
     assert [(t["host"], t["port"]) for t in planned] == [(t["host"], t["port"]) for t in tasks]
@@ -259,11 +281,14 @@ def check_across_nodes(out, nodes, roles):
 
 @pytest.mark.slow
 @pytest.mark.slurm
-@pytest.mark.parametrize("mode, more, roles", [
-    ("parameter_server", ["--workers", "2", "--ps", "1"], [("ps", 0), ("worker", 0), ("worker", 1)]),
-    ("distributed_replicated", ["--workers", "2", "--ps", "1"], [("ps", 0), ("worker", 0), ("worker", 1)]),
-    ("collective_all_reduce", ["--workers", "3"], [("worker", 0), ("worker", 1), ("worker", 2)]),
-])
+@pytest.mark.parametrize(
+    "mode, more, roles",
+    [
+        ("parameter_server", ["--workers", "2", "--ps", "1"], [("ps", 0), ("worker", 0), ("worker", 1)]),
+        ("distributed_replicated", ["--workers", "2", "--ps", "1"], [("ps", 0), ("worker", 0), ("worker", 1)]),
+        ("collective_all_reduce", ["--workers", "3"], [("worker", 0), ("worker", 1), ("worker", 2)]),
+    ],
+)
 def test_a_job_puts_its_tasks_on_different_nodes(multi, tmp_path, master_vendor, tf112, mode, more, roles):
     out = tmp_path / "sweep"
     argv = sweep_argv(master_vendor, tf112, out, "--cluster", "slurm", "--variable-update", mode, *more)
@@ -335,8 +360,9 @@ def test_a_fleet_over_three_nodes_flags_exactly_the_slow_one(multi, tmp_path, tf
     out = tmp_path / "fleet"
     slow = multi.nodes[1]
     argv = sweep_argv(vendor, tf112, out, "--cluster", "slurm", "--fleet")
-    _, state, text = run_job(multi, tmp_path, "fleet", [argv], ["-N", "3"],
-                             stand_in_env(tmp_path, FAKE_TFCNN_HOST_FACTOR="%s=0.8" % slow))
+    _, state, text = run_job(
+        multi, tmp_path, "fleet", [argv], ["-N", "3"], stand_in_env(tmp_path, FAKE_TFCNN_HOST_FACTOR="%s=0.8" % slow)
+    )
     assert state == "COMPLETED" and "step0-exit=0" in text, text
     rows = fleet_report(out, multi.nodes)
     assert {h: r["mean"] for h, r in rows.items()} == {n: (40.0 if n == slow else 50.0) for n in multi.nodes}
@@ -349,8 +375,13 @@ def ten_nodes(three_nodes, tmp_path_factory):
     """A second cluster of 10 nodes beside the first (its own DIR, tag, subnet and ports): the 10-host fleet and
     the real-TensorFlow job run there."""
     directory = tmp_path_factory.mktemp("slurm-ten")
-    up = subprocess.run([str(REPO_ROOT / ".ci" / "slurm-multi-up"), str(directory), "10"], stdout=subprocess.PIPE,
-                        stderr=subprocess.STDOUT, universal_newlines=True, timeout=120)
+    up = subprocess.run(
+        [str(REPO_ROOT / ".ci" / "slurm-multi-up"), str(directory), "10"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        universal_newlines=True,
+        timeout=120,
+    )
     try:
         assert up.returncode == 0, up.stdout
         print(up.stdout.splitlines()[0])
@@ -401,9 +432,14 @@ def kill_when_running(multi, fifo, task, deadline_s=90, on=None):
 def resume_on_healed_nodes(multi, tmp_path, name, out, tf112, vendor):
     """``--resume --retry-failed`` in a new allocation on healed nodes, which must finish the sweep."""
     multi.heal()
-    _, state, text = run_job(multi, tmp_path, name, [["sweep", "--vendor-dir", vendor, "--python", tf112,
-                                                      "--resume", out, "--retry-failed"]], ["-N", "3"],
-                             stand_in_env(tmp_path))
+    _, state, text = run_job(
+        multi,
+        tmp_path,
+        name,
+        [["sweep", "--vendor-dir", vendor, "--python", tf112, "--resume", out, "--retry-failed"]],
+        ["-N", "3"],
+        stand_in_env(tmp_path),
+    )
     assert state == "COMPLETED" and "step0-exit=0" in text, text
 
 
@@ -445,7 +481,8 @@ def test_a_node_dying_in_a_no_kill_job_fails_that_run_and_the_sweep_goes_on(mult
 @pytest.mark.slow
 @pytest.mark.slurm
 def test_a_node_dying_under_slurms_default_ends_the_allocation_and_the_run_is_interrupted(
-        multi, tmp_path, tf112, vendor):
+    multi, tmp_path, tf112, vendor
+):
     out = tmp_path / "sweep"
     fifo, env = stand_in_fifo_env(tmp_path, step_delay=60)
     argv = sweep_argv(vendor, tf112, out, "--cluster", "slurm", "--workers", "2", "--ps", "1", runs=2)
@@ -545,12 +582,35 @@ def real_tf_job(request, tmp_path_factory):
     where = tmp_path_factory.mktemp("real-tf-multi")
     env = {telemetry.ENV_NVIDIA_SMI: "none", "CUDA_VISIBLE_DEVICES": ""}
     vendor = where / "vendor"
-    setup = run_cli("setup", "--repo-url", REPO, "--python", REAL_TF_PYTHON, "--vendor-dir", vendor, cwd=where,
-                    env=env, timeout=300)
+    setup = run_cli(
+        "setup", "--repo-url", REPO, "--python", REAL_TF_PYTHON, "--vendor-dir", vendor, cwd=where, env=env, timeout=300
+    )
     out = where / "sweep"
-    argv = ["sweep", "--vendor-dir", vendor, "--python", REAL_TF_PYTHON, "--out", out, "--device", "cpu",
-            "--models", "trivial", "--batch-size", "trivial=8", "--num-batches", "5", "--runs", "1",
-            "--cluster", "slurm", "--workers", "2", "--ps", "1"]
+    argv = [
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        REAL_TF_PYTHON,
+        "--out",
+        out,
+        "--device",
+        "cpu",
+        "--models",
+        "trivial",
+        "--batch-size",
+        "trivial=8",
+        "--num-batches",
+        "5",
+        "--runs",
+        "1",
+        "--cluster",
+        "slurm",
+        "--workers",
+        "2",
+        "--ps",
+        "1",
+    ]
     job = None
     if setup.returncode == 0:
         job = submit(cluster, where, "realtf", [argv], ["-N", "3"], env)
@@ -563,8 +623,10 @@ def real_tf_job(request, tmp_path_factory):
 @pytest.mark.slurm
 def test_real_tensorflow_ps_job_across_nodes_records_worker0s_total(real_tf_job):
     if real_tf_job is None:
-        pytest.skip("needs the multi-node cluster (TFCNNWRAP_SLURM_MULTI=1), TFCNNWRAP_REAL_TF_PYTHON and a local "
-                    "tensorflow/benchmarks (TFCNNWRAP_BENCHMARKS_REPO)")
+        pytest.skip(
+            "needs the multi-node cluster (TFCNNWRAP_SLURM_MULTI=1), TFCNNWRAP_REAL_TF_PYTHON and a local "
+            "tensorflow/benchmarks (TFCNNWRAP_BENCHMARKS_REPO)"
+        )
     assert real_tf_job["setup"].returncode == 0, real_tf_job["setup"]
     cluster, (job_id, output), out = real_tf_job["cluster"], real_tf_job["job"], real_tf_job["out"]
     state = wait_job(cluster, job_id, deadline_s=400)
@@ -572,5 +634,7 @@ def test_real_tensorflow_ps_job_across_nodes_records_worker0s_total(real_tf_job)
     assert state == "COMPLETED" and "step0-exit=0" in text, text
     run = check_across_nodes(out, cluster.nodes, [("ps", 0), ("worker", 0), ("worker", 1)])
     assert run["images_per_sec"] > 0
-    print("real TF 1 ps + 2 workers on 3 nodes: %.1f s from sbatch to checked, job %.1f s"
-          % (time.perf_counter() - real_tf_job["started"], run["duration_s"]))
+    print(
+        "real TF 1 ps + 2 workers on 3 nodes: %.1f s from sbatch to checked, job %.1f s"
+        % (time.perf_counter() - real_tf_job["started"], run["duration_s"])
+    )

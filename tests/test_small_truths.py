@@ -53,27 +53,66 @@ def tf112(fake_tf):
 
 def test_a_gpu_sweep_ends_with_the_compare_line_for_its_gpu(cli, tmp_path, vendor, tf112):
     out = tmp_path / "s"
-    result = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--device", "gpu", "--models", "alexnet",
-                 "--runs", "1", "--out", out, cwd=tmp_path, env={"TFCNNWRAP_NVIDIA_SMI": SMI, "COLUMNS": "300",
-                                                                "FAKE_NVSMI_GPUS": "NVIDIA GeForce GTX 1080 Ti"})
+    result = cli(
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        tf112,
+        "--device",
+        "gpu",
+        "--models",
+        "alexnet",
+        "--runs",
+        "1",
+        "--out",
+        out,
+        cwd=tmp_path,
+        env={"TFCNNWRAP_NVIDIA_SMI": SMI, "COLUMNS": "300", "FAKE_NVSMI_GPUS": "NVIDIA GeForce GTX 1080 Ti"},
+    )
     assert result.returncode == 0, result
     last = result.stdout.strip().splitlines()[-1]
-    assert last == ("next: python -m tfcnnwrap compare %s --against gtx1080ti; python -m tfcnnwrap compare %s "
-                    "--rank" % (out, out)), result
-    cpu = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--device", "cpu", "--models", "alexnet",
-              "--runs", "1", "--out", tmp_path / "c", cwd=tmp_path)
+    assert last == (
+        "next: python -m tfcnnwrap compare %s --against gtx1080ti; python -m tfcnnwrap compare %s --rank" % (out, out)
+    ), result
+    cpu = cli(
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        tf112,
+        "--device",
+        "cpu",
+        "--models",
+        "alexnet",
+        "--runs",
+        "1",
+        "--out",
+        tmp_path / "c",
+        cwd=tmp_path,
+    )
     assert cpu.returncode == 0, cpu  # a CPU sweep ends with its own next line (issue 38.1)
     assert cpu.stdout.strip().splitlines()[-1] == (
         "next: python -m tfcnnwrap compare %s --rank --nearest; python -m tfcnnwrap export %s"
-        % (tmp_path / "c", tmp_path / "c")), cpu
+        % (tmp_path / "c", tmp_path / "c")
+    ), cpu
 
 
 def test_setup_ends_with_the_next_command(cli, tmp_path, fake_upstream):
-    result = cli("setup", "--vendor-dir", tmp_path / "vendor", "--repo-url", fake_upstream.url, "--tf-version",
-                 "1.12", cwd=tmp_path)
+    result = cli(
+        "setup",
+        "--vendor-dir",
+        tmp_path / "vendor",
+        "--repo-url",
+        fake_upstream.url,
+        "--tf-version",
+        "1.12",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result
-    assert result.stdout.strip().splitlines()[-1] == ("next: python -m tfcnnwrap sweep --quick, then python -m "
-                                                      "tfcnnwrap sweep")
+    assert result.stdout.strip().splitlines()[-1] == (
+        "next: python -m tfcnnwrap sweep --quick, then python -m tfcnnwrap sweep"
+    )
 
 
 def test_parse_offers_markdown_and_the_envelope(cli, tmp_path):
@@ -89,9 +128,11 @@ def test_parse_offers_markdown_and_the_envelope(cli, tmp_path):
 
 def test_setup_names_the_vendor_dir_a_plain_sweep_would_miss(cli, tmp_path, fake_upstream):
     elsewhere = tmp_path / "elsewhere"
-    result = cli("setup", "--vendor-dir", elsewhere, "--repo-url", fake_upstream.url, "--tf-version", "1.12",
-                 cwd=tmp_path)
+    result = cli(
+        "setup", "--vendor-dir", elsewhere, "--repo-url", fake_upstream.url, "--tf-version", "1.12", cwd=tmp_path
+    )
     assert result.returncode == 0, result
     assert result.stdout.strip().splitlines()[-1] == (
         "next: python -m tfcnnwrap sweep --vendor-dir %s --quick, then python -m tfcnnwrap sweep --vendor-dir %s"
-        % (elsewhere, elsewhere))
+        % (elsewhere, elsewhere)
+    )

@@ -101,10 +101,16 @@ def test_default_sweep_is_the_seeds_fifteen_runs(cli, tmp_path, vendor, tf112):
 
 def test_report_defaults_to_newest_sweep_under_results(cli, tmp_path, vendor, tf112):
     env = ips_env(tmp_path / "state")
-    first = cli(*sweep_args(vendor, tf112, tmp_path / "results" / "a", "--models", "resnet50", "--runs", "1"),
-                cwd=tmp_path, env=env)
-    second = cli(*sweep_args(vendor, tf112, tmp_path / "results" / "b", "--models", "vgg16", "--runs", "1"),
-                 cwd=tmp_path, env=env)
+    first = cli(
+        *sweep_args(vendor, tf112, tmp_path / "results" / "a", "--models", "resnet50", "--runs", "1"),
+        cwd=tmp_path,
+        env=env,
+    )
+    second = cli(
+        *sweep_args(vendor, tf112, tmp_path / "results" / "b", "--models", "vgg16", "--runs", "1"),
+        cwd=tmp_path,
+        env=env,
+    )
     assert first.returncode == 0 and second.returncode == 0, (first, second)
     rows = cli("report", "--format", "json", cwd=tmp_path).rows()
     assert [r["model"] for r in rows] == ["vgg16"]
@@ -114,8 +120,23 @@ def test_report_defaults_to_newest_sweep_under_results(cli, tmp_path, vendor, tf
 
 @pytest.mark.skipif(os.name != "posix", reason="TZ rules are POSIX")
 def test_default_out_is_a_local_timestamp_with_its_offset_under_results(cli, tmp_path, vendor, tf112):
-    result = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--device", "gpu", "--models", "trivial",
-                 "--batch-size", "trivial=8", "--runs", "1", cwd=tmp_path, env={"TZ": "XYZ-5:30"})
+    result = cli(
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        tf112,
+        "--device",
+        "gpu",
+        "--models",
+        "trivial",
+        "--batch-size",
+        "trivial=8",
+        "--runs",
+        "1",
+        cwd=tmp_path,
+        env={"TZ": "XYZ-5:30"},
+    )
     assert result.returncode == 0, result
     (sweep_dir,) = list((tmp_path / "results").iterdir())
     assert len(sweep_dir.name) == len("20261130-101500+0530") and sweep_dir.name[8] == "-", sweep_dir.name
@@ -136,22 +157,49 @@ def test_dry_run_prints_every_command_and_runs_nothing(cli, tmp_path, vendor, tf
 
 def test_cpu_quick_plan(cli, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
-    result = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--device", "cpu", "--quick",
-                 "--batch-size", "vgg16=4", "--out", out, cwd=tmp_path)
+    result = cli(
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        tf112,
+        "--device",
+        "cpu",
+        "--quick",
+        "--batch-size",
+        "vgg16=4",
+        "--out",
+        out,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result
     runs = read_runs(out)
     assert [(r["model"], r["batch_size"]) for r in runs] == [
-        ("resnet50", 8), ("resnet152", 4), ("inception3", 8), ("vgg16", 4), ("alexnet", 64)]
+        ("resnet50", 8),
+        ("resnet152", 4),
+        ("inception3", 8),
+        ("vgg16", 4),
+        ("alexnet", 64),
+    ]
     assert runs[0]["command"][3:] == [
-        "--model=resnet50", "--batch_size=8", "--num_gpus=1", "--variable_update=parameter_server",
-        "--num_batches=10", "--num_warmup_batches=2", "--device=cpu", "--data_format=NHWC"]
+        "--model=resnet50",
+        "--batch_size=8",
+        "--num_gpus=1",
+        "--variable_update=parameter_server",
+        "--num_batches=10",
+        "--num_warmup_batches=2",
+        "--device=cpu",
+        "--data_format=NHWC",
+    ]
     assert "Data format: NHWC" in (out / runs[0]["log"]).read_text(encoding="utf-8")
 
 
 def test_batch_size_for_a_model_outside_the_defaults_and_pass_through(cli, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
-    result = cli(*sweep_args(vendor, tf112, out, "--batch-size", "googlenet=16", "--runs", "1", "--",
-                             "--use_fp16=True"), cwd=tmp_path)
+    result = cli(
+        *sweep_args(vendor, tf112, out, "--batch-size", "googlenet=16", "--runs", "1", "--", "--use_fp16=True"),
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result
     runs = read_runs(out)
     assert runs[-1]["model"] == "googlenet" and runs[-1]["batch_size"] == 16
@@ -161,15 +209,41 @@ def test_batch_size_for_a_model_outside_the_defaults_and_pass_through(cli, tmp_p
 def test_auto_device_falls_back_to_cpu_with_a_warning(cli, tmp_path, vendor, fake_tf):
     tf2 = fake_tf("2.1.3")
     out = tmp_path / "sweep"
-    result = cli("sweep", "--vendor-dir", vendor, "--python", tf2, "--models", "alexnet", "--runs", "1",
-                 "--out", out, cwd=tmp_path, env={"FAKE_TF_GPUS": "", "PATH": os.environ["PATH"]})
+    result = cli(
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        tf2,
+        "--models",
+        "alexnet",
+        "--runs",
+        "1",
+        "--out",
+        out,
+        cwd=tmp_path,
+        env={"FAKE_TF_GPUS": "", "PATH": os.environ["PATH"]},
+    )
     assert result.returncode == 0, result
     assert "sees no GPU" in result.stdout + result.stderr
     assert read_runs(out)[0]["command"][-2:] == ["--device=cpu", "--data_format=NHWC"]
 
     out2 = tmp_path / "sweep2"
-    result = cli("sweep", "--vendor-dir", vendor, "--python", tf2, "--models", "alexnet", "--runs", "1",
-                 "--out", out2, cwd=tmp_path, env={"FAKE_TF_GPUS": "GeForce RTX 2070"})
+    result = cli(
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        tf2,
+        "--models",
+        "alexnet",
+        "--runs",
+        "1",
+        "--out",
+        out2,
+        cwd=tmp_path,
+        env={"FAKE_TF_GPUS": "GeForce RTX 2070"},
+    )
     assert result.returncode == 0, result
     assert "--device=cpu" not in read_runs(out2)[0]["command"]
     assert json.loads((out2 / "sweep.json").read_text())["device"] == "gpu"
@@ -237,8 +311,11 @@ def test_resume_refuses_plan_flags(cli, tmp_path, vendor, tf112):
 def test_failures_are_named_the_sweep_goes_on_and_exits_1(cli, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
     faults = "vgg16=oom,resnet152=crash,inception3=no_total,alexnet=garbage,resnet50#2=segv"
-    result = cli(*sweep_args(vendor, tf112, out, "--runs", "2"), cwd=tmp_path,
-                 env=ips_env(tmp_path / "state", FAKE_TFCNN_FAULTS=faults))
+    result = cli(
+        *sweep_args(vendor, tf112, out, "--runs", "2"),
+        cwd=tmp_path,
+        env=ips_env(tmp_path / "state", FAKE_TFCNN_FAULTS=faults),
+    )
     assert result.returncode == 1, result
     runs = {(r["model"], r["run"]): r for r in read_runs(out)}
     assert len(runs) == 10
@@ -267,8 +344,11 @@ def test_failures_are_named_the_sweep_goes_on_and_exits_1(cli, tmp_path, vendor,
 @POSIX
 def test_timeout_kills_the_whole_process_tree(cli, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
-    result = cli(*sweep_args(vendor, tf112, out, "--models", "alexnet,vgg16", "--runs", "1", "--timeout", "2"),
-                 cwd=tmp_path, env=ips_env(tmp_path / "state", FAKE_TFCNN_FAULTS="alexnet=hang_tree"))
+    result = cli(
+        *sweep_args(vendor, tf112, out, "--models", "alexnet,vgg16", "--runs", "1", "--timeout", "2"),
+        cwd=tmp_path,
+        env=ips_env(tmp_path / "state", FAKE_TFCNN_FAULTS="alexnet=hang_tree"),
+    )
     assert result.returncode == 1, result
     runs = read_runs(out)
     assert [r["status"] for r in runs] == ["timeout", "ok"]
@@ -280,8 +360,7 @@ def test_timeout_kills_the_whole_process_tree(cli, tmp_path, vendor, tf112):
 
 def test_flag_error_on_the_first_run_stops_the_sweep(cli, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
-    result = cli(*sweep_args(vendor, tf112, out, "--", "--xla=True"), cwd=tmp_path,
-                 env={"FAKE_TFCNN_REJECT": "xla"})
+    result = cli(*sweep_args(vendor, tf112, out, "--", "--xla=True"), cwd=tmp_path, env={"FAKE_TFCNN_REJECT": "xla"})
     assert result.returncode == 2, result
     assert "Unknown command line flag 'xla'" in result.stderr
     assert "Traceback" not in result.stderr
@@ -291,8 +370,12 @@ def test_flag_error_on_the_first_run_stops_the_sweep(cli, tmp_path, vendor, tf11
 
 def test_hundred_megabyte_log_is_kept_and_parsed(cli, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
-    result = cli(*sweep_args(vendor, tf112, out, "--models", "alexnet", "--runs", "1"), cwd=tmp_path,
-                 env={"FAKE_TFCNN_FAULTS": "alexnet=huge", "FAKE_TFCNN_HUGE_MB": "100"}, timeout=300)
+    result = cli(
+        *sweep_args(vendor, tf112, out, "--models", "alexnet", "--runs", "1"),
+        cwd=tmp_path,
+        env={"FAKE_TFCNN_FAULTS": "alexnet=huge", "FAKE_TFCNN_HUGE_MB": "100"},
+        timeout=300,
+    )
     assert result.returncode == 0, result
     (run,) = read_runs(out)
     assert run["status"] == "ok" and run["images_per_sec"] == 2258.94
@@ -304,8 +387,18 @@ def test_report_never_reads_outside_the_sweep(cli, tmp_path, vendor, tf112):
     assert cli(*sweep_args(vendor, tf112, out, "--models", "alexnet", "--runs", "1"), cwd=tmp_path).returncode == 0
     secret = tmp_path / "secret.txt"
     secret.write_text("SECRET-CONTENT")
-    bad = {"model": "alexnet", "batch_size": 512, "run": 2, "status": "crashed", "images_per_sec": None,
-           "exit_code": 1, "duration_s": 1, "started_at": "x", "log": "../secret.txt", "command": []}
+    bad = {
+        "model": "alexnet",
+        "batch_size": 512,
+        "run": 2,
+        "status": "crashed",
+        "images_per_sec": None,
+        "exit_code": 1,
+        "duration_s": 1,
+        "started_at": "x",
+        "log": "../secret.txt",
+        "command": [],
+    }
     with open(out / "runs.jsonl", "a") as fh:
         fh.write(json.dumps(bad) + "\n")
     result = cli("report", out)
@@ -334,8 +427,13 @@ _alive = pid_alive
 
 
 def _start_sweep(args, cwd, env):
-    return subprocess.Popen([sys.executable, "-m", "tfcnnwrap", *map(str, args)], cwd=str(cwd), env=cli_env(env),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-m", "tfcnnwrap", *map(str, args)],
+        cwd=str(cwd),
+        env=cli_env(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def _wait_hanging(fifo):
@@ -417,14 +515,18 @@ def test_interrupt_records_the_run_and_exits_130(cli, tmp_path, vendor, tf112, s
 def test_retry_failed_reruns_only_failed_runs(cli, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
     state = tmp_path / "state"
-    result = cli(*sweep_args(vendor, tf112, out, "--models", "alexnet,vgg16", "--runs", "2"), cwd=tmp_path,
-                 env=ips_env(state, FAKE_TFCNN_FAULTS="vgg16#1=oom"))
+    result = cli(
+        *sweep_args(vendor, tf112, out, "--models", "alexnet,vgg16", "--runs", "2"),
+        cwd=tmp_path,
+        env=ips_env(state, FAKE_TFCNN_FAULTS="vgg16#1=oom"),
+    )
     assert result.returncode == 1
     plain = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--resume", out, env=ips_env(state))
     assert plain.returncode == 1  # nothing missing; the OOM stays (and vgg16's run 2, skipped after it)
     assert int((state / "all").read_text()) == 3
-    retry = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--resume", out, "--retry-failed",
-                env=ips_env(state))
+    retry = cli(
+        "sweep", "--vendor-dir", vendor, "--python", tf112, "--resume", out, "--retry-failed", env=ips_env(state)
+    )
     assert retry.returncode == 0, retry
     assert int((state / "all").read_text()) == 5
     rows = {r["model"]: r for r in cli("report", out, "--format", "json").rows()}
@@ -492,8 +594,13 @@ def test_a_killed_gpu_sweep_leaves_no_benchmark_and_no_nvidia_smi(tmp_path, vend
     fifo = tmp_path / "ready"
     os.mkfifo(fifo)
     marker = "TFCNNWRAP_TEST_MARKER=%s" % tmp_path.name
-    env = ips_env(tmp_path / "state", FAKE_TFCNN_FAULTS="#2=hang", FAKE_TFCNN_READY_FIFO=fifo,
-                  TFCNNWRAP_NVIDIA_SMI=fake_dir / "nvidia-smi", TFCNNWRAP_TEST_MARKER=tmp_path.name)
+    env = ips_env(
+        tmp_path / "state",
+        FAKE_TFCNN_FAULTS="#2=hang",
+        FAKE_TFCNN_READY_FIFO=fifo,
+        TFCNNWRAP_NVIDIA_SMI=fake_dir / "nvidia-smi",
+        TFCNNWRAP_TEST_MARKER=tmp_path.name,
+    )
     proc = _start_sweep(sweep_args(vendor, tf112, tmp_path / "sweep"), tmp_path, env)
     bench_pid, _ = _wait_hanging(fifo)
     children = _pids_with_env(marker)
@@ -506,9 +613,23 @@ def test_a_killed_gpu_sweep_leaves_no_benchmark_and_no_nvidia_smi(tmp_path, vend
 
 def test_device_gpu_still_records_what_tensorflow_sees(cli, tmp_path, vendor, fake_tf):
     out = tmp_path / "sweep"
-    result = cli("sweep", "--vendor-dir", vendor, "--python", fake_tf("2.1.3"), "--device", "gpu",
-                 "--models", "alexnet", "--runs", "1", "--out", out, cwd=tmp_path,
-                 env={"FAKE_TF_GPUS": "GeForce RTX 2070", "TFCNNWRAP_NVIDIA_SMI": "none"})
+    result = cli(
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        fake_tf("2.1.3"),
+        "--device",
+        "gpu",
+        "--models",
+        "alexnet",
+        "--runs",
+        "1",
+        "--out",
+        out,
+        cwd=tmp_path,
+        env={"FAKE_TF_GPUS": "GeForce RTX 2070", "TFCNNWRAP_NVIDIA_SMI": "none"},
+    )
     assert result.returncode == 0, result
     env = json.loads((out / "sweep.json").read_text())["environment"]
     assert "GeForce RTX 2070" in json.dumps(env["gpus"])
@@ -525,8 +646,18 @@ def test_an_existing_out_is_refused_before_anything_slow(cli, tmp_path, vendor, 
 
 def test_auto_device_honours_the_configured_nvidia_smi(cli, tmp_path, vendor, tf112):
     fake_smi = Path(__file__).resolve().parent / "fake" / "nvidia-smi"
-    result = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--models", "alexnet", "--dry-run",
-                 cwd=tmp_path, env={"TFCNNWRAP_NVIDIA_SMI": fake_smi})
+    result = cli(
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        tf112,
+        "--models",
+        "alexnet",
+        "--dry-run",
+        cwd=tmp_path,
+        env={"TFCNNWRAP_NVIDIA_SMI": fake_smi},
+    )
     assert result.returncode == 0, result
     assert "--device=cpu" not in result.stdout and "nvidia-smi is present" in result.stderr
 
@@ -551,6 +682,19 @@ def test_keras_3_without_tf_keras_is_refused_with_the_install_command(cli, tmp_p
     assert str(bare) in line
     assert not (tmp_path / "s").exists()
     ready = fake_tf("2.21.0", tf_keras=True)
-    ok = cli("sweep", "--vendor-dir", vendor, "--python", ready, "--device", "cpu", "--models", "alexnet",
-             "--runs", "1", "--out", tmp_path / "ok")
+    ok = cli(
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        ready,
+        "--device",
+        "cpu",
+        "--models",
+        "alexnet",
+        "--runs",
+        "1",
+        "--out",
+        tmp_path / "ok",
+    )
     assert ok.returncode == 0, ok

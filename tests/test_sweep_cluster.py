@@ -29,8 +29,26 @@ def env_for(tmp_path, **extra):
 
 
 def sweep_args(vendor, tf112, out, *more):
-    return ["sweep", "--vendor-dir", vendor, "--python", tf112, "--device", "cpu", "--out", out,
-            "--models", "trivial", "--batch-size", "trivial=8", "--num-batches", "10", "--runs", "1", *more]
+    return [
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        tf112,
+        "--device",
+        "cpu",
+        "--out",
+        out,
+        "--models",
+        "trivial",
+        "--batch-size",
+        "trivial=8",
+        "--num-batches",
+        "10",
+        "--runs",
+        "1",
+        *more,
+    ]
 
 
 def read_runs(out):
@@ -55,8 +73,11 @@ def alive(pid):
 @pytest.mark.slow
 def test_ps_and_two_workers_record_worker0s_total_and_every_tasks_log(cli, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
-    result = cli(*sweep_args(vendor, tf112, out, "--cluster", "local", "--workers", "2", "--ps", "1"),
-                 cwd=tmp_path, env=env_for(tmp_path))
+    result = cli(
+        *sweep_args(vendor, tf112, out, "--cluster", "local", "--workers", "2", "--ps", "1"),
+        cwd=tmp_path,
+        env=env_for(tmp_path),
+    )
     assert result.returncode == 0, result
     [run] = read_runs(out)
     assert run["status"] == "ok"
@@ -97,8 +118,9 @@ def test_a_failing_task_fails_the_run_with_that_tasks_reason(cli, tmp_path, vend
 def test_timeout_stops_every_task(cli, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
     env = env_for(tmp_path, FAKE_TFCNN_TASK_FAULTS="worker0=hang")
-    result = cli(*sweep_args(vendor, tf112, out, "--cluster", "local", "--workers", "2", "--timeout", "2"),
-                 cwd=tmp_path, env=env)
+    result = cli(
+        *sweep_args(vendor, tf112, out, "--cluster", "local", "--workers", "2", "--timeout", "2"), cwd=tmp_path, env=env
+    )
     assert result.returncode == 1, result
     [run] = read_runs(out)
     assert run["status"] == "timeout" and "--timeout" in run["failure"]
@@ -113,9 +135,18 @@ def test_ctrl_c_stops_every_task_and_records_interrupted(tmp_path, vendor, tf112
     fifo = tmp_path / "ready"
     os.mkfifo(str(fifo))
     env = env_for(tmp_path, FAKE_TFCNN_TASK_FAULTS="worker0=hang_tree", FAKE_TFCNN_READY_FIFO=str(fifo))
-    proc = subprocess.Popen([sys.executable, "-m", "tfcnnwrap",
-                             *map(str, sweep_args(vendor, tf112, out, "--cluster", "local", "--workers", "2"))],
-                            cwd=str(tmp_path), env=cli_env(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tfcnnwrap",
+            *map(str, sweep_args(vendor, tf112, out, "--cluster", "local", "--workers", "2")),
+        ],
+        cwd=str(tmp_path),
+        env=cli_env(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     with open(str(fifo)) as fh:  # blocks until worker 0 hangs (no sleeps)
         hung = [int(p) for p in fh.read().split()]
     proc.send_signal(signal.SIGINT)
@@ -127,9 +158,26 @@ def test_ctrl_c_stops_every_task_and_records_interrupted(tmp_path, vendor, tf112
     assert not [p for p in pids if alive(p)]
 
     # --resume re-runs it as the same distributed job, from the sweep's own recorded plan
-    resumed = subprocess.run([sys.executable, "-m", "tfcnnwrap", "sweep", "--vendor-dir", str(vendor), "--python",
-                              str(tf112), "--resume", str(out)], cwd=str(tmp_path), env=cli_env(env_for(tmp_path)),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+    resumed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tfcnnwrap",
+            "sweep",
+            "--vendor-dir",
+            str(vendor),
+            "--python",
+            str(tf112),
+            "--resume",
+            str(out),
+        ],
+        cwd=str(tmp_path),
+        env=cli_env(env_for(tmp_path)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        universal_newlines=True,
+        timeout=120,
+    )
     assert resumed.returncode == 0, resumed.stderr
     runs = read_runs(out)
     assert [r["status"] for r in runs] == ["interrupted", "ok"]
@@ -137,15 +185,20 @@ def test_ctrl_c_stops_every_task_and_records_interrupted(tmp_path, vendor, tf112
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("flags, needle", [
-    (["--cluster", "local", "--workers", "2", "--variable-update", "replicated"], "parameter_server"),
-    (["--cluster", "local", "--workers", "2", "--variable-update", "collective_all_reduce", "--ps", "1"],
-     "drop --ps"),
-    (["--cluster", "local"], "--workers N"),
-    (["--workers", "2"], "--cluster"),
-    (["--cluster", "local", "--fleet"], "--cluster slurm --fleet"),
-    (["--cluster", "local", "--workers", "0"], "--workers"),
-])
+@pytest.mark.parametrize(
+    "flags, needle",
+    [
+        (["--cluster", "local", "--workers", "2", "--variable-update", "replicated"], "parameter_server"),
+        (
+            ["--cluster", "local", "--workers", "2", "--variable-update", "collective_all_reduce", "--ps", "1"],
+            "drop --ps",
+        ),
+        (["--cluster", "local"], "--workers N"),
+        (["--workers", "2"], "--cluster"),
+        (["--cluster", "local", "--fleet"], "--cluster slurm --fleet"),
+        (["--cluster", "local", "--workers", "0"], "--workers"),
+    ],
+)
 def test_invalid_jobs_are_refused_before_anything_runs(cli, tmp_path, vendor, tf112, flags, needle):
     out = tmp_path / "sweep"
     result = cli(*sweep_args(vendor, tf112, out, *flags), cwd=tmp_path, env=env_for(tmp_path))
@@ -161,8 +214,13 @@ def test_collective_all_reduce_on_an_old_branch_names_the_fix(cli, tmp_path, fak
     vendor = tmp_path / "vendor"
     make_vendor(vendor, branch="cnn_tf_v1.5_compatible", tf_version="1.5.0")
     out = tmp_path / "sweep"
-    result = cli(*sweep_args(vendor, tf112, out, "--cluster", "local", "--workers", "2", "--variable-update",
-                             "collective_all_reduce"), cwd=tmp_path, env=env_for(tmp_path))
+    result = cli(
+        *sweep_args(
+            vendor, tf112, out, "--cluster", "local", "--workers", "2", "--variable-update", "collective_all_reduce"
+        ),
+        cwd=tmp_path,
+        env=env_for(tmp_path),
+    )
     assert_clean_error(result, 2, "setup --branch master")
     assert not (out / "runs.jsonl").exists()
 
@@ -171,10 +229,19 @@ def test_collective_all_reduce_on_an_old_branch_names_the_fix(cli, tmp_path, fak
 def test_slurm_outside_an_allocation_says_how_to_get_one(cli, tmp_path, vendor, tf112):
     env = env_for(tmp_path)
     env = {k: v for k, v in cli_env(env).items() if not k.startswith("SLURM_JOB")}
-    proc = subprocess.run([sys.executable, "-m", "tfcnnwrap", *map(str, sweep_args(
-        vendor, tf112, tmp_path / "sweep", "--cluster", "slurm", "--workers", "2"))], cwd=str(tmp_path),
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tfcnnwrap",
+            *map(str, sweep_args(vendor, tf112, tmp_path / "sweep", "--cluster", "slurm", "--workers", "2")),
+        ],
+        cwd=str(tmp_path),
         env={k: v for k, v in env.items() if k not in ("SLURM_JOB_ID", "SLURM_JOBID")},
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        universal_newlines=True,
+    )
     assert proc.returncode == 2, proc.stderr
     assert "salloc -N 2" in proc.stderr and "sbatch" in proc.stderr and "Traceback" not in proc.stderr
 
@@ -195,15 +262,28 @@ def in_sbatch(slurm, tmp_path, ntasks, argv, env):
     """``sbatch --wait`` a script running ``python -m tfcnnwrap ARGV``; returns (sbatch result, its output)."""
     batch = tmp_path / "sweep.sbatch"
     output = tmp_path / "batch.out"
-    lines = ["#!/bin/sh", "#SBATCH --ntasks=%d" % ntasks, "#SBATCH --time=2", "#SBATCH --job-name=tfcnnwrap-test",
-             "#SBATCH --output=%s" % output, "cd %s" % shlex.quote(str(tmp_path)),
-             "%s -m tfcnnwrap %s" % (shlex.quote(sys.executable), " ".join(shlex.quote(str(a)) for a in argv)),
-             "echo sweep-exit=$?", "squeue --noheader --steps --jobs=$SLURM_JOB_ID --format=%i:%j | "
-             "grep -v -e batch -e extern | sed 's/^/step-left=/'"]
+    lines = [
+        "#!/bin/sh",
+        "#SBATCH --ntasks=%d" % ntasks,
+        "#SBATCH --time=2",
+        "#SBATCH --job-name=tfcnnwrap-test",
+        "#SBATCH --output=%s" % output,
+        "cd %s" % shlex.quote(str(tmp_path)),
+        "%s -m tfcnnwrap %s" % (shlex.quote(sys.executable), " ".join(shlex.quote(str(a)) for a in argv)),
+        "echo sweep-exit=$?",
+        "squeue --noheader --steps --jobs=$SLURM_JOB_ID --format=%i:%j | "
+        "grep -v -e batch -e extern | sed 's/^/step-left=/'",
+    ]
     batch.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    done = subprocess.run(["sbatch", "--wait", "--parsable", str(batch)], cwd=str(tmp_path),
-                          env=cli_env(dict(env, **slurm.env)), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          universal_newlines=True, timeout=300)
+    done = subprocess.run(
+        ["sbatch", "--wait", "--parsable", str(batch)],
+        cwd=str(tmp_path),
+        env=cli_env(dict(env, **slurm.env)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        universal_newlines=True,
+        timeout=300,
+    )
     text = output.read_text(encoding="utf-8") if output.exists() else ""
     return done, text
 
@@ -212,15 +292,23 @@ def in_sbatch(slurm, tmp_path, ntasks, argv, env):
 @pytest.mark.slurm
 def test_slurm_ps_and_two_workers_are_srun_steps_recorded_as_local_records(slurm, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
-    done, text = in_sbatch(slurm, tmp_path, 3, sweep_args(vendor, tf112, out, "--cluster", "slurm", "--workers",
-                                                           "2", "--ps", "1"), env_for(tmp_path))
+    done, text = in_sbatch(
+        slurm,
+        tmp_path,
+        3,
+        sweep_args(vendor, tf112, out, "--cluster", "slurm", "--workers", "2", "--ps", "1"),
+        env_for(tmp_path),
+    )
     assert done.returncode == 0 and "sweep-exit=0" in text, (done.stdout, text)
     assert "step-left=" not in text
     [run] = read_runs(out)
     assert run["status"] == "ok" and run["cluster"]["backend"] == "slurm"
     tasks = run["cluster"]["tasks"]
     assert [(t["role"], t["index"], t["host"]) for t in tasks] == [
-        ("ps", 0, slurm.node), ("worker", 0, slurm.node), ("worker", 1, slurm.node)]
+        ("ps", 0, slurm.node),
+        ("worker", 0, slurm.node),
+        ("worker", 1, slurm.node),
+    ]
     assert run["images_per_sec"] == total_in(out / tasks[1]["log"]) == 100.0
     assert run["log"] == tasks[1]["log"]
     assert all((out / t["log"]).is_file() for t in tasks)
@@ -233,8 +321,9 @@ def test_slurm_ps_and_two_workers_are_srun_steps_recorded_as_local_records(slurm
 def test_slurm_task_killed_mid_run_fails_the_run_and_leaves_no_step(slurm, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
     env = env_for(tmp_path, FAKE_TFCNN_TASK_FAULTS="worker1=segv")
-    done, text = in_sbatch(slurm, tmp_path, 3, sweep_args(vendor, tf112, out, "--cluster", "slurm", "--workers",
-                                                           "2", "--ps", "1"), env)
+    done, text = in_sbatch(
+        slurm, tmp_path, 3, sweep_args(vendor, tf112, out, "--cluster", "slurm", "--workers", "2", "--ps", "1"), env
+    )
     assert done.returncode == 0 and "sweep-exit=1" in text, (done.stdout, text)
     assert "step-left=" not in text
     [run] = read_runs(out)
@@ -247,8 +336,13 @@ def test_slurm_task_killed_mid_run_fails_the_run_and_leaves_no_step(slurm, tmp_p
 def test_slurm_timeout_cancels_every_step(slurm, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
     env = env_for(tmp_path, FAKE_TFCNN_TASK_FAULTS="worker0=hang")
-    done, text = in_sbatch(slurm, tmp_path, 3, sweep_args(vendor, tf112, out, "--cluster", "slurm", "--workers",
-                                                           "2", "--ps", "1", "--timeout", "3"), env)
+    done, text = in_sbatch(
+        slurm,
+        tmp_path,
+        3,
+        sweep_args(vendor, tf112, out, "--cluster", "slurm", "--workers", "2", "--ps", "1", "--timeout", "3"),
+        env,
+    )
     assert done.returncode == 0 and "sweep-exit=1" in text, (done.stdout, text)
     assert "step-left=" not in text
     [run] = read_runs(out)
@@ -259,8 +353,11 @@ def test_slurm_timeout_cancels_every_step(slurm, tmp_path, vendor, tf112):
 
 @pytest.mark.slow
 def test_dry_run_prints_every_tasks_command(cli, tmp_path, vendor, tf112):
-    result = cli(*sweep_args(vendor, tf112, tmp_path / "sweep", "--cluster", "local", "--workers", "2", "--dry-run"),
-                 cwd=tmp_path, env=env_for(tmp_path))
+    result = cli(
+        *sweep_args(vendor, tf112, tmp_path / "sweep", "--cluster", "local", "--workers", "2", "--dry-run"),
+        cwd=tmp_path,
+        env=env_for(tmp_path),
+    )
     assert result.returncode == 0, result
     lines = [line for line in result.stdout.splitlines() if line.startswith("cd ")]
     assert len(lines) == 3
@@ -271,8 +368,11 @@ def test_dry_run_prints_every_tasks_command(cli, tmp_path, vendor, tf112):
 @pytest.mark.slow
 def test_parse_of_a_good_cluster_sweep_counts_its_serving_tasks_as_no_failure(cli, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
-    result = cli(*sweep_args(vendor, tf112, out, "--cluster", "local", "--workers", "2", "--ps", "1"),
-                 cwd=tmp_path, env=env_for(tmp_path))
+    result = cli(
+        *sweep_args(vendor, tf112, out, "--cluster", "local", "--workers", "2", "--ps", "1"),
+        cwd=tmp_path,
+        env=env_for(tmp_path),
+    )
     assert result.returncode == 0, result
     parsed = cli("parse", out / "logs", "--format", "json")
     assert parsed.returncode == 0, parsed  # the ps has no total by design: no failure

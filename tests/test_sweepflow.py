@@ -58,8 +58,13 @@ def order_of(runs):
 @pytest.mark.slow
 def test_fp16_and_xla_reach_the_benchmark_and_the_plan(cli, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
-    result = cli(*sweep(vendor, tf112, out, "--models", "trivial", "--batch-size", "trivial=8", "--runs", "1",
-                        "--fp16", "--xla"), cwd=tmp_path, env=env_for(tmp_path))
+    result = cli(
+        *sweep(
+            vendor, tf112, out, "--models", "trivial", "--batch-size", "trivial=8", "--runs", "1", "--fp16", "--xla"
+        ),
+        cwd=tmp_path,
+        env=env_for(tmp_path),
+    )
     assert result.returncode == 0, result
     (run,) = read_runs(out)
     assert run["command"][-2:] == ["--use_fp16=True", "--xla=True"]
@@ -75,16 +80,33 @@ def test_fp16_and_xla_reach_the_benchmark_and_the_plan(cli, tmp_path, vendor, tf
 
 @pytest.mark.slow
 def test_dry_run_shows_the_translated_flags(cli, tmp_path, vendor, tf112):
-    result = cli(*sweep(vendor, tf112, tmp_path / "s", "--models", "trivial", "--batch-size", "trivial=8", "--runs",
-                        "1", "--fp16", "--dry-run"), cwd=tmp_path, env=env_for(tmp_path))
+    result = cli(
+        *sweep(
+            vendor,
+            tf112,
+            tmp_path / "s",
+            "--models",
+            "trivial",
+            "--batch-size",
+            "trivial=8",
+            "--runs",
+            "1",
+            "--fp16",
+            "--dry-run",
+        ),
+        cwd=tmp_path,
+        env=env_for(tmp_path),
+    )
     assert result.returncode == 0, result
     assert "--use_fp16=True" in result.stdout and "--xla" not in result.stdout
     assert invocations(tmp_path) == 0
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("ours, theirs", [("--fp16", "--use_fp16=True"), ("--fp16", "--nouse_fp16"),
-                                          ("--xla", "--xla"), ("--xla", "-xla_compile=true")])
+@pytest.mark.parametrize(
+    "ours, theirs",
+    [("--fp16", "--use_fp16=True"), ("--fp16", "--nouse_fp16"), ("--xla", "--xla"), ("--xla", "-xla_compile=true")],
+)
 def test_a_feature_given_both_ways_is_refused(cli, tmp_path, vendor, tf112, ours, theirs):
     result = cli(*sweep(vendor, tf112, tmp_path / "s", ours, "--", theirs), cwd=tmp_path, env=env_for(tmp_path))
     assert_clean_error(result, 2, ours, "after --")
@@ -93,8 +115,23 @@ def test_a_feature_given_both_ways_is_refused(cli, tmp_path, vendor, tf112, ours
 
 @pytest.mark.slow
 def test_pass_through_use_fp16_alone_still_works(cli, tmp_path, vendor, tf112):
-    result = cli(*sweep(vendor, tf112, tmp_path / "s", "--models", "trivial", "--batch-size", "trivial=8",
-                        "--runs", "1", "--", "--use_fp16=True"), cwd=tmp_path, env=env_for(tmp_path))
+    result = cli(
+        *sweep(
+            vendor,
+            tf112,
+            tmp_path / "s",
+            "--models",
+            "trivial",
+            "--batch-size",
+            "trivial=8",
+            "--runs",
+            "1",
+            "--",
+            "--use_fp16=True",
+        ),
+        cwd=tmp_path,
+        env=env_for(tmp_path),
+    )
     assert result.returncode == 0, result
     assert seen_flags(tmp_path)[0]["use_fp16"] == "True"
 
@@ -139,7 +176,9 @@ def test_branch_flags_unit():
 def test_the_branch_table_matches_upstream(branch):
     source = subprocess.run(
         ["git", "--git-dir", str(MIRROR), "show", "%s:scripts/tf_cnn_benchmarks/benchmark_cnn.py" % branch],
-        stdout=subprocess.PIPE, check=True).stdout.decode("utf-8", "replace")
+        stdout=subprocess.PIPE,
+        check=True,
+    ).stdout.decode("utf-8", "replace")
     defined = features.defined_flags(source)
     for flag in features.BRANCH_FLAGS[branch].values():
         assert flag in defined, (branch, flag)
@@ -151,11 +190,20 @@ def test_the_branch_table_matches_upstream(branch):
 @pytest.mark.slow
 def test_interleaved_order_runs_round_by_round(cli, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
-    result = cli(*sweep(vendor, tf112, out, "--models", "alexnet,vgg16", "--runs", "3", "--order", "interleaved"),
-                 cwd=tmp_path, env=env_for(tmp_path))
+    result = cli(
+        *sweep(vendor, tf112, out, "--models", "alexnet,vgg16", "--runs", "3", "--order", "interleaved"),
+        cwd=tmp_path,
+        env=env_for(tmp_path),
+    )
     assert result.returncode == 0, result
-    assert order_of(read_runs(out)) == [("alexnet", 1), ("vgg16", 1), ("alexnet", 2), ("vgg16", 2),
-                                        ("alexnet", 3), ("vgg16", 3)]
+    assert order_of(read_runs(out)) == [
+        ("alexnet", 1),
+        ("vgg16", 1),
+        ("alexnet", 2),
+        ("vgg16", 2),
+        ("alexnet", 3),
+        ("vgg16", 3),
+    ]
     assert json.loads((out / "sweep.json").read_text())["plan"]["order"] == "interleaved"
 
 
@@ -196,8 +244,11 @@ def test_until_ci_stops_once_the_interval_is_narrow(cli, tmp_path, vendor, tf112
     expected = _runs_until(values, 2, 1.0, 10)
     assert 2 < expected < 8  # the sequence is meant to need a few extra runs, not all of them
     out = tmp_path / "sweep"
-    result = cli(*sweep(vendor, tf112, out, "--models", "alexnet", "--runs", "2", "--until-ci", "1"),
-                 cwd=tmp_path, env=env_for(tmp_path, {"alexnet": values}))
+    result = cli(
+        *sweep(vendor, tf112, out, "--models", "alexnet", "--runs", "2", "--until-ci", "1"),
+        cwd=tmp_path,
+        env=env_for(tmp_path, {"alexnet": values}),
+    )
     assert result.returncode == 0, result
     runs = read_runs(out)
     assert [r["run"] for r in runs] == list(range(1, expected + 1))
@@ -210,8 +261,11 @@ def test_until_ci_stops_once_the_interval_is_narrow(cli, tmp_path, vendor, tf112
 @pytest.mark.slow
 def test_until_ci_goes_on_to_max_runs_when_noisy(cli, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
-    result = cli(*sweep(vendor, tf112, out, "--models", "alexnet", "--runs", "2", "--until-ci", "1",
-                        "--max-runs", "5"), cwd=tmp_path, env=env_for(tmp_path, {"alexnet": [50, 150]}))
+    result = cli(
+        *sweep(vendor, tf112, out, "--models", "alexnet", "--runs", "2", "--until-ci", "1", "--max-runs", "5"),
+        cwd=tmp_path,
+        env=env_for(tmp_path, {"alexnet": [50, 150]}),
+    )
     assert result.returncode == 0, result
     assert [r["run"] for r in read_runs(out)] == [1, 2, 3, 4, 5]
     assert "run 5/5" in result.stdout
@@ -225,34 +279,58 @@ def test_until_ci_interleaved_survives_an_interrupt_and_resume(cli, tmp_path, ve
     os.mkfifo(fifo)
     out = tmp_path / "sweep"
     ips = {"alexnet": [100, 100.01], "vgg16": [50, 150]}
-    args = sweep(vendor, tf112, out, "--models", "alexnet,vgg16", "--runs", "2", "--until-ci", "0.5",
-                 "--max-runs", "4", "--order", "interleaved")
-    proc = _start_sweep(args, tmp_path, env_for(tmp_path, ips, FAKE_TFCNN_FAULTS="#5=hang",
-                                                FAKE_TFCNN_READY_FIFO=fifo))
+    args = sweep(
+        vendor,
+        tf112,
+        out,
+        "--models",
+        "alexnet,vgg16",
+        "--runs",
+        "2",
+        "--until-ci",
+        "0.5",
+        "--max-runs",
+        "4",
+        "--order",
+        "interleaved",
+    )
+    proc = _start_sweep(args, tmp_path, env_for(tmp_path, ips, FAKE_TFCNN_FAULTS="#5=hang", FAKE_TFCNN_READY_FIFO=fifo))
     _wait_hanging(fifo)
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=60)
     assert proc.returncode == 130
     assert [(m, k, r["status"]) for (m, k), r in zip(order_of(read_runs(out)), read_runs(out))] == [
-        ("alexnet", 1, "ok"), ("vgg16", 1, "ok"), ("alexnet", 2, "ok"), ("vgg16", 2, "ok"),
-        ("vgg16", 3, "interrupted")]
-    resumed = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--resume", out,
-                  env=env_for(tmp_path, ips))
+        ("alexnet", 1, "ok"),
+        ("vgg16", 1, "ok"),
+        ("alexnet", 2, "ok"),
+        ("vgg16", 2, "ok"),
+        ("vgg16", 3, "interrupted"),
+    ]
+    resumed = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--resume", out, env=env_for(tmp_path, ips))
     assert resumed.returncode == 0, resumed
     latest = {(r["model"], r["run"]): r["status"] for r in read_runs(out)}
-    assert latest == {("alexnet", 1): "ok", ("alexnet", 2): "ok", ("vgg16", 1): "ok", ("vgg16", 2): "ok",
-                      ("vgg16", 3): "ok", ("vgg16", 4): "ok"}
+    assert latest == {
+        ("alexnet", 1): "ok",
+        ("alexnet", 2): "ok",
+        ("vgg16", 1): "ok",
+        ("vgg16", 2): "ok",
+        ("vgg16", 3): "ok",
+        ("vgg16", 4): "ok",
+    }
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("flags, needle", [
-    (["--until-ci", "0"], "--until-ci"),
-    (["--until-ci", "nan"], "--until-ci"),
-    (["--max-runs", "5"], "--until-ci"),
-    (["--until-ci", "1", "--max-runs", "2", "--runs", "3"], "--max-runs"),
-    (["--until-ci", "1", "--max-runs", "1001"], "--max-runs"),
-    (["--order", "random"], "--order"),
-])
+@pytest.mark.parametrize(
+    "flags, needle",
+    [
+        (["--until-ci", "0"], "--until-ci"),
+        (["--until-ci", "nan"], "--until-ci"),
+        (["--max-runs", "5"], "--until-ci"),
+        (["--until-ci", "1", "--max-runs", "2", "--runs", "3"], "--max-runs"),
+        (["--until-ci", "1", "--max-runs", "1001"], "--max-runs"),
+        (["--order", "random"], "--order"),
+    ],
+)
 def test_bad_flow_flags_are_one_line_and_exit_2(cli, tmp_path, vendor, tf112, flags, needle):
     result = cli(*sweep(vendor, tf112, tmp_path / "s", *flags), cwd=tmp_path, env=env_for(tmp_path))
     assert result.returncode == 2 and "Traceback" not in result.stderr, result
@@ -263,11 +341,14 @@ def test_bad_flow_flags_are_one_line_and_exit_2(cli, tmp_path, vendor, tf112, fl
 @pytest.mark.slow
 def test_resume_refuses_flow_flags(cli, tmp_path, vendor, tf112):
     out = tmp_path / "sweep"
-    assert cli(*sweep(vendor, tf112, out, "--models", "alexnet", "--runs", "1"), cwd=tmp_path,
-               env=env_for(tmp_path)).returncode == 0
+    assert (
+        cli(
+            *sweep(vendor, tf112, out, "--models", "alexnet", "--runs", "1"), cwd=tmp_path, env=env_for(tmp_path)
+        ).returncode
+        == 0
+    )
     for flag in (["--fp16"], ["--until-ci", "2"], ["--order", "interleaved"]):
-        result = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--resume", out, *flag,
-                     env=env_for(tmp_path))
+        result = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--resume", out, *flag, env=env_for(tmp_path))
         assert_clean_error(result, 2, flag[0])
 
 
@@ -278,14 +359,20 @@ def test_resume_refuses_flow_flags(cli, tmp_path, vendor, tf112):
 @pytest.mark.parametrize("order", ["grouped", "interleaved"])
 def test_oom_skips_the_rest_of_the_configuration_until_retry_failed(cli, tmp_path, vendor, tf112, order):
     out = tmp_path / "sweep"
-    result = cli(*sweep(vendor, tf112, out, "--models", "vgg16,alexnet", "--runs", "3", "--order", order),
-                 cwd=tmp_path, env=env_for(tmp_path, FAKE_TFCNN_FAULTS="vgg16#1=oom"))
+    result = cli(
+        *sweep(vendor, tf112, out, "--models", "vgg16,alexnet", "--runs", "3", "--order", order),
+        cwd=tmp_path,
+        env=env_for(tmp_path, FAKE_TFCNN_FAULTS="vgg16#1=oom"),
+    )
     assert result.returncode == 1, result
     runs = read_runs(out)
     assert invocations(tmp_path) == 4  # vgg16 once, alexnet three times
     # the skipped runs are recorded right after the OOM, whatever the order
     assert [(r["model"], r["run"], r["status"]) for r in runs[:3]] == [
-        ("vgg16", 1, "oom"), ("vgg16", 2, "skipped"), ("vgg16", 3, "skipped")]
+        ("vgg16", 1, "oom"),
+        ("vgg16", 2, "skipped"),
+        ("vgg16", 3, "skipped"),
+    ]
     skipped = runs[1]
     assert skipped["log"] is None and skipped["images_per_sec"] is None and skipped["exit_code"] is None
     assert "ran out of GPU memory" in skipped["failure"] and "--batch-size vgg16=32" in skipped["failure"]
@@ -296,8 +383,9 @@ def test_oom_skips_the_rest_of_the_configuration_until_retry_failed(cli, tmp_pat
 
     plain = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--resume", out, env=env_for(tmp_path))
     assert plain.returncode == 1 and invocations(tmp_path) == 4, plain
-    retry = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--resume", out, "--retry-failed",
-                env=env_for(tmp_path))
+    retry = cli(
+        "sweep", "--vendor-dir", vendor, "--python", tf112, "--resume", out, "--retry-failed", env=env_for(tmp_path)
+    )
     assert retry.returncode == 0, retry
     assert invocations(tmp_path) == 7
     (row,) = [r for r in cli("report", out, "--format", "json").rows() if r["model"] == "vgg16"]
@@ -308,8 +396,11 @@ def test_oom_skips_the_rest_of_the_configuration_until_retry_failed(cli, tmp_pat
 def test_a_resume_skips_what_an_earlier_oom_left_unrun(cli, tmp_path, vendor, tf112):
     """A sweep killed between its OOM and the skipped records: the resume records them, runs nothing."""
     out = tmp_path / "sweep"
-    cli(*sweep(vendor, tf112, out, "--models", "vgg16", "--runs", "3"), cwd=tmp_path,
-        env=env_for(tmp_path, FAKE_TFCNN_FAULTS="vgg16#1=oom"))
+    cli(
+        *sweep(vendor, tf112, out, "--models", "vgg16", "--runs", "3"),
+        cwd=tmp_path,
+        env=env_for(tmp_path, FAKE_TFCNN_FAULTS="vgg16#1=oom"),
+    )
     lines = (out / "runs.jsonl").read_text().splitlines()
     (out / "runs.jsonl").write_text(lines[0] + "\n")  # as if killed right after the OOM was written
     result = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--resume", out, env=env_for(tmp_path))
@@ -338,8 +429,9 @@ def test_sweep_uses_the_remembered_python_then_the_variable_then_the_flag(cli, t
     assert json.loads((tmp_path / "a" / "sweep.json").read_text())["tensorflow_version"] == "1.12.0"
     from_env = cli(*base, "--out", tmp_path / "b", cwd=tmp_path, env=env_for(tmp_path, TFCNNWRAP_PYTHON=tf115))
     assert json.loads((tmp_path / "b" / "sweep.json").read_text())["tensorflow_version"] == "1.15.0", from_env
-    flag = cli(*base, "--python", tf112, "--out", tmp_path / "c", cwd=tmp_path,
-               env=env_for(tmp_path, TFCNNWRAP_PYTHON=tf115))
+    flag = cli(
+        *base, "--python", tf112, "--out", tmp_path / "c", cwd=tmp_path, env=env_for(tmp_path, TFCNNWRAP_PYTHON=tf115)
+    )
     assert json.loads((tmp_path / "c" / "sweep.json").read_text())["tensorflow_version"] == "1.12.0", flag
 
 
@@ -387,14 +479,22 @@ def test_plan_round_trips_the_new_fields_and_old_plans_read_as_defaults():
         del old[key]
     assert Plan.from_dict(old) == Plan()
     assert Plan(until_ci=2.0).most_runs == 10 and Plan().most_runs == 3
-    for bad in ({"order": "random"}, {"until_ci": 0}, {"max_runs": 10 ** 9}):
+    for bad in ({"order": "random"}, {"until_ci": 0}, {"max_runs": 10**9}):
         with pytest.raises(UsageError):
             Plan.from_dict(dict(Plan().to_dict(), **bad))
 
 
 def _rec(model, run, status="ok", ips=100.0):
-    return RunRecord.from_dict({"model": model, "batch_size": 8, "num_gpus": 1, "run": run, "status": status,
-                                "images_per_sec": ips if status == "ok" else None})
+    return RunRecord.from_dict(
+        {
+            "model": model,
+            "batch_size": 8,
+            "num_gpus": 1,
+            "run": run,
+            "status": status,
+            "images_per_sec": ips if status == "ok" else None,
+        }
+    )
 
 
 def _drain(plan, values):
@@ -414,18 +514,28 @@ def _drain(plan, values):
 
 
 def test_schedule_interleaves_extra_runs_and_skips_after_oom():
-    plan = Plan(models=[("alexnet", 8), ("vgg16", 8), ("lenet", 8)], runs=2, until_ci=1.0, max_runs=4,
-                order="interleaved")
-    done = _drain(plan, {"alexnet": [("ok", 100.0)], "vgg16": [("ok", 50.0), ("ok", 150.0)],
-                         "lenet": [("oom", None)]})
-    assert done == [("alexnet", 1, False), ("vgg16", 1, False), ("lenet", 1, False), ("lenet", 2, True),
-                    ("alexnet", 2, False), ("vgg16", 2, False), ("vgg16", 3, False), ("vgg16", 4, False)]
+    plan = Plan(
+        models=[("alexnet", 8), ("vgg16", 8), ("lenet", 8)], runs=2, until_ci=1.0, max_runs=4, order="interleaved"
+    )
+    done = _drain(plan, {"alexnet": [("ok", 100.0)], "vgg16": [("ok", 50.0), ("ok", 150.0)], "lenet": [("oom", None)]})
+    assert done == [
+        ("alexnet", 1, False),
+        ("vgg16", 1, False),
+        ("lenet", 1, False),
+        ("lenet", 2, True),
+        ("alexnet", 2, False),
+        ("vgg16", 2, False),
+        ("vgg16", 3, False),
+        ("vgg16", 4, False),
+    ]
 
 
 def test_schedule_gives_no_extra_runs_to_a_failing_configuration():
     plan = Plan(models=[("alexnet", 8)], runs=2, until_ci=1.0, max_runs=6)
-    assert _drain(plan, {"alexnet": [("crashed", None), ("ok", 100.0)]}) == [("alexnet", 1, False),
-                                                                            ("alexnet", 2, False)]
+    assert _drain(plan, {"alexnet": [("crashed", None), ("ok", 100.0)]}) == [
+        ("alexnet", 1, False),
+        ("alexnet", 2, False),
+    ]
 
 
 def test_runs_to_do_on_resume():
@@ -446,9 +556,11 @@ def test_ci_pct_is_the_one_of_the_summary():
 
 
 def test_oom_hint_halves_the_batch_size():
-    runs = [RunRecord.from_dict({"model": "vgg16", "batch_size": 64, "num_gpus": 1, "run": 1, "status": "oom"}),
-            RunRecord.from_dict({"model": "vgg16", "batch_size": 64, "num_gpus": 1, "run": 2, "status": "skipped"}),
-            RunRecord.from_dict({"model": "lenet", "batch_size": 1, "num_gpus": 1, "run": 1, "status": "oom"})]
+    runs = [
+        RunRecord.from_dict({"model": "vgg16", "batch_size": 64, "num_gpus": 1, "run": 1, "status": "oom"}),
+        RunRecord.from_dict({"model": "vgg16", "batch_size": 64, "num_gpus": 1, "run": 2, "status": "skipped"}),
+        RunRecord.from_dict({"model": "lenet", "batch_size": 1, "num_gpus": 1, "run": 1, "status": "oom"}),
+    ]
     hints = schedule.oom_hints(runs)
     assert "--batch-size vgg16=32" in hints[0] and "1 run skipped" in hints[0]
     assert "batch size 1 does not fit" in hints[1]
@@ -461,5 +573,7 @@ def test_sweep_directory_names_carry_the_utc_offset():
 
     stamp = sweep_stamp(datetime(2026, 11, 30, 10, 15, 0, tzinfo=timezone(timedelta(hours=1))))
     assert stamp == "20261130-101500+0100"
-    assert sweep_stamp(datetime(2026, 11, 30, 10, 15, 0, tzinfo=timezone(-timedelta(hours=3, minutes=30)))) \
+    assert (
+        sweep_stamp(datetime(2026, 11, 30, 10, 15, 0, tzinfo=timezone(-timedelta(hours=3, minutes=30))))
         == "20261130-101500-0330"
+    )

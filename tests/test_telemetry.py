@@ -80,9 +80,10 @@ def test_early_window_grows_with_long_runs():
 
 
 def test_not_available_values_and_junk_are_tolerated():
-    lines = [
-        sample(power="[N/A]", memory="[Not Supported]") for _ in range(12)
-    ] + ["NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver", "2026/11/30, 0, 7"]
+    lines = [sample(power="[N/A]", memory="[Not Supported]") for _ in range(12)] + [
+        "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver",
+        "2026/11/30, 0, 7",
+    ]
     summary = summarize_samples(lines)
     assert summary["samples"] == 12
     assert summary["skipped_lines"] == 2
@@ -290,7 +291,10 @@ def test_query_gpus_reads_name_driver_and_memory(fake_nvsmi_on_path):
     assert info["driver_version"] == "417.35"
     assert [g["name"] for g in info["gpus"]] == ["NVIDIA GeForce RTX 2070", "NVIDIA A100-SXM4, 80GB"]
     assert info["gpus"][0] == {
-        "index": 0, "name": "NVIDIA GeForce RTX 2070", "driver_version": "417.35", "memory_total_mib": 8192,
+        "index": 0,
+        "name": "NVIDIA GeForce RTX 2070",
+        "driver_version": "417.35",
+        "memory_total_mib": 8192,
     }
     assert "error" not in info
 

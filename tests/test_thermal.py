@@ -26,7 +26,8 @@ FULL = gpusamples.LEGACY_FIELDS + ("clocks_event_reasons.active",) + gpusamples.
 
 def line(temp=70, clock=1800, power=200.0, util=98, reasons="0x0000000000000000", pcie=(3, 3, 16, 16), gpu=0):
     return "2026/11/30 10:00:00.000, %d, %s, %s, %s, %s, 7000, %s, %d, %d, %d, %d" % (
-        (gpu, temp, clock, power, util, reasons) + tuple(pcie))
+        (gpu, temp, clock, power, util, reasons) + tuple(pcie)
+    )
 
 
 HEADER = ", ".join(FULL)
@@ -78,10 +79,15 @@ def test_a_file_without_header_is_read_with_the_legacy_fields():
 
 @pytest.mark.slow
 @POSIX
-@pytest.mark.parametrize("knows, reason", [("event", "clocks_event_reasons.active"),
-                                           ("throttle", "clocks_throttle_reasons.active"),
-                                           ("nohelp", "clocks_throttle_reasons.active"),
-                                           ("legacy", None)])
+@pytest.mark.parametrize(
+    "knows, reason",
+    [
+        ("event", "clocks_event_reasons.active"),
+        ("throttle", "clocks_throttle_reasons.active"),
+        ("nohelp", "clocks_throttle_reasons.active"),
+        ("legacy", None),
+    ],
+)
 def test_fields_are_chosen_from_what_the_driver_knows(monkeypatch, knows, reason):
     monkeypatch.setenv("FAKE_NVSMI_KNOWS", knows)
     fields = telemetry.choose_fields(FAKE_SMI)
@@ -118,17 +124,22 @@ def test_sampler_latest_reads_the_newest_tick_of_every_gpu(tmp_path, monkeypatch
 
 
 def test_step_rates_are_the_step_lines_not_the_total():
-    log = (b"Step\tImg/sec\ttotal_loss\n1\timages/sec: 100.0 +/- 0.0 (jitter = 0.0)\t7.9\n"
-           b"I1130 12:00:00.1 x.py:1] 10\timages/sec: 99.0 +/- 0.2 (jitter = 0.1)\t7.8\n"
-           b"20\timages/sec: 98.0 +/- 0.2 (jitter = 0.1)\t7.7\ntotal images/sec: 98.50\n")
+    log = (
+        b"Step\tImg/sec\ttotal_loss\n1\timages/sec: 100.0 +/- 0.0 (jitter = 0.0)\t7.9\n"
+        b"I1130 12:00:00.1 x.py:1] 10\timages/sec: 99.0 +/- 0.2 (jitter = 0.1)\t7.8\n"
+        b"20\timages/sec: 98.0 +/- 0.2 (jitter = 0.1)\t7.7\ntotal images/sec: 98.50\n"
+    )
     assert logparse.step_rates(log) == [100.0, 99.0, 98.0]
 
 
-@pytest.mark.parametrize("rates, drifting, drift", [
-    ([100.0] * 9, False, 0.0),
-    ([100, 100, 100, 99, 99, 99, 98, 98, 98], False, -2.0),
-    ([100, 100, 100, 96, 96, 96, 90, 90, 90], True, -10.0),
-])
+@pytest.mark.parametrize(
+    "rates, drifting, drift",
+    [
+        ([100.0] * 9, False, 0.0),
+        ([100, 100, 100, 99, 99, 99, 98, 98, 98], False, -2.0),
+        ([100, 100, 100, 96, 96, 96, 90, 90, 90], True, -10.0),
+    ],
+)
 def test_drift_compares_the_last_third_with_the_first(rates, drifting, drift):
     found = logparse.steadiness(rates)
     assert found.drifting is drifting and found.drift_pct == pytest.approx(drift)
@@ -139,8 +150,9 @@ def test_too_few_steps_give_no_verdict():
 
 
 def rec(run, ips, **kw):
-    return RunRecord.from_dict(dict({"model": "resnet50", "batch_size": 64, "run": run, "status": "ok",
-                                     "images_per_sec": ips}, **kw))
+    return RunRecord.from_dict(
+        dict({"model": "resnet50", "batch_size": 64, "run": run, "status": "ok", "images_per_sec": ips}, **kw)
+    )
 
 
 def test_an_outlier_run_is_flagged_never_dropped():
@@ -153,10 +165,18 @@ def test_an_outlier_run_is_flagged_never_dropped():
 
 
 def test_summary_columns_from_telemetry_and_steadiness():
-    tele = {"throttled": True, "max_temp_c": 86, "mean_power_w": 240.0, "mean_sm_clock_mhz": 1600,
-            "throttle_reasons": ["sw_thermal_slowdown"], "pcie_link": {"text": "gen3 x4 of gen3 x16"}}
-    runs = [rec(1, 100.0, telemetry=tele, drifting=True), rec(2, 101.0, telemetry=dict(tele, mean_power_w=260.0),
-                                                              drifting=False)]
+    tele = {
+        "throttled": True,
+        "max_temp_c": 86,
+        "mean_power_w": 240.0,
+        "mean_sm_clock_mhz": 1600,
+        "throttle_reasons": ["sw_thermal_slowdown"],
+        "pcie_link": {"text": "gen3 x4 of gen3 x16"},
+    }
+    runs = [
+        rec(1, 100.0, telemetry=tele, drifting=True),
+        rec(2, 101.0, telemetry=dict(tele, mean_power_w=260.0), drifting=False),
+    ]
     row = aggregate.summarize(runs)[0].to_dict()
     assert row["mean_power_w"] == 250.0 and row["mean_sm_clock_mhz"] == 1600
     assert row["throttle_reasons"] == {"sw_thermal_slowdown": 2} and row["pcie_link"] == "gen3 x4 of gen3 x16"
@@ -166,11 +186,14 @@ def test_summary_columns_from_telemetry_and_steadiness():
 
 def test_the_throttle_warning_names_the_reason_and_the_fix():
     tele = {"throttled": True, "max_temp_c": 84, "throttle_reasons": ["sw_thermal_slowdown"]}
-    runs = [rec(1, 1.0, telemetry=tele), rec(2, 1.0, telemetry=dict(tele, max_temp_c=80)),
-            rec(3, 1.0, telemetry={"throttled": False, "max_temp_c": 70})]
+    runs = [
+        rec(1, 1.0, telemetry=tele),
+        rec(2, 1.0, telemetry=dict(tele, max_temp_c=80)),
+        rec(3, 1.0, telemetry={"throttled": False, "max_temp_c": 70}),
+    ]
     assert quality.throttle_warning(runs) == (
-        "2 of 3 runs throttled (thermal slowdown: sw_thermal_slowdown) — max 84 °C; try --cool-to 60 or "
-        "better airflow")
+        "2 of 3 runs throttled (thermal slowdown: sw_thermal_slowdown) — max 84 °C; try --cool-to 60 or better airflow"
+    )
     assert quality.throttle_warning(runs[2:]) is None and quality.throttle_warning([rec(1, 1.0)]) is None
 
 
@@ -203,8 +226,9 @@ def test_cool_to_polls_until_every_gpu_is_cool_enough():
     stops = FakeStops(clock)
     answers = iter([{0: 85, 1: 60}, {0: 70, 1: 58}, {0: 60, 1: 59}])
     shown = []
-    waited, temps, reached = cooling.wait_until_cool(lambda: next(answers), 60, stops, shown.append, poll_s=2,
-                                                     clock=clock)
+    waited, temps, reached = cooling.wait_until_cool(
+        lambda: next(answers), 60, stops, shown.append, poll_s=2, clock=clock
+    )
     assert reached and waited == 4 and temps == {0: 60, 1: 59} and stops.waits == [2, 2]
     assert shown[0] == "cooling: GPU 0 at 85 °C, waiting for <= 60 °C (0s of at most 600s)"
 
@@ -227,8 +251,13 @@ def gpu_sweep_env(tmp_path, script):
     os.mkfifo(str(fifo))
     path = tmp_path / "script.json"
     path.write_text(json.dumps(script))
-    return {"PATH": str(FAKE_DIR) + os.pathsep + os.environ["PATH"], "FAKE_NVSMI_READY": fifo,
-            "FAKE_TFCNN_WAIT_FIFO": fifo, "FAKE_NVSMI_SCRIPT": path, "TFCNNWRAP_COOL_POLL_S": "0.01"}
+    return {
+        "PATH": str(FAKE_DIR) + os.pathsep + os.environ["PATH"],
+        "FAKE_NVSMI_READY": fifo,
+        "FAKE_TFCNN_WAIT_FIFO": fifo,
+        "FAKE_NVSMI_SCRIPT": path,
+        "TFCNNWRAP_COOL_POLL_S": "0.01",
+    }
 
 
 HOT = [{"temp": 70 + i, "clock": 1800, "power": 240.5, "util": 98, "pcie": [3, 3, 4, 16]} for i in range(8)]
@@ -241,12 +270,29 @@ def test_a_throttling_sweep_is_visible_in_records_summary_and_warning(cli, tmp_p
     out = tmp_path / "sweep"
     env = gpu_sweep_env(tmp_path, {"samples": HOT, "temps": [[84], [75], [58]]})
     env["FAKE_TFCNN_DRIFT"] = "-9"
-    result = cli("sweep", "--vendor-dir", vendor, "--python", fake_tf("1.12.0", dist="tensorflow-gpu"),
-                 "--device", "gpu", "--models", "resnet50", "--runs", "2", "--cool-to", "60", "--out", out,
-                 cwd=tmp_path, env=env)
+    result = cli(
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        fake_tf("1.12.0", dist="tensorflow-gpu"),
+        "--device",
+        "gpu",
+        "--models",
+        "resnet50",
+        "--runs",
+        "2",
+        "--cool-to",
+        "60",
+        "--out",
+        out,
+        cwd=tmp_path,
+        env=env,
+    )
     assert result.returncode == 0, result
-    assert ("2 of 2 runs throttled (thermal slowdown: sw_thermal_slowdown) — max 84 °C; try --cool-to 60"
-            in result.stderr)
+    assert (
+        "2 of 2 runs throttled (thermal slowdown: sw_thermal_slowdown) — max 84 °C; try --cool-to 60" in result.stderr
+    )
     runs = [json.loads(x) for x in (out / "runs.jsonl").read_text().splitlines()]
     first = runs[0]
     assert first["start_temp_c"] == 58 and first["cooldown_s"] >= 0  # waited through 84 and 75 to 58
@@ -268,9 +314,27 @@ def test_a_throttling_sweep_is_visible_in_records_summary_and_warning(cli, tmp_p
 @pytest.mark.slow
 def test_cool_to_without_telemetry_is_one_warning(cli, tmp_path, vendor, tf112):
     # a GPU sweep without nvidia-smi (on the CPU --cool-to is refused: tests/test_advice.py)
-    result = cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--device", "gpu", "--models", "alexnet",
-                 "--runs", "2", "--cool-to", "60", "--cooldown", "0.2", "--out", tmp_path / "s", cwd=tmp_path,
-                 env={"TFCNNWRAP_NVIDIA_SMI": "none"})
+    result = cli(
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        tf112,
+        "--device",
+        "gpu",
+        "--models",
+        "alexnet",
+        "--runs",
+        "2",
+        "--cool-to",
+        "60",
+        "--cooldown",
+        "0.2",
+        "--out",
+        tmp_path / "s",
+        cwd=tmp_path,
+        env={"TFCNNWRAP_NVIDIA_SMI": "none"},
+    )
     assert result.returncode == 0, result
     assert result.stderr.count("--cool-to needs GPU telemetry") == 1
     runs = [json.loads(x) for x in (tmp_path / "s" / "runs.jsonl").read_text().splitlines()]
@@ -279,9 +343,14 @@ def test_cool_to_without_telemetry_is_one_warning(cli, tmp_path, vendor, tf112):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("flags, needle", [(["--cool-to", "5"], "--cool-to: must be a number from 20 to 100"),
-                                           (["--cooldown", "-1"], "--cooldown: must be a number from 0"),
-                                           (["--cooldown", "nan"], "--cooldown")])
+@pytest.mark.parametrize(
+    "flags, needle",
+    [
+        (["--cool-to", "5"], "--cool-to: must be a number from 20 to 100"),
+        (["--cooldown", "-1"], "--cooldown: must be a number from 0"),
+        (["--cooldown", "nan"], "--cooldown"),
+    ],
+)
 def test_thermal_flags_are_bounded(cli, tmp_path, flags, needle):
     assert_clean_error(cli("sweep", "--dry-run", *flags, cwd=tmp_path), 2, needle)
 
@@ -289,8 +358,27 @@ def test_thermal_flags_are_bounded(cli, tmp_path, flags, needle):
 @pytest.mark.slow
 def test_a_resume_takes_its_cooling_from_the_plan(cli, tmp_path, vendor, tf112):
     out = tmp_path / "s"
-    assert cli("sweep", "--vendor-dir", vendor, "--python", tf112, "--device", "cpu", "--models", "alexnet",
-               "--runs", "1", "--cooldown", "2", "--out", out, cwd=tmp_path).returncode == 0
+    assert (
+        cli(
+            "sweep",
+            "--vendor-dir",
+            vendor,
+            "--python",
+            tf112,
+            "--device",
+            "cpu",
+            "--models",
+            "alexnet",
+            "--runs",
+            "1",
+            "--cooldown",
+            "2",
+            "--out",
+            out,
+            cwd=tmp_path,
+        ).returncode
+        == 0
+    )
     assert json.loads((out / "sweep.json").read_text())["plan"]["cooldown_s"] == 2
     assert_clean_error(cli("sweep", "--resume", out, "--cooldown", "5", cwd=tmp_path), 2, "drop --cooldown")
 
@@ -300,9 +388,31 @@ def test_a_resume_takes_its_cooling_from_the_plan(cli, tmp_path, vendor, tf112):
 def test_ctrl_c_ends_a_cooldown_pause_at_once(tmp_path, vendor, tf112):
     out = tmp_path / "s"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tfcnnwrap", "sweep", "--vendor-dir", str(vendor), "--python", str(tf112),
-         "--device", "cpu", "--models", "alexnet", "--runs", "2", "--cooldown", "3600", "--out", str(out)],
-        cwd=str(tmp_path), env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        [
+            sys.executable,
+            "-m",
+            "tfcnnwrap",
+            "sweep",
+            "--vendor-dir",
+            str(vendor),
+            "--python",
+            str(tf112),
+            "--device",
+            "cpu",
+            "--models",
+            "alexnet",
+            "--runs",
+            "2",
+            "--cooldown",
+            "3600",
+            "--out",
+            str(out),
+        ],
+        cwd=str(tmp_path),
+        env=cli_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     for raw in proc.stdout:  # the plain display's line for run 1: the pause has begun (or is about to)
         if raw.startswith(b"[1/2]"):
             break
@@ -338,9 +448,26 @@ def test_report_plot_draws_steps_and_gpu_readings(cli, tmp_path, vendor, fake_tf
     out = tmp_path / "sweep"
     env = gpu_sweep_env(tmp_path, {"samples": HOT})
     env["FAKE_TFCNN_DRIFT"] = "-9"
-    assert cli("sweep", "--vendor-dir", vendor, "--python", fake_tf("1.12.0", dist="tensorflow-gpu"), "--device",
-               "gpu", "--models", "resnet50,alexnet", "--runs", "2", "--out", out, cwd=tmp_path,
-               env=env).returncode == 0
+    assert (
+        cli(
+            "sweep",
+            "--vendor-dir",
+            vendor,
+            "--python",
+            fake_tf("1.12.0", dist="tensorflow-gpu"),
+            "--device",
+            "gpu",
+            "--models",
+            "resnet50,alexnet",
+            "--runs",
+            "2",
+            "--out",
+            out,
+            cwd=tmp_path,
+            env=env,
+        ).returncode
+        == 0
+    )
     png, svg = tmp_path / "runs.png", tmp_path / "runs.svg"
     result = cli("report", out, "--plot", png, "--format", "json")
     assert result.returncode == 0, result

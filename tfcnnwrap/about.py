@@ -24,7 +24,7 @@ def _git_dir(top: Path) -> Optional[Path]:
     except OSError:
         return None
     if text.startswith("gitdir:"):
-        return (top / text[len("gitdir:"):].strip()).resolve()
+        return (top / text[len("gitdir:") :].strip()).resolve()
     return None
 
 
@@ -61,7 +61,7 @@ def checkout_commit(package_dir: Optional[Path] = None) -> Optional[str]:
         head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
     except OSError:
         return None
-    sha = _ref_commit(git_dir, head[len("ref:"):].strip()) if head.startswith("ref:") else head
+    sha = _ref_commit(git_dir, head[len("ref:") :].strip()) if head.startswith("ref:") else head
     if not sha or len(sha) < 7 or not set(sha.lower()) <= _HEX:
         return None
     return sha[:12]

@@ -36,8 +36,7 @@ def _open(path: Union[Path, str], what: str) -> int:
     except PermissionError:
         raise UsageError("%s cannot be read (permission denied); give the path of %s" % (shown, what)) from None
     except OSError as exc:
-        raise UsageError("%s cannot be opened (%s); give the path of %s" % (shown, exc.strerror or exc, what)) \
-            from None
+        raise UsageError("%s cannot be opened (%s); give the path of %s" % (shown, exc.strerror or exc, what)) from None
 
 
 def _too_big(path: Union[Path, str], limit: int, what: str) -> UsageError:
@@ -79,8 +78,10 @@ def _read_pipe(fd: int, path: Union[Path, str], limit: int, what: str, idle_s: f
     while True:
         wait = min(idle_s, deadline - time.monotonic())
         if wait <= 0 or not select.select([fd], [], [], wait)[0]:
-            raise UsageError("%s sent no end of file within %.0f s (a pipe or FIFO nothing is writing to?); "
-                             "give a file, or a pipe that ends" % (path, idle_s if wait > 0 else total_s))
+            raise UsageError(
+                "%s sent no end of file within %.0f s (a pipe or FIFO nothing is writing to?); "
+                "give a file, or a pipe that ends" % (path, idle_s if wait > 0 else total_s)
+            )
         try:
             chunk = os.read(fd, 1024 * 1024)
         except BlockingIOError:

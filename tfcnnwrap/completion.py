@@ -75,9 +75,13 @@ _shtab_tfcnnwrap_sweep_dirs() {
 def _values(name: str, words: List[str]) -> Dict[str, Any]:
     """shtab's ``.complete`` for a flag that takes ``words`` (or a comma list of them)."""
     listed = " ".join(words)
-    function = "_shtab_tfcnnwrap_%s() {\n  _tfcnnwrap_list \"$1\" %s\n}\n" % (name, listed)
-    return {"bash": "_shtab_tfcnnwrap_%s" % name, "zsh": "(%s)" % listed, "fish": listed,
-            "preamble": {"bash": _BASH_LIST + function}}
+    function = '_shtab_tfcnnwrap_%s() {\n  _tfcnnwrap_list "$1" %s\n}\n' % (name, listed)
+    return {
+        "bash": "_shtab_tfcnnwrap_%s" % name,
+        "zsh": "(%s)" % listed,
+        "fish": listed,
+        "preamble": {"bash": _BASH_LIST + function},
+    }
 
 
 def _mark_values(parser: argparse.ArgumentParser, shtab: ModuleType) -> None:

@@ -36,6 +36,7 @@ class Column(Protocol):
     @property
     def wrap(self) -> bool: ...
 
+
 # Two spaces between columns, a rule under the header, no frame: the most columns in the fewest cells.
 GAP = 2
 HIDDEN_HINT = "widen the terminal or use --format csv/json"
@@ -87,25 +88,45 @@ class FittedTable(Table):
     """A rich Table (its columns may still be tweaked: ``no_wrap``, ``min_width``) that chooses at render
     time which columns it can show at the width it is given."""
 
-    def __init__(self, specs: Iterable[Column], cells: Iterable[Sequence[str]], numeric: Iterable[bool],
-                 title: Union[str, Sequence[str], None] = None, caption: Optional[str] = None, hint: str = HIDDEN_HINT):
-        super().__init__(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1),
-                         collapse_padding=True, header_style="bold", show_lines=False)
+    def __init__(
+        self,
+        specs: Iterable[Column],
+        cells: Iterable[Sequence[str]],
+        numeric: Iterable[bool],
+        title: Union[str, Sequence[str], None] = None,
+        caption: Optional[str] = None,
+        hint: str = HIDDEN_HINT,
+    ):
+        super().__init__(
+            box=box.SIMPLE_HEAD,
+            show_edge=False,
+            pad_edge=False,
+            padding=(0, 1),
+            collapse_padding=True,
+            header_style="bold",
+            show_lines=False,
+        )
         self.specs = list(specs)
         self.cells: List[List[str]] = []
         self.fit_title = title
         self.fit_caption = caption
         self.hint = hint
         for spec, is_number in zip(self.specs, numeric):
-            self.add_column(Text(spec.header, no_wrap=False), justify="right" if is_number else "left",
-                            no_wrap=not spec.wrap, overflow="fold")
+            self.add_column(
+                Text(spec.header, no_wrap=False),
+                justify="right" if is_number else "left",
+                no_wrap=not spec.wrap,
+                overflow="fold",
+            )
         for row in cells:
             self.add_row(*row)
 
     def add_row(self, *renderables, **options) -> None:
         """A row of text cells (as make_table gives them); kept as text, which is what the layout measures."""
-        self.cells.append([r.plain if isinstance(r, Text) else "" if r is None else str(r) for r in renderables]
-                          + [""] * (len(self.specs) - len(renderables)))
+        self.cells.append(
+            [r.plain if isinstance(r, Text) else "" if r is None else str(r) for r in renderables]
+            + [""] * (len(self.specs) - len(renderables))
+        )
         super().add_row(*renderables, **options)
 
     # -- layout -----------------------------------------------------------------------------------------
@@ -147,12 +168,20 @@ class FittedTable(Table):
         return keep, [widths[i] for i in keep]
 
     def _inner(self, keep: List[int], widths: Sequence[int]) -> Table:
-        inner = Table(box=self.box, show_edge=False, pad_edge=False, padding=(0, 1), collapse_padding=True,
-                      header_style=self.header_style, show_lines=False)
+        inner = Table(
+            box=self.box,
+            show_edge=False,
+            pad_edge=False,
+            padding=(0, 1),
+            collapse_padding=True,
+            header_style=self.header_style,
+            show_lines=False,
+        )
         for i, w in zip(keep, widths):
             column = self.columns[i]
-            inner.add_column(column.header, justify=column.justify, no_wrap=column.no_wrap,
-                             overflow=column.overflow, width=w)
+            inner.add_column(
+                column.header, justify=column.justify, no_wrap=column.no_wrap, overflow=column.overflow, width=w
+            )
         for row in self.cells:
             inner.add_row(*[Text(str(row[i])) for i in keep])
         return inner
@@ -161,8 +190,11 @@ class FittedTable(Table):
         """Each row as its first cell, then ``header value`` items wrapped between items."""
         for row in self.cells:
             yield Text(" ".join(_lines(row[0])), style="bold", overflow="fold")
-            items = ["%s %s" % (spec.header, " ".join(_lines(cell))) if spec.header else cell
-                     for spec, cell in zip(self.specs[1:], row[1:]) if str(cell).strip()]
+            items = [
+                "%s %s" % (spec.header, " ".join(_lines(cell))) if spec.header else cell
+                for spec, cell in zip(self.specs[1:], row[1:])
+                if str(cell).strip()
+            ]
             for line in wrap_parts(items, max(width - 2, 1), sep="  "):
                 yield Text("  " + line, overflow="fold")
 
@@ -173,8 +205,9 @@ class FittedTable(Table):
             return None
         if isinstance(self.fit_title, (list, tuple)):
             return Text("\n".join(wrap_parts(self.fit_title, width)), style="bold", overflow="fold")
-        return Text("\n".join(wrap_parts(title_words(str(self.fit_title)), width, sep=" ")), style="bold",
-                    overflow="fold")
+        return Text(
+            "\n".join(wrap_parts(title_words(str(self.fit_title)), width, sep=" ")), style="bold", overflow="fold"
+        )
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Union[Table, Text]]:
         width = options.max_width

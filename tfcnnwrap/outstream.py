@@ -50,11 +50,11 @@ class GuardedStream(io.TextIOBase):
             pass
         if reader_left:
             return
-        going_on = "the sweep goes on and records every run" if self._verb in KEEPS_STATUS else (
-            "nothing more is printed")
+        going_on = (
+            "the sweep goes on and records every run" if self._verb in KEEPS_STATUS else ("nothing more is printed")
+        )
         try:
-            sys.stderr.write("tfcnnwrap %s: standard output cannot be written (%s): %s\n"
-                             % (self._verb, why, going_on))
+            sys.stderr.write("tfcnnwrap %s: standard output cannot be written (%s): %s\n" % (self._verb, why, going_on))
             sys.stderr.flush()
         except (OSError, ValueError, AttributeError):
             pass

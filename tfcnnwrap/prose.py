@@ -16,8 +16,10 @@ from typing import IO, List, Optional
 NBSP = "\u00a0"
 # a number, a space, a unit or unit-like word: joined while wrapping, so that no line ends in "82" and the
 # next starts with "°C"
-_UNIT = re.compile(r"(?<=\d) (?=(?:°C|°F|%|W|MHz|GHz|MiB|GiB|KiB|MB|GB|KB|GB/s|s|ms|min|h|images/sec|"
-                   r"runs?|GPUs?|columns?)(?![\w/]))")
+_UNIT = re.compile(
+    r"(?<=\d) (?=(?:°C|°F|%|W|MHz|GHz|MiB|GiB|KiB|MB|GB|KB|GB/s|s|ms|min|h|images/sec|"
+    r"runs?|GPUs?|columns?)(?![\w/]))"
+)
 # a command quoted in backticks (`python -m pip install tf-keras`): broken, a copy of it would not run
 _QUOTED_COMMAND = re.compile(r"`[^`\n]+`")
 CONTINUATION = "  "
@@ -56,8 +58,14 @@ def fill_row(label: str, value: str, width: int, label_width: int = 11) -> List[
     """``  label      value`` wrapped between words at ``width``, the continuation lines aligned under the
     value (``value`` may hold ``whole`` parts)."""
     first = "  %-*s" % (label_width, label)
-    lines = textwrap.wrap(join_units(value), max(20, int(width)), initial_indent=first,
-                          subsequent_indent=" " * len(first), break_long_words=False, break_on_hyphens=False)
+    lines = textwrap.wrap(
+        join_units(value),
+        max(20, int(width)),
+        initial_indent=first,
+        subsequent_indent=" " * len(first),
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
     return [line.replace(NBSP, " ") for line in lines] or [first.rstrip()]
 
 
@@ -70,8 +78,13 @@ def fill(text: str, width: int, indent: str = CONTINUATION) -> Wrapped:
     """``text`` wrapped between words to ``width`` columns (later lines indented by ``indent``), never inside
     a word, a path, a hyphenated flag or a number and its unit; a word longer than the width has its own
     line. ``text`` is one message: a newline in it (a name's) is shown as ``safe_text`` shows it."""
-    wrapped = textwrap.wrap(join_units(safe_text(text)), max(20, int(width)), subsequent_indent=indent,
-                            break_long_words=False, break_on_hyphens=False) or [""]
+    wrapped = textwrap.wrap(
+        join_units(safe_text(text)),
+        max(20, int(width)),
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [""]
     return Wrapped("\n".join(line.replace(NBSP, " ") for line in wrapped))
 
 

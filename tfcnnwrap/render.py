@@ -46,6 +46,8 @@ HUMAN_FIXED_LIMIT = 1e15  # floats this large are shown in scientific notation
 
 # What a spreadsheet reads as a formula when a cell starts with it (OWASP's list): `=cmd|' /C calc'!A0`.
 CSV_FORMULA_START = "=+-@\t\r"
+
+
 def _is_number(text: str) -> bool:
     try:
         return math.isfinite(float(text))
@@ -137,13 +139,13 @@ def md_text(text: str, cell: bool = False) -> str:
 def md_lines(lines: Union[str, Sequence[str]]) -> str:
     """Lines of Markdown text (a caption, notes), each through ``md_text``; a newline inside one is shown, and
     a line starting ``- `` stays an item of a list."""
-    return "\n".join("- " + md_text(line[2:]) if line.startswith("- ") else md_text(line)
-                     for line in ([lines] if isinstance(lines, str) else lines))
+    return "\n".join(
+        "- " + md_text(line[2:]) if line.startswith("- ") else md_text(line)
+        for line in ([lines] if isinstance(lines, str) else lines)
+    )
 
 
-def to_markdown(
-    rows: Sequence[Mapping[str, Any]], columns: Optional[Columns] = None, digits: int = 2
-) -> str:
+def to_markdown(rows: Sequence[Mapping[str, Any]], columns: Optional[Columns] = None, digits: int = 2) -> str:
     cols = _columns(rows, columns)
     # numbers right-aligned, as in the terminal's table
     rule = "|".join("---:" if _numeric(rows, c.key) else "---" for c in cols)
@@ -178,9 +180,14 @@ def _numeric(rows: Sequence[Mapping[str, Any]], key: str) -> bool:
     return bool(texts) and all(_FIGURE.match(v.strip()) for v in texts)
 
 
-def make_table(rows: Sequence[Mapping[str, Any]], columns: Optional[Columns] = None,
-               title: Union[str, List[str], Tuple[str, ...], None] = None, digits: int = 2,
-               caption: Union[str, Sequence[str], None] = None, hint: Optional[str] = None) -> FittedTable:
+def make_table(
+    rows: Sequence[Mapping[str, Any]],
+    columns: Optional[Columns] = None,
+    title: Union[str, List[str], Tuple[str, ...], None] = None,
+    digits: int = 2,
+    caption: Union[str, Sequence[str], None] = None,
+    hint: Optional[str] = None,
+) -> FittedTable:
     """A rich table of ``rows`` that fits the width it is printed at (``fit.FittedTable``): no cell ever
     folds, the highest-priority columns drop out first, a line names them. ``title``: text, or a list of
     parts kept whole and wrapped between them (a GPU name never splits)."""
@@ -192,8 +199,9 @@ def make_table(rows: Sequence[Mapping[str, Any]], columns: Optional[Columns] = N
     if title is not None:
         title = [safe_text(t) for t in title] if isinstance(title, (list, tuple)) else safe_text(title)
     lines = [caption] if isinstance(caption, str) else list(caption or ())
-    return FittedTable(cols, cells, numeric, title=title, caption="\n".join(map(safe_text, lines)) or None,
-                       hint=hint or HIDDEN_HINT)
+    return FittedTable(
+        cols, cells, numeric, title=title, caption="\n".join(map(safe_text, lines)) or None, hint=hint or HIDDEN_HINT
+    )
 
 
 def paragraphs(notes: Sequence[str]) -> List[str]:
@@ -225,8 +233,9 @@ def console(stderr: bool = False, **options: Any) -> Console:
         def print(self, *objects, **kwargs) -> None:
             # a line of text may carry a name from someone's file: show its control characters and newlines
             # (prose.fill's lines were shown one by one and keep the newlines it put between them)
-            super().print(*(safe_text(o) if isinstance(o, str) and not isinstance(o, Wrapped) else o
-                            for o in objects), **kwargs)
+            super().print(
+                *(safe_text(o) if isinstance(o, str) and not isinstance(o, Wrapped) else o for o in objects), **kwargs
+            )
 
     options.setdefault("highlight", False)
     options.setdefault("soft_wrap", False)
@@ -254,7 +263,7 @@ def print_note(out: Console, line: str) -> None:
     for match in _URL.finditer(line):
         url = match.group().rstrip(".,;:)]'\"")  # "(see https://...)": the bracket is the sentence's
         if len(url) > out.width:
-            parts += [line[start:match.start()].rstrip(), url]
+            parts += [line[start : match.start()].rstrip(), url]
             start = match.start() + len(url)
     parts.append(line[start:].strip() if parts else line)
     for k, part in enumerate(parts):
@@ -269,11 +278,18 @@ def print_note(out: Console, line: str) -> None:
             out.print(part, markup=False)
 
 
-def emit(rows: Sequence[Mapping[str, Any]] = (), fmt: str = "table", columns: Optional[Columns] = None,
-         title: Union[str, List[str], Tuple[str, ...], None] = None, digits: int = 2,
-         caption: Union[str, Sequence[str], None] = None, stream: Optional[TextIO] = None,
-         kind: Optional[str] = None, conditions: Optional[Mapping[str, Any]] = None,
-         extra: Optional[Mapping[str, Any]] = None) -> None:
+def emit(
+    rows: Sequence[Mapping[str, Any]] = (),
+    fmt: str = "table",
+    columns: Optional[Columns] = None,
+    title: Union[str, List[str], Tuple[str, ...], None] = None,
+    digits: int = 2,
+    caption: Union[str, Sequence[str], None] = None,
+    stream: Optional[TextIO] = None,
+    kind: Optional[str] = None,
+    conditions: Optional[Mapping[str, Any]] = None,
+    extra: Optional[Mapping[str, Any]] = None,
+) -> None:
     """Write ``rows`` to stdout in ``fmt`` (table, markdown, csv, json or jsonl): the one format dispatcher.
     JSON is the envelope (``jsontext.envelope``) of ``kind`` with ``conditions`` and ``extra`` keys.
     ``caption``: a line, or lines (``paragraphs(notes)`` puts a blank line between notes)."""

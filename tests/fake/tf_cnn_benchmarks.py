@@ -65,15 +65,49 @@ import time
 SEED_2070 = {"resnet50": 176.93, "resnet152": 62.22, "inception3": 113.24, "vgg16": 110.23, "alexnet": 2258.94}
 
 KNOWN_FLAGS = {
-    "model", "batch_size", "num_gpus", "variable_update", "num_batches", "num_warmup_batches", "device",
-    "data_format", "use_fp16", "optimizer", "data_dir", "data_name", "display_every", "xla", "xla_compile",
-    "local_parameter_device", "all_reduce_spec", "forward_only", "print_training_accuracy", "num_epochs",
-    "distortions", "mkl", "num_intra_threads", "num_inter_threads", "train_dir", "allow_growth",
-    "gpu_memory_frac_for_testing", "use_tf_layers", "tfprof_file", "trace_file", "benchmark_log_dir",
+    "model",
+    "batch_size",
+    "num_gpus",
+    "variable_update",
+    "num_batches",
+    "num_warmup_batches",
+    "device",
+    "data_format",
+    "use_fp16",
+    "optimizer",
+    "data_dir",
+    "data_name",
+    "display_every",
+    "xla",
+    "xla_compile",
+    "local_parameter_device",
+    "all_reduce_spec",
+    "forward_only",
+    "print_training_accuracy",
+    "num_epochs",
+    "distortions",
+    "mkl",
+    "num_intra_threads",
+    "num_inter_threads",
+    "train_dir",
+    "allow_growth",
+    "gpu_memory_frac_for_testing",
+    "use_tf_layers",
+    "tfprof_file",
+    "trace_file",
+    "benchmark_log_dir",
 }
 
-DISTRIBUTED_FLAGS = {"job_name", "task_index", "ps_hosts", "worker_hosts", "controller_host", "server_protocol",
-                     "cross_replica_sync", "horovod_device"}
+DISTRIBUTED_FLAGS = {
+    "job_name",
+    "task_index",
+    "ps_hosts",
+    "worker_hosts",
+    "controller_host",
+    "server_protocol",
+    "cross_replica_sync",
+    "horovod_device",
+}
 KNOWN_FLAGS |= DISTRIBUTED_FLAGS
 
 NL = "\r\n" if os.environ.get("FAKE_TFCNN_CRLF") == "1" else "\n"
@@ -90,8 +124,9 @@ def _drift(step, num_batches):
 
 
 def flag_error(message):
-    sys.stderr.write("FATAL Flags parsing error: %s%sPass --helpshort or --helpfull to see help on flags.%s"
-                     % (message, NL, NL))
+    sys.stderr.write(
+        "FATAL Flags parsing error: %s%sPass --helpshort or --helpfull to see help on flags.%s" % (message, NL, NL)
+    )
     sys.stderr.flush()
     sys.exit(1)
 
@@ -168,10 +203,14 @@ def pick_ips(model, per_model):
 
 
 def noise():
-    sys.stderr.write("2026-11-30 10:00:00.000000: I tensorflow/core/platform/cpu_feature_guard.cc:141] Your CPU "
-                     "supports instructions that this TensorFlow binary was not compiled to use: AVX2 FMA" + NL)
-    sys.stderr.write("W1130 10:00:01.000000 140000000000000 deprecation.py:323] From benchmark_cnn.py:2268: "
-                     "Supervisor.__init__ (from tensorflow.python.training.supervisor) is deprecated." + NL)
+    sys.stderr.write(
+        "2026-11-30 10:00:00.000000: I tensorflow/core/platform/cpu_feature_guard.cc:141] Your CPU "
+        "supports instructions that this TensorFlow binary was not compiled to use: AVX2 FMA" + NL
+    )
+    sys.stderr.write(
+        "W1130 10:00:01.000000 140000000000000 deprecation.py:323] From benchmark_cnn.py:2268: "
+        "Supervisor.__init__ (from tensorflow.python.training.supervisor) is deprecated." + NL
+    )
     sys.stderr.flush()
 
 
@@ -179,8 +218,10 @@ def check_data_dir(flags):
     """Upstream's input pipeline finds no files: a traceback and exit 1, as TensorFlow's glob fails."""
     data_dir = flags.get("data_dir")
     if data_dir and not glob.glob(os.path.join(data_dir, "train-*-of-*")):
-        sys.stderr.write("Traceback (most recent call last):" + NL + "ValueError: Found no files in --data_dir "
-                         "matching: %s" % os.path.join(data_dir, "train-*-of-*") + NL)
+        sys.stderr.write(
+            "Traceback (most recent call last):" + NL + "ValueError: Found no files in --data_dir "
+            "matching: %s" % os.path.join(data_dir, "train-*-of-*") + NL
+        )
         sys.stderr.flush()
         sys.exit(1)
 
@@ -212,17 +253,25 @@ def warm_up_fault(fault, batch):
     if fault == "oom":
         sys.stderr.write(
             "2026-11-30 10:00:05.000000: W tensorflow/core/common_runtime/bfc_allocator.cc:271] Allocator "
-            "(GPU_0_bfc) ran out of memory trying to allocate 784.00MiB." + NL
-            + "Traceback (most recent call last):" + NL
+            "(GPU_0_bfc) ran out of memory trying to allocate 784.00MiB."
+            + NL
+            + "Traceback (most recent call last):"
+            + NL
             + "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with "
             "shape[%d,64,112,112] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator "
-            "GPU_0_bfc" % batch + NL)
+            "GPU_0_bfc" % batch + NL
+        )
         sys.stderr.flush()
         return 1
     if fault == "crash":
-        sys.stderr.write("Traceback (most recent call last):" + NL
-                         + "  File \"tf_cnn_benchmarks.py\", line 68, in <module>" + NL
-                         + "ValueError: Invalid data_format" + NL)
+        sys.stderr.write(
+            "Traceback (most recent call last):"
+            + NL
+            + '  File "tf_cnn_benchmarks.py", line 68, in <module>'
+            + NL
+            + "ValueError: Invalid data_format"
+            + NL
+        )
         return 1
     if fault == "segv":
         sys.stdout.flush()
@@ -232,8 +281,9 @@ def warm_up_fault(fault, batch):
     if fault in ("hang", "hang_tree", "hang_tree_setsid"):
         out("Done warm up")
         if fault != "hang":
-            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"],
-                                     start_new_session=fault == "hang_tree_setsid")
+            child = subprocess.Popen(
+                [sys.executable, "-c", "import time; time.sleep(3600)"], start_new_session=fault == "hang_tree_setsid"
+            )
             out("child pid: %d" % child.pid)
         out("hanging")
         fifo = os.environ.get("FAKE_TFCNN_READY_FIFO")
@@ -248,8 +298,9 @@ def warm_up_fault(fault, batch):
         sys.stdout.buffer.write(junk + NL.encode() + bytes(range(256)) + NL.encode())
         sys.stdout.buffer.flush()
     if fault == "huge":
-        line = ("I tensorflow/core/common_runtime/gpu/gpu_device.cc:1511] Adding visible gpu devices: 0 "
-                + "x" * 900 + NL)
+        line = (
+            "I tensorflow/core/common_runtime/gpu/gpu_device.cc:1511] Adding visible gpu devices: 0 " + "x" * 900 + NL
+        )
         chunk = line * 1000
         mb = float(os.environ.get("FAKE_TFCNN_HUGE_MB", "100"))
         for _ in range(int(mb * 1024 * 1024 / len(chunk)) + 1):
@@ -326,8 +377,10 @@ def print_steps(step_ips, num_batches, delay):
         if step == 0 or (step + 1) % 10 == 0:
             if delay:
                 time.sleep(delay)
-            out("%i\timages/sec: %.1f +/- %.1f (jitter = %.1f)\t%.3f"
-                % (step + 1, step_ips * (0.995 if step == 0 else 1.0) * _drift(step, num_batches), 0.3, 0.8, loss))
+            out(
+                "%i\timages/sec: %.1f +/- %.1f (jitter = %.1f)\t%.3f"
+                % (step + 1, step_ips * (0.995 if step == 0 else 1.0) * _drift(step, num_batches), 0.3, 0.8, loss)
+            )
             loss -= 0.05
 
 
@@ -353,8 +406,9 @@ LEFT_CHILD = (
 def leave_child(setsid=False):
     """A child that outlives the benchmark and keeps its stdout (the caller's pipe) open; ``setsid``: in a
     session (and process group) of its own, out of reach of a group kill."""
-    child = subprocess.Popen([sys.executable, "-c", LEFT_CHILD, str(os.getpid())], stdin=subprocess.PIPE,
-                             start_new_session=setsid)
+    child = subprocess.Popen(
+        [sys.executable, "-c", LEFT_CHILD, str(os.getpid())], stdin=subprocess.PIPE, start_new_session=setsid
+    )
     out("child pid: %d" % child.pid)
 
 
@@ -365,8 +419,14 @@ def task_fault(flags):
 
 
 def value_error(message):
-    sys.stderr.write("Traceback (most recent call last):" + NL + '  File "benchmark_cnn.py", line 1607, in __init__'
-                     + NL + "ValueError: %s" % message + NL)
+    sys.stderr.write(
+        "Traceback (most recent call last):"
+        + NL
+        + '  File "benchmark_cnn.py", line 1607, in __init__'
+        + NL
+        + "ValueError: %s" % message
+        + NL
+    )
     sys.stderr.flush()
     return 1
 
@@ -399,6 +459,7 @@ def own_address(flags):
 def wait_for(address):
     """Connect until ``address`` accepts, as a TensorFlow session does: forever, silently."""
     import socket
+
     host, _, port = address.rpartition(":")
     while True:
         try:
@@ -411,6 +472,7 @@ def wait_for(address):
 def distributed_task(flags, fault):
     """Refuse what upstream refuses, write the pid, bind the port (None: go on)."""
     import socket
+
     refusal = distributed_refusal(flags)
     if refusal:
         return value_error(refusal)
@@ -427,11 +489,16 @@ def distributed_task(flags, fault):
         try:
             server.bind(("", address[1]))
         except OSError as exc:
-            sys.stderr.write("E0000 grpc_server_lib.cc:618] UNKNOWN: Could not start gRPC server" + NL
-                             + "Traceback (most recent call last):" + NL
-                             + '  File "cnn_util.py", line 239, in __init__' + NL
-                             + "tensorflow.python.framework.errors_impl.UnknownError: Could not start gRPC "
-                             "server (%s)" % exc + NL)
+            sys.stderr.write(
+                "E0000 grpc_server_lib.cc:618] UNKNOWN: Could not start gRPC server"
+                + NL
+                + "Traceback (most recent call last):"
+                + NL
+                + '  File "cnn_util.py", line 239, in __init__'
+                + NL
+                + "tensorflow.python.framework.errors_impl.UnknownError: Could not start gRPC "
+                "server (%s)" % exc + NL
+            )
             return 1
         SERVERS.append(server)  # listens once the task is up (distributed_join): peers wait until then
     return None
@@ -442,6 +509,7 @@ SERVERS = []
 
 def host_factor():
     import socket
+
     for item in os.environ.get("FAKE_TFCNN_HOST_FACTOR", "").split(","):
         host, eq, factor = item.partition("=")
         if eq and host.strip() == socket.gethostname():
@@ -452,6 +520,7 @@ def host_factor():
 def announce(name):
     """One line into FAKE_TFCNN_TASKS_FIFO (atomic: shorter than PIPE_BUF); nothing when no one reads it."""
     import socket
+
     path = os.environ.get("FAKE_TFCNN_TASKS_FIFO")
     if not path:
         return
@@ -477,8 +546,10 @@ def distributed_join(flags, fault):
     announce("%s%s" % (job, index))
     if blocks:
         if fault == "oom":
-            sys.stderr.write("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating "
-                             "tensor on /job:%s/replica:0/task:%s" % (job, index) + NL)
+            sys.stderr.write(
+                "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating "
+                "tensor on /job:%s/replica:0/task:%s" % (job, index) + NL
+            )
             return 1
         if fault == "crash":
             return value_error("Simulated crash in %s%s" % (job, index))

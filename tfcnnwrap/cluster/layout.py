@@ -78,8 +78,15 @@ class Task:
         return "%s%d" % (self.role, self.index)
 
     def to_dict(self) -> dict:
-        return {"role": self.role, "index": self.index, "host": self.host, "port": self.port,
-                "reports": self.reports, "stop_at_end": self.stop_at_end, "env": dict(self.env)}
+        return {
+            "role": self.role,
+            "index": self.index,
+            "host": self.host,
+            "port": self.port,
+            "reports": self.reports,
+            "stop_at_end": self.stop_at_end,
+            "env": dict(self.env),
+        }
 
 
 @dataclass(frozen=True)
@@ -151,9 +158,14 @@ class ClusterPlan:
         return [t.host for t in self.tasks]
 
     def to_dict(self) -> dict:
-        return {"format": FORMAT, "mode": self.mode, "all_reduce_spec": self.all_reduce_spec,
-                "branch": self.branch, "extra_worker_flags": list(self.extra_worker_flags),
-                "tasks": [t.to_dict() for t in self.tasks]}
+        return {
+            "format": FORMAT,
+            "mode": self.mode,
+            "all_reduce_spec": self.all_reduce_spec,
+            "branch": self.branch,
+            "extra_worker_flags": list(self.extra_worker_flags),
+            "tasks": [t.to_dict() for t in self.tasks],
+        }
 
     def to_json(self) -> str:
         return jsontext.dumps(self.to_dict(), indent=2) + "\n"
@@ -182,16 +194,26 @@ def _plan_from_dict(data: Dict[str, Any]) -> ClusterPlan:
         if item["role"] not in ROLES:
             raise ValueError("unknown role %r" % item["role"])
         env = item.get("env") or {}
-        tasks.append(Task(
-            role=item["role"], index=_int(item["index"]), host=_host(item["host"]), port=_int(item["port"]),
-            reports=bool(item.get("reports")), stop_at_end=bool(item.get("stop_at_end")),
-            env=tuple((str(k), str(v)) for k, v in env.items()),
-        ))
+        tasks.append(
+            Task(
+                role=item["role"],
+                index=_int(item["index"]),
+                host=_host(item["host"]),
+                port=_int(item["port"]),
+                reports=bool(item.get("reports")),
+                stop_at_end=bool(item.get("stop_at_end")),
+                env=tuple((str(k), str(v)) for k, v in env.items()),
+            )
+        )
     if data["mode"] not in DISTRIBUTED_MODES:
         raise ValueError("mode %r" % data["mode"])
-    return ClusterPlan(mode=data["mode"], tasks=tuple(tasks), all_reduce_spec=data.get("all_reduce_spec"),
-                       branch=data.get("branch"),
-                       extra_worker_flags=tuple(str(f) for f in data.get("extra_worker_flags") or ()))
+    return ClusterPlan(
+        mode=data["mode"],
+        tasks=tuple(tasks),
+        all_reduce_spec=data.get("all_reduce_spec"),
+        branch=data.get("branch"),
+        extra_worker_flags=tuple(str(f) for f in data.get("extra_worker_flags") or ()),
+    )
 
 
 def _int(value: object) -> int:
@@ -235,23 +257,30 @@ def flag_value(argv: Sequence[str], name: str) -> Optional[str]:
     return found
 
 
-def validate(mode: str, workers: int, ps: Optional[int], branch: Optional[str] = None,
-             all_reduce_spec: Optional[str] = None) -> Tuple[int, Optional[str]]:
+def validate(
+    mode: str, workers: int, ps: Optional[int], branch: Optional[str] = None, all_reduce_spec: Optional[str] = None
+) -> Tuple[int, Optional[str]]:
     """(number of ps, all_reduce_spec) for a valid job; UsageError naming the fix otherwise."""
     if mode in ("replicated", "independent"):
         raise UsageError(
             "--variable-update %s runs on one machine only (tf_cnn_benchmarks refuses it with --job_name): "
             "with --cluster use parameter_server, distributed_replicated, collective_all_reduce or "
-            "distributed_all_reduce" % mode)
+            "distributed_all_reduce" % mode
+        )
     if mode == "horovod":
-        raise UsageError("--variable-update horovod is started by mpirun or horovodrun, not by tfcnnwrap's "
-                         "--cluster: drop --cluster, or use parameter_server or collective_all_reduce")
+        raise UsageError(
+            "--variable-update horovod is started by mpirun or horovodrun, not by tfcnnwrap's "
+            "--cluster: drop --cluster, or use parameter_server or collective_all_reduce"
+        )
     if mode not in DISTRIBUTED_MODES:
-        raise UsageError("unknown --variable-update %r: with --cluster use one of %s"
-                         % (mode, ", ".join(DISTRIBUTED_MODES)))
+        raise UsageError(
+            "unknown --variable-update %r: with --cluster use one of %s" % (mode, ", ".join(DISTRIBUTED_MODES))
+        )
     if mode not in modes_for_branch(branch):
-        raise UsageError("%s needs a tf_cnn_benchmarks checkout of cnn_tf_v1.9_compatible or newer (this one is "
-                         "%s): run `tfcnnwrap setup --branch master`, or use parameter_server" % (mode, branch))
+        raise UsageError(
+            "%s needs a tf_cnn_benchmarks checkout of cnn_tf_v1.9_compatible or newer (this one is "
+            "%s): run `tfcnnwrap setup --branch master`, or use parameter_server" % (mode, branch)
+        )
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise UsageError("a cluster job needs at least one worker, not %r: pass --workers 1 or more" % (workers,))
     if mode in PS_MODES:
@@ -268,21 +297,32 @@ def validate(mode: str, workers: int, ps: Optional[int], branch: Optional[str] =
 def _spec(mode: str, workers: int, spec: Optional[str]) -> Optional[str]:
     if mode == "collective_all_reduce":
         if spec not in (None, "", "collective"):
-            raise UsageError("collective_all_reduce takes --all_reduce_spec=collective only, not %r: drop it "
-                             "from the extra flags" % spec)
+            raise UsageError(
+                "collective_all_reduce takes --all_reduce_spec=collective only, not %r: drop it "
+                "from the extra flags" % spec
+            )
         return "collective"
     if mode == "distributed_all_reduce":
         if spec and workers > 1 and "nccl" in spec.split("#")[-1].split("/")[0]:
-            raise UsageError("--all_reduce_spec=%s cannot reduce across workers: use pscpu (the default), "
-                             "psgpu or xring" % spec)
+            raise UsageError(
+                "--all_reduce_spec=%s cannot reduce across workers: use pscpu (the default), psgpu or xring" % spec
+            )
         return spec or DEFAULT_DAR_SPEC
     return None
 
 
-def build_plan(mode: str, workers: int, ps: Optional[int] = None, hosts: Sequence[str] = ("localhost",),
-               ports: Optional[Sequence[int]] = None, base_port: int = DEFAULT_BASE_PORT,
-               branch: Optional[str] = None, all_reduce_spec: Optional[str] = None,
-               gpus_per_host: Optional[int] = None, gpus_per_worker: int = 1) -> ClusterPlan:
+def build_plan(
+    mode: str,
+    workers: int,
+    ps: Optional[int] = None,
+    hosts: Sequence[str] = ("localhost",),
+    ports: Optional[Sequence[int]] = None,
+    base_port: int = DEFAULT_BASE_PORT,
+    branch: Optional[str] = None,
+    all_reduce_spec: Optional[str] = None,
+    gpus_per_host: Optional[int] = None,
+    gpus_per_worker: int = 1,
+) -> ClusterPlan:
     """The job's tasks: ps first, then workers, then the controller (that order is also the Slurm
     ``SLURM_PROCID`` order), placed round-robin over ``hosts`` in that order. ``ports``: one per task in
     that order (the local backend's free ports); otherwise each host counts up from ``base_port``. ps and
@@ -304,10 +344,10 @@ def build_plan(mode: str, workers: int, ps: Optional[int] = None, hosts: Sequenc
     for (role, index, host), port in zip(roles, addresses):
         reports = role == "controller" or (role == "worker" and index == 0 and mode != "distributed_all_reduce")
         stop = role == "ps" or (role == "worker" and mode == "distributed_all_reduce")
-        tasks.append(Task(role, index, host, port, reports=reports, stop_at_end=stop,
-                          env=gpu_env.get((role, index), ())))
-    return ClusterPlan(mode=mode, tasks=tuple(tasks), all_reduce_spec=spec, branch=branch,
-                       extra_worker_flags=extra)
+        tasks.append(
+            Task(role, index, host, port, reports=reports, stop_at_end=stop, env=gpu_env.get((role, index), ()))
+        )
+    return ClusterPlan(mode=mode, tasks=tuple(tasks), all_reduce_spec=spec, branch=branch, extra_worker_flags=extra)
 
 
 def _checked_host(host: str) -> str:
@@ -321,8 +361,9 @@ def _ports(roles: List[Tuple[str, int, str]], ports: Optional[Sequence[int]], ba
     if ports is not None:
         ports = list(ports)
         if len(ports) != len(roles):
-            raise UsageError("the cluster plan has %d tasks but %d ports: give one port per task"
-                             % (len(roles), len(ports)))
+            raise UsageError(
+                "the cluster plan has %d tasks but %d ports: give one port per task" % (len(roles), len(ports))
+            )
         if len(set(zip((r[2] for r in roles), ports))) != len(ports):
             raise UsageError("two tasks of the cluster plan share a host and port: give each its own port")
         return ports

@@ -100,14 +100,28 @@ def free_ports(count: int) -> List[int]:
             sock.close()
 
 
-def local_plan(mode: str = "parameter_server", workers: int = 1, ps: Optional[int] = None, branch: Optional[str] = None,
-               all_reduce_spec: Optional[str] = None, gpus_per_host: Optional[int] = None,
-               gpus_per_worker: int = 1) -> ClusterPlan:
+def local_plan(
+    mode: str = "parameter_server",
+    workers: int = 1,
+    ps: Optional[int] = None,
+    branch: Optional[str] = None,
+    all_reduce_spec: Optional[str] = None,
+    gpus_per_host: Optional[int] = None,
+    gpus_per_worker: int = 1,
+) -> ClusterPlan:
     """A plan on this machine on free ports (UsageError for a job tf_cnn_benchmarks would refuse)."""
     probe = build_plan(mode, workers, ps, hosts=(LOCAL_HOST,), branch=branch, all_reduce_spec=all_reduce_spec)
-    return build_plan(mode, workers, ps, hosts=(LOCAL_HOST,), ports=free_ports(len(probe.tasks)), branch=branch,
-                      all_reduce_spec=all_reduce_spec, gpus_per_host=gpus_per_host,
-                      gpus_per_worker=gpus_per_worker)
+    return build_plan(
+        mode,
+        workers,
+        ps,
+        hosts=(LOCAL_HOST,),
+        ports=free_ports(len(probe.tasks)),
+        branch=branch,
+        all_reduce_spec=all_reduce_spec,
+        gpus_per_host=gpus_per_host,
+        gpus_per_worker=gpus_per_worker,
+    )
 
 
 def run_job(
@@ -134,6 +148,7 @@ def run_job(
     ``relative_to`` (the sweep directory) when given. ``on_step(step)`` is called on this thread for each
     step line of the reporting task. ``stop``: a StopSignal; Ctrl-C works too. Both give ``interrupted``.
     """
+
     def attempt(number: int, timeout: float) -> JobOutcome:  # fresh free ports each time
         plan = local_plan(mode, workers, ps, branch, all_reduce_spec, gpus_per_host, gpus_per_worker)
         return run_plan(plan, base_argv, cwd, env, log_dir, run_name, timeout, on_step, stop, relative_to)
@@ -219,8 +234,14 @@ class _TaskRun:
 
 class _Job:
     def __init__(
-        self, plan: ClusterPlan, log_dir: Union[Path, str], run_name: str, on_step: Optional[Callable],
-        launcher: Optional[Callable] = None, backend: str = "local", watch: Optional[NodeWatch] = None
+        self,
+        plan: ClusterPlan,
+        log_dir: Union[Path, str],
+        run_name: str,
+        on_step: Optional[Callable],
+        launcher: Optional[Callable] = None,
+        backend: str = "local",
+        watch: Optional[NodeWatch] = None,
     ) -> None:
         self.plan = plan
         self.watch = watch
@@ -229,8 +250,7 @@ class _Job:
         # SimpleQueue: put() is reentrant, so a StopSignal may be set from a signal handler.
         self.events: queue.SimpleQueue = queue.SimpleQueue()
         self.on_step = on_step
-        self.runs = [_TaskRun(t, Path(log_dir) / ("%s.%s.log" % (run_name, t.name)), self.events)
-                     for t in plan.tasks]
+        self.runs = [_TaskRun(t, Path(log_dir) / ("%s.%s.log" % (run_name, t.name)), self.events) for t in plan.tasks]
         self.failed: Optional[_TaskRun] = None
         self.grace_timer: Optional[threading.Timer] = None
 
@@ -340,11 +360,21 @@ class _Job:
                 run.log.close()
 
 
-def run_plan(plan: ClusterPlan, base_argv: Sequence[str], cwd: Union[Path, str], env: Mapping[str, str],
-             log_dir: Union[Path, str], run_name: str, timeout_s: Optional[float] = None,
-             on_step: Optional[Callable] = None, stop: Optional[StopSignal] = None, relative_to: Optional[Path] = None,
-             launcher: Optional[Callable] = None, backend: str = "local", watch: Optional[NodeWatch] = None
-             ) -> JobOutcome:
+def run_plan(
+    plan: ClusterPlan,
+    base_argv: Sequence[str],
+    cwd: Union[Path, str],
+    env: Mapping[str, str],
+    log_dir: Union[Path, str],
+    run_name: str,
+    timeout_s: Optional[float] = None,
+    on_step: Optional[Callable] = None,
+    stop: Optional[StopSignal] = None,
+    relative_to: Optional[Path] = None,
+    launcher: Optional[Callable] = None,
+    backend: str = "local",
+    watch: Optional[NodeWatch] = None,
+) -> JobOutcome:
     """Run every task of ``plan`` (its ports fixed) once; see run_job.
 
     ``launcher(task, argv) -> argv`` starts a task some other way, e.g. ``["srun", "--nodes=1", "--ntasks=1",
@@ -392,14 +422,24 @@ def _outcome(job: _Job, verdict: str, duration_s: float, relative_to: Optional[P
             status = "crashed"
         failure = ("timeout: " if status == "timeout" else "") + "; ".join(lost)
     elif job.failed is not None:
-        reason = (job.failed.parsed or ParsedLog()).failure_message or last_line(job.failed.log_path) or (
-            "exited with code %s" % job.failed.exit_code)
+        reason = (
+            (job.failed.parsed or ParsedLog()).failure_message
+            or last_line(job.failed.log_path)
+            or ("exited with code %s" % job.failed.exit_code)
+        )
         failure = "%s: %s" % (job.failed.task.name, reason)
     return JobOutcome(
-        status=status, exit_code=decider.exit_code, duration_s=duration_s, parsed=decider.parsed or ParsedLog(),
-        interrupted=verdict == "interrupted", log_bytes=sum(r.log_bytes for r in job.runs),
-        cluster=_cluster_field(job, relative_to), log=decider.log_path,
-        failed_task=job.failed.task.name if job.failed else None, failure=failure, hung_after_total=hung,
+        status=status,
+        exit_code=decider.exit_code,
+        duration_s=duration_s,
+        parsed=decider.parsed or ParsedLog(),
+        interrupted=verdict == "interrupted",
+        log_bytes=sum(r.log_bytes for r in job.runs),
+        cluster=_cluster_field(job, relative_to),
+        log=decider.log_path,
+        failed_task=job.failed.task.name if job.failed else None,
+        failure=failure,
+        hung_after_total=hung,
     )
 
 
@@ -422,13 +462,29 @@ def _cluster_field(job: _Job, relative_to: Optional[Path]) -> dict:
         if relative_to is not None:
             log = Path(os.path.relpath(str(log), str(relative_to)))
         parsed = run.parsed or ParsedLog()
-        tasks.append({
-            "role": run.task.role, "index": run.task.index, "host": run.task.host, "port": run.task.port,
-            "reports": run.task.reports, "pid": run.proc.pid if run.proc else None,
-            "exit_code": run.exit_code, "stopped": run.stopped,
-            "status": "stopped" if run.stopped else run.status(), "log": log.as_posix(),
-            "images_per_sec": parsed.total_images_per_sec, "command": [str(a) for a in run.argv or ()],
-            "env": dict(run.task.env), "lost": run.lost,
-        })
-    return {"backend": job.backend, "mode": job.plan.mode, "all_reduce_spec": job.plan.all_reduce_spec,
-            "workers": job.plan.workers, "ps": len(job.plan.by_role("ps")), "tasks": tasks}
+        tasks.append(
+            {
+                "role": run.task.role,
+                "index": run.task.index,
+                "host": run.task.host,
+                "port": run.task.port,
+                "reports": run.task.reports,
+                "pid": run.proc.pid if run.proc else None,
+                "exit_code": run.exit_code,
+                "stopped": run.stopped,
+                "status": "stopped" if run.stopped else run.status(),
+                "log": log.as_posix(),
+                "images_per_sec": parsed.total_images_per_sec,
+                "command": [str(a) for a in run.argv or ()],
+                "env": dict(run.task.env),
+                "lost": run.lost,
+            }
+        )
+    return {
+        "backend": job.backend,
+        "mode": job.plan.mode,
+        "all_reduce_spec": job.plan.all_reduce_spec,
+        "workers": job.plan.workers,
+        "ps": len(job.plan.by_role("ps")),
+        "tasks": tasks,
+    }

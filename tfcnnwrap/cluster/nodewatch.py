@@ -71,8 +71,11 @@ class NodeWatch:
         if self.job_id is None:
             return False
         try:
-            done = slurm.run_slurm(["squeue", "--noheader", "--jobs=%s" % self.job_id, "--format=%T"],
-                                "squeue --jobs=%s" % self.job_id, check=False)
+            done = slurm.run_slurm(
+                ["squeue", "--noheader", "--jobs=%s" % self.job_id, "--format=%T"],
+                "squeue --jobs=%s" % self.job_id,
+                check=False,
+            )
         except (TfcnnwrapError, OSError):
             # No answer (a controller busy with the failure, no process to be had): the run failed on its node,
             # which is true either way; an ending allocation stops the sweep through its own signal.

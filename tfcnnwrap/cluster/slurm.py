@@ -88,8 +88,10 @@ def warn_cleanup(why: str) -> None:
     """One warning line on stderr for a step clean-up that failed (a Slurm tool that hung, failed or could
     not run): it comes after the run and never decides it, so it is no error."""
     try:
-        sys.stderr.write("tfcnnwrap sweep: warning: could not release the run's Slurm steps (%s); the run is "
-                         "recorded from its logs; check `squeue --steps` before the next job\n" % why)
+        sys.stderr.write(
+            "tfcnnwrap sweep: warning: could not release the run's Slurm steps (%s); the run is "
+            "recorded from its logs; check `squeue --steps` before the next job\n" % why
+        )
         sys.stderr.flush()
     except (OSError, ValueError, AttributeError):
         pass  # no stderr to warn on: the record is what matters
@@ -110,8 +112,10 @@ def allocation(environ: Optional[Mapping[str, str]] = None) -> Allocation:
         raise UsageError(NOT_IN_ALLOCATION)
     nodelist = environ.get("SLURM_JOB_NODELIST") or environ.get("SLURM_NODELIST")
     if not nodelist:
-        raise UsageError("SLURM_JOB_ID is %s but SLURM_JOB_NODELIST is not set: run tfcnnwrap in the "
-                         "allocation's own shell or batch script, not with a hand-set SLURM_JOB_ID" % job_id)
+        raise UsageError(
+            "SLURM_JOB_ID is %s but SLURM_JOB_NODELIST is not set: run tfcnnwrap in the "
+            "allocation's own shell or batch script, not with a hand-set SLURM_JOB_ID" % job_id
+        )
     done = run_slurm(["scontrol", "show", "hostnames", nodelist], "scontrol show hostnames %s" % nodelist)
     nodes = tuple(line.strip() for line in done.stdout.splitlines() if line.strip())
     if not nodes:
@@ -125,8 +129,10 @@ def literal_pattern(path: Union[Path, str]) -> str:
     makes srun take the whole pattern literally (no ``%N``: every node would write one file): refused."""
     text = str(Path(path).absolute())
     if "\\" in text and os.sep != "\\":
-        raise UsageError("%s holds a backslash, which makes srun ignore its --output pattern (every node's log "
-                         "would be one file): give --out a path without one" % text)
+        raise UsageError(
+            "%s holds a backslash, which makes srun ignore its --output pattern (every node's log "
+            "would be one file): give --out a path without one" % text
+        )
     return text.replace("%", "%%")
 
 
@@ -136,16 +142,18 @@ def job_nodes(job_id: str, fallback: Sequence[str]) -> Tuple[str, ...]:
     asking for it is refused. ``fallback`` (the allocation's nodes) when Slurm does not say, with a warning
     when its tool hung or could not run: a slow controller is no reason to lose the run."""
     try:
-        done = run_slurm(["squeue", "--noheader", "--jobs=%s" % job_id, "--format=%N"], "squeue --jobs=%s" % job_id,
-                      check=False)
+        done = run_slurm(
+            ["squeue", "--noheader", "--jobs=%s" % job_id, "--format=%N"], "squeue --jobs=%s" % job_id, check=False
+        )
     except SetupError as exc:
         sys.stderr.write("tfcnnwrap sweep: warning: %s; the run uses the allocation's nodes\n" % exc.message)
         return tuple(fallback)
     nodelist = done.stdout.strip().splitlines()[0].strip() if done.returncode == 0 and done.stdout.strip() else ""
     if not nodelist:
         return tuple(fallback)
-    expanded = run_slurm(["scontrol", "show", "hostnames", nodelist], "scontrol show hostnames %s" % nodelist,
-                      check=False)
+    expanded = run_slurm(
+        ["scontrol", "show", "hostnames", nodelist], "scontrol show hostnames %s" % nodelist, check=False
+    )
     nodes = tuple(line.strip() for line in expanded.stdout.splitlines() if line.strip())
     return nodes if expanded.returncode == 0 and nodes else tuple(fallback)
 
@@ -195,8 +203,11 @@ def unique_step_name(prefix: str = "tfcnnwrap") -> str:
 def find_step(job_id: str, job_name: str) -> Optional[str]:
     """The step id (``"0"`` of ``123.0``) of the running step named ``job_name`` in job ``job_id``, or None
     when there is none (not started yet, already ended, or the job itself is gone)."""
-    done = run_slurm(["squeue", "--noheader", "--steps", "--jobs=%s" % job_id, "--format=%i|%j"],
-                  "squeue --steps --jobs=%s" % job_id, check=False)
+    done = run_slurm(
+        ["squeue", "--noheader", "--steps", "--jobs=%s" % job_id, "--format=%i|%j"],
+        "squeue --steps --jobs=%s" % job_id,
+        check=False,
+    )
     if done.returncode != 0:  # "Invalid job id specified": the job has ended
         return None
     for line in done.stdout.splitlines():
@@ -209,8 +220,11 @@ def find_step(job_id: str, job_name: str) -> Optional[str]:
 
 def running_steps(job_id: str) -> List[str]:
     """Ids (``"123.0"``) of the steps running in job ``job_id``, the batch and extern steps left out."""
-    done = run_slurm(["squeue", "--noheader", "--steps", "--jobs=%s" % job_id, "--format=%i"],
-                  "squeue --steps --jobs=%s" % job_id, check=False)
+    done = run_slurm(
+        ["squeue", "--noheader", "--steps", "--jobs=%s" % job_id, "--format=%i"],
+        "squeue --steps --jobs=%s" % job_id,
+        check=False,
+    )
     if done.returncode != 0:
         return []
     steps = [line.strip() for line in done.stdout.splitlines() if line.strip()]
@@ -220,8 +234,10 @@ def running_steps(job_id: str) -> List[str]:
 def cancel_step(job_id: str, step_id: str) -> bool:
     """``scancel JOB.STEP``: every task of the step gets SIGTERM, then SIGKILL after the cluster's KillWait.
     False when Slurm refused (the step had already ended)."""
-    return run_slurm(["scancel", "%s.%s" % (job_id, step_id)], "scancel %s.%s" % (job_id, step_id),
-                  check=False).returncode == 0
+    return (
+        run_slurm(["scancel", "%s.%s" % (job_id, step_id)], "scancel %s.%s" % (job_id, step_id), check=False).returncode
+        == 0
+    )
 
 
 def wait_until(done: Callable[[], bool], timeout: float) -> bool:
@@ -288,14 +304,24 @@ def _refuse_planted_links(output_pattern: str, ntasks: int) -> None:
         for task in range(ntasks):
             path = output_pattern.replace("%t", str(task))
             if safefs.is_link(path):
-                raise safefs.LinkRefused("%s is a symbolic link; tfcnnwrap never writes through links: remove it"
-                                         % path)
+                raise safefs.LinkRefused(
+                    "%s is a symbolic link; tfcnnwrap never writes through links: remove it" % path
+                )
 
 
-def launch_step(argv: Sequence, ntasks: int, nodes: Optional[int] = None, ntasks_per_node: Optional[int] = None,
-                output_pattern: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
-                job_name: Optional[str] = None, srun_log: Optional[Path] = None, alloc: Optional[Allocation] = None,
-                overlap: bool = False, no_kill: bool = False) -> Step:
+def launch_step(
+    argv: Sequence,
+    ntasks: int,
+    nodes: Optional[int] = None,
+    ntasks_per_node: Optional[int] = None,
+    output_pattern: Optional[str] = None,
+    env: Optional[Mapping[str, str]] = None,
+    job_name: Optional[str] = None,
+    srun_log: Optional[Path] = None,
+    alloc: Optional[Allocation] = None,
+    overlap: bool = False,
+    no_kill: bool = False,
+) -> Step:
     """Start ``argv`` as one Slurm job step of ``ntasks`` tasks in the current allocation; returns at once.
 
     ``output_pattern``: srun's ``--output`` (``logs/run-%t.log`` gives one file per task; stdout and stderr
@@ -309,14 +335,14 @@ def launch_step(argv: Sequence, ntasks: int, nodes: Optional[int] = None, ntasks
         output_pattern = str(Path(output_pattern).absolute())
         _refuse_planted_links(output_pattern, ntasks)
     name = job_name or unique_step_name()
-    command = srun_command(argv, ntasks, name, alloc.job_id, nodes, ntasks_per_node, output_pattern, overlap,
-                           no_kill)
+    command = srun_command(argv, ntasks, name, alloc.job_id, nodes, ntasks_per_node, output_pattern, overlap, no_kill)
     child_env = dict(os.environ)
     child_env.update({str(k): str(v) for k, v in (env or {}).items()})
     log = safefs.open_append(srun_log) if srun_log is not None else None
     try:
-        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=child_env,
-                                **procs.popen_group_kwargs())
+        proc = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=child_env, **procs.popen_group_kwargs()
+        )
     except FileNotFoundError:
         raise SetupError("srun not found on PATH: run tfcnnwrap on a node of the Slurm cluster") from None
     finally:

@@ -43,7 +43,8 @@ def resolve(args: Namespace, environ: Mapping[str, str]) -> Tuple[List[str], Dic
         plan = ClusterPlan.from_json(Path(args.plan).read_text(encoding="utf-8"))
     except OSError as exc:
         raise UsageError(
-            "cannot read the cluster plan %s (%s): pass --plan PLAN.json" % (args.plan, exc.strerror)) from None
+            "cannot read the cluster plan %s (%s): pass --plan PLAN.json" % (args.plan, exc.strerror)
+        ) from None
     index = args.index
     if index is None:
         procid = environ.get("SLURM_PROCID")
@@ -51,8 +52,10 @@ def resolve(args: Namespace, environ: Mapping[str, str]) -> Tuple[List[str], Dic
             raise UsageError("no task index: pass --index N, or run under srun (which sets SLURM_PROCID)")
         index = int(procid)
     if not 0 <= index < len(plan.tasks):
-        raise UsageError("task %d is not in the plan, which has %d tasks: run srun with --ntasks=%d"
-                         % (index, len(plan.tasks), len(plan.tasks)))
+        raise UsageError(
+            "task %d is not in the plan, which has %d tasks: run srun with --ntasks=%d"
+            % (index, len(plan.tasks), len(plan.tasks))
+        )
     task = plan.tasks[index]
     script = Path(args.script).resolve()
     if not script.is_file():
@@ -72,8 +75,10 @@ def _warn_if_elsewhere(task: Task) -> None:
     here = socket.gethostname()
     if task.host in LOCAL_NAMES or task.host in (here, here.split(".")[0]) or task.host[0].isdigit():
         return
-    sys.stderr.write("tfcnnwrap.cluster.task: warning: %s runs on %s, but the plan puts it on %s (give srun the plan's "
-                     "hostfile with --distribution=arbitrary)\n" % (task.name, here, task.host))
+    sys.stderr.write(
+        "tfcnnwrap.cluster.task: warning: %s runs on %s, but the plan puts it on %s (give srun the plan's "
+        "hostfile with --distribution=arbitrary)\n" % (task.name, here, task.host)
+    )
 
 
 def main(argv: Optional[List[str]] = None) -> int:

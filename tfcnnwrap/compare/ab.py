@@ -59,7 +59,7 @@ def _both_moments(baseline: List[Any], candidate: List[Any]) -> Optional[Tuple[T
 
 
 def _welch_df(nb: int, vb: float, nc: int, vc: float) -> float:
-    return (vb + vc) ** 2 / (vb ** 2 / (nb - 1) + vc ** 2 / (nc - 1))
+    return (vb + vc) ** 2 / (vb**2 / (nb - 1) + vc**2 / (nc - 1))
 
 
 def welch(baseline: List[Any], candidate: List[Any]) -> Tuple[Optional[float], Optional[bool]]:
@@ -121,8 +121,12 @@ def _log_terms(row: ChangeRow) -> Optional[Tuple[float, float, float, float]]:
     if not (nb and nc and nb > 1 and nc > 1) or sb is None or sc is None or not row.baseline or not row.candidate:
         return None
     rb, rc = (sb / row.baseline) ** 2 / nb, (sc / row.candidate) ** 2 / nc
-    return math.log(row.candidate / row.baseline), rb + rc, rb ** 2 / (nb - 1) + rc ** 2 / (nc - 1), \
-        (sb / row.baseline) ** 2 + (sc / row.candidate) ** 2
+    return (
+        math.log(row.candidate / row.baseline),
+        rb + rc,
+        rb**2 / (nb - 1) + rc**2 / (nc - 1),
+        (sb / row.baseline) ** 2 + (sc / row.candidate) ** 2,
+    )
 
 
 def geomean_change(rows: Sequence[ChangeRow]) -> Optional[GeomeanChange]:
@@ -147,7 +151,7 @@ def geomean_change(rows: Sequence[ChangeRow]) -> Optional[GeomeanChange]:
     if se2 == 0.0:
         change = _pct((ratio - 1.0) * 100.0)
         return GeomeanChange(ratio, change, change, ratio != 1.0, 0.0)
-    half = t975(se2 ** 2 / sum(t[2] for t in terms)) * math.sqrt(se2) / k
+    half = t975(se2**2 / sum(t[2] for t in terms)) * math.sqrt(se2) / k
     low, high = ((math.exp(math.log(ratio) + sign * half) - 1.0) * 100.0 for sign in (-1.0, 1.0))
     return GeomeanChange(ratio, _pct(low), _pct(high), low > 0 or high < 0, spread)
 
@@ -199,20 +203,34 @@ def _pct(value: Optional[float]) -> Optional[float]:
     return None if value is None else round(value, STAT_DECIMALS) + 0.0
 
 
-def change_row(key: Tuple[str, int, Optional[int]], b: Optional[SummaryRow], c: Optional[SummaryRow],
-               baseline_values: List[float], candidate_values: List[float],
-               candidate_dir: Optional[str] = None) -> ChangeRow:
+def change_row(
+    key: Tuple[str, int, Optional[int]],
+    b: Optional[SummaryRow],
+    c: Optional[SummaryRow],
+    baseline_values: List[float],
+    candidate_values: List[float],
+    candidate_dir: Optional[str] = None,
+) -> ChangeRow:
     """One configuration of both sweeps (``b``/``c``: its SummaryRow on each side, or None)."""
     b_mean, c_mean = b.mean if b else None, c.mean if c else None
     p_value, significant = welch(baseline_values, candidate_values)
     low, high = (_pct(v) for v in change_interval(baseline_values, candidate_values))
     return ChangeRow(
-        model=key[0], batch_size=key[1], baseline=b_mean, candidate=c_mean,
+        model=key[0],
+        batch_size=key[1],
+        baseline=b_mean,
+        candidate=c_mean,
         change_pct=_pct((c_mean / b_mean - 1.0) * 100.0) if b_mean and c_mean is not None else None,
-        significant=significant, p_value=p_value,
-        baseline_runs=b.runs_ok if b else None, candidate_runs=c.runs_ok if c else None,
-        baseline_std=b.std if b else None, candidate_std=c.std if c else None,
-        num_gpus=key[2], change_ci95_low=low, change_ci95_high=high, candidate_dir=candidate_dir,
+        significant=significant,
+        p_value=p_value,
+        baseline_runs=b.runs_ok if b else None,
+        candidate_runs=c.runs_ok if c else None,
+        baseline_std=b.std if b else None,
+        candidate_std=c.std if c else None,
+        num_gpus=key[2],
+        change_ci95_low=low,
+        change_ci95_high=high,
+        candidate_dir=candidate_dir,
     )
 
 
@@ -220,42 +238,68 @@ def compare_one(baseline: Sweep, candidate: Sweep, candidate_dir: Optional[str] 
     base_rows = {(r.model, r.batch_size, r.num_gpus): r for r in baseline.rows}
     cand_rows = {(r.model, r.batch_size, r.num_gpus): r for r in candidate.rows}
     keys = list(base_rows) + [k for k in cand_rows if k not in base_rows]
-    rows = tuple(change_row(k, base_rows.get(k), cand_rows.get(k), baseline.values.get(k, []),
-                            candidate.values.get(k, []), candidate_dir) for k in keys)
+    rows = tuple(
+        change_row(
+            k,
+            base_rows.get(k),
+            cand_rows.get(k),
+            baseline.values.get(k, []),
+            candidate.values.get(k, []),
+            candidate_dir,
+        )
+        for k in keys
+    )
     ratios = [r.candidate / r.baseline for r in rows if r.change_pct is not None]  # type: ignore[operator]  # both set
     g = geometric_mean(ratios)
-    return SweepComparison(baseline=baseline, candidate=candidate, rows=rows,
-                           geomean_change_pct=_pct((g - 1.0) * 100.0) if g is not None else None, pairs=len(ratios),
-                           environment=environment_differences(baseline, candidate), candidate_dir=candidate_dir,
-                           geomean=geomean_change(rows))
+    return SweepComparison(
+        baseline=baseline,
+        candidate=candidate,
+        rows=rows,
+        geomean_change_pct=_pct((g - 1.0) * 100.0) if g is not None else None,
+        pairs=len(ratios),
+        environment=environment_differences(baseline, candidate),
+        candidate_dir=candidate_dir,
+        geomean=geomean_change(rows),
+    )
 
 
-def sweep_vs_sweeps(baseline_path: Union[Path, str], candidate_paths: Sequence[Union[Path, str]],
-                    host: Optional[str] = None) -> ABResult:
+def sweep_vs_sweeps(
+    baseline_path: Union[Path, str], candidate_paths: Sequence[Union[Path, str]], host: Optional[str] = None
+) -> ABResult:
     """The baseline against each candidate (in the order given); JSON rows name their candidate only when
     there are several."""
     baseline = Sweep(baseline_path, host=host)
     several = len(candidate_paths) > 1
-    comparisons = tuple(compare_one(baseline, Sweep(path, host=host), str(path) if several else None)
-                        for path in candidate_paths)
+    comparisons = tuple(
+        compare_one(baseline, Sweep(path, host=host), str(path) if several else None) for path in candidate_paths
+    )
     return ABResult(baseline=baseline, comparisons=comparisons)
 
 
-def sweep_vs_sweep(baseline_path: Union[Path, str], candidate_path: Union[Path, str],
-                   host: Optional[str] = None) -> SweepComparison:
+def sweep_vs_sweep(
+    baseline_path: Union[Path, str], candidate_path: Union[Path, str], host: Optional[str] = None
+) -> SweepComparison:
     return sweep_vs_sweeps(baseline_path, [candidate_path], host).comparisons[0]
 
 
 def unmeasured(result: ABResult) -> list:
     """(comparison, row) of every configuration a candidate ran without a single ok run (each crashed, ran out
     of memory or timed out): a gate cannot pass what it could not measure."""
-    return [(comparison, row) for comparison in result.comparisons for row in comparison.rows
-            if row.candidate is None and row.candidate_runs is not None]
+    return [
+        (comparison, row)
+        for comparison in result.comparisons
+        for row in comparison.rows
+        if row.candidate is None and row.candidate_runs is not None
+    ]
 
 
 def regressions(result: ABResult, pct: float) -> List[Tuple[SweepComparison, ChangeRow]]:
     """(comparison, row) of every configuration whose candidate is significantly slower (Welch, 95%) than
     the baseline and slower by more than ``pct`` percent: asv's `continuous` rule (a significant change and
     one beyond the threshold), so noise never fails a build and neither does a real but tiny slowdown."""
-    return [(comparison, row) for comparison in result.comparisons for row in comparison.rows
-            if row.significant and row.change_pct is not None and row.change_pct < -pct]
+    return [
+        (comparison, row)
+        for comparison in result.comparisons
+        for row in comparison.rows
+        if row.significant and row.change_pct is not None and row.change_pct < -pct
+    ]

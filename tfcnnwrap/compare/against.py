@@ -51,9 +51,15 @@ def _sources(
     return tuple((source, tuple(names)) for source, names in cited.items())
 
 
-def against_references(sweep_path: Union[Path, str], against: str, references_csv: Optional[str] = None,
-                       strict: bool = False, host: Optional[str] = None, include_low_trust: bool = False,
-                       source: str = "all") -> AgainstReferences:
+def against_references(
+    sweep_path: Union[Path, str],
+    against: str,
+    references_csv: Optional[str] = None,
+    strict: bool = False,
+    host: Optional[str] = None,
+    include_low_trust: bool = False,
+    source: str = "all",
+) -> AgainstReferences:
     """The sweep's measured rows against each named reference GPU, and each one's geometric mean.
     ``source``: builtin, community (the library's results) or all (tfcnnwrap.compare.community)."""
     sweep = Sweep(sweep_path, host=host)
@@ -62,22 +68,46 @@ def against_references(sweep_path: Union[Path, str], against: str, references_cs
     rows = []
     for measured in sweep.rows:
         wanted = sweep.conditions(measured.batch_size, measured.num_gpus)
-        cells = tuple(reference_cell(typed, gpu, measured.model, measured.mean, wanted, strict, tf_version,
-                                     include_low_trust) for typed, gpu in columns)
-        rows.append(ReferenceRow(model=measured.model, batch_size=measured.batch_size, measured=measured.mean,
-                                 runs_ok=measured.runs_ok, cells=cells, num_gpus=measured.num_gpus))
+        cells = tuple(
+            reference_cell(typed, gpu, measured.model, measured.mean, wanted, strict, tf_version, include_low_trust)
+            for typed, gpu in columns
+        )
+        rows.append(
+            ReferenceRow(
+                model=measured.model,
+                batch_size=measured.batch_size,
+                measured=measured.mean,
+                runs_ok=measured.runs_ok,
+                cells=cells,
+                num_gpus=measured.num_gpus,
+            )
+        )
     of = sum(1 for r in rows if r.measured is not None)
     geomean = []
     for i, (typed, gpu) in enumerate(columns):
         column = [r.cells[i] for r in rows]
         ratios = [c.ratio_pct / 100.0 for c in column if c.comparable and c.ratio_pct is not None]
         g = geometric_mean(ratios)
-        geomean.append(GeomeanCell(name=typed, id=gpu.id, gpu_name=gpu.name,
-                                   ratio_pct=g * 100.0 if g is not None else None, count=len(ratios), of=of))
-    return AgainstReferences(sweep=sweep, columns=columns, rows=tuple(rows), geomean=tuple(geomean),
-                             conditions=sweep.conditions(), sources=_sources(columns, rows), strict=strict,
-                             low_trust_left_out=low_trust_left_out([g for _, g in columns],
-                                                                   {r.model for r in rows}, include_low_trust))
+        geomean.append(
+            GeomeanCell(
+                name=typed,
+                id=gpu.id,
+                gpu_name=gpu.name,
+                ratio_pct=g * 100.0 if g is not None else None,
+                count=len(ratios),
+                of=of,
+            )
+        )
+    return AgainstReferences(
+        sweep=sweep,
+        columns=columns,
+        rows=tuple(rows),
+        geomean=tuple(geomean),
+        conditions=sweep.conditions(),
+        sources=_sources(columns, rows),
+        strict=strict,
+        low_trust_left_out=low_trust_left_out([g for _, g in columns], {r.model for r in rows}, include_low_trust),
+    )
 
 
 # -- the verb --------------------------------------------------------------------------------------------
@@ -100,8 +130,10 @@ def _mode(args: Namespace, dirs: List[str]) -> str:
         raise UsageError("--include-low-trust only goes with --against or --rank; drop it to compare sweeps")
     if against is not None or rank:
         if len(dirs) > 1:
-            raise UsageError("%s compares one sweep; give one SWEEP_DIR (or none: the newest under results/), "
-                             "or drop it to compare sweeps" % ("--against" if against is not None else "--rank"))
+            raise UsageError(
+                "%s compares one sweep; give one SWEEP_DIR (or none: the newest under results/), "
+                "or drop it to compare sweeps" % ("--against" if against is not None else "--rank")
+            )
         if args.fail_on_regression is not None:
             raise UsageError(_ONLY_AB[1])
         return "against" if against is not None else "rank"
@@ -132,8 +164,9 @@ def _refuse_repeats(dirs: List[Any]) -> None:
     for d in dirs:
         key = Path(d).resolve()
         if key in seen:
-            raise UsageError("candidate %s is given twice (as %s and %s); name each candidate once"
-                             % (key.name, seen[key], d))
+            raise UsageError(
+                "candidate %s is given twice (as %s and %s); name each candidate once" % (key.name, seen[key], d)
+            )
         seen[key] = d
 
 
@@ -142,7 +175,8 @@ def _regression_exit(result: ABResult, pct: float) -> int:
     configuration without a single ok run; else 0."""
     found, missing = regressions(result, pct), unmeasured(result)
     reasons = ([abtext.regression_text(found, pct, result.several)] if found else []) + (
-        [abtext.unmeasured_text(missing, result.several)] if missing else [])
+        [abtext.unmeasured_text(missing, result.several)] if missing else []
+    )
     if not reasons:
         return 0
 
@@ -179,10 +213,15 @@ def cmd_compare(args: Namespace, pages: Optional[Mapping[str, Callable[[Any], ob
     code = 0
     result: Union[AgainstReferences, ABResult]
     if mode == "against":
-        result = against_references(dirs[0], args.against, args.references,
-                                    strict=bool(args.strict), host=host,
-                                    include_low_trust=bool(args.include_low_trust),
-                                    source=args.source or "all")
+        result = against_references(
+            dirs[0],
+            args.against,
+            args.references,
+            strict=bool(args.strict),
+            host=host,
+            include_low_trust=bool(args.include_low_trust),
+            source=args.source or "all",
+        )
         _render(result, fmt, comparetext.render_against, pages.get("against"))
         drawn: Optional[Callable[[Any, str], None]] = plot.plot_against if plot_path else None
     else:

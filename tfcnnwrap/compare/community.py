@@ -76,10 +76,29 @@ def _result(gpu_id: str, key: Tuple[str, int, int, str, str, str, str, str], pai
     ids = sorted({i for _, i in pairs})
     median = statistics.median(values)
     source = "community (%d sweep%s): median %.2f, range %.2f-%.2f images/sec; %s" % (
-        len(values), "" if len(values) == 1 else "s", median, values[0], values[-1], provenance(ids))
-    return Result(gpu_id=gpu_id, model=model, batch_size=batch, images_per_sec=median, text="%.2f" % median,
-                  precision=precision, num_gpus=gpus, variable_update=update, data=data, tf_version=tf,
-                  source=source, notes="range %.2f-%.2f" % (values[0], values[-1]), origin="community", xla=xla)
+        len(values),
+        "" if len(values) == 1 else "s",
+        median,
+        values[0],
+        values[-1],
+        provenance(ids),
+    )
+    return Result(
+        gpu_id=gpu_id,
+        model=model,
+        batch_size=batch,
+        images_per_sec=median,
+        text="%.2f" % median,
+        precision=precision,
+        num_gpus=gpus,
+        variable_update=update,
+        data=data,
+        tf_version=tf,
+        source=source,
+        notes="range %.2f-%.2f" % (values[0], values[-1]),
+        origin="community",
+        xla=xla,
+    )
 
 
 def entry_id(identity: str, link: Optional[str]) -> str:
@@ -112,8 +131,11 @@ def replicated(key: _Conditions, pairs: List[Tuple[float, str]], evidence: Evide
         pct = intervals.get((ident, key[0], key[1], key[2]))
         if signers.get(ident) and pct is not None:
             known.append((value, value * pct / 100.0, signers[ident]))
-    return any(keys_a.isdisjoint(keys_b) and abs(a - b) <= half_a + half_b
-               for i, (a, half_a, keys_a) in enumerate(known) for b, half_b, keys_b in known[i + 1:])
+    return any(
+        keys_a.isdisjoint(keys_b) and abs(a - b) <= half_a + half_b
+        for i, (a, half_a, keys_a) in enumerate(known)
+        for b, half_b, keys_b in known[i + 1 :]
+    )
 
 
 def community_gpus(rows: List[Any], evidence: Optional[Evidence] = None) -> Dict[str, ReferenceGPU]:
@@ -127,10 +149,18 @@ def community_gpus(rows: List[Any], evidence: Optional[Evidence] = None) -> Dict
         ids = sorted({i for pairs in groups.values() for _, i in pairs})
         keys = set().union(*(evidence[0].get(i, set()) for i in ids))
         name = _shown_name(entry["names"])
-        gpu = ReferenceGPU(id=gpu_id, name=entry_label(name, link, len(ids), len(keys)), aliases=(),
-                           vendor=vendor_of(name), origin="community", bundle_ids=ids, link=link, sweeps=len(ids),
-                           signers=len(keys),
-                           replicated=any(replicated(k, pairs, evidence) for k, pairs in groups.items()))
+        gpu = ReferenceGPU(
+            id=gpu_id,
+            name=entry_label(name, link, len(ids), len(keys)),
+            aliases=(),
+            vendor=vendor_of(name),
+            origin="community",
+            bundle_ids=ids,
+            link=link,
+            sweeps=len(ids),
+            signers=len(keys),
+            replicated=any(replicated(k, pairs, evidence) for k, pairs in groups.items()),
+        )
         gpu.results = [_result(gpu_id, key, pairs) for key, pairs in sorted(groups.items())]
         gpus[gpu_id] = gpu
     return gpus
@@ -154,8 +184,11 @@ def own_bundles(rows: List[Any], sweep: Optional[Sweep]) -> Set[str]:
                 bundle = read_path(library.path_of(ident))
             except TfcnnwrapError:
                 continue
-            theirs = {(r.get("model"), r.get("batch_size"), r.get("run"), r.get("started_at"), r.get("images_per_sec"))
-                      for r in bundle["runs"] if r.get("status") == "ok"}
+            theirs = {
+                (r.get("model"), r.get("batch_size"), r.get("run"), r.get("started_at"), r.get("images_per_sec"))
+                for r in bundle["runs"]
+                if r.get("status") == "ok"
+            }
             if theirs and theirs <= mine:
                 own.add(ident)
     finally:
@@ -195,7 +228,9 @@ def _rows_or_warn(models: Optional[Sequence[str]], source: str, device: Optional
 
 
 def reference_set(
-    references_csv: Optional[str] = None, source: str = "all", models: Optional[Sequence[str]] = None,
+    references_csv: Optional[str] = None,
+    source: str = "all",
+    models: Optional[Sequence[str]] = None,
     sweep: Optional[Sweep] = None,
     device: Optional[str] = None,
 ) -> ReferenceSet:
@@ -217,8 +252,10 @@ def reference_set(
             if gpu_id not in gpus and not (gpu.keys() & taken):
                 gpus[gpu_id] = gpu
     if source == "community" and not gpus:
-        raise UsageError("the library holds no verified community results; `tfcnnwrap pull GIT_URL` or "
-                         "`tfcnnwrap import BUNDLE` adds some (or use --source builtin)")
+        raise UsageError(
+            "the library holds no verified community results; `tfcnnwrap pull GIT_URL` or "
+            "`tfcnnwrap import BUNDLE` adds some (or use --source builtin)"
+        )
     return ReferenceSet(gpus)
 
 
@@ -230,10 +267,18 @@ def rank_provenance(ranking: Ranking) -> List[Any]:
     rows = library_rows()
     own = own_bundles(rows, ranking.sweep)
     gpus = community_gpus([r for r in rows if r[10] not in own], library_evidence())
-    return ["%s: per configuration the median across its sweeps; %s%s"
-            % (row.gpu, provenance(gpus[row.gpu_id].bundle_ids),
-               "; replicated: independent signers' figures agree within their 95% intervals"
-               if gpus[row.gpu_id].replicated else "") for row in shown if row.gpu_id in gpus]
+    return [
+        "%s: per configuration the median across its sweeps; %s%s"
+        % (
+            row.gpu,
+            provenance(gpus[row.gpu_id].bundle_ids),
+            "; replicated: independent signers' figures agree within their 95% intervals"
+            if gpus[row.gpu_id].replicated
+            else "",
+        )
+        for row in shown
+        if row.gpu_id in gpus
+    ]
 
 
 def print_provenance(ranking: Ranking, fmt: str) -> None:

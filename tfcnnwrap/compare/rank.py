@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 Config = Tuple[str, int, Optional[int]]  # (model, batch_size, num_gpus), as comparesweep.config_of gives it
 
 
-
 def measured_name(sweep: Sweep) -> str:
     return sweep.gpu_label() or ("CPU" if sweep.meta.on_cpu else "GPU (name not recorded)")
 
@@ -50,8 +49,9 @@ def _shared(
         if row.mean is None:
             continue
         wanted = sweep.conditions(row.batch_size, row.num_gpus)
-        result, differs = closest_result(gpu, row.model, wanted, strict, sweep.meta.tensorflow_version,
-                                         include_low_trust)
+        result, differs = closest_result(
+            gpu, row.model, wanted, strict, sweep.meta.tensorflow_version, include_low_trust
+        )
         # a total over another GPU count is no stand-in for this one, not even the nearest
         if result is not None and (not differs or (nearest and "num_gpus" not in differs)):
             out.append((config_of(row), row.mean / result.images_per_sec))
@@ -63,19 +63,36 @@ def _measured_power(sweep: Sweep, watts: Optional[float]) -> Callable[[Optional[
     """config -> the measured GPU's power (``--watts``, else the config's telemetry, else the sweep's)."""
     overall = watts or sweep.mean_power_w()
     if overall is None:
-        raise UsageError("--per watt needs the measured GPU's power: this sweep's runs recorded no power "
-                         "telemetry (mean_power_w); give --watts W (e.g. its board power)")
+        raise UsageError(
+            "--per watt needs the measured GPU's power: this sweep's runs recorded no power "
+            "telemetry (mean_power_w); give --watts W (e.g. its board power)"
+        )
     return lambda config: watts or sweep.mean_power_w(config) or overall
 
 
-def _reference_row(gpu: ReferenceGPU, pairs: Sequence[Tuple[Config, float]], per: Optional[str],
-                   power_of: Optional[Callable[[Optional[Config]], float]], price: Optional[float],
-                   differs: Iterable[str] = ()) -> RankRow:
+def _reference_row(
+    gpu: ReferenceGPU,
+    pairs: Sequence[Tuple[Config, float]],
+    per: Optional[str],
+    power_of: Optional[Callable[[Optional[Config]], float]],
+    price: Optional[float],
+    differs: Iterable[str] = (),
+) -> RankRow:
     """The RankRow of one reference GPU over its shared (config, ratio) pairs."""
     speed = geometric_mean([ratio for _, ratio in pairs]) * 100.0  # type: ignore[operator]  # pairs: never empty
-    base: Dict[str, Any] = dict(gpu=gpu.full_name, gpu_id=gpu.id, configurations=len(pairs), speed_geomean_pct=speed,
-                power_w=gpu.power_w, price_usd=gpu.price_usd, differs=tuple(differs), link=gpu.link,
-                sweeps=gpu.sweeps, signers=gpu.signers, replicated=gpu.replicated)
+    base: Dict[str, Any] = dict(
+        gpu=gpu.full_name,
+        gpu_id=gpu.id,
+        configurations=len(pairs),
+        speed_geomean_pct=speed,
+        power_w=gpu.power_w,
+        price_usd=gpu.price_usd,
+        differs=tuple(differs),
+        link=gpu.link,
+        sweeps=gpu.sweeps,
+        signers=gpu.signers,
+        replicated=gpu.replicated,
+    )
     if per is None:
         return RankRow(geomean_pct=speed, **base)
     if per == "watt":
@@ -91,19 +108,19 @@ def _reference_row(gpu: ReferenceGPU, pairs: Sequence[Tuple[Config, float]], per
     return RankRow(geomean_pct=geometric_mean(scaled) * 100.0, **base)  # type: ignore[operator]  # never empty
 
 
-def rank(sweep_path: Union[Path, str], per: Optional[str] = None, price: Optional[float] = None,
-         watts: Optional[float] = None, references_csv: Optional[str] = None, strict: bool = False,
-         host: Optional[str] = None, include_low_trust: bool = False, nearest: bool = False,
-         source: str = "all") -> Ranking:
-    if per == "dollar" and price is None:
-        raise UsageError("--per dollar needs --price USD: what the measured GPU cost")
-    # a price or power the ranking would not use must not look as if it had been
-    if price is not None and per != "dollar":
-        raise UsageError("--price ranks per dollar only: add --per dollar, or drop --price")
-    if watts is not None and per != "watt":
-        raise UsageError("--watts ranks per watt only: add --per watt, or drop --watts")
-    if nearest and strict:
-        raise UsageError("--nearest ranks by the closest figures, --strict by exact ones only; give one of them")
+def rank(
+    sweep_path: Union[Path, str],
+    per: Optional[str] = None,
+    price: Optional[float] = None,
+    watts: Optional[float] = None,
+    references_csv: Optional[str] = None,
+    strict: bool = False,
+    host: Optional[str] = None,
+    include_low_trust: bool = False,
+    nearest: bool = False,
+    source: str = "all",
+) -> Ranking:
+    _check_rank_flags(per, price, watts, strict, nearest)
     sweep = Sweep(sweep_path, host=host)
     # built-in and/or the library's community results measured on the sweep's device, its own bundles left out
     references = reference_set(references_csv, source, sweep=sweep, device="cpu" if sweep.meta.on_cpu else "gpu")
@@ -119,32 +136,74 @@ def rank(sweep_path: Union[Path, str], per: Optional[str] = None, price: Optiona
             continue
         rows.append(_reference_row(gpu, pairs, per, power_of, price, differs))
     measured_power = power_of(None) if power_of else None
-    rows.append(RankRow(gpu=measured_name(sweep), geomean_pct=100.0, configurations=of, measured=True,
-                        speed_geomean_pct=100.0, power_w=measured_power,
-                        price_usd=price if per == "dollar" else None))
+    rows.append(
+        RankRow(
+            gpu=measured_name(sweep),
+            geomean_pct=100.0,
+            configurations=of,
+            measured=True,
+            speed_geomean_pct=100.0,
+            power_w=measured_power,
+            price_usd=price if per == "dollar" else None,
+        )
+    )
     ranked = sorted((r for r in rows if r.geomean_pct is not None), key=lambda r: (r.geomean_pct, not r.measured))
     ranked = [_with_rank(r, i) for i, r in enumerate(ranked, 1)]
     unranked = sorted((r for r in rows if r.geomean_pct is None), key=lambda r: r.speed_geomean_pct or 0.0)
-    return Ranking(sweep=sweep, rows=tuple(ranked + unranked), per=per, of=of, without_conditions=without,
-                   strict=strict, measured_power_w=measured_power,
-                   measured_price_usd=price if per == "dollar" else None,
-                   power_source=("--watts" if watts else "telemetry") if per == "watt" else None,
-                   low_trust_left_out=low_trust_left_out(list(references), {r.model for r in sweep.rows},
-                                                         include_low_trust), nearest=nearest)
+    return Ranking(
+        sweep=sweep,
+        rows=tuple(ranked + unranked),
+        per=per,
+        of=of,
+        without_conditions=without,
+        strict=strict,
+        measured_power_w=measured_power,
+        measured_price_usd=price if per == "dollar" else None,
+        power_source=("--watts" if watts else "telemetry") if per == "watt" else None,
+        low_trust_left_out=low_trust_left_out(list(references), {r.model for r in sweep.rows}, include_low_trust),
+        nearest=nearest,
+    )
+
+
+def _check_rank_flags(
+    per: Optional[str], price: Optional[float], watts: Optional[float], strict: bool, nearest: bool
+) -> None:
+    """UsageError for flags that cannot go together, before any work."""
+    if per == "dollar" and price is None:
+        raise UsageError("--per dollar needs --price USD: what the measured GPU cost")
+    # a price or power the ranking would not use must not look as if it had been
+    if price is not None and per != "dollar":
+        raise UsageError("--price ranks per dollar only: add --per dollar, or drop --price")
+    if watts is not None and per != "watt":
+        raise UsageError("--watts ranks per watt only: add --per watt, or drop --watts")
+    if nearest and strict:
+        raise UsageError("--nearest ranks by the closest figures, --strict by exact ones only; give one of them")
 
 
 def _with_rank(row: RankRow, rank_number: int) -> RankRow:
     return replace(row, rank=rank_number)
 
 
-def cmd_rank(args: Namespace, sweep_dir: Union[Path, str], fmt: str, plot_path: Optional[str] = None,
-             page: Optional[Callable[[Ranking], object]] = None) -> int:
+def cmd_rank(
+    args: Namespace,
+    sweep_dir: Union[Path, str],
+    fmt: str,
+    plot_path: Optional[str] = None,
+    page: Optional[Callable[[Ranking], object]] = None,
+) -> int:
     """``page``: a function writing the ranking's page (``--format html``, from comparepage)."""
-    ranking = rank(sweep_dir, per=args.per, price=args.price,
-                   watts=args.watts, references_csv=args.references,
-                   strict=bool(args.strict), host=args.host,
-                   include_low_trust=bool(args.include_low_trust), nearest=bool(args.nearest),
-                   source=args.source or "all")
+    ranking = rank(
+        sweep_dir,
+        per=args.per,
+        price=args.price,
+        watts=args.watts,
+        references_csv=args.references,
+        strict=bool(args.strict),
+        host=args.host,
+        include_low_trust=bool(args.include_low_trust),
+        nearest=bool(args.nearest),
+        source=args.source or "all",
+    )
     if page is not None:
         page(ranking)
     else:

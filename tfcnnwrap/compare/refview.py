@@ -22,8 +22,13 @@ _T = TypeVar("_T")
 # What select gives: each GPU with its results after the filters.
 Selection = Sequence[Tuple["ReferenceGPU", Sequence[Result]]]
 
-SHORT_UPDATE = {"parameter_server": "ps", "replicated": "repl", "independent": "indep",
-                "distributed_replicated": "dist-repl", "distributed_all_reduce": "dist-ar"}
+SHORT_UPDATE = {
+    "parameter_server": "ps",
+    "replicated": "repl",
+    "independent": "indep",
+    "distributed_replicated": "dist-repl",
+    "distributed_all_reduce": "dist-ar",
+}
 
 
 def _distinct(values: Iterable[_T]) -> List[_T]:
@@ -53,8 +58,10 @@ def select(
             out.append((gpu, results))
     if not out:
         models = sorted({r.model for g in gpus for r in g.results})
-        raise UsageError("no reference row for model %r%s; models there: %s"
-                         % (model, " on %s" % gpus[0].id if gpu_name else "", ", ".join(models)))
+        raise UsageError(
+            "no reference row for model %r%s; models there: %s"
+            % (model, " on %s" % gpus[0].id if gpu_name else "", ", ".join(models))
+        )
     return out
 
 
@@ -66,35 +73,53 @@ def summary_rows(selected: Selection) -> List[Dict[str, Any]]:
         if len(counts) > 9:  # 1,2,4,8,16,32,64 would not fit 80 columns
             numbers = [int(n) for n in counts.split(",")]
             counts = "%d-%d" % (numbers[0], numbers[-1])
-        rows.append({
-            "id": gpu.id,
-            "name": gpu.name,
-            "rows": len(results),
-            "models": len(_distinct(r.model for r in results)),
-            "precision": "/".join(sorted(_distinct(r.precision for r in results), reverse=True)),
-            "gpus": counts,
-            "price": _fact_text(gpu.facts.price_usd, "$"),
-            "power": _fact_text(gpu.facts.power_w, "W"),
-            "trust": ",".join(t for t in TRUST_LEVELS if any(r.trust == t for r in results)) or "-",
-        })
+        rows.append(
+            {
+                "id": gpu.id,
+                "name": gpu.name,
+                "rows": len(results),
+                "models": len(_distinct(r.model for r in results)),
+                "precision": "/".join(sorted(_distinct(r.precision for r in results), reverse=True)),
+                "gpus": counts,
+                "price": _fact_text(gpu.facts.price_usd, "$"),
+                "power": _fact_text(gpu.facts.power_w, "W"),
+                "trust": ",".join(t for t in TRUST_LEVELS if any(r.trust == t for r in results)) or "-",
+            }
+        )
     return rows
 
 
 # The name beside the id (issue 23); at a narrow width the columns of lowest priority drop out first.
-SUMMARY_COLUMNS = [("id", "id"), ("name", "GPU"), ("rows", "rows", 1), ("precision", "precision", 2),
-                   ("gpus", "GPU counts", 4), ("price", "launch", 5), ("power", "power", 5),
-                   ("trust", "trust", 3)]
+SUMMARY_COLUMNS = [
+    ("id", "id"),
+    ("name", "GPU"),
+    ("rows", "rows", 1),
+    ("precision", "precision", 2),
+    ("gpus", "GPU counts", 4),
+    ("price", "launch", 5),
+    ("power", "power", 5),
+    ("trust", "trust", 3),
+]
 # No TF column: it would not fit 80 columns; each numbered source line says its TensorFlow version.
-DETAIL_COLUMNS = [("model", "model"), ("batch_size", "batch"), ("images_per_sec", "img/s"),
-                  ("precision", "prec"), ("num_gpus", "GPUs"), ("update", "update", 2), ("data", "data", 3),
-                  ("xla", "XLA", 3), ("source", "src"), ("trust", "trust", 1), ("spread", "spread", 1)]
+DETAIL_COLUMNS = [
+    ("model", "model"),
+    ("batch_size", "batch"),
+    ("images_per_sec", "img/s"),
+    ("precision", "prec"),
+    ("num_gpus", "GPUs"),
+    ("update", "update", 2),
+    ("data", "data", 3),
+    ("xla", "XLA", 3),
+    ("source", "src"),
+    ("trust", "trust", 1),
+    ("spread", "spread", 1),
+]
 _GROUP_KEYS = ("model", "precision", "num_gpus", "batch_size", "variable_update", "data", "xla")
 
 
 def _sort_key(r: Result) -> Tuple[Any, ...]:
     """Model, precision, GPU count, batch size, data (synthetic first), then the rest of the conditions."""
-    return (r.model, r.precision, r.num_gpus, r.batch_size, r.data != "synthetic", r.data, r.variable_update,
-            r.xla)
+    return (r.model, r.precision, r.num_gpus, r.batch_size, r.data != "synthetic", r.data, r.variable_update, r.xla)
 
 
 def _spread(group: Sequence[Result]) -> str:
@@ -127,15 +152,21 @@ def detail_rows(selected: Selection) -> Tuple[List[Dict[str, Any]], List[str]]:
                 if line not in sources:
                     sources.append(line)
                 same = i > 0
-                rows.append({
-                    "model": "" if same else r.model, "batch_size": "" if same else r.batch_size,
-                    "images_per_sec": r.display, "precision": "" if same else r.precision,
-                    "num_gpus": "" if same else r.num_gpus,
-                    "update": "" if same else (SHORT_UPDATE.get(r.variable_update, r.variable_update) or "-"),
-                    "data": "" if same else ({"synthetic": "syn"}.get(r.data, r.data) or "-"),
-                    "xla": "" if same else (r.xla or "-"), "source": "[%d]" % (sources.index(line) + 1),
-                    "trust": r.trust or "-", "spread": _spread(group) if len(group) > 1 and not same else "",
-                })
+                rows.append(
+                    {
+                        "model": "" if same else r.model,
+                        "batch_size": "" if same else r.batch_size,
+                        "images_per_sec": r.display,
+                        "precision": "" if same else r.precision,
+                        "num_gpus": "" if same else r.num_gpus,
+                        "update": "" if same else (SHORT_UPDATE.get(r.variable_update, r.variable_update) or "-"),
+                        "data": "" if same else ({"synthetic": "syn"}.get(r.data, r.data) or "-"),
+                        "xla": "" if same else (r.xla or "-"),
+                        "source": "[%d]" % (sources.index(line) + 1),
+                        "trust": r.trust or "-",
+                        "spread": _spread(group) if len(group) > 1 and not same else "",
+                    }
+                )
     return rows, sources
 
 
@@ -143,19 +174,37 @@ def detail_json(selected: List[Tuple[ReferenceGPU, List[Result]]]) -> List[Dict[
     out = []
     for gpu, results in selected:
         facts = gpu.facts
-        out.append({
-            "id": gpu.id, "name": gpu.name, "aliases": list(gpu.aliases), "vendor": gpu.vendor,
-            "origin": gpu.origin, "sources": _distinct(r.source for r in results),
-            "launch_price_usd": facts.price_usd, "price_source": facts.price_source or None,
-            "board_power_w": facts.power_w, "power_source": facts.power_source or None,
-            "results": [
-                {"model": r.model, "batch_size": r.batch_size, "images_per_sec": r.images_per_sec,
-                 "precision": r.precision, "num_gpus": r.num_gpus, "variable_update": r.variable_update or None,
-                 "data": r.data or None, "xla": r.xla or None, "tf_version": r.tf_version or None,
-                 "source": r.source, "notes": r.notes or None, "trust": r.trust or None}
-                for r in results
-            ],
-        })
+        out.append(
+            {
+                "id": gpu.id,
+                "name": gpu.name,
+                "aliases": list(gpu.aliases),
+                "vendor": gpu.vendor,
+                "origin": gpu.origin,
+                "sources": _distinct(r.source for r in results),
+                "launch_price_usd": facts.price_usd,
+                "price_source": facts.price_source or None,
+                "board_power_w": facts.power_w,
+                "power_source": facts.power_source or None,
+                "results": [
+                    {
+                        "model": r.model,
+                        "batch_size": r.batch_size,
+                        "images_per_sec": r.images_per_sec,
+                        "precision": r.precision,
+                        "num_gpus": r.num_gpus,
+                        "variable_update": r.variable_update or None,
+                        "data": r.data or None,
+                        "xla": r.xla or None,
+                        "tf_version": r.tf_version or None,
+                        "source": r.source,
+                        "notes": r.notes or None,
+                        "trust": r.trust or None,
+                    }
+                    for r in results
+                ],
+            }
+        )
     return out
 
 
@@ -189,30 +238,37 @@ def cmd_references(args: Namespace) -> int:
     selected = select(references, gpu_name, model)
     fmt = args.format or "table"
     if fmt == "json":
-        render.emit(detail_json(selected), fmt, kind="references",
-                    conditions={"gpu": gpu_name or None, "model": model or None})
+        render.emit(
+            detail_json(selected), fmt, kind="references", conditions={"gpu": gpu_name or None, "model": model or None}
+        )
     elif fmt == "csv":
         render.emit(flat_rows(selected), "csv", columns=COLUMNS)
     elif gpu_name:
         gpu = selected[0][0]
         rows, sources = detail_rows(selected)
         title = "%s: %s (tf_cnn_benchmarks, images/sec)" % (gpu.id, gpu.full_name)
-        facts = "Launch price: %s; board power: %s." % (_fact_text(gpu.facts.price_usd, "$"),
-                                                        _fact_text(gpu.facts.power_w, "W"))
-        notes = ["update: ps = parameter_server, repl = replicated; images/sec in total over the GPUs. Rows "
-                 "under identical conditions are grouped (conditions on the first), spread: how far apart.",
-                 "trust: vendor > reviewer > user-log > derived > partial; compare leaves derived and partial "
-                 "out unless --include-low-trust.", facts]
-        _print_lines(fmt, rows, DETAIL_COLUMNS, title, notes + ["[%d] %s" % (i + 1, s)
-                                                               for i, s in enumerate(sources)])
+        facts = "Launch price: %s; board power: %s." % (
+            _fact_text(gpu.facts.price_usd, "$"),
+            _fact_text(gpu.facts.power_w, "W"),
+        )
+        notes = [
+            "update: ps = parameter_server, repl = replicated; images/sec in total over the GPUs. Rows "
+            "under identical conditions are grouped (conditions on the first), spread: how far apart.",
+            "trust: vendor > reviewer > user-log > derived > partial; compare leaves derived and partial "
+            "out unless --include-low-trust.",
+            facts,
+        ]
+        _print_lines(fmt, rows, DETAIL_COLUMNS, title, notes + ["[%d] %s" % (i + 1, s) for i, s in enumerate(sources)])
     else:
         rows = summary_rows(selected)
         total = sum(r["rows"] for r in rows)
         notes = [
             "%d figures on %d GPUs. launch: the maker's announced price; power: board power; '-': not "
             "verified yet." % (total, len(rows)),
-            ("`--gpu NAME` lists a GPU's figures and sources; `--format json` names every GPU; `--format csv` "
-             "gives every row (a template for --references FILE)."),
+            (
+                "`--gpu NAME` lists a GPU's figures and sources; `--format json` names every GPU; `--format csv` "
+                "gives every row (a template for --references FILE)."
+            ),
             "Compare: tfcnnwrap compare SWEEP_DIR --against NAME[,NAME...]",
         ]
         _print_lines(fmt, rows, SUMMARY_COLUMNS, "Reference GPUs (tf_cnn_benchmarks)", notes)

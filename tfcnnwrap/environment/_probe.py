@@ -362,9 +362,7 @@ def main(argv):
         result["tensorflow_distribution"], result["tensorflow_version"], result["tensorflow_location"] = dist
         result["version_source"] = "metadata"
         if not module_present("tensorflow"):
-            warnings.append(
-                "distribution %s %s is recorded but the tensorflow module is missing" % (dist[0], dist[1])
-            )
+            warnings.append("distribution %s %s is recorded but the tensorflow module is missing" % (dist[0], dist[1]))
     emit(result, "metadata")
     if full or dist is None:
         try:

@@ -49,8 +49,7 @@ def vendor_lock(vendor_dir: Path, shared: bool) -> FileLock:
     if shared:
         busy = "%s is being changed by `tfcnnwrap setup`; wait for it to finish, then run the sweep" % vendor_dir
     else:
-        busy = ("%s is in use by another `tfcnnwrap setup` or a running sweep; wait for it to finish"
-                % vendor_dir)
+        busy = "%s is in use by another `tfcnnwrap setup` or a running sweep; wait for it to finish" % vendor_dir
     return FileLock(vendor_dir / VENDOR_LOCK_NAME, busy, shared=shared)
 
 
@@ -227,9 +226,7 @@ def refuse_unsafe_vendor(vendor_dir: Path) -> None:
     directory should be, or parts that are links leading out of it."""
     vendor_dir = Path(vendor_dir)
     if vendor_dir.exists() and not vendor_dir.is_dir():
-        raise SetupError(
-            "%s is a file, not a folder: pass --vendor-dir with a folder for the checkout" % vendor_dir
-        )
+        raise SetupError("%s is a file, not a folder: pass --vendor-dir with a folder for the checkout" % vendor_dir)
     if not vendor_dir.is_dir():
         return
     names = [CHECKOUT_NAME, MANIFEST_NAME, VENDOR_LOCK_NAME] + [p.name for p in own_leftovers(vendor_dir)]
@@ -342,8 +339,9 @@ def swap_into_place(staging: Path, target: Path) -> None:
         remove_tree(retired)
 
 
-def target_python(flag: Optional[str], vendor: Path, environ: Optional[Mapping[str, str]] = None
-                  ) -> Tuple[Optional[str], Optional[str]]:
+def target_python(
+    flag: Optional[str], vendor: Path, environ: Optional[Mapping[str, str]] = None
+) -> Tuple[Optional[str], Optional[str]]:
     """(python or None, where it came from): --python > TFCNNWRAP_PYTHON > the config file's python > the
     last setup's in ``vendor``'s manifest > None (the interpreter running tfcnnwrap)."""
     if flag:

@@ -50,8 +50,16 @@ MATMUL = "matmul CPU vs GPU"
 VENDOR = "vendor checkout"
 
 # What doctor shows of the machine, from the environment snapshot a sweep records.
-MACHINE_KEYS = ("host", "os", "cpu_model", "cpu_logical_cores", "cpu_physical_cores", "ram_bytes",
-                "tfcnnwrap_python", "nvidia_driver")
+MACHINE_KEYS = (
+    "host",
+    "os",
+    "cpu_model",
+    "cpu_logical_cores",
+    "cpu_physical_cores",
+    "ram_bytes",
+    "tfcnnwrap_python",
+    "nvidia_driver",
+)
 
 
 # --- the records ----------------------------------------------------------------------------------------
@@ -84,8 +92,12 @@ class Check:
     @classmethod
     def from_json(cls, data: object) -> "Check":
         found = opt_object(data)
-        return cls(str(found.get("check", "")), str(found.get("status", INFO)), str(found.get("value", "")),
-                   str(found.get("hint") or ""))
+        return cls(
+            str(found.get("check", "")),
+            str(found.get("status", INFO)),
+            str(found.get("value", "")),
+            str(found.get("hint") or ""),
+        )
 
 
 @dataclass(frozen=True)
@@ -102,16 +114,30 @@ class VendorInfo:
     branch_warning: Optional[str] = None
 
     def to_json(self) -> Dict[str, object]:
-        return {"dir": self.dir, "branch": self.branch, "commit": self.commit, "url": self.url,
-                "tf_version": self.tf_version, "script_present": self.script_present,
-                "branch_source": self.branch_source, "branch_warning": self.branch_warning}
+        return {
+            "dir": self.dir,
+            "branch": self.branch,
+            "commit": self.commit,
+            "url": self.url,
+            "tf_version": self.tf_version,
+            "script_present": self.script_present,
+            "branch_source": self.branch_source,
+            "branch_warning": self.branch_warning,
+        }
 
     @classmethod
     def from_json(cls, data: object) -> "VendorInfo":
         found = opt_object(data)
-        return cls(str(found.get("dir", "")), opt_text(found.get("branch")), opt_text(found.get("commit")),
-                   opt_text(found.get("url")), opt_text(found.get("tf_version")), found.get("script_present") is True,
-                   opt_text(found.get("branch_source")), opt_text(found.get("branch_warning")))
+        return cls(
+            str(found.get("dir", "")),
+            opt_text(found.get("branch")),
+            opt_text(found.get("commit")),
+            opt_text(found.get("url")),
+            opt_text(found.get("tf_version")),
+            found.get("script_present") is True,
+            opt_text(found.get("branch_source")),
+            opt_text(found.get("branch_warning")),
+        )
 
 
 @dataclass(frozen=True)
@@ -150,13 +176,23 @@ class Readiness:
     verdict: str
 
     def to_json(self) -> Dict[str, object]:
-        return {"ready": self.ready, "blockers": list(self.blockers), "device": self.device,
-                "device_note": self.device_note, "verdict": self.verdict}
+        return {
+            "ready": self.ready,
+            "blockers": list(self.blockers),
+            "device": self.device,
+            "device_note": self.device_note,
+            "verdict": self.verdict,
+        }
 
     @classmethod
     def from_json(cls, data: JsonObject) -> "Readiness":
-        return cls(data.get("ready") is True, list(_texts(data.get("blockers"))), str(data.get("device") or "cpu"),
-                   opt_text(data.get("device_note")), str(data.get("verdict") or ""))
+        return cls(
+            data.get("ready") is True,
+            list(_texts(data.get("blockers"))),
+            str(data.get("device") or "cpu"),
+            opt_text(data.get("device_note")),
+            str(data.get("verdict") or ""),
+        )
 
 
 @dataclass(frozen=True)
@@ -211,20 +247,33 @@ class DoctorReport:
 
     def to_json(self) -> Dict[str, object]:
         out: Dict[str, object] = {
-            "python": self.python, "python_version": self.python_version,
-            "tensorflow_version": self.tensorflow_version, "tensorflow_distribution": self.tensorflow_distribution,
-            "tensorflow_location": self.tensorflow_location, "tensorflow_importable": self.tensorflow_importable,
-            "version_source": self.version_source, "gpus": list(self.gpus) if self.gpus is not None else None,
-            "cuda_version": self.cuda_version, "cudnn_version": self.cudnn_version, "cuda_source": self.cuda_source,
-            "is_cuda_build": self.is_cuda_build, "tf_keras": self.tf_keras,
-            "legacy_keras_needed": self.legacy_keras_needed, "recommended_branch": self.recommended_branch,
-            "branch_reason": self.branch_reason, "nvidia_smi": self.nvidia_smi,
+            "python": self.python,
+            "python_version": self.python_version,
+            "tensorflow_version": self.tensorflow_version,
+            "tensorflow_distribution": self.tensorflow_distribution,
+            "tensorflow_location": self.tensorflow_location,
+            "tensorflow_importable": self.tensorflow_importable,
+            "version_source": self.version_source,
+            "gpus": list(self.gpus) if self.gpus is not None else None,
+            "cuda_version": self.cuda_version,
+            "cudnn_version": self.cudnn_version,
+            "cuda_source": self.cuda_source,
+            "is_cuda_build": self.is_cuda_build,
+            "tf_keras": self.tf_keras,
+            "legacy_keras_needed": self.legacy_keras_needed,
+            "recommended_branch": self.recommended_branch,
+            "branch_reason": self.branch_reason,
+            "nvidia_smi": self.nvidia_smi,
             "vendor": self.vendor.to_json() if self.vendor else None,
             "matmul": self.matmul.to_json() if self.matmul else None,
             "bandwidth": self.bandwidth.to_dict() if self.bandwidth else None,
-            "probe_complete": self.probe_complete, "probe_stage": self.probe_stage,
-            "tfcnnwrap_version": self.tfcnnwrap_version, "warnings": list(self.warnings), "git": self.git,
-            "git_path": self.git_path, "quiet": [{"what": f.what, "fix": f.fix} for f in self.quiet],
+            "probe_complete": self.probe_complete,
+            "probe_stage": self.probe_stage,
+            "tfcnnwrap_version": self.tfcnnwrap_version,
+            "warnings": list(self.warnings),
+            "git": self.git,
+            "git_path": self.git_path,
+            "quiet": [{"what": f.what, "fix": f.fix} for f in self.quiet],
         }
         environment = self.machine.to_json()
         out["machine"] = {key: environment[key] for key in MACHINE_KEYS}
@@ -245,19 +294,35 @@ class DoctorReport:
             nvidia_smi=data["nvidia_smi"] if isinstance(data.get("nvidia_smi"), Mapping) else None,
             vendor=VendorInfo.from_json(data["vendor"]) if isinstance(data.get("vendor"), Mapping) else None,
             matmul=MatmulTimings.from_json(data["matmul"]) if isinstance(data.get("matmul"), Mapping) else None,
-            bandwidth=Bandwidth.from_json(data.get("bandwidth")), probe_complete=data.get("probe_complete") is True,
+            bandwidth=Bandwidth.from_json(data.get("bandwidth")),
+            probe_complete=data.get("probe_complete") is True,
             warnings=_texts(data.get("warnings")),
             quiet=tuple(Finding(str(opt_object(f).get("what")), str(opt_object(f).get("fix"))) for f in quiet)
-            if isinstance(quiet, list) else (),
+            if isinstance(quiet, list)
+            else (),
             machine=Environment.from_json(data.get("machine")),
             checks=tuple(Check.from_json(row) for row in data.get("checks") or []),
             readiness=Readiness.from_json(data) if "ready" in data else None,
         )
 
 
-_TEXT_KEYS = ("python", "python_version", "tensorflow_version", "tensorflow_distribution", "tensorflow_location",
-              "version_source", "cuda_version", "cudnn_version", "cuda_source", "recommended_branch",
-              "branch_reason", "probe_stage", "tfcnnwrap_version", "git", "git_path")
+_TEXT_KEYS = (
+    "python",
+    "python_version",
+    "tensorflow_version",
+    "tensorflow_distribution",
+    "tensorflow_location",
+    "version_source",
+    "cuda_version",
+    "cudnn_version",
+    "cuda_source",
+    "recommended_branch",
+    "branch_reason",
+    "probe_stage",
+    "tfcnnwrap_version",
+    "git",
+    "git_path",
+)
 _FLAG_KEYS = ("tensorflow_importable", "is_cuda_build", "tf_keras", "legacy_keras_needed")
 
 
@@ -287,15 +352,20 @@ def vendor_info(vendor_dir: str, manifest: Optional[JsonObject], tf_version: Opt
     if manifest is None:
         return None
     return VendorInfo(
-        dir=str(vendor_dir), branch=opt_text(manifest.get("branch")), commit=opt_text(manifest.get("commit")),
-        url=opt_text(manifest.get("url")), tf_version=opt_text(manifest.get("tf_version")),
-        script_present=script_path(vendor_dir).is_file(), branch_source=opt_text(manifest.get("branch_source")),
+        dir=str(vendor_dir),
+        branch=opt_text(manifest.get("branch")),
+        commit=opt_text(manifest.get("commit")),
+        url=opt_text(manifest.get("url")),
+        tf_version=opt_text(manifest.get("tf_version")),
+        script_present=script_path(vendor_dir).is_file(),
+        branch_source=opt_text(manifest.get("branch_source")),
         branch_warning=branch_mismatch(tf_version, manifest) if tf_version else None,
     )
 
 
-def recommend_branch(tf_version: Optional[str], manifest: Optional[JsonObject] = None
-                     ) -> Tuple[Optional[str], Optional[str]]:
+def recommend_branch(
+    tf_version: Optional[str], manifest: Optional[JsonObject] = None
+) -> Tuple[Optional[str], Optional[str]]:
     """(branch, reason) setup would choose offline, or (None, why not)."""
     if not tf_version:
         return None, "no TensorFlow version"
@@ -305,8 +375,9 @@ def recommend_branch(tf_version: Optional[str], manifest: Optional[JsonObject] =
         return None, exc.message
 
 
-def _cuda_facts(probe: ProbeAnswer, parsed: Optional[Tuple[int, int]], warnings: List[str]
-                ) -> Tuple[Optional[str], Optional[str], Optional[str]]:
+def _cuda_facts(
+    probe: ProbeAnswer, parsed: Optional[Tuple[int, int]], warnings: List[str]
+) -> Tuple[Optional[str], Optional[str], Optional[str]]:
     """(cuda, cudnn, source): from the build info, else the official build's for old GPU builds."""
     cuda, cudnn = probe.cuda_version, probe.cudnn_version
     if cuda or cudnn:
@@ -320,8 +391,13 @@ def _cuda_facts(probe: ProbeAnswer, parsed: Optional[Tuple[int, int]], warnings:
     return None, None, None
 
 
-def collect(python: Optional[str] = None, vendor_dir: str = "vendor", matmul: bool = False,
-            timeout: Optional[float] = None, bandwidth: bool = False) -> DoctorReport:
+def collect(
+    python: Optional[str] = None,
+    vendor_dir: str = "vendor",
+    matmul: bool = False,
+    timeout: Optional[float] = None,
+    bandwidth: bool = False,
+) -> DoctorReport:
     """Everything doctor reports, decided. Raises SetupError only when the interpreter cannot be started or
     answers nothing at all. The facts come from ``envinfo``, the same snapshot a sweep records."""
     probe = run_probe(python, full=True, matmul=matmul, timeout=timeout, partial=True, bandwidth=bandwidth)
@@ -343,15 +419,32 @@ def collect(python: Optional[str] = None, vendor_dir: str = "vendor", matmul: bo
     cuda, cudnn, cuda_source = _cuda_facts(probe, parsed, warnings)
     git, git_path = git_info()
     report = DoctorReport(
-        python=target, python_version=env.target_python.version, tensorflow_version=tf_version,
-        tensorflow_distribution=env.tensorflow_distribution, tensorflow_location=probe.location,
-        tensorflow_importable=probe.importable, version_source=probe.version_source, gpus=env.gpus,
-        cuda_version=cuda, cudnn_version=cudnn, cuda_source=cuda_source, is_cuda_build=probe.is_cuda_build,
-        tf_keras=env.tf_keras, legacy_keras_needed=_needs_legacy_keras(parsed), recommended_branch=branch,
-        branch_reason=reason, nvidia_smi=smi, vendor=vendor_info(vendor_dir, manifest, tf_version),
-        matmul=_matmul_timings(probe) if matmul else None, bandwidth=copy_bandwidth(probe) if bandwidth else None,
-        probe_complete=probe.complete, probe_stage=probe.stage, tfcnnwrap_version=__version__,
-        warnings=tuple(warnings), git=git, git_path=git_path,
+        python=target,
+        python_version=env.target_python.version,
+        tensorflow_version=tf_version,
+        tensorflow_distribution=env.tensorflow_distribution,
+        tensorflow_location=probe.location,
+        tensorflow_importable=probe.importable,
+        version_source=probe.version_source,
+        gpus=env.gpus,
+        cuda_version=cuda,
+        cudnn_version=cudnn,
+        cuda_source=cuda_source,
+        is_cuda_build=probe.is_cuda_build,
+        tf_keras=env.tf_keras,
+        legacy_keras_needed=_needs_legacy_keras(parsed),
+        recommended_branch=branch,
+        branch_reason=reason,
+        nvidia_smi=smi,
+        vendor=vendor_info(vendor_dir, manifest, tf_version),
+        matmul=_matmul_timings(probe) if matmul else None,
+        bandwidth=copy_bandwidth(probe) if bandwidth else None,
+        probe_complete=probe.complete,
+        probe_stage=probe.stage,
+        tfcnnwrap_version=__version__,
+        warnings=tuple(warnings),
+        git=git,
+        git_path=git_path,
         quiet=tuple(Finding(f["what"], f["fix"]) for f in gather(load=True)),  # what would make the numbers wander
         machine=env,
     )
@@ -366,16 +459,16 @@ def auto_device(report: DoctorReport) -> Tuple[str, Optional[str]]:
 def blockers(report: DoctorReport) -> List[str]:
     """The checks that stop a sweep from running as asked: every failed one, and a checkout that is missing
     or was fetched for another TensorFlow."""
-    return [row.check for row in report.checks
-            if row.status == FAIL or (row.check == VENDOR and row.status != OK)]
+    return [row.check for row in report.checks if row.status == FAIL or (row.check == VENDOR and row.status != OK)]
 
 
 def readiness(report: DoctorReport) -> Readiness:
     """``ready``, why not (``blockers``), the ``device`` a sweep would use and the one-line ``verdict``."""
     device, note = auto_device(report)
     found = blockers(report)
-    return Readiness(ready=not found, blockers=found, device=device, device_note=note,
-                     verdict=_verdict(report, found, device))
+    return Readiness(
+        ready=not found, blockers=found, device=device, device_note=note, verdict=_verdict(report, found, device)
+    )
 
 
 def _needs_legacy_keras(parsed: Optional[Tuple[int, int]]) -> Optional[bool]:
@@ -416,8 +509,15 @@ def _gpu_row(report: DoctorReport) -> Check:
             return _row("GPUs TensorFlow sees", INFO, "-", "needs TensorFlow")
         return _row("GPUs TensorFlow sees", WARN, "cannot tell", "this TensorFlow could not list its devices")
     if smi_names:
-        fix = install_hint(_parsed(report.tensorflow_version), report.tensorflow_distribution, report.python,
-                           os.name == "nt", report.is_cuda_build, report.cuda_version, report.cudnn_version)
+        fix = install_hint(
+            _parsed(report.tensorflow_version),
+            report.tensorflow_distribution,
+            report.python,
+            os.name == "nt",
+            report.is_cuda_build,
+            report.cuda_version,
+            report.cudnn_version,
+        )
         hint = "nvidia-smi sees %s but TensorFlow does not: %s" % (", ".join(smi_names), fix)
         return _row("GPUs TensorFlow sees", FAIL, "none", hint)
     return _row("GPUs TensorFlow sees", WARN, "none", "sweeps run on the CPU (--device cpu); no GPU to benchmark")
@@ -444,7 +544,9 @@ def _keras_row(report: DoctorReport) -> Check:
     if present:
         return _row("tf-keras", OK, "installed", "sweep runs tf_cnn_benchmarks with TF_USE_LEGACY_KERAS=1")
     return _row(
-        "tf-keras", FAIL, "missing",
+        "tf-keras",
+        FAIL,
+        "missing",
         "TensorFlow >= 2.16 ships Keras 3; tf_cnn_benchmarks needs Keras 2: %s" % _install(report, "tf-keras"),
     )
 
@@ -509,8 +611,12 @@ def bandwidth_row(found: Bandwidth) -> Check:
         reason = found.reason or ""
         no_gpu = "sees no GPU" in reason
         return _row(BANDWIDTH, INFO if no_gpu else WARN, "no figure", reason)
-    return _row(BANDWIDTH, OK, "host->GPU %.1f GB/s, GPU->host %.1f GB/s" % (h2d, d2h),
-                "128 MiB copies, median of 7; for scale, PCIe 3.0 x16 peaks near 13, x4 (Thunderbolt 3) near 3")
+    return _row(
+        BANDWIDTH,
+        OK,
+        "host->GPU %.1f GB/s, GPU->host %.1f GB/s" % (h2d, d2h),
+        "128 MiB copies, median of 7; for scale, PCIe 3.0 x16 peaks near 13, x4 (Thunderbolt 3) near 3",
+    )
 
 
 def _tensorflow_row(report: DoctorReport) -> Check:
@@ -522,8 +628,10 @@ def _tensorflow_row(report: DoctorReport) -> Check:
         if report.tensorflow_importable is False:
             hint = "installed but `import tensorflow` fails: see the warnings below"
             if any("DLL load failed" in w for w in report.warnings):
-                hint += "; run tfcnnwrap from the activated environment (`conda activate NAME`) so that " \
-                        "TensorFlow finds its CUDA DLLs"
+                hint += (
+                    "; run tfcnnwrap from the activated environment (`conda activate NAME`) so that "
+                    "TensorFlow finds its CUDA DLLs"
+                )
             return _row("TensorFlow", FAIL, value, hint)
         return _row("TensorFlow", OK, value, report.tensorflow_location or "")
     if not report.probe_complete:
@@ -538,15 +646,24 @@ def checks(report: DoctorReport) -> List[Check]:
     if report.recommended_branch:
         rows.append(_row("branch setup would pick", OK, report.recommended_branch, report.branch_reason))
     else:
-        rows.append(_row("branch setup would pick", WARN if report.tensorflow_version else INFO, "-",
-                         report.branch_reason or ""))
+        rows.append(
+            _row(
+                "branch setup would pick", WARN if report.tensorflow_version else INFO, "-", report.branch_reason or ""
+            )
+        )
     rows.append(_vendor_row(report))
     if report.git:
         rows.append(_row("git", OK, report.git, report.git_path or ""))
     else:
         usable = rows[-1].status == OK  # the checkout: sweeps need no git, only setup does
-        rows.append(_row("git", WARN if usable else FAIL, "not found",
-                         "setup needs git: install it (https://git-scm.com) or set GIT_PYTHON_GIT_EXECUTABLE"))
+        rows.append(
+            _row(
+                "git",
+                WARN if usable else FAIL,
+                "not found",
+                "setup needs git: install it (https://git-scm.com) or set GIT_PYTHON_GIT_EXECUTABLE",
+            )
+        )
     rows += [_smi_row(report), _matmul_row(report)]
     if report.bandwidth is not None:
         rows.append(bandwidth_row(report.bandwidth))
@@ -557,8 +674,9 @@ def checks(report: DoctorReport) -> List[Check]:
 def _quiet_row(report: DoctorReport) -> Check:
     found = report.quiet
     if not found:
-        return _row("machine quiet", OK, "nothing found",
-                    "GPU processes, clocks, power limit, PCIe, CPU governor, load average")
+        return _row(
+            "machine quiet", OK, "nothing found", "GPU processes, clocks, power limit, PCIe, CPU governor, load average"
+        )
     return _row("machine quiet", WARN, "; ".join(f.what for f in found), "; ".join(f.fix for f in found))
 
 
@@ -582,7 +700,8 @@ def _device_text(report: DoctorReport, device: str) -> str:
         if report.gpus:
             return "the GPU (%s)" % ", ".join(report.gpus)
         return "the GPU (%s; TensorFlow could not say)" % (
-            "nvidia-smi sees %s" % ", ".join(smi_names) if smi_names else "nvidia-smi is present")
+            "nvidia-smi sees %s" % ", ".join(smi_names) if smi_names else "nvidia-smi is present"
+        )
     if report.gpus is None:
         return "the CPU (TensorFlow could not say whether it sees a GPU)"
     return "the CPU (TensorFlow sees no GPU)"
@@ -614,8 +733,9 @@ def _check_lines(row: Check, mark: Tuple[str, str], name_width: int, width: int)
     value_width = max(width - lead, 12)
     parts = [p for p in row.value.split(", ") if p]
     values = wrap_parts(parts, value_width, sep=", ") or [""]
-    lines: List[object] = [Text.assemble((symbol, colour), " ", (row.check.ljust(name_width), "bold"), " ",
-                                         values[0], overflow="fold")]
+    lines: List[object] = [
+        Text.assemble((symbol, colour), " ", (row.check.ljust(name_width), "bold"), " ", values[0], overflow="fold")
+    ]
     lines += [Text(" " * lead + more, overflow="fold") for more in values[1:]]
     if row.hint:
         lines.append(Padding(Text(row.hint, style="dim", overflow="fold"), (0, 0, 0, 4), expand=False))

@@ -38,13 +38,17 @@ def _read_text(path: str) -> str:
 
 
 def _sysctl(name: str) -> Optional[str]:
-    out = subprocess.run(
-        ["sysctl", "-n", name],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        timeout=_SUBPROCESS_TIMEOUT_S,
-    ).stdout.decode("utf-8", "replace").strip()
+    out = (
+        subprocess.run(
+            ["sysctl", "-n", name],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            timeout=_SUBPROCESS_TIMEOUT_S,
+        )
+        .stdout.decode("utf-8", "replace")
+        .strip()
+    )
     return out or None
 
 
@@ -181,8 +185,14 @@ def os_info() -> "OsInfo":
     elif system == "Windows":
         edition = _safe(platform.win32_edition) if hasattr(platform, "win32_edition") else None
         distribution = " ".join(p for p in ("Windows", platform.release(), edition) if p)
-    return OsInfo(system=system, release=platform.release() or None, version=platform.version() or None,
-                  machine=platform.machine() or None, platform=_safe(platform.platform), distribution=distribution)
+    return OsInfo(
+        system=system,
+        release=platform.release() or None,
+        version=platform.version() or None,
+        machine=platform.machine() or None,
+        platform=_safe(platform.platform),
+        distribution=distribution,
+    )
 
 
 def command_line(argv: Optional[Sequence[object]] = None) -> "CommandLine":
@@ -251,8 +261,11 @@ class CommandLine:
     def from_json(cls, data: object) -> "CommandLine":
         found = opt_object(data)
         argv = found.get("argv")
-        return cls(tuple(str(a) for a in argv) if isinstance(argv, list) else (), opt_text(found.get("text")) or "",
-                   opt_text(found.get("cwd")))
+        return cls(
+            tuple(str(a) for a in argv) if isinstance(argv, list) else (),
+            opt_text(found.get("text")) or "",
+            opt_text(found.get("cwd")),
+        )
 
 
 def _optional_json(record: Optional[Union[OsInfo, CommandLine]]) -> Optional[Mapping[str, object]]:
@@ -289,14 +302,23 @@ class Environment:
     def to_json(self) -> Dict[str, object]:
         """sweep.json's ``environment`` object, keys in the order it has always had."""
         out: Dict[str, object] = {
-            "captured_at": self.captured_at, "host": self.host, "os": _optional_json(self.os),
-            "cpu_model": self.cpu_model, "cpu_logical_cores": self.cpu_logical_cores,
-            "cpu_physical_cores": self.cpu_physical_cores, "ram_bytes": self.ram_bytes,
-            "tfcnnwrap_version": self.tfcnnwrap_version, "tfcnnwrap_python": self.tfcnnwrap_python.to_json(),
-            "target_python": self.target_python.to_json(), "tensorflow_version": self.tensorflow_version,
-            "tensorflow_distribution": self.tensorflow_distribution, "tf_keras": self.tf_keras,
-            "gpus": list(self.gpus) if self.gpus is not None else None, "cuda_version": self.cuda_version,
-            "cudnn_version": self.cudnn_version, "nvidia_driver": self.nvidia_driver,
+            "captured_at": self.captured_at,
+            "host": self.host,
+            "os": _optional_json(self.os),
+            "cpu_model": self.cpu_model,
+            "cpu_logical_cores": self.cpu_logical_cores,
+            "cpu_physical_cores": self.cpu_physical_cores,
+            "ram_bytes": self.ram_bytes,
+            "tfcnnwrap_version": self.tfcnnwrap_version,
+            "tfcnnwrap_python": self.tfcnnwrap_python.to_json(),
+            "target_python": self.target_python.to_json(),
+            "tensorflow_version": self.tensorflow_version,
+            "tensorflow_distribution": self.tensorflow_distribution,
+            "tf_keras": self.tf_keras,
+            "gpus": list(self.gpus) if self.gpus is not None else None,
+            "cuda_version": self.cuda_version,
+            "cudnn_version": self.cudnn_version,
+            "nvidia_driver": self.nvidia_driver,
             "nvidia_smi_gpus": [dict(g) for g in self.nvidia_smi_gpus] if self.nvidia_smi_gpus is not None else None,
             "upstream": {"url": self.upstream.url, "branch": self.upstream.branch, "commit": self.upstream.commit},
             "command_line": _optional_json(self.command_line),
@@ -311,10 +333,13 @@ class Environment:
         found = opt_object(data)
         gpus, smi, upstream = found.get("gpus"), found.get("nvidia_smi_gpus"), opt_object(found.get("upstream"))
         return cls(
-            captured_at=opt_text(found.get("captured_at")), host=opt_text(found.get("host")),
+            captured_at=opt_text(found.get("captured_at")),
+            host=opt_text(found.get("host")),
             os=OsInfo.from_json(found["os"]) if isinstance(found.get("os"), Mapping) else None,
-            cpu_model=opt_text(found.get("cpu_model")), cpu_logical_cores=opt_whole(found.get("cpu_logical_cores")),
-            cpu_physical_cores=opt_whole(found.get("cpu_physical_cores")), ram_bytes=opt_whole(found.get("ram_bytes")),
+            cpu_model=opt_text(found.get("cpu_model")),
+            cpu_logical_cores=opt_whole(found.get("cpu_logical_cores")),
+            cpu_physical_cores=opt_whole(found.get("cpu_physical_cores")),
+            ram_bytes=opt_whole(found.get("ram_bytes")),
             tfcnnwrap_version=opt_text(found.get("tfcnnwrap_version")),
             tfcnnwrap_python=PythonInfo.from_json(found.get("tfcnnwrap_python")),
             target_python=PythonInfo.from_json(found.get("target_python")),
@@ -322,12 +347,14 @@ class Environment:
             tensorflow_distribution=opt_text(found.get("tensorflow_distribution")),
             tf_keras=found.get("tf_keras") if isinstance(found.get("tf_keras"), bool) else None,
             gpus=tuple(str(g) for g in gpus) if isinstance(gpus, list) else None,
-            cuda_version=opt_text(found.get("cuda_version")), cudnn_version=opt_text(found.get("cudnn_version")),
+            cuda_version=opt_text(found.get("cuda_version")),
+            cudnn_version=opt_text(found.get("cudnn_version")),
             nvidia_driver=opt_text(found.get("nvidia_driver")),
             nvidia_smi_gpus=tuple(g for g in smi if isinstance(g, Mapping)) if isinstance(smi, list) else None,
             upstream=Upstream(*(opt_text(upstream.get(k)) for k in ("url", "branch", "commit"))),
             command_line=CommandLine.from_json(found["command_line"])
-            if isinstance(found.get("command_line"), Mapping) else None,
+            if isinstance(found.get("command_line"), Mapping)
+            else None,
             probe_error=opt_text(found.get("probe_error")),
         )
 
@@ -353,9 +380,13 @@ def _query_smi() -> Optional[JsonObject]:
     return query_gpus()
 
 
-def capture_environment(python: Optional[PathText] = None, probe: Optional[ProbeAnswer] = None,
-                        manifest: object = None, argv: Optional[Sequence[object]] = None,
-                        smi: Union[Optional[JsonObject], _Ask] = _ASK) -> Environment:
+def capture_environment(
+    python: Optional[PathText] = None,
+    probe: Optional[ProbeAnswer] = None,
+    manifest: object = None,
+    argv: Optional[Sequence[object]] = None,
+    smi: Union[Optional[JsonObject], _Ask] = _ASK,
+) -> Environment:
     """The environment facts for sweep.json (and the base of `doctor`); never raises, missing facts are None.
 
     ``probe``: the ``ProbeAnswer`` of the target interpreter (asked in version mode when not given).
@@ -369,15 +400,25 @@ def capture_environment(python: Optional[PathText] = None, probe: Optional[Probe
     listed = (answered or {}).get("gpus") if answered else None
     upstream = opt_object(manifest)
     return Environment(
-        captured_at=utc_now(), host=_safe(socket.gethostname), os=_safe(os_info), cpu_model=_safe(cpu_model),
-        cpu_logical_cores=_safe(os.cpu_count), cpu_physical_cores=_safe(physical_cores),
-        ram_bytes=_safe(ram_bytes), tfcnnwrap_version=__version__,
+        captured_at=utc_now(),
+        host=_safe(socket.gethostname),
+        os=_safe(os_info),
+        cpu_model=_safe(cpu_model),
+        cpu_logical_cores=_safe(os.cpu_count),
+        cpu_physical_cores=_safe(physical_cores),
+        ram_bytes=_safe(ram_bytes),
+        tfcnnwrap_version=__version__,
         tfcnnwrap_python=PythonInfo(sys.executable, platform.python_version()),
         target_python=PythonInfo(facts.python or (str(python) if python else sys.executable), facts.python_version),
-        tensorflow_version=facts.tf_version, tensorflow_distribution=facts.distribution, tf_keras=facts.tf_keras,
-        gpus=facts.gpus, cuda_version=facts.cuda_version, cudnn_version=facts.cudnn_version,
+        tensorflow_version=facts.tf_version,
+        tensorflow_distribution=facts.distribution,
+        tf_keras=facts.tf_keras,
+        gpus=facts.gpus,
+        cuda_version=facts.cuda_version,
+        cudnn_version=facts.cudnn_version,
         nvidia_driver=(answered or {}).get("driver_version"),
         nvidia_smi_gpus=tuple(listed) if isinstance(listed, list) else None,
         upstream=Upstream(*(opt_text(upstream.get(k)) for k in ("url", "branch", "commit"))),
-        command_line=_safe(command_line, argv), probe_error=probe_error,
+        command_line=_safe(command_line, argv),
+        probe_error=probe_error,
     )

@@ -46,13 +46,18 @@ def branch_flags(features: Iterable[str], branch: Optional[str], source: Optiona
             raise UsageError(
                 "cannot tell which flags %s uses for %s (no benchmark_cnn.py in the checkout): run `python -m "
                 "tfcnnwrap setup` for a known branch, or pass them after -- instead (e.g. -- --use_fp16=True "
-                "--xla=True)" % ("branch %s" % branch if branch else "the checkout (its branch is unknown)",
-                                 " and ".join(FEATURE_OPTIONS[f] for f in features)))
+                "--xla=True)"
+                % (
+                    "branch %s" % branch if branch else "the checkout (its branch is unknown)",
+                    " and ".join(FEATURE_OPTIONS[f] for f in features),
+                )
+            )
         known = defined_flags(source)
         table = {f: flag for f, flag in _EVERY_FEATURE.items() if flag in known}
     missing = [f for f in features if f not in table]
     if missing:
         raise UsageError(
             "the checked-out branch %s has no flag for %s; drop it, or run `python -m tfcnnwrap setup` for a "
-            "newer branch" % (branch or "?", " or ".join(FEATURE_OPTIONS[f] for f in missing)))
+            "newer branch" % (branch or "?", " or ".join(FEATURE_OPTIONS[f] for f in missing))
+        )
     return ["--%s=True" % table[f] for f in features]

@@ -56,9 +56,7 @@ def normalise_repo_url(raw: str, flag: str = "--repo-url") -> str:
 def _normalise_repo_url(raw: str) -> str:
     text = "" if raw is None else str(raw)
     if not text.strip():
-        raise UsageError(
-            "--repo-url is empty: give https://github.com/tensorflow/benchmarks.git or a mirror's path"
-        )
+        raise UsageError("--repo-url is empty: give https://github.com/tensorflow/benchmarks.git or a mirror's path")
     if text != text.strip() or any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
         raise UsageError("refusing --repo-url %r: it holds spaces at the ends or control characters" % text)
     if text.startswith("-"):
@@ -67,9 +65,7 @@ def _normalise_repo_url(raw: str) -> str:
             "or write a local path as ./%s" % (text, text)
         )
     if re.search(r"(://|@)-", text):
-        raise UsageError(
-            "refusing --repo-url %r: a host name that starts with '-' would reach ssh as an option" % text
-        )
+        raise UsageError("refusing --repo-url %r: a host name that starts with '-' would reach ssh as an option" % text)
     if _REMOTE_HELPER.match(text):
         raise UsageError(
             "refusing --repo-url %r: the '<transport>::' form (ext::, fd::) makes git run commands; give an "
@@ -79,8 +75,7 @@ def _normalise_repo_url(raw: str) -> str:
     if scheme:
         if scheme.group(1).lower() not in SAFE_SCHEMES:
             raise UsageError(
-                "refusing --repo-url %r: scheme %r is not one of %s"
-                % (text, scheme.group(1), ", ".join(SAFE_SCHEMES))
+                "refusing --repo-url %r: scheme %r is not one of %s" % (text, scheme.group(1), ", ".join(SAFE_SCHEMES))
             )
         return text
     head = re.split(r"[\\/]", text, maxsplit=1)[0]

@@ -82,7 +82,7 @@ def parse_answer(stdout_text: str) -> Optional[Union[List[int], Dict[str, Any]]]
     for line in reversed(stdout_text.splitlines()):
         if line.startswith(MARKER):
             try:
-                return json.loads(line[len(MARKER):])
+                return json.loads(line[len(MARKER) :])
             except ValueError:
                 continue  # a line cut short by a crash
     return None
@@ -229,9 +229,15 @@ def crash_hint(returncode: int) -> str:
     return ""
 
 
-def run_probe(python: Optional[Union[str, os.PathLike[str]]] = None, full: bool = False, matmul: bool = False,
-              timeout: Optional[float] = None, env: Optional[Dict[str, str]] = None, partial: bool = False,
-              bandwidth: bool = False) -> ProbeAnswer:
+def run_probe(
+    python: Optional[Union[str, os.PathLike[str]]] = None,
+    full: bool = False,
+    matmul: bool = False,
+    timeout: Optional[float] = None,
+    env: Optional[Dict[str, str]] = None,
+    partial: bool = False,
+    bandwidth: bool = False,
+) -> ProbeAnswer:
     """Run the probe and return its ``ProbeAnswer``.
 
     Raises SetupError (``InterpreterNotFound``) when the interpreter cannot be started. When the probe
@@ -250,17 +256,7 @@ def run_probe(python: Optional[Union[str, os.PathLike[str]]] = None, full: bool 
         args.append("--bandwidth")
     if timeout is None:
         timeout = MATMUL_TIMEOUT_S if matmul or bandwidth else FULL_TIMEOUT_S if full else VERSION_TIMEOUT_S
-    try:
-        returncode, stdout, stderr = run_captured(args, timeout, env=quiet_tf_env(env))
-    except FileNotFoundError:
-        raise InterpreterNotFound(
-            "cannot start the Python interpreter %r: give the full path of the python that has TensorFlow "
-            "with --python (e.g. C:\\Anaconda3\\envs\\tf\\python.exe)" % exe
-        ) from None
-    except (PermissionError, IsADirectoryError, NotADirectoryError):
-        raise InterpreterNotFound("%r is not an executable Python interpreter; check --python" % exe) from None
-    except OSError as exc:  # e.g. ENOEXEC: a file that is not a program
-        raise InterpreterNotFound("cannot run %r (%s); check --python" % (exe, exc.strerror or exc)) from None
+    returncode, stdout, stderr = _run_interpreter(exe, args, timeout, env)
     answer = _answer(exe, stdout)
     if returncode is None:
         if partial and answer is not None:
@@ -269,7 +265,7 @@ def run_probe(python: Optional[Union[str, os.PathLike[str]]] = None, full: bool 
                 % (timeout, NEXT_STEP.get(answer.stage, "running"))
             )
         raise ProbeTimeout(
-            "the TensorFlow probe in %s did not answer within %.0f s; check that `%s -c \"import tensorflow\"` "
+            'the TensorFlow probe in %s did not answer within %.0f s; check that `%s -c "import tensorflow"` '
             "works, or skip probing with --tf-version" % (exe, timeout, exe)
         )
     if answer is not None and answer.complete:
@@ -285,6 +281,24 @@ def run_probe(python: Optional[Union[str, os.PathLike[str]]] = None, full: bool 
         "%s did not run the TensorFlow probe (%s: %s)%s; check --python"
         % (exe, how, err or "no output", crash_hint(returncode))
     )
+
+
+def _run_interpreter(
+    exe: str, args: List[str], timeout: float, env: Optional[Dict[str, str]]
+) -> Tuple[Optional[int], Optional[bytes], Optional[bytes]]:
+    """(exit status or None on a timeout, stdout, stderr) of the probe; InterpreterNotFound when ``exe`` does not
+    start."""
+    try:
+        return run_captured(args, timeout, env=quiet_tf_env(env))
+    except FileNotFoundError:
+        raise InterpreterNotFound(
+            "cannot start the Python interpreter %r: give the full path of the python that has TensorFlow "
+            "with --python (e.g. C:\\Anaconda3\\envs\\tf\\python.exe)" % exe
+        ) from None
+    except (PermissionError, IsADirectoryError, NotADirectoryError):
+        raise InterpreterNotFound("%r is not an executable Python interpreter; check --python" % exe) from None
+    except OSError as exc:  # e.g. ENOEXEC: a file that is not a program
+        raise InterpreterNotFound("cannot run %r (%s); check --python" % (exe, exc.strerror or exc)) from None
 
 
 def _answer(exe: str, stdout: Optional[bytes]) -> Optional[ProbeAnswer]:

@@ -16,8 +16,16 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 from tfcnnwrap.run.telemetry import find_nvidia_smi, run_smi
 
 # nvidia-smi --query-gpu fields, in this order (the names every driver since 2013 knows)
-GPU_FIELDS = ("index", "persistence_mode", "power.limit", "power.default_limit", "clocks.applications.graphics",
-              "clocks.default_applications.graphics", "pcie.link.width.current", "pcie.link.width.max")
+GPU_FIELDS = (
+    "index",
+    "persistence_mode",
+    "power.limit",
+    "power.default_limit",
+    "clocks.applications.graphics",
+    "clocks.default_applications.graphics",
+    "pcie.link.width.current",
+    "pcie.link.width.max",
+)
 APP_FIELDS = ("pid", "process_name", "used_memory")
 
 
@@ -55,8 +63,9 @@ def parse_compute_apps(text: str) -> List[Any]:
         if len(parts) != 2 or len(head) != 2 or not head[0].strip().isdigit():
             continue
         used = _value(parts[1])
-        apps.append({"pid": int(head[0]), "name": head[1].strip(),
-                     "used_mib": used if isinstance(used, float) else None})
+        apps.append(
+            {"pid": int(head[0]), "name": head[1].strip(), "used_mib": used if isinstance(used, float) else None}
+        )
     return apps
 
 
@@ -69,20 +78,36 @@ def gpu_findings(gpus: Dict[int, Any], apps: List[Any], on_linux: bool = True) -
     for index, gpu in sorted(gpus.items()):
         name = "GPU %d" % index
         if on_linux and gpu["persistence_mode"] == "Disabled":
-            found.append(("%s: persistence mode is off (the driver re-initialises before each run)" % name,
-                          "`sudo nvidia-smi -pm 1`"))
+            found.append(
+                (
+                    "%s: persistence mode is off (the driver re-initialises before each run)" % name,
+                    "`sudo nvidia-smi -pm 1`",
+                )
+            )
         limit, default = gpu["power.limit"], gpu["power.default_limit"]
         if isinstance(limit, float) and isinstance(default, float) and limit < default - 0.5:
-            found.append(("%s: power limit %.0f W, below its default %.0f W" % (name, limit, default),
-                          "`sudo nvidia-smi -i %d -pl %.0f`" % (index, default)))
+            found.append(
+                (
+                    "%s: power limit %.0f W, below its default %.0f W" % (name, limit, default),
+                    "`sudo nvidia-smi -i %d -pl %.0f`" % (index, default),
+                )
+            )
         app, app_default = gpu["clocks.applications.graphics"], gpu["clocks.default_applications.graphics"]
         if isinstance(app, float) and isinstance(app_default, float) and app != app_default:
-            found.append(("%s: application clocks set to %.0f MHz (default %.0f MHz)" % (name, app, app_default),
-                          "`sudo nvidia-smi -i %d -rac`, unless you set them on purpose" % index))
+            found.append(
+                (
+                    "%s: application clocks set to %.0f MHz (default %.0f MHz)" % (name, app, app_default),
+                    "`sudo nvidia-smi -i %d -rac`, unless you set them on purpose" % index,
+                )
+            )
         width, most = gpu["pcie.link.width.current"], gpu["pcie.link.width.max"]
         if isinstance(width, float) and isinstance(most, float) and width < most:
-            found.append(("%s: PCIe link x%d of x%d" % (name, width, most),
-                          "reseat the card or use a full-width slot (an eGPU enclosure may be the limit)"))
+            found.append(
+                (
+                    "%s: PCIe link x%d of x%d" % (name, width, most),
+                    "reseat the card or use a full-width slot (an eGPU enclosure may be the limit)",
+                )
+            )
     return found
 
 
@@ -99,8 +124,12 @@ def cpu_findings(root: str = "/") -> List[Any]:
             continue
     slow = sorted(g for g in governors if g and g != "performance")
     if slow:
-        found.append(("CPU frequency governor: %s" % ", ".join(slow),
-                      "`sudo cpupower frequency-set -g performance` for the benchmark"))
+        found.append(
+            (
+                "CPU frequency governor: %s" % ", ".join(slow),
+                "`sudo cpupower frequency-set -g performance` for the benchmark",
+            )
+        )
     for supply in sorted((sys_dir / "class/power_supply").glob("*")):
         try:
             kind = (supply / "type").read_text(encoding="ascii", errors="replace").strip()
@@ -127,9 +156,18 @@ def load_findings(load1: float, cores: int, busiest: Sequence[Tuple[str, int, fl
     # ", " between the parts: doctor wraps its value there
     named = ", ".join("%s (pid %d: %.0f%% CPU)" % (name, pid, pct) for name, pid, pct in busiest[:BUSIEST_SHOWN])
     what = "load average %.2f on %d core%s (1 minute)%s" % (
-        load1, cores, "" if cores == 1 else "s", ", busiest: " + named if named else "")
-    return [(what, "stop %s, or wait until the load is under %g, before benchmarking"
-             % ("them" if named else "what else runs", limit))]
+        load1,
+        cores,
+        "" if cores == 1 else "s",
+        ", busiest: " + named if named else "",
+    )
+    return [
+        (
+            what,
+            "stop %s, or wait until the load is under %g, before benchmarking"
+            % ("them" if named else "what else runs", limit),
+        )
+    ]
 
 
 def proc_times(root: str = "/") -> Dict[int, Tuple[str, int]]:
@@ -138,15 +176,20 @@ def proc_times(root: str = "/") -> Dict[int, Tuple[str, int]]:
     for stat in Path(root, "proc").glob("[0-9]*/stat"):
         try:
             text = stat.read_text(encoding="utf-8", errors="replace")
-            name, rest = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
+            name, rest = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :].split()
             out[int(stat.parent.name)] = (name, int(rest[11]) + int(rest[12]))  # utime + stime: fields 14, 15
         except (OSError, ValueError, IndexError):
             continue  # a process that ended between the listing and the read, or an odd file
     return out
 
 
-def busiest(before: Dict[int, Tuple[str, int]], after: Dict[int, Tuple[str, int]], seconds: float, hz: int,
-            skip: Iterable[int] = ()) -> List[Tuple[str, int, float]]:
+def busiest(
+    before: Dict[int, Tuple[str, int]],
+    after: Dict[int, Tuple[str, int]],
+    seconds: float,
+    hz: int,
+    skip: Iterable[int] = (),
+) -> List[Tuple[str, int, float]]:
     """(name, pid, % of one core) of the processes that used the CPU between two ``proc_times``, busiest first
     (those over 5 %; ``skip``: our own pids)."""
     skipped = set(skip)
@@ -178,8 +221,9 @@ def _machine_load(root: str) -> List[Any]:
     return load_findings(load1, cores, busiest(before, proc_times(root), BUSY_SAMPLE_S, hz, (os.getpid(),)))
 
 
-def gather(nvidia_smi: Optional[str] = None, root: str = "/", gpu: bool = True, load: bool = False
-           ) -> List[Dict[str, str]]:
+def gather(
+    nvidia_smi: Optional[str] = None, root: str = "/", gpu: bool = True, load: bool = False
+) -> List[Dict[str, str]]:
     """Every finding on this machine: [{"what", "fix"}] (``gpu`` False: the CPU's only; ``load``: the load
     average too, doctor's question: a sweep starting its own runs would read its own start-up)."""
     found = []

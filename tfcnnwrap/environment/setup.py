@@ -84,9 +84,7 @@ def resolve_tensorflow(args: Namespace, python_arg: Optional[str]) -> Dict[str, 
         "warnings": [],
     }
     if args.tf_version:
-        info.update(
-            version=args.tf_version, parsed=versions.parse_tf_version(args.tf_version), source="--tf-version"
-        )
+        info.update(version=args.tf_version, parsed=versions.parse_tf_version(args.tf_version), source="--tf-version")
         return info
     try:
         answer = probe.run_probe(python_arg)
@@ -223,7 +221,6 @@ def build_manifest(
     }
 
 
-
 def lock_vendor(vendor: Path, lock: FileLock) -> bool:
     """Take the vendor lock exclusively, creating the folder if needed; True when this call created it."""
     created = not vendor.is_dir()
@@ -240,8 +237,14 @@ def lock_vendor(vendor: Path, lock: FileLock) -> bool:
     return created
 
 
-def clone_and_install(url: str, branch: str, vendor: Path, lock: FileLock, console: Optional[Console],
-                      manifest_for: Callable[[str], Dict[str, Any]]) -> str:
+def clone_and_install(
+    url: str,
+    branch: str,
+    vendor: Path,
+    lock: FileLock,
+    console: Optional[Console],
+    manifest_for: Callable[[str], Dict[str, Any]],
+) -> str:
     """Clone into a staging directory and swap it in when complete; then write the manifest.
 
     A failure leaves the previous checkout as it was, and no staging directory behind; a vendor folder
@@ -278,9 +281,17 @@ def _remove_empty_vendor(vendor: Path) -> None:
         pass
 
 
-def fetch(args: Namespace, url: str, branch_arg: Optional[str], vendor: Path, tf: Dict[str, Any],
-          manifest: Optional[Dict[str, Any]], console: Console, lock: FileLock, settings: Dict[str, Any]
-          ) -> Tuple[str, str, str, str]:
+def fetch(
+    args: Namespace,
+    url: str,
+    branch_arg: Optional[str],
+    vendor: Path,
+    tf: Dict[str, Any],
+    manifest: Optional[Dict[str, Any]],
+    console: Console,
+    lock: FileLock,
+    settings: Dict[str, Any],
+) -> Tuple[str, str, str, str]:
     """The networked part: list branches, choose, clone or update; returns (branch, reason, commit, headline)."""
     checkout.refuse_foreign_checkout(vendor, manifest)
     heads = gitremote.list_remote_heads(url)
@@ -347,17 +358,16 @@ def cmd_setup(args: Namespace) -> int:
                 checkout.write_manifest(vendor, dict(manifest, settings=remembered))
                 headline = "Already set up: same upstream and branch; nothing fetched; settings remembered."
         else:
-            branch, reason, commit, headline = fetch(
-                args, url, branch_arg, vendor, tf, manifest, out, lock, settings
-            )
+            branch, reason, commit, headline = fetch(args, url, branch_arg, vendor, tf, manifest, out, lock, settings)
     finally:
         lock.release()
     print_summary(out, headline, tf, branch, reason, commit, vendor, url, settings, started)
     return 0
 
 
-def _settings_to_record(manifest: Dict[str, Any], url: str, tf: Dict[str, Any], settings: Dict[str, Any]
-                        ) -> Optional[Dict[str, Optional[str]]]:
+def _settings_to_record(
+    manifest: Dict[str, Any], url: str, tf: Dict[str, Any], settings: Dict[str, Any]
+) -> Optional[Dict[str, Optional[str]]]:
     """The settings this run should remember when the manifest does not hold them yet, else None."""
     wanted = {"python": tf["python"] if settings["python"] else None, "repo_url": url}
     recorded = manifest.get("settings")
@@ -366,8 +376,18 @@ def _settings_to_record(manifest: Dict[str, Any], url: str, tf: Dict[str, Any], 
     return None if recorded == wanted else wanted
 
 
-def print_summary(out: Console, headline: str, tf: Dict[str, Any], branch: str, reason: str, commit: str,
-                  vendor: Path, url: str, settings: Dict[str, Any], started: float) -> None:
+def print_summary(
+    out: Console,
+    headline: str,
+    tf: Dict[str, Any],
+    branch: str,
+    reason: str,
+    commit: str,
+    vendor: Path,
+    url: str,
+    settings: Dict[str, Any],
+    started: float,
+) -> None:
     from rich.text import Text  # rich: only when something is drawn
 
     keras_row, keras_warning = keras_notes(tf)
@@ -402,14 +422,17 @@ def print_summary(out: Console, headline: str, tf: Dict[str, Any], branch: str, 
     # the last line: what to run now (a quick sweep checks every model runs before the long one)
     first = "after the warning's fix, " if keras_warning else ""
     command = _sweep_command(vendor)
-    _print_prose(out, "next: %s%s, then %s" % (first, prose.whole(command + " --quick"), prose.whole(command)),
-                 width)
+    _print_prose(out, "next: %s%s, then %s" % (first, prose.whole(command + " --quick"), prose.whole(command)), width)
 
 
 def _print_prose(out: Console, text: str, width: Optional[int]) -> None:
     """``text`` wrapped between words at ``width`` (None: one line, as it is)."""
-    out.print(prose.fill(text, width) if width else text.replace(prose.NBSP, " "), markup=False,
-              highlight=False, soft_wrap=True)
+    out.print(
+        prose.fill(text, width) if width else text.replace(prose.NBSP, " "),
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def _sweep_command(vendor: Path) -> str:

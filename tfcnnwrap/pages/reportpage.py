@@ -46,9 +46,14 @@ def environment() -> Environment:
 
         # finalize: every value a page shows passes render.safe_text before it is HTML-escaped, so a name from
         # a bundle cannot reverse the text after it (U+202E) or hide a control character; Markup is ours
-        env = jinja2.Environment(loader=jinja2.PackageLoader("tfcnnwrap", "templates"), autoescape=True,
-                                 undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                                 finalize=_shown)
+        env = jinja2.Environment(
+            loader=jinja2.PackageLoader("tfcnnwrap", "templates"),
+            autoescape=True,
+            undefined=jinja2.StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            finalize=_shown,
+        )
         env.filters["num"] = num
         _ENV.append(env)
     return _ENV[0]
@@ -143,18 +148,31 @@ class ResultView:
 
 
 # Labels and units of the recorded environment's keys (envinfo.Environment); others read as their key does.
-_ENV_LABELS = {"ram_bytes": "RAM", "cpu_model": "CPU", "cpu_logical_cores": "CPU threads",
-               "cpu_physical_cores": "CPU cores", "gpus": "GPUs TensorFlow saw", "nvidia_driver": "NVIDIA driver",
-               "captured_at": "recorded", "target_python": "Python (target)", "nvidia_smi_gpus": "GPUs nvidia-smi saw"}
+_ENV_LABELS = {
+    "ram_bytes": "RAM",
+    "cpu_model": "CPU",
+    "cpu_logical_cores": "CPU threads",
+    "cpu_physical_cores": "CPU cores",
+    "gpus": "GPUs TensorFlow saw",
+    "nvidia_driver": "NVIDIA driver",
+    "captured_at": "recorded",
+    "target_python": "Python (target)",
+    "nvidia_smi_gpus": "GPUs nvidia-smi saw",
+}
 
 
 def environment_items(meta: SweepMeta) -> List[tuple]:
     """The environment a sweep recorded as (label, text) rows: units on sizes, lists as lists, a nested record
     one row per field; nothing twice (the upstream URL is the checkout's)."""
     items: List[Tuple[str, object]] = [
-        ("tfcnnwrap", meta.tfcnnwrap_version), ("created", meta.created_at), ("device", meta.device),
-        ("TensorFlow", meta.tensorflow_version), ("upstream", meta.upstream.url), ("branch", meta.upstream.branch),
-        ("commit", meta.upstream.commit)]
+        ("tfcnnwrap", meta.tfcnnwrap_version),
+        ("created", meta.created_at),
+        ("device", meta.device),
+        ("TensorFlow", meta.tensorflow_version),
+        ("upstream", meta.upstream.url),
+        ("branch", meta.upstream.branch),
+        ("commit", meta.upstream.commit),
+    ]
     seen = {what for what, value in items if value}
     for key, value in sorted((meta.environment or {}).items()):
         label = _ENV_LABELS.get(str(key), str(key).replace("_", " "))
@@ -190,15 +208,25 @@ def sweep_view(path: Path, out_dir: Optional[Path], root: Optional[Path] = None)
     summary = with_fleet(summarize(runs, meta.plan_order))
     rows = [r.to_dict() for r in summary]
     cond = plan_conditions(meta) or {}
-    conditions = {k: "not recorded" if cond.get(k) in (None, "") else str(cond[k])
-                  for k in ("precision", "variable_update", "data")}
+    conditions = {
+        k: "not recorded" if cond.get(k) in (None, "") else str(cond[k])
+        for k in ("precision", "variable_update", "data")
+    }
     conditions["xla"] = "XLA" if cond.get("xla") in (True, "yes", "on", "true") else "no XLA"
-    return ResultView(label=str(path), gpu=meta.gpu_names() or ("CPU" if meta.on_cpu else "GPU not recorded"),
-                      parts=title_parts(path, meta)[1:], rows=rows, runs=runs, conditions=conditions,
-                      environment=environment_items(meta), created_at=meta.created_at or "",
-                      series={run.key: run_series(sweep, run) for run in runs},
-                      log_links={run.key: sweep_log_link(sweep, run, out_dir, root) for run in runs},
-                      count_unit="tower" if meta.on_cpu else "GPU", advice=quality_lines(summary))
+    return ResultView(
+        label=str(path),
+        gpu=meta.gpu_names() or ("CPU" if meta.on_cpu else "GPU not recorded"),
+        parts=title_parts(path, meta)[1:],
+        rows=rows,
+        runs=runs,
+        conditions=conditions,
+        environment=environment_items(meta),
+        created_at=meta.created_at or "",
+        series={run.key: run_series(sweep, run) for run in runs},
+        log_links={run.key: sweep_log_link(sweep, run, out_dir, root) for run in runs},
+        count_unit="tower" if meta.on_cpu else "GPU",
+        advice=quality_lines(summary),
+    )
 
 
 def sweep_log_link(sweep: SweepDir, run: RunRecord, out_dir: Optional[Path], root: Optional[Path] = None) -> dict:
@@ -256,18 +284,24 @@ def summary_tables(rows: List[dict], caption: str, count_header: str = "GPUs") -
     main = Table(caption, [names[c.key] for c in core] + ["flags"], cards=True)
     for row in rows:
         flags = flag_texts(row)
-        main.rows.append([numcell(row.get(c.key)) for c in core]
-                         + [cell(", ".join(flags) if flags else "none", "flag" if flags else "muted")])
+        main.rows.append(
+            [numcell(row.get(c.key)) for c in core]
+            + [cell(", ".join(flags) if flags else "none", "flag" if flags else "muted")]
+        )
         main.row_classes.append("flagged" if flags else "")
     keys: List[str] = []
     for row in rows:
         keys += [k for k in row if k not in keys and k not in names and k != "flags"]
     keys = [k for k in keys if any(r.get(k) not in (None, "", [], {}) for r in rows)]
-    more = Table("Every other column of report --format json", ["model", "batch"] + [k.replace("_", " ")
-                                                                                      for k in keys], cards=True)
+    more = Table(
+        "Every other column of report --format json",
+        ["model", "batch"] + [k.replace("_", " ") for k in keys],
+        cards=True,
+    )
     for row in rows:
-        more.rows.append([cell(str(row.get("model"))), numcell(row.get("batch_size"))]
-                         + [numcell(row.get(k)) for k in keys])
+        more.rows.append(
+            [cell(str(row.get("model"))), numcell(row.get("batch_size"))] + [numcell(row.get(k)) for k in keys]
+        )
         more.row_classes.append("")
     return main, more
 
@@ -293,12 +327,23 @@ def means_charts(rows: List[dict], count_header: str = "GPUs") -> List[svgcharts
     for model, model_rows in by_model.items():
         if len(model_rows) < 2:
             continue
-        bars = [svgcharts.Bar(config_label(r, count_header), r["mean"], num(r["mean"]), r.get("min"), r.get("max"),
-                               "measured") for r in model_rows]
-        desc = "; ".join("%s: %s images/sec (min %s, max %s)" % (b.label, b.text, num(b.low), num(b.high))
-                         for b in bars)
-        charts.append(svgcharts.bar_chart("%s: mean images/sec per configuration (whiskers: min to max of the ok "
-                                           "runs)" % model, bars, axis="images/sec", desc=desc))
+        bars = [
+            svgcharts.Bar(
+                config_label(r, count_header), r["mean"], num(r["mean"]), r.get("min"), r.get("max"), "measured"
+            )
+            for r in model_rows
+        ]
+        desc = "; ".join(
+            "%s: %s images/sec (min %s, max %s)" % (b.label, b.text, num(b.low), num(b.high)) for b in bars
+        )
+        charts.append(
+            svgcharts.bar_chart(
+                "%s: mean images/sec per configuration (whiskers: min to max of the ok runs)" % model,
+                bars,
+                axis="images/sec",
+                desc=desc,
+            )
+        )
     return charts
 
 
@@ -318,16 +363,37 @@ def scaling_chart(rows: List[dict], unit: str = "GPU") -> Optional[svgcharts.Lin
         series.append((model, pts, "solid"))
         if one:
             series.append(("%s ideal" % model, [(n, one * n) for n, _ in pts], "dashed"))
-    desc = "; ".join("%s: %s" % (m, ", ".join("%d %s%s %s" % (n, unit, "" if n == 1 else "s", num(v))
-                                              for n, v in p))
-                     for m, p, s in series if s == "solid")
-    return svgcharts.line_chart("Scaling: images/sec against %s count (dashed: ideal)" % unit, series,
-                                 xlabel=unit + "s", ylabel="images/sec", desc=desc)
+    desc = "; ".join(
+        "%s: %s" % (m, ", ".join("%d %s%s %s" % (n, unit, "" if n == 1 else "s", num(v)) for n, v in p))
+        for m, p, s in series
+        if s == "solid"
+    )
+    return svgcharts.line_chart(
+        "Scaling: images/sec against %s count (dashed: ideal)" % unit,
+        series,
+        xlabel=unit + "s",
+        ylabel="images/sec",
+        desc=desc,
+    )
 
 
 def runs_table(view: ResultView) -> Table:
-    table = Table("Every run, with its log", ["model", "batch", view.count_header, "run", "status", "images/sec",
-                                              "seconds", "started", "max \u00b0C", "throttled", "log"])
+    table = Table(
+        "Every run, with its log",
+        [
+            "model",
+            "batch",
+            view.count_header,
+            "run",
+            "status",
+            "images/sec",
+            "seconds",
+            "started",
+            "max \u00b0C",
+            "throttled",
+            "log",
+        ],
+    )
     order: dict = {}
     for run in view.runs:
         order.setdefault(config_label(run, view.count_header), len(order))
@@ -335,11 +401,21 @@ def runs_table(view: ResultView) -> Table:
         gpu = run.gpu
         link = view.log_link(run)
         log = cell(link["text"], "log-" + link["state"], href=link.get("href"))
-        table.rows.append([cell(run.model), numcell(run.batch_size), numcell(run.num_gpus), numcell(run.run),
-                           cell(str(run.status.value if hasattr(run.status, "value") else run.status)),
-                           numcell(run.images_per_sec), numcell(run.duration_s), cell(run.started_at or ""),
-                           numcell(gpu.max_temp_c if gpu else None),
-                           cell("" if gpu is None or gpu.throttled is None else num(gpu.throttled)), log])
+        table.rows.append(
+            [
+                cell(run.model),
+                numcell(run.batch_size),
+                numcell(run.num_gpus),
+                numcell(run.run),
+                cell(str(run.status.value if hasattr(run.status, "value") else run.status)),
+                numcell(run.images_per_sec),
+                numcell(run.duration_s),
+                cell(run.started_at or ""),
+                numcell(gpu.max_temp_c if gpu else None),
+                cell("" if gpu is None or gpu.throttled is None else num(gpu.throttled)),
+                log,
+            ]
+        )
         table.row_classes.append("" if run.ok else "failed")
     return table
 
@@ -359,17 +435,36 @@ def run_charts(view: ResultView, limit: int = 24) -> List[Any]:
     for label, runs in list(by_config.items())[:limit]:
         series: list = [(run, view.series.get(run.key) or ([], [])) for run in sorted(runs, key=lambda r: r.run)]
         steps = [("run %d" % run.run, [(float(s), float(v)) for s, v in st], "solid") for run, (st, _) in series]
-        chart = svgcharts.line_chart("%s: images/sec of every step, per run" % label, steps, xlabel="step",
-                                      ylabel="images/sec", desc=_series_desc(steps, "images/sec"))
+        chart = svgcharts.line_chart(
+            "%s: images/sec of every step, per run" % label,
+            steps,
+            xlabel="step",
+            ylabel="images/sec",
+            desc=_series_desc(steps, "images/sec"),
+        )
         charts += [chart] if chart else []
         for key, name, unit in GPU_PANELS:
             lines = []
             for run, (_, samples) in series:
                 secs = seconds_label(samples)
-                lines.append(("run %d" % run.run, [(float(t), float(s[key])) for t, s in zip(secs, samples)
-                                                   if isinstance(s.get(key), (int, float))], "solid"))
-            chart = svgcharts.line_chart("%s: GPU %s (%s) over seconds into the run" % (label, name, unit), lines,
-                                          xlabel="seconds", ylabel=unit, desc=_series_desc(lines, unit))
+                lines.append(
+                    (
+                        "run %d" % run.run,
+                        [
+                            (float(t), float(s[key]))
+                            for t, s in zip(secs, samples)
+                            if isinstance(s.get(key), (int, float))
+                        ],
+                        "solid",
+                    )
+                )
+            chart = svgcharts.line_chart(
+                "%s: GPU %s (%s) over seconds into the run" % (label, name, unit),
+                lines,
+                xlabel="seconds",
+                ylabel=unit,
+                desc=_series_desc(lines, unit),
+            )
             charts += [chart] if chart else []
     return charts
 
@@ -389,10 +484,16 @@ def report_context(view: ResultView, runs_detail: bool = True) -> dict:
     charts = means_charts(view.rows, view.count_header) + ([scaling] if scaling else [])
     flagged = [(config_label(r, view.count_header), flag_texts(r)) for r in view.rows if flag_texts(r)]
     summary, more = summary_tables(view.rows, "images/sec per configuration (ok runs)", view.count_header)
-    return {"view": view, "summary": summary, "more": more,
-            "charts": charts, "run_charts": run_charts(view) if runs_detail else [],
-            "runs": runs_table(view), "flagged": flagged,
-            "failed": sum(1 for r in view.runs if not r.ok)}
+    return {
+        "view": view,
+        "summary": summary,
+        "more": more,
+        "charts": charts,
+        "run_charts": run_charts(view) if runs_detail else [],
+        "runs": runs_table(view),
+        "flagged": flagged,
+        "failed": sum(1 for r in view.runs if not r.ok),
+    }
 
 
 def report_page(sweep_dir: Path, out: Optional[Path]) -> str:
@@ -403,8 +504,7 @@ def report_page(sweep_dir: Path, out: Optional[Path]) -> str:
 def cmd_report_html(args: Namespace) -> int:
     """`report --format html [--out FILE]`."""
     if args.plot:
-        raise UsageError("--plot goes with --format table, markdown, csv or json; the HTML page draws its own "
-                         "charts")
+        raise UsageError("--plot goes with --format table, markdown, csv or json; the HTML page draws its own charts")
     out = check_out(args.out)
     path = Path(args.sweep_dir) if args.sweep_dir else newest_sweep()
     emit(report_page(path, out), out)

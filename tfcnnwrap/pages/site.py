@@ -130,14 +130,19 @@ def redacted(view: ResultView) -> ResultView:
     hosts += sorted({str(r.host) for r in view.runs if getattr(r, "host", None)})
     redact = Redactor(hosts)
     links = {key: dict(link, text=redact.text(str(link.get("text", "")))) for key, link in view.log_links.items()}
-    return replace(view, label=redact.text(view.label), parts=[redact.text(p) for p in view.parts],
-                   environment=[(what, redact.text(text)) for what, text in view.environment], log_links=links,
-                   advice=[redact.text(a) for a in view.advice])
+    return replace(
+        view,
+        label=redact.text(view.label),
+        parts=[redact.text(p) for p in view.parts],
+        environment=[(what, redact.text(text)) for what, text in view.environment],
+        log_links=links,
+        advice=[redact.text(a) for a in view.advice],
+    )
 
 
 def _scalar_text(value: object, limit: int = 300) -> str:
     text = text_of(value)
-    return text if len(text) <= limit else text[:limit - 1] + "\u2026"
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
 def _bundle_gpu(cond: dict) -> str:
@@ -154,8 +159,11 @@ def _bundle_logs(data: dict) -> dict:
     logs = data.get("logs")
     if not isinstance(logs, dict):
         return {}
-    return {name: item["text"] for name, item in logs.items()
-            if isinstance(name, str) and isinstance(item, dict) and isinstance(item.get("text"), str)}
+    return {
+        name: item["text"]
+        for name, item in logs.items()
+        if isinstance(name, str) and isinstance(item, dict) and isinstance(item.get("text"), str)
+    }
 
 
 def _bundle_runs(data: dict) -> list:
@@ -182,9 +190,10 @@ def checked_bundle(path: Path, data: dict) -> bool:
     verdict = verify.verify(data)
     if verdict.state == verify.FAILED:
         shown = "; ".join(verdict.findings[:3]) + ("; ..." if len(verdict.findings) > 3 else "")
-        raise BundleError("%s: %s (%d finding%s: %s); `tfcnnwrap verify %s` lists them" % (
-            path, verify.FAILED, len(verdict.findings), "" if len(verdict.findings) == 1 else "s", shown,
-            path.name))
+        raise BundleError(
+            "%s: %s (%d finding%s: %s); `tfcnnwrap verify %s` lists them"
+            % (path, verify.FAILED, len(verdict.findings), "" if len(verdict.findings) == 1 else "s", shown, path.name)
+        )
     return verdict.state == verify.VERIFIED
 
 
@@ -202,28 +211,51 @@ def bundle_entry(path: Path, data: dict, verified: bool = True) -> Entry:
         conditions["xla"] = "XLA" if cond["xla"] == "yes" else "no XLA"
     # far above everything published for that GPU and conditions: flagged on its page and label, not refused
     outliers = [note for note in ceilings.notes(data) if note.startswith("outlier")]
-    parts = ([] if verified else [UNVERIFIED_NOTE]) + [_scalar_text(o, 300) for o in outliers] + [
-        "%s: %s" % (k, _scalar_text(v, 120)) for k, v in cond.items()
-        if isinstance(v, (str, int, float, bool)) and k not in ("gpu", "gpu_name")]
-    env = [(k, _scalar_text(data.get(k))) for k in ("id", "format", "tool_version", "created_at")
-           if data.get(k) is not None]
+    parts = (
+        ([] if verified else [UNVERIFIED_NOTE])
+        + [_scalar_text(o, 300) for o in outliers]
+        + [
+            "%s: %s" % (k, _scalar_text(v, 120))
+            for k, v in cond.items()
+            if isinstance(v, (str, int, float, bool)) and k not in ("gpu", "gpu_name")
+        ]
+    )
+    env = [
+        (k, _scalar_text(data.get(k)))
+        for k in ("id", "format", "tool_version", "created_at")
+        if data.get(k) is not None
+    ]
     env += [(str(k)[:80], _scalar_text(v)) for k, v in cond.items()]
     stamp = data.get("created_at")
     created = stamp if isinstance(stamp, str) else ""
     label = "bundle %s%s%s" % (ident, "" if verified else " (unverified)", " (outlier)" if outliers else "")
-    view = ResultView(label=label, gpu=_bundle_gpu(cond), parts=parts, rows=rows, runs=runs,
-                      environment=env, created_at=created[:40], conditions=conditions,
-                      series={run.key: (step_points(logs[run.log].encode("utf-8", "replace")), [])
-                              for run in runs if run.log in logs})
-    return Entry(key="bundle:%s:%s" % (ident, path.resolve()), kind="bundle", view=view, conditions=conditions,
-                 logs=logs, unverified=not verified)
+    view = ResultView(
+        label=label,
+        gpu=_bundle_gpu(cond),
+        parts=parts,
+        rows=rows,
+        runs=runs,
+        environment=env,
+        created_at=created[:40],
+        conditions=conditions,
+        series={
+            run.key: (step_points(logs[run.log].encode("utf-8", "replace")), []) for run in runs if run.log in logs
+        },
+    )
+    return Entry(
+        key="bundle:%s:%s" % (ident, path.resolve()),
+        kind="bundle",
+        view=view,
+        conditions=conditions,
+        logs=logs,
+        unverified=not verified,
+    )
 
 
 def _condition_text(value: object) -> str:
     if isinstance(value, bool):
         return "XLA" if value else "no XLA"
     return str(value)[:80] if value not in (None, "") else "not recorded"
-
 
 
 # -- sources -----------------------------------------------------------------------------------------------
@@ -235,8 +267,10 @@ def _expand(source: str) -> List[Path]:
     if source == "library" and not path.is_dir():
         return []  # an empty library: the site says so
     if not path.exists():
-        raise UsageError("%s does not exist; give sweep directories, bundles (*%s), directories of them or "
-                         "`library`" % (source, BUNDLE_SUFFIX))
+        raise UsageError(
+            "%s does not exist; give sweep directories, bundles (*%s), directories of them or "
+            "`library`" % (source, BUNDLE_SUFFIX)
+        )
     if path.is_file() or is_sweep(path):
         return [path]
     found = _found_under(path)
@@ -254,8 +288,11 @@ def _found_under(root: Path) -> List[Path]:
         sweeps = [d for d in dirs if not (here / d).is_symlink() and is_sweep(here / d)]
         found += [here / d for d in sweeps]
         dirs[:] = [d for d in dirs if d not in sweeps and d != ".git"]
-        found += [here / f for f in files if f.endswith(BUNDLE_SUFFIX) and (here / f).is_file()
-                  and not (here / f).is_symlink()]
+        found += [
+            here / f
+            for f in files
+            if f.endswith(BUNDLE_SUFFIX) and (here / f).is_file() and not (here / f).is_symlink()
+        ]
     return sorted(found)
 
 
@@ -275,8 +312,7 @@ def _read_one(path: Path, out_dir: Path) -> tuple:
         if not path.is_file():
             raise
         # another person's bundle of a shape no check foresaw: left out, named, never a crash
-        return None, "%s: not a bundle this tfcnnwrap can read (%s: %s)" % (path, type(exc).__name__,
-                                                                          str(exc)[:120])
+        return None, "%s: not a bundle this tfcnnwrap can read (%s: %s)" % (path, type(exc).__name__, str(exc)[:120])
 
 
 def _worker_init() -> None:
@@ -292,8 +328,9 @@ def _read_all(paths: List[Path], out_dir: Path) -> list:
     import multiprocessing  # only many sources start workers: a small site skips its import
     from concurrent.futures import ProcessPoolExecutor  # as multiprocessing
 
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
-                             initializer=_worker_init) as pool:
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=multiprocessing.get_context("fork"), initializer=_worker_init
+    ) as pool:
         return list(pool.map(_read_one, paths, [out_dir] * len(paths), chunksize=8))
 
 
@@ -330,8 +367,15 @@ def one_name_per_gpu(entries: List[Entry]) -> None:
 
 def condition_label(conditions: dict, num_gpus: Optional[int]) -> str:
     gpus = "%s GPU%s" % (num(num_gpus), "" if num_gpus == 1 else "s") if num_gpus else "GPUs not recorded"
-    return " \u00b7 ".join([conditions.get("precision", ""), conditions.get("xla", ""), gpus,
-                            conditions.get("variable_update", ""), "%s data" % conditions.get("data", "")])
+    return " \u00b7 ".join(
+        [
+            conditions.get("precision", ""),
+            conditions.get("xla", ""),
+            gpus,
+            conditions.get("variable_update", ""),
+            "%s data" % conditions.get("data", ""),
+        ]
+    )
 
 
 def gpu_page_name(gpu: str) -> str:
@@ -348,7 +392,8 @@ def results_by_config(entries: List[Entry]) -> dict:
             label = condition_label(entry.conditions, row.get("num_gpus"))
             config = (str(row.get("model")), row.get("batch_size"))
             groups.setdefault(label, {}).setdefault(config, {}).setdefault(entry.view.gpu, []).append(
-                (row["mean"], entry))
+                (row["mean"], entry)
+            )
     return groups
 
 
@@ -367,24 +412,43 @@ def rank_tables(groups: dict, prefix: str = "") -> List[dict]:
         tables, charts = [], []
         for (model, batch), by_gpu in sorted(configs.items(), key=lambda kv: config_order(kv[0])):
             ranked = sorted(by_gpu.items(), key=lambda kv: -statistics.median(m for m, _ in kv[1]))
-            table = Table("%s, batch %s: images/sec, median over results" % (model, num(batch)),
-                          ["rank", "GPU", "median img/s", "results", "best", "newest"])
+            table = Table(
+                "%s, batch %s: images/sec, median over results" % (model, num(batch)),
+                ["rank", "GPU", "median img/s", "results", "best", "newest"],
+            )
             bars = []
             for i, (gpu, results) in enumerate(ranked, 1):
                 means = [m for m, _ in results]
                 newest = max(results, key=lambda r: r[1].view.created_at)[1]
-                table.rows.append([numcell(i), cell(gpu, href=prefix + gpu_page_name(gpu)),
-                                   numcell(statistics.median(means)), numcell(len(means)), numcell(max(means)),
-                                   cell((newest.view.created_at or newest.view.label)
-                                        + (" (unverified)" if newest.unverified else ""), href=prefix + newest.page)])
+                table.rows.append(
+                    [
+                        numcell(i),
+                        cell(gpu, href=prefix + gpu_page_name(gpu)),
+                        numcell(statistics.median(means)),
+                        numcell(len(means)),
+                        numcell(max(means)),
+                        cell(
+                            (newest.view.created_at or newest.view.label)
+                            + (" (unverified)" if newest.unverified else ""),
+                            href=prefix + newest.page,
+                        ),
+                    ]
+                )
                 table.row_classes.append("")
-                bars.append(svgcharts.Bar(gpu, statistics.median(means), num(statistics.median(means)),
-                                           min(means), max(means)))
+                bars.append(
+                    svgcharts.Bar(gpu, statistics.median(means), num(statistics.median(means)), min(means), max(means))
+                )
             tables.append(table)
-            charts.append(svgcharts.bar_chart("%s bs%s: median images/sec per GPU (whiskers: min to max over "
-                                               "results)" % (model, num(batch)), bars, axis="images/sec",
-                                               desc="; ".join("%s: %s" % (b.label, b.text) for b in bars))
-                          if len(bars) > 1 else None)  # one GPU: its row says it, a one-bar chart adds nothing
+            charts.append(
+                svgcharts.bar_chart(
+                    "%s bs%s: median images/sec per GPU (whiskers: min to max over results)" % (model, num(batch)),
+                    bars,
+                    axis="images/sec",
+                    desc="; ".join("%s: %s" % (b.label, b.text) for b in bars),
+                )
+                if len(bars) > 1
+                else None
+            )  # one GPU: its row says it, a one-bar chart adds nothing
         sections.append({"label": label, "items": list(zip(tables, charts))})
     return sections
 
@@ -392,10 +456,15 @@ def rank_tables(groups: dict, prefix: str = "") -> List[dict]:
 def newest_table(entries: List[Entry], prefix: str = "", limit: int = 30) -> Table:
     table = Table("Newest results", ["recorded", "GPU", "source", "configurations", "runs"])
     for entry in sorted(entries, key=lambda e: e.view.created_at, reverse=True)[:limit]:
-        table.rows.append([cell(entry.view.created_at or "not recorded"),
-                           cell(entry.view.gpu, href=prefix + gpu_page_name(entry.view.gpu)),
-                           cell(entry.view.label, href=prefix + entry.page), numcell(len(entry.view.rows)),
-                           numcell(len(entry.view.runs))])
+        table.rows.append(
+            [
+                cell(entry.view.created_at or "not recorded"),
+                cell(entry.view.gpu, href=prefix + gpu_page_name(entry.view.gpu)),
+                cell(entry.view.label, href=prefix + entry.page),
+                numcell(len(entry.view.rows)),
+                numcell(len(entry.view.runs)),
+            ]
+        )
         table.row_classes.append("")
     return table
 
@@ -415,9 +484,10 @@ def result_matrices(entries: List[Entry]) -> List[Table]:
     for label, group in sorted(groups.items()):
         table = Table("%s: mean images/sec of each result" % label, ["recorded", "source"] + group["configs"])
         for entry, means in group["rows"].values():
-            table.rows.append([cell(entry.view.created_at or "not recorded"),
-                               cell(entry.view.label, href="../" + entry.page)]
-                              + [numcell(means.get(c)) for c in group["configs"]])
+            table.rows.append(
+                [cell(entry.view.created_at or "not recorded"), cell(entry.view.label, href="../" + entry.page)]
+                + [numcell(means.get(c)) for c in group["configs"]]
+            )
             table.row_classes.append("")
         tables.append(table)
     return tables
@@ -435,21 +505,37 @@ def gpu_context(gpu: str, entries: List[Entry]) -> dict:
                 spread.setdefault(label, {}).setdefault(config, []).append(row["mean"])
     sections = []
     for label, configs in sorted(spread.items()):
-        table = Table("%s: the mean across results" % label, ["model", "batch", "results", "min", "median", "max",
-                                                              "spread %"])
+        table = Table(
+            "%s: the mean across results" % label, ["model", "batch", "results", "min", "median", "max", "spread %"]
+        )
         bars = []
         for (model, batch), means in sorted(configs.items(), key=lambda kv: config_order(kv[0])):
             mid = statistics.median(means)
-            table.rows.append([cell(model), numcell(batch), numcell(len(means)), numcell(min(means)),
-                               numcell(mid), numcell(max(means)),
-                               numcell((max(means) - min(means)) / mid * 100.0 if mid else None)])
+            table.rows.append(
+                [
+                    cell(model),
+                    numcell(batch),
+                    numcell(len(means)),
+                    numcell(min(means)),
+                    numcell(mid),
+                    numcell(max(means)),
+                    numcell((max(means) - min(means)) / mid * 100.0 if mid else None),
+                ]
+            )
             table.row_classes.append("")
             bars.append(svgcharts.Bar("%s bs%s" % (model, num(batch)), mid, num(mid), min(means), max(means)))
         # one scale for one model: configurations of different models share no axis (alexnet would hide the rest)
         same_model = len({model for model, _ in configs}) == 1 and len(bars) > 1
-        chart = svgcharts.bar_chart("%s, %s: median images/sec per configuration (whiskers: min to max across "
-                                     "results)" % (gpu, label), bars, axis="images/sec",
-                                     desc="; ".join("%s: %s" % (b.label, b.text) for b in bars)) if same_model else None
+        chart = (
+            svgcharts.bar_chart(
+                "%s, %s: median images/sec per configuration (whiskers: min to max across results)" % (gpu, label),
+                bars,
+                axis="images/sec",
+                desc="; ".join("%s: %s" % (b.label, b.text) for b in bars),
+            )
+            if same_model
+            else None
+        )
         sections.append((table, chart))
     return {"gpu": gpu, "spread": sections, "results": result_matrices(mine), "count": len(mine)}
 
@@ -521,8 +607,10 @@ def earlier_pages(out: Path) -> List[str]:
         listed = None
     pages = listed.get("pages") if isinstance(listed, dict) else None
     if not isinstance(pages, list):
-        raise UsageError("--out %s holds %s, which no earlier `tfcnnwrap site` made; give an empty folder (or "
-                         "one a site was written to)" % (out, next((n for n in entries if n != MARKER), MARKER)))
+        raise UsageError(
+            "--out %s holds %s, which no earlier `tfcnnwrap site` made; give an empty folder (or "
+            "one a site was written to)" % (out, next((n for n in entries if n != MARKER), MARKER))
+        )
     return [p for p in pages if isinstance(p, str) and _PAGE_NAME.match(p)]
 
 
@@ -556,25 +644,42 @@ def remove_stale(out: Path, before: List[str], now: List[str]) -> int:
 
 
 def write_marker(out: Path, pages: List[str]) -> None:
-    safefs.atomic_write(out / MARKER, dumps({"format": 1, "kind": "tfcnnwrap-site", "pages": pages}) + "\n",
-                        fsync=False)
+    safefs.atomic_write(
+        out / MARKER, dumps({"format": 1, "kind": "tfcnnwrap-site", "pages": pages}) + "\n", fsync=False
+    )
 
 
-def build_site(entries: List[Entry], writer: SiteWriter, problems: List[str], ab: Optional[ABResult] = None,
-               empty_note: str = "") -> None:
+def build_site(
+    entries: List[Entry], writer: SiteWriter, problems: List[str], ab: Optional[ABResult] = None, empty_note: str = ""
+) -> None:
     root_nav = [{"href": "index.html", "text": "All results"}] + (
-        [{"href": "ab.html", "text": "A/B"}] if ab is not None else [])
+        [{"href": "ab.html", "text": "A/B"}] if ab is not None else []
+    )
     sub_nav = [{"href": "../" + n["href"], "text": n["text"]} for n in root_nav]
     for rel in ("r", "gpu", "logs"):
         writer.folder(rel)
     gpus = sorted({e.view.gpu for e in entries})
-    writer.write("index.html", render(
-        "index.html.j2", title="tf_cnn_benchmarks results", nav=root_nav, entries=entries,
-        sections=rank_tables(results_by_config(entries)), newest=newest_table(entries), problems=problems,
-        gpus=[{"name": g, "href": gpu_page_name(g)} for g in gpus], empty_note=empty_note))
+    writer.write(
+        "index.html",
+        render(
+            "index.html.j2",
+            title="tf_cnn_benchmarks results",
+            nav=root_nav,
+            entries=entries,
+            sections=rank_tables(results_by_config(entries)),
+            newest=newest_table(entries),
+            problems=problems,
+            gpus=[{"name": g, "href": gpu_page_name(g)} for g in gpus],
+            empty_note=empty_note,
+        ),
+    )
     for gpu in gpus:
-        writer.write(gpu_page_name(gpu), render("gpu.html.j2", title="%s: tf_cnn_benchmarks results" % gpu,
-                                                nav=sub_nav, **gpu_context(gpu, entries)))
+        writer.write(
+            gpu_page_name(gpu),
+            render(
+                "gpu.html.j2", title="%s: tf_cnn_benchmarks results" % gpu, nav=sub_nav, **gpu_context(gpu, entries)
+            ),
+        )
     for entry in entries:
         if entry.kind == "bundle":
             names = _bundle_links(entry)
@@ -584,8 +689,15 @@ def build_site(entries: List[Entry], writer: SiteWriter, problems: List[str], ab
             for name, rel in names.items():
                 writer.write(rel, (entry.logs or {})[name])
         nav = sub_nav + [{"href": "../" + gpu_page_name(entry.view.gpu), "text": entry.view.gpu}]
-        writer.write(entry.page, render("result.html.j2", title="%s: %s" % (entry.view.gpu, entry.view.label),
-                                        nav=nav, **report_context(entry.view)))
+        writer.write(
+            entry.page,
+            render(
+                "result.html.j2",
+                title="%s: %s" % (entry.view.gpu, entry.view.label),
+                nav=nav,
+                **report_context(entry.view),
+            ),
+        )
     if ab is not None:
         writer.write("ab.html", ab_page(ab, nav=root_nav))
 
@@ -623,7 +735,16 @@ def cmd_site(args: Namespace) -> int:
     write_marker(out, writer.written)
     for problem in problems:
         sys.stderr.write("tfcnnwrap site: left out %s\n" % problem)
-    sys.stderr.write("tfcnnwrap site: wrote %d pages (%d KB) of %d result%s to %s in %.1f s; open %s\n" % (
-        writer.count, writer.bytes // 1024, len(entries), "" if len(entries) == 1 else "s", out,
-        time.perf_counter() - started, out / "index.html"))
+    sys.stderr.write(
+        "tfcnnwrap site: wrote %d pages (%d KB) of %d result%s to %s in %.1f s; open %s\n"
+        % (
+            writer.count,
+            writer.bytes // 1024,
+            len(entries),
+            "" if len(entries) == 1 else "s",
+            out,
+            time.perf_counter() - started,
+            out / "index.html",
+        )
+    )
     return 1 if problems else 0

@@ -75,8 +75,9 @@ def _label_lines(label: str) -> List[str]:
     return textwrap.wrap(label, LABEL_CHARS, break_on_hyphens=False) or [""]
 
 
-def bar_chart(title: str, bars: Sequence[Bar], axis: str = "", rule: Optional[Tuple[float, str]] = None,
-              desc: str = "") -> BarChart:
+def bar_chart(
+    title: str, bars: Sequence[Bar], axis: str = "", rule: Optional[Tuple[float, str]] = None, desc: str = ""
+) -> BarChart:
     """Horizontal bars from 0 (negative values go left of it), whiskers where a bar has them, and a vertical
     ``rule`` (value, label) such as the 100 % line; the domain takes in 0, every value, whisker and rule."""
     points = [0.0] + [b.value for b in bars] + [v for b in bars for v in (b.low, b.high) if v is not None]
@@ -105,9 +106,21 @@ def bar_chart(title: str, bars: Sequence[Bar], axis: str = "", rule: Optional[Tu
         if b.low is not None and b.high is not None:
             whisker = {"x1": round(scale(b.low), 2), "x2": round(scale(b.high), 2), "y": y + BAR_H / 2}
         end = max(x1, whisker["x2"] if whisker else x1)
-        chart.bars.append({"label": b.label, "lines": label_lines, "text": b.text, "kind": b.kind, "y": y,
-                           "h": BAR_H, "x": round(x0, 2), "w": round(max(x1 - x0, 0.5), 2), "whisker": whisker,
-                           "text_x": round(min(end + 4, WIDTH - 2), 2), "label_y": y + BAR_H / 2})
+        chart.bars.append(
+            {
+                "label": b.label,
+                "lines": label_lines,
+                "text": b.text,
+                "kind": b.kind,
+                "y": y,
+                "h": BAR_H,
+                "x": round(x0, 2),
+                "w": round(max(x1 - x0, 0.5), 2),
+                "whisker": whisker,
+                "text_x": round(min(end + 4, WIDTH - 2), 2),
+                "label_y": y + BAR_H / 2,
+            }
+        )
         y += BAR_H + GAP
     chart.ticks = [dict(t, y=TOP + plot_h) for t in _ticks(low, high, scale, _tick_text)]
     if rule is not None:
@@ -132,8 +145,13 @@ class LineChart:
 LINE_LEFT, LINE_RIGHT, LINE_TOP, LINE_H = 48, 12, 12, 130
 
 
-def line_chart(title: str, series: Sequence[Tuple[str, Sequence[Tuple[float, float]], str]], xlabel: str = "",
-               ylabel: str = "", desc: str = "") -> Optional[LineChart]:
+def line_chart(
+    title: str,
+    series: Sequence[Tuple[str, Sequence[Tuple[float, float]], str]],
+    xlabel: str = "",
+    ylabel: str = "",
+    desc: str = "",
+) -> Optional[LineChart]:
     """Lines (name, [(x, y)], style: solid or dashed) on shared axes; None when no series has a point."""
     points = [p for _, pts, _ in series for p in pts]
     if not points:
@@ -162,11 +180,19 @@ def line_chart(title: str, series: Sequence[Tuple[str, Sequence[Tuple[float, flo
             continue
         coords = " ".join("%.1f,%.1f" % (sx(x), sy(y)) for x, y in pts)
         last = pts[-1]
-        chart.series.append({"name": name, "points": coords, "style": style, "colour": i % 6,
-                             "single": len(pts) == 1, "cx": round(sx(last[0]), 1), "cy": round(sy(last[1]), 1)})
+        chart.series.append(
+            {
+                "name": name,
+                "points": coords,
+                "style": style,
+                "colour": i % 6,
+                "single": len(pts) == 1,
+                "cx": round(sx(last[0]), 1),
+                "cy": round(sy(last[1]), 1),
+            }
+        )
     chart.xticks = [dict(t, y=LINE_TOP + LINE_H) for t in _ticks(x_lo, x_hi, sx, _tick_text)]
-    chart.yticks = [{"y": round(sy(v), 2), "text": _tick_text(v)}
-                    for v in _tick_values(y_lo, y_hi)]
+    chart.yticks = [{"y": round(sy(v), 2), "text": _tick_text(v)} for v in _tick_values(y_lo, y_hi)]
     return chart
 
 

@@ -14,9 +14,22 @@ if TYPE_CHECKING:
     from tfcnnwrap.results.comparison import ABResult, SweepComparison
     from tfcnnwrap.results.records import ChangeRow
 
-AB_COLUMNS = ["model", "batch_size", "baseline", "candidate", "change_pct", "significant", "p_value",
-              "change_ci95_low", "change_ci95_high", "num_gpus", "baseline_runs", "candidate_runs",
-              "baseline_std", "candidate_std"]
+AB_COLUMNS = [
+    "model",
+    "batch_size",
+    "baseline",
+    "candidate",
+    "change_pct",
+    "significant",
+    "p_value",
+    "change_ci95_low",
+    "change_ci95_high",
+    "num_gpus",
+    "baseline_runs",
+    "candidate_runs",
+    "baseline_std",
+    "candidate_std",
+]
 
 
 def _shown(value: Union[str, List[str]]) -> str:
@@ -26,18 +39,20 @@ def _shown(value: Union[str, List[str]]) -> str:
 def environment_lines(comparison: SweepComparison) -> List[str]:
     """The short list above the table: each difference as ``driver: 410.79 -> 418.56``."""
     if not comparison.environment:
-        return ["Same environment: GPU, driver, TensorFlow, CUDA, cuDNN, branch, commit, host, precision, XLA and "
-                "plan match (as recorded)."]
+        return [
+            "Same environment: GPU, driver, TensorFlow, CUDA, cuDNN, branch, commit, host, precision, XLA and "
+            "plan match (as recorded)."
+        ]
     lines = ["What differs (baseline -> candidate):"]
     lines += ["  %s: %s -> %s" % (what, _shown(b), _shown(c)) for what, b, c in comparison.environment]
     return lines
 
 
 def _geomean_row(comparison: Any) -> Dict[str, Any]:  # Any: a SweepComparison (typed, the row's values would be too)
-    row = dict({k: None for k in AB_COLUMNS}, model=GEOMEAN, change_pct=comparison.geomean_change_pct,
-               pairs=comparison.pairs)
-    row["environment_differences"] = [{"what": w, "baseline": b, "candidate": c}
-                                      for w, b, c in comparison.environment]
+    row = dict(
+        {k: None for k in AB_COLUMNS}, model=GEOMEAN, change_pct=comparison.geomean_change_pct, pairs=comparison.pairs
+    )
+    row["environment_differences"] = [{"what": w, "baseline": b, "candidate": c} for w, b, c in comparison.environment]
     if comparison.candidate_dir is not None:
         row["candidate_dir"] = comparison.candidate_dir
     return row
@@ -59,15 +74,26 @@ def ab_envelope(result: ABResult) -> Dict[str, Any]:
     geomean, differences = [], []
     for comparison in result.comparisons:
         where = str(comparison.candidate.path)
-        geomean.append(dict({"candidate_dir": where, "change_pct": comparison.geomean_change_pct,
-                             "pairs": comparison.pairs}, **_geomean_fields(comparison)))
-        differences += [{"candidate_dir": where, "what": w, "baseline": b, "candidate": c}
-                        for w, b, c in comparison.environment]
+        geomean.append(
+            dict(
+                {"candidate_dir": where, "change_pct": comparison.geomean_change_pct, "pairs": comparison.pairs},
+                **_geomean_fields(comparison),
+            )
+        )
+        differences += [
+            {"candidate_dir": where, "what": w, "baseline": b, "candidate": c} for w, b, c in comparison.environment
+        ]
     baseline = result.comparisons[0].baseline if result.comparisons else None
-    return dict(rows=rows, conditions=baseline.conditions() if baseline is not None else {},
-                extra={"baseline": str(baseline.path) if baseline is not None else None,
-                       "candidates": [str(c.candidate.path) for c in result.comparisons],
-                       "geomean": geomean, "environment_differences": differences})
+    return dict(
+        rows=rows,
+        conditions=baseline.conditions() if baseline is not None else {},
+        extra={
+            "baseline": str(baseline.path) if baseline is not None else None,
+            "candidates": [str(c.candidate.path) for c in result.comparisons],
+            "geomean": geomean,
+            "environment_differences": differences,
+        },
+    )
 
 
 def _p_text(p: Optional[float]) -> str:
@@ -79,8 +105,12 @@ def _p_text(p: Optional[float]) -> str:
 def _geomean_fields(comparison: Any) -> Dict[str, Any]:  # Any: a SweepComparison
     """The geometric mean's interval, significance and verdict, for its JSON object."""
     g = comparison.geomean
-    return {"change_ci95_low": g.low_pct if g else None, "change_ci95_high": g.high_pct if g else None,
-            "significant": g.significant if g else None, "verdict": verdict(comparison)}
+    return {
+        "change_ci95_low": g.low_pct if g else None,
+        "change_ci95_high": g.high_pct if g else None,
+        "significant": g.significant if g else None,
+        "verdict": verdict(comparison),
+    }
 
 
 def ci_text(row: Any) -> str:  # Any: a ChangeRow; its CI has both bounds or neither, unseen by mypy
@@ -104,28 +134,46 @@ def verdict(comparison: Any) -> Optional[str]:  # Any: a SweepComparison
     over = "geomean of %d configuration%s" % (k, "" if k == 1 else "s")
     if g.low_pct is None:
         return "%s ran %s times as fast as %s (%s; too few runs to tell a change from noise)" % (
-            cand, _times(g.ratio, None), base, over)
+            cand,
+            _times(g.ratio, None),
+            base,
+            over,
+        )
     interval = "%s, 95%% CI %+.1f%% to %+.1f%%" % (over, g.low_pct, g.high_pct or 0.0)  # both set or neither
     if not g.significant:
         return "no clear change: %s ran %s times as fast as %s (%s includes 0%%)" % (
-            cand, _times(g.ratio, g.spread), base, interval)
+            cand,
+            _times(g.ratio, g.spread),
+            base,
+            interval,
+        )
     if g.ratio >= 1.0:
         return "%s ran %s times faster than %s (%s)" % (cand, _times(g.ratio, g.spread), base, interval)
     slower = 1.0 / g.ratio
     return "%s ran %s times slower than %s (%s)" % (
-        cand, _times(slower, None if g.spread is None else g.spread * slower / g.ratio), base, interval)
+        cand,
+        _times(slower, None if g.spread is None else g.spread * slower / g.ratio),
+        base,
+        interval,
+    )
 
 
 def _ab_text_row(row: ChangeRow) -> Dict[str, str]:
-    runs = "%s/%s" % ("-" if row.baseline_runs is None else row.baseline_runs,
-                      "-" if row.candidate_runs is None else row.candidate_runs)
+    runs = "%s/%s" % (
+        "-" if row.baseline_runs is None else row.baseline_runs,
+        "-" if row.candidate_runs is None else row.candidate_runs,
+    )
     return {
-        "model": row.model, "batch_size": str(row.batch_size), "num_gpus": str(row.num_gpus),
+        "model": row.model,
+        "batch_size": str(row.batch_size),
+        "num_gpus": str(row.num_gpus),
         "baseline": "" if row.baseline is None else "%.2f" % row.baseline,
         "candidate": "" if row.candidate is None else "%.2f" % row.candidate,
-        "change": "" if row.change_pct is None else "%+.1f%%" % row.change_pct, "ci": ci_text(row),
+        "change": "" if row.change_pct is None else "%+.1f%%" % row.change_pct,
+        "ci": ci_text(row),
         "significant": "n/a" if row.significant is None else ("yes" if row.significant else "no"),
-        "p": _p_text(row.p_value), "runs": runs,
+        "p": _p_text(row.p_value),
+        "runs": runs,
     }
 
 
@@ -135,16 +183,25 @@ def ab_text_rows(
     rows = [_ab_text_row(row) for row in comparison.rows]
     change = "" if comparison.geomean_change_pct is None else "%+.1f%%" % comparison.geomean_change_pct
     g = comparison.geomean
-    rows.append({"model": GEOMEAN, "change": change,
-                 "ci": "" if g is None or g.low_pct is None else "%+.1f%% to %+.1f%%" % (g.low_pct, g.high_pct or 0.0),
-                 "significant": "" if g is None or g.significant is None else "yes" if g.significant else "no"})
+    rows.append(
+        {
+            "model": GEOMEAN,
+            "change": change,
+            "ci": "" if g is None or g.low_pct is None else "%+.1f%% to %+.1f%%" % (g.low_pct, g.high_pct or 0.0),
+            "significant": "" if g is None or g.significant is None else "yes" if g.significant else "no",
+        }
+    )
     several = len({r.num_gpus for r in comparison.rows}) > 1
     columns = [("model", "model"), ("batch_size", "batch" if short else "batch size")]
     columns += [("num_gpus", "GPUs")] if several else []
     columns += [("baseline", "baseline"), ("candidate", "candidate"), ("change", "change")]
     if not short:
-        return rows, columns + [("ci", "change, 95% CI"), ("significant", "significant"), ("p", "p-value"),
-                                ("runs", "ok runs (b/c)")]
+        return rows, columns + [
+            ("ci", "change, 95% CI"),
+            ("significant", "significant"),
+            ("p", "p-value"),
+            ("runs", "ok runs (b/c)"),
+        ]
     # on a terminal the table steps aside rather than stacking: what the CI already says goes first (the
     # runs, then p, then significance: a CI that excludes 0% is significant), each named under the table
     return rows, columns + [("ci", "95% CI"), ("significant", "signif", 1), ("p", "p", 2), ("runs", "runs", 3)]
@@ -152,12 +209,14 @@ def ab_text_rows(
 
 def ab_notes(comparison: SweepComparison) -> List[str]:
     """What the columns mean (what differs between the sweeps, their plans included, is listed above)."""
-    notes = ["change = candidate / baseline - 1. Significant: Welch's t-test (unequal variances) at 95%; "
-             "95% CI: Fieller's interval of the ratio of the means (Welch-Satterthwaite degrees of freedom), "
-             "so it excludes 0% exactly when the change is significant, and never goes below -100% (a change "
-             "beyond that is impossible); unbounded where the baseline's mean is not clearly above zero; n/a under "
-             "2 ok runs a side. geomean: the geometric mean of the ratios, its 95% CI on the log scale over every "
-             "configuration's standard errors; the verdict's ± is hyperfine's spread of the ratio."]
+    notes = [
+        "change = candidate / baseline - 1. Significant: Welch's t-test (unequal variances) at 95%; "
+        "95% CI: Fieller's interval of the ratio of the means (Welch-Satterthwaite degrees of freedom), "
+        "so it excludes 0% exactly when the change is significant, and never goes below -100% (a change "
+        "beyond that is impossible); unbounded where the baseline's mean is not clearly above zero; n/a under "
+        "2 ok runs a side. geomean: the geometric mean of the ratios, its 95% CI on the log scale over every "
+        "configuration's standard errors; the verdict's ± is hyperfine's spread of the ratio."
+    ]
     return notes
 
 
@@ -171,12 +230,21 @@ def render_ab(result: ABResult, fmt: str, stream: Optional[TextIO] = None) -> No
         render.emit(ab_json(result), "csv", columns=columns, stream=stream)
         return
     for comparison in result.comparisons:
-        title = "candidate %s against baseline %s, images/sec" % (comparison.candidate.label(),
-                                                                   comparison.baseline.label())
+        title = "candidate %s against baseline %s, images/sec" % (
+            comparison.candidate.label(),
+            comparison.baseline.label(),
+        )
         rows, columns = ab_text_rows(comparison, short=(fmt != "markdown"))
         line = verdict(comparison)
-        emit_text(rows, columns, title, ab_notes(comparison), fmt, stream,
-                   before=(["Verdict: " + line] if line else []) + environment_lines(comparison))
+        emit_text(
+            rows,
+            columns,
+            title,
+            ab_notes(comparison),
+            fmt,
+            stream,
+            before=(["Verdict: " + line] if line else []) + environment_lines(comparison),
+        )
 
 
 def _config_text(row: Any, several_counts: bool) -> str:  # Any: a regressed ChangeRow: its figures are set
@@ -193,8 +261,10 @@ def unmeasured_text(found: list, several: bool) -> str:
         gpus = ", %d GPUs" % row.num_gpus if len(counts) > 1 or (row.num_gpus or 1) > 1 else ""
         where = " in %s" % comparison.candidate_dir if several else ""
         parts.append("%s (batch %s%s)%s" % (row.model, row.batch_size, gpus, where))
-    return ("%d configuration%s with no ok candidate run to measure (--fail-on-regression fails what it cannot "
-            "compare): %s" % (len(found), "" if len(found) == 1 else "s", "; ".join(parts)))
+    return (
+        "%d configuration%s with no ok candidate run to measure (--fail-on-regression fails what it cannot "
+        "compare): %s" % (len(found), "" if len(found) == 1 else "s", "; ".join(parts))
+    )
 
 
 def regression_text(found: Sequence[Tuple[SweepComparison, ChangeRow]], pct: float, several: bool) -> str:
@@ -204,5 +274,9 @@ def regression_text(found: Sequence[Tuple[SweepComparison, ChangeRow]], pct: flo
     for comparison, row in found:
         where = " in %s" % comparison.candidate_dir if several else ""
         parts.append(_config_text(row, len(counts) > 1 or (row.num_gpus or 1) > 1) + where)
-    return ("%d configuration%s significantly slower than the baseline by more than %g%% "
-            "(--fail-on-regression): %s" % (len(found), "" if len(found) == 1 else "s", pct, "; ".join(parts)))
+    return "%d configuration%s significantly slower than the baseline by more than %g%% (--fail-on-regression): %s" % (
+        len(found),
+        "" if len(found) == 1 else "s",
+        pct,
+        "; ".join(parts),
+    )

@@ -75,8 +75,10 @@ def footnotes(comparison: AgainstReferences) -> List[Any]:
     for row in comparison.rows:
         for cell in row.cells:
             if cell.found and not cell.comparable:
-                why = (", ".join(describe_condition(k, v["reference"]) for k, v in cell.differs.items()),
-                       ", ".join(describe_condition(k, v["sweep"]) for k, v in cell.differs.items()))
+                why = (
+                    ", ".join(describe_condition(k, v["reference"]) for k, v in cell.differs.items()),
+                    ", ".join(describe_condition(k, v["sweep"]) for k, v in cell.differs.items()),
+                )
                 reasons.setdefault(why, {}).setdefault(cell.name, []).append(row.model)
     lines = []
     for (theirs, ours), by_reference in reasons.items():
@@ -84,15 +86,27 @@ def footnotes(comparison: AgainstReferences) -> List[Any]:
         for name, models in by_reference.items():
             same.setdefault(tuple(models), []).append(name)
         entries = ["%s (%s)" % (", ".join(names), ", ".join(models)) for models, names in same.items()]
-        lines.append("%s %s: measured at %s, this sweep at %s; not in the geometric mean."
-                     % (MARK, "; ".join(entries), theirs, ours))
+        lines.append(
+            "%s %s: measured at %s, this sweep at %s; not in the geometric mean."
+            % (MARK, "; ".join(entries), theirs, ours)
+        )
     return lines
 
 
 # -- against references ----------------------------------------------------------------------------------
 
-_CELL_KEYS = ("name", "id", "gpu_name", "images_per_sec", "published", "ratio_pct", "comparable", "differs",
-              "conditions", "tf_version")
+_CELL_KEYS = (
+    "name",
+    "id",
+    "gpu_name",
+    "images_per_sec",
+    "published",
+    "ratio_pct",
+    "comparable",
+    "differs",
+    "conditions",
+    "tf_version",
+)
 
 
 def against_json(comparison: AgainstReferences) -> Dict[str, Any]:
@@ -101,13 +115,33 @@ def against_json(comparison: AgainstReferences) -> Dict[str, Any]:
     out = []
     for row in comparison.rows:
         refs = [dict({k: getattr(c, k) for k in _CELL_KEYS}, cell=cell_text(c)) for c in row.cells]
-        out.append({"model": row.model, "batch_size": row.batch_size, "num_gpus": row.num_gpus,
-                    "measured": row.measured, "runs_ok": row.runs_ok, "references": refs})
-    geo = [{"name": g.name, "id": g.id, "gpu_name": g.gpu_name, "ratio_pct": g.ratio_pct, "count": g.count,
-            "cell": geomean_text(g)} for g in comparison.geomean]
+        out.append(
+            {
+                "model": row.model,
+                "batch_size": row.batch_size,
+                "num_gpus": row.num_gpus,
+                "measured": row.measured,
+                "runs_ok": row.runs_ok,
+                "references": refs,
+            }
+        )
+    geo = [
+        {
+            "name": g.name,
+            "id": g.id,
+            "gpu_name": g.gpu_name,
+            "ratio_pct": g.ratio_pct,
+            "count": g.count,
+            "cell": geomean_text(g),
+        }
+        for g in comparison.geomean
+    ]
     sweep = comparison.sweep
-    return dict(rows=out, conditions=dict(comparison.conditions, gpu=sweep.gpu_label()),
-                extra={"sweep": str(sweep.path), "strict": comparison.strict, "geomean": geo})
+    return dict(
+        rows=out,
+        conditions=dict(comparison.conditions, gpu=sweep.gpu_label()),
+        extra={"sweep": str(sweep.path), "strict": comparison.strict, "geomean": geo},
+    )
 
 
 # Any: an AgainstReferences (typed, mypy would narrow the rows' dict values to the first row's types)
@@ -119,13 +153,19 @@ def against_csv_rows(comparison: Any) -> Tuple[List[Dict[str, Any]], List[str]]:
     for row in comparison.rows:
         flat = {"model": row.model, "batch_size": row.batch_size, "measured": row.measured}
         for c in row.cells:
-            flat.update({"%s images_per_sec" % c.name: c.images_per_sec, "%s ratio_pct" % c.name: c.ratio_pct,
-                         "%s comparable" % c.name: c.comparable})
+            flat.update(
+                {
+                    "%s images_per_sec" % c.name: c.images_per_sec,
+                    "%s ratio_pct" % c.name: c.ratio_pct,
+                    "%s comparable" % c.name: c.comparable,
+                }
+            )
         rows.append(flat)
     geo = {"model": GEOMEAN, "batch_size": None, "measured": None}
     for g in comparison.geomean:
-        geo.update({"%s images_per_sec" % g.name: None, "%s ratio_pct" % g.name: g.ratio_pct,
-                    "%s comparable" % g.name: None})
+        geo.update(
+            {"%s images_per_sec" % g.name: None, "%s ratio_pct" % g.name: g.ratio_pct, "%s comparable" % g.name: None}
+        )
     return rows + [geo], columns
 
 
@@ -137,8 +177,12 @@ def against_text_rows(
     columns += [("measured", "measured")] + [("ref%d" % i, typed) for i, (typed, _) in enumerate(comparison.columns)]
     rows = []
     for row in comparison.rows:
-        text = {"model": row.model, "batch_size": str(row.batch_size), "num_gpus": str(row.num_gpus),
-                "measured": "no ok run" if row.measured is None else "%.2f" % row.measured}
+        text = {
+            "model": row.model,
+            "batch_size": str(row.batch_size),
+            "num_gpus": str(row.num_gpus),
+            "measured": "no ok run" if row.measured is None else "%.2f" % row.measured,
+        }
         text.update(("ref%d" % i, cell_text(c)) for i, c in enumerate(row.cells))
         rows.append(text)
     geo = {"model": GEOMEAN, "batch_size": "", "num_gpus": "", "measured": ""}
@@ -147,8 +191,10 @@ def against_text_rows(
 
 
 def against_notes(comparison: AgainstReferences) -> List[str]:
-    notes = ["Cells: reference images/sec (measured / reference). This sweep: %s."
-             % conditions_line(comparison.conditions, unit=count_unit(comparison.sweep))]
+    notes = [
+        "Cells: reference images/sec (measured / reference). This sweep: %s."
+        % conditions_line(comparison.conditions, unit=count_unit(comparison.sweep))
+    ]
     if comparison.sweep.meta.on_cpu:
         notes.append("This sweep ran on the CPU; the references are GPUs.")
     notes += footnotes(comparison)
@@ -161,12 +207,16 @@ def against_notes(comparison: AgainstReferences) -> List[str]:
 def closest_notes(comparison: AgainstReferences) -> List[Any]:
     """How a † figure was chosen, or what --strict left out."""
     if comparison.strict:
-        return ["--strict: only figures under exactly this sweep's conditions (and its TensorFlow X.Y, where "
-                "both are known); n/a where a reference has none."]
+        return [
+            "--strict: only figures under exactly this sweep's conditions (and its TensorFlow X.Y, where "
+            "both are known); n/a where a reference has none."
+        ]
     if any(c.found and not c.comparable for r in comparison.rows for c in r.cells):
-        return ["%s: no published figure under exactly this sweep's conditions; the closest is shown (same "
-                "precision, then GPU count, batch size, variable update, synthetic data, higher trust, newer "
-                "TF: docs/usage.md); --strict leaves such figures out." % MARK]
+        return [
+            "%s: no published figure under exactly this sweep's conditions; the closest is shown (same "
+            "precision, then GPU count, batch size, variable update, synthetic data, higher trust, newer "
+            "TF: docs/usage.md); --strict leaves such figures out." % MARK
+        ]
     return []
 
 
@@ -174,8 +224,10 @@ def low_trust_notes(count: int) -> List[Any]:
     """The line saying how many derived/partial figures a comparison left out, if any."""
     if not count:
         return []
-    return ["%d low-trust figure%s (trust derived or partial) left out; --include-low-trust takes %s in."
-            % (count, "" if count == 1 else "s", "it" if count == 1 else "them")]
+    return [
+        "%d low-trust figure%s (trust derived or partial) left out; --include-low-trust takes %s in."
+        % (count, "" if count == 1 else "s", "it" if count == 1 else "them")
+    ]
 
 
 def tf_notes(comparison: AgainstReferences) -> List[Any]:
@@ -187,8 +239,11 @@ def tf_notes(comparison: AgainstReferences) -> List[Any]:
         for cell in row.cells:
             if cell.found and tf_differs(cell.tf_version, ours):
                 seen.setdefault((cell.name, cell.tf_version), []).append(row.model)
-    return ["TensorFlow: %s (%s) measured with TF %s, this sweep with TF %s; --strict leaves them out."
-            % (name, ", ".join(models), version, ours) for (name, version), models in seen.items()]
+    return [
+        "TensorFlow: %s (%s) measured with TF %s, this sweep with TF %s; --strict leaves them out."
+        % (name, ", ".join(models), version, ours)
+        for (name, version), models in seen.items()
+    ]
 
 
 def render_against(comparison: AgainstReferences, fmt: str, stream: Optional[TextIO] = None) -> None:
@@ -208,16 +263,30 @@ def render_against(comparison: AgainstReferences, fmt: str, stream: Optional[Tex
 # -- tables ----------------------------------------------------------------------------------------------
 
 
-def emit_text(rows: Sequence[Mapping[str, Optional[str]]], columns: Sequence[Any], title: Optional[str],
-               notes: Sequence[str], fmt: str, stream: TextIO, before: Sequence[str] = ()) -> None:
+def emit_text(
+    rows: Sequence[Mapping[str, Optional[str]]],
+    columns: Sequence[Any],
+    title: Optional[str],
+    notes: Sequence[str],
+    fmt: str,
+    stream: TextIO,
+    before: Sequence[str] = (),
+) -> None:
     # columns: (key, header[, priority]) tuples; Any, as the callers' variables held CSV column names first
     """The title, the ``before`` lines (a short list: a line indented by two spaces is an item), the table,
     then the notes."""
     if fmt == "markdown":
         if before:
             stream.write("### %s\n\n" % render.md_text(title or ""))
-            stream.write("".join("- %s\n" % render.md_text(line.strip()) if line.startswith("  ")
-                                 else "%s\n\n" % render.md_text(line) for line in before) + "\n")
+            stream.write(
+                "".join(
+                    "- %s\n" % render.md_text(line.strip())
+                    if line.startswith("  ")
+                    else "%s\n\n" % render.md_text(line)
+                    for line in before
+                )
+                + "\n"
+            )
             title = None
         render.emit(rows, "markdown", columns=columns, title=title, caption=render.paragraphs(notes), stream=stream)
     else:
@@ -246,8 +315,13 @@ def _print_table(
     # the columns' widest cells and the gaps between them, as fit.FittedTable lays them out
     if sum(width(k, h) for k, h, *_ in columns) + GAP * (len(columns) - 1) > out.width:
         # the newline is ours, the figure's text shown first (a newline of its own would be shown, not obeyed)
-        rows = [{k: (Wrapped(render.safe_text(v).replace(" (", "\n(", 1)) if isinstance(v, str) else v)
-                 for k, v in r.items()} for r in rows]
+        rows = [
+            {
+                k: (Wrapped(render.safe_text(v).replace(" (", "\n(", 1)) if isinstance(v, str) else v)
+                for k, v in r.items()
+            }
+            for r in rows
+        ]
     table = render.make_table(rows, columns, title)
     table.columns[0].no_wrap = True
     table.columns[0].min_width = width(*columns[0][:2])

@@ -59,9 +59,10 @@ def link_note(runs: List[RunRecord]) -> Optional[str]:
         return None
     worst = min(slow, key=lambda link: (link[0] * link[1], link))
     share = "every run" if len(slow) == len(known) else "%d of %d runs" % (len(slow), len(known))
-    return ("PCIe link: the GPU ran at %s (%s) in %s; host<->GPU copies are slower than on the references' "
-            "full links: `tfcnnwrap doctor --bandwidth` measures what it costs."
-            % (link_text(worst), guess(worst), share))
+    return (
+        "PCIe link: the GPU ran at %s (%s) in %s; host<->GPU copies are slower than on the references' "
+        "full links: `tfcnnwrap doctor --bandwidth` measures what it costs." % (link_text(worst), guess(worst), share)
+    )
 
 
 def link_notes(sweep: Sweep) -> List[str]:

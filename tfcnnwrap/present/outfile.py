@@ -30,6 +30,7 @@ def check_out(out: Optional[str]) -> Optional[Path]:
     refuse_special(path)  # before any work, not after it
     return path
 
+
 def emit(text: str, out: Optional[Path]) -> None:
     """The page to ``out`` (atomic replace; a link at the name is replaced, never written through) or to
     standard output."""
@@ -42,6 +43,7 @@ def emit(text: str, out: Optional[Path]) -> None:
     except OSError as exc:
         raise fs_error("write", out, exc) from None
     sys.stderr.write("tfcnnwrap: wrote %s\n" % out)
+
 
 def written_to(out: str, handler: Callable, args: argparse.Namespace) -> int:
     """Run a verb's ``handler(args)`` (args without ``out``) and write what it printed to ``out``."""

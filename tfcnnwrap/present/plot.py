@@ -85,8 +85,7 @@ def new_figure(panels: Sequence[Dict[str, Any]], title: str, footnotes: Sequence
     for index, panel in enumerate(panels):
         _draw_panel(fig.add_subplot(grid[index // ncols, index % ncols]), panel)
     if footnotes:
-        fig.text(0.1 / width, 0.1 / height, "\n".join(footnotes), fontsize=8, va="bottom", ha="left",
-                 color="#333333")
+        fig.text(0.1 / width, 0.1 / height, "\n".join(footnotes), fontsize=8, va="bottom", ha="left", color="#333333")
     return fig
 
 
@@ -108,8 +107,9 @@ def _draw_panel(ax: Axes, panel: Dict[str, Any]) -> None:
     bars = panel["bars"]
     positions = list(range(len(bars)))[::-1]
     values = [b["value"] if b["value"] is not None else 0.0 for b in bars]
-    drawn = ax.barh(positions, values, color=[b["color"] for b in bars], edgecolor="#333333", linewidth=0.6,
-                    height=0.72)
+    drawn = ax.barh(
+        positions, values, color=[b["color"] for b in bars], edgecolor="#333333", linewidth=0.6, height=0.72
+    )
     for bar, spec in zip(drawn, bars):
         if spec.get("hatch"):
             bar.set_hatch(spec["hatch"])
@@ -119,8 +119,16 @@ def _draw_panel(ax: Axes, panel: Dict[str, Any]) -> None:
     for pos, spec, value in zip(positions, bars, values):
         err = spec.get("err")
         if err:
-            ax.errorbar([value], [pos], xerr=[[value - err[0]], [err[1] - value]], fmt="none", ecolor="#222222",
-                        elinewidth=1.0, capsize=3, gid="ci95")
+            ax.errorbar(
+                [value],
+                [pos],
+                xerr=[[value - err[0]], [err[1] - value]],
+                fmt="none",
+                ecolor="#222222",
+                elinewidth=1.0,
+                capsize=3,
+                gid="ci95",
+            )
         if value < 0:
             ax.text(min([value] + list(err or ())) - gap, pos, spec["text"], va="center", ha="right", fontsize=8.5)
         else:
@@ -155,8 +163,9 @@ def save_figure(fig: Figure, path: Union[Path, str]) -> None:
     if path.is_dir() or not fmt:
         raise UsageError("cannot write the plot %s: give a file name such as compare.png or compare.svg" % path)
     if not path.parent.is_dir():
-        raise UsageError("cannot write the plot %s: the directory %s does not exist; create it first"
-                         % (path, path.parent))
+        raise UsageError(
+            "cannot write the plot %s: the directory %s does not exist; create it first" % (path, path.parent)
+        )
     buf = io.BytesIO()
     try:
         fig.savefig(buf, format=fmt)
@@ -174,28 +183,46 @@ def plot_against(comparison: AgainstReferences, path: str) -> None:
     for row in comparison.rows:
         if row.measured is None:
             continue
-        bars = [{"label": "measured", "value": row.measured, "text": "%.2f" % row.measured,
-                 "color": MEASURED_COLOR}]
+        bars = [{"label": "measured", "value": row.measured, "text": "%.2f" % row.measured, "color": MEASURED_COLOR}]
         for cell in row.cells:
             if cell.images_per_sec is None:
                 continue
-            bars.append({"label": cell.name + ("" if cell.comparable else " " + MARK),
-                         "value": cell.images_per_sec, "text": cell_text(cell), "color": REFERENCE_COLOR,
-                         "hatch": None if cell.comparable else "///"})
+            bars.append(
+                {
+                    "label": cell.name + ("" if cell.comparable else " " + MARK),
+                    "value": cell.images_per_sec,
+                    "text": cell_text(cell),
+                    "color": REFERENCE_COLOR,
+                    "hatch": None if cell.comparable else "///",
+                }
+            )
         panels.append({"title": "%s, batch size %s" % (row.model, row.batch_size), "bars": bars})
     if not panels:
         raise UsageError("nothing to plot: the sweep has no ok run yet; run or resume it first")
-    geo_bars = [{"label": g.name, "value": g.ratio_pct, "text": geomean_text(g), "color": MEASURED_COLOR}
-                for g in comparison.geomean if g.ratio_pct is not None]
+    geo_bars = [
+        {"label": g.name, "value": g.ratio_pct, "text": geomean_text(g), "color": MEASURED_COLOR}
+        for g in comparison.geomean
+        if g.ratio_pct is not None
+    ]
     if geo_bars:
-        panels.append({"title": "geometric mean over the models", "bars": geo_bars, "line": 100.0,
-                       "xlabel": "measured / reference, % (dashed: 100%)"})
+        panels.append(
+            {
+                "title": "geometric mean over the models",
+                "bars": geo_bars,
+                "line": 100.0,
+                "xlabel": "measured / reference, % (dashed: 100%)",
+            }
+        )
     footnotes = ["Bars: images/sec; labels: reference (measured / reference), as in the table."]
     if any(c.comparable is False for r in comparison.rows for c in r.cells):
-        footnotes.append("%s hatched: measured under other conditions than this sweep (see the table's notes); "
-                         "not in the geometric mean." % MARK)
-    footnotes.append("This sweep: tf_cnn_benchmarks, %s."
-                     % conditions_line(comparison.conditions, ", ", count_unit(comparison.sweep)))
+        footnotes.append(
+            "%s hatched: measured under other conditions than this sweep (see the table's notes); "
+            "not in the geometric mean." % MARK
+        )
+    footnotes.append(
+        "This sweep: tf_cnn_benchmarks, %s."
+        % conditions_line(comparison.conditions, ", ", count_unit(comparison.sweep))
+    )
     sweep = comparison.sweep
     title = "%s (measured) against published references" % (sweep.gpu_label() or sweep.name)
     save_figure(new_figure(panels, title, footnotes), path)
@@ -218,8 +245,13 @@ def _change_bar(
 ) -> Dict[str, Any]:
     """A change bar; ``ci``: (low, high) of its 95 % interval, drawn as whiskers."""
     err = ci if ci is not None and None not in ci else None
-    return {"label": label, "value": change_pct, "color": change_color(change_pct, significant), "err": err,
-            "text": "%+.1f%%%s" % (change_pct, "*" if significant else "")}
+    return {
+        "label": label,
+        "value": change_pct,
+        "color": change_color(change_pct, significant),
+        "err": err,
+        "text": "%+.1f%%%s" % (change_pct, "*" if significant else ""),
+    }
 
 
 CANDIDATE_COLORS = (CANDIDATE_COLOR, "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#1f78b4")
@@ -233,6 +265,11 @@ def config_label(row: Any, several_counts: bool) -> str:  # Any: a ChangeRow, nu
 def plot_ab(result: Union[ABResult, SweepComparison], path: Union[Path, str]) -> None:
     """Write ``ab_figure(result)`` to ``path``."""
     save_figure(ab_figure(result), path)
+
+
+def _baseline_bar(name: str, value: Optional[float]) -> Dict[str, Any]:
+    text = "%.2f" % value if value is not None else "no ok run"
+    return {"label": name, "value": value, "color": BASELINE_COLOR, "text": text}
 
 
 def ab_figure(result: Any) -> Figure:  # Any: an ABResult, or a SweepComparison read as one (getattr)
@@ -249,17 +286,22 @@ def ab_figure(result: Any) -> Figure:  # Any: an ABResult, or a SweepComparison 
         color = CANDIDATE_COLORS[index % len(CANDIDATE_COLORS)]
         for row in comparison.rows:
             key = (row.model, row.batch_size, row.num_gpus)
-            bars = by_config.setdefault(key, [{"label": base.name, "value": row.baseline, "color": BASELINE_COLOR,
-                                               "text": "%.2f" % row.baseline if row.baseline is not None
-                                               else "no ok run"}])
+            bars = by_config.setdefault(key, [_baseline_bar(base.name, row.baseline)])
             change = ""
             if row.change_pct is not None:
                 label = config_label(row, several_counts) + (" " + comparison.candidate.name if several else "")
-                change_bars.append(_change_bar(label, row.change_pct, row.significant,
-                                               (row.change_ci95_low, row.change_ci95_high)))
+                change_bars.append(
+                    _change_bar(label, row.change_pct, row.significant, (row.change_ci95_low, row.change_ci95_high))
+                )
                 change = " (%+.1f%%%s)" % (row.change_pct, "*" if row.significant else "")
-            bars.append({"label": comparison.candidate.name, "value": row.candidate, "color": color,
-                         "text": ("%.2f" % row.candidate if row.candidate is not None else "no ok run") + change})
+            bars.append(
+                {
+                    "label": comparison.candidate.name,
+                    "value": row.candidate,
+                    "color": color,
+                    "text": ("%.2f" % row.candidate if row.candidate is not None else "no ok run") + change,
+                }
+            )
         if comparison.geomean_change_pct is not None:
             label = "geometric mean" + (" " + comparison.candidate.name if several else "")
             change_bars.append(_change_bar(label, comparison.geomean_change_pct, None))
@@ -269,10 +311,19 @@ def ab_figure(result: Any) -> Figure:  # Any: an ABResult, or a SweepComparison 
     if not panels:
         raise UsageError("nothing to plot: neither sweep has a model yet")
     if change_bars:
-        panels.append({"title": "change against the baseline", "bars": change_bars, "line": 0.0,
-                       "percent": True, "xlabel": "change, % (whiskers: 95% CI; * significant)"})
+        panels.append(
+            {
+                "title": "change against the baseline",
+                "bars": change_bars,
+                "line": 0.0,
+                "percent": True,
+                "xlabel": "change, % (whiskers: 95% CI; * significant)",
+            }
+        )
     names = ", ".join(c.candidate.label() for c in comparisons)
     title = "%s %s against baseline %s" % ("candidates" if several else "candidate", names, base.label())
-    footnotes = ["Significant (*): Welch's t-test at 95%; needs 2 or more ok runs on each side. Green: faster, "
-                 "red: slower; pale: not significant."]
+    footnotes = [
+        "Significant (*): Welch's t-test at 95%; needs 2 or more ok runs on each side. Green: faster, "
+        "red: slower; pale: not significant."
+    ]
     return new_figure(panels, title, footnotes)

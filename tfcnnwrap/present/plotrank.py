@@ -20,21 +20,32 @@ def plot_rank(ranking: "Ranking", path: str) -> None:
         if row.rank is None or row.relative_pct is None:  # a ranked row has its figure
             continue
         label = "%s (%d of %d)" % (row.gpu, row.configurations, ranking.of)
-        bars.append({"label": ("> " + label) if row.measured else label, "value": row.relative_pct,
-                     "text": "%.1f%%" % row.relative_pct,
-                     "color": MEASURED_COLOR if row.measured else REFERENCE_COLOR})
+        bars.append(
+            {
+                "label": ("> " + label) if row.measured else label,
+                "value": row.relative_pct,
+                "text": "%.1f%%" % row.relative_pct,
+                "color": MEASURED_COLOR if row.measured else REFERENCE_COLOR,
+            }
+        )
     if len(bars) < 2:
         raise UsageError("nothing to plot: no reference GPU has a figure under this sweep's conditions")
-    panel = {"title": "%s relative to %s (dashed: 100%%)" % (_WHAT[ranking.per], ranking.measured_row.gpu),
-             "bars": bars, "line": 100.0, "xlabel": "reference / measured, % (geometric mean over shared "
-             "configurations)"}
-    footnotes = [placement(ranking),
-                 "Labels: how many of the sweep's configurations each comparison rests on. This sweep: %s."
-                 % conditions_line(ranking.sweep.conditions(), ", ", count_unit(ranking.sweep))]
+    panel = {
+        "title": "%s relative to %s (dashed: 100%%)" % (_WHAT[ranking.per], ranking.measured_row.gpu),
+        "bars": bars,
+        "line": 100.0,
+        "xlabel": "reference / measured, % (geometric mean over shared configurations)",
+    }
+    footnotes = [
+        placement(ranking),
+        "Labels: how many of the sweep's configurations each comparison rests on. This sweep: %s."
+        % conditions_line(ranking.sweep.conditions(), ", ", count_unit(ranking.sweep)),
+    ]
     unranked = [r.gpu for r in ranking.rows if r.rank is None]
     if unranked:
-        footnotes.append("Not ranked (no published %s): %s" % ("power" if ranking.per == "watt" else "price",
-                                                               ", ".join(unranked)))
+        footnotes.append(
+            "Not ranked (no published %s): %s" % ("power" if ranking.per == "watt" else "price", ", ".join(unranked))
+        )
 
     title = "%s among published references" % ranking.measured_row.gpu
     # new_figure gives each footnote one line of height: wrap them to the figure's width first.

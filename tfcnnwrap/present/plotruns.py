@@ -82,13 +82,24 @@ def _title(config: Tuple[str, int, int, None], runs: List[RunRecord]) -> str:
 
 def _mark_throttling(ax: Axes, seconds: List[Any], samples: List[Any]) -> None:
     """Red crosses on the SM clock where the driver named a throttle reason (idle and sync bits aside)."""
-    marked = [(t, s["sm_clock_mhz"]) for t, s in zip(seconds, samples)
-              if s.get("reasons") and s.get("sm_clock_mhz") is not None
-              and set(gpusamples.reason_names(int(s["reasons"]))) - gpusamples.BENIGN_REASONS]
+    marked = [
+        (t, s["sm_clock_mhz"])
+        for t, s in zip(seconds, samples)
+        if s.get("reasons")
+        and s.get("sm_clock_mhz") is not None
+        and set(gpusamples.reason_names(int(s["reasons"]))) - gpusamples.BENIGN_REASONS
+    ]
     if marked:
         first = not any(c.get_label() == "throttle reason active" for c in ax.collections)
-        ax.scatter([t for t, _ in marked], [v for _, v in marked], marker="x", color="#d62728", s=22, zorder=3,
-                   label="throttle reason active" if first else "_nolegend_")
+        ax.scatter(
+            [t for t, _ in marked],
+            [v for _, v in marked],
+            marker="x",
+            color="#d62728",
+            s=22,
+            zorder=3,
+            label="throttle reason active" if first else "_nolegend_",
+        )
         ax.legend(fontsize=7, loc="lower left")
 
 
@@ -136,8 +147,13 @@ def _draw_config(
         if steps:
             per_step = config[1] * (config[2] or 1)
             at = step_seconds(steps, per_step, _run_end(run, seconds, samples))
-            step_ax.plot(at, [v for _, v in steps], marker=".", color=colour,
-                         label="run %d%s" % (run.run, "" if run.ok else " (%s)" % run.status))
+            step_ax.plot(
+                at,
+                [v for _, v in steps],
+                marker=".",
+                color=colour,
+                label="run %d%s" % (run.run, "" if run.ok else " (%s)" % run.status),
+            )
             rates += [v for _, v in steps]
         for ax, (key, _) in zip(axes[1:], GPU_PANELS):
             points = [(t, s[key]) for t, s in zip(seconds, samples) if s.get(key) is not None]
@@ -205,12 +221,19 @@ def draw_timeline(ax: Axes, runs: List[RunRecord], series_of: Callable) -> bool:
             samples = steps_samples[1] if steps_samples else []
             offset = (starts[id(r)] - origin).total_seconds() if id(r) in starts else None
             if samples and offset is not None:
-                temps += [((offset + t) / 60.0, s["temp_c"]) for t, s in zip(seconds_label(samples), samples)
-                          if s.get("temp_c") is not None]
+                temps += [
+                    ((offset + t) / 60.0, s["temp_c"])
+                    for t, s in zip(seconds_label(samples), samples)
+                    if s.get("temp_c") is not None
+                ]
             elif r.gpu is not None and r.gpu.max_temp_c is not None and offset is not None:
                 temps.append(((offset + (r.duration_s or 0.0)) / 60.0, r.gpu.max_temp_c))
-    ax.set_title("whole sweep: images/sec of each run against its configuration's median", fontsize=10,
-                 loc="left", fontweight="bold")
+    ax.set_title(
+        "whole sweep: images/sec of each run against its configuration's median",
+        fontsize=10,
+        loc="left",
+        fontweight="bold",
+    )
     ax.set_xlabel("minutes since the first run started")
     ax.set_ylabel("% of median")
     ax.axhline(100.0, color="#888888", linestyle="--", linewidth=0.8)

@@ -64,8 +64,15 @@ def _count_axis(ax: Axes, counts: Iterable[int]) -> None:
 
 def _efficiency_label(ax: Axes, x: float, y: float, efficiency: Optional[float], color: str) -> None:
     if efficiency is not None:
-        ax.annotate("%.0f%%" % efficiency, (x, y), textcoords="offset points", xytext=(0, 7), ha="center",
-                    fontsize=8, color=color)
+        ax.annotate(
+            "%.0f%%" % efficiency,
+            (x, y),
+            textcoords="offset points",
+            xytext=(0, 7),
+            ha="center",
+            fontsize=8,
+            color=color,
+        )
 
 
 def scaling_panel(ax: Axes, rows: Iterable[Union[SummaryRow, Dict[str, Any]]]) -> Axes:
@@ -86,8 +93,13 @@ def scaling_panel(ax: Axes, rows: Iterable[Union[SummaryRow, Dict[str, Any]]]) -
             missing.append(_label(key))
             continue
         top = max([top] + [p[1] for p in points])
-        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", color=COLORS[index % len(COLORS)],
-                label=_label(key))
+        ax.plot(
+            [p[0] for p in points],
+            [p[1] for p in points],
+            marker="o",
+            color=COLORS[index % len(COLORS)],
+            label=_label(key),
+        )
     ax.set_ylim(0, top * 1.12)
     ax.set_ylabel("efficiency % (speed-up / GPUs)")
     _fitted_title(ax, "Scaling efficiency" + ("; no 1-GPU runs: %s" % ", ".join(missing) if missing else ""))
@@ -116,11 +128,13 @@ def model_panel(ax: Axes, rows: Sequence[Any], color: str = COLORS[0]) -> Axes:
         ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", color=color, label="measured")
         for x, y, efficiency in points:
             _efficiency_label(ax, x, y, efficiency, color)
-    ax.set_ylim(bottom=0, top=max([p[1] for p in points] + [base * max(r.num_gpus for r in rows) if base else 0,
-                                                              1.0]) * 1.15)
+    ax.set_ylim(
+        bottom=0, top=max([p[1] for p in points] + [base * max(r.num_gpus for r in rows) if base else 0, 1.0]) * 1.15
+    )
     ax.set_ylabel("images/sec")
-    _fitted_title(ax, "%s, batch %d per GPU (labels: efficiency)" % (_label((rows[0].model, rows[0].host)),
-                                                                    rows[0].batch_size))
+    _fitted_title(
+        ax, "%s, batch %d per GPU (labels: efficiency)" % (_label((rows[0].model, rows[0].host)), rows[0].batch_size)
+    )
     ax.legend(fontsize=8, loc="upper left")
     return ax
 

@@ -16,8 +16,22 @@ if TYPE_CHECKING:
     from tfcnnwrap.results.comparison import Ranking, RankRow
 
 _WHAT = {None: "images/sec", "watt": "images/sec per watt", "dollar": "images/sec per dollar"}
-JSON_KEYS = ["gpu", "geomean_pct", "configurations", "measured", "gpu_id", "rank", "of", "relative_pct",
-             "speed_geomean_pct", "per", "power_w", "price_usd", "why_not_ranked", "conditions_differ"]
+JSON_KEYS = [
+    "gpu",
+    "geomean_pct",
+    "configurations",
+    "measured",
+    "gpu_id",
+    "rank",
+    "of",
+    "relative_pct",
+    "speed_geomean_pct",
+    "per",
+    "power_w",
+    "price_usd",
+    "why_not_ranked",
+    "conditions_differ",
+]
 
 
 _SHORT = {"precision": "prec", "num_gpus": "GPUs", "batch_size": "batch", "variable_update": "update"}
@@ -33,14 +47,20 @@ def placement(ranking: Any) -> str:  # Any: a rank.Ranking; its measured row alw
     faster, level, slower = ranking.neighbours()
     total = sum(1 for r in ranking.rows if r.rank is not None)
     if total == 1 and len(ranking.rows) == 1:
-        return ("Your %s: no reference GPU published a figure under this sweep's conditions at its batch sizes;"
-                " `compare --against NAME` shows each one's closest figures (marked \u2020).%s"
-                % (me.gpu, _nearest_hint(ranking, total)))
+        return (
+            "Your %s: no reference GPU published a figure under this sweep's conditions at its batch sizes;"
+            " `compare --against NAME` shows each one's closest figures (marked \u2020).%s"
+            % (me.gpu, _nearest_hint(ranking, total))
+        )
     text = "Your %s: %d of %d by %s" % (me.gpu, me.rank, total, _WHAT[ranking.per])
 
     def near(row: Any) -> str:  # Any: a RankRow with a geomean_pct (neighbours() gives only those)
-        return "the %s (%s, on %d configuration%s)" % (row.gpu, _pct(row.geomean_pct), row.configurations,
-                                                       "" if row.configurations == 1 else "s")
+        return "the %s (%s, on %d configuration%s)" % (
+            row.gpu,
+            _pct(row.geomean_pct),
+            row.configurations,
+            "" if row.configurations == 1 else "s",
+        )
 
     if faster and slower:
         text += ", between %s and %s" % (near(faster), near(slower))
@@ -60,8 +80,7 @@ def _nearest_hint(ranking: Any, total: int) -> str:  # Any: a rank.Ranking
     """A sentence offering --nearest when too few references share the sweep's exact conditions."""
     if ranking.nearest or total >= NEAREST_BELOW:
         return ""
-    command = format_command(["python", "-m", "tfcnnwrap", "compare", str(ranking.sweep.path), "--rank",
-                              "--nearest"])
+    command = format_command(["python", "-m", "tfcnnwrap", "compare", str(ranking.sweep.path), "--rank", "--nearest"])
     return " Too few to place it; every reference ranked by its closest figures: `%s`" % command
 
 
@@ -85,23 +104,36 @@ def rank_text_rows(
     rows = []
     for row in ranking.rows:
         # "-", not "": at narrow widths the rank titles a stacked row, and an empty title is a blank line
-        rows.append({"rank": "-" if row.rank is None else str(row.rank),
-                     "gpu": ("> %s (yours)" % row.gpu) if row.measured else
-                     ("%s \u2020%s" % (row.gpu, ",".join(_SHORT.get(d, d) for d in row.differs))
-                      if row.differs else row.gpu),
-                     "geomean": _pct(row.geomean_pct) if row.geomean_pct is not None else "n/a",
-                     "relative": "" if row.relative_pct is None else "%.2fx" % (row.relative_pct / 100.0),
-                     "configs": "%d of %d" % (row.configurations, ranking.of),
-                     "speed": "" if row.speed_geomean_pct is None else _pct(row.speed_geomean_pct),
-                     "figure": _figure(row, ranking.per)})
+        rows.append(
+            {
+                "rank": "-" if row.rank is None else str(row.rank),
+                "gpu": ("> %s (yours)" % row.gpu)
+                if row.measured
+                else (
+                    "%s \u2020%s" % (row.gpu, ",".join(_SHORT.get(d, d) for d in row.differs))
+                    if row.differs
+                    else row.gpu
+                ),
+                "geomean": _pct(row.geomean_pct) if row.geomean_pct is not None else "n/a",
+                "relative": "" if row.relative_pct is None else "%.2fx" % (row.relative_pct / 100.0),
+                "configs": "%d of %d" % (row.configurations, ranking.of),
+                "speed": "" if row.speed_geomean_pct is None else _pct(row.speed_geomean_pct),
+                "figure": _figure(row, ranking.per),
+            }
+        )
     what = {None: "", "watt": " per W", "dollar": " per $"}[ranking.per]
     # under --per each ratio's header says per what: a per-dollar ratio is not a speed ratio
-    columns = [("rank", "#"), ("gpu", "GPU"),
-               ("geomean", ("yours/it" if short else "measured / reference") + what),
-               ("relative", ("it/yours" if short else "reference / measured") + what)]
+    columns = [
+        ("rank", "#"),
+        ("gpu", "GPU"),
+        ("geomean", ("yours/it" if short else "measured / reference") + what),
+        ("relative", ("it/yours" if short else "reference / measured") + what),
+    ]
     if ranking.per:
-        columns += [("speed", "img/s yours/it" if short else "images/sec measured / reference"),
-                    ("figure", "power" if ranking.per == "watt" else "price")]
+        columns += [
+            ("speed", "img/s yours/it" if short else "images/sec measured / reference"),
+            ("figure", "power" if ranking.per == "watt" else "price"),
+        ]
     columns.append(("configs", "configs" if short else "configurations"))
     return rows, columns
 
@@ -109,34 +141,55 @@ def rank_text_rows(
 def rank_notes(ranking: Any) -> List[str]:  # Any: a rank.Ranking; --per sets the power/price its notes show
     sweep = ranking.sweep
     notes = [placement(ranking)]
-    notes.append("Score: the geometric mean over the configurations a reference shares with this sweep of "
-                 "measured / reference %s, x 100 (under 100%%: the reference does better); best first. This "
-                 "sweep: %s%s." % (_WHAT[ranking.per], conditions_line(sweep.conditions(), unit=count_unit(sweep)),
-                                   ", every reference figure at the sweep's batch size" if not
-                                   (ranking.strict or ranking.nearest) else ", --strict: also its TensorFlow X.Y"
-                                   if ranking.strict else ", --nearest: each reference's closest figures"))
+    notes.append(
+        "Score: the geometric mean over the configurations a reference shares with this sweep of "
+        "measured / reference %s, x 100 (under 100%%: the reference does better); best first. This "
+        "sweep: %s%s."
+        % (
+            _WHAT[ranking.per],
+            conditions_line(sweep.conditions(), unit=count_unit(sweep)),
+            ", every reference figure at the sweep's batch size"
+            if not (ranking.strict or ranking.nearest)
+            else ", --strict: also its TensorFlow X.Y"
+            if ranking.strict
+            else ", --nearest: each reference's closest figures",
+        )
+    )
     if ranking.per == "watt":
-        notes.append("Per watt: (measured / W) / (reference / W_ref); W = %s, W_ref = the reference's board "
-                     "power (a rating: a GPU drawing less than its rating looks better than it is)."
-                     % ("--watts %g" % ranking.measured_power_w if ranking.power_source == "--watts" else
-                        "the sweep's mean power draw from telemetry, per configuration"))
+        notes.append(
+            "Per watt: (measured / W) / (reference / W_ref); W = %s, W_ref = the reference's board "
+            "power (a rating: a GPU drawing less than its rating looks better than it is)."
+            % (
+                "--watts %g" % ranking.measured_power_w
+                if ranking.power_source == "--watts"
+                else "the sweep's mean power draw from telemetry, per configuration"
+            )
+        )
     elif ranking.per == "dollar":
-        notes.append("Per dollar: (measured / price) / (reference / launch price); price = --price $%.0f."
-                     % ranking.measured_price_usd)
+        notes.append(
+            "Per dollar: (measured / price) / (reference / launch price); price = --price $%.0f."
+            % ranking.measured_price_usd
+        )
     unranked = [r.gpu for r in ranking.rows if r.rank is None]
     if unranked:
-        notes.append("Not ranked (%s not published): %s." % ("board power" if ranking.per == "watt"
-                                                             else "launch price", ", ".join(unranked)))
+        notes.append(
+            "Not ranked (%s not published): %s."
+            % ("board power" if ranking.per == "watt" else "launch price", ", ".join(unranked))
+        )
     if any(r.differs for r in ranking.rows):
-        notes.append("\u2020 --nearest: no figure under exactly these conditions; ranked by its closest ones (same "
-                     "precision, then GPU count, batch size, variable update, synthetic data, higher trust, newer "
-                     "TF), which differ in what the mark names.")
+        notes.append(
+            "\u2020 --nearest: no figure under exactly these conditions; ranked by its closest ones (same "
+            "precision, then GPU count, batch size, variable update, synthetic data, higher trust, newer "
+            "TF), which differ in what the mark names."
+        )
     notes += low_trust_notes(ranking.low_trust_left_out)
     notes += link_notes(sweep)
     if ranking.without_conditions:
-        notes.append("%d other reference GPU%s published no figure under these conditions at these batch sizes "
-                     "(see `compare --against NAME` for their closest figures, marked \u2020)."
-                     % (ranking.without_conditions, "" if ranking.without_conditions == 1 else "s"))
+        notes.append(
+            "%d other reference GPU%s published no figure under these conditions at these batch sizes "
+            "(see `compare --against NAME` for their closest figures, marked \u2020)."
+            % (ranking.without_conditions, "" if ranking.without_conditions == 1 else "s")
+        )
     return notes
 
 
@@ -144,9 +197,14 @@ def render_rank(ranking: Ranking, fmt: str, stream: Optional[TextIO] = None) -> 
     stream = stream or sys.stdout
     if fmt == "json":
         sweep = ranking.sweep
-        render.emit(rank_json(ranking), fmt, stream=stream, kind="rank",
-                    conditions=dict(sweep.conditions(), gpu=sweep.gpu_label()),
-                    extra={"sweep": str(sweep.path), "per": ranking.per, "of": ranking.of, "strict": ranking.strict})
+        render.emit(
+            rank_json(ranking),
+            fmt,
+            stream=stream,
+            kind="rank",
+            conditions=dict(sweep.conditions(), gpu=sweep.gpu_label()),
+            extra={"sweep": str(sweep.path), "per": ranking.per, "of": ranking.of, "strict": ranking.strict},
+        )
         return
     if fmt == "csv":
         render.emit(rank_json(ranking), "csv", columns=JSON_KEYS, stream=stream)

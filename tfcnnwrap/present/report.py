@@ -113,14 +113,25 @@ def title_parts(sweep_path: Union[Path, str], meta: SweepMeta) -> List[str]:
     if cond:
         # on the CPU a "GPU count" is tf_cnn_benchmarks' number of towers on /cpu:0, /cpu:1, ...
         several = len(cond["counts"]) > 1 or cond["counts"][0] > 1
-        count = _gpu_count_text(cond["counts"]) if not meta.on_cpu else (
-            "%s towers" % ", ".join(str(c) for c in cond["counts"]) if several else None)
-        parts += [cond["precision"], "XLA" if cond["xla"] == "yes" else "no XLA",
-                  count, cond["variable_update"], "%s data" % cond["data"]]
+        count = (
+            _gpu_count_text(cond["counts"])
+            if not meta.on_cpu
+            else ("%s towers" % ", ".join(str(c) for c in cond["counts"]) if several else None)
+        )
+        parts += [
+            cond["precision"],
+            "XLA" if cond["xla"] == "yes" else "no XLA",
+            count,
+            cond["variable_update"],
+            "%s data" % cond["data"],
+        ]
         if several:
             parts.append("batch per tower" if meta.on_cpu else "batch per GPU")
-    parts += ["TF %s" % meta.tensorflow_version if meta.tensorflow_version else None, meta.upstream.branch,
-              cluster_label(meta)]
+    parts += [
+        "TF %s" % meta.tensorflow_version if meta.tensorflow_version else None,
+        meta.upstream.branch,
+        cluster_label(meta),
+    ]
     return [p for p in parts if p]
 
 
@@ -134,8 +145,11 @@ def conditions(meta: Any) -> Dict[str, Any]:
     if cond:
         out["xla"] = cond.get("xla") == "yes"
     out["num_gpus"] = cond.get("counts") or None
-    out.update(tensorflow_version=meta.tensorflow_version or None, branch=meta.upstream.branch or None,
-               commit=meta.upstream.commit or None)
+    out.update(
+        tensorflow_version=meta.tensorflow_version or None,
+        branch=meta.upstream.branch or None,
+        commit=meta.upstream.commit or None,
+    )
     return out
 
 
@@ -144,8 +158,12 @@ def quality_lines(rows: List[SummaryRow], device: Optional[str] = None) -> List[
     configuration."""
     lines = []
     for row in rows:
-        where = "%s bs=%d%s%s" % (row.model, row.batch_size, gpus_text(row.num_gpus),
-                                  " on %s" % row.host if row.host else "")
+        where = "%s bs=%d%s%s" % (
+            row.model,
+            row.batch_size,
+            gpus_text(row.num_gpus),
+            " on %s" % row.host if row.host else "",
+        )
         lines += ["%s: %s" % (where, problem) for problem in quality.problems(verdict(row), device=device)]
     return lines
 
@@ -190,8 +208,10 @@ def next_compare(sweep_path: Path, meta: SweepMeta) -> Optional[str]:
 
     base = ["python", "-m", "tfcnnwrap", "compare", str(sweep_path)]
     if meta.on_cpu:
-        return "%s; %s" % (format_command(base + ["--rank", "--nearest"]),
-                           format_command(["python", "-m", "tfcnnwrap", "export", str(sweep_path)]))
+        return "%s; %s" % (
+            format_command(base + ["--rank", "--nearest"]),
+            format_command(["python", "-m", "tfcnnwrap", "export", str(sweep_path)]),
+        )
     names = [n.strip() for n in (meta.gpu_names() or "").split(",") if n.strip()]
     found = load_references().candidates(names[0]) if len(names) == 1 else []
     if len(found) == 1:
@@ -207,13 +227,16 @@ def _failure_lines(sweep: SweepDir, run: RunRecord) -> List[str]:
     log = sweep.path / run.log if run.log and sweep.inside(run.log) else None
     cut = detail[:FAILURE_CHARS] + ("…" if len(detail) > FAILURE_CHARS else "")
     why = (" - " + escape(cut)) if detail else ""
-    return ["  %s bs=%s%s run %s: [red]%s[/]%s" % (escape(run.model), run.batch_size, gpus_text(run.num_gpus),
-                                                   run.run, escape(str(run.status)), why),
-            "    log: %s" % (escape(str(log)) if log else "(none)")]
+    return [
+        "  %s bs=%s%s run %s: [red]%s[/]%s"
+        % (escape(run.model), run.batch_size, gpus_text(run.num_gpus), run.run, escape(str(run.status)), why),
+        "    log: %s" % (escape(str(log)) if log else "(none)"),
+    ]
 
 
-def print_summary(console: Console, sweep: SweepDir, meta: SweepMeta, rows: List[SummaryRow],
-                  runs: List[RunRecord]) -> None:
+def print_summary(
+    console: Console, sweep: SweepDir, meta: SweepMeta, rows: List[SummaryRow], runs: List[RunRecord]
+) -> None:
     """The rich summary a sweep ends with (also `report`'s table): SummaryRows, then each failed run."""
     rows = with_fleet(rows)
     dicts = [row.to_dict() for row in rows]
@@ -223,8 +246,10 @@ def print_summary(console: Console, sweep: SweepDir, meta: SweepMeta, rows: List
     print_quality(console, rows, "cpu" if meta.on_cpu else "gpu")
     failures = failed_runs(runs)
     if failures:
-        console.print("[red]%d run%s did not give a result:[/]" % (len(failures), "" if len(failures) == 1 else "s"),
-                      highlight=False)
+        console.print(
+            "[red]%d run%s did not give a result:[/]" % (len(failures), "" if len(failures) == 1 else "s"),
+            highlight=False,
+        )
         for run in sorted(failures, key=lambda r: (r.model, r.batch_size, r.run)):
             for line in _failure_lines(sweep, run):
                 console.print(line, highlight=False, overflow="fold")
@@ -235,8 +260,9 @@ def _plot(sweep: SweepDir, meta: SweepMeta, runs: List[RunRecord], rows: List[Su
     scaling chart and the per-run panels go beside it as FILE-runs.SUFFIX."""
     if not any(run.ok for run in runs):
         # an empty chart (and matplotlib's warning about its legend) would say less than this line
-        sys.stderr.write("tfcnnwrap report: nothing to plot: no run of this sweep has a result yet; %s not "
-                         "written\n" % plot_path)
+        sys.stderr.write(
+            "tfcnnwrap report: nothing to plot: no run of this sweep has a result yet; %s not written\n" % plot_path
+        )
         return
     # lazy: the charts' modules (and the comparison text and references they draw from) only for --plot,
     # so `list`, which reads conditions() here, and a plain report load none of them
@@ -284,9 +310,16 @@ def _emit_report(sweep: SweepDir, meta: SweepMeta, rows: List[SummaryRow], fmt: 
     dicts = [row.to_dict() for row in rows]
     columns = summary_columns(rows) if fmt in ("json", "csv") else table_columns(dicts, meta)
     lines = quality_lines(rows, "cpu" if meta.on_cpu else "gpu") if fmt == "markdown" else []
-    render.emit(dicts, fmt, fleet_columns(rows, columns), title=title_parts(sweep.path, meta),
-                caption=["- " + line for line in lines] or None, kind="report",
-                conditions=conditions(meta), extra={"sweep": str(sweep.path)})
+    render.emit(
+        dicts,
+        fmt,
+        fleet_columns(rows, columns),
+        title=title_parts(sweep.path, meta),
+        caption=["- " + line for line in lines] or None,
+        kind="report",
+        conditions=conditions(meta),
+        extra={"sweep": str(sweep.path)},
+    )
     emit_scaling(rows, fmt, unit=_count_unit(meta))
 
 
@@ -297,5 +330,4 @@ def _warn_throttled(runs: List[RunRecord]) -> None:
         err = render.console(stderr=True)
         text = "warning: " + warning
         # as the sweep's warnings: wrapped with its later lines indented on a terminal, one line elsewhere
-        err.print(fill(text, err.width) if err.is_terminal else text, markup=False, highlight=False,
-                  soft_wrap=True)
+        err.print(fill(text, err.width) if err.is_terminal else text, markup=False, highlight=False, soft_wrap=True)

@@ -20,8 +20,16 @@ if TYPE_CHECKING:
     from tfcnnwrap.results.quality import Verdict
     from tfcnnwrap.results.records import RunRecord
 
-__all__ = ["SUMMARY_COLUMNS", "summarize", "config_rows", "order_rows", "summary_csv_text", "ci95_pct", "add_scaling",
-           "summary_columns"]
+__all__ = [
+    "SUMMARY_COLUMNS",
+    "summarize",
+    "config_rows",
+    "order_rows",
+    "summary_csv_text",
+    "ci95_pct",
+    "add_scaling",
+    "summary_columns",
+]
 
 _FRAME_COLUMNS = ["model", "batch_size", "num_gpus", "host", "status", "images_per_sec"]
 
@@ -87,12 +95,24 @@ def _row(
     throttled, max_temp = _telemetry(runs)
     ci95 = ci95_pct(std, count, mean)
     row = SummaryRow(
-        model=model, batch_size=int(batch_size), runs_ok=count, runs_failed=int(size - count),
-        mean=mean, std=std, cv_pct=_num(std / mean * 100.0) if std is not None and mean else None,
-        min=_num(stats["min"]), max=_num(stats["max"]), median=_num(stats["median"]),
-        failures=_failures_text(statuses), num_gpus=num_gpus, ci95_pct=ci95,
-        throttled_runs=throttled, max_temp_c=max_temp, host=host,
-        **thermal_columns(runs), **steadiness_columns(runs, ci95),
+        model=model,
+        batch_size=int(batch_size),
+        runs_ok=count,
+        runs_failed=int(size - count),
+        mean=mean,
+        std=std,
+        cv_pct=_num(std / mean * 100.0) if std is not None and mean else None,
+        min=_num(stats["min"]),
+        max=_num(stats["max"]),
+        median=_num(stats["median"]),
+        failures=_failures_text(statuses),
+        num_gpus=num_gpus,
+        ci95_pct=ci95,
+        throttled_runs=throttled,
+        max_temp_c=max_temp,
+        host=host,
+        **thermal_columns(runs),
+        **steadiness_columns(runs, ci95),
     )
     values = [r.value for r in sorted(runs, key=lambda r: r.run) if r.value is not None]
     row = replace(row, trend_pct=_num(quality.trend_pct(values)), trend_significant=quality.trend_significant(values))
@@ -101,11 +121,16 @@ def _row(
 
 def verdict(row: SummaryRow) -> Verdict:
     """The quality verdict (flags and what to do) of a SummaryRow."""
-    return quality.Verdict(outlier_runs=tuple(row.outlier_runs), ci95_pct=row.ci95_pct, trend_pct=row.trend_pct,
-                           trend_significant=row.trend_significant,
-                           throttled_runs=row.throttled_runs, runs_ok=row.runs_ok,
-                           throttle_reasons=tuple(sorted(row.throttle_reasons.items())),
-                           max_temp_c=row.max_temp_c)
+    return quality.Verdict(
+        outlier_runs=tuple(row.outlier_runs),
+        ci95_pct=row.ci95_pct,
+        trend_pct=row.trend_pct,
+        trend_significant=row.trend_significant,
+        throttled_runs=row.throttled_runs,
+        runs_ok=row.runs_ok,
+        throttle_reasons=tuple(sorted(row.throttle_reasons.items())),
+        max_temp_c=row.max_temp_c,
+    )
 
 
 # -- issue 14: are the numbers to be trusted? ------------------------------------------------------------

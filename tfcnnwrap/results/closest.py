@@ -74,9 +74,15 @@ def reference_cell(
     if result is None:
         return ReferenceCell(name=typed, id=gpu.id, gpu_name=gpu.name)
     return ReferenceCell(
-        name=typed, id=gpu.id, gpu_name=gpu.name, images_per_sec=result.images_per_sec,
-        published=result.display, ratio_pct=mean / result.images_per_sec * 100.0 if mean is not None else None,
+        name=typed,
+        id=gpu.id,
+        gpu_name=gpu.name,
+        images_per_sec=result.images_per_sec,
+        published=result.display,
+        ratio_pct=mean / result.images_per_sec * 100.0 if mean is not None else None,
         comparable=not differs,
         differs={k: {"reference": getattr(result, k), "sweep": wanted[k]} for k in differs},
-        conditions=result.conditions(), source=result.source or gpu.origin, tf_version=result.tf_version,
+        conditions=result.conditions(),
+        source=result.source or gpu.origin,
+        tf_version=result.tf_version,
     )

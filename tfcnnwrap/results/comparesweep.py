@@ -42,8 +42,10 @@ class Sweep:
         self.host = host
         if host is not None:
             if host not in self.hosts:
-                raise UsageError("%s has no runs of host %r; its hosts: %s (or leave --host out to pool them)"
-                                 % (self.path, host, ", ".join(self.hosts) or "none (not a fleet sweep)"))
+                raise UsageError(
+                    "%s has no runs of host %r; its hosts: %s (or leave --host out to pool them)"
+                    % (self.path, host, ", ".join(self.hosts) or "none (not a fleet sweep)")
+                )
             runs = [r for r in runs if r.host == host]
         # Hosts pooled: one configuration whichever node ran it.
         self.runs = [dataclasses.replace(r, host=None) if r.host else r for r in runs]
@@ -53,8 +55,11 @@ class Sweep:
     def lacking(self) -> List[RunSpec]:
         """The planned runs this sweep has no finished record of (never run, or cut off: ``interrupted``), in
         plan order; [] for a sweep that ran its plan. Extra runs of ``--until-ci`` are never lacking."""
-        done = {(r.model, r.batch_size, r.num_gpus or self.plan.num_gpus, r.run) for r in self.runs
-                if r.status != Status.INTERRUPTED}
+        done = {
+            (r.model, r.batch_size, r.num_gpus or self.plan.num_gpus, r.run)
+            for r in self.runs
+            if r.status != Status.INTERRUPTED
+        }
         return [spec for spec in self.plan.run_specs() if tuple(spec) not in done]
 
     @property
@@ -91,8 +96,7 @@ class Sweep:
             if r.value is None or (config is not None and config_of(r) != config):
                 continue
             power = (r.telemetry or {}).get("mean_power_w")
-            if isinstance(power, (int, float)) and not isinstance(power, bool) and math.isfinite(power) \
-                    and power > 0:
+            if isinstance(power, (int, float)) and not isinstance(power, bool) and math.isfinite(power) and power > 0:
                 powers.append(float(power))
         return sum(powers) / len(powers) if powers else None
 
@@ -103,8 +107,7 @@ def measured_rows(sweep: SweepDir, configs: List[Tuple[str, int, int]], runs: Li
     summary: dict = {}
     for row in summarize_sweep(sweep, runs, [c[:2] for c in configs]):
         summary.setdefault(config_of(row), row)
-    rows = [summary.pop(tuple(c), None) or SummaryRow(model=c[0], batch_size=c[1], num_gpus=c[2])
-            for c in configs]
+    rows = [summary.pop(tuple(c), None) or SummaryRow(model=c[0], batch_size=c[1], num_gpus=c[2]) for c in configs]
     return rows + list(summary.values())
 
 
@@ -135,7 +138,15 @@ def newest_sweeps(count: int, root: Union[Path, str, None] = None) -> List[Path]
     if len(found) < count:
         raise UsageError(
             "%s holds %d %ssweep%s%s; compare needs %d there, or name the sweep directories (set %s to "
-            "look elsewhere)" % (root, len(found), "finished " if running else "", "" if len(found) == 1 else "s",
-                                 running_note(running), count, settings.ENV_RESULTS)
+            "look elsewhere)"
+            % (
+                root,
+                len(found),
+                "finished " if running else "",
+                "" if len(found) == 1 else "s",
+                running_note(running),
+                count,
+                settings.ENV_RESULTS,
+            )
         )
     return found[-count:]

@@ -52,10 +52,21 @@ class RankRow:
         return 10000.0 / self.geomean_pct if self.geomean_pct else None
 
     def to_dict(self, per: Optional[str], of: int) -> Dict[str, Any]:
-        out: Dict[str, Any] = {"gpu": self.gpu, "geomean_pct": self.geomean_pct, "configurations": self.configurations,
-               "measured": self.measured, "gpu_id": self.gpu_id, "rank": self.rank, "of": of,
-               "relative_pct": self.relative_pct, "speed_geomean_pct": self.speed_geomean_pct, "per": per,
-               "power_w": self.power_w, "price_usd": self.price_usd, "link": self.link}
+        out: Dict[str, Any] = {
+            "gpu": self.gpu,
+            "geomean_pct": self.geomean_pct,
+            "configurations": self.configurations,
+            "measured": self.measured,
+            "gpu_id": self.gpu_id,
+            "rank": self.rank,
+            "of": of,
+            "relative_pct": self.relative_pct,
+            "speed_geomean_pct": self.speed_geomean_pct,
+            "per": per,
+            "power_w": self.power_w,
+            "price_usd": self.price_usd,
+            "link": self.link,
+        }
         if self.why_not_ranked:
             out["why_not_ranked"] = self.why_not_ranked
         if self.differs:

@@ -46,7 +46,10 @@ def flag(vs_pct: Optional[float], fleet_cv_pct: float) -> Optional[str]:
         return "slow: %.1f%% below the fleet median" % -vs_pct
     if fleet_cv_pct > 0 and -vs_pct > CV_FACTOR * fleet_cv_pct:
         return "slow: %.1f%% below the fleet median, over %g x the fleet's CV (%.2f%%)" % (
-            -vs_pct, CV_FACTOR, fleet_cv_pct)
+            -vs_pct,
+            CV_FACTOR,
+            fleet_cv_pct,
+        )
     return None
 
 

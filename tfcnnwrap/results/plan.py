@@ -203,8 +203,7 @@ class Plan:
         """The plan recorded in sweep.json, held to the same bounds as the flags (a hand-edited plan with
         ``runs: 1e9`` must not exhaust memory on --resume)."""
         try:
-            models = [(check_model(str(m["model"])), bounds.BATCH_SIZE.parse(m["batch_size"]))
-                      for m in data["models"]]
+            models = [(check_model(str(m["model"])), bounds.BATCH_SIZE.parse(m["batch_size"])) for m in data["models"]]
             plan = cls(
                 models=models,
                 runs=bounds.RUNS.parse(data["runs"]),
@@ -280,6 +279,8 @@ def _recorded_flow(data: Mapping[str, Any]) -> Dict[str, Any]:
         "max_runs": _recorded(data.get("max_runs"), bounds.MAX_RUNS),
         "order": order,
     }
+
+
 def _recorded_data(data: Mapping[str, Any]) -> Dict[str, Any]:
     """data_source and data_dir as recorded (absent in sweeps from before host-fed data: synthetic)."""
     source, directory = data.get("data_source"), data.get("data_dir")
@@ -305,10 +306,14 @@ def parse_data(text: str) -> Optional[str]:
             raise UsageError("--data generated:N: N %s" % exc) from None
         return "generated:%d" % n
     if "," in text:
-        raise UsageError("--data takes one kind per sweep (synthetic or generated[:N]), got %r; run one sweep of "
-                         "each and `compare` them" % text)
-    raise UsageError("--data takes synthetic or generated[:N] (e.g. --data generated:500), got %r; for your own "
-                     "ImageNet TFRecords use --data-dir DIR" % text)
+        raise UsageError(
+            "--data takes one kind per sweep (synthetic or generated[:N]), got %r; run one sweep of "
+            "each and `compare` them" % text
+        )
+    raise UsageError(
+        "--data takes synthetic or generated[:N] (e.g. --data generated:500), got %r; for your own "
+        "ImageNet TFRecords use --data-dir DIR" % text
+    )
 
 
 def _recorded_cluster(data: Mapping[str, Any]) -> Dict[str, Any]:
@@ -316,9 +321,12 @@ def _recorded_cluster(data: Mapping[str, Any]) -> Dict[str, Any]:
     cluster = data.get("cluster")
     if cluster not in (None,) + CLUSTER_BACKENDS:
         raise ValueError("cluster %r" % (cluster,))
-    return {"cluster": cluster, "workers": _recorded(data.get("workers"), bounds.WORKERS),
-            "ps": _recorded(data.get("ps"), bounds.PS),
-            "fleet": None if data.get("fleet") is None else bool(data.get("fleet"))}
+    return {
+        "cluster": cluster,
+        "workers": _recorded(data.get("workers"), bounds.WORKERS),
+        "ps": _recorded(data.get("ps"), bounds.PS),
+        "fleet": None if data.get("fleet") is None else bool(data.get("fleet")),
+    }
 
 
 def _recorded_counts(value: Optional[List[int]]) -> Optional[List[int]]:
@@ -337,17 +345,54 @@ def _recorded_counts(value: Optional[List[int]]) -> Optional[List[int]]:
 # script's --batch_size=0), as upstream master's models/*.py give them (imagenet; the CIFAR-10-only models
 # their CIFAR-10 size). tests/test_plan_defaults.py reads them back from the real repository.
 UPSTREAM_BATCH_SIZES = {
-    "alexnet": 512, "googlenet": 32, "inception3": 32, "inception4": 32, "lenet": 32, "ncf": 2048,
-    "overfeat": 32, "trivial": 32, "vgg11": 64, "vgg16": 64, "vgg19": 64,
-    "resnet50": 64, "resnet50_v1.5": 64, "resnet50_v2": 64, "resnet101": 32, "resnet101_v2": 32,
-    "resnet152": 32, "resnet152_v2": 32,
-    "official_resnet18": 32, "official_resnet18_v2": 32, "official_resnet34": 32, "official_resnet34_v2": 32,
-    "official_resnet50": 128, "official_resnet50_v2": 128, "official_resnet101": 32, "official_resnet101_v2": 32,
-    "official_resnet152": 32, "official_resnet152_v2": 32, "official_resnet200": 32, "official_resnet200_v2": 32,
-    "resnet20": 128, "resnet20_v2": 128, "resnet32": 128, "resnet32_v2": 128, "resnet44": 128,
-    "resnet44_v2": 128, "resnet56": 128, "resnet56_v2": 128, "resnet110": 128, "resnet110_v2": 128,
-    "densenet40_k12": 64, "densenet100_k12": 64, "densenet100_k24": 64,
-    "mobilenet": 32, "nasnet": 32, "nasnetlarge": 16, "ssd300": 32, "deepspeech2": 128,
+    "alexnet": 512,
+    "googlenet": 32,
+    "inception3": 32,
+    "inception4": 32,
+    "lenet": 32,
+    "ncf": 2048,
+    "overfeat": 32,
+    "trivial": 32,
+    "vgg11": 64,
+    "vgg16": 64,
+    "vgg19": 64,
+    "resnet50": 64,
+    "resnet50_v1.5": 64,
+    "resnet50_v2": 64,
+    "resnet101": 32,
+    "resnet101_v2": 32,
+    "resnet152": 32,
+    "resnet152_v2": 32,
+    "official_resnet18": 32,
+    "official_resnet18_v2": 32,
+    "official_resnet34": 32,
+    "official_resnet34_v2": 32,
+    "official_resnet50": 128,
+    "official_resnet50_v2": 128,
+    "official_resnet101": 32,
+    "official_resnet101_v2": 32,
+    "official_resnet152": 32,
+    "official_resnet152_v2": 32,
+    "official_resnet200": 32,
+    "official_resnet200_v2": 32,
+    "resnet20": 128,
+    "resnet20_v2": 128,
+    "resnet32": 128,
+    "resnet32_v2": 128,
+    "resnet44": 128,
+    "resnet44_v2": 128,
+    "resnet56": 128,
+    "resnet56_v2": 128,
+    "resnet110": 128,
+    "resnet110_v2": 128,
+    "densenet40_k12": 64,
+    "densenet100_k12": 64,
+    "densenet100_k24": 64,
+    "mobilenet": 32,
+    "nasnet": 32,
+    "nasnetlarge": 16,
+    "ssd300": 32,
+    "deepspeech2": 128,
 }
 
 
@@ -444,8 +489,10 @@ def check_extra_args(extra: List[Any], features: Sequence[str] = ()) -> List[Any
         name = flag_name(arg)
         clash = _feature_clash(name, features) if name else None
         if clash:
-            raise UsageError("%s sets %s itself: pass it one way, drop %s after -- (or drop %s)"
-                             % (clash, arg.split("=", 1)[0], arg.split("=", 1)[0], clash))
+            raise UsageError(
+                "%s sets %s itself: pass it one way, drop %s after -- (or drop %s)"
+                % (clash, arg.split("=", 1)[0], arg.split("=", 1)[0], clash)
+            )
         if name in MANAGED_FLAGS:
             raise UsageError(
                 "pass %s through tfcnnwrap's own flag %s, not after -- (it sets --%s itself)"
@@ -548,8 +595,7 @@ def _flow(args: Namespace, runs: int) -> Dict[str, Any]:
     order = args.order or "grouped"
     if order not in ORDERS:
         raise UsageError("--order takes %s, got %r" % (" or ".join(ORDERS), order))
-    return {"fp16": bool(args.fp16), "xla": bool(args.xla),
-            "until_ci": until_ci, "max_runs": max_runs, "order": order}
+    return {"fp16": bool(args.fp16), "xla": bool(args.xla), "until_ci": until_ci, "max_runs": max_runs, "order": order}
 
 
 def gpu_counts(value: Optional[Union[str, int, List[int]]]) -> List[int]:
@@ -579,8 +625,10 @@ def data_fields(args: Namespace) -> Dict[str, Any]:
     if source is not None:
         clash = [a.split("=", 1)[0] for a in (args.extra or []) if flag_name(str(a)) in ("data_dir", "data_name")]
         if clash:
-            raise UsageError("%s sets --data_dir and --data_name itself: drop %s after --"
-                             % ("--data-dir" if data_dir is not None else "--data", clash[0]))
+            raise UsageError(
+                "%s sets --data_dir and --data_name itself: drop %s after --"
+                % ("--data-dir" if data_dir is not None else "--data", clash[0])
+            )
     return {"data_source": source, "data_dir": data_dir}
 
 
@@ -591,8 +639,11 @@ def cluster_fields(args: Namespace, variable_update: str) -> Dict[str, Any]:
     workers, ps = args.workers, args.ps
     fleet = bool(args.fleet)
     if cluster is None:
-        given = [flag for flag, value in (("--workers", workers), ("--ps", ps), ("--fleet", fleet or None))
-                 if value is not None]
+        given = [
+            flag
+            for flag, value in (("--workers", workers), ("--ps", ps), ("--fleet", fleet or None))
+            if value is not None
+        ]
         if given == ["--fleet"]:
             # a fleet runs the single-node sweep on every node of a Slurm allocation; local has no fleet
             raise UsageError("--fleet needs --cluster slurm (run it inside a Slurm allocation)")
@@ -606,10 +657,11 @@ def cluster_fields(args: Namespace, variable_update: str) -> Dict[str, Any]:
             raise UsageError("--fleet runs the single-node sweep on each node: drop --workers/--ps, or drop --fleet")
         return {"cluster": cluster, "fleet": True}
     if workers is None:
-        raise UsageError("--cluster %s runs distributed jobs: say how many with --workers N (and --ps N for "
-                         "parameter_server)" % cluster)
-    ps, _ = layout.validate(variable_update, _int(workers, bounds.WORKERS),
-                                 None if ps is None else _int(ps, bounds.PS))
+        raise UsageError(
+            "--cluster %s runs distributed jobs: say how many with --workers N (and --ps N for "
+            "parameter_server)" % cluster
+        )
+    ps, _ = layout.validate(variable_update, _int(workers, bounds.WORKERS), None if ps is None else _int(ps, bounds.PS))
     return {"cluster": cluster, "workers": workers, "ps": ps}
 
 

@@ -76,8 +76,7 @@ class Verdict:
     @property
     def drifts(self) -> bool:
         """A trend beyond TREND_PCT that the run-to-run noise does not explain."""
-        return (self.trend_pct is not None and abs(self.trend_pct) > TREND_PCT
-                and self.trend_significant is not False)
+        return self.trend_pct is not None and abs(self.trend_pct) > TREND_PCT and self.trend_significant is not False
 
     @property
     def flags(self) -> List[str]:
@@ -110,28 +109,39 @@ def problems(verdict: Verdict, runs_planned: Optional[int] = None, device: Optio
     lines = []
     more = max(10, 2 * (runs_planned or verdict.runs_ok or 3))
     if verdict.outlier_runs:
-        lines.append("%s far from the others (kept in the mean): check %s log, or add runs (--runs %d)"
-                     % (_runs_text(verdict.outlier_runs), "its" if len(verdict.outlier_runs) == 1 else "their",
-                        more))
+        lines.append(
+            "%s far from the others (kept in the mean): check %s log, or add runs (--runs %d)"
+            % (_runs_text(verdict.outlier_runs), "its" if len(verdict.outlier_runs) == 1 else "their", more)
+        )
     if verdict.ci95_pct is not None and verdict.ci95_pct > CI95_WIDE_PCT:
-        lines.append("CI95 ±%.2f%% is wider than ±%g%%: add runs until it narrows (--until-ci %g)"
-                     % (verdict.ci95_pct, CI95_WIDE_PCT, CI95_WIDE_PCT))
+        lines.append(
+            "CI95 ±%.2f%% is wider than ±%g%%: add runs until it narrows (--until-ci %g)"
+            % (verdict.ci95_pct, CI95_WIDE_PCT, CI95_WIDE_PCT)
+        )
     if verdict.drifts and verdict.trend_pct is not None:
         if verdict.trend_pct < 0 and device == "cpu":
-            lines.append("runs fell %.1f%% from the first third to the last (something else busy?): quiet the "
-                         "machine (`python -m tfcnnwrap doctor` names what runs) and add runs (--runs %d)"
-                         % (-verdict.trend_pct, more))
+            lines.append(
+                "runs fell %.1f%% from the first third to the last (something else busy?): quiet the "
+                "machine (`python -m tfcnnwrap doctor` names what runs) and add runs (--runs %d)"
+                % (-verdict.trend_pct, more)
+            )
         elif verdict.trend_pct < 0:
-            lines.append("runs fell %.1f%% from the first third to the last (heat soak?): cool between runs "
-                         "(--cool-to %d)" % (-verdict.trend_pct, SUGGESTED_COOL_TO_C))
+            lines.append(
+                "runs fell %.1f%% from the first third to the last (heat soak?): cool between runs "
+                "(--cool-to %d)" % (-verdict.trend_pct, SUGGESTED_COOL_TO_C)
+            )
         else:
-            lines.append("runs rose %.1f%% from the first third to the last (still warming up?): more warm-up "
-                         "(--num-warmup-batches)" % verdict.trend_pct)
+            lines.append(
+                "runs rose %.1f%% from the first third to the last (still warming up?): more warm-up "
+                "(--num-warmup-batches)" % verdict.trend_pct
+            )
     if verdict.throttled_runs:
         why = _reasons_text(dict(verdict.throttle_reasons)) or "SM clock dropped over 10 %"
         hottest = ", max %g °C" % verdict.max_temp_c if verdict.max_temp_c is not None else ""
-        lines.append("%d of %d runs throttled (%s%s): --cool-to %d or better airflow"
-                     % (verdict.throttled_runs, verdict.runs_ok, why, hottest, SUGGESTED_COOL_TO_C))
+        lines.append(
+            "%d of %d runs throttled (%s%s): --cool-to %d or better airflow"
+            % (verdict.throttled_runs, verdict.runs_ok, why, hottest, SUGGESTED_COOL_TO_C)
+        )
     return lines
 
 
@@ -159,4 +169,9 @@ def throttle_warning(runs: List[RunRecord]) -> Optional[str]:
     temps = [r.max_temp_c for r in throttled if r.max_temp_c is not None]
     hottest = " — max %g °C" % max(temps) if temps else ""
     return "%d of %d runs throttled (%s)%s; try --cool-to %d or better airflow" % (
-        len(throttled), len(with_gpu), _reason_text(throttled), hottest, SUGGESTED_COOL_TO_C)
+        len(throttled),
+        len(with_gpu),
+        _reason_text(throttled),
+        hottest,
+        SUGGESTED_COOL_TO_C,
+    )

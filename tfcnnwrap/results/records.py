@@ -79,12 +79,35 @@ def _opt_dict(value: object) -> Optional[JsonObject]:
 # -- one run ---------------------------------------------------------------------------------------------
 
 # Keys every record written today carries, in the writer's order (null when not known).
-_RUN_ALWAYS = ("model", "batch_size", "run", "status", "images_per_sec", "exit_code", "duration_s", "started_at",
-               "log", "command", "failure", "steps_seen", "last_step_images_per_sec", "log_bytes",
-               "tensorflow_reported", "telemetry")
+_RUN_ALWAYS = (
+    "model",
+    "batch_size",
+    "run",
+    "status",
+    "images_per_sec",
+    "exit_code",
+    "duration_s",
+    "started_at",
+    "log",
+    "command",
+    "failure",
+    "steps_seen",
+    "last_step_images_per_sec",
+    "log_bytes",
+    "tensorflow_reported",
+    "telemetry",
+)
 # The contract's optional keys: written only when set, so older records stay byte-identical on a re-write.
-_RUN_OPTIONAL = ("num_gpus", "host", "cluster", "start_temp_c", "cooldown_s",
-                 "steady_images_per_sec", "drift_pct", "drifting")
+_RUN_OPTIONAL = (
+    "num_gpus",
+    "host",
+    "cluster",
+    "start_temp_c",
+    "cooldown_s",
+    "steady_images_per_sec",
+    "drift_pct",
+    "drifting",
+)
 
 
 @dataclass(frozen=True)
@@ -121,8 +144,12 @@ class RunRecord:
     @staticmethod
     def is_valid(data: object) -> bool:
         """A record with the fields every reader relies on (a hand-edited line without them is skipped)."""
-        return (isinstance(data, Mapping) and isinstance(data.get("model"), str) and _whole(data.get("batch_size"))
-                and _whole(data.get("run")))
+        return (
+            isinstance(data, Mapping)
+            and isinstance(data.get("model"), str)
+            and _whole(data.get("batch_size"))
+            and _whole(data.get("run"))
+        )
 
     @classmethod
     def from_dict(cls, data: object, default_num_gpus: Optional[int] = None) -> "RunRecord":
@@ -136,7 +163,9 @@ class RunRecord:
         command = data.get("command")
         num_gpus = opt_whole(data.get("num_gpus"))
         return cls(
-            model=data["model"], batch_size=data["batch_size"], run=data["run"],
+            model=data["model"],
+            batch_size=data["batch_size"],
+            run=data["run"],
             status=Status.read(data.get("status")),
             images_per_sec=_number(data.get("images_per_sec")),
             exit_code=opt_whole(data.get("exit_code")),
@@ -242,12 +271,15 @@ class GpuTelemetry:
         link = opt_object(data.get("pcie_link"))
         degraded = link.get("degraded")
         return cls(
-            samples=opt_whole(data.get("samples")), max_temp_c=_number(data.get("max_temp_c")),
-            mean_power_w=_number(data.get("mean_power_w")), max_power_w=_number(data.get("max_power_w")),
+            samples=opt_whole(data.get("samples")),
+            max_temp_c=_number(data.get("max_temp_c")),
+            mean_power_w=_number(data.get("mean_power_w")),
+            max_power_w=_number(data.get("max_power_w")),
             mean_sm_clock_mhz=_number(data.get("mean_sm_clock_mhz")),
             throttled=data.get("throttled") if isinstance(data.get("throttled"), bool) else None,
             throttle_reasons=tuple(str(r) for r in reasons) if isinstance(reasons, list) else (),
-            pcie_link=opt_text(link.get("text")), pcie_degraded=degraded if isinstance(degraded, bool) else None,
+            pcie_link=opt_text(link.get("text")),
+            pcie_degraded=degraded if isinstance(degraded, bool) else None,
             samples_file=opt_text(data.get("samples_file")),
         )
 
@@ -266,8 +298,15 @@ def _bad_meta(where: str, what: str) -> UsageError:
     return UsageError("%s is not a sweep description: %s; give a sweep made by `tfcnnwrap sweep`" % (where, what))
 
 
-_JSON_TYPE = {dict: "an object", list: "a list", str: "text", int: "a whole number", float: "a number",
-              bool: "true/false", type(None): "null"}
+_JSON_TYPE = {
+    dict: "an object",
+    list: "a list",
+    str: "text",
+    int: "a whole number",
+    float: "a number",
+    bool: "true/false",
+    type(None): "null",
+}
 
 
 def _json_type(value: object) -> str:
@@ -286,9 +325,22 @@ def _check_plan(plan: object, where: str) -> None:
 
 
 def _check_types(data: JsonObject, where: str) -> None:
-    expected = {"plan": dict, "upstream": dict, "environment": dict, "device": str, "tensorflow_version": str,
-                "created_at": str, "tfcnnwrap_version": str, "resumed": list, "tool": str, "command_template": list,
-                "script_dir": str, "python": str, "vendor_dir": str, "argv": list}
+    expected = {
+        "plan": dict,
+        "upstream": dict,
+        "environment": dict,
+        "device": str,
+        "tensorflow_version": str,
+        "created_at": str,
+        "tfcnnwrap_version": str,
+        "resumed": list,
+        "tool": str,
+        "command_template": list,
+        "script_dir": str,
+        "python": str,
+        "vendor_dir": str,
+        "argv": list,
+    }
     for key, kind in expected.items():
         value = data.get(key)
         if value is not None and not isinstance(value, kind):
@@ -328,12 +380,23 @@ class Resumption:
     def from_dict(cls, data: Mapping[str, object]) -> "Resumption":
         known = ("at", "python", "vendor_dir", "tfcnnwrap_version", "argv")
         at, python, vendor_dir, version = (opt_text(data.get(k)) for k in known[:4])
-        return cls(at, python, vendor_dir, version, argv=_texts(data.get("argv")) or (),
-                   extra={k: v for k, v in data.items() if k not in known})
+        return cls(
+            at,
+            python,
+            vendor_dir,
+            version,
+            argv=_texts(data.get("argv")) or (),
+            extra={k: v for k, v in data.items() if k not in known},
+        )
 
     def to_dict(self) -> Dict[str, object]:
-        out: Dict[str, object] = {"at": self.at, "python": self.python, "vendor_dir": self.vendor_dir,
-                                  "tfcnnwrap_version": self.tfcnnwrap_version, "argv": list(self.argv)}
+        out: Dict[str, object] = {
+            "at": self.at,
+            "python": self.python,
+            "vendor_dir": self.vendor_dir,
+            "tfcnnwrap_version": self.tfcnnwrap_version,
+            "argv": list(self.argv),
+        }
         out.update(self.extra)
         return out
 
@@ -405,12 +468,20 @@ class SweepMeta:
 
     def to_dict(self) -> Dict[str, object]:
         out: Dict[str, object] = {
-            "format": self.format, "tool": self.tool, "tfcnnwrap_version": self.tfcnnwrap_version,
-            "created_at": self.created_at, "plan": dict(self.plan), "device": self.device,
-            "command_template": _listed(self.command_template), "script_dir": self.script_dir,
+            "format": self.format,
+            "tool": self.tool,
+            "tfcnnwrap_version": self.tfcnnwrap_version,
+            "created_at": self.created_at,
+            "plan": dict(self.plan),
+            "device": self.device,
+            "command_template": _listed(self.command_template),
+            "script_dir": self.script_dir,
             "upstream": {"url": self.upstream.url, "branch": self.upstream.branch, "commit": self.upstream.commit},
-            "tensorflow_version": self.tensorflow_version, "python": self.python, "vendor_dir": self.vendor_dir,
-            "argv": _listed(self.argv), "environment": dict(self.environment),
+            "tensorflow_version": self.tensorflow_version,
+            "python": self.python,
+            "vendor_dir": self.vendor_dir,
+            "argv": _listed(self.argv),
+            "environment": dict(self.environment),
             "resumed": [r.to_dict() for r in self.resumed] if self.resumed is not None else None,
         }
         for name in _META_OPTIONAL:
@@ -453,13 +524,35 @@ class SweepMeta:
 
 # -- derived: summary rows and comparisons ---------------------------------------------------------------
 
-SUMMARY_COLUMNS = ["model", "batch_size", "runs_ok", "runs_failed", "mean", "std", "cv_pct", "min", "max",
-                   "median", "failures", "num_gpus", "ci95_pct", "throttled_runs", "max_temp_c"]
+SUMMARY_COLUMNS = [
+    "model",
+    "batch_size",
+    "runs_ok",
+    "runs_failed",
+    "mean",
+    "std",
+    "cv_pct",
+    "min",
+    "max",
+    "median",
+    "failures",
+    "num_gpus",
+    "ci95_pct",
+    "throttled_runs",
+    "max_temp_c",
+]
 # Columns only a sweep of several GPU counts has (speed-up over one GPU, and speed-up / count in %).
 SCALING_COLUMNS = ["speedup", "efficiency_pct"]
 # Issue 14: trustworthy numbers (aggregate.thermal_columns / steadiness_columns).
-THERMAL_COLUMNS = ["mean_power_w", "mean_sm_clock_mhz", "throttle_reasons", "pcie_link", "drifting_runs",
-                   "outlier_runs", "ci95_wide"]
+THERMAL_COLUMNS = [
+    "mean_power_w",
+    "mean_sm_clock_mhz",
+    "throttle_reasons",
+    "pcie_link",
+    "drifting_runs",
+    "outlier_runs",
+    "ci95_wide",
+]
 # Issue 22: the verdict beside every mean (quality.py): the trend between runs and the flags it all earns.
 QUALITY_COLUMNS = ["trend_pct", "trend_significant", "flags"]
 SUMMARY_COLUMNS += THERMAL_COLUMNS + QUALITY_COLUMNS

@@ -68,18 +68,27 @@ VENDOR_WORDS = frozenset(
     ["nvidia", "geforce", "gtx", "rtx", "tesla", "quadro", "amd", "radeon", "rx", "ati", "graphics", "gpu"]
 )
 # Words that make another card of the same number: a 1080 Ti is not a 1080.
-VARIANT_WORDS = frozenset(["ti", "super", "xt", "xtx", "max", "q", "maxq", "mobile", "laptop", "pro", "le",
-                           "gre", "ultra", "boost"])
-PRECISIONS = {"fp32": "fp32", "float32": "fp32", "fp16": "fp16", "float16": "fp16", "bf16": "bf16",
-              "bfloat16": "bf16"}
+VARIANT_WORDS = frozenset(
+    ["ti", "super", "xt", "xtx", "max", "q", "maxq", "mobile", "laptop", "pro", "le", "gre", "ultra", "boost"]
+)
+PRECISIONS = {"fp32": "fp32", "float32": "fp32", "fp16": "fp16", "float16": "fp16", "bf16": "bf16", "bfloat16": "bf16"}
 DATA_KINDS = {"synthetic", "real"}
 # How far a figure can be trusted, most first (docs/usage.md): the maker's or a system builder's own runs, a
 # review or write-up (with the figures it quotes), a person's pasted log, a modified copy of tf_cnn_benchmarks,
 # a figure that is not a final `total images/sec`. Blank (a user's CSV that does not say) ranks as a log.
 TRUST_LEVELS = ("vendor", "reviewer", "user-log", "derived", "partial")
 LOW_TRUST = frozenset(["derived", "partial"])
-XLA_VALUES = {"yes": "yes", "true": "yes", "1": "yes", "on": "yes", "xla": "yes", "no": "no", "false": "no",
-              "0": "no", "off": "no"}
+XLA_VALUES = {
+    "yes": "yes",
+    "true": "yes",
+    "1": "yes",
+    "on": "yes",
+    "xla": "yes",
+    "no": "no",
+    "false": "no",
+    "0": "no",
+    "off": "no",
+}
 
 _CHUNK = re.compile(r"[a-z]*[0-9]+|[a-z]+")
 _VENDOR_PREFIX = re.compile(r"^(%s)([0-9].*)$" % "|".join(sorted(VENDOR_WORDS, key=len, reverse=True)))
@@ -144,8 +153,9 @@ class Result:
 
     def key(self) -> Tuple[str, str, int, str, int, str, str, str, str, str, str]:
         """What makes a row a repeat: the same figure's conditions from the same source."""
-        return (self.gpu_id, self.model) + tuple(self.conditions().values()) + (self.tf_version, self.source,
-                                                                                 self.notes)
+        return (
+            (self.gpu_id, self.model) + tuple(self.conditions().values()) + (self.tf_version, self.source, self.notes)
+        )
 
     def differences(self, wanted: Dict[str, Any]) -> List[Any]:
         """Names of the conditions in which this result differs from ``wanted`` (blanks never differ)."""
@@ -274,10 +284,18 @@ def closest_row(
     def order(item: Tuple[int, Result]) -> Tuple[Any, ...]:
         index, r = item
         differs = r.differences(wanted)
-        return ("precision" in differs, "num_gpus" in differs, "batch_size" in differs,
-                abs(r.batch_size - bs) if bs else 0, "variable_update" in differs, r.data not in ("", data),
-                r.xla != (wanted.get("xla") or "no") and r.xla != "",
-                _trust_rank(r.trust), tuple(-n for n in _tf_key(r.tf_version)) or (1,), index)
+        return (
+            "precision" in differs,
+            "num_gpus" in differs,
+            "batch_size" in differs,
+            abs(r.batch_size - bs) if bs else 0,
+            "variable_update" in differs,
+            r.data not in ("", data),
+            r.xla != (wanted.get("xla") or "no") and r.xla != "",
+            _trust_rank(r.trust),
+            tuple(-n for n in _tf_key(r.tf_version)) or (1,),
+            index,
+        )
 
     best = min(enumerate(rows), key=order)[1]
     return best, best.differences(wanted)
@@ -326,8 +344,9 @@ class ReferenceSet:
         if len(found) == 1:
             return found[0]
         if found:
-            raise UsageError("reference name %r is ambiguous: it matches %s; give one of those ids"
-                             % (typed, _join(found)))
+            raise UsageError(
+                "reference name %r is ambiguous: it matches %s; give one of those ids" % (typed, _join(found))
+            )
         key = name_key(typed)
         similar = [g for g in self if any(key in k or k in key for k in g.keys())]
         if similar:
@@ -345,15 +364,14 @@ class ReferenceSet:
         names = [n.strip() for n in str(text or "").split(",") if n.strip()]
         if not names:
             raise UsageError(
-                "--against needs at least one reference name, e.g. --against \"1080-Ti,V100\" "
+                '--against needs at least one reference name, e.g. --against "1080-Ti,V100" '
                 "(see `tfcnnwrap references`)"
             )
         resolved = [(n, self.resolve(n)) for n in names]
         first: dict = {}
         for typed, gpu in resolved:
             if gpu.id in first:
-                raise UsageError("--against names %s twice (%r and %r); drop one"
-                                 % (gpu.name, first[gpu.id], typed))
+                raise UsageError("--against names %s twice (%r and %r); drop one" % (gpu.name, first[gpu.id], typed))
             first[gpu.id] = typed
         return resolved
 
@@ -420,8 +438,9 @@ def _result_from_row(row: Dict[str, Optional[str]], where: str, origin: str) -> 
         raise _bad(where, "data %r is not synthetic or real (or blank); fix that row" % text("data"))
     trust = text("trust").lower()
     if trust and trust not in TRUST_LEVELS:
-        raise _bad(where, "trust %r is not one of %s (or blank); fix that row" % (text("trust"),
-                                                                                 ", ".join(TRUST_LEVELS)))
+        raise _bad(
+            where, "trust %r is not one of %s (or blank); fix that row" % (text("trust"), ", ".join(TRUST_LEVELS))
+        )
     return Result(
         gpu_id=text("gpu_id"),
         model=text("model"),
@@ -482,17 +501,23 @@ def _gpu_for(
     known = builtin.get(result.gpu_id)
     if known is not None:
         if name != known.name:
-            raise _bad(where, "gpu_id %r is already a built-in reference (%s); choose another gpu_id for %r"
-                       % (result.gpu_id, known.name, name))
+            raise _bad(
+                where,
+                "gpu_id %r is already a built-in reference (%s); choose another gpu_id for %r"
+                % (result.gpu_id, known.name, name),
+            )
         return known
     gpu = gpus.get(result.gpu_id)
     if gpu is None:
         aliases = tuple(a.strip() for a in (row.get("aliases") or "").split(";") if a.strip())
-        gpu = gpus[result.gpu_id] = ReferenceGPU(result.gpu_id, name, aliases, (row.get("vendor") or "").strip(),
-                                                 origin)
+        gpu = gpus[result.gpu_id] = ReferenceGPU(
+            result.gpu_id, name, aliases, (row.get("vendor") or "").strip(), origin
+        )
     elif name != gpu.name:
-        raise _bad(where, "gpu_id %r is named %r here but %r above; use one gpu_name per gpu_id"
-                   % (result.gpu_id, name, gpu.name))
+        raise _bad(
+            where,
+            "gpu_id %r is named %r here but %r above; use one gpu_name per gpu_id" % (result.gpu_id, name, gpu.name),
+        )
     return gpu
 
 
@@ -527,12 +552,18 @@ def parse_csv(
         if previous == ("built-in", result.images_per_sec):
             continue
         if isinstance(previous, tuple):
-            raise _bad(where, "changes the built-in figure of %s %s at batch size %d (same conditions and "
-                       "source); give your own figure its own source or notes" % (result.gpu_id, result.model,
-                                                                                  result.batch_size))
+            raise _bad(
+                where,
+                "changes the built-in figure of %s %s at batch size %d (same conditions and "
+                "source); give your own figure its own source or notes"
+                % (result.gpu_id, result.model, result.batch_size),
+            )
         if previous is not None:
-            raise _bad(where, "repeats %s %s at batch size %d under the same conditions and source as line %d;"
-                       " keep one" % (result.gpu_id, result.model, result.batch_size, previous))
+            raise _bad(
+                where,
+                "repeats %s %s at batch size %d under the same conditions and source as line %d;"
+                " keep one" % (result.gpu_id, result.model, result.batch_size, previous),
+            )
         seen[result.key()] = line
         gpu.results.append(result)
         added += 1
@@ -550,8 +581,10 @@ def _fact(value: str, source: str, what: str, gpu_id: str) -> Union[float, str]:
     except ValueError:
         number = 0.0
     if not number > 0 or not (source or "").strip():
-        raise UsageError("%s: %s %r of %s needs a positive number with its source, or 'unpublished'"
-                         % (FACTS_FILE, what, value, gpu_id))
+        raise UsageError(
+            "%s: %s %r of %s needs a positive number with its source, or 'unpublished'"
+            % (FACTS_FILE, what, value, gpu_id)
+        )
     return number
 
 
@@ -575,7 +608,6 @@ def load_facts(gpus: Mapping[str, ReferenceGPU], path: Union[Path, str, Traversa
         gpu.facts = Facts(
             identity=(row.get("identity") or "").strip() or gpu.id,
             **peaks,  # type: ignore[arg-type]  # fp32_tflops/fp16_tflops: float or text, the sources text
-
             price_usd=_fact(row.get("launch_price_usd"), row.get("price_source"), "launch_price_usd", gpu.id),
             price_source=(row.get("price_source") or "").strip(),
             power_w=_fact(row.get("board_power_w"), row.get("power_source"), "board_power_w", gpu.id),
@@ -618,7 +650,6 @@ def _check_names(gpus: Dict[str, ReferenceGPU]) -> None:
                     "%s: %s answers to the same name as %s; give it another gpu_name or aliases"
                     % (gpu.origin, gpu.label(), other.label())
                 )
-
 
 
 # -- the built-in references, parsed once -------------------------------------------------------------------
@@ -666,10 +697,20 @@ def _compact(key: str, gpus: Dict[str, ReferenceGPU]) -> Dict[str, Any]:
     rows = []
     for gpu in gpus.values():
         results = [[_compact_value(r, n, ref) for n in _RESULT_FIELDS] for r in gpu.results]
-        facts = [ref(getattr(gpu.facts, f.name)) if f.type == "str" else getattr(gpu.facts, f.name)
-                 for f in fields(Facts)]
-        rows.append([ref(gpu.id), ref(gpu.name), [ref(a) for a in gpu.aliases], ref(gpu.vendor), ref(gpu.origin),
-                     results, facts])
+        facts = [
+            ref(getattr(gpu.facts, f.name)) if f.type == "str" else getattr(gpu.facts, f.name) for f in fields(Facts)
+        ]
+        rows.append(
+            [
+                ref(gpu.id),
+                ref(gpu.name),
+                [ref(a) for a in gpu.aliases],
+                ref(gpu.vendor),
+                ref(gpu.origin),
+                results,
+                facts,
+            ]
+        )
     return {"format": CACHE_VERSION, "key": key, "texts": list(table), "gpus": rows}
 
 
@@ -714,13 +755,20 @@ def _expanded(data: object, key: str) -> Optional[Dict[str, ReferenceGPU]]:
     gpus: Dict[str, ReferenceGPU] = {}
     try:
         for gpu_id, name, aliases, vendor, origin, results, facts in rows:
-            gpu = ReferenceGPU(_text(texts, gpu_id), _text(texts, name), tuple(_text(texts, a) for a in aliases),
-                               _text(texts, vendor), _text(texts, origin))
+            gpu = ReferenceGPU(
+                _text(texts, gpu_id),
+                _text(texts, name),
+                tuple(_text(texts, a) for a in aliases),
+                _text(texts, vendor),
+                _text(texts, origin),
+            )
             gpu.results = [_expanded_result(texts, r) for r in results]
             if type(facts) is not list or len(facts) != len(fields(Facts)):
                 raise ValueError("not the facts")
-            gpu.facts = Facts(**{f.name: _text(texts, v) if f.type == "str" else _fact_value(v)
-                                 for f, v in zip(fields(Facts), facts)})  # type: ignore[arg-type]  # typed per field
+            values: Dict[str, Any] = {  # typed per field: text where Facts says str
+                f.name: _text(texts, v) if f.type == "str" else _fact_value(v) for f, v in zip(fields(Facts), facts)
+            }
+            gpu.facts = Facts(**values)
             gpus[gpu.id] = gpu
     except (TypeError, ValueError, IndexError):
         return None

@@ -53,8 +53,18 @@ def view_rows(rows: Sequence[SummaryRow]) -> List[Dict[str, Any]]:
     for row in rows:
         base = one_gpu.get((row.model, row.batch_size, row.host))
         ideal = base * row.num_gpus if base is not None and row.num_gpus else None
-        out.append({"model": row.model, "batch_size": row.batch_size, "num_gpus": row.num_gpus, "host": row.host,
-                    "mean": row.mean, "ideal": ideal, "speedup": row.speedup, "efficiency_pct": row.efficiency_pct})
+        out.append(
+            {
+                "model": row.model,
+                "batch_size": row.batch_size,
+                "num_gpus": row.num_gpus,
+                "host": row.host,
+                "mean": row.mean,
+                "ideal": ideal,
+                "speedup": row.speedup,
+                "efficiency_pct": row.efficiency_pct,
+            }
+        )
     return out
 
 

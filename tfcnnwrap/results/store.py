@@ -85,7 +85,7 @@ def _is_record(raw: bytes) -> bool:
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def _truncate_quietly(fd: int, size: int) -> None:
@@ -172,8 +172,7 @@ class SweepDir:
 
     def spec_log(self, spec: RunSpec, plan: Plan, suffix: str = ".log") -> str:
         """The log of a plan's RunSpec (named with its GPU count in a sweep of several counts)."""
-        return self.log_relpath(spec.model, spec.batch_size, spec.run, suffix,
-                                spec.num_gpus if plan.scaling else None)
+        return self.log_relpath(spec.model, spec.batch_size, spec.run, suffix, spec.num_gpus if plan.scaling else None)
 
     def inside(self, relpath: str) -> Optional[Path]:
         """The absolute path of ``relpath`` if it stays inside the sweep directory, else None."""
@@ -207,8 +206,10 @@ class SweepDir:
                 % (self.path, self.path)
             )
         if self.path.is_symlink() and not self.path.exists():
-            raise UsageError("--out %s is a link to %s, which does not exist; tfcnnwrap never makes a directory "
-                             "through a link: choose another --out" % (self.path, os.readlink(str(self.path))))
+            raise UsageError(
+                "--out %s is a link to %s, which does not exist; tfcnnwrap never makes a directory "
+                "through a link: choose another --out" % (self.path, os.readlink(str(self.path)))
+            )
         if self.path.exists() and not self.path.is_dir():
             raise UsageError("--out %s is a file, not a directory; choose another --out" % self.path)
         if self.path.is_dir():
@@ -225,8 +226,7 @@ class SweepDir:
         ancestor = _first_existing_ancestor(self.path)
         if ancestor is not None and not ancestor.is_dir():
             raise UsageError(
-                "--out %s cannot be made: %s is a file, not a directory; choose another --out"
-                % (self.path, ancestor)
+                "--out %s cannot be made: %s is a file, not a directory; choose another --out" % (self.path, ancestor)
             )
         if ancestor is not None and not os.access(str(ancestor), os.W_OK | os.X_OK):
             raise UsageError(
@@ -299,9 +299,7 @@ class SweepDir:
         """
         path = self.runs_jsonl
         if safefs.is_link(path):
-            raise safefs.LinkRefused(
-                "%s is a symbolic link; tfcnnwrap never writes through links: remove it" % path
-            )
+            raise safefs.LinkRefused("%s is a symbolic link; tfcnnwrap never writes through links: remove it" % path)
         if path.exists() and not path.is_file():
             raise UsageError("%s is not a file; move it aside (the sweep's records live in that file)" % path)
         try:
@@ -405,15 +403,18 @@ class SweepDir:
         would otherwise make a reader (export, report) take some other file for its records."""
         bad = safefs.link_leading_outside(self.path, (SWEEP_JSON, RUNS_JSONL))
         if bad is not None:
-            raise safefs.LinkRefused("%s is a symbolic link leading out of the sweep %s; tfcnnwrap never follows "
-                                     "it: put the file itself there" % (bad, self.path))
+            raise safefs.LinkRefused(
+                "%s is a symbolic link leading out of the sweep %s; tfcnnwrap never follows "
+                "it: put the file itself there" % (bad, self.path)
+            )
 
     def read_runs(self) -> List[Any]:
         """The latest RunRecord of every run in runs.jsonl (torn and hand-broken lines skipped)."""
         info = self.meta if self.meta is not None else self.read_meta()
         # records written before runs carried num_gpus ran the plan's count: filled here, once
-        return latest_runs(RunRecord.from_dict(r, info.plan_num_gpus) for r in read_json_lines(self.runs_jsonl)
-                           if is_run_record(r))
+        return latest_runs(
+            RunRecord.from_dict(r, info.plan_num_gpus) for r in read_json_lines(self.runs_jsonl) if is_run_record(r)
+        )
 
 
 def open_sweep(path: Union[Path, str]) -> SweepDir:

@@ -24,24 +24,45 @@ import math
 import statistics
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-LEGACY_FIELDS: Tuple[str, ...] = ("timestamp", "index", "temperature.gpu", "clocks.sm", "power.draw", "utilization.gpu",
-                                  "memory.used")
+LEGACY_FIELDS: Tuple[str, ...] = (
+    "timestamp",
+    "index",
+    "temperature.gpu",
+    "clocks.sm",
+    "power.draw",
+    "utilization.gpu",
+    "memory.used",
+)
 REASON_FIELDS = ("clocks_event_reasons.active", "clocks_throttle_reasons.active")
 PCIE_FIELDS = ("pcie.link.gen.current", "pcie.link.gen.max", "pcie.link.width.current", "pcie.link.width.max")
 # query field -> the sample's key
 KEYS = {
-    "timestamp": "timestamp", "index": "index", "temperature.gpu": "temp_c", "clocks.sm": "sm_clock_mhz",
-    "clocks.current.sm": "sm_clock_mhz", "power.draw": "power_w", "utilization.gpu": "util_pct",
-    "memory.used": "memory_used_mib", "clocks_event_reasons.active": "reasons",
-    "clocks_throttle_reasons.active": "reasons", "pcie.link.gen.current": "pcie_gen",
-    "pcie.link.gen.max": "pcie_gen_max", "pcie.link.width.current": "pcie_width",
+    "timestamp": "timestamp",
+    "index": "index",
+    "temperature.gpu": "temp_c",
+    "clocks.sm": "sm_clock_mhz",
+    "clocks.current.sm": "sm_clock_mhz",
+    "power.draw": "power_w",
+    "utilization.gpu": "util_pct",
+    "memory.used": "memory_used_mib",
+    "clocks_event_reasons.active": "reasons",
+    "clocks_throttle_reasons.active": "reasons",
+    "pcie.link.gen.current": "pcie_gen",
+    "pcie.link.gen.max": "pcie_gen_max",
+    "pcie.link.width.current": "pcie_width",
     "pcie.link.width.max": "pcie_width_max",
 }
 # nvidia-smi's bits of clocks_event_reasons.active (nvml.h, nvmlClocksEventReason*)
 REASON_BITS = (
-    (0x1, "gpu_idle"), (0x2, "applications_clocks_setting"), (0x4, "sw_power_cap"), (0x8, "hw_slowdown"),
-    (0x10, "sync_boost"), (0x20, "sw_thermal_slowdown"), (0x40, "hw_thermal_slowdown"),
-    (0x80, "hw_power_brake_slowdown"), (0x100, "display_clock_setting"),
+    (0x1, "gpu_idle"),
+    (0x2, "applications_clocks_setting"),
+    (0x4, "sw_power_cap"),
+    (0x8, "hw_slowdown"),
+    (0x10, "sync_boost"),
+    (0x20, "sw_thermal_slowdown"),
+    (0x40, "hw_thermal_slowdown"),
+    (0x80, "hw_power_brake_slowdown"),
+    (0x100, "display_clock_setting"),
 )
 BENIGN_REASONS = frozenset(["gpu_idle", "applications_clocks_setting", "sync_boost", "display_clock_setting"])
 LISTED_ONLY_REASONS = frozenset(["sw_power_cap"])  # named, but not alone a throttled run
@@ -140,7 +161,7 @@ def throttle_verdict(clocks: List[Any]) -> Tuple[Optional[bool], Optional[float]
     later = clocks[k:]
     if len(later) < k:
         return None, early, None
-    lowest = min(statistics.median(later[i:i + k]) for i in range(len(later) - k + 1))
+    lowest = min(statistics.median(later[i : i + k]) for i in range(len(later) - k + 1))
     return lowest < (1.0 - THROTTLE_DROP) * early, early, lowest
 
 
@@ -161,16 +182,21 @@ def active_reasons(busy: List[Any]) -> Optional[List[str]]:
 def pcie_link(samples: List[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
     """The link the GPU trained to under load: the highest current generation and width seen (an idle
     link drops to gen1 to save power), against the maximum the card and slot allow."""
-    values = {key: _max(_values(samples, key)) for key in ("pcie_gen", "pcie_gen_max", "pcie_width",
-                                                            "pcie_width_max")}
+    values = {key: _max(_values(samples, key)) for key in ("pcie_gen", "pcie_gen_max", "pcie_width", "pcie_width_max")}
     if values["pcie_gen"] is None and values["pcie_width"] is None:
         return None
-    link: Dict[str, Any] = {"gen": values["pcie_gen"], "gen_max": values["pcie_gen_max"], "width": values["pcie_width"],
-            "width_max": values["pcie_width_max"]}
-    link["text"] = "gen%s x%s of gen%s x%s" % tuple("?" if v is None else v for v in
-                                                    (link["gen"], link["width"], link["gen_max"], link["width_max"]))
-    link["degraded"] = bool((link["gen"] or 0) < (link["gen_max"] or 0) or
-                            (link["width"] or 0) < (link["width_max"] or 0))
+    link: Dict[str, Any] = {
+        "gen": values["pcie_gen"],
+        "gen_max": values["pcie_gen_max"],
+        "width": values["pcie_width"],
+        "width_max": values["pcie_width_max"],
+    }
+    link["text"] = "gen%s x%s of gen%s x%s" % tuple(
+        "?" if v is None else v for v in (link["gen"], link["width"], link["gen_max"], link["width_max"])
+    )
+    link["degraded"] = bool(
+        (link["gen"] or 0) < (link["gen_max"] or 0) or (link["width"] or 0) < (link["width_max"] or 0)
+    )
     return link
 
 

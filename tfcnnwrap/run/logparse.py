@@ -129,16 +129,53 @@ _EVAL_STEP_RE = re.compile(r"(\d+)\s+" + _NUM + r"\s+examples/sec\b", _A)
 _TOTAL_RE = re.compile(r"total images/sec:\s*" + _NUM, _A)
 
 _HEADER_RE = re.compile(r"([A-Z][A-Za-z ]{1,19}):\s*(.*?)\s*$", _A)  # "Key:   value" (known keys kept)
-_HEADER_KEYS = frozenset([
-    "TensorFlow", "Model", "Dataset", "Mode", "SingleSess", "Batch size", "Num batches", "Num epochs", "Devices",
-    "NUMA bind", "Data format", "Layout optimizer", "RewriterConfig", "Optimizer", "Variables", "AllReduce",
-    "Sync", "Staged vars", "Horovod on",
-])
+_HEADER_KEYS = frozenset(
+    [
+        "TensorFlow",
+        "Model",
+        "Dataset",
+        "Mode",
+        "SingleSess",
+        "Batch size",
+        "Num batches",
+        "Num epochs",
+        "Devices",
+        "NUMA bind",
+        "Data format",
+        "Layout optimizer",
+        "RewriterConfig",
+        "Optimizer",
+        "Variables",
+        "AllReduce",
+        "Sync",
+        "Staged vars",
+        "Horovod on",
+    ]
+)
 # Header lines whose value is kept as text, and the ParsedLog field each fills.
-_TEXT_HEADERS = {"TensorFlow": "tf_version", "Model": "model", "Dataset": "dataset", "Mode": "mode",
-                 "Data format": "data_format", "Optimizer": "optimizer", "Variables": "variable_update"}
-_HEADER_FIELDS = ("tf_version", "model", "dataset", "mode", "batch_size_global", "batch_size", "num_batches",
-                  "num_epochs", "devices", "data_format", "optimizer", "variable_update")
+_TEXT_HEADERS = {
+    "TensorFlow": "tf_version",
+    "Model": "model",
+    "Dataset": "dataset",
+    "Mode": "mode",
+    "Data format": "data_format",
+    "Optimizer": "optimizer",
+    "Variables": "variable_update",
+}
+_HEADER_FIELDS = (
+    "tf_version",
+    "model",
+    "dataset",
+    "mode",
+    "batch_size_global",
+    "batch_size",
+    "num_batches",
+    "num_epochs",
+    "devices",
+    "data_format",
+    "optimizer",
+    "variable_update",
+)
 _PER_DEVICE_RE = re.compile(r"(\d+(?:\.\d*)?)\s+per\s+device\b", _A)
 _GLOBAL_RE = re.compile(r"(\d+)\s*global\b", _A)
 _DEVICE_RE = re.compile(r"""['"]([^'"]+)['"]""")
@@ -151,8 +188,12 @@ STAGE_TIMED = "timed steps"  # "Done warm up", or the first step line
 STAGE_FINISHING = "finishing"  # the total is printed; the process is tearing down
 STAGES = (STAGE_STARTING, STAGE_BUILDING, STAGE_WARMUP, STAGE_TIMED, STAGE_FINISHING)
 # (substring, stage): what a line holds that moves the run on; "TensorFlow:" opens the header block
-STAGE_MARKERS = (("TensorFlow:", STAGE_BUILDING), ("Generating", STAGE_BUILDING),
-                 ("Running warm up", STAGE_WARMUP), ("Done warm up", STAGE_TIMED))
+STAGE_MARKERS = (
+    ("TensorFlow:", STAGE_BUILDING),
+    ("Generating", STAGE_BUILDING),
+    ("Running warm up", STAGE_WARMUP),
+    ("Done warm up", STAGE_TIMED),
+)
 
 
 _EXCEPTION_RE = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Z]\w*[a-z]\w*)(?::\s*(.*?))?\s*$", _A)
@@ -169,9 +210,18 @@ _PREFIX_TOKEN_RE = re.compile(r"(\d+)|(\w+)|([ \t]+)|(.)", _A | re.S)
 _CLOCK_RE = re.compile(r"\d\d?:\d\d", _A)
 MAX_RANKS = 4096  # ranks told apart in one log; lines of further ones go to the rank that printed last
 # tf_cnn_benchmarks' own text: a learned prefix that would match the start of one of these is no prefix
-_OWN_LINES = ("TensorFlow:  2.21", "Model:       resnet50", "Batch size:  64 global", "total images/sec: 1.0",
-              "10\timages/sec: 1.0 +/- 0.0 (jitter = 0.0)\t7.0", "Traceback (most recent call last):",
-              "Done warm up", "Step\tImg/sec\ttotal_loss", "Running warm up", "==========")
+_OWN_LINES = (
+    "TensorFlow:  2.21",
+    "Model:       resnet50",
+    "Batch size:  64 global",
+    "total images/sec: 1.0",
+    "10\timages/sec: 1.0 +/- 0.0 (jitter = 0.0)\t7.0",
+    "Traceback (most recent call last):",
+    "Done warm up",
+    "Step\tImg/sec\ttotal_loss",
+    "Running warm up",
+    "==========",
+)
 _DIGITS_RE = re.compile(r"\d+", _A)
 
 
@@ -224,14 +274,14 @@ def _payload(line: str) -> str:
         m = _PREFIX_RE.match(line)
         if m is None or m.end() == 0:
             break
-        line = line[m.end():]
+        line = line[m.end() :]
     return line.lstrip()
 
 
 def _message(line: str) -> str:
     """One line for people: no TF C++ or logger prefix, at most MESSAGE_CHARS long."""
     m = _TF_CPP_PREFIX_RE.match(line)
-    text = line[m.end():] if m is not None else _payload(line)
+    text = line[m.end() :] if m is not None else _payload(line)
     text = text.strip()
     return text if len(text) <= MESSAGE_CHARS else text[: MESSAGE_CHARS - 3] + "..."
 
@@ -241,8 +291,15 @@ def _step_from(text: str) -> Step:
     m = _STEP_RE.match(text)
     assert m is not None  # called on step lines only
     tail = _STEP_TAIL_RE.match(text, m.end()).groups()  # type: ignore[union-attr]  # the tail pattern is optional parts
-    return Step(int(m.group(1)), float(m.group(2)), _float(tail[0]), _float(tail[1]), _float(tail[2]),
-                _float(tail[3]), _float(tail[4]))
+    return Step(
+        int(m.group(1)),
+        float(m.group(2)),
+        _float(tail[0]),
+        _float(tail[1]),
+        _float(tail[2]),
+        _float(tail[3]),
+        _float(tail[4]),
+    )
 
 
 def strip_ansi_bytes(data: bytes) -> bytes:
@@ -275,7 +332,7 @@ class Prefix:
         if m is None:
             return None
         text = m.group()
-        return (tuple(int(d) for d in _DIGITS_RE.findall(text)) if self.ranked else ()), line[m.end():]
+        return (tuple(int(d) for d in _DIGITS_RE.findall(text)) if self.ranked else ()), line[m.end() :]
 
 
 def learn_prefix(line: str) -> Optional[Prefix]:
@@ -294,7 +351,8 @@ def learn_prefix(line: str) -> Optional[Prefix]:
     if not last or last.isalnum() or last == "_":
         return None
     if _payload(line).startswith("TensorFlow:") and (
-            _CLOCK_RE.search(head) is not None or _DIGITS_RE.search(head) is None):
+        _CLOCK_RE.search(head) is not None or _DIGITS_RE.search(head) is None
+    ):
         return None
     pattern = _prefix_pattern(head)
     if any(pattern.match(text) for text in _OWN_LINES):
@@ -385,7 +443,7 @@ class LogParser:
         if last >= 0:
             for raw in buf[: last + 1].splitlines():  # bytes split at LF, CR and CRLF only
                 step = self._feed_one(raw[:MAX_LINE].decode("utf-8", "replace")) or step
-        self._pending, self._skipping = _cut(buf[last + 1:], self._skipping)
+        self._pending, self._skipping = _cut(buf[last + 1 :], self._skipping)
         if final and self._pending:
             step = self._feed_one(self._pending.rstrip(b"\r").decode("utf-8", "replace")) or step
             self._pending, self._skipping = b"", False
@@ -481,8 +539,18 @@ class LogParser:
         """From here on, lines are told apart by rank; what was read before the first header belongs to
         the first rank (its state moves to that rank's parser)."""
         first = LogParser()
-        for name in ("_log", "_last_step_line", "_header_left", "_tf_seen", "_after_batch_size",
-                     "_traceback_left", "_oom", "_flag", "_error", "stage"):
+        for name in (
+            "_log",
+            "_last_step_line",
+            "_header_left",
+            "_tf_seen",
+            "_after_batch_size",
+            "_traceback_left",
+            "_oom",
+            "_flag",
+            "_error",
+            "stage",
+        ):
             setattr(first, name, getattr(self, name))
         first._learns = False
         self._log = ParsedLog()
@@ -684,7 +752,7 @@ class _FileScanner:
             if not lf_only:
                 start = data.rfind(b"\r", start, hit) + 1 or start
             stop, after = _line_end(data, hit, lf_only)
-            handle(data[start:min(stop, start + MAX_LINE)].decode("utf-8", "replace"))
+            handle(data[start : min(stop, start + MAX_LINE)].decode("utf-8", "replace"))
             pos = after
 
     def progress(self, data: bytes) -> None:
@@ -711,25 +779,25 @@ class _FileScanner:
                 last = (start, cut)
             else:
                 if last is not None:  # the steps before this line come first
-                    parser._add_steps(count, data[last[0]:last[1]].decode("utf-8", "replace"))
+                    parser._add_steps(count, data[last[0] : last[1]].decode("utf-8", "replace"))
                     count, last = 0, None
                 parser._progress(data[start:cut].decode("utf-8", "replace"))
             pos = find(_PROGRESS_BYTES, stop)
         if last is not None:
-            parser._add_steps(count, data[last[0]:last[1]].decode("utf-8", "replace"))
+            parser._add_steps(count, data[last[0] : last[1]].decode("utf-8", "replace"))
 
     def block(self, data: bytes, pos: int, handle: Callable, in_block: Callable) -> int:
         """Hand ``handle`` the lines from ``pos`` on while ``in_block()``; returns where it stopped."""
         end = len(data)
         while pos < end and in_block():
-            window = data[pos:pos + _BLOCK_WINDOW]
+            window = data[pos : pos + _BLOCK_WINDOW]
             lines = window.splitlines(True)  # bytes split at LF, CR and CRLF only
             if pos + len(window) < end:
                 if len(lines) > 1:
                     lines.pop()  # may be cut short by the window
                 else:  # a line longer than the window
                     stop, after = _line_end(data, pos, False)
-                    handle(data[pos:min(stop, pos + MAX_LINE)].decode("utf-8", "replace"))
+                    handle(data[pos : min(stop, pos + MAX_LINE)].decode("utf-8", "replace"))
                     pos = after
                     continue
             for raw in lines:
@@ -843,8 +911,7 @@ def _needs_lines(data: bytes) -> bool:
         start = max(data.rfind(b"\n", 0, pos), data.rfind(b"\r", 0, pos)) + 1
         if not data[start:pos].strip():
             return False  # a bare header line: the streaming engine stops learning there too
-        if pos <= start + MAX_PREFIX and learn_prefix(
-                data[start:pos + 64].decode("utf-8", "replace")) is not None:
+        if pos <= start + MAX_PREFIX and learn_prefix(data[start : pos + 64].decode("utf-8", "replace")) is not None:
             return True
         pos = data.find(b"TensorFlow:", pos + 1)
     return False
@@ -896,7 +963,7 @@ def _complete_lines(path: Union[Path, str], chunk_size: int) -> Iterator[bytes]:
                 carry = data
             else:
                 yield data[: last + 1]
-                carry = data[last + 1:]
+                carry = data[last + 1 :]
             carry, skipping = _cut(carry, skipping)
     if carry:
         yield carry

@@ -54,9 +54,27 @@ PARALLEL_MIN_FILES = 200
 MAX_JOBS = 8
 
 COLUMNS = [
-    "path", "status", "images_per_sec", "model", "batch_size", "batch_size_global", "devices", "tf_version",
-    "dataset", "mode", "num_batches", "num_epochs", "data_format", "optimizer", "variable_update",
-    "steps_seen", "last_step", "last_step_images_per_sec", "failure_kind", "failure_message", "task_role",
+    "path",
+    "status",
+    "images_per_sec",
+    "model",
+    "batch_size",
+    "batch_size_global",
+    "devices",
+    "tf_version",
+    "dataset",
+    "mode",
+    "num_batches",
+    "num_epochs",
+    "data_format",
+    "optimizer",
+    "variable_update",
+    "steps_seen",
+    "last_step",
+    "last_step_images_per_sec",
+    "failure_kind",
+    "failure_message",
+    "task_role",
     "ranks",
 ]
 # What tf_cnn_benchmarks prints when a task of a distributed job serves instead of reporting (benchmark_cnn.py):
@@ -64,8 +82,13 @@ COLUMNS = [
 _SERVING = ((b"Running parameter server ", "ps"), (b"Starting worker ", "worker (serving)"))
 _SERVING_HEAD = 1 << 20
 TABLE_COLUMNS = [
-    ("path", "log"), ("status", "status"), ("images_per_sec", "images/sec"), ("model", "model"),
-    ("batch_size", "batch"), ("tf_version", "TF"), ("failure_message", "failure"),
+    ("path", "log"),
+    ("status", "status"),
+    ("images_per_sec", "images/sec"),
+    ("model", "model"),
+    ("batch_size", "batch"),
+    ("tf_version", "TF"),
+    ("failure_message", "failure"),
 ]
 
 
@@ -129,8 +152,7 @@ def _check_path(path: str) -> bool:
         raise UsageError("cannot read %s (%s)" % (path, exc.strerror or exc)) from None
     if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
         raise UsageError(
-            "not a regular file: %s (a FIFO, device or socket is never read; give log files or directories)"
-            % path
+            "not a regular file: %s (a FIFO, device or socket is never read; give log files or directories)" % path
         )
     return stat.S_ISDIR(mode)
 
@@ -161,7 +183,12 @@ def record(path: str) -> Dict[str, Any]:
         parsed = parse_file(path, failures="without_total")
     except OSError as exc:
         return dict(
-            {c: None for c in COLUMNS}, path=path, status="no_result", steps_seen=0, failure_kind="error", ranks=1,
+            {c: None for c in COLUMNS},
+            path=path,
+            status="no_result",
+            steps_seen=0,
+            failure_kind="error",
+            ranks=1,
             failure_message="cannot read the file: %s" % (exc.strerror or exc),
         )
     last = parsed.last_step
@@ -193,7 +220,7 @@ def record(path: str) -> Dict[str, Any]:
 
 
 def serving_role(path: str) -> Optional[str]:
-    """"ps" or "worker (serving)" when the log is a distributed task that serves rather than reports (its
+    """ "ps" or "worker (serving)" when the log is a distributed task that serves rather than reports (its
     missing total is no failure), else None; read only for logs without a total, from their first MiB."""
     try:
         with open(path, "rb") as fh:

@@ -205,10 +205,17 @@ def _new_windows_job() -> Optional[Tuple[ctypes.CDLL, int]]:
         ]
 
     class IoCounters(ctypes.Structure):
-        _fields_ = [(name, ctypes.c_uint64) for name in (
-            "ReadOperationCount", "WriteOperationCount", "OtherOperationCount",
-            "ReadTransferCount", "WriteTransferCount", "OtherTransferCount",
-        )]
+        _fields_ = [
+            (name, ctypes.c_uint64)
+            for name in (
+                "ReadOperationCount",
+                "WriteOperationCount",
+                "OtherOperationCount",
+                "ReadTransferCount",
+                "WriteTransferCount",
+                "OtherTransferCount",
+            )
+        ]
 
     class ExtendedLimits(ctypes.Structure):
         _fields_ = [
@@ -312,9 +319,15 @@ class ProcessGroup:
     (use it as a context manager). Raises OSError like ``Popen`` when the command cannot be executed.
     """
 
-    def __init__(self, argv: Sequence[Union[str, Path]], cwd: Union[Path, str, None] = None,
-                 env: Optional[Mapping[str, str]] = None, stdout: Union[int, IO[bytes], None] = None,
-                 stderr: Union[int, IO[bytes], None] = None, stdin: Optional[IO[bytes]] = None):
+    def __init__(
+        self,
+        argv: Sequence[Union[str, Path]],
+        cwd: Union[Path, str, None] = None,
+        env: Optional[Mapping[str, str]] = None,
+        stdout: Union[int, IO[bytes], None] = None,
+        stderr: Union[int, IO[bytes], None] = None,
+        stdin: Optional[IO[bytes]] = None,
+    ):
         """``stdin``: a file (with a descriptor) the command reads as its standard input; default none."""
         self.argv = [str(a) for a in argv]
         self._stdin_file = stdin
@@ -330,16 +343,27 @@ class ProcessGroup:
         self.stdout = self.popen.stdout
         self.stderr = self.popen.stderr
 
-    def _start_posix(self, cwd: Union[Path, str, None], env: Optional[Mapping[str, str]],
-                     stdout: Union[int, IO[bytes], None], stderr: Union[int, IO[bytes], None]) -> None:
+    def _start_posix(
+        self,
+        cwd: Union[Path, str, None],
+        env: Optional[Mapping[str, str]],
+        stdout: Union[int, IO[bytes], None],
+        stderr: Union[int, IO[bytes], None],
+    ) -> None:
         status_r, status_w = os.pipe()
         fds = (status_w,) + ((self._stdin_file.fileno(),) if self._stdin_file is not None else ())
         try:
             with _spawning():
                 self.popen = subprocess.Popen(
                     [sys.executable, "-I", "-S", "-c", _SUPERVISOR, ",".join(str(fd) for fd in fds)] + self.argv,
-                    cwd=None if cwd is None else str(cwd), env=env, stdin=subprocess.PIPE, stdout=stdout,
-                    stderr=stderr, bufsize=0, start_new_session=True, pass_fds=fds,
+                    cwd=None if cwd is None else str(cwd),
+                    env=env,
+                    stdin=subprocess.PIPE,
+                    stdout=stdout,
+                    stderr=stderr,
+                    bufsize=0,
+                    start_new_session=True,
+                    pass_fds=fds,
                 )
         except BaseException:
             os.close(status_r)
@@ -368,12 +392,22 @@ class ProcessGroup:
             self.returncode = self.popen.wait()
         self.exited.set()
 
-    def _start_windows(self, cwd: Union[Path, str, None], env: Optional[Mapping[str, str]],
-                       stdout: Union[int, IO[bytes], None], stderr: Union[int, IO[bytes], None]) -> None:
+    def _start_windows(
+        self,
+        cwd: Union[Path, str, None],
+        env: Optional[Mapping[str, str]],
+        stdout: Union[int, IO[bytes], None],
+        stderr: Union[int, IO[bytes], None],
+    ) -> None:
         self.popen = subprocess.Popen(
-            self.argv, cwd=None if cwd is None else str(cwd), env=env,
-            stdin=subprocess.DEVNULL if self._stdin_file is None else self._stdin_file, stdout=stdout,
-            stderr=stderr, bufsize=0, creationflags=subprocess.CREATE_NEW_PROCESS_GROUP,  # type: ignore[attr-defined]  # Windows only
+            self.argv,
+            cwd=None if cwd is None else str(cwd),
+            env=env,
+            stdin=subprocess.DEVNULL if self._stdin_file is None else self._stdin_file,
+            stdout=stdout,
+            stderr=stderr,
+            bufsize=0,
+            creationflags=subprocess.CREATE_NEW_PROCESS_GROUP,  # type: ignore[attr-defined]  # Windows only
         )
         try:
             self._job = _new_windows_job()
@@ -422,8 +456,12 @@ class ProcessGroup:
             kernel32, job = self._job
             kernel32.TerminateJobObject(job, 1)
         else:
-            subprocess.run(["taskkill", "/T", "/F", "/PID", str(self.pid)], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, check=False)
+            subprocess.run(
+                ["taskkill", "/T", "/F", "/PID", str(self.pid)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                check=False,
+            )
         try:
             self.popen.kill()
         except OSError:
@@ -455,10 +493,14 @@ class ProcessGroup:
         self.close()
 
 
-def run_captured(argv: Sequence[Union[str, Path]], timeout: float, env: Optional[Mapping[str, str]] = None,
-                 cwd: Union[Path, str, None] = None,
-                 guard: Optional[Callable[[ProcessGroup], ContextManager[object]]] = None,
-                 stdin: Optional[bytes] = None) -> Tuple[Optional[int], bytes, bytes]:
+def run_captured(
+    argv: Sequence[Union[str, Path]],
+    timeout: float,
+    env: Optional[Mapping[str, str]] = None,
+    cwd: Union[Path, str, None] = None,
+    guard: Optional[Callable[[ProcessGroup], ContextManager[object]]] = None,
+    stdin: Optional[bytes] = None,
+) -> Tuple[Optional[int], bytes, bytes]:
     """Run ``argv`` in a ``ProcessGroup``, collecting stdout and stderr apart.
 
     Returns (returncode or None when it timed out, stdout bytes, stderr bytes). A command that outlives
@@ -478,9 +520,14 @@ def run_captured(argv: Sequence[Union[str, Path]], timeout: float, env: Optional
         return _run_collected(argv, timeout, env, cwd, guard, source)
 
 
-def _run_collected(argv: Sequence[Union[str, Path]], timeout: float, env: Optional[Mapping[str, str]],
-                   cwd: Union[Path, str, None], guard: Optional[Callable[[ProcessGroup], ContextManager[object]]],
-                   stdin: Optional[IO[bytes]]) -> Tuple[Optional[int], bytes, bytes]:
+def _run_collected(
+    argv: Sequence[Union[str, Path]],
+    timeout: float,
+    env: Optional[Mapping[str, str]],
+    cwd: Union[Path, str, None],
+    guard: Optional[Callable[[ProcessGroup], ContextManager[object]]],
+    stdin: Optional[IO[bytes]],
+) -> Tuple[Optional[int], bytes, bytes]:
     with ProcessGroup(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=stdin) as group:
         readers = [_Collector(group.stdout), _Collector(group.stderr)]
         with guard(group) if guard is not None else contextlib.nullcontext():

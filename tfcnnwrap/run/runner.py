@@ -52,8 +52,14 @@ class Pump:
     """Copies the child's output to the log and the parser until the pipe closes, or until ``let_go`` (from
     any thread) says to stop waiting for whatever still holds it."""
 
-    def __init__(self, stream: IO[bytes], log: IO[bytes], parser: LogParser,
-                 on_step: Optional[Callable[[Step], object]], on_stage: Optional[Callable[[str], object]] = None):
+    def __init__(
+        self,
+        stream: IO[bytes],
+        log: IO[bytes],
+        parser: LogParser,
+        on_step: Optional[Callable[[Step], object]],
+        on_stage: Optional[Callable[[str], object]] = None,
+    ):
         self.stream = stream
         self.log = log
         self.parser = parser
@@ -177,9 +183,12 @@ def run_benchmark(
     parser = LogParser()
     timed_out = threading.Event()
     started = time.monotonic()
-    with safefs.create_replacing(log_path) as log, ProcessGroup(  # a planted link is replaced, never followed
-        argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-    ) as group:
+    with (
+        safefs.create_replacing(log_path) as log,
+        ProcessGroup(  # a planted link is replaced, never followed
+            argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        ) as group,
+    ):
         pump = Pump(group.stdout, log, parser, on_step, on_stage)
         pump.stage_changed()  # "starting TensorFlow" from the moment the process runs
         timer = _start_timer(group, timeout_s, timed_out)
@@ -213,8 +222,9 @@ def run_benchmark(
     )
 
 
-def verdict(parsed: ParsedLog, exit_code: Optional[int], timed_out: bool,
-            interrupted: bool = False) -> Tuple[str, bool]:
+def verdict(
+    parsed: ParsedLog, exit_code: Optional[int], timed_out: bool, interrupted: bool = False
+) -> Tuple[str, bool]:
     """(status, hung_after_total) of a run, single or a cluster job's reporting task: one killed at
     --timeout after its log gave the total has finished its measurement, so it keeps the figure (ok)."""
     if timed_out and not interrupted and good_total(parsed.total_images_per_sec):
@@ -238,4 +248,3 @@ def _start_timer(
     timer.daemon = True
     timer.start()
     return timer
-

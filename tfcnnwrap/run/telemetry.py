@@ -134,8 +134,11 @@ def run_smi(
     if stops is not None and stops.requested:
         return None, "stopped"
     try:
-        code, out, err = run_captured([str(a) for a in args], timeout,
-                                      guard=(lambda g: stops.guard(_KillAtOnce(g))) if stops is not None else None)
+        code, out, err = run_captured(
+            [str(a) for a in args],
+            timeout,
+            guard=(lambda g: stops.guard(_KillAtOnce(g))) if stops is not None else None,
+        )
     except OSError as exc:
         return None, "cannot run %s: %s" % (args[0], exc.strerror or exc)
     if stops is not None and stops.requested:
@@ -183,8 +186,9 @@ def read_temps(
 ) -> Tuple[Dict[Any, Any], Optional[str]]:
     """({GPU index: °C}, problem): problem is None, or one line saying what was wrong with nvidia-smi's
     answer (it failed, hung, gave no number; readings out of range or a GPU listed twice are left out)."""
-    code, text = run_smi([str(path), "--query-gpu=index,temperature.gpu", "--format=csv,noheader,nounits"],
-                          timeout, stops)
+    code, text = run_smi(
+        [str(path), "--query-gpu=index,temperature.gpu", "--format=csv,noheader,nounits"], timeout, stops
+    )
     if code is None:
         return {}, text
     first = _printable(next((line.strip() for line in text.splitlines() if line.strip()), "no output"))[:200]
@@ -219,8 +223,13 @@ def read_sample_lines(path: Path) -> List[str]:
 class Sampler:
     """One nvidia-smi sampling process writing into ``samples_path``; ``stop()`` ends it and summarises."""
 
-    def __init__(self, nvidia_smi: str, samples_path: Union[Path, str], interval_ms: int = 1000,
-                 fields: Iterable[str] = SAMPLE_FIELDS):
+    def __init__(
+        self,
+        nvidia_smi: str,
+        samples_path: Union[Path, str],
+        interval_ms: int = 1000,
+        fields: Iterable[str] = SAMPLE_FIELDS,
+    ):
         self.samples_path = Path(samples_path)
         self.fields = tuple(fields)
         self.args = [
@@ -238,8 +247,7 @@ class Sampler:
             self._out.write((", ".join(self.fields) + "\n").encode("ascii"))
             self._out.flush()
             self.process = subprocess.Popen(
-                self.args, stdin=subprocess.DEVNULL, stdout=self._out, stderr=subprocess.STDOUT,
-                **popen_group_kwargs()
+                self.args, stdin=subprocess.DEVNULL, stdout=self._out, stderr=subprocess.STDOUT, **popen_group_kwargs()
             )
             bind_to_our_lifetime(self.process)
         except BaseException:
@@ -295,8 +303,7 @@ class Sampler:
             lines = read_sample_lines(self.samples_path)
             summary = summarize_samples(lines)
             if summary["samples"] == 0:
-                complaint = next((line.strip() for line in lines
-                                  if line.strip() and header_fields(line) is None), None)
+                complaint = next((line.strip() for line in lines if line.strip() and header_fields(line) is None), None)
                 error = error or "nvidia-smi gave no samples" + (": " + complaint[:300] if complaint else "")
         except Exception as exc:  # noqa: BLE001
             summary = {"samples": 0, "throttled": None}

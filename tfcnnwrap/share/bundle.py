@@ -53,7 +53,7 @@ MAX_LOGS_CHARS = 64 * 1024 * 1024  # all logs of one bundle together
 MAX_LOGS_LINES = 500000
 # Every number of a bundle is a whole number or a float within +-2**53: what every JSON reader holds exactly,
 # and small enough that sums and means over any bundle's runs cannot overflow.
-MAX_NUMBER = 2 ** 53
+MAX_NUMBER = 2**53
 KEYS = ("format", "id", "tool_version", "created_at", "conditions", "runs", "summary", "logs")
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -77,8 +77,7 @@ def max_bytes() -> int:
 def canonical(value: Dict[str, Any]) -> bytes:
     """Format 1's canonical JSON bytes: sorted keys, no whitespace, UTF-8, strict (Python's own spelling of
     numbers, ``40.0``: only Python reproduces it)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False).encode("utf-8")
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
 
 
 def jcs(value: Dict[str, Any]) -> bytes:
@@ -90,8 +89,10 @@ def jcs(value: Dict[str, Any]) -> bytes:
     try:
         return rfc8785.dumps(value)
     except (rfc8785.CanonicalizationError, UnicodeEncodeError) as exc:
-        raise BundleRefused("not a bundle: its JSON has no RFC 8785 form (%s); whole numbers must lie within "
-                            "+-(2**53 - 1) and text must be Unicode" % str(exc)[:120]) from None
+        raise BundleRefused(
+            "not a bundle: its JSON has no RFC 8785 form (%s); whole numbers must lie within "
+            "+-(2**53 - 1) and text must be Unicode" % str(exc)[:120]
+        ) from None
 
 
 def content_id(bundle: Dict[str, Any]) -> str:
@@ -127,8 +128,14 @@ def new_bundle(
     plan: Optional[Dict[str, Any]] = None,
 ) -> Dict[str, Any]:
     """A bundle dict with its id; ``logs`` None leaves the key out (exported with --no-logs)."""
-    content = {"format": FORMAT, "tool_version": tool_version, "created_at": created_at,
-               "conditions": conditions, "runs": runs, "summary": summary}
+    content = {
+        "format": FORMAT,
+        "tool_version": tool_version,
+        "created_at": created_at,
+        "conditions": conditions,
+        "runs": runs,
+        "summary": summary,
+    }
     if plan is not None:
         content["plan"] = plan
     if logs is not None:
@@ -232,8 +239,13 @@ def parse_json(text: bytes, where: str) -> Any:
     bundle's text parses it here (verify, import, pull, site)."""
     _check_values(text, where, min(max_bytes() // BYTES_PER_VALUE, MAX_VALUES))
     try:
-        return json.loads(text.decode("utf-8"), parse_constant=_refuse_constant, parse_float=_finite_float,
-                          parse_int=_bounded_int, object_pairs_hook=_unique_keys)
+        return json.loads(
+            text.decode("utf-8"),
+            parse_constant=_refuse_constant,
+            parse_float=_finite_float,
+            parse_int=_bounded_int,
+            object_pairs_hook=_unique_keys,
+        )
     except _OutOfRange as exc:
         raise BundleRefused("%s: not a bundle: %s" % (where, exc)) from None
     except (ValueError, RecursionError) as exc:
@@ -247,8 +259,10 @@ def _inflate(data: bytes, where: str, limit: int) -> bytes:
         with gzip.GzipFile(fileobj=io.BytesIO(data), mode="rb") as gz:
             text = gz.read(limit + 1)
     except (OSError, EOFError, ValueError) as exc:
-        raise BundleRefused("%s: the gzip data is truncated or damaged (%s); fetch the file again"
-                            % (where, str(exc)[:120] or type(exc).__name__)) from None
+        raise BundleRefused(
+            "%s: the gzip data is truncated or damaged (%s); fetch the file again"
+            % (where, str(exc)[:120] or type(exc).__name__)
+        ) from None
     if len(text) > limit:
         raise BundleRefused("%s: inflates past %d bytes, over the limit of a bundle; not read" % (where, limit))
     return text
@@ -260,6 +274,7 @@ _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 def _check_values(text: bytes, where: str, most: int) -> None:
     """BundleRefused when the JSON ``text`` holds more than ``most`` values (counted by the commas, brackets and
     braces outside its strings), before the parser makes an object of each."""
+
     def count(skeleton: bytes) -> int:
         return skeleton.count(b",") + skeleton.count(b"[") + skeleton.count(b"{")
 
@@ -284,8 +299,9 @@ def check_shape(bundle: Any, where: str, check_id: bool = True) -> None:
     if not isinstance(fmt, int) or isinstance(fmt, bool) or fmt < 1:
         raise BundleRefused("%s: not a bundle: `format` is %r, not a whole number" % (where, fmt))
     if fmt > FORMAT:
-        raise BundleRefused("%s: bundle format %d is newer than this tfcnnwrap reads (%d); upgrade tfcnnwrap"
-                            % (where, fmt, FORMAT))
+        raise BundleRefused(
+            "%s: bundle format %d is newer than this tfcnnwrap reads (%d); upgrade tfcnnwrap" % (where, fmt, FORMAT)
+        )
     missing = [k for k in KEYS if k not in bundle and k != "logs"]
     if missing:
         raise BundleRefused("%s: not a bundle: it lacks %s" % (where, ", ".join(missing)))
@@ -320,8 +336,10 @@ def _check_header(bundle: Dict[str, Any], where: str) -> None:
         raise BundleRefused("%s: not a bundle: `conditions` is not an object" % where)
     gpu = cond.get("gpu")
     if not isinstance(gpu, str) or not gpu.strip() or len(gpu) > 200:
-        raise BundleRefused("%s: the bundle names no GPU (conditions.gpu is empty); a result without its GPU "
-                            "compares with nothing" % where)
+        raise BundleRefused(
+            "%s: the bundle names no GPU (conditions.gpu is empty); a result without its GPU "
+            "compares with nothing" % where
+        )
     if not gpu.isprintable():  # it is shown on terminals and pages: ESC in it would drive the terminal
         raise BundleRefused("%s: not a bundle: its GPU name %s holds control characters" % (where, ascii(gpu)[:80]))
     if not isinstance(bundle["summary"], list) or not all(isinstance(r, dict) for r in bundle["summary"]):
@@ -332,17 +350,26 @@ def _check_runs(runs: List[Dict[str, Any]], where: str) -> None:
     if not isinstance(runs, list) or not runs or len(runs) > MAX_RUNS:
         raise BundleRefused("%s: not a bundle: `runs` is not a list of 1 to %d runs" % (where, MAX_RUNS))
     for i, run in enumerate(runs, 1):
-        ok = (isinstance(run, dict) and isinstance(run.get("model"), str) and _whole(run.get("batch_size"))
-              and _whole(run.get("run")) and isinstance(run.get("status"), str)
-              and (run.get("images_per_sec") is None or _number(run.get("images_per_sec")))
-              and (run.get("num_gpus") is None or _whole(run.get("num_gpus")))
-              and (run.get("log") is None or isinstance(run.get("log"), str)))
+        ok = (
+            isinstance(run, dict)
+            and isinstance(run.get("model"), str)
+            and _whole(run.get("batch_size"))
+            and _whole(run.get("run"))
+            and isinstance(run.get("status"), str)
+            and (run.get("images_per_sec") is None or _number(run.get("images_per_sec")))
+            and (run.get("num_gpus") is None or _whole(run.get("num_gpus")))
+            and (run.get("log") is None or isinstance(run.get("log"), str))
+        )
         if not ok:
-            raise BundleRefused("%s: not a bundle: run %d lacks a text model and status, whole-number batch_size, "
-                                "run and num_gpus, or a numeric images_per_sec" % (where, i))
+            raise BundleRefused(
+                "%s: not a bundle: run %d lacks a text model and status, whole-number batch_size, "
+                "run and num_gpus, or a numeric images_per_sec" % (where, i)
+            )
         if run["status"] not in _STATUSES:
-            raise BundleRefused("%s: not a bundle: run %d has status %s, not one of %s"
-                                % (where, i, ascii(run["status"][:40]), ", ".join(sorted(_STATUSES))))
+            raise BundleRefused(
+                "%s: not a bundle: run %d has status %s, not one of %s"
+                % (where, i, ascii(run["status"][:40]), ", ".join(sorted(_STATUSES)))
+            )
 
 
 def _check_logs(logs: Optional[Dict[str, Any]], where: str) -> None:
@@ -353,18 +380,24 @@ def _check_logs(logs: Optional[Dict[str, Any]], where: str) -> None:
     chars = lines = 0
     for name, entry in logs.items():
         if not safe_log_name(name):
-            raise BundleRefused("%s: log name %r is a path (/, \\ or ..); a bundle's logs are plain names"
-                                % (where, name[:80]))
-        if not (isinstance(entry, dict) and isinstance(entry.get("text"), str)
-                and isinstance(entry.get("sha256"), str) and _HEX64.match(entry["sha256"])):
+            raise BundleRefused(
+                "%s: log name %r is a path (/, \\ or ..); a bundle's logs are plain names" % (where, name[:80])
+            )
+        if not (
+            isinstance(entry, dict)
+            and isinstance(entry.get("text"), str)
+            and isinstance(entry.get("sha256"), str)
+            and _HEX64.match(entry["sha256"])
+        ):
             raise BundleRefused("%s: not a bundle: log %s lacks its text or sha256" % (where, name))
         count = log_lines(entry["text"])
         _check_log_size(name, len(entry["text"]), count, where)
         chars, lines = chars + len(entry["text"]), lines + count
     if chars > MAX_LOGS_CHARS or lines > MAX_LOGS_LINES:
-        raise BundleRefused("%s: its logs hold %d characters in %d lines, over the limit of a bundle's logs "
-                            "(%d characters, %d lines); not checked" % (where, chars, lines, MAX_LOGS_CHARS,
-                                                                         MAX_LOGS_LINES))
+        raise BundleRefused(
+            "%s: its logs hold %d characters in %d lines, over the limit of a bundle's logs "
+            "(%d characters, %d lines); not checked" % (where, chars, lines, MAX_LOGS_CHARS, MAX_LOGS_LINES)
+        )
 
 
 def _check_signatures(bundle: Dict[str, Any], fmt: int, where: str) -> None:
@@ -374,16 +407,23 @@ def _check_signatures(bundle: Dict[str, Any], fmt: int, where: str) -> None:
     if SIGNATURES not in bundle:
         return
     if fmt < JCS_FORMAT:
-        raise BundleRefused("%s: not a bundle: format %d carries no signatures (its id covers every key); "
-                            "export the sweep again to sign it" % (where, fmt))
+        raise BundleRefused(
+            "%s: not a bundle: format %d carries no signatures (its id covers every key); "
+            "export the sweep again to sign it" % (where, fmt)
+        )
     sigs = bundle[SIGNATURES]
     if not isinstance(sigs, list) or len(sigs) > MAX_SIGNATURES:
         raise BundleRefused("%s: not a bundle: `signatures` is not a list of at most %d" % (where, MAX_SIGNATURES))
     for i, entry in enumerate(sigs, 1):
-        if not (isinstance(entry, dict) and isinstance(entry.get("signature"), str)
-                and all(isinstance(v, str) and len(v) <= MAX_SIGNATURE_CHARS for v in entry.values())):
-            raise BundleRefused("%s: not a bundle: signature %d is not an object of text with a `signature` of at "
-                                "most %d characters" % (where, i, MAX_SIGNATURE_CHARS))
+        if not (
+            isinstance(entry, dict)
+            and isinstance(entry.get("signature"), str)
+            and all(isinstance(v, str) and len(v) <= MAX_SIGNATURE_CHARS for v in entry.values())
+        ):
+            raise BundleRefused(
+                "%s: not a bundle: signature %d is not an object of text with a `signature` of at "
+                "most %d characters" % (where, i, MAX_SIGNATURE_CHARS)
+            )
 
 
 def log_lines(text: str) -> int:
@@ -393,9 +433,11 @@ def log_lines(text: str) -> int:
 
 def _check_log_size(name: str, chars: int, lines: int, where: str) -> None:
     if chars > MAX_LOG_CHARS or lines > MAX_LOG_LINES:
-        raise BundleRefused("%s: log %s holds %d characters in %d lines, over the limit of a log (%d characters, "
-                            "%d lines; a real tf_cnn_benchmarks log is far smaller); not checked"
-                            % (where, name, chars, lines, MAX_LOG_CHARS, MAX_LOG_LINES))
+        raise BundleRefused(
+            "%s: log %s holds %d characters in %d lines, over the limit of a log (%d characters, "
+            "%d lines; a real tf_cnn_benchmarks log is far smaller); not checked"
+            % (where, name, chars, lines, MAX_LOG_CHARS, MAX_LOG_LINES)
+        )
 
 
 def safe_log_name(name: str) -> bool:
@@ -404,9 +446,12 @@ def safe_log_name(name: str) -> bool:
 
 # -- naming -----------------------------------------------------------------------------------------------
 
-_VENDORS = (("nvidia", ("nvidia", "geforce", "quadro", "tesla", "titan", "rtx", "gtx")),
-            ("amd", ("amd", "radeon", "vega", "instinct")), ("intel", ("intel", "arc")),
-            ("apple", ("apple",)))
+_VENDORS = (
+    ("nvidia", ("nvidia", "geforce", "quadro", "tesla", "titan", "rtx", "gtx")),
+    ("amd", ("amd", "radeon", "vega", "instinct")),
+    ("intel", ("intel", "arc")),
+    ("apple", ("apple",)),
+)
 
 
 def vendor_of(gpu: str) -> str:

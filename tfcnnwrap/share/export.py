@@ -36,9 +36,29 @@ HOST, USER, HOME = "<host>", "<user>", "~"
 # A TensorFlow device line: "name: GeForce RTX 2070 major: 7 ..." (1.x) or "..., name: ..., pci bus id" (2.x).
 _DEVICE_NAME = re.compile(r"\bname:\s*([^,\n]+?)(?:,\s*pci bus id|\s+major:|\s*$)", re.MULTILINE)
 _HOME_PATH = re.compile(r"(/home/|/Users/|[A-Za-z]:\\\\?Users\\\\?)([^/\\\s'\"<>:]+)")
-_RUN_KEYS = ("model", "batch_size", "run", "status", "images_per_sec", "exit_code", "duration_s", "started_at",
-             "num_gpus", "host", "failure", "steps_seen", "last_step_images_per_sec", "telemetry", "start_temp_c",
-             "cooldown_s", "steady_images_per_sec", "drift_pct", "drifting", "command", "hung_after_total")
+_RUN_KEYS = (
+    "model",
+    "batch_size",
+    "run",
+    "status",
+    "images_per_sec",
+    "exit_code",
+    "duration_s",
+    "started_at",
+    "num_gpus",
+    "host",
+    "failure",
+    "steps_seen",
+    "last_step_images_per_sec",
+    "telemetry",
+    "start_temp_c",
+    "cooldown_s",
+    "steady_images_per_sec",
+    "drift_pct",
+    "drifting",
+    "command",
+    "hung_after_total",
+)
 
 
 class Redactor:
@@ -111,8 +131,10 @@ def _regular_file_bytes(path: Path) -> Optional[bytes]:
         return None
     limit = bundles.MAX_LOG_CHARS
     if info.st_size > limit:
-        raise UsageError("%s is %d bytes, more than a bundle's log may hold (%d: a real tf_cnn_benchmarks log is "
-                         "far smaller); export with --no-logs" % (path, info.st_size, limit))
+        raise UsageError(
+            "%s is %d bytes, more than a bundle's log may hold (%d: a real tf_cnn_benchmarks log is "
+            "far smaller); export with --no-logs" % (path, info.st_size, limit)
+        )
     try:
         with open(str(path), "rb") as fh:
             return fh.read(limit)
@@ -155,18 +177,36 @@ def conditions_of(sweep: Sweep, gpu: str, redact: Redactor, keep_host: bool) -> 
     upstream = meta.upstream
     os_info = env.get("os") if isinstance(env.get("os"), dict) else {}
     out = {
-        "gpu": gpu, "gpus": [g.strip() for g in gpu.split(",")], "vendor": bundles.vendor_of(gpu),
-        "driver": env.get("nvidia_driver"), "cuda_version": env.get("cuda_version"),
+        "gpu": gpu,
+        "gpus": [g.strip() for g in gpu.split(",")],
+        "vendor": bundles.vendor_of(gpu),
+        "driver": env.get("nvidia_driver"),
+        "cuda_version": env.get("cuda_version"),
         "cudnn_version": env.get("cudnn_version"),
         "tensorflow_version": meta.tensorflow_version or env.get("tensorflow_version"),
         "tensorflow_distribution": env.get("tensorflow_distribution"),
-        "branch": upstream.branch, "commit": upstream.commit, "upstream_url": upstream.url,
-        "precision": cond.get("precision"), "xla": cond.get("xla"), "num_gpus": counts,
-        "variable_update": cond.get("variable_update"), "data": cond.get("data"),
-        "data_source": sweep.plan.data_origin(), "link": sweep.link(),
-        "batch_sizes": {m: b for m, b in meta.plan_order}, "device": "cpu" if meta.on_cpu else meta.device,
-        "cluster": ({"backend": sweep.plan.cluster, "workers": sweep.plan.workers, "ps": sweep.plan.ps,
-                     "fleet": bool(sweep.plan.fleet)} if sweep.plan.cluster else None),
+        "branch": upstream.branch,
+        "commit": upstream.commit,
+        "upstream_url": upstream.url,
+        "precision": cond.get("precision"),
+        "xla": cond.get("xla"),
+        "num_gpus": counts,
+        "variable_update": cond.get("variable_update"),
+        "data": cond.get("data"),
+        "data_source": sweep.plan.data_origin(),
+        "link": sweep.link(),
+        "batch_sizes": {m: b for m, b in meta.plan_order},
+        "device": "cpu" if meta.on_cpu else meta.device,
+        "cluster": (
+            {
+                "backend": sweep.plan.cluster,
+                "workers": sweep.plan.workers,
+                "ps": sweep.plan.ps,
+                "fleet": bool(sweep.plan.fleet),
+            }
+            if sweep.plan.cluster
+            else None
+        ),
         "os": {k: os_info.get(k) for k in ("system", "release", "machine")} if os_info else None,
         "cpu_model": env.get("cpu_model"),
         "host": (env.get("host") if keep_host else HOST) if env.get("host") else None,
@@ -179,11 +219,17 @@ def lacking_text(specs: List[RunSpec], planned: int, limit: int = 6) -> str:
     by_config: Dict[Tuple[str, int, int], List[int]] = {}
     for spec in specs:
         by_config.setdefault(spec.config, []).append(spec.run)
-    parts = ["%s bs=%d%s run %s" % (model, bs, " gpus=%d" % n if n != 1 else "", ", ".join(map(str, runs)))
-             for (model, bs, n), runs in list(by_config.items())[:limit]]
+    parts = [
+        "%s bs=%d%s run %s" % (model, bs, " gpus=%d" % n if n != 1 else "", ", ".join(map(str, runs)))
+        for (model, bs, n), runs in list(by_config.items())[:limit]
+    ]
     more = len(by_config) - limit
-    return "%d of %d planned runs: %s%s" % (len(specs), planned, "; ".join(parts),
-                                            "; and %d more configurations" % more if more > 0 else "")
+    return "%d of %d planned runs: %s%s" % (
+        len(specs),
+        planned,
+        "; ".join(parts),
+        "; and %d more configurations" % more if more > 0 else "",
+    )
 
 
 def plan_of(sweep: Sweep) -> Dict[str, Any]:
@@ -192,27 +238,41 @@ def plan_of(sweep: Sweep) -> Dict[str, Any]:
     plan = sweep.plan
     done = {(r.model, r.batch_size, r.num_gpus or 1, r.run) for r in sweep.runs}
     configs = [{"model": m, "batch_size": bs, "num_gpus": g} for m, bs, g in plan.configs()]
-    never = [dict(c, run=k) for c in configs for k in range(1, plan.runs + 1)
-             if (c["model"], c["batch_size"], c["num_gpus"], k) not in done]
-    return {"runs": plan.runs, "until_ci": plan.until_ci, "max_runs": plan.most_runs if plan.until_ci else None,
-            "configurations": configs, "not_started": never}
+    never = [
+        dict(c, run=k)
+        for c in configs
+        for k in range(1, plan.runs + 1)
+        if (c["model"], c["batch_size"], c["num_gpus"], k) not in done
+    ]
+    return {
+        "runs": plan.runs,
+        "until_ci": plan.until_ci,
+        "max_runs": plan.most_runs if plan.until_ci else None,
+        "configurations": configs,
+        "not_started": never,
+    }
 
 
 def _check_log_bounds(log_map: Dict[str, Any]) -> None:
     """UsageError when the logs pass what a reader takes (tfcnnwrap.share.bundle's bounds on logs)."""
     for name, entry in log_map.items():
         if bundles.log_lines(entry["text"]) > bundles.MAX_LOG_LINES:
-            raise UsageError("log %s holds more than %d lines, more than a bundle's log may; export with --no-logs"
-                             % (name, bundles.MAX_LOG_LINES))
+            raise UsageError(
+                "log %s holds more than %d lines, more than a bundle's log may; export with --no-logs"
+                % (name, bundles.MAX_LOG_LINES)
+            )
     chars = sum(len(e["text"]) for e in log_map.values())
     lines = sum(bundles.log_lines(e["text"]) for e in log_map.values())
     if chars > bundles.MAX_LOGS_CHARS or lines > bundles.MAX_LOGS_LINES:
-        raise UsageError("the logs hold %d characters in %d lines, more than a bundle's logs may (%d, %d); export "
-                         "with --no-logs" % (chars, lines, bundles.MAX_LOGS_CHARS, bundles.MAX_LOGS_LINES))
+        raise UsageError(
+            "the logs hold %d characters in %d lines, more than a bundle's logs may (%d, %d); export "
+            "with --no-logs" % (chars, lines, bundles.MAX_LOGS_CHARS, bundles.MAX_LOGS_LINES)
+        )
 
 
-def build(sweep_path: Union[Path, str], logs: bool = True, keep_host: bool = False,
-          verb: str = "export") -> Dict[str, Any]:
+def build(
+    sweep_path: Union[Path, str], logs: bool = True, keep_host: bool = False, verb: str = "export"
+) -> Dict[str, Any]:
     """The bundle dict of the sweep at ``sweep_path``; UsageError when it has no GPU name or no run, or is
     still running (its writer lock held); an interrupted sweep's bundle comes with a warning naming the runs it
     lacks."""
@@ -228,16 +288,24 @@ def build(sweep_path: Union[Path, str], logs: bool = True, keep_host: bool = Fal
     gpu = _device_name(sweep, sweep_path, found)
     lacking = sweep.lacking()
     if lacking:
-        sys.stderr.write("tfcnnwrap %s: warning: %s was interrupted; the bundle lacks %s\n"
-                         % (verb, sweep_path, lacking_text(lacking, len(sweep.plan.run_specs()))))
+        sys.stderr.write(
+            "tfcnnwrap %s: warning: %s was interrupted; the bundle lacks %s\n"
+            % (verb, sweep_path, lacking_text(lacking, len(sweep.plan.run_specs())))
+        )
     runs = [_run_dict(r, redact, keep_host, hosts) for r in sweep.runs]
     summary = [redact.any({k: v for k, v in row.to_dict().items()}) for row in sweep.rows]
     log_map = {name: {"sha256": bundles.sha256_text(text), "text": text} for name, (_, text) in found.items()}
     if logs:
         _check_log_bounds(log_map)
     created = sweep.meta.created_at or ""
-    return bundles.new_bundle(conditions_of(sweep, gpu, redact, keep_host), runs, _clean(summary),
-                              log_map if logs else None, created, plan=redact.any(plan_of(sweep)))
+    return bundles.new_bundle(
+        conditions_of(sweep, gpu, redact, keep_host),
+        runs,
+        _clean(summary),
+        log_map if logs else None,
+        created,
+        plan=redact.any(plan_of(sweep)),
+    )
 
 
 def _device_name(sweep: Sweep, sweep_path: Union[Path, str], found: Dict[str, Any]) -> str:
@@ -246,12 +314,16 @@ def _device_name(sweep: Sweep, sweep_path: Union[Path, str], found: Dict[str, An
         cpu = sweep.meta.environment.get("cpu_model")
         if isinstance(cpu, str) and cpu.strip():
             return cpu.strip()
-        raise UsageError("%s ran on the CPU but records no CPU model (environment.cpu_model in sweep.json); a "
-                         "bundle without its device compares with nothing" % sweep_path)
+        raise UsageError(
+            "%s ran on the CPU but records no CPU model (environment.cpu_model in sweep.json); a "
+            "bundle without its device compares with nothing" % sweep_path
+        )
     gpu = sweep.meta.gpu_names() or gpu_from_logs(text for _, text in found.values())
     if not gpu.strip():
-        raise UsageError("%s records no GPU name (not in sweep.json, nvidia-smi's samples or TensorFlow's "
-                         "device lines in the logs); a bundle without its GPU compares with nothing" % sweep_path)
+        raise UsageError(
+            "%s records no GPU name (not in sweep.json, nvidia-smi's samples or TensorFlow's "
+            "device lines in the logs); a bundle without its GPU compares with nothing" % sweep_path
+        )
     return gpu
 
 
@@ -265,8 +337,10 @@ def cmd_export(args: Namespace) -> int:
         signing.add_signature(bundle, signing.sign_id(bundle["id"], args.sign))
     data = bundles.to_bytes(bundle)
     if len(data) > bundles.max_bytes():
-        raise UsageError("the bundle would be %d bytes, over the %d-byte limit; export it with --no-logs"
-                         % (len(data), bundles.max_bytes()))
+        raise UsageError(
+            "the bundle would be %d bytes, over the %d-byte limit; export it with --no-logs"
+            % (len(data), bundles.max_bytes())
+        )
     out = Path(args.out) if args.out else Path(bundles.file_name(bundle))
     if out.is_dir():
         out = out / bundles.file_name(bundle)
@@ -277,8 +351,10 @@ def cmd_export(args: Namespace) -> int:
     note = "" if "logs" in bundle else " (no logs: unverified wherever it is shown)"
     note += "".join(", signed by %s" % entry["fingerprint"] for entry in bundle.get("signatures", []))
     sys.stdout.write("%s\n" % out)
-    sys.stderr.write("tfcnnwrap export: %s, %d runs, bundle %s%s\n"
-                     % (bundle["conditions"]["gpu"], len(bundle["runs"]), bundle["id"][:12], note))
+    sys.stderr.write(
+        "tfcnnwrap export: %s, %d runs, bundle %s%s\n"
+        % (bundle["conditions"]["gpu"], len(bundle["runs"]), bundle["id"][:12], note)
+    )
     return 0
 
 
@@ -290,8 +366,10 @@ def cmd_sign(args: Namespace) -> int:
     path = Path(args.bundle)
     bundle = bundles.read_path(path)
     if bundle["format"] < bundles.JCS_FORMAT:
-        raise UsageError("%s is bundle format %d, whose id covers every key: it cannot carry signatures; export "
-                         "the sweep again with this tfcnnwrap and sign that" % (path, bundle["format"]))
+        raise UsageError(
+            "%s is bundle format %d, whose id covers every key: it cannot carry signatures; export "
+            "the sweep again with this tfcnnwrap and sign that" % (path, bundle["format"])
+        )
     verdict = verify(bundle)
     if verdict.state == FAILED:
         raise TfcnnwrapError("%s is not verified (%s); not signed" % (path, verdict.findings[0]), exit_code=1)
@@ -303,6 +381,8 @@ def cmd_sign(args: Namespace) -> int:
         safefs.atomic_write(path, bundles.to_bytes(bundle))
     except OSError as exc:
         raise fs_error("write", path, exc) from None
-    sys.stdout.write("%s: signed by %s (%d signature%s)\n" % (path, entry["fingerprint"], len(bundle["signatures"]),
-                                                           "" if len(bundle["signatures"]) == 1 else "s"))
+    sys.stdout.write(
+        "%s: signed by %s (%d signature%s)\n"
+        % (path, entry["fingerprint"], len(bundle["signatures"]), "" if len(bundle["signatures"]) == 1 else "s")
+    )
     return 0

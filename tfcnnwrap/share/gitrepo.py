@@ -43,11 +43,18 @@ if TYPE_CHECKING:
     from git.repo.base import Repo
 
 
-
 PUSH_TRIES = 8
 REMOTES = "remotes"
-_RETRYABLE = ("fetch first", "non-fast-forward", "rejected", "cannot lock ref", "failed to update ref",
-              "failed to lock", "stale info", "incorrect old value")
+_RETRYABLE = (
+    "fetch first",
+    "non-fast-forward",
+    "rejected",
+    "cannot lock ref",
+    "failed to update ref",
+    "failed to lock",
+    "stale info",
+    "incorrect old value",
+)
 _EMPTY_REMOTE = ("couldn't find remote ref", "could not find remote ref")
 FALLBACK_IDENTITY = ("tfcnnwrap", "tfcnnwrap@localhost")
 
@@ -62,8 +69,10 @@ def _git_error(what: str, url: str, exc: GitCommandError) -> SetupError:
     if local is not None and not local.exists():
         return SetupError("%s: no repository at %s; create one with `git init --bare %s`" % (what, local, local))
     if any(word in text.lower() for word in _DISK_FULL):  # git's own words; the library is kept as it was
-        return SetupError("%s %s failed: the disk git writes to (the library's pull cache, or a temporary "
-                          "directory for publish) is full (%s); free some space and try again" % (what, url, detail))
+        return SetupError(
+            "%s %s failed: the disk git writes to (the library's pull cache, or a temporary "
+            "directory for publish) is full (%s); free some space and try again" % (what, url, detail)
+        )
     return SetupError("%s %s failed (%s); check the URL, your access and your network" % (what, url, detail))
 
 
@@ -73,7 +82,6 @@ def _bundle_bytes(source: Union[Path, str]) -> Tuple[Dict[str, Any], bytes]:
 
     path = Path(source)
     if path.is_dir():
-
         bundle = build(path, verb="publish")
         data = bundles.to_bytes(bundle)
     else:
@@ -83,8 +91,7 @@ def _bundle_bytes(source: Union[Path, str]) -> Tuple[Dict[str, Any], bytes]:
         bundle = bundles.read_bytes(data, str(path))
     verdict = verify(bundle)
     if verdict.state == FAILED:
-        raise TfcnnwrapError("%s is not verified (%s); nothing published" % (source, verdict.findings[0]),
-                             exit_code=1)
+        raise TfcnnwrapError("%s is not verified (%s); nothing published" % (source, verdict.findings[0]), exit_code=1)
     if not verdict.verified:
         sys.stderr.write("tfcnnwrap publish: warning: %s has no logs; it is published unverified\n" % source)
     return bundle, data
@@ -100,12 +107,22 @@ def commit_message(bundle: Dict[str, Any]) -> str:
     cond = bundle["conditions"]
     counts = cond.get("num_gpus") or [1]
     gpus = "+".join(str(n) for n in counts) if isinstance(counts, list) else str(counts)
-    parts = [cond.get("precision"), "%s GPU%s" % (gpus, "" if gpus == "1" else "s"), cond.get("variable_update"),
-             cond.get("data"), "XLA" if cond.get("xla") == "yes" else None,
-             "TF %s" % cond["tensorflow_version"] if cond.get("tensorflow_version") else None]
+    parts = [
+        cond.get("precision"),
+        "%s GPU%s" % (gpus, "" if gpus == "1" else "s"),
+        cond.get("variable_update"),
+        cond.get("data"),
+        "XLA" if cond.get("xla") == "yes" else None,
+        "TF %s" % cond["tensorflow_version"] if cond.get("tensorflow_version") else None,
+    ]
     models = sorted({r["model"] for r in bundle["runs"]})
     return "Add %s: %s (%s)\n\nbundle %s, %d runs\n" % (
-        cond["gpu"], ", ".join(str(p) for p in parts if p), ", ".join(models), bundle["id"], len(bundle["runs"]))
+        cond["gpu"],
+        ", ".join(str(p) for p in parts if p),
+        ", ".join(models),
+        bundle["id"],
+        len(bundle["runs"]),
+    )
 
 
 def _run(repo: Repo, *args) -> str:
@@ -163,15 +180,21 @@ def _already_there(repo: Repo, base: Optional[str], rel: str) -> bool:
         last = depth == len(parts)
         if entry[1] == ("blob" if last else "tree") and entry[0] != "120000":
             continue
-        kind = "a symbolic link" if entry[0] == "120000" else "a %s" % {"blob": "file", "tree": "folder"}.get(
-            entry[1], entry[1])
-        raise UsageError("the repository's %s is %s, where publish writes %s; nothing published: fix the "
-                         "repository (bundles go in folders bundles/<vendor>/<gpu>/)" % (path, kind, rel))
+        kind = (
+            "a symbolic link"
+            if entry[0] == "120000"
+            else "a %s" % {"blob": "file", "tree": "folder"}.get(entry[1], entry[1])
+        )
+        raise UsageError(
+            "the repository's %s is %s, where publish writes %s; nothing published: fix the "
+            "repository (bundles go in folders bundles/<vendor>/<gpu>/)" % (path, kind, rel)
+        )
     return True
 
 
-def _commit_onto(repo: Repo, base: Optional[str], rel: str, blob: str, message: str,
-                 replace: bool = False) -> Optional[str]:
+def _commit_onto(
+    repo: Repo, base: Optional[str], rel: str, blob: str, message: str, replace: bool = False
+) -> Optional[str]:
     """A commit of ``base``'s tree plus ``blob`` at ``rel``, made in git's object database with an index of its
     own (nothing is checked out, so no path of their repository decides where a file is written); None when
     ``base`` already holds a file there (``replace``: the copy gains signatures, committed over it)."""
@@ -226,8 +249,9 @@ def publish(source: Union[Path, str], url: str, branch: Optional[str] = None) ->
     rel = repo_path(bundle)
     with tempfile.TemporaryDirectory(prefix="tfcnnwrap-publish-") as tmp:
         try:  # bare: their tree is never checked out
-            repo = git.Repo.clone_from(url, str(Path(tmp) / "repo.git"), bare=True, depth=1, no_tags=True,
-                                       env=gitremote.git_env())
+            repo = git.Repo.clone_from(
+                url, str(Path(tmp) / "repo.git"), bare=True, depth=1, no_tags=True, env=gitremote.git_env()
+            )
         except git.exc.GitCommandError as exc:
             raise _git_error("cloning", url, exc) from None
         try:
@@ -236,8 +260,9 @@ def publish(source: Union[Path, str], url: str, branch: Optional[str] = None) ->
             repo.close()
 
 
-def _publish_in(repo: Repo, bundle: Dict[str, Any], data: bytes, rel: str, branch: Optional[str],
-                url: str) -> Tuple[Dict[str, Any], str, str, bool]:
+def _publish_in(
+    repo: Repo, bundle: Dict[str, Any], data: bytes, rel: str, branch: Optional[str], url: str
+) -> Tuple[Dict[str, Any], str, str, bool]:
     git = gitremote.import_git()
     message = commit_message(bundle)
     try:
@@ -262,10 +287,12 @@ def _blob_at(repo: Repo, base: Optional[str], rel: str) -> bytes:
     out); bounded like any bundle before it is read."""
     size = int(_run(repo, "cat-file", "-s", "%s:%s" % (base, rel)).strip() or 0)
     if size > bundles.max_bytes():
-        raise TfcnnwrapError("the repository's %s is over the size limit of a bundle; fix the repository first"
-                             % rel, exit_code=1)
-    return repo.git.execute(["git", "cat-file", "blob", "%s:%s" % (base, rel)], env=gitremote.git_env(),
-                            stdout_as_string=False)
+        raise TfcnnwrapError(
+            "the repository's %s is over the size limit of a bundle; fix the repository first" % rel, exit_code=1
+        )
+    return repo.git.execute(
+        ["git", "cat-file", "blob", "%s:%s" % (base, rel)], env=gitremote.git_env(), stdout_as_string=False
+    )
 
 
 def _with_their_signatures(data: bytes, bundle: Dict[str, Any], rel: str) -> Tuple[Optional[bytes], str]:
@@ -274,13 +301,17 @@ def _with_their_signatures(data: bytes, bundle: Dict[str, Any], rel: str) -> Tup
     try:
         theirs = bundles.read_bytes(data, rel)
     except bundles.BundleRefused as exc:
-        raise TfcnnwrapError("the repository's %s is not a sound bundle (%s); fix the repository first"
-                             % (rel, exc.message), exit_code=1) from None
+        raise TfcnnwrapError(
+            "the repository's %s is not a sound bundle (%s); fix the repository first" % (rel, exc.message), exit_code=1
+        ) from None
     added = [e["fingerprint"] for e in bundle.get("signatures", []) if add_signature(theirs, e)]
     if not added:
         return None, ""
     return bundles.to_bytes(theirs), "Sign %s: bundle %s\n\nsigned by %s\n" % (
-        bundle["conditions"]["gpu"], bundle["id"], ", ".join(added))
+        bundle["conditions"]["gpu"],
+        bundle["id"],
+        ", ".join(added),
+    )
 
 
 def cmd_publish(args: Namespace) -> int:
@@ -321,9 +352,11 @@ def _cache_lock(library: Library, url: str) -> FileLock:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise SetupError("cannot make the pull cache %s (%s)" % (path.parent, exc.strerror or exc)) from None
-    return FileLock(path.parent / (path.name + ".lock"),
-                    busy_message="another tfcnnwrap pull of %s into %s is running; wait for it to finish and "
-                                 "pull again" % (url, library.root)).acquire()
+    return FileLock(
+        path.parent / (path.name + ".lock"),
+        busy_message="another tfcnnwrap pull of %s into %s is running; wait for it to finish and "
+        "pull again" % (url, library.root),
+    ).acquire()
 
 
 def _cache_repo(library: Library, url: str) -> Repo:
@@ -346,8 +379,16 @@ def fetch_tip(repo: Repo, url: str, branch: Optional[str], err: TextIO = sys.std
     git = gitremote.import_git()
     ref = "refs/heads/%s" % branch if branch else "HEAD"
     try:
-        _run(repo, "fetch", "--depth=1", "--no-tags", "--no-write-fetch-head", "--", url,
-             "+%s:refs/tfcnnwrap/pulled" % ref)
+        _run(
+            repo,
+            "fetch",
+            "--depth=1",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--",
+            url,
+            "+%s:refs/tfcnnwrap/pulled" % ref,
+        )
     except git.exc.GitCommandError as exc:
         text = str(exc.stderr or "").lower()
         if any(word in text for word in _EMPTY_REMOTE) and not branch:
@@ -390,10 +431,21 @@ def _branches_holding_bundles(repo: Repo, url: str, heads: List[str]) -> List[st
     git = gitremote.import_git()
     refs = ["refs/tfcnnwrap/probe/%d" % i for i in range(len(heads))]
     try:
-        _run(repo, "fetch", "--depth=1", "--no-tags", "--no-write-fetch-head", "--", url,
-             *["+refs/heads/%s:%s" % (head, ref) for head, ref in zip(heads, refs)])
-        holding = [head for head, ref in zip(heads, refs)
-                   if any(e[4].endswith(bundles.SUFFIX) for e in listed_entries(repo, ref))]
+        _run(
+            repo,
+            "fetch",
+            "--depth=1",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--",
+            url,
+            *["+refs/heads/%s:%s" % (head, ref) for head, ref in zip(heads, refs)],
+        )
+        holding = [
+            head
+            for head, ref in zip(heads, refs)
+            if any(e[4].endswith(bundles.SUFFIX) for e in listed_entries(repo, ref))
+        ]
     except git.exc.GitCommandError as exc:
         raise _git_error("fetching", url, exc) from None
     finally:
@@ -456,8 +508,9 @@ class _Pull:
     (``seen``: mode and sha -> the id of the bundle it holds, now in the library; "!id" when it was refused
     for a name that is not its id; None when refused), at most MAX_READS read."""
 
-    def __init__(self, repo: Repo, library: Library, url: str, out: TextIO, err: TextIO,
-                 allowed: Optional[Path] = None) -> None:
+    def __init__(
+        self, repo: Repo, library: Library, url: str, out: TextIO, err: TextIO, allowed: Optional[Path] = None
+    ) -> None:
         self.repo, self.library, self.url, self.out, self.err = repo, library, url, out, err
         self.allowed = allowed  # the allowed signers file signers are named by
         self.counts = {"imported": 0, "present": 0, "refused": 0, "unread": 0}
@@ -488,7 +541,8 @@ class _Pull:
         self.counts[outcome] += 1
         if outcome != "present" or "new signature" in message:
             (self.err if outcome == "refused" else self.out).write(
-                ("refused: " if outcome == "refused" else "") + message + "\n")
+                ("refused: " if outcome == "refused" else "") + message + "\n"
+            )
 
     def _again(self, ident: Optional[str], expected: str) -> None:
         """Another name of a blob read before: already there when it names the bundle the blob holds."""
@@ -512,15 +566,20 @@ class _Pull:
 
     def finish(self) -> None:
         if self.copies_refused:
-            self.err.write("refused: %d more names of files refused above (or of files that hold another "
-                           "bundle than their name says)\n" % self.copies_refused)
+            self.err.write(
+                "refused: %d more names of files refused above (or of files that hold another "
+                "bundle than their name says)\n" % self.copies_refused
+            )
         if self.counts["unread"]:
-            self.err.write("tfcnnwrap pull: read %d files, the most one pull reads; %d not read yet: pull again "
-                           "for the rest\n" % (MAX_READS, self.counts["unread"]))
+            self.err.write(
+                "tfcnnwrap pull: read %d files, the most one pull reads; %d not read yet: pull again "
+                "for the rest\n" % (MAX_READS, self.counts["unread"])
+            )
 
 
-def pull(url: str, branch: Optional[str] = None, out: Optional[TextIO] = None,
-         err: Optional[TextIO] = None) -> Tuple[Dict[str, int], Optional[str]]:
+def pull(
+    url: str, branch: Optional[str] = None, out: Optional[TextIO] = None, err: Optional[TextIO] = None
+) -> Tuple[Dict[str, int], Optional[str]]:
     """Fetch, verify and import; returns {'imported', 'present', 'refused', 'unread'} counts. ``out``/``err``:
     default the streams of the moment of the call (a default bound at import keeps whatever stdout was then)."""
     out, err = out or sys.stdout, err or sys.stderr
@@ -587,7 +646,15 @@ def cmd_pull(args: Namespace) -> int:
     if tip is None:
         sys.stderr.write("tfcnnwrap pull: %s has no commits yet; nothing to pull\n" % args.url)
         return 0
-    sys.stderr.write("tfcnnwrap pull: %d imported, %d already there, %d refused%s (from %s at %s)\n"
-                     % (counts["imported"], counts["present"], counts["refused"],
-                        ", %d not read yet" % counts["unread"] if counts["unread"] else "", args.url, tip[:12]))
+    sys.stderr.write(
+        "tfcnnwrap pull: %d imported, %d already there, %d refused%s (from %s at %s)\n"
+        % (
+            counts["imported"],
+            counts["present"],
+            counts["refused"],
+            ", %d not read yet" % counts["unread"] if counts["unread"] else "",
+            args.url,
+            tip[:12],
+        )
+    )
     return 1 if counts["refused"] or counts["unread"] else 0

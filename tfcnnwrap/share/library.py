@@ -59,22 +59,84 @@ SCHEMA_VERSION = 2  # 2: the signers table and results.ci95_pct (a format-1 inde
 BUSY_TIMEOUT_S = 60.0
 # A bundle's index rows (index_rows): its bundles row, and a results row per configuration. precision, xla,
 # variable_update and data are None where the bundle's conditions hold no text.
-BundleRow = Tuple[str, str, str, str, str, int, str, str, Optional[str], Optional[str], Optional[str], Optional[str],
-                  str, Optional[str]]
-BUNDLE_COLUMNS = ("id", "gpu", "vendor", "created_at", "imported_at", "verified", "tool_version", "tf_version",
-                  "precision", "xla", "variable_update", "data", "origin", "link")
-ResultRow = Tuple[str, str, str, int, int, Optional[str], Optional[str], Optional[str], Optional[str], str, float, int,
-                  int, str, Optional[float]]
+BundleRow = Tuple[
+    str,
+    str,
+    str,
+    str,
+    str,
+    int,
+    str,
+    str,
+    Optional[str],
+    Optional[str],
+    Optional[str],
+    Optional[str],
+    str,
+    Optional[str],
+]
+BUNDLE_COLUMNS = (
+    "id",
+    "gpu",
+    "vendor",
+    "created_at",
+    "imported_at",
+    "verified",
+    "tool_version",
+    "tf_version",
+    "precision",
+    "xla",
+    "variable_update",
+    "data",
+    "origin",
+    "link",
+)
+ResultRow = Tuple[
+    str,
+    str,
+    str,
+    int,
+    int,
+    Optional[str],
+    Optional[str],
+    Optional[str],
+    Optional[str],
+    str,
+    float,
+    int,
+    int,
+    str,
+    Optional[float],
+]
 # (bundle id, key fingerprint, principal or None): one valid signature of a bundle
 SignerRow = Tuple[str, str, Optional[str]]
 # check's answer: (outcome, message, None when refused / the bundle id when present / its rows when new /
 # (its id, the signature entries to add, their rows) when present with new signatures: "signed")
-Checked = Tuple[str, str, Union[None, str, Tuple[BundleRow, List[ResultRow], List[SignerRow]],
-                                Tuple[str, List[Dict[str, Any]], List[SignerRow]]]]
+Checked = Tuple[
+    str,
+    str,
+    Union[
+        None, str, Tuple[BundleRow, List[ResultRow], List[SignerRow]], Tuple[str, List[Dict[str, Any]], List[SignerRow]]
+    ],
+]
 
 CPU_VENDOR = "cpu"  # the index's vendor of a bundle measured on the CPU (its conditions' device)
-ROW_KEYS = ("id", "gpu", "model", "batch_size", "precision", "num_gpus", "images_per_sec", "verified", "created_at",
-            "xla", "variable_update", "data", "tf_version", "runs_ok")
+ROW_KEYS = (
+    "id",
+    "gpu",
+    "model",
+    "batch_size",
+    "precision",
+    "num_gpus",
+    "images_per_sec",
+    "verified",
+    "created_at",
+    "xla",
+    "variable_update",
+    "data",
+    "tf_version",
+    "runs_ok",
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS bundles (
@@ -100,8 +162,9 @@ def data_dir() -> Path:
 
 
 def _unusable(root: Path, why: Union[str, OSError]) -> TfcnnwrapError:
-    return TfcnnwrapError("the library at %s is unusable (%s); set %s to another directory or move it aside"
-                          % (root, why, ENV_DATA))
+    return TfcnnwrapError(
+        "the library at %s is unusable (%s); set %s to another directory or move it aside" % (root, why, ENV_DATA)
+    )
 
 
 _FULL_ERRNOS = frozenset(e for e in (errno.ENOSPC, getattr(errno, "EDQUOT", None)) if e is not None)
@@ -119,8 +182,10 @@ def _write_failed(root: Path, what: str, exc: BaseException) -> TfcnnwrapError:
     """A failed write to the library: a full disk says so (the library is intact: each bundle's write is atomic
     and its rows one transaction), anything else is the library's own problem."""
     if _is_full(exc):
-        return TfcnnwrapError("no space left on the disk holding the library at %s (writing %s); free some space "
-                              "and try again (what is already in the library is kept)" % (root, what))
+        return TfcnnwrapError(
+            "no space left on the disk holding the library at %s (writing %s); free some space "
+            "and try again (what is already in the library is kept)" % (root, what)
+        )
     detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
     return _unusable(root, "%s: %s" % (what, detail))
 
@@ -201,8 +266,9 @@ class Library:
         return {row[0] for row in self.db.execute("SELECT id FROM bundles")}
 
     def has(self, ident: str) -> bool:
-        return self.db is not None and \
-            self.db.execute("SELECT 1 FROM bundles WHERE id=?", (ident,)).fetchone() is not None
+        return (
+            self.db is not None and self.db.execute("SELECT 1 FROM bundles WHERE id=?", (ident,)).fetchone() is not None
+        )
 
     def path_of(self, ident: str) -> Path:
         return self.root / BUNDLES / bundles.file_name(ident)
@@ -213,8 +279,9 @@ class Library:
             self._known = self.known_signers()
         return self._known
 
-    def add_rows(self, bundle_row: BundleRow, rows: Sequence[ResultRow], data: bytes,
-                 signers: Sequence[SignerRow] = ()) -> bool:
+    def add_rows(
+        self, bundle_row: BundleRow, rows: Sequence[ResultRow], data: bytes, signers: Sequence[SignerRow] = ()
+    ) -> bool:
         """Store a checked bundle (``data``: its file bytes, ``bundle_row``/``rows``: its index rows); False
         when it was already there. Atomic: the file is renamed into place before its rows are committed in
         one transaction (a file without rows is harmless and rewritten by the next import)."""
@@ -231,9 +298,10 @@ class Library:
         try:
             db.execute("BEGIN IMMEDIATE")
             columns = BUNDLE_COLUMNS if self.has_link else BUNDLE_COLUMNS[:-1]
-            cur = db.execute("INSERT OR IGNORE INTO bundles (%s) VALUES (%s)" % (",".join(columns),
-                                                                                ",".join("?" * len(columns))),
-                             bundle_row[:len(columns)])
+            cur = db.execute(
+                "INSERT OR IGNORE INTO bundles (%s) VALUES (%s)" % (",".join(columns), ",".join("?" * len(columns))),
+                bundle_row[: len(columns)],
+            )
             if cur.rowcount:
                 db.executemany("INSERT OR IGNORE INTO results VALUES (%s)" % ",".join("?" * 15), rows)
                 db.executemany("INSERT OR IGNORE INTO signers VALUES (?, ?, ?)", signers)
@@ -244,8 +312,9 @@ class Library:
             raise _write_failed(self.root, "its index %s" % INDEX, exc) from None
         return bool(cur.rowcount)
 
-    def add_signatures(self, ident: str, entries: Sequence[Dict[str, Any]], signers: Sequence[SignerRow],
-                       data: bytes) -> None:
+    def add_signatures(
+        self, ident: str, entries: Sequence[Dict[str, Any]], signers: Sequence[SignerRow], data: bytes
+    ) -> None:
         """Add checked signatures to a bundle the library holds: its file gains the entries (``data``, the bytes
         they came in, stands in for a stored file that is unreadable) and the index their rows, under one write
         lock, so two imports adding signatures at once lose none."""
@@ -267,8 +336,9 @@ class Library:
         except (self.sqlite3.DatabaseError, OSError) as exc:
             if db.in_transaction:
                 db.execute("ROLLBACK")
-            raise _unusable(self.root, "cannot add signatures to %s: %s"
-                            % (path, getattr(exc, "strerror", None) or exc)) from None
+            raise _unusable(
+                self.root, "cannot add signatures to %s: %s" % (path, getattr(exc, "strerror", None) or exc)
+            ) from None
         finally:
             self._known = None
 
@@ -290,10 +360,13 @@ class Library:
             where += " AND (b.vendor = ?) = ?"
             params += [CPU_VENDOR, device == "cpu"]
         link = "b.link" if self.has_link else "NULL"
-        return self.db.execute("SELECT r.gpu, r.model, r.batch_size, r.num_gpus, r.precision, r.xla, "
-                               "r.variable_update, r.data, r.tf_version, r.images_per_sec, r.bundle_id, %s, "
-                               "r.created_at FROM results r JOIN bundles b ON b.id = r.bundle_id "
-                               "WHERE r.verified = 1%s" % (link, where), params).fetchall()
+        return self.db.execute(
+            "SELECT r.gpu, r.model, r.batch_size, r.num_gpus, r.precision, r.xla, "
+            "r.variable_update, r.data, r.tf_version, r.images_per_sec, r.bundle_id, %s, "
+            "r.created_at FROM results r JOIN bundles b ON b.id = r.bundle_id "
+            "WHERE r.verified = 1%s" % (link, where),
+            params,
+        ).fetchall()
 
     def _signed_db(self) -> Optional["sqlite3.Connection"]:
         """The index when it has its signers table and intervals (format 2), else None."""
@@ -312,8 +385,12 @@ class Library:
         db = self._signed_db()
         if db is None:
             return {}
-        return {row[:4]: row[4] for row in db.execute(
-            "SELECT bundle_id, model, batch_size, num_gpus, ci95_pct FROM results WHERE ci95_pct IS NOT NULL")}
+        return {
+            row[:4]: row[4]
+            for row in db.execute(
+                "SELECT bundle_id, model, batch_size, num_gpus, ci95_pct FROM results WHERE ci95_pct IS NOT NULL"
+            )
+        }
 
     def _signer_names(self) -> Dict[str, List[str]]:
         """{bundle id: its signers as shown: the principal where the allowed signers named one, else the key}."""
@@ -331,18 +408,21 @@ class Library:
         if model:
             where.append("r.model = ?")
             params.append(model)
-        sql = ("SELECT r.bundle_id, r.gpu, r.model, r.batch_size, r.precision, r.num_gpus, r.images_per_sec, "
-               "r.verified, r.created_at, r.xla, r.variable_update, r.data, r.tf_version, r.runs_ok FROM results r"
-               + (" WHERE " + " AND ".join(where) if where else "")
-               + " ORDER BY r.created_at DESC, r.bundle_id, r.model, r.batch_size, r.num_gpus")
+        sql = (
+            "SELECT r.bundle_id, r.gpu, r.model, r.batch_size, r.precision, r.num_gpus, r.images_per_sec, "
+            "r.verified, r.created_at, r.xla, r.variable_update, r.data, r.tf_version, r.runs_ok FROM results r"
+            + (" WHERE " + " AND ".join(where) if where else "")
+            + " ORDER BY r.created_at DESC, r.bundle_id, r.model, r.batch_size, r.num_gpus"
+        )
         out = [dict(zip(ROW_KEYS, row)) for row in self.db.execute(sql, params)]
         names = self._signer_names()
         for row in out:
             row["verified"] = bool(row["verified"])
             row["gpu_id"] = gpu_identity(row["gpu"])  # one key per GPU, whatever its spelling
             # far above everything published for that GPU and conditions: flagged, not refused
-            row["outlier"] = is_outlier(row["gpu"], row["model"], row["precision"] or "fp32", row["num_gpus"],
-                                        row["images_per_sec"])
+            row["outlier"] = is_outlier(
+                row["gpu"], row["model"], row["precision"] or "fp32", row["num_gpus"], row["images_per_sec"]
+            )
             row["signers"] = names.get(row["id"], [])
         if gpu:
             out = [r for r in out if gpu_matches(gpu, r["gpu"])]
@@ -389,9 +469,7 @@ def _with_link_column(db: "sqlite3.Connection", refused: Type[BaseException]) ->
     return True
 
 
-def index_rows(
-    bundle: Dict[str, Any], verified: bool, origin: str = ""
-) -> Tuple[BundleRow, List[ResultRow]]:
+def index_rows(bundle: Dict[str, Any], verified: bool, origin: str = "") -> Tuple[BundleRow, List[ResultRow]]:
     """(the bundles row, [results rows]) of a bundle: one results row per configuration with an ok run."""
     cond = {k: (v[:200] if isinstance(v, str) else None) for k, v in bundle["conditions"].items()}  # others' text
     tf = cond.get("tensorflow_version") or ""
@@ -399,17 +477,22 @@ def index_rows(
     shared = (cond.get("precision"), cond.get("xla"), cond.get("variable_update"), cond.get("data"), tf)
     # a CPU's bundle is filed under the vendor "cpu": its figures rank among CPU results, never among GPUs'
     vendor = CPU_VENDOR if bundle["conditions"].get("device") == "cpu" else bundles.vendor_of(gpu)
-    bundle_row = (bundle["id"], gpu, vendor, bundle["created_at"], utc_now(), int(verified),
-                  bundle["tool_version"], tf) + shared[:4] + (str(origin)[:500],
-                                                              link_class(bundle["conditions"].get("link")))
+    bundle_row = (
+        (bundle["id"], gpu, vendor, bundle["created_at"], utc_now(), int(verified), bundle["tool_version"], tf)
+        + shared[:4]
+        + (str(origin)[:500], link_class(bundle["conditions"].get("link")))
+    )
     values: Dict[Tuple[str, int, int], List[float]] = {}
     for run in bundle["runs"]:
         if run["status"] == "ok" and run.get("images_per_sec") is not None:  # a fleet's hosts pooled
             key = (run["model"], run["batch_size"], run.get("num_gpus") or 1)
             values.setdefault(key, []).append(float(run["images_per_sec"]))
-    rows = [(bundle["id"], gpu, model, bs, n) + shared + (statistics.mean(v), len(v), int(verified),
-                                                           bundle["created_at"], _ci95_pct(v))
-            for (model, bs, n), v in values.items()]
+    rows = [
+        (bundle["id"], gpu, model, bs, n)
+        + shared
+        + (statistics.mean(v), len(v), int(verified), bundle["created_at"], _ci95_pct(v))
+        for (model, bs, n), v in values.items()
+    ]
     return bundle_row, rows
 
 
@@ -438,7 +521,11 @@ MAX_JOBS = 8
 
 
 def check(
-    data: bytes, where: str, origin: str = "", expected_id: Optional[str] = None, known: Collection[str] = (),
+    data: bytes,
+    where: str,
+    origin: str = "",
+    expected_id: Optional[str] = None,
+    known: Collection[str] = (),
     allowed: Optional[Path] = None,
 ) -> Checked:
     """What importing one bundle's bytes would do, without touching the library (so worker processes can
@@ -476,8 +563,11 @@ def _present(bundle: Dict[str, Any], where: str, known: Collection[str], allowed
     if not keep:
         return "present", message, bundle["id"]
     rows = signer_rows(bundle["id"], [s for _, s in keep.values()])
-    return ("signed", "%s; %d new signature%s added" % (message, len(keep), "" if len(keep) == 1 else "s"),
-            (bundle["id"], [e for e, _ in keep.values()], rows))
+    return (
+        "signed",
+        "%s; %d new signature%s added" % (message, len(keep), "" if len(keep) == 1 else "s"),
+        (bundle["id"], [e for e, _ in keep.values()], rows),
+    )
 
 
 def store(library: Library, data: Optional[bytes], checked: Checked) -> Tuple[str, ...]:
@@ -497,7 +587,11 @@ def store(library: Library, data: Optional[bytes], checked: Checked) -> Tuple[st
 
 
 def import_one(
-    library: Library, data: bytes, where: str, origin: str = "", expected_id: Optional[str] = None,
+    library: Library,
+    data: bytes,
+    where: str,
+    origin: str = "",
+    expected_id: Optional[str] = None,
     allowed: Optional[Path] = None,
 ) -> Tuple[str, ...]:
     """(outcome, message) for one bundle's bytes: outcome 'imported', 'present' or 'refused'.
@@ -566,11 +660,14 @@ def cmd_import(args: Namespace) -> int:
             outcome, message = store(library, data, answer)
             counts[outcome] += 1
             (sys.stderr if outcome == "refused" else sys.stdout).write(
-                ("refused: " if outcome == "refused" else "") + message + "\n")
+                ("refused: " if outcome == "refused" else "") + message + "\n"
+            )
     finally:
         library.close()
-    sys.stderr.write("tfcnnwrap import: %d imported, %d already there, %d refused (library: %s)\n"
-                     % (counts["imported"], counts["present"], counts["refused"], library.root))
+    sys.stderr.write(
+        "tfcnnwrap import: %d imported, %d already there, %d refused (library: %s)\n"
+        % (counts["imported"], counts["present"], counts["refused"], library.root)
+    )
     return 1 if counts["refused"] else 0
 
 
@@ -584,24 +681,49 @@ def cmd_library(args: Namespace) -> int:
     finally:
         library.close()
     if args.format == "json":
-        sys.stdout.write(render.to_json({"format": 2, "kind": "library",
-                                         "conditions": {"library": str(library.root), "gpu": args.gpu,
-                                                        "model": args.model}, "rows": rows}) + "\n")
+        sys.stdout.write(
+            render.to_json(
+                {
+                    "format": 2,
+                    "kind": "library",
+                    "conditions": {"library": str(library.root), "gpu": args.gpu, "model": args.model},
+                    "rows": rows,
+                }
+            )
+            + "\n"
+        )
         return 0
-    shown = [dict(r, id=r["id"][:12], verified=("yes" if r["verified"] else "unverified")
-                  + (", outlier" if r["outlier"] else "")) for r in rows]
+    shown = [
+        dict(
+            r,
+            id=r["id"][:12],
+            verified=("yes" if r["verified"] else "unverified") + (", outlier" if r["outlier"] else ""),
+        )
+        for r in rows
+    ]
     shown = [dict(r, signers=", ".join(r["signers"]) or "-") for r in shown]
-    columns = [("gpu", "GPU"), ("model", "model"), ("batch_size", "batch"), ("num_gpus", "GPUs", 2),
-               ("precision", "precision", 3), ("images_per_sec", "images/sec"), ("verified", "verified"),
-               ("signers", "signed by", 4),
-               ("tf_version", "TF", 4), ("created_at", "created", 5), ("id", "bundle", 1)]
+    columns = [
+        ("gpu", "GPU"),
+        ("model", "model"),
+        ("batch_size", "batch"),
+        ("num_gpus", "GPUs", 2),
+        ("precision", "precision", 3),
+        ("images_per_sec", "images/sec"),
+        ("verified", "verified"),
+        ("signers", "signed by", 4),
+        ("tf_version", "TF", 4),
+        ("created_at", "created", 5),
+        ("id", "bundle", 1),
+    ]
     if args.format == "csv":
         render.emit(rows, "csv", list(ROW_KEYS) + ["signers"])
         return 0
     if not rows:
         what = " matching the filters" if args.gpu or args.model else ""
-        sys.stderr.write("tfcnnwrap library: no bundles%s in %s; `tfcnnwrap import` or `tfcnnwrap pull` adds "
-                         "some\n" % (what, library.root))
+        sys.stderr.write(
+            "tfcnnwrap library: no bundles%s in %s; `tfcnnwrap import` or `tfcnnwrap pull` adds "
+            "some\n" % (what, library.root)
+        )
         return 0
     render.emit(shown, args.format, columns, title="Library: %s" % library.root)
     return 0

@@ -62,6 +62,7 @@ _MAX_LOG_GPUS = 8  # different GPU names read from one log
 # Words that name a GPU's maker or brand, not the GPU: "NVIDIA GeForce RTX 2070" is the "RTX 2070" nvidia-smi
 # of another driver calls "GeForce RTX 2070".
 
+
 @dataclass(frozen=True)
 class Verdict:
     state: str  # VERIFIED, UNVERIFIED or FAILED
@@ -89,7 +90,7 @@ def parse_text(text: str) -> ParsedLog:
     a time (a log is bounded by tfcnnwrap.share.bundle, and no copy of it whole is made)."""
     parser = logparse.LogParser()
     for start in range(0, len(text), _FEED_CHARS):
-        parser.feed_bytes(text[start:start + _FEED_CHARS].encode("utf-8"))
+        parser.feed_bytes(text[start : start + _FEED_CHARS].encode("utf-8"))
     parser.feed_bytes(b"", final=True)
     return parser.result()
 
@@ -128,11 +129,14 @@ def shown(text: str) -> str:
 
 def _same(a: Optional[float], b: Optional[float]) -> bool:
     return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+
+
 def _bounds_findings(run: Dict[str, Any], where: str) -> List[Any]:
     out = []
     checks: List[Tuple[bounds.Bound, object]] = [
         (bounds.BATCH_SIZE, run.get("batch_size")),
-        (bounds.NUM_GPUS, 1 if run.get("num_gpus") is None else run["num_gpus"])]  # 0 is out of bounds, not 1
+        (bounds.NUM_GPUS, 1 if run.get("num_gpus") is None else run["num_gpus"]),
+    ]  # 0 is out of bounds, not 1
     if run.get("images_per_sec") is not None:
         checks.append((bounds.IMAGES_PER_SEC, run["images_per_sec"]))
     for bound, value in checks:
@@ -145,19 +149,26 @@ def _bounds_findings(run: Dict[str, Any], where: str) -> List[Any]:
 
 def _header_findings(run: Dict[str, Any], parsed: ParsedLog, where: str, strict: bool) -> List[Any]:
     """The log's header against the record; ``strict`` (a run with a figure): the header must be there."""
-    if strict and (parsed.tf_version is None or parsed.model is None or parsed.batch_size is None
-                   or not parsed.devices):
-        return ["%s: its log is not a whole tf_cnn_benchmarks log (no header: TensorFlow, Model, Batch size and "
-                "Devices lines)" % where]
+    if strict and (
+        parsed.tf_version is None or parsed.model is None or parsed.batch_size is None or not parsed.devices
+    ):
+        return [
+            "%s: its log is not a whole tf_cnn_benchmarks log (no header: TensorFlow, Model, Batch size and "
+            "Devices lines)" % where
+        ]
     out = []
     if parsed.model is not None and parsed.model != run["model"]:
         out.append("%s: the log ran model %s, the record says %s" % (where, parsed.model, run["model"]))
     if parsed.batch_size is not None and parsed.batch_size != run["batch_size"]:
-        out.append("%s: the log's batch size is %s per device, the record says %s"
-                   % (where, parsed.batch_size, run["batch_size"]))
+        out.append(
+            "%s: the log's batch size is %s per device, the record says %s"
+            % (where, parsed.batch_size, run["batch_size"])
+        )
     if parsed.devices and len(parsed.devices) != (run.get("num_gpus") or 1):
-        out.append("%s: the log ran on %d devices, the record says %s GPUs"
-                   % (where, len(parsed.devices), run.get("num_gpus") or 1))
+        out.append(
+            "%s: the log ran on %d devices, the record says %s GPUs"
+            % (where, len(parsed.devices), run.get("num_gpus") or 1)
+        )
     return out
 
 
@@ -167,9 +178,11 @@ def _job_findings(run: Dict[str, Any], parsed: ParsedLog, where: str, expect: _E
         return []
     job, claimed = parsed.batch_size_global / parsed.batch_size, (run.get("num_gpus") or 1) * expect.workers
     if job != claimed:
-        return ["%s: the log's job ran on %g devices (%d global / %d per device), the record says %d GPUs x %d "
-                "workers" % (where, job, parsed.batch_size_global, parsed.batch_size, run.get("num_gpus") or 1,
-                             expect.workers)]
+        return [
+            "%s: the log's job ran on %g devices (%d global / %d per device), the record says %d GPUs x %d "
+            "workers"
+            % (where, job, parsed.batch_size_global, parsed.batch_size, run.get("num_gpus") or 1, expect.workers)
+        ]
     return []
 
 
@@ -179,16 +192,21 @@ def _condition_findings(parsed: ParsedLog, text: str, where: str, expect: _Expec
     if expect.data is not None and parsed.dataset is not None:
         data = "synthetic" if "synthetic" in parsed.dataset else "real"
         if data != expect.data:
-            out.append("%s: the log ran on %s data (%s), the bundle says %s"
-                       % (where, data, parsed.dataset[:60], expect.data))
+            out.append(
+                "%s: the log ran on %s data (%s), the bundle says %s" % (where, data, parsed.dataset[:60], expect.data)
+            )
     if expect.variable_update is not None and parsed.variable_update not in (None, expect.variable_update):
-        out.append("%s: the log's variable update is %s, the bundle says %s"
-                   % (where, str(parsed.variable_update)[:60], expect.variable_update))
+        out.append(
+            "%s: the log's variable update is %s, the bundle says %s"
+            % (where, str(parsed.variable_update)[:60], expect.variable_update)
+        )
     if expect.gpus:
         other = [n for n in log_gpus(text) if not any(same_gpu(n, g) for g in expect.gpus)]
         if other:
-            out.append("%s: TensorFlow's device lines name %s, the bundle says %s"
-                       % (where, ", ".join(other), ", ".join(sorted(set(expect.gpus)))))
+            out.append(
+                "%s: TensorFlow's device lines name %s, the bundle says %s"
+                % (where, ", ".join(other), ", ".join(sorted(set(expect.gpus))))
+            )
     return out
 
 
@@ -203,9 +221,19 @@ def _steps_findings(run: Dict[str, Any], parsed: ParsedLog, where: str, expect: 
     batches = max(parsed.num_batches or step.step, step.step)
     most = (step.images_per_sec + _STEP_ROUNDING) * workers * batches / step.step * TOTAL_OVER_STEP + _TOTAL_ROUNDING
     if total > most:
-        return ["%s: its log's total %s images/sec is more than its own step lines allow (%.2f: step %d of %d at %s "
-                "images/sec%s)" % (where, total, most, step.step, batches, step.images_per_sec,
-                                   " x %d workers" % workers if workers > 1 else "")]
+        return [
+            "%s: its log's total %s images/sec is more than its own step lines allow (%.2f: step %d of %d at %s "
+            "images/sec%s)"
+            % (
+                where,
+                total,
+                most,
+                step.step,
+                batches,
+                step.images_per_sec,
+                " x %d workers" % workers if workers > 1 else "",
+            )
+        ]
     return []
 
 
@@ -221,8 +249,9 @@ def _result_findings(run: Dict[str, Any], parsed: ParsedLog, where: str) -> List
             return ["%s: recorded %s images/sec, its log says %s" % (where, value, parsed.total_images_per_sec)]
         return []
     if expected == "ok" and not run.get("cluster"):
-        return ["%s: recorded %s, but its log holds a total of %s images/sec"
-                % (where, status, parsed.total_images_per_sec)]
+        return [
+            "%s: recorded %s, but its log holds a total of %s images/sec" % (where, status, parsed.total_images_per_sec)
+        ]
     return []
 
 
@@ -231,8 +260,10 @@ def _figure_findings(run: Dict[str, Any], where: str) -> List[Any]:
     if run["status"] == "ok" and run.get("images_per_sec") is None:
         return ["%s: recorded ok without images/sec" % where]
     if run["status"] != "ok" and run.get("images_per_sec") is not None:
-        return ["%s: recorded %s, yet it carries a figure of %s images/sec (only an ok run has one)"
-                % (where, run["status"], run["images_per_sec"])]
+        return [
+            "%s: recorded %s, yet it carries a figure of %s images/sec (only an ok run has one)"
+            % (where, run["status"], run["images_per_sec"])
+        ]
     return []
 
 
@@ -254,8 +285,11 @@ def _run_findings(run: Dict[str, Any], logs: Optional[Dict[str, Any]], expect: _
     strict = run["status"] == "ok"
     out += _header_findings(run, parsed, where, strict)
     if strict and not out:
-        out += (_job_findings(run, parsed, where, expect) + _condition_findings(parsed, entry["text"], where, expect)
-                + _steps_findings(run, parsed, where, expect))
+        out += (
+            _job_findings(run, parsed, where, expect)
+            + _condition_findings(parsed, entry["text"], where, expect)
+            + _steps_findings(run, parsed, where, expect)
+        )
     return out + _result_findings(run, parsed, where)
 
 
@@ -313,8 +347,12 @@ def verify(bundle: Dict[str, Any], allowed_signers: Optional[Path] = None) -> Ve
         # they quote the bundle's own text (model, status, log name, its logs' header): shown, never obeyed
         return Verdict(FAILED, tuple(shown(f) for f in findings[:_MAX_FINDINGS]), signers, tuple(notes))
     if logs is None:
-        return Verdict(UNVERIFIED, ("exported with --no-logs: there is nothing to check its figures against",),
-                       signers, tuple(notes))
+        return Verdict(
+            UNVERIFIED,
+            ("exported with --no-logs: there is nothing to check its figures against",),
+            signers,
+            tuple(notes),
+        )
     return Verdict(VERIFIED, (), signers, tuple(notes))
 
 
@@ -338,8 +376,10 @@ def cmd_verify(args: Namespace) -> int:
             if signer.valid:
                 sys.stdout.write("%s: %s\n" % (path, signer.describe()))
         notes = "".join(", %s" % shown(note) for note in verdict.notes)
-        sys.stdout.write("%s: %s (%s, %d runs, bundle %s%s)\n" % (path, verdict.state, shown(
-            bundle["conditions"]["gpu"]), len(bundle["runs"]), bundle["id"][:12], notes))
+        sys.stdout.write(
+            "%s: %s (%s, %d runs, bundle %s%s)\n"
+            % (path, verdict.state, shown(bundle["conditions"]["gpu"]), len(bundle["runs"]), bundle["id"][:12], notes)
+        )
         if not verdict.verified:
             code = max(code, 1)
     return code

@@ -48,10 +48,15 @@ def _show(display: Display, text: str) -> None:
         waiting(text)
 
 
-def wait_until_cool(read_temps: Callable[[], Dict[Any, Any]], limit_c: float, stops: Optional[StopRequests] = None,
-                    show: Optional[Callable[[str], object]] = None, poll_s: Optional[float] = None,
-                    max_s: float = COOL_MAX_S, clock: Callable[[], float] = time.monotonic
-                    ) -> Tuple[float, Dict[Any, Any], bool]:
+def wait_until_cool(
+    read_temps: Callable[[], Dict[Any, Any]],
+    limit_c: float,
+    stops: Optional[StopRequests] = None,
+    show: Optional[Callable[[str], object]] = None,
+    poll_s: Optional[float] = None,
+    max_s: float = COOL_MAX_S,
+    clock: Callable[[], float] = time.monotonic,
+) -> Tuple[float, Dict[Any, Any], bool]:
     """Poll ``read_temps()`` ({index: °C}) until every GPU reads <= ``limit_c``, at most ``max_s``.
 
     (waited seconds, last temperatures, reached): ``reached`` False after ``max_s`` or a stop request.
@@ -67,8 +72,10 @@ def wait_until_cool(read_temps: Callable[[], Dict[Any, Any]], limit_c: float, st
             return waited, temps, False
         if show is not None:
             hottest = max(temps, key=lambda index: temps[index])
-            show("cooling: GPU %d at %g °C, waiting for <= %g °C (%ds of at most %ds)"
-                 % (hottest, temps[hottest], limit_c, waited, max_s))
+            show(
+                "cooling: GPU %d at %g °C, waiting for <= %g °C (%ds of at most %ds)"
+                % (hottest, temps[hottest], limit_c, waited, max_s)
+            )
         if _wait(stops, min(poll_s, max(0.0, max_s - waited))):
             return clock() - start, temps, False
 
@@ -106,8 +113,15 @@ def before_run(ctx: SweepContext, display: Display, state: CoolingState, warn: C
         out["cool_to_problem"] = problems[-1]
         if not state.warned:  # once per sweep: each record names its own problem
             state.warned.add(problems[-1])
-            warn("--cool-to: %s: %s" % (problems[-1], "those readings are ignored" if temps else
-                 "not waiting for the GPUs to cool, the run goes ahead (its record says cool_to_problem)"))
+            warn(
+                "--cool-to: %s: %s"
+                % (
+                    problems[-1],
+                    "those readings are ignored"
+                    if temps
+                    else "not waiting for the GPUs to cool, the run goes ahead (its record says cool_to_problem)",
+                )
+            )
     state.started += 1
     return out
 
@@ -130,11 +144,14 @@ def _cool_to(
     ctx: SweepContext, display: Display, cool_to: float, problems: List[Any], warn: Callable
 ) -> Dict[int, int]:
     """Wait until the GPUs read <= ``cool_to``: the last temperatures read ({} when nvidia-smi gave none)."""
-    _, temps, reached = wait_until_cool(lambda: _read(ctx.telemetry, ctx.stops, problems), cool_to, ctx.stops,
-                                        lambda text: _show(display, text))
+    _, temps, reached = wait_until_cool(
+        lambda: _read(ctx.telemetry, ctx.stops, problems), cool_to, ctx.stops, lambda text: _show(display, text)
+    )
     if not reached and temps and not _stopped(ctx):
-        warn("the GPUs did not cool to %g °C within %d minutes (hottest %g °C): running anyway"
-             % (cool_to, COOL_MAX_S // 60, max(temps.values())))
+        warn(
+            "the GPUs did not cool to %g °C within %d minutes (hottest %g °C): running anyway"
+            % (cool_to, COOL_MAX_S // 60, max(temps.values()))
+        )
     return temps
 
 
@@ -147,5 +164,8 @@ def steadiness_fields(log_path: Path) -> Dict[str, Any]:
     found = logparse.steadiness(rates)
     if found is None:
         return {}
-    return {"steady_images_per_sec": found.steady_images_per_sec, "drift_pct": found.drift_pct,
-            "drifting": found.drifting}
+    return {
+        "steady_images_per_sec": found.steady_images_per_sec,
+        "drift_pct": found.drift_pct,
+        "drifting": found.drifting,
+    }

@@ -54,8 +54,10 @@ class HostRun:
     def from_json(cls, data: object) -> "HostRun":
         found = data if isinstance(data, dict) else {}
         node, code = found.get("node"), found.get("exit_code")
-        return cls(node if isinstance(node, str) and node else None,
-                   code if isinstance(code, int) and not isinstance(code, bool) else None)
+        return cls(
+            node if isinstance(node, str) and node else None,
+            code if isinstance(code, int) and not isinstance(code, bool) else None,
+        )
 
 
 def run_fleet(ctx: SweepContext, display: Display, index: int, spec: RunSpec) -> Tuple[RunOutcome, RunRecord]:
@@ -66,29 +68,50 @@ def run_fleet(ctx: SweepContext, display: Display, index: int, spec: RunSpec) ->
     hosts_dir.mkdir(parents=True, exist_ok=True)
     for old in hosts_dir.glob("task-*.json"):  # a resumed run: last attempt's hosts are not this one's
         old.unlink()
-    display.run_started(index, spec.model, spec.batch_size, spec.run, plan.most_runs, plan.num_batches or 100,
-                          spec.num_gpus)
+    display.run_started(
+        index, spec.model, spec.batch_size, spec.run, plan.most_runs, plan.num_batches or 100, spec.num_gpus
+    )
     started_at = utc_now()
     alloc = slurm.allocation()
     # The nodes the job still holds: a node that failed in a --no-kill job is left out of the next runs.
     alloc = alloc._replace(nodes=slurm.job_nodes(alloc.job_id, alloc.nodes))
-    wrapper = [sys.executable, "-m", "tfcnnwrap.sweep.fleet", "run-task", str(hosts_dir.resolve()),
-               str(ctx.script.parent.resolve()), "--"] + argv
+    wrapper = [
+        sys.executable,
+        "-m",
+        "tfcnnwrap.sweep.fleet",
+        "run-task",
+        str(hosts_dir.resolve()),
+        str(ctx.script.parent.resolve()),
+        "--",
+    ] + argv
     # --no-kill: a node that fails ends its own host's run, not the other hosts' (Slurm would end the whole
     # step). --overlap: a step that lost a node stays listed, holding its CPUs, until the whole job ends; the
     # fleet's steps run one after another, so the next one shares them rather than wait for ever.
-    step = slurm.launch_step(wrapper, ntasks=len(alloc.nodes), nodes=len(alloc.nodes), ntasks_per_node=1,
-                             output_pattern=slurm.literal_pattern(log_dir / run_name) + ".%N.log", env=ctx.env,
-                             srun_log=hosts_dir / "srun.log", alloc=alloc, overlap=True, no_kill=True)
+    step = slurm.launch_step(
+        wrapper,
+        ntasks=len(alloc.nodes),
+        nodes=len(alloc.nodes),
+        ntasks_per_node=1,
+        output_pattern=slurm.literal_pattern(log_dir / run_name) + ".%N.log",
+        env=ctx.env,
+        srun_log=hosts_dir / "srun.log",
+        alloc=alloc,
+        overlap=True,
+        no_kill=True,
+    )
     verdict, duration = _wait(ctx, step, plan.timeout_s, hosts_dir / "srun.log")
     lost = nodewatch.node_failure_in(hosts_dir / "srun.log") if verdict != "interrupted" else None
-    records = [_host_record(ctx, spec, argv, started_at, rel_log, HostRun.from_json(rec), verdict, duration,
-                            lost=lost)
-               for rec in slurm.fleet_hosts(hosts_dir)]
+    records = [
+        _host_record(ctx, spec, argv, started_at, rel_log, HostRun.from_json(rec), verdict, duration, lost=lost)
+        for rec in slurm.fleet_hosts(hosts_dir)
+    ]
     if not records:
         why = last_line(hosts_dir / "srun.log") or "the fleet step started no task"
-        records = [_host_record(ctx, spec, argv, started_at, rel_log, HostRun(exit_code=step.poll()), verdict,
-                                duration, failure=why)]
+        records = [
+            _host_record(
+                ctx, spec, argv, started_at, rel_log, HostRun(exit_code=step.poll()), verdict, duration, failure=why
+            )
+        ]
     # The host that failed last: the run's line on screen and the sweep's verdict are the run's worst.
     records.sort(key=lambda pair: pair[1].status == Status.OK, reverse=True)
     for _outcome, record in records[:-1]:
@@ -140,9 +163,18 @@ def _release(step: slurm.Step, srun_log: Path) -> None:
         slurm.warn_cleanup(slurm.cleanup_reason(exc))
 
 
-def _host_record(ctx: SweepContext, spec: RunSpec, argv: List[str], started_at: str, rel_log: str, host: HostRun,
-                 verdict: str, duration: float, failure: Optional[str] = None, lost: Optional[str] = None
-                 ) -> Tuple[RunOutcome, RunRecord]:
+def _host_record(
+    ctx: SweepContext,
+    spec: RunSpec,
+    argv: List[str],
+    started_at: str,
+    rel_log: str,
+    host: HostRun,
+    verdict: str,
+    duration: float,
+    failure: Optional[str] = None,
+    lost: Optional[str] = None,
+) -> Tuple[RunOutcome, RunRecord]:
     """One host's (outcome, record). ``lost``: the node srun reported failed in this run's step, which ended
     the step on every node: a host without a result failed on it (``crashed``, its failure naming the node)."""
     node = host.node
@@ -155,10 +187,19 @@ def _host_record(ctx: SweepContext, spec: RunSpec, argv: List[str], started_at: 
     if lost and status != Status.OK:
         status = Status.CRASHED
         failure = "node_failure: %s (%s: srun: Node failure on %s)" % (
-            lost, "this node" if node == lost else "the step ended with it", lost)
-    outcome = RunOutcome(status=status, exit_code=exit_code, duration_s=duration, parsed=parsed,
-                         interrupted=verdict == "interrupted",
-                         log_bytes=path.stat().st_size if path.is_file() else 0, hung_after_total=hung)
+            lost,
+            "this node" if node == lost else "the step ended with it",
+            lost,
+        )
+    outcome = RunOutcome(
+        status=status,
+        exit_code=exit_code,
+        duration_s=duration,
+        parsed=parsed,
+        interrupted=verdict == "interrupted",
+        log_bytes=path.stat().st_size if path.is_file() else 0,
+        hung_after_total=hung,
+    )
     record = runlife.run_record(ctx, spec, outcome, argv, started_at, rel, None)
     record = replace(record, host=node)
     if failure and status != Status.OK:
@@ -169,8 +210,9 @@ def _host_record(ctx: SweepContext, spec: RunSpec, argv: List[str], started_at: 
 # -- the per-node task --------------------------------------------------------------------------------
 
 
-def run_task(hosts_dir: Union[Path, str], cwd: Union[Path, str], argv: Sequence[str],
-             environ: Optional[Mapping[str, str]] = None) -> int:
+def run_task(
+    hosts_dir: Union[Path, str], cwd: Union[Path, str], argv: Sequence[str], environ: Optional[Mapping[str, str]] = None
+) -> int:
     """Record this node, run ``argv`` in ``cwd`` (signals forwarded), record its exit code; returns 0."""
     record = slurm.host_record(environ)
     path = Path(hosts_dir) / ("task-%d.json" % record["task"])
@@ -182,6 +224,7 @@ def run_task(hosts_dir: Union[Path, str], cwd: Union[Path, str], argv: Sequence[
         sys.stderr.write("tfcnnwrap.sweep.fleet: cannot run %s: %s\n" % (argv[0], exc))
         record["exit_code"] = 127
     else:
+
         def forward(signum: int, frame: Optional[FrameType]) -> None:
             child.send_signal(signum)
 

@@ -23,12 +23,32 @@ from tfcnnwrap.sweep.schedule import Schedule
 if TYPE_CHECKING:
     from argparse import Namespace
 
-TABLE_COLUMNS = [Col("name", "sweep"), Col("date", "date (UTC)", 3), Col("gpu", "GPU", 1),
-                 Col("tensorflow_version", "TF", 4), Col("conditions_text", "conditions", 5, True),
-                 Col("models_text", "models", 6, True), Col("runs_ok", "ok", 2), Col("runs_failed", "failed", 2),
-                 Col("state", "state")]
-JSON_KEYS = ["sweep", "created_at", "gpu", "tensorflow_version", "conditions", "models", "runs_ok", "runs_failed",
-             "complete", "state", "resume", "error", "running_pid"]
+TABLE_COLUMNS = [
+    Col("name", "sweep"),
+    Col("date", "date (UTC)", 3),
+    Col("gpu", "GPU", 1),
+    Col("tensorflow_version", "TF", 4),
+    Col("conditions_text", "conditions", 5, True),
+    Col("models_text", "models", 6, True),
+    Col("runs_ok", "ok", 2),
+    Col("runs_failed", "failed", 2),
+    Col("state", "state"),
+]
+JSON_KEYS = [
+    "sweep",
+    "created_at",
+    "gpu",
+    "tensorflow_version",
+    "conditions",
+    "models",
+    "runs_ok",
+    "runs_failed",
+    "complete",
+    "state",
+    "resume",
+    "error",
+    "running_pid",
+]
 # CSV: the conditions and models as the table words them (a cell holds text, not an object)
 CSV_TEXT = {"conditions": "conditions_text", "models": "models_text"}
 
@@ -37,8 +57,13 @@ def _conditions_text(cond: Dict[str, Any]) -> str:
     counts = cond.get("num_gpus") or [1]
     unit = "tower" if cond.get("device") == "cpu" else "GPU"  # on the CPU tf_cnn_benchmarks counts towers
     gpus = "%s %s%s" % (", ".join(str(c) for c in counts), unit, "" if counts == [1] else "s")
-    parts = [cond.get("precision"), "XLA" if cond.get("xla") else None, gpus, cond.get("variable_update"),
-             "%s data" % cond["data"] if cond.get("data") else None]
+    parts = [
+        cond.get("precision"),
+        "XLA" if cond.get("xla") else None,
+        gpus,
+        cond.get("variable_update"),
+        "%s data" % cond["data"] if cond.get("data") else None,
+    ]
     return " · ".join(p for p in parts if p)
 
 
@@ -48,8 +73,13 @@ def sweep_row(path: Union[Path, str]) -> Dict[str, Any]:
         _, meta, runs = load_sweep(path)
         plan = Plan.from_dict(meta.plan)
     except TfcnnwrapError as exc:
-        return {"sweep": str(path), "name": Path(path).name, "state": "unreadable", "error": exc.message,
-                "complete": None}
+        return {
+            "sweep": str(path),
+            "name": Path(path).name,
+            "state": "unreadable",
+            "error": exc.message,
+            "complete": None,
+        }
     owed = Schedule(plan, runs, False).planned()
     cond = conditions(meta)
     cond.pop("commit", None)
@@ -58,16 +88,32 @@ def sweep_row(path: Union[Path, str]) -> Dict[str, Any]:
     pid = running_pid(path)
     # a running sweep owes runs it is doing now: a --resume of it would be refused (its lock is held)
     resume = "python -m tfcnnwrap sweep --resume %s" % path if owed and pid is None else None
-    state = ("running (pid %d)" % pid if pid else "running") if pid is not None else \
-        "complete" if not owed else "interrupted (%d to run)" % len(owed)
+    state = (
+        ("running (pid %d)" % pid if pid else "running")
+        if pid is not None
+        else "complete"
+        if not owed
+        else "interrupted (%d to run)" % len(owed)
+    )
     date = (meta.created_at or "")[:16].replace("T", " ")
-    return {"sweep": str(path), "name": Path(path).name, "created_at": meta.created_at, "date": date,
-            "gpu": "CPU" if meta.on_cpu else (meta.gpu_names() or None),
-            "tensorflow_version": meta.tensorflow_version or None, "conditions": cond,
-            "conditions_text": _conditions_text(cond), "models": models,
-            "models_text": ", ".join("%s (%d)" % (m["model"], m["batch_size"]) for m in models),
-            "runs_ok": sum(1 for r in runs if r.ok), "runs_failed": failed, "complete": not owed,
-            "state": state, "running_pid": pid or None, "resume": resume}
+    return {
+        "sweep": str(path),
+        "name": Path(path).name,
+        "created_at": meta.created_at,
+        "date": date,
+        "gpu": "CPU" if meta.on_cpu else (meta.gpu_names() or None),
+        "tensorflow_version": meta.tensorflow_version or None,
+        "conditions": cond,
+        "conditions_text": _conditions_text(cond),
+        "models": models,
+        "models_text": ", ".join("%s (%d)" % (m["model"], m["batch_size"]) for m in models),
+        "runs_ok": sum(1 for r in runs if r.ok),
+        "runs_failed": failed,
+        "complete": not owed,
+        "state": state,
+        "running_pid": pid or None,
+        "resume": resume,
+    }
 
 
 def list_rows(root: Path) -> List[Dict[str, Any]]:
@@ -78,13 +124,20 @@ def list_rows(root: Path) -> List[Dict[str, Any]]:
 def cmd_list(args: Namespace) -> int:
     root = Path(args.results_dir) if args.results_dir else settings.results_dir()
     if not root.is_dir():
-        raise UsageError("%s is not a directory: give the directory your sweeps are in (default results/, "
-                         "or $TFCNNWRAP_RESULTS)" % root)
+        raise UsageError(
+            "%s is not a directory: give the directory your sweeps are in (default results/, "
+            "or $TFCNNWRAP_RESULTS)" % root
+        )
     rows = list_rows(root)
     fmt = args.format
     if fmt == "json":
-        render.emit([{k: row.get(k) for k in JSON_KEYS} for row in rows], fmt, kind="list", conditions={},
-                    extra={"results_dir": str(root)})
+        render.emit(
+            [{k: row.get(k) for k in JSON_KEYS} for row in rows],
+            fmt,
+            kind="list",
+            conditions={},
+            extra={"results_dir": str(root)},
+        )
         return 0
     if fmt == "csv":
         render.emit([{k: row.get(CSV_TEXT.get(k, k)) for k in JSON_KEYS} for row in rows], fmt, columns=JSON_KEYS)
@@ -93,11 +146,16 @@ def cmd_list(args: Namespace) -> int:
     notes = ["%s: %s" % (r["name"], r["error"]) for r in rows if r.get("error")]
     resumes = [(r["name"], r["resume"]) for r in rows if r.get("resume")]
     notes += ["resume %s: %s" % pair for pair in resumes]
-    render.emit(rows, fmt, columns=TABLE_COLUMNS, title=title,
-                caption=render.paragraphs(notes) if fmt == "markdown" and notes else None)
+    render.emit(
+        rows,
+        fmt,
+        columns=TABLE_COLUMNS,
+        title=title,
+        caption=render.paragraphs(notes) if fmt == "markdown" and notes else None,
+    )
     if fmt == "table":
         out = render.console()
-        for line in notes[:len(notes) - len(resumes)]:
+        for line in notes[: len(notes) - len(resumes)]:
             render.print_note(out, line)
         for name, command in resumes:
             out.print("resume %s:" % name, markup=False, highlight=False)

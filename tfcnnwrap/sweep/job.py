@@ -95,14 +95,25 @@ def _common(ctx: SweepContext, display: Display, stop: StopSignal) -> Dict[str, 
     return {"timeout_s": ctx.plan.timeout_s, "on_step": display.step, "stop": stop, "relative_to": ctx.sweep.path}
 
 
-def _local_job(ctx: SweepContext, argv: List[str], log_dir: Path, run_name: str, spec: RunSpec, display: Display,
-               stop: StopSignal) -> JobOutcome:
+def _local_job(
+    ctx: SweepContext, argv: List[str], log_dir: Path, run_name: str, spec: RunSpec, display: Display, stop: StopSignal
+) -> JobOutcome:
     plan = ctx.plan
     gpus = ctx.probe.gpus
     return localjob.run_job(
-        argv, ctx.script.parent, ctx.env, log_dir, run_name, mode=plan.variable_update, workers=plan.job_workers(),
-        ps=plan.ps, branch=ctx.branch, gpus_per_host=len(gpus) if ctx.device == "gpu" and gpus
-        else None, gpus_per_worker=spec.num_gpus, **_common(ctx, display, stop))
+        argv,
+        ctx.script.parent,
+        ctx.env,
+        log_dir,
+        run_name,
+        mode=plan.variable_update,
+        workers=plan.job_workers(),
+        ps=plan.ps,
+        branch=ctx.branch,
+        gpus_per_host=len(gpus) if ctx.device == "gpu" and gpus else None,
+        gpus_per_worker=spec.num_gpus,
+        **_common(ctx, display, stop),
+    )
 
 
 def check(ctx: SweepContext) -> None:
@@ -126,8 +137,7 @@ def task_argvs(ctx: SweepContext, argv: List[str]) -> List[Tuple[Dict[str, str],
     hosts: Tuple[str, ...] = ("localhost",)
     if plan.cluster == "slurm":
         hosts = slurm.allocation().nodes
-    job = layout.build_plan(plan.variable_update, plan.job_workers(), plan.ps, hosts=hosts,
-                                 branch=ctx.branch)
+    job = layout.build_plan(plan.variable_update, plan.job_workers(), plan.ps, hosts=hosts, branch=ctx.branch)
     return [(dict(task.env), job.argv_for(task, argv)) for task in job.tasks]
 
 
@@ -152,38 +162,65 @@ def _port_free(port: int) -> bool:
 def slurm_plan(ctx: SweepContext, alloc: slurm.Allocation, index: int, attempt: int = 0) -> ClusterPlan:
     """The job's plan over the allocation's nodes, its ports counted up from a base picked per job."""
     plan = ctx.plan
-    probe = layout.build_plan(plan.variable_update, plan.job_workers(), plan.ps, hosts=alloc.nodes,
-                                   branch=ctx.branch)
+    probe = layout.build_plan(plan.variable_update, plan.job_workers(), plan.ps, hosts=alloc.nodes, branch=ctx.branch)
     span = max(sum(1 for t in probe.tasks if t.host == h) for h in alloc.nodes)
     job = int("".join(c for c in alloc.job_id if c.isdigit()) or "0")
     here = this_node()
     for step in range(64):
-        offset = ((job * 131 + (index + attempt + step) * span) % (SLURM_PORT_SPAN - span))
+        offset = (job * 131 + (index + attempt + step) * span) % (SLURM_PORT_SPAN - span)
         base = SLURM_PORT_LOW + offset
-        candidate = layout.build_plan(plan.variable_update, plan.job_workers(), plan.ps, hosts=alloc.nodes,
-                                           base_port=base, branch=ctx.branch)
+        candidate = layout.build_plan(
+            plan.variable_update, plan.job_workers(), plan.ps, hosts=alloc.nodes, base_port=base, branch=ctx.branch
+        )
         mine = [t.port for t in candidate.tasks if t.host in (here, "localhost")]
         if all(_port_free(p) for p in mine):
             return candidate
     return candidate
 
 
-def _slurm_job(ctx: SweepContext, argv: List[str], log_dir: Path, run_name: str, index: int, spec: RunSpec,
-               display: Display, stop: StopSignal) -> JobOutcome:
+def _slurm_job(
+    ctx: SweepContext,
+    argv: List[str],
+    log_dir: Path,
+    run_name: str,
+    index: int,
+    spec: RunSpec,
+    display: Display,
+    stop: StopSignal,
+) -> JobOutcome:
     alloc = slurm.allocation()
     # The nodes the job still holds: a node that failed earlier in a --no-kill job is left out of this run.
     alloc = alloc._replace(nodes=slurm.job_nodes(alloc.job_id, alloc.nodes))
 
     def attempt(number: int, timeout: Optional[float]) -> JobOutcome:
-        return _slurm_attempt(ctx, alloc, slurm_plan(ctx, alloc, index, attempt=number), argv, log_dir, run_name,
-                              spec, display, stop, timeout)
+        return _slurm_attempt(
+            ctx,
+            alloc,
+            slurm_plan(ctx, alloc, index, attempt=number),
+            argv,
+            log_dir,
+            run_name,
+            spec,
+            display,
+            stop,
+            timeout,
+        )
 
     return localjob.with_bind_retry(attempt, ctx.plan.timeout_s)
 
 
-def _slurm_attempt(ctx: SweepContext, alloc: slurm.Allocation, job_plan: ClusterPlan, argv: List[str], log_dir: Path,
-                   run_name: str, spec: RunSpec, display: Display, stop: StopSignal,
-                   timeout_s: Optional[float]) -> JobOutcome:
+def _slurm_attempt(
+    ctx: SweepContext,
+    alloc: slurm.Allocation,
+    job_plan: ClusterPlan,
+    argv: List[str],
+    log_dir: Path,
+    run_name: str,
+    spec: RunSpec,
+    display: Display,
+    stop: StopSignal,
+    timeout_s: Optional[float],
+) -> JobOutcome:
     plan_path = ctx.sweep.path / "cluster" / (run_name + ".plan.json")
     plan_path.parent.mkdir(parents=True, exist_ok=True)
     safefs.atomic_write(plan_path, job_plan.to_json())
@@ -192,15 +229,37 @@ def _slurm_attempt(ctx: SweepContext, alloc: slurm.Allocation, job_plan: Cluster
     def launcher(task: Task, _task_argv: List[str]) -> List[str]:
         names[task.name] = slurm.unique_step_name()
         index = job_plan.tasks.index(task)
-        inner = [_tfcnnwrap_python(), "-m", "tfcnnwrap.cluster.task", "--plan", str(plan_path.resolve()),
-                 "--index", str(index), "--script", str(ctx.script.resolve()), "--python", ctx.python, "--"]
+        inner = [
+            _tfcnnwrap_python(),
+            "-m",
+            "tfcnnwrap.cluster.task",
+            "--plan",
+            str(plan_path.resolve()),
+            "--index",
+            str(index),
+            "--script",
+            str(ctx.script.resolve()),
+            "--python",
+            ctx.python,
+            "--",
+        ]
         return srun_task_command(inner + list(argv[3:]), names[task.name], task.host, alloc.job_id)
 
     common = _common(ctx, display, stop)
     common["timeout_s"] = timeout_s
     try:
-        return localjob.run_plan(job_plan, argv, ctx.script.parent, ctx.env, log_dir, run_name, launcher=launcher,
-                                backend="slurm", watch=NodeWatch(alloc.job_id), **common)
+        return localjob.run_plan(
+            job_plan,
+            argv,
+            ctx.script.parent,
+            ctx.env,
+            log_dir,
+            run_name,
+            launcher=launcher,
+            backend="slurm",
+            watch=NodeWatch(alloc.job_id),
+            **common,
+        )
     finally:
         # the run's outcome is already decided by its logs: a failing clean-up must not replace it
         release_steps_or_warn(alloc.job_id, names.values())
@@ -249,8 +308,11 @@ def _listed(job_id: str, names: List[str]) -> List[str]:
     """Which of the step ``names`` ``squeue`` still lists in job ``job_id`` (one query for all), leaving out a
     step whose node has failed and left the job (``--no-kill``): Slurm lists it until the whole job ends, and
     it holds nothing on the nodes the job still has."""
-    done = slurm.run_slurm(["squeue", "--noheader", "--steps", "--jobs=%s" % job_id, "--format=%j %N"],
-                        "squeue --steps --jobs=%s" % job_id, check=False)
+    done = slurm.run_slurm(
+        ["squeue", "--noheader", "--steps", "--jobs=%s" % job_id, "--format=%j %N"],
+        "squeue --steps --jobs=%s" % job_id,
+        check=False,
+    )
     if done.returncode != 0:
         return []
     listed = dict(line.strip().partition(" ")[::2] for line in done.stdout.splitlines() if line.strip())

@@ -52,8 +52,12 @@ def result_text(record: RunRecord) -> str:
     if record.value is not None:
         return "ok  %.2f images/sec  (%s)" % (record.value, took)
     detail = record.failure or ""
-    return "%s  (%s)%s%s" % (str(record.status).upper(), took, ("  " + detail[:160]) if detail else "",
-                             ("  log: %s" % record.log) if record.log else "")
+    return "%s  (%s)%s%s" % (
+        str(record.status).upper(),
+        took,
+        ("  " + detail[:160]) if detail else "",
+        ("  log: %s" % record.log) if record.log else "",
+    )
 
 
 def finished_label(record: RunRecord, runs: int) -> str:
@@ -122,8 +126,11 @@ def gpu_parts(tick: Optional[Mapping[Any, Mapping[str, Any]]]) -> List[str]:
     tick, {GPU index: sample}; [] when nvidia-smi has said nothing yet."""
     parts = []
     for index, sample in sorted((tick or {}).items()):
-        figures = ["%.0f %s" % (sample[key], unit) for key, unit in
-                   (("temp_c", "°C"), ("sm_clock_mhz", "MHz"), ("power_w", "W")) if sample.get(key) is not None]
+        figures = [
+            "%.0f %s" % (sample[key], unit)
+            for key, unit in (("temp_c", "°C"), ("sm_clock_mhz", "MHz"), ("power_w", "W"))
+            if sample.get(key) is not None
+        ]
         if figures:
             parts.append("GPU%s %s" % ("" if len(tick or {}) == 1 else " %s" % index, "  ".join(figures)))
     return parts
@@ -168,8 +175,9 @@ class TimeLeft:
                 return sum(found) / len(found)
         return None
 
-    def _run_s_or(self, key: Sequence[Any], default: float, running: Optional[Tuple[Sequence[Any], float]] = None
-                  ) -> float:
+    def _run_s_or(
+        self, key: Sequence[Any], default: float, running: Optional[Tuple[Sequence[Any], float]] = None
+    ) -> float:
         found = self.run_s(key, running)
         return default if found is None else found
 
@@ -179,8 +187,13 @@ class TimeLeft:
         expected = self.run_s(key) if key is not None else None
         return elapsed_s - expected if expected is not None and elapsed_s > expected else None
 
-    def left(self, unstarted: int, current: Optional[Tuple[str, int, Optional[int]]] = None, current_s: float = 0.0,
-             pause_left: Optional[float] = None) -> Optional[float]:
+    def left(
+        self,
+        unstarted: int,
+        current: Optional[Tuple[str, int, Optional[int]]] = None,
+        current_s: float = 0.0,
+        pause_left: Optional[float] = None,
+    ) -> Optional[float]:
         """Seconds left: ``unstarted`` runs not begun (those ``expect`` named by configuration, the rest at
         the mean), the ``current`` configuration's remainder after ``current_s`` s, and the pauses."""
         late = (current, current_s) if current is not None and self.over(current, current_s) is not None else None
@@ -317,9 +330,12 @@ class LiveDisplay:
         now = time.monotonic()
         began = self.run_started_at
         parts = ["run %d of %d" % (min(self.done + 1, self.total), self.total), "%s elapsed" % _fmt_duration(elapsed)]
-        left = self.time_left.left(max(0, self.total - self.done - (began is not None)),
-                                   self.current_key if began is not None else None,
-                                   now - began if began is not None else 0.0, self._pause_left(now))
+        left = self.time_left.left(
+            max(0, self.total - self.done - (began is not None)),
+            self.current_key if began is not None else None,
+            now - began if began is not None else 0.0,
+            self._pause_left(now),
+        )
         if left is not None:
             parts.append("~%s left" % _fmt_duration(left))
         return parts
@@ -365,8 +381,12 @@ class LiveDisplay:
             grid.add_row(ProgressBar(total=max(self.total, 1), completed=completed, width=min(30, width)))
             grid.add_row(Text("\n".join(wrap_parts(self._progress_parts(elapsed, completed), width, "  "))))
         yield grid
-        for parts, style in ((self._run_parts(), "bold"), (gpu_parts(self._read_gpu()), "cyan"),
-                             (self._pause_parts(), "yellow"), ([self.waiting_for], "yellow")):
+        for parts, style in (
+            (self._run_parts(), "bold"),
+            (gpu_parts(self._read_gpu()), "cyan"),
+            (self._pause_parts(), "yellow"),
+            ([self.waiting_for], "yellow"),
+        ):
             lines = wrap_parts([p for p in parts if p], width, "  ")
             if lines:
                 yield Text("\n".join(lines), style=style, overflow="fold")
@@ -377,8 +397,9 @@ class LiveDisplay:
         self.total = total
         for line in header:  # wrapped between words, later lines indented under the line's own text
             indent = line[: len(line) - len(line.lstrip(" "))]
-            self.console.print(fill(line, self.console.width, indent + CONTINUATION), highlight=False,
-                               markup=False, soft_wrap=True)
+            self.console.print(
+                fill(line, self.console.width, indent + CONTINUATION), highlight=False, markup=False, soft_wrap=True
+            )
         from tfcnnwrap.sweep.liverender import ReflowRender  # rich: only when the live view starts
 
         self.live = Live(
@@ -389,8 +410,14 @@ class LiveDisplay:
         self.live.start()
 
     def run_started(
-        self, index: int, model: str, batch_size: int, run: int, runs: int, num_batches: int,
-        num_gpus: Optional[int] = None
+        self,
+        index: int,
+        model: str,
+        batch_size: int,
+        run: int,
+        runs: int,
+        num_batches: int,
+        num_gpus: Optional[int] = None,
     ) -> None:
         self.current = run_label(model, batch_size, run, runs, num_gpus)
         self.current_key = (model, batch_size, num_gpus)

@@ -81,7 +81,7 @@ def check_gpu_counts(counts: Sequence[int], device: str, gpus: Optional[Sequence
         return None
     shown = "--num-gpus %s" % ",".join(str(c) for c in counts)
     if gpus is None:
-        return ("TensorFlow could not say how many GPUs it sees; %s needs %d: a run on fewer fails" % (shown, most))
+        return "TensorFlow could not say how many GPUs it sees; %s needs %d: a run on fewer fails" % (shown, most)
     if most > len(gpus):
         seen = "%d GPU%s (%s)" % (len(gpus), "" if len(gpus) == 1 else "s", ", ".join(gpus)) if gpus else "no GPU"
         raise UsageError(
@@ -179,8 +179,15 @@ def _hold_vendor(vendor_dir: Path) -> Optional[FileLock]:
     return lock
 
 
-def _prepare(args: argparse.Namespace, sweep: SweepDir, meta: Optional[SweepMeta], plan: Plan, python: str,
-             vendor_dir: Path, python_from: Optional[str] = None) -> SweepContext:
+def _prepare(
+    args: argparse.Namespace,
+    sweep: SweepDir,
+    meta: Optional[SweepMeta],
+    plan: Plan,
+    python: str,
+    vendor_dir: Path,
+    python_from: Optional[str] = None,
+) -> SweepContext:
     """Probe the target, check it against a resumed sweep, settle the device: a SweepContext."""
     # a dry run too: it prints commands to run, and without a checkout none of them can (exit 2 as the sweep)
     script = checkout.require_script(vendor_dir)
@@ -194,10 +201,18 @@ def _prepare(args: argparse.Namespace, sweep: SweepDir, meta: Optional[SweepMeta
             raise
         raise SetupError("%s (that interpreter came from %s)" % (exc.message, python_from)) from None
     ctx = SweepContext(
-        console=render.console(), warn_console=render.console(stderr=True), sweep=sweep, meta=meta, plan=plan,
-        python=python, vendor_dir=Path(vendor_dir), script=script, probe=probe_result,
+        console=render.console(),
+        warn_console=render.console(stderr=True),
+        sweep=sweep,
+        meta=meta,
+        plan=plan,
+        python=python,
+        vendor_dir=Path(vendor_dir),
+        script=script,
+        probe=probe_result,
         tf_version=_require_tensorflow(python, probe_result, python_from),
-        manifest=checkout.read_manifest(vendor_dir) or {}, retry_failed=args.retry_failed,
+        manifest=checkout.read_manifest(vendor_dir) or {},
+        retry_failed=args.retry_failed,
     )
     if meta is not None:
         _refuse_another_tensorflow(ctx)
@@ -220,8 +235,10 @@ def _refuse_cool_to_on_cpu(ctx: SweepContext) -> None:
     """--cool-to on the CPU would be accepted and never wait: a new sweep is refused before its first run (a
     resumed one keeps its recorded plan, and the run-time warning that there is no telemetry says it)."""
     if ctx.meta is None and ctx.device == "cpu" and ctx.plan.cool_to_c is not None:
-        raise UsageError("--cool-to waits for GPU temperatures (nvidia-smi's), and a CPU sweep has none: drop "
-                         "--cool-to (--cooldown SEC pauses between runs on any device)")
+        raise UsageError(
+            "--cool-to waits for GPU temperatures (nvidia-smi's), and a CPU sweep has none: drop "
+            "--cool-to (--cooldown SEC pauses between runs on any device)"
+        )
 
 
 def _feature_flags(plan: Plan, branch: Optional[str], script: Path) -> List[str]:
@@ -304,9 +321,13 @@ def _print_dry_run(ctx: SweepContext) -> int:
     for spec in specs:
         for env, argv in _dry_run_argvs(ctx, spec):
             sys.stdout.write(shell_lines(ctx.script.parent, env, argv))
-    fields = ["%d run%s" % (len(specs), "" if len(specs) == 1 else "s"), "device %s" % ctx.device,
-              "TensorFlow %s" % ctx.tf_version,
-              "TF_USE_LEGACY_KERAS=1" if "TF_USE_LEGACY_KERAS" in ctx.env else "", _flow_text(ctx)]
+    fields = [
+        "%d run%s" % (len(specs), "" if len(specs) == 1 else "s"),
+        "device %s" % ctx.device,
+        "TensorFlow %s" % ctx.tf_version,
+        "TF_USE_LEGACY_KERAS=1" if "TF_USE_LEGACY_KERAS" in ctx.env else "",
+        _flow_text(ctx),
+    ]
     sys.stdout.write("# %s\n" % "; ".join(f for f in fields if f))
     return EXIT_OK
 
@@ -314,11 +335,19 @@ def _print_dry_run(ctx: SweepContext) -> int:
 def _new_meta(ctx: SweepContext) -> SweepMeta:
     environment = capture_environment(python=ctx.python, probe=ctx.probe, manifest=ctx.manifest, argv=sys.argv)
     return SweepMeta(
-        format=FORMAT_VERSION, tool="tfcnnwrap", tfcnnwrap_version=__version__, created_at=utc_now(),
-        plan=ctx.plan.to_dict(), device=ctx.device,
+        format=FORMAT_VERSION,
+        tool="tfcnnwrap",
+        tfcnnwrap_version=__version__,
+        created_at=utc_now(),
+        plan=ctx.plan.to_dict(),
+        device=ctx.device,
         command_template=tuple(command_template(ctx.plan, ctx.device, ctx.features)),
-        script_dir=str(ctx.script.parent.resolve()), upstream=ctx.checkout, tensorflow_version=ctx.tf_version,
-        python=ctx.python, vendor_dir=str(ctx.vendor_dir.resolve()), argv=tuple(sys.argv),
+        script_dir=str(ctx.script.parent.resolve()),
+        upstream=ctx.checkout,
+        tensorflow_version=ctx.tf_version,
+        python=ctx.python,
+        vendor_dir=str(ctx.vendor_dir.resolve()),
+        argv=tuple(sys.argv),
         environment=dict(environment.to_json(), link_bandwidth=hostdata.measure_link(ctx)),
     )
 
@@ -332,10 +361,15 @@ def _open_for_writing(ctx: SweepContext) -> None:
     else:
         ctx.sweep.lock()
         ctx.sweep.prepare_for_appending()
-        ctx.meta = ctx.meta.resumed_by(Resumption(
-            at=utc_now(), python=ctx.python, vendor_dir=str(ctx.vendor_dir.resolve()),
-            tfcnnwrap_version=__version__, argv=tuple(sys.argv),
-        ))
+        ctx.meta = ctx.meta.resumed_by(
+            Resumption(
+                at=utc_now(),
+                python=ctx.python,
+                vendor_dir=str(ctx.vendor_dir.resolve()),
+                tfcnnwrap_version=__version__,
+                argv=tuple(sys.argv),
+            )
+        )
         ctx.sweep.write_meta(ctx.meta)
     ctx.records = ctx.sweep.read_runs()
 
@@ -371,8 +405,9 @@ def _run_sweep(ctx: SweepContext) -> int:
     return _finish(ctx, started, stop, failure)
 
 
-def _run_loop(ctx: SweepContext, display: Display, schedule: Schedule, started: List[RunSpec],
-              stops: StopRequests) -> Optional[str]:
+def _run_loop(
+    ctx: SweepContext, display: Display, schedule: Schedule, started: List[RunSpec], stops: StopRequests
+) -> Optional[str]:
     """Run (or record as skipped) what the schedule says next until it is done; the stop reason or None.
     ``started`` collects the specs that ran, in order."""
     index = 0
@@ -409,8 +444,11 @@ def _counted(n: int, what: str) -> str:
 def _header(ctx: SweepContext, todo: List[RunSpec]) -> List[str]:
     plan, upstream = ctx.plan, ctx.upstream
     # the factors multiply to the total, GPU counts included
-    factors = [_counted(len(plan.models), "model")] + (
-        [_counted(len(plan.counts), "GPU count")] if len(plan.counts) > 1 else []) + [_counted(plan.runs, "run")]
+    factors = (
+        [_counted(len(plan.models), "model")]
+        + ([_counted(len(plan.counts), "GPU count")] if len(plan.counts) > 1 else [])
+        + [_counted(plan.runs, "run")]
+    )
     return [
         "tfcnnwrap sweep -> %s" % ctx.sweep.path,
         "  %d of %d runs to do (%s), device %s, TensorFlow %s, branch %s%s"
@@ -433,8 +471,10 @@ def _flow_text(ctx: SweepContext) -> str:
     if ctx.features:
         parts.append(" ".join(ctx.features))
     if plan.until_ci:
-        parts.append("more runs until the 95%% CI is within +-%g%% (at most %d per configuration)"
-                     % (plan.until_ci, plan.most_runs))
+        parts.append(
+            "more runs until the 95%% CI is within +-%g%% (at most %d per configuration)"
+            % (plan.until_ci, plan.most_runs)
+        )
     if plan.order != "grouped":
         parts.append("%s order" % plan.order)
     return "; ".join(parts)
@@ -462,8 +502,16 @@ def _run_one(ctx: SweepContext, display: Display, index: int, spec: RunSpec) -> 
     argv = runlife.argv(ctx, spec)
     started_at, sampler = runlife.start_run(ctx, display, index, spec)
     try:
-        outcome = run_benchmark(argv, ctx.script.parent, ctx.env, sweep.path / rel_log, timeout_s=plan.timeout_s,
-                                on_step=display.step, stops=ctx.stops, on_stage=display.stage)
+        outcome = run_benchmark(
+            argv,
+            ctx.script.parent,
+            ctx.env,
+            sweep.path / rel_log,
+            timeout_s=plan.timeout_s,
+            on_step=display.step,
+            stops=ctx.stops,
+            on_stage=display.stage,
+        )
     except OSError as exc:
         raise runlife.run_failed(ctx, spec, exc) from None
     finally:
@@ -523,8 +571,7 @@ def _stop_reason(index: int, outcome: RunOutcome, stops: StopRequests) -> Option
     return None
 
 
-def _finish(ctx: SweepContext, started: List[RunSpec], stop: Optional[str], failure: Optional[TfcnnwrapError]
-            ) -> int:
+def _finish(ctx: SweepContext, started: List[RunSpec], stop: Optional[str], failure: Optional[TfcnnwrapError]) -> int:
     """The summary on screen and on disk, and the exit code (or the error that ended the sweep)."""
     try:
         rows = runlife.write_summary(ctx)
@@ -555,8 +602,8 @@ def _finish(ctx: SweepContext, started: List[RunSpec], stop: Optional[str], fail
         raise TfcnnwrapError(
             "tf_cnn_benchmarks rejected its flags on the first run: %s -- the checked-out branch %s may not "
             "know a flag you passed after --; drop it, or run `python -m tfcnnwrap setup` for a newer branch "
-            "(log: %s)" % (flag_error, ctx.upstream.branch or "?",
-                           ctx.sweep.path / ctx.sweep.spec_log(first, ctx.plan)),
+            "(log: %s)"
+            % (flag_error, ctx.upstream.branch or "?", ctx.sweep.path / ctx.sweep.spec_log(first, ctx.plan)),
             exit_code=EXIT_USAGE,
         )
     if stop == "interrupted":
@@ -571,9 +618,15 @@ def _hung_note(ctx: SweepContext, runs: List[RunRecord]) -> None:
     if hung:
         ctx.console.print(
             "[yellow]note:[/] %s printed %s total and then hung until --timeout; %s figure%s kept "
-            "(hung_after_total in runs.jsonl)" % (_counted(len(hung), "run"), "its" if len(hung) == 1 else "their",
-                                                  "its" if len(hung) == 1 else "their", "" if len(hung) == 1 else "s"),
-            highlight=False)
+            "(hung_after_total in runs.jsonl)"
+            % (
+                _counted(len(hung), "run"),
+                "its" if len(hung) == 1 else "their",
+                "its" if len(hung) == 1 else "their",
+                "" if len(hung) == 1 else "s",
+            ),
+            highlight=False,
+        )
 
 
 def _next_line(ctx: SweepContext, runs: List[RunRecord]) -> None:
@@ -587,8 +640,9 @@ def _thermal_warning(ctx: SweepContext, runs: List[RunRecord]) -> None:
     _warn(ctx, throttle_warning(runs))
 
 
-def _print_summary(console: "Console", sweep: SweepDir, meta: SweepMeta, rows: List[SummaryRow],
-                   runs: List[RunRecord]) -> None:
+def _print_summary(
+    console: "Console", sweep: SweepDir, meta: SweepMeta, rows: List[SummaryRow], runs: List[RunRecord]
+) -> None:
     print_summary(console, sweep, meta, rows, runs)
     for hint in oom_hints(runs):  # the batch size to try instead (issue 13)
         console.print("[yellow]hint:[/] " + hint, highlight=False)

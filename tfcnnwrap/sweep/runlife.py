@@ -44,8 +44,16 @@ class Display(Protocol):
 
     def pause(self, seconds: float) -> None: ...
 
-    def run_started(self, index: int, model: str, batch_size: int, run: int, runs: int, num_batches: int,
-                    num_gpus: Optional[int] = None) -> None: ...
+    def run_started(
+        self,
+        index: int,
+        model: str,
+        batch_size: int,
+        run: int,
+        runs: int,
+        num_batches: int,
+        num_gpus: Optional[int] = None,
+    ) -> None: ...
 
     def stage(self, stage: str) -> None: ...
 
@@ -124,8 +132,9 @@ def argv(ctx: SweepContext, spec: RunSpec) -> List[str]:
 def start_run(ctx: SweepContext, display: Display, index: int, spec: RunSpec) -> "Tuple[str, Optional[Sampler]]":
     """The live view told, the start time taken, GPU sampling begun: (started_at, sampler or None)."""
     plan = ctx.plan
-    display.run_started(index, spec.model, spec.batch_size, spec.run, plan.most_runs, plan.num_batches or 100,
-                        spec.num_gpus)
+    display.run_started(
+        index, spec.model, spec.batch_size, spec.run, plan.most_runs, plan.num_batches or 100, spec.num_gpus
+    )
     started_at = utc_now()
     if ctx.telemetry is None:
         return started_at, None
@@ -152,8 +161,15 @@ def run_failed(ctx: SweepContext, spec: RunSpec, exc: OSError) -> TfcnnwrapError
     return TfcnnwrapError("%s bs%d run %d could not run: %s" % (model, bs, run, reason))
 
 
-def run_record(ctx: SweepContext, spec: RunSpec, outcome: "RunOutcome", command: List[str], started_at: str,
-               rel_log: str, telemetry_summary: Optional[JsonObject]) -> RunRecord:
+def run_record(
+    ctx: SweepContext,
+    spec: RunSpec,
+    outcome: "RunOutcome",
+    command: List[str],
+    started_at: str,
+    rel_log: str,
+    telemetry_summary: Optional[JsonObject],
+) -> RunRecord:
     """The record of a run that ran (whatever its status)."""
     parsed = outcome.parsed
     ok = outcome.status == Status.OK
@@ -161,15 +177,23 @@ def run_record(ctx: SweepContext, spec: RunSpec, outcome: "RunOutcome", command:
     if outcome.status == Status.TIMEOUT and not failure:
         failure = "killed after %.0f s (--timeout)" % (ctx.plan.timeout_s or 0)
     return RunRecord(
-        model=spec.model, batch_size=spec.batch_size, num_gpus=spec.num_gpus, run=spec.run,
+        model=spec.model,
+        batch_size=spec.batch_size,
+        num_gpus=spec.num_gpus,
+        run=spec.run,
         status=Status.read(outcome.status),
         images_per_sec=parsed.total_images_per_sec if ok else None,
         exit_code=outcome.exit_code,
         duration_s=round(outcome.duration_s, 3),
-        started_at=started_at, log=rel_log, command=tuple(command), failure=failure,
+        started_at=started_at,
+        log=rel_log,
+        command=tuple(command),
+        failure=failure,
         steps_seen=parsed.steps_seen,
         last_step_images_per_sec=parsed.last_step.images_per_sec if parsed.last_step else None,
-        log_bytes=outcome.log_bytes, tensorflow_reported=parsed.tf_version, telemetry=telemetry_summary,
+        log_bytes=outcome.log_bytes,
+        tensorflow_reported=parsed.tf_version,
+        telemetry=telemetry_summary,
         # the total was in its log; it hung afterwards until --timeout (runner.verdict)
         extra={"hung_after_total": True} if outcome.hung_after_total else {},
     )
@@ -177,8 +201,15 @@ def run_record(ctx: SweepContext, spec: RunSpec, outcome: "RunOutcome", command:
 
 def skipped_record(ctx: SweepContext, spec: RunSpec, reason: str) -> RunRecord:
     """The record of a run not started because its configuration ran out of GPU memory."""
-    return RunRecord(model=spec.model, batch_size=spec.batch_size, num_gpus=spec.num_gpus, run=spec.run,
-                     status=Status.SKIPPED, command=tuple(argv(ctx, spec)), failure=reason)
+    return RunRecord(
+        model=spec.model,
+        batch_size=spec.batch_size,
+        num_gpus=spec.num_gpus,
+        run=spec.run,
+        status=Status.SKIPPED,
+        command=tuple(argv(ctx, spec)),
+        failure=reason,
+    )
 
 
 def record(ctx: SweepContext, run: RunRecord) -> None:

@@ -143,12 +143,16 @@ def oom_hints(runs: List[RunRecord]) -> List[str]:
         if run.status == Status.OOM:
             counts.setdefault((run.model, run.batch_size), set()).add(run.num_gpus or 1)
     for (model, batch_size), gpus in counts.items():
-        skipped = sum(1 for r in runs if (r.model, r.batch_size) == (model, batch_size)
-                      and r.status == Status.SKIPPED)
+        skipped = sum(1 for r in runs if (r.model, r.batch_size) == (model, batch_size) and r.status == Status.SKIPPED)
         half = batch_size // 2
-        fix = ("try --batch-size %s=%d in a new sweep" % (model, half)) if half else \
-            "batch size 1 does not fit: a smaller model or a GPU with more memory"
+        fix = (
+            ("try --batch-size %s=%d in a new sweep" % (model, half))
+            if half
+            else "batch size 1 does not fit: a smaller model or a GPU with more memory"
+        )
         where = " at %s GPUs" % " and ".join(str(g) for g in sorted(gpus)) if len(gpus) > 1 else ""
-        lines.append("%s bs=%d ran out of GPU memory%s (%d run%s skipped): %s; or free GPU memory and resume "
-                     "with --retry-failed" % (model, batch_size, where, skipped, "" if skipped == 1 else "s", fix))
+        lines.append(
+            "%s bs=%d ran out of GPU memory%s (%d run%s skipped): %s; or free GPU memory and resume "
+            "with --retry-failed" % (model, batch_size, where, skipped, "" if skipped == 1 else "s", fix)
+        )
     return lines
