@@ -30,12 +30,12 @@ if TYPE_CHECKING:
     from tfcnnwrap.results.store import SweepDir
 
 # Raise it whenever aggregate.config_rows computes a field differently: older files then read as stale.
-SUMMARY_VERSION = 1
+SUMMARY_VERSION = 2
 MAX_BYTES = 32 * 1024 * 1024  # ~10 KB a configuration: far more configurations than any plan holds
 
 _INTS = ("batch_size", "runs_ok", "runs_failed", "num_gpus", "throttled_runs", "drifting_runs")
 _TEXTS = ("model", "failures", "host", "fleet_flag", "pcie_link")
-_BOOLS = ("scaling", "ci95_wide")
+_BOOLS = ("scaling", "ci95_wide", "trend_significant")
 _FIELDS = tuple(f.name for f in fields(SummaryRow))
 
 
