@@ -5,7 +5,6 @@ import io
 import json
 import math
 import os
-import sys
 
 import pytest
 from conftest import REPO_ROOT, assert_clean_error
@@ -422,6 +421,7 @@ def test_plot_without_matplotlib_says_how_to_get_it(cli, seed_sweep, tmp_path):
 
 
 def test_require_matplotlib_in_process(monkeypatch):
+    import sys
 
     from tfcnnwrap.present.plot import require_matplotlib
 
