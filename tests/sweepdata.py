@@ -73,3 +73,31 @@ def write_sweep(path, results, planned=None, gpus=None, **plan):
             for i, value in enumerate(values, 1):
                 fh.write(json.dumps(run_record(model, batch_size, i, value).to_dict(), allow_nan=False) + "\n")
     return path
+
+
+def sweep_dir(out, values, model="trivial", batch=8, status="ok"):
+    """A sweep directory as the sweep writes it: ``values`` the totals of its runs (None: a crashed run)."""
+    (out / "logs").mkdir(parents=True)
+    meta = {
+        "format": 1,
+        "tool": "tfcnnwrap",
+        "device": "gpu",
+        "plan": {"models": [{"model": model, "batch_size": batch}], "runs": len(values)},
+    }
+    (out / "sweep.json").write_text(json.dumps(meta))
+    lines = []
+    for run, value in enumerate(values, 1):
+        rec = {
+            "model": model,
+            "batch_size": batch,
+            "run": run,
+            "num_gpus": 1,
+            "status": "ok" if value is not None else "crashed",
+            "images_per_sec": value,
+            "log": "logs/%s-bs%d-run%d.log" % (model, batch, run),
+        }
+        if value is None:
+            rec["failure"] = "Segmentation fault"
+        lines.append(json.dumps(rec))
+    (out / "runs.jsonl").write_text("\n".join(lines) + "\n")
+    return out

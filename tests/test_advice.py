@@ -178,7 +178,7 @@ def test_cool_to_is_refused_on_a_cpu_sweep(fake_tf, vendor, tmp_path, columns):
 
 
 def _ab_sweep(path, values, model="trivial"):
-    from test_reliability_round3_paths import sweep_dir
+    from sweepdata import sweep_dir
 
     path.mkdir(parents=True)
     return sweep_dir(path / "s", values, model=model)

@@ -227,3 +227,103 @@ def test_a_bundle_at_the_bounds_of_its_logs_is_decided_within_15_s(cli, tmp_path
     took = time.monotonic() - started
     assert result.returncode == 0, result
     assert took <= 15, took
+
+
+@pytest.fixture
+def seed_bundle(tmp_path):
+    return build(logged_sweep(tmp_path / "s", values={"resnet50": 176.93}))
+
+
+def write_raw(path, text):
+    path.write_bytes(gzip.compress(text.encode("utf-8")))
+    return path
+
+
+def test_a_gpu_name_with_control_characters_is_refused(cli, tmp_path, seed_bundle):
+    # "GeForce\x1b[2J" cleared the screen of whoever ran `verify` or `import` on it
+    content = {k: v for k, v in seed_bundle.items() if k != "id"}
+    content["conditions"] = dict(content["conditions"], gpu="GeForce RTX 2070\x1b[2J\x1b]0;pwned\x07")
+    path = tmp_path / "evil.tfcw.json.gz"
+    path.write_bytes(bundles.to_bytes(bundles.with_id(content)))
+    result = cli("verify", path, cwd=tmp_path)
+    assert result.returncode == 2, result
+    assert "\x1b" not in result.stdout + result.stderr and "\x07" not in result.stdout + result.stderr, result
+    assert "control character" in result.stdout, result
+    imported = cli("import", path, cwd=tmp_path, env={"TFCNNWRAP_DATA": str(tmp_path / "data")})
+    assert imported.returncode == 1, imported
+    assert "\x1b" not in imported.stdout + imported.stderr, imported
+
+
+def test_an_overflowing_number_is_refused_not_a_crash(cli, tmp_path, seed_bundle):
+    # 1e999 is valid JSON syntax that Python reads as infinity; the id check then crashed with a traceback
+    text = json.dumps(seed_bundle).replace('"summary": [', '"summary": [{"mean": 1e999}, ', 1)
+    path = write_raw(tmp_path / "inf.tfcw.json.gz", text)
+    result = cli("verify", path, cwd=tmp_path)
+    assert result.returncode == 2, result
+    assert "Traceback" not in result.stdout + result.stderr and "unexpected error" not in result.stderr, result
+    assert "1e999" in result.stdout, result
+
+
+def test_a_duplicate_key_is_refused(cli, tmp_path, seed_bundle):
+    # {"images_per_sec": 999.0, "images_per_sec": 176.93}: we read the last, a first-wins reader of the stored
+    # file the first; the bundle verified and was imported byte for byte
+    text = json.dumps(seed_bundle)
+    at = text.index('"images_per_sec"')
+    path = write_raw(tmp_path / "dup.tfcw.json.gz", text[:at] + '"images_per_sec": 999.0, ' + text[at:])
+    result = cli("verify", path, cwd=tmp_path)
+    assert result.returncode == 2, result
+    assert "images_per_sec" in result.stdout and "twice" in result.stdout, result
+    imported = cli("import", path, cwd=tmp_path, env={"TFCNNWRAP_DATA": str(tmp_path / "data")})
+    assert imported.returncode == 1, imported
+    assert not list((tmp_path / "data" / "bundles").glob("*.gz")), "a refused bundle was stored"
+
+
+def test_findings_show_control_characters_of_the_bundle_never_send_them(cli, tmp_path, seed_bundle):
+    # a run's model or log name is the bundle's text: verify and import quoted it raw in their findings
+    content = {k: v for k, v in seed_bundle.items() if k != "id"}
+    runs = content["runs"]
+    content["runs"] = [dict(runs[0], model="resnet50\x1b[2J\x1b]0;pwned\x07"), dict(runs[1], log="x\x1b[5m")]
+    path = tmp_path / "evil.tfcw.json.gz"
+    path.write_bytes(bundles.to_bytes(bundles.with_id(content)))
+    result = cli("verify", path, cwd=tmp_path)
+    assert result.returncode == 1, result
+    assert "\\x1b[2J" in result.stdout, result
+    assert "\x1b" not in result.stdout + result.stderr and "\x07" not in result.stdout + result.stderr, result
+    imported = cli("import", path, cwd=tmp_path, env={"TFCNNWRAP_DATA": str(tmp_path / "data")})
+    assert imported.returncode == 1 and "not verified" in imported.stderr, imported
+    assert "\x1b" not in imported.stdout + imported.stderr, imported
+
+
+def test_a_json_bomb_is_refused_before_it_is_parsed(cli, tmp_path, seed_bundle):
+    # a 60 KB bundle of '{},{},...' took 1.6 GB of memory to parse; at the size limit one took the machine's
+    content = {k: v for k, v in seed_bundle.items() if k != "id"}
+    content["summary"] = [{} for _ in range(20000)] + content["summary"]
+    path = tmp_path / "bomb.tfcw.json.gz"
+    path.write_bytes(bundles.to_bytes(bundles.with_id(content)))
+    assert path.stat().st_size < 10000
+    env = {"TFCNNWRAP_MAX_BUNDLE_BYTES": "100000", "TFCNNWRAP_DATA": str(tmp_path / "data")}
+    result = cli("verify", path, cwd=tmp_path, env=env)
+    assert result.returncode == 2, result
+    assert "values" in result.stdout and "limit" in result.stdout, result
+    imported = cli("import", path, cwd=tmp_path, env=env)
+    assert imported.returncode == 1 and "values" in imported.stderr, imported
+
+
+def test_a_bundle_of_many_runs_with_logs_is_not_taken_for_a_bomb(cli, tmp_path, seed_bundle):
+    path = tmp_path / "seed.tfcw.json.gz"
+    path.write_bytes(bundles.to_bytes(seed_bundle))
+    result = cli("verify", path, cwd=tmp_path, env={"TFCNNWRAP_MAX_BUNDLE_BYTES": "100000"})
+    assert result.returncode == 0, result
+
+
+def test_a_run_status_outside_the_contract_is_refused(cli, tmp_path, seed_bundle):
+    # "banana" is no status; with no log to check against, the bundle was reported verified
+    content = {k: v for k, v in seed_bundle.items() if k != "id"}
+    content["runs"] = content["runs"] + [
+        dict(content["runs"][0], run=4, status="banana", images_per_sec=None, log=None)
+    ]
+    path = tmp_path / "odd.tfcw.json.gz"
+    path.write_bytes(bundles.to_bytes(bundles.with_id(content)))
+    result = cli("verify", path, cwd=tmp_path)
+    assert result.returncode == 2, result
+    assert "banana" in result.stdout and "status" in result.stdout, result

@@ -8,7 +8,7 @@ import os
 
 import pytest
 from conftest import REPO_ROOT, assert_clean_error
-from sweepdata import SEED_2070, seed_runs, write_sweep
+from sweepdata import SEED_2070, seed_runs, sweep_dir, write_sweep
 
 from tfcnnwrap import cli as cli_module
 from tfcnnwrap.compare.ab import welch
@@ -466,3 +466,91 @@ def test_plot_refuses_what_the_cli_refuses_and_writes_svg_by_suffix(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == []
     save_figure(fig, tmp_path / "p.svg")
     assert b"<svg" in (tmp_path / "p.svg").read_bytes()[:500]
+
+
+@pytest.fixture
+def tf112(fake_tf):
+    return fake_tf("1.12.0", dist="tensorflow-gpu")
+
+
+def sweep(vendor, python, out, *more):
+    return ["sweep", "--vendor-dir", vendor, "--python", python, "--device", "cpu", "--out", out, *more]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("against", ["V100,V100", "V100,Tesla V100"])
+def test_against_naming_one_gpu_twice_is_refused(cli, tmp_path, vendor, tf112, against):
+    # two identical columns (and a doubled geomean) are never what was meant, like --num-gpus 1,1
+    out = tmp_path / "out"
+    assert cli(*sweep(vendor, tf112, out, "--models", "resnet50", "--runs", "1"), cwd=tmp_path).returncode == 0
+    result = cli("compare", out, "--against", against, cwd=tmp_path)
+    assert_clean_error(result, 2, "--against", "twice")
+
+
+@pytest.mark.slow
+def test_a_candidate_given_twice_to_compare_is_refused(cli, tmp_path, vendor, tf112):
+    # `compare A B ./B` printed B's rows twice (a sweep against itself stays allowed, see test_compare_ab)
+    for name in ("a", "b"):
+        result = cli(*sweep(vendor, tf112, tmp_path / name, "--models", "resnet50", "--runs", "1"), cwd=tmp_path)
+        assert result.returncode == 0, result
+    assert_clean_error(cli("compare", "a", "b", "./b", cwd=tmp_path), 2, "twice")
+    assert cli("compare", "a", "a", cwd=tmp_path).returncode == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("huge", [1e308, 1.7e308])
+def test_an_absurd_figure_in_runs_jsonl_is_no_internal_error_in_compare(cli, tmp_path, vendor, tf112, huge):
+    # a hand-edited or corrupted runs.jsonl: (x - mean) ** 2 overflowed in Welch's test -> exit 3
+    from tfcnnwrap.compare.ab import change_interval, welch
+
+    assert welch([huge, 1.0], [1.0, 2.0]) == (None, None)
+    assert change_interval([huge, 1.0], [1.0, 2.0]) == (None, None)
+    for name in ("a", "b"):
+        result = cli(*sweep(vendor, tf112, tmp_path / name, "--models", "resnet50", "--runs", "2"), cwd=tmp_path)
+        assert result.returncode == 0, result
+    runs = tmp_path / "a" / "runs.jsonl"
+    lines = runs.read_text().splitlines()
+    both = [json.loads(line) for line in lines[:2]]
+    both[0]["images_per_sec"] = huge
+    both[1]["images_per_sec"] = huge  # the sum leaves the floats
+    runs.write_text("\n".join([json.dumps(r) for r in both] + lines[2:]) + "\n")
+    result = cli("compare", "a", "b", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 0, result
+
+    def refuse(constant):
+        raise ValueError(constant)
+
+    rows = json.loads(result.stdout, parse_constant=refuse)["rows"]
+    assert rows[0]["significant"] is None, rows
+    # pandas' overflow warning (a file path and a line of its source) is no message for a user
+    report = cli("report", "a", "--format", "json", cwd=tmp_path)
+    assert report.returncode == 0 and "Warning" not in result.stderr + report.stderr, report
+
+
+@pytest.mark.slow
+def test_gate_fails_when_every_candidate_run_crashed(cli, tmp_path):
+    base = sweep_dir(tmp_path / "base", [100.0, 101.0, 99.0])
+    cand = sweep_dir(tmp_path / "cand", [None, None, None])
+    result = cli("compare", base, cand, "--fail-on-regression", "5", "--format", "json")
+    assert result.returncode == 1, result
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "no ok candidate run" in lines[0] and "trivial" in lines[0], result.stderr
+
+
+@pytest.mark.slow
+def test_gate_still_passes_an_unchanged_candidate(cli, tmp_path):
+    base = sweep_dir(tmp_path / "base", [100.0, 101.0, 99.0])
+    cand = sweep_dir(tmp_path / "cand", [100.5, 99.5, 100.0])
+    result = cli("compare", base, cand, "--fail-on-regression", "5", "--format", "json")
+    assert result.returncode == 0 and not result.stderr.strip(), result
+
+
+@pytest.mark.slow
+def test_compare_csv_rounds_the_change_once(cli, tmp_path):
+    base = sweep_dir(tmp_path / "base", [100.0, 100.0, 100.0])
+    cand = sweep_dir(tmp_path / "cand", [90.1, 89.9, 90.0])
+    result = cli("compare", base, cand, "--format", "csv")
+    assert result.returncode == 0, result
+    assert "99999999" not in result.stdout and "00000000" not in result.stdout, result.stdout
+    rows = result.stdout.splitlines()
+    assert rows[1].split(",")[4] == "-10.0" and rows[2].split(",")[4] == "-10.0"

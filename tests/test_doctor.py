@@ -474,3 +474,35 @@ def test_strict_json_still_prints_the_report(cli, fake_tf, tmp_path):
     report = json.loads(result.stdout)
     assert report["ready"] is False and "tf-keras" in report["blockers"]
     assert report["verdict"].startswith("not ready: ")
+
+
+@pytest.fixture
+def tf112(fake_tf):
+    return fake_tf("1.12.0", dist="tensorflow-gpu")
+
+
+@pytest.mark.slow
+def test_doctor_never_says_the_seed(cli, tf112, tmp_path):
+    # "the seed" is the project's private name for the original write-up; a user does not know it
+    result = cli("doctor", "--python", tf112, "--vendor-dir", tmp_path / "vendor", cwd=tmp_path)
+    assert result.returncode == 0, result
+    assert "seed" not in (result.stdout + result.stderr).lower(), result.stdout
+
+
+@pytest.mark.slow
+def test_doctor_reports_the_machine_from_the_sweeps_environment_snapshot(cli, tmp_path, fake_tf):
+    result = cli(
+        "doctor",
+        "--python",
+        fake_tf("2.4.0"),
+        "--format",
+        "json",
+        "--vendor-dir",
+        tmp_path,
+        env={"FAKE_TF_GPUS": "Tesla V100", "TFCNNWRAP_NVIDIA_SMI": "none"},
+    )
+    assert result.returncode == 0, result
+    report = result.json()
+    assert report["gpus"] == ["Tesla V100"] and report["tensorflow_version"] == "2.4.0"
+    assert report["machine"]["host"] and report["machine"]["cpu_logical_cores"] >= 1
+    assert report["nvidia_smi"] is None and report["machine"]["nvidia_driver"] is None

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import cli_env
+from conftest import assert_clean_error, cli_env
 
 from tfcnnwrap.results.plan import KNOWN_MODELS, UPSTREAM_BATCH_SIZES
 from tfcnnwrap.sweep.main import shell_lines
@@ -175,3 +175,33 @@ def test_the_table_matches_upstream_master(path, name, size):
     spelled = {"lenet": "lenet5"}.get(name, name)  # the name Lenet5Model gives itself
     found = re.findall(r"__init__\(\s*'%s',\s*[\d +]+,\s*(\d+)," % re.escape(spelled), source)
     assert found and int(found[0]) == size == UPSTREAM_BATCH_SIZES[name]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("more", [[], ["--fp16"]])
+def test_dry_run_without_a_checkout_says_so_and_exits_2(cli, tmp_path, tf112, more):
+    result = cli(
+        "sweep",
+        "--dry-run",
+        "--models",
+        "resnet50",
+        "--vendor-dir",
+        tmp_path / "none",
+        "--python",
+        tf112,
+        "--device",
+        "cpu",
+        *more,
+        cwd=tmp_path,
+    )
+    line = assert_clean_error(result, 2, "no tf_cnn_benchmarks checkout", "tfcnnwrap setup")
+    assert "?" not in line and "tf_cnn_benchmarks.py --model" not in result.stdout
+
+
+def test_fp16_on_an_unknown_branch_names_the_fix():
+    from tfcnnwrap.environment import features
+    from tfcnnwrap.errors import UsageError
+
+    with pytest.raises(UsageError) as err:
+        features.branch_flags(["fp16"], None)
+    assert "branch ?" not in err.value.message and "tfcnnwrap setup" in err.value.message

@@ -70,3 +70,18 @@ def test_the_grouped_help_fits_each_width(tmp_path, verb, columns):
     assert screen.returncode == 0, screen
     assert screen.widest() <= columns, screen
     assert any(line.startswith("what to run:") or line.startswith("ranking:") for line in screen.lines), screen
+
+
+@pytest.mark.skipif(__import__("os").name != "posix", reason="a POSIX pseudo-terminal")
+@pytest.mark.parametrize("verb", ["sweep", "compare", "report", "references", "parse", "doctor", "setup"])
+def test_help_splits_no_word_at_60_columns(cli, verb):
+    # the description was printed raw: "record eac|h run" at 60 columns; "resnet50,r|esnet152" in --models
+    from ptyscreen import run_in_pty
+
+    wide = cli(verb, "--help").stdout
+    words = set(wide.split())
+    screen = run_in_pty([verb, "--help"], 60)
+    assert screen.returncode == 0, screen
+    text = screen.text.split("examples:")[0]  # commands to copy stay whole on their lines
+    split = [w for w in text.split() if w not in words]
+    assert not split, (split, screen)

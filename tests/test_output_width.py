@@ -1,7 +1,7 @@
 """One rule for the width of what is printed (issue 33.5): a `COLUMNS` that is no width (0, 3, -1, x) is read as
 an unset one, on a terminal as on a pipe. On a terminal that does not say its size (a pty of 0 x 0: `script`,
 `docker exec -t`), rich took `COLUMNS=0` literally and `report`, `library` and `compare --rank` printed nothing
-(exit 0); round three had fixed pipes only (tests/test_reliability_round3_procs.py)."""
+(exit 0); only the pipe case had been fixed before (test_a_nonsense_columns_is_ignored_like_an_unset_one)."""
 
 import sys
 
@@ -53,3 +53,11 @@ def test_a_columns_that_is_no_width_prints_what_an_unset_one_does(world, verb, s
     screen = screen_of(world, verb, sized, columns)
     assert screen.returncode == 0, screen
     assert screen.lines == unset.lines, screen
+
+
+@pytest.mark.parametrize("columns", ["0", "3", "-1", "x"])
+def test_a_nonsense_columns_is_ignored_like_an_unset_one(cli, columns):
+    wide = cli("references", env={"COLUMNS": "160"})
+    result = cli("references", env={"COLUMNS": columns})
+    assert result.returncode == 0 and result.stdout == wide.stdout, result
+    assert len(result.stdout.splitlines()) > 8, result  # rows, not an empty table

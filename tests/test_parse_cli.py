@@ -298,3 +298,13 @@ def test_a_log_of_a_run_that_died_before_its_header_is_found(cli, tmp_path):
     assert rows["slurm-99.out"]["status"] == "crashed"
     assert "ImportError: libcudart.so.10.0" in rows["slurm-99.out"]["failure_message"]
     assert rows["run.txt"]["status"] == "crashed" and "Check failed" in rows["run.txt"]["failure_message"]
+
+
+@pytest.mark.slow
+def test_parse_offers_markdown_and_the_envelope(cli, tmp_path):
+    log = fake_log(tmp_path / "logs" / "resnet50.log", "--model=resnet50", "--batch_size=64")
+    markdown = cli("parse", log.parent, "--format", "markdown")
+    assert markdown.returncode == 0, markdown
+    assert markdown.stdout.startswith("### tf_cnn_benchmarks logs") and "| resnet50 |" in markdown.stdout
+    data = cli("parse", log.parent, "--format", "json").json()
+    assert (data["format"], data["kind"]) == (2, "parse") and data["rows"][0]["model"] == "resnet50"

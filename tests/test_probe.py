@@ -179,3 +179,29 @@ def test_probe_script_runs_on_the_oldest_syntax_we_promise():
     compile(source, str(probe.PROBE_SCRIPT), "exec")
     assert not re.search(r"\b[fF][\"']", source)  # Python 3.5 has no f-strings
     assert "import importlib.metadata" not in source and "from importlib.metadata" not in source
+
+
+def test_probe_answer_keeps_the_gpu_tri_state_and_drops_wrong_types():
+    from tfcnnwrap.environment.probe import ProbeAnswer
+
+    seen = ProbeAnswer.from_json(
+        {
+            "gpus": ["Tesla V100", {"name": "RTX 2070"}],
+            "tensorflow_version": "2.4.0",
+            "complete": True,
+            "matmul": {"cpu_gflops": 12, "gpu_gflops": "fast"},
+        }
+    )
+    assert seen.gpus == ("Tesla V100", "RTX 2070") and seen.gpu_list() == ["Tesla V100", "RTX 2070"]
+    assert seen.tf_version == "2.4.0" and seen.complete is True
+    assert (seen.matmul.cpu_gflops, seen.matmul.gpu_gflops) == (12.0, None)
+    assert ProbeAnswer.from_json({"gpus": []}).gpus == ()
+    unknown = ProbeAnswer.from_json({"gpus": "yes", "tf_keras": "no", "warnings": "w", "complete": False})
+    assert unknown.gpus is None and unknown.tf_keras is None and unknown.warnings == ()
+    assert unknown.complete is False and unknown.matmul is None
+    assert ProbeAnswer.from_json([1, 2]) is None
+    import dataclasses
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        seen.tf_version = "1.0"  # frozen
+    assert seen.with_warning("w").warnings == ("w",) and seen.warnings == ()

@@ -241,3 +241,55 @@ def test_rank_with_no_reference_under_the_sweeps_conditions(cli, tmp_path):
     assert len(rows) == 1 and rows[0]["measured"] is True and rows[0]["rank"] == 1
     png = tmp_path / "rank.png"
     assert_clean_error(cli("compare", quick, "--rank", "--plot", png), 2, "nothing to plot")
+
+
+@pytest.fixture
+def tf112(fake_tf):
+    return fake_tf("1.12.0", dist="tensorflow-gpu")
+
+
+def sweep(vendor, python, out, *more):
+    return ["sweep", "--vendor-dir", vendor, "--python", python, "--device", "cpu", "--out", out, *more]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "flags, needle",
+    [
+        (["--price", "500"], "--per dollar"),
+        (["--watts", "175"], "--per watt"),
+        (["--per", "dollar", "--price", "500", "--watts", "175"], "--per watt"),
+        (["--per", "watt", "--watts", "175", "--price", "500"], "--per dollar"),
+    ],
+)
+def test_rank_refuses_a_price_or_power_it_would_ignore(cli, tmp_path, vendor, tf112, flags, needle):
+    # `--rank --price 500` ranked by images/sec and said nothing of the price
+    out = tmp_path / "out"
+    assert cli(*sweep(vendor, tf112, out, "--models", "resnet50", "--runs", "1"), cwd=tmp_path).returncode == 0
+    assert_clean_error(cli("compare", out, "--rank", *flags, cwd=tmp_path), 2, needle)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(__import__("os").name != "posix", reason="a POSIX pseudo-terminal")
+def test_unranked_gpus_at_60_columns_have_a_title(cli, tmp_path, vendor, tf112):
+    # stacked rows are titled by their rank; an unranked GPU's title was an empty line
+    from ptyscreen import run_in_pty
+
+    out = tmp_path / "out"
+    assert cli(*sweep(vendor, tf112, out, "--models", "resnet50", "--runs", "1"), cwd=tmp_path).returncode == 0
+    screen = run_in_pty(["compare", str(out), "--rank", "--per", "dollar", "--price", "500"], 60)
+    assert screen.returncode == 0, screen
+    assert "Tesla V100" in screen.text and "" not in screen.lines, screen
+
+
+def _screen_text(result):
+    return " ".join(result.stdout.split())
+
+
+@pytest.mark.slow
+def test_per_dollar_headers_say_per_dollar(cli, tmp_path):
+    path = write_sweep(tmp_path / "s", seed_runs())
+    result = cli("compare", path, "--rank", "--per", "dollar", "--price", "500", env={"COLUMNS": "200"})
+    assert result.returncode == 0, result
+    text = _screen_text(result)
+    assert "yours/it per $" in text and "it/yours per $" in text and "img/s yours/it" in text, result

@@ -1,12 +1,21 @@
 """The packaged reference data (issue 15) and the exact-name and closest-row rules (issue 13)."""
 
 import csv
+import io
 import re
 
 import pytest
 
 from tfcnnwrap.errors import UsageError
-from tfcnnwrap.results.references import COLUMNS, DATA_FILE, FACTS_FILE, load_references, name_words
+from tfcnnwrap.results.references import (
+    COLUMNS,
+    DATA_FILE,
+    FACTS_FILE,
+    Result,
+    closest_row,
+    load_references,
+    name_words,
+)
 
 LAMBDA = re.compile(
     r"^https://github\.com/[A-Za-z0-9_.-]+/lambda-tensorflow-benchmark/blob/[0-9a-f]{40}/logs/.+/throughput/\d+$"
@@ -178,3 +187,96 @@ def test_price_and_power_are_exposed(refs):
     assert refs.gpus["rtx3090"].price_usd == 1499.0
     assert refs.gpus["rtx3090"].facts.price_source.startswith("https://")
     assert refs.gpus["v100"].price_usd is None and refs.gpus["v100"].facts.price_usd == "unpublished"
+
+
+WANTED = dict(
+    batch_size=64, precision="fp32", num_gpus=1, variable_update="parameter_server", data="synthetic", xla="no"
+)
+
+
+def row(value, **kw):
+    fields = dict(
+        gpu_id="x",
+        model="resnet50",
+        batch_size=64,
+        images_per_sec=float(value),
+        text=str(value),
+        precision="fp32",
+        num_gpus=1,
+        variable_update="parameter_server",
+        data="synthetic",
+        tf_version="1.12",
+        source="s",
+        notes="",
+        origin="built-in",
+        xla="no",
+        trust="user-log",
+    )
+    fields.update(kw)
+    return Result(**fields)
+
+
+def chosen(*rows):
+    return closest_row(rows, WANTED)[0].images_per_sec
+
+
+def test_closest_1_same_precision_before_anything_else():
+    assert chosen(row(1, precision="fp16", trust="vendor"), row(2, num_gpus=2, batch_size=128)) == 2
+
+
+def test_closest_2_same_gpu_count_before_batch_size():
+    assert chosen(row(1, num_gpus=2), row(2, batch_size=128)) == 2
+
+
+def test_closest_3_same_batch_size_then_the_nearest_before_variable_update():
+    assert chosen(row(1, batch_size=128), row(2, variable_update="replicated")) == 2
+    assert chosen(row(1, batch_size=256), row(2, batch_size=32)) == 2
+
+
+def test_closest_4_same_variable_update_before_the_data():
+    assert chosen(row(1, variable_update="replicated"), row(2, data="real")) == 2
+
+
+def test_closest_5_synthetic_data_before_trust():
+    assert chosen(row(1, data="real", trust="vendor"), row(2, trust="user-log")) == 2
+
+
+def test_closest_6_higher_trust_before_a_newer_tf():
+    assert chosen(row(1, trust="reviewer", tf_version="2.4"), row(2, trust="vendor", tf_version="1.12")) == 2
+    assert chosen(row(1, trust="partial"), row(2, trust="derived"), row(3, trust="")) == 3
+
+
+def test_closest_7_newer_tf_then_the_rows_order():
+    assert chosen(row(1, tf_version="1.15"), row(2, tf_version="2.4"), row(3, tf_version="")) == 2
+    assert chosen(row(1, tf_version="1.9"), row(2, tf_version="1.12")) == 2  # 1.12 is newer than 1.9
+    assert chosen(row(1), row(2)) == 1
+    assert closest_row([], WANTED) == (None, [])
+
+
+def test_a_blank_condition_never_differs():
+    result, differs = closest_row([row(1, variable_update="", xla="")], WANTED)
+    assert result.images_per_sec == 1 and differs == []
+
+
+@pytest.mark.slow
+def test_references_csv_has_40_gpus_every_row_with_a_source_and_trust(cli, tmp_path):
+    out = cli("references", "--format", "csv")
+    assert out.returncode == 0, out
+    rows = list(csv.DictReader(io.StringIO(out.stdout)))
+    assert list(rows[0]) == COLUMNS and COLUMNS[-1] == "trust"
+    assert len({r["gpu_id"] for r in rows}) >= 40
+    assert all(
+        r["source"].strip() and r["trust"] in ("vendor", "reviewer", "user-log", "derived", "partial") for r in rows
+    )
+    # a resnet50 figure for each, or gpus.csv says why not
+    with_resnet50 = {r["gpu_id"] for r in rows if r["model"] == "resnet50"}
+    with open(FACTS_FILE, encoding="utf-8", newline="") as fh:
+        facts = {f["gpu_id"]: f["notes"] for f in csv.DictReader(fh)}
+    for gpu_id in {r["gpu_id"] for r in rows} - with_resnet50:
+        assert "no resnet50 figure: " in facts[gpu_id], gpu_id
+    assert len(with_resnet50) >= 38
+    # the whole listing reads back as a user file, unchanged
+    path = tmp_path / "all.csv"
+    path.write_text(out.stdout, encoding="utf-8")
+    again = cli("references", "--references", path, "--format", "csv")
+    assert again.returncode == 0 and again.stdout == out.stdout, again

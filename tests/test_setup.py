@@ -547,3 +547,34 @@ def test_a_second_setup_is_refused_while_the_first_holds_the_vendor_dir(cli, tmp
     assert_clean_error(second, 2, "in use by another `tfcnnwrap setup`")
     third = setup_cli(cli, tmp_path, "--repo-url", fake_upstream.url, "--tf-version", "2.0")
     assert third.returncode == 0, third
+
+
+@pytest.mark.slow
+def test_setup_ends_with_the_next_command(cli, tmp_path, fake_upstream):
+    result = cli(
+        "setup",
+        "--vendor-dir",
+        tmp_path / "vendor",
+        "--repo-url",
+        fake_upstream.url,
+        "--tf-version",
+        "1.12",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result
+    assert result.stdout.strip().splitlines()[-1] == (
+        "next: python -m tfcnnwrap sweep --quick, then python -m tfcnnwrap sweep"
+    )
+
+
+@pytest.mark.slow
+def test_setup_names_the_vendor_dir_a_plain_sweep_would_miss(cli, tmp_path, fake_upstream):
+    elsewhere = tmp_path / "elsewhere"
+    result = cli(
+        "setup", "--vendor-dir", elsewhere, "--repo-url", fake_upstream.url, "--tf-version", "1.12", cwd=tmp_path
+    )
+    assert result.returncode == 0, result
+    assert result.stdout.strip().splitlines()[-1] == (
+        "next: python -m tfcnnwrap sweep --vendor-dir %s --quick, then python -m tfcnnwrap sweep --vendor-dir %s"
+        % (elsewhere, elsewhere)
+    )

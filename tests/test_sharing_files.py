@@ -6,12 +6,14 @@ import errno
 import json
 import os
 import sqlite3
+import stat
 
 import pytest
 from bundledata import logged_sweep, variants, write_bundles
 from conftest import assert_clean_error
 
 from tfcnnwrap.filelock import FileLock
+from tfcnnwrap.share import bundle as bundles
 from tfcnnwrap.share.export import build
 
 
@@ -205,3 +207,31 @@ def test_ctrl_c_during_import_leaves_no_hidden_file_in_the_library(cli, tmp_path
     monkeypatch.setattr(os, "open", real_open)
     assert result.returncode == 130, result
     assert [p.name for p in (tmp_path / "data" / "bundles").iterdir()] == []
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+@pytest.mark.parametrize("verb", [["report", "--format", "html"], ["export"]])
+def test_out_at_a_fifo_is_refused_not_replaced(cli, tmp_path, verb):
+    # as root, `--out /dev/null` replaced the device node with a regular file; a FIFO shows it unprivileged
+    sweep = logged_sweep(tmp_path / "s", values={"resnet50": 176.93})
+    fifo = tmp_path / "pipe"
+    os.mkfifo(str(fifo))
+    result = cli(verb[0], sweep, *verb[1:], "--out", fifo, cwd=tmp_path)
+    assert_clean_error(result, 2, str(fifo))
+    assert stat.S_ISFIFO(os.lstat(str(fifo)).st_mode), "the FIFO was replaced by a file"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+def test_export_skips_a_log_that_is_not_a_regular_file(cli, tmp_path):
+    # a FIFO where a run's log should be: export waited for a writer for ever
+    sweep = logged_sweep(tmp_path / "s", values={"resnet50": 176.93})
+    log = sorted((sweep / "logs").iterdir())[0]
+    log.unlink()
+    os.mkfifo(str(log))
+    out = tmp_path / "b.tfcw.json.gz"
+    result = cli("export", sweep, "--out", out, cwd=tmp_path, timeout=60)
+    assert result.returncode == 0, result
+    bundle = bundles.read_path(out)
+    assert len(bundle["logs"]) == 2 and not any(log.name in name for name in bundle["logs"]), bundle["logs"].keys()

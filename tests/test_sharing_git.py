@@ -214,3 +214,26 @@ def test_pull_of_a_head_naming_a_missing_branch_names_branches_without_bundles_o
     monkeypatch.setattr(gitrepo, "MAX_BRANCHES", 1)
     with pytest.raises(UsageError, match="docs, and 1 more; too many to look through"):
         gitrepo.pull(str(bare))
+
+
+def test_a_second_pull_of_one_url_into_one_library_says_a_pull_is_running(cli, tmp_path):
+    # three pulls at once: two failed on git's shallow.lock, reported as "check the URL, your access and your
+    # network"; the pull cache is now locked for the whole pull (here the test holds the lock)
+    import subprocess
+
+    from tfcnnwrap.environment import gitremote
+    from tfcnnwrap.filelock import FileLock
+    from tfcnnwrap.share.gitrepo import cache_path
+    from tfcnnwrap.share.library import Library
+
+    bare = tmp_path / "results.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    library = Library(tmp_path / "data")
+    path = cache_path(library, gitremote.normalise_repo_url(str(bare), flag="GIT_URL"))
+    library.close()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(path.parent / (path.name + ".lock")):
+        result = cli("pull", bare, cwd=tmp_path, env={"TFCNNWRAP_DATA": str(tmp_path / "data")})
+    assert_clean_error(result, 2, "another tfcnnwrap pull", "wait for it")
+    again = cli("pull", bare, cwd=tmp_path, env={"TFCNNWRAP_DATA": str(tmp_path / "data")})
+    assert again.returncode == 0, again

@@ -2,12 +2,16 @@
 only where they say more than a row, and a local sweep shown as `export` would share it (no host name, no home
 path)."""
 
+import gzip
 import json
 import re
 
 import pytest
 from bundledata import HOST, logged_sweep
 from sweepdata import write_sweep
+
+from tfcnnwrap.share import bundle as bundles
+from tfcnnwrap.share.export import build
 
 pytestmark = pytest.mark.slow
 
@@ -61,3 +65,32 @@ def test_a_gpu_page_draws_no_chart_across_models(cli, tmp_path):
     assert done.returncode == 0, done
     [gpu] = list((tmp_path / "site" / "gpu").glob("*.html"))
     assert "<svg" not in gpu.read_text(encoding="utf-8")
+
+
+@pytest.fixture
+def seed_bundle(tmp_path):
+    return build(logged_sweep(tmp_path / "s", values={"resnet50": 176.93}))
+
+
+def write_raw(path, text):
+    path.write_bytes(gzip.compress(text.encode("utf-8")))
+    return path
+
+
+@pytest.mark.parametrize("tamper", ["overflow", "duplicate"])
+def test_site_reads_a_bundle_as_strictly_as_verify(cli, tmp_path, seed_bundle, tamper):
+    # site had a reader of its own: 1e999 images/sec was shown as "nan", a key twice read as its last value
+    text = json.dumps(seed_bundle)
+    at = text.index('"images_per_sec"')
+    text = (
+        text.replace("176.93", "1e999") if tamper == "overflow" else text[:at] + '"images_per_sec": 999.0, ' + text[at:]
+    )
+    good = tmp_path / "in" / bundles.file_name(seed_bundle)
+    good.parent.mkdir()
+    good.write_bytes(bundles.to_bytes(seed_bundle))
+    bad = write_raw(tmp_path / "in" / "bad.tfcw.json.gz", text)
+    result = cli("site", good, bad, "--out", tmp_path / "site", cwd=tmp_path)
+    assert result.returncode == 1, result
+    assert "bad.tfcw.json.gz" in result.stderr and "Traceback" not in result.stderr, result
+    pages = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "site").rglob("*.html"))
+    assert not re.search(r"\bnan\b", pages, re.IGNORECASE) and "999.0" not in pages

@@ -577,3 +577,26 @@ def test_sweep_directory_names_carry_the_utc_offset():
         sweep_stamp(datetime(2026, 11, 30, 10, 15, 0, tzinfo=timezone(-timedelta(hours=3, minutes=30))))
         == "20261130-101500-0330"
     )
+
+
+def test_oom_hint_once_for_two_gpu_counts():
+    from types import SimpleNamespace
+
+    from tfcnnwrap.sweep.schedule import oom_hints
+
+    def run(status, gpus, model="resnet50"):
+        return SimpleNamespace(model=model, batch_size=64, num_gpus=gpus, status=status)
+
+    runs = [
+        run("oom", 1),
+        run("skipped", 1),
+        run("oom", 2),
+        run("skipped", 2),
+        run("skipped", 2),
+        run("ok", 1, "vgg16"),
+        run("oom", 4, "vgg16"),
+    ]
+    hints = oom_hints(runs)
+    assert len(hints) == 2, hints
+    assert hints[0].startswith("resnet50 bs=64 ran out of GPU memory at 1 and 2 GPUs (3 runs skipped)")
+    assert "resnet50=32" in hints[0] and hints[1].startswith("vgg16 bs=64 ran out of GPU memory (0 runs skipped)")

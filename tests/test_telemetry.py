@@ -1,10 +1,14 @@
 """GPU telemetry: the throttle rule on its own, and the sampler against a stand-in nvidia-smi."""
 
+import json
 import os
+import signal
 import threading
+import time
 from pathlib import Path
 
 import pytest
+from conftest import pid_alive
 
 from tfcnnwrap.run import telemetry
 from tfcnnwrap.run.telemetry import Telemetry, summarize_samples, throttle_verdict
@@ -325,3 +329,115 @@ def test_a_bad_value_is_skipped_for_its_field_only(bad):
     import json
 
     json.dumps(summary, allow_nan=False)  # strict JSON: no NaN or Infinity anywhere
+
+
+POSIX = pytest.mark.skipif(os.name != "posix", reason="POSIX pipes, sessions and signals")
+
+
+def gone(pid):
+    return not pid_alive(pid, wait_s=10.0)
+
+
+@pytest.mark.slow
+def test_a_hanging_nvidia_smi_is_asked_once_and_its_whole_tree_is_killed(tmp_path, monkeypatch):
+    from tfcnnwrap.run import telemetry
+
+    pids = tmp_path / "pids"
+    monkeypatch.setattr(telemetry, "_HUNG", {})  # this process's memory of a hung nvidia-smi, fresh
+    monkeypatch.setenv("FAKE_NVSMI_HANG", "1")
+    monkeypatch.setenv("FAKE_NVSMI_HANG_PIDS", str(pids))
+    tele = telemetry.Telemetry(str(FAKE_DIR / "nvidia-smi"))
+    started = time.monotonic()
+    temps, problem = tele.read_temps()
+    assert temps == {} and problem == "nvidia-smi did not answer within 20 s"
+    assert time.monotonic() - started < 40
+    for pid in map(int, pids.read_text().split()):
+        assert gone(pid), "the nvidia-smi wrapper's child outlived the timeout"
+    again = time.monotonic()
+    assert tele.read_temps() == ({}, problem) and time.monotonic() - again < 1  # not another 20 s
+    assert telemetry.query_gpus(str(FAKE_DIR / "nvidia-smi"))["error"] == problem  # nor any other query
+
+
+@pytest.mark.slow
+@POSIX
+def test_ctrl_c_ends_a_hanging_temperature_query_at_once(tmp_path, monkeypatch):
+    from tfcnnwrap.run import telemetry
+    from tfcnnwrap.run.stopping import StopRequests
+
+    pids = tmp_path / "pids"
+    monkeypatch.setattr(telemetry, "_HUNG", {})  # this process's memory of a hung nvidia-smi, fresh
+    monkeypatch.setenv("FAKE_NVSMI_HANG", "1")
+    monkeypatch.setenv("FAKE_NVSMI_HANG_PIDS", str(pids))
+    tele = telemetry.Telemetry(str(FAKE_DIR / "nvidia-smi"))
+    stops = StopRequests().install()
+    fifo = tmp_path / "hanging"
+    try:
+
+        def interrupt_once_hanging():
+            deadline = time.monotonic() + 30
+            while not (pids.exists() and pids.read_text().strip()) and time.monotonic() < deadline:
+                threading.Event().wait(0.05)  # the stand-in starts in a moment; bounded
+            os.kill(os.getpid(), signal.SIGINT)
+
+        threading.Thread(target=interrupt_once_hanging, daemon=True).start()
+        started = time.monotonic()
+        temps, problem = tele.read_temps(stops)
+        took = time.monotonic() - started
+    finally:
+        stops.restore()
+    assert not fifo.exists()
+    assert temps == {} and problem == "stopped"
+    assert took < 10, took  # the 20 s query timeout never ran out
+    for pid in map(int, pids.read_text().split()):
+        assert gone(pid)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "answer, temps, problem",
+    [
+        ("0, 50\\n1, 40\\n0, 90", {0: 50, 1: 40}, "GPU 0 listed twice"),
+        ("0, 65535", {}, "GPU 0 read 65535 °C, not a temperature"),
+        ("0, 1e308", {}, "GPU 0 read 1e+308 °C, not a temperature"),
+        ("0, inf", {}, "nvidia-smi gave no temperature (0, inf)"),
+        ("-1, 50", {}, "nvidia-smi gave no temperature (-1, 50)"),
+        ("\x1b[31m0, 50", {}, "nvidia-smi gave no temperature (?[31m0, 50)"),  # no escape reaches the terminal
+        ("", {}, "nvidia-smi gave no temperature (no output)"),
+        ("0, 41", {0: 41}, None),
+    ],
+)
+def test_temperature_answers_are_checked(tmp_path, monkeypatch, answer, temps, problem):
+    from tfcnnwrap.run import telemetry
+
+    script = tmp_path / "smi.json"
+    script.write_text(json.dumps({"temps": [answer]}))
+    monkeypatch.setenv("FAKE_NVSMI_SCRIPT", str(script))
+    assert telemetry.read_temps(str(FAKE_DIR / "nvidia-smi")) == (temps, problem)
+
+
+class _Stopped:
+    requested = True
+
+
+@pytest.mark.slow
+@POSIX
+@pytest.mark.parametrize("stopped", [False, True])
+def test_a_hung_sampler_is_ended_with_its_children_and_at_once_after_ctrl_c(tmp_path, monkeypatch, stopped):
+    from tfcnnwrap.run import telemetry
+
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("FAKE_NVSMI_HANG", "all")
+    monkeypatch.setenv("FAKE_NVSMI_HANG_PIDS", str(pids))
+    fifo = tmp_path / "started"
+    sampler = telemetry.Sampler(FAKE_DIR / "nvidia-smi", tmp_path / "gpu.csv", fields=telemetry.LEGACY_FIELDS)
+    sampler.stops = _Stopped() if stopped else None
+    deadline = time.monotonic() + 30
+    while not (pids.exists() and len(pids.read_text().split()) == 2) and time.monotonic() < deadline:
+        threading.Event().wait(0.05)  # the stand-in writes its pids as it starts; bounded
+    started = time.monotonic()
+    sampler.stop()
+    took = time.monotonic() - started
+    assert not fifo.exists()
+    assert took < (2 if stopped else 15), took
+    for pid in map(int, pids.read_text().split()):
+        assert gone(pid), "the hung nvidia-smi's child outlived the sampler"

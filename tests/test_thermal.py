@@ -493,3 +493,102 @@ def test_report_plot_of_an_old_cpu_sweep_has_step_panels_only(cli, tmp_path):
     result = cli("report", tmp_path / "base", "--plot", tmp_path / "old.svg")
     assert result.returncode == 0, result
     assert "temperature" not in (tmp_path / "old.svg").read_text()
+
+
+def read_runs(out):
+    return [json.loads(line) for line in (Path(out) / "runs.jsonl").read_text().splitlines() if line.strip()]
+
+
+def smi_env(tmp_path, temps, smi_dir=FAKE_DIR, **more):
+    script = tmp_path / "smi.json"
+    script.write_text(json.dumps(dict({"temps": temps}, **more)))
+    return {
+        "PATH": str(smi_dir) + os.pathsep + os.environ["PATH"],
+        "FAKE_NVSMI_SCRIPT": script,
+        "TFCNNWRAP_COOL_POLL_S": "0.01",
+        "FAKE_NVSMI_SAMPLES": "50,1800",
+        "FAKE_TFCNN_STATE": tmp_path / "st",
+    }
+
+
+def cool_sweep(cli, tmp_path, vendor, python, env, runs="2"):
+    out = tmp_path / "sweep"
+    result = cli(
+        "sweep",
+        "--vendor-dir",
+        vendor,
+        "--python",
+        python,
+        "--device",
+        "gpu",
+        "--models",
+        "alexnet",
+        "--runs",
+        runs,
+        "--cool-to",
+        "60",
+        "--out",
+        out,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
+    return result, (read_runs(out) if (out / "runs.jsonl").exists() else [])
+
+
+@pytest.mark.slow
+@POSIX
+@pytest.mark.parametrize(
+    "answer, needle",
+    [
+        ("garbage out", "nvidia-smi gave no temperature (garbage out)"),
+        ("0, nan", "nvidia-smi gave no temperature (0, nan)"),
+        ("0, -300", "GPU 0 read -300 °C, not a temperature"),
+    ],
+)
+def test_cool_to_with_no_usable_temperature_says_so_once_and_marks_every_run(
+    cli, tmp_path, vendor, tf112, answer, needle
+):
+    result, runs = cool_sweep(cli, tmp_path, vendor, tf112, smi_env(tmp_path, [answer]))
+    assert result.returncode == 0, result
+    assert result.stderr.count("--cool-to: ") == 1 and needle in result.stderr, result
+    assert "not waiting for the GPUs to cool" in result.stderr
+    assert [r["status"] for r in runs] == ["ok", "ok"]
+    assert all(r["cool_to_problem"].startswith(needle) and r.get("start_temp_c") is None for r in runs), runs
+
+
+@pytest.mark.slow
+@POSIX
+def test_cool_to_ignores_a_gpu_listed_twice_and_says_so(cli, tmp_path, vendor, tf112):
+    result, runs = cool_sweep(cli, tmp_path, vendor, tf112, smi_env(tmp_path, ["0, 50\\n0, 95\\n1, 55"]))
+    assert result.returncode == 0, result
+    assert result.stderr.count("GPU 0 listed twice") == 1 and "those readings are ignored" in result.stderr
+    assert [r["start_temp_c"] for r in runs] == [55, 55]  # the 95 of the duplicate never made anyone wait
+
+
+@pytest.mark.slow
+@POSIX
+def test_cool_to_with_a_failing_nvidia_smi_says_so_once(cli, tmp_path, vendor, tf112):
+    env = smi_env(tmp_path, [[40]])
+    env["FAKE_NVSMI_FAIL"] = "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver."
+    result, runs = cool_sweep(cli, tmp_path, vendor, tf112, env)
+    assert result.returncode == 0, result
+    assert result.stderr.count("--cool-to: nvidia-smi failed (exit 9: NVIDIA-SMI has failed") == 1, result
+    assert all("exit 9" in r["cool_to_problem"] for r in runs)
+
+
+@pytest.mark.slow
+@POSIX
+def test_cool_to_when_nvidia_smi_vanishes_mid_sweep(cli, tmp_path, vendor, tf112):
+    smi_dir = tmp_path / "bin"
+    smi_dir.mkdir()
+    copy = smi_dir / "nvidia-smi"
+    copy.write_bytes((FAKE_DIR / "nvidia-smi").read_bytes())
+    copy.chmod(0o755)
+    result, runs = cool_sweep(
+        cli, tmp_path, vendor, tf112, smi_env(tmp_path, [[45]], smi_dir, vanish_after=1), runs="3"
+    )
+    assert [r["status"] for r in runs] == ["ok", "ok", "ok"], result
+    assert runs[0]["start_temp_c"] == 45 and "cool_to_problem" not in runs[0]
+    assert all("No such file" in r["cool_to_problem"] for r in runs[1:]), runs
+    assert result.stderr.count("--cool-to: ") == 1, result
