@@ -255,6 +255,9 @@ def test_a_fleet_row_per_host_is_checked_against_its_hosts_runs(genuine):
 def test_a_cpu_bundle_is_not_held_to_the_gpu_its_logs_may_name(genuine):
     bundle = copy.deepcopy(genuine)
     bundle["conditions"].update(device="cpu", gpu="Intel(R) Xeon(R) CPU", gpus=["Intel(R) Xeon(R) CPU"])
+    assert any("the bundle says device cpu" in f for f in verify(reid(bundle)).findings)  # its logs ran on /gpu:0
+    for name, entry in list(bundle["logs"].items()):  # run on the CPU of a machine whose TensorFlow saw a GPU
+        relog(bundle, name, entry["text"].replace("['/gpu:0']", "['/cpu:0']"))
     assert verify(reid(bundle)).state == VERIFIED
 
 
@@ -424,7 +427,9 @@ def test_a_configurations_run_numbers_against_the_plan(numbers, until_ci, ok):
         "configurations": [config],
         "not_started": [],
     }
-    bundle = {"format": 2, "plan": plan, "runs": [dict(config, run=k) for k in numbers]}
+    # a fleet's hosts each number their runs: the nth copy of a number is host n's
+    runs = [dict(config, run=k, host="host-%d" % numbers[:i].count(k)) for i, k in enumerate(numbers, 1)]
+    bundle = {"format": 2, "plan": plan, "runs": runs, "conditions": {"cluster": {"fleet": True}}}
     findings, notes = plan_findings(bundle)
     assert (findings == []) is ok, findings
 

@@ -139,18 +139,42 @@ def _whole(value: object) -> int:
     return value if type(value) is int and value > 1 else 1
 
 
+def _workers(bundle: Dict[str, Any]) -> int:
+    """A distributed job's workers, as verify checks them against each log (the job's global batch over its
+    per-device batch): the conditions' ``cluster.workers``, never a run's own ``cluster.tasks`` (which verify
+    does not check, and which counts parameter servers); 1 for a fleet, whose hosts each run their own job."""
+    cluster = (bundle.get("conditions") or {}).get("cluster")
+    if not isinstance(cluster, dict) or cluster.get("fleet"):
+        return 1
+    return _whole(cluster.get("workers"))
+
+
+def gpu_names(cond: Dict[str, Any]) -> List[str]:
+    """The GPUs a bundle lists (``gpus``, else ``gpu`` split at commas): a run may have run on any of them."""
+    listed = cond.get("gpus")
+    names: List[Any] = listed if isinstance(listed, list) else str(cond.get("gpu") or "").split(",")
+    return [str(n).strip() for n in names if str(n).strip()] or [""]
+
+
+def bundle_ceiling(names: List[str], model: str, precision: str, devices: int) -> Optional[Ceiling]:
+    """The highest ceiling of the GPUs ``names`` (a run may have run on any); None where one is not known."""
+    found = [ceiling(name, model, precision, devices) for name in names]
+    known = [c for c in found if c is not None]
+    return max(known, key=lambda c: c.images_per_sec) if known and len(known) == len(found) else None
+
+
 def _configs(bundle: Dict[str, Any]) -> Dict[Tuple[str, int], List[Tuple[str, float]]]:
     """{(model, devices): [(where, images/sec)]} of a bundle's ok runs with a figure."""
     out: Dict[Tuple[str, int], List[Tuple[str, float]]] = {}
+    workers = _workers(bundle)
     for run in bundle.get("runs") or []:
         value = run.get("images_per_sec")
         if run.get("status") != "ok" or not isinstance(value, (int, float)) or isinstance(value, bool):
             continue
         model = run.get("model") if isinstance(run.get("model"), str) else ""
-        cluster = run.get("cluster") if isinstance(run.get("cluster"), dict) else {}
-        count, tasks = _whole(run.get("num_gpus")), _whole(cluster.get("tasks"))
+        count = _whole(run.get("num_gpus")) * (workers if run.get("cluster") else 1)
         where = "%s bs%s run %s" % (model, run.get("batch_size"), run.get("run"))
-        out.setdefault((model, count * tasks), []).append((where, float(value)))
+        out.setdefault((model, count), []).append((where, float(value)))
     return out
 
 
@@ -161,8 +185,9 @@ def implausible(bundle: Dict[str, Any]) -> List[str]:
     if cond.get("device") == "cpu":
         return []
     findings = []
+    names = gpu_names(cond)
     for (model, devices), runs in _configs(bundle).items():
-        top = ceiling(gpu, model, precision, devices)
+        top = bundle_ceiling(names, model, precision, devices)
         for where, value in runs:
             if top is not None and value > top.images_per_sec:
                 findings.append(
@@ -180,7 +205,7 @@ def notes(bundle: Dict[str, Any]) -> List[str]:
         return []
     out = []
     configs = _configs(bundle)
-    if configs and peak(gpu, precision) is None:
+    if configs and any(peak(name, precision) is None for name in gpu_names(cond)):
         out.append(
             "no known peak TFLOPS for %s (%s): its figures are not checked against a physical ceiling"
             % (gpu, precision)

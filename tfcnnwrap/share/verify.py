@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
@@ -27,7 +27,8 @@ from tfcnnwrap import bounds
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.render import safe_text
 from tfcnnwrap.results import ceilings
-from tfcnnwrap.results.gpuid import same_gpu
+from tfcnnwrap.results.gpuid import is_plain, same_gpu
+from tfcnnwrap.results.plan import KNOWN_MODELS
 from tfcnnwrap.run import logparse
 from tfcnnwrap.share import bundle as bundles
 from tfcnnwrap.share import signing
@@ -83,6 +84,7 @@ class _Expected:
     data: Optional[str]  # synthetic / real
     variable_update: Optional[str]
     workers: int  # a distributed job's workers (each runs the run's num_gpus devices); 1 otherwise
+    device: Optional[str] = None  # "cpu" or "gpu": the kind of device a log's `Devices:` must name
 
 
 def parse_text(text: str) -> ParsedLog:
@@ -118,7 +120,42 @@ def _expected(bundle: Dict[str, Any]) -> _Expected:
     cluster = cond.get("cluster") if isinstance(cond.get("cluster"), dict) else {}
     workers = _whole(cluster.get("workers")) if cluster and not cluster.get("fleet") else None
     text = {k: cond.get(k) if isinstance(cond.get(k), str) else None for k in ("data", "variable_update")}
-    return _Expected(gpus, text["data"], text["variable_update"], workers or 1)
+    device = cond.get("device") if cond.get("device") in ("cpu", "gpu") else None
+    return _Expected(gpus, text["data"], text["variable_update"], workers or 1, device)
+
+
+@dataclass
+class _Seen:
+    """What verify has met in the bundle's logs so far: whose each log is, and the GPUs their device lines name."""
+
+    owners: Dict[str, Tuple[int, str]] = field(default_factory=dict)  # log name -> (the run's index, its name)
+    named: List[str] = field(default_factory=list)
+
+
+def _gpu_findings(bundle: Dict[str, Any], expect: _Expected, seen: _Seen) -> List[Any]:
+    """The bundle's GPU names: `gpu` (what the library, site and ceilings show) is its `gpus` list joined, each a
+    name nvidia-smi or TensorFlow could print (gpuid.is_plain: a look-alike letter would escape every identity and
+    ceiling), and each one some log's device lines name, where the logs name any (a name no run ran on would
+    only make the ceiling unknown)."""
+    cond = bundle["conditions"]
+    if not expect.gpus or bundle.get("logs") is None:  # without logs: unverified, whatever its names
+        return []
+    out = []
+    if isinstance(cond.get("gpus"), list) and [n.strip() for n in str(cond["gpu"]).split(",")] != list(expect.gpus):
+        out.append("the bundle's gpu %s is not its gpus list (%s)" % (cond["gpu"], ", ".join(expect.gpus)))
+    out += [
+        "the bundle's GPU %s is not a plain GPU name (letters, digits, spaces, - _ . / and parentheses, as "
+        "nvidia-smi and TensorFlow print)" % n
+        for n in expect.gpus
+        if not is_plain(n)
+    ]
+    if seen.named:
+        out += [
+            "the bundle lists GPU %s, which no log's device lines name (they name %s)" % (n, ", ".join(seen.named))
+            for n in expect.gpus
+            if not any(same_gpu(n, g) for g in seen.named)
+        ]
+    return out
 
 
 def shown(text: str) -> str:
@@ -174,8 +211,13 @@ def _header_findings(run: Dict[str, Any], parsed: ParsedLog, where: str, strict:
 
 def _job_findings(run: Dict[str, Any], parsed: ParsedLog, where: str, expect: _Expected) -> List[Any]:
     """A distributed run: the job's devices (global batch / per-device batch) are the run's GPUs x workers."""
-    if not run.get("cluster") or not parsed.batch_size_global or not parsed.batch_size:
+    if not run.get("cluster") or not parsed.batch_size:
         return []
+    if not parsed.batch_size_global:  # tf_cnn_benchmarks always prints it; without it the job's size is unknown
+        return [
+            "%s: a distributed run whose log gives no global batch size (`Batch size: N global`): the job's "
+            "devices cannot be read" % where
+        ]
     job, claimed = parsed.batch_size_global / parsed.batch_size, (run.get("num_gpus") or 1) * expect.workers
     if job != claimed:
         return [
@@ -186,9 +228,19 @@ def _job_findings(run: Dict[str, Any], parsed: ParsedLog, where: str, expect: _E
     return []
 
 
-def _condition_findings(parsed: ParsedLog, text: str, where: str, expect: _Expected) -> List[Any]:
-    """The log against the bundle's conditions: data, variable update and the GPU its device lines name."""
+def _condition_findings(
+    parsed: ParsedLog, text: str, where: str, expect: _Expected, named: Optional[List[str]] = None
+) -> List[Any]:
+    """The log against the bundle's conditions: data, variable update, the kind of device its `Devices:` list
+    names (a GPU run relabelled cpu would escape the GPU's checks and ceiling) and the GPU its device lines name
+    (added to ``named``)."""
     out = []
+    kinds = sorted({str(d).rsplit("/", 1)[-1].split(":")[0].lower() for d in parsed.devices or []})
+    if expect.device is not None and kinds and kinds != [expect.device]:
+        out.append(
+            "%s: the log ran on %s, the bundle says device %s"
+            % (where, ", ".join(map(str, (parsed.devices or [])[:4])), expect.device)
+        )
     if expect.data is not None and parsed.dataset is not None:
         data = "synthetic" if "synthetic" in parsed.dataset else "real"
         if data != expect.data:
@@ -201,7 +253,10 @@ def _condition_findings(parsed: ParsedLog, text: str, where: str, expect: _Expec
             % (where, str(parsed.variable_update)[:60], expect.variable_update)
         )
     if expect.gpus:
-        other = [n for n in log_gpus(text) if not any(same_gpu(n, g) for g in expect.gpus)]
+        names = log_gpus(text)
+        if named is not None:
+            named.extend(n for n in names if n not in named and len(named) < _MAX_LOG_GPUS)
+        other = [n for n in names if not any(same_gpu(n, g) for g in expect.gpus)]
         if other:
             out.append(
                 "%s: TensorFlow's device lines name %s, the bundle says %s"
@@ -240,6 +295,13 @@ def _steps_findings(run: Dict[str, Any], parsed: ParsedLog, where: str, expect: 
 def _result_findings(run: Dict[str, Any], parsed: ParsedLog, where: str) -> List[Any]:
     status, value = run["status"], run.get("images_per_sec")
     if status in _DECIDED_OUTSIDE:
+        # a run killed at the timeout after its total is ok (hung_after_total), and a skipped run never ran: a
+        # total in the log of either is a finished run relabelled (the slowest, say, to leave the mean)
+        if status != "interrupted" and logparse.good_total(parsed.total_images_per_sec):
+            return [
+                "%s: recorded %s, but its log holds a total of %s images/sec (a run with its total is ok)"
+                % (where, status, parsed.total_images_per_sec)
+            ]
         return []
     expected = logparse.classify(parsed, run.get("exit_code") if isinstance(run.get("exit_code"), int) else None)
     if status == "ok":
@@ -256,7 +318,13 @@ def _result_findings(run: Dict[str, Any], parsed: ParsedLog, where: str) -> List
 
 
 def _figure_findings(run: Dict[str, Any], where: str) -> List[Any]:
-    """Only an ok run has a figure, and an ok run has one."""
+    """Only an ok run has a figure, and an ok run has one, of a model tf_cnn_benchmarks has (`sweep` runs no
+    other: a model spelled otherwise, ``ResNet50``, would have no known cost and so no ceiling)."""
+    if run["status"] == "ok" and run["model"] not in KNOWN_MODELS:
+        return [
+            "%s: model %s is not one tf_cnn_benchmarks has (%s, ...)"
+            % (where, run["model"][:60], ", ".join(sorted(KNOWN_MODELS)[:3]))
+        ]
     if run["status"] == "ok" and run.get("images_per_sec") is None:
         return ["%s: recorded ok without images/sec" % where]
     if run["status"] != "ok" and run.get("images_per_sec") is not None:
@@ -267,17 +335,22 @@ def _figure_findings(run: Dict[str, Any], where: str) -> List[Any]:
     return []
 
 
-def _run_findings(run: Dict[str, Any], logs: Optional[Dict[str, Any]], expect: _Expected) -> List[Any]:
+def _run_findings(
+    run: Dict[str, Any], logs: Optional[Dict[str, Any]], expect: _Expected, seen: _Seen, index: int
+) -> List[Any]:
     where = "%s bs%s run %s" % (run["model"], run["batch_size"], run["run"])
     out = _bounds_findings(run, where) + _figure_findings(run, where)
     name = run.get("log")
-    if logs is None or run["status"] == "skipped":
+    if logs is None:
         return out
     entry = logs.get(name) if name else None
     if entry is None:
         if run["status"] == "ok":
             out.append("%s: its log %s is not in the bundle" % (where, name))
         return out
+    owner = seen.owners.setdefault(str(name), (index, where))  # each run leaves its own log: one log is one run
+    if owner[0] != index:
+        return out + ["%s: its log %s is the log of %s (every run leaves its own)" % (where, name, owner[1])]
 
     if sha256_text(entry["text"]) != entry["sha256"]:
         return out + ["%s: log %s does not match its sha256 (the text was changed)" % (where, name)]
@@ -287,7 +360,7 @@ def _run_findings(run: Dict[str, Any], logs: Optional[Dict[str, Any]], expect: _
     if strict and not out:
         out += (
             _job_findings(run, parsed, where, expect)
-            + _condition_findings(parsed, entry["text"], where, expect)
+            + _condition_findings(parsed, entry["text"], where, expect, seen.named)
             + _steps_findings(run, parsed, where, expect)
         )
     return out + _result_findings(run, parsed, where)
@@ -334,11 +407,12 @@ def verify(bundle: Dict[str, Any], allowed_signers: Optional[Path] = None) -> Ve
     signers = tuple(signing.check_all(bundle, allowed_signers))
     findings = [] if bundles.genuine_id(bundle) else [bundles.ID_CHANGED % str(bundle["id"])[:16]]
     findings += signing.signature_findings(signers)
-    expect = _expected(bundle)
-    for run in bundle["runs"]:
-        findings.extend(_run_findings(run, logs, expect))
+    expect, seen = _expected(bundle), _Seen()
+    for index, run in enumerate(bundle["runs"]):
+        findings.extend(_run_findings(run, logs, expect, seen, index))
         if len(findings) >= _MAX_FINDINGS:
             break
+    findings.extend(_gpu_findings(bundle, expect, seen))
     findings.extend(_summary_findings(bundle))
     findings.extend(ceilings.implausible(bundle))  # a figure no such GPU can reach (results/ceilings.py)
     planned, notes = plan_findings(bundle)
