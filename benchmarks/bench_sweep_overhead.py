@@ -6,6 +6,11 @@ wall time, CPU of the process tree (getrusage of children, user+sys); and per pa
 A's extra CPU over B. Goals (issue 7): wall ratio <= 1.02, extra CPU <= 1 s for the whole sweep.
 
     python benchmarks/bench_sweep_overhead.py --pairs 3
+    python benchmarks/bench_sweep_overhead.py --pairs 3 --against /tmp/main-export   # that code's sweep too
+
+``--against DIR`` adds a third variant per round: the sweep of the tfcnnwrap checkout (or `git archive`
+export) at DIR, run right before this checkout's, so that a change is compared with its base in the same run
+on the same (possibly loaded) machine. The load average is printed before and after.
 """
 
 import argparse
@@ -41,6 +46,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--step-delay", type=float, default=0.2)
+    ap.add_argument("--against", type=Path, help="another tfcnnwrap checkout whose sweep runs in each pair too")
     opts = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="tfcnnwrap-overhead-"))
@@ -66,7 +72,7 @@ def main():
                 with open(logs / ("%s-%d.log" % (model, run)), "wb") as log:
                     subprocess.run(argv, cwd=script_dir, env=env, stdout=log, stderr=subprocess.STDOUT, check=True)
 
-    def wrapped(tag):
+    def wrapped(tag, root=ROOT):
         out = work / ("sweep-%s" % tag)
         subprocess.run(
             [
@@ -84,13 +90,16 @@ def main():
                 str(out),
             ],
             cwd=work,
-            env=dict(env, PYTHONPATH=str(ROOT)),
+            env=dict(env, PYTHONPATH=str(root)),
             stdout=subprocess.DEVNULL,
             check=True,
         )
 
-    rows = []
+    print("load average before: %.2f %.2f %.2f" % os.getloadavg(), flush=True)
+    rows, others = [], []
     for i in range(opts.pairs):
+        if opts.against is not None:
+            o_wall, o_cpu = timed(lambda i=i: wrapped("against-%d" % i, opts.against.resolve()))
         a_wall, a_cpu = timed(lambda i=i: wrapped(i))
         b_wall, b_cpu = timed(lambda i=i: by_hand(i))
         rows.append((a_wall, b_wall, a_cpu, b_cpu))
@@ -99,6 +108,14 @@ def main():
             % (i + 1, a_wall, a_cpu, b_wall, b_cpu, a_wall / b_wall, a_cpu - b_cpu),
             flush=True,
         )
+        if opts.against is not None:
+            others.append((o_wall / b_wall, o_cpu - b_cpu))
+            print(
+                "        --against: sweep %.2f s (cpu %.2f s)  wall ratio %.4f  extra cpu %.2f s"
+                % (o_wall, o_cpu, o_wall / b_wall, o_cpu - b_cpu),
+                flush=True,
+            )
+    print("load average after: %.2f %.2f %.2f" % os.getloadavg())
     ratios = [a / b for a, b, _, _ in rows]
     extra = [ac - bc for _, _, ac, bc in rows]
     print()
@@ -111,6 +128,16 @@ def main():
     print("| sweep CPU (s) | %.2f | %.2f | %.2f |" % tuple(f([r[2] for r in rows]) for f in spread))
     print("| by-hand CPU (s) | %.2f | %.2f | %.2f |" % tuple(f([r[3] for r in rows]) for f in spread))
     print("| wrapper's extra CPU (s) | %.2f | %.2f | %.2f |" % (statistics.median(extra), min(extra), max(extra)))
+    if others:
+        o_ratios, o_extra = [r for r, _ in others], [e for _, e in others]
+        print(
+            "| --against: wall ratio | %.4f | %.4f | %.4f |"
+            % (statistics.median(o_ratios), min(o_ratios), max(o_ratios))
+        )
+        print(
+            "| --against: extra CPU (s) | %.2f | %.2f | %.2f |"
+            % (statistics.median(o_extra), min(o_extra), max(o_extra))
+        )
 
 
 if __name__ == "__main__":

@@ -106,8 +106,8 @@ def test_a_name_one_character_longer_never_takes_over_the_community_entry(cli, t
     genuine = variants(_bundle(tmp_path, "g", {"resnet50": 176.93}), 10)
     forged = _bundle(tmp_path, "f", {"resnet50": 3 * 176.93}, gpu="GeForce RTX 2070~")
     imported = cli("import", write_bundles(tmp_path / "in", genuine + [forged]), env=data)
-    # a name that is not plain is refused outright since the red team (verify: "not a plain GPU name"); were
-    # it kept, its identity (name:<hash>) could still never be the RTX 2070's (test_a_lookalike_never_shares_the_rtx_2070s_identity)
+    # a name that is not plain is refused outright since the red team (verify: "not a plain GPU name"); were it
+    # kept, its identity (name:<hash>) could still never be the RTX 2070's (see the look-alike identity test)
     assert imported.returncode == 1 and "10 imported" in imported.stderr and "1 refused" in imported.stderr, imported
     mine = logged_sweep(tmp_path / "mine", values={"resnet50": 176.93})
     rows = {r["gpu"]: r for r in _rank(cli, mine, data)}

@@ -20,6 +20,8 @@ FAKE_TFCNN_WAIT_FIFO   a named pipe to read before starting (blocks until its wr
                        nvidia-smi, has written), so that a test's ordering needs no sleeps
 FAKE_TFCNN_FLAGS_OUT   a file: each invocation appends the flags it parsed as one JSON object per line (upstream's
                        header does not show --use_fp16/--xla, so tests read what reached the benchmark here)
+FAKE_TFCNN_HARNESS_OUT a file: each invocation appends one line, "pandas" or "no pandas": whether the process two
+                       levels up (tfcnnwrap, above its supervisor) has pandas loaded while this run runs (Linux)
 FAKE_TFCNN_GPU_EFFICIENCY  scaling efficiency (default 1.0): with --num_gpus=N > 1 the totals are the
                        one-device figure (FAKE_TFCNN_IPS) x N x this, as tf_cnn_benchmarks reports images/sec over
                        every device (batch size per device)
@@ -162,6 +164,20 @@ def record_flags(flags):
 
         with open(path, "a") as fh:
             fh.write(json.dumps(flags, sort_keys=True) + "\n")
+
+
+def record_harness():
+    """Whether the harness (tfcnnwrap: our parent's parent, our parent being its supervisor) has pandas loaded
+    now, from its memory map: the harness must not load it while a benchmark runs."""
+    path = os.environ.get("FAKE_TFCNN_HARNESS_OUT")
+    if not path:
+        return
+    with open("/proc/%d/stat" % os.getppid(), "rb") as fh:
+        harness = int(fh.read().rsplit(b")", 1)[1].split()[1])
+    with open("/proc/%d/maps" % harness, "rb") as fh:
+        loaded = b"/pandas/" in fh.read()
+    with open(path, "a") as fh:
+        fh.write("pandas\n" if loaded else "no pandas\n")
 
 
 def count_invocation(model):
@@ -312,6 +328,7 @@ def warm_up_fault(fault, batch):
 def main(argv):
     flags = parse_flags(argv)
     record_flags(flags)
+    record_harness()
     model = flags.get("model", "trivial")
     batch = int(flags.get("batch_size", "32"))
     num_gpus = int(flags.get("num_gpus", "1"))

@@ -1,6 +1,7 @@
 """The `sweep` verb: plan, probe, run each benchmark in its own process, record, summarise.
 
-Each finished run is on disk (runs.jsonl, fsynced; summary.csv rewritten) before the next one starts.
+Each finished run is on disk (runs.jsonl, fsynced) before the next one starts; summary.csv is written once,
+when the sweep ends (finished, interrupted or failed), so pandas is imported after the last run.
 """
 
 import argparse

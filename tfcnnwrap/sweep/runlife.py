@@ -1,6 +1,9 @@
 """A run's life in a sweep, the same for a single run, a distributed job (sweep.job) and a fleet run (fleet):
 its command, its start (the live view told, GPU sampling begun), its RunRecord, the error when it cannot run,
-and its write (runs.jsonl fsynced, then summary.csv over every run so far) before the next run starts.
+and its write (runs.jsonl fsynced) before the next run starts. summary.csv is aggregated once, when the sweep
+ends (``write_summary``, from ``sweep._finish``): aggregating after every run cost pandas' import and ~10 ms
+of CPU a run between benchmarks, and runs.jsonl is the record that readers aggregate again when summary.csv
+is not current (a sweep killed mid-way).
 
 ``SweepContext`` is what a sweep settles before its first run; every step of the sweep is handed it.
 """
@@ -213,10 +216,10 @@ def skipped_record(ctx: SweepContext, spec: RunSpec, reason: str) -> RunRecord:
 
 
 def record(ctx: SweepContext, run: RunRecord) -> None:
-    """On disk before the next run starts: the record (fsynced), then the summary over every run so far."""
+    """On disk before the next run starts: the record, fsynced. No aggregation here (see the module's note):
+    the harness does no work between runs that the end of the sweep can do once."""
     ctx.sweep.append_run(run)
     ctx.records.append(as_written(run))  # as report will read it back: summary.json's key and rows are its
-    write_summary(ctx)
 
 
 def latest(ctx: SweepContext) -> List[RunRecord]:
@@ -228,6 +231,8 @@ def summary_rows(ctx: SweepContext) -> List[SummaryRow]:
 
 
 def write_summary(ctx: SweepContext) -> List[SummaryRow]:
+    """summary.csv and summary.json over every run so far (pandas: imported here, after the last run, never
+    during one)."""
     runs = latest(ctx)
     unordered = config_rows(runs) if runs else []
     rows = order_rows(unordered, ctx.written_meta.plan_order)
