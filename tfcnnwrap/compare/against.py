@@ -63,7 +63,8 @@ def against_references(
     """The sweep's measured rows against each named reference GPU, and each one's geometric mean.
     ``source``: builtin, community (the library's results) or all (tfcnnwrap.compare.community)."""
     sweep = Sweep(sweep_path, host=host)
-    columns = tuple(reference_set(references_csv, source, sweep=sweep).resolve_list(against))
+    references = reference_set(references_csv, source, sweep=sweep)
+    columns = tuple(references.resolve_list(against))
     tf_version = sweep.meta.tensorflow_version
     rows = []
     for measured in sweep.rows:
@@ -107,6 +108,8 @@ def against_references(
         sources=_sources(columns, rows),
         strict=strict,
         low_trust_left_out=low_trust_left_out([g for _, g in columns], {r.model for r in rows}, include_low_trust),
+        # every entry of the sweep's GPU at another link, named in --against or not
+        link_cost=rank.link_cost(sweep, references, strict, include_low_trust),
     )
 
 

@@ -9,6 +9,10 @@ are known). `--per watt` and `--per dollar` score the geometric mean of (measure
 W_ref), i.e. measured / reference x W_ref / W, with W the measured GPU's mean power draw from telemetry
 (or `--watts`) and W_ref the reference's board power; or with the price (`--price`) and the launch price.
 References without a published power or price are listed as such, not ranked.
+
+What the link costs (issue 36, item 3; `link_cost`, for `--rank` and `--against` alike): a sweep whose link class
+is known (``gen3 x4``) against the same GPU (one identity, results/gpuid.py) at each other link class the
+community has (``gen3 x16``), by the same shared ratios, per model and as their geometric mean.
 """
 
 from __future__ import annotations
@@ -17,13 +21,14 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-from tfcnnwrap.compare.community import print_provenance, reference_set
+from tfcnnwrap.compare.community import entry_id, print_provenance, reference_set
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.present import ranktext
 from tfcnnwrap.present.plotrank import plot_rank
 from tfcnnwrap.results.closest import closest_result, low_trust_left_out
 from tfcnnwrap.results.comparesweep import Sweep, config_of, geometric_mean
-from tfcnnwrap.results.comparison import Ranking, RankRow
+from tfcnnwrap.results.comparison import LinkCost, Ranking, RankRow
+from tfcnnwrap.results.gpuid import gpu_identity, link_class
 from tfcnnwrap.results.references import CONDITIONS
 
 if TYPE_CHECKING:
@@ -39,7 +44,7 @@ def measured_name(sweep: Sweep) -> str:
     return sweep.gpu_label() or ("CPU" if sweep.meta.on_cpu else "GPU (name not recorded)")
 
 
-def _shared(
+def shared_ratios(
     gpu: ReferenceGPU, sweep: Sweep, strict: bool, include_low_trust: bool = False, nearest: bool = False
 ) -> Tuple[List[Any], Tuple[Any, ...]]:
     """([(config, measured / reference)], differing condition names) over the configurations ``gpu`` has a
@@ -130,7 +135,7 @@ def rank(
     power_of = _measured_power(sweep, watts) if per == "watt" else None
     rows, without = [], 0
     for gpu in references:
-        pairs, differs = _shared(gpu, sweep, strict, include_low_trust, nearest)
+        pairs, differs = shared_ratios(gpu, sweep, strict, include_low_trust, nearest)
         if not pairs:
             without += 1
             continue
@@ -162,7 +167,51 @@ def rank(
         power_source=("--watts" if watts else "telemetry") if per == "watt" else None,
         low_trust_left_out=low_trust_left_out(list(references), {r.model for r in sweep.rows}, include_low_trust),
         nearest=nearest,
+        link_cost=link_cost(sweep, references, strict, include_low_trust),
     )
+
+
+# -- what the link costs (issue 36): the same GPU at another link class ------------------------------------
+
+
+def _per_model(pairs: List[Tuple[Tuple[str, int, object], float]]) -> Dict[str, float]:
+    """model -> geometric mean x 100 of its ratios (one per batch size and GPU count), in the sweep's order."""
+    ratios: Dict[str, List[float]] = {}
+    for (model, _batch, _gpus), ratio in pairs:
+        ratios.setdefault(model, []).append(ratio)
+    return {model: geometric_mean(values) * 100.0 for model, values in ratios.items()}  # type: ignore[operator]  # ratios > 0
+
+
+def link_cost(
+    sweep: Sweep, references: Iterable[ReferenceGPU], strict: bool = False, include_low_trust: bool = False
+) -> Tuple[LinkCost, ...]:
+    """One LinkCost per community entry of the sweep's GPU at another link class with a figure under the
+    sweep's conditions, the most sweeps first; () when the sweep's link or GPU name is unknown."""
+    link = link_class(sweep.link())
+    name = sweep.gpu_label()
+    if link is None or not name or sweep.meta.on_cpu or "," in name:  # several GPU models: no one identity
+        return ()
+    identity = gpu_identity(name)
+    costs = []
+    for gpu in references:
+        other = gpu.link
+        if gpu.origin != "community" or not other or other == link or gpu.id != entry_id(identity, other):
+            continue
+        pairs, _differs = shared_ratios(gpu, sweep, strict, include_low_trust)
+        if not pairs:
+            continue
+        costs.append(
+            LinkCost(
+                gpu=measured_name(sweep),
+                link=link,
+                other_link=other,
+                sweeps=gpu.sweeps,
+                geomean_pct=geometric_mean(ratio for _, ratio in pairs) * 100.0,  # type: ignore[operator]  # pairs
+                per_model=_per_model(pairs),
+                gpu_id=gpu.id,
+            )
+        )
+    return tuple(sorted(costs, key=lambda c: (-(c.sweeps or 0), c.other_link)))
 
 
 def _check_rank_flags(

@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, TextIO, Tuple
 
 from tfcnnwrap import render
-from tfcnnwrap.present.linknote import link_notes
+from tfcnnwrap.present.linknote import link_cost_json, link_cost_lines, link_notes
 from tfcnnwrap.prose import Wrapped
 from tfcnnwrap.results.closest import tf_differs
 
@@ -140,7 +140,12 @@ def against_json(comparison: AgainstReferences) -> Dict[str, Any]:
     return dict(
         rows=out,
         conditions=dict(comparison.conditions, gpu=sweep.gpu_label()),
-        extra={"sweep": str(sweep.path), "strict": comparison.strict, "geomean": geo},
+        extra={
+            "sweep": str(sweep.path),
+            "strict": comparison.strict,
+            "geomean": geo,
+            "link_cost": link_cost_json(comparison.link_cost),
+        },
     )
 
 
@@ -199,7 +204,7 @@ def against_notes(comparison: AgainstReferences) -> List[str]:
         notes.append("This sweep ran on the CPU; the references are GPUs.")
     notes += footnotes(comparison)
     notes += closest_notes(comparison) + tf_notes(comparison) + low_trust_notes(comparison.low_trust_left_out)
-    notes += link_notes(comparison.sweep)
+    notes += link_notes(comparison.sweep) + link_cost_lines(comparison.link_cost)
     notes += ["Source of %s: %s" % (", ".join(names), source) for source, names in comparison.sources]
     return notes
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, TextIO, Tuple
 
 from tfcnnwrap import render
 from tfcnnwrap.present.comparetext import conditions_line, count_unit, emit_text, low_trust_notes
-from tfcnnwrap.present.linknote import link_notes
+from tfcnnwrap.present.linknote import link_cost_json, link_cost_lines, link_notes
 from tfcnnwrap.run.procs import format_command
 
 if TYPE_CHECKING:
@@ -183,7 +183,7 @@ def rank_notes(ranking: Any) -> List[str]:  # Any: a rank.Ranking; --per sets th
             "TF), which differ in what the mark names."
         )
     notes += low_trust_notes(ranking.low_trust_left_out)
-    notes += link_notes(sweep)
+    notes += link_notes(sweep) + link_cost_lines(ranking.link_cost)
     if ranking.without_conditions:
         notes.append(
             "%d other reference GPU%s published no figure under these conditions at these batch sizes "
@@ -203,7 +203,13 @@ def render_rank(ranking: Ranking, fmt: str, stream: Optional[TextIO] = None) -> 
             stream=stream,
             kind="rank",
             conditions=dict(sweep.conditions(), gpu=sweep.gpu_label()),
-            extra={"sweep": str(sweep.path), "per": ranking.per, "of": ranking.of, "strict": ranking.strict},
+            extra={
+                "sweep": str(sweep.path),
+                "per": ranking.per,
+                "of": ranking.of,
+                "strict": ranking.strict,
+                "link_cost": link_cost_json(ranking.link_cost),
+            },
         )
         return
     if fmt == "csv":

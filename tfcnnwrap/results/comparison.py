@@ -13,6 +13,20 @@ LEVEL_PCT = 1.0  # within this many percent of the measured GPU reads as "level 
 
 
 @dataclass(frozen=True)
+class LinkCost:
+    """What the sweep's link costs against the same GPU (one identity) at another link class (issue 36): the
+    measured images/sec as a share of that community entry's, x 100, per model and their geometric mean."""
+
+    gpu: str  # the measured GPU's name
+    link: str  # the sweep's link class (``gen3 x4``)
+    other_link: str  # the community entry's (``gen3 x16``)
+    sweeps: Optional[int]  # bundles behind the community entry
+    geomean_pct: float  # over every configuration both have
+    per_model: Dict[str, float]  # model -> geometric mean over its configurations (batch sizes, GPU counts)
+    gpu_id: str = ""  # the community entry's id (``community-rtx2070-gen3-x16``)
+
+
+@dataclass(frozen=True)
 class AgainstReferences:
     sweep: Any  # comparesweep.Sweep
     columns: Tuple  # (typed name, references.ReferenceGPU) per reference column
@@ -22,6 +36,7 @@ class AgainstReferences:
     sources: Tuple  # (source text, (typed names citing it)) in column order
     strict: bool = False
     low_trust_left_out: int = 0  # derived/partial rows of these GPUs and models left out
+    link_cost: Tuple[LinkCost, ...] = ()  # the same GPU at another link class in the community
 
     @property
     def measured_count(self) -> int:
@@ -89,6 +104,7 @@ class Ranking:
     power_source: Optional[str] = None  # "--watts" or "telemetry" under --per watt
     low_trust_left_out: int = 0  # derived/partial rows of the sweep's models left out
     nearest: bool = False  # GPUs without a figure under the sweep's conditions ranked by their closest ones
+    link_cost: Tuple[LinkCost, ...] = ()  # the same GPU at another link class in the community
 
     @property
     def measured_row(self) -> RankRow:
