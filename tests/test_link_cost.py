@@ -8,6 +8,7 @@ import math
 
 import pytest
 from bundledata import logged_sweep, variants, write_bundles
+from test_link_conditions import POSIX, gpu_env
 
 from tfcnnwrap.share import bundle as bundles
 from tfcnnwrap.share.export import build
@@ -97,3 +98,25 @@ def test_no_line_without_another_link_of_that_gpu_or_without_the_sweeps_link(cli
     assert cost["per_model"] == pytest.approx({"resnet50": 120.0, "vgg16": 125.0})
     builtin = cli("compare", at_x16, "--rank", "--source", "builtin", "--format", "json", env=data)
     assert builtin.returncode == 0 and builtin.json()["link_cost"] == [], builtin
+
+
+@pytest.mark.slow
+@POSIX
+def test_a_gpu_sweep_at_gen3_x4_of_x16_meets_the_same_gpu_at_x16(cli, tmp_path, vendor, fake_tf, data):
+    """The link from the sweep's own telemetry (the stand-in nvidia-smi at gen3 x4 of x16), not a rewritten
+    record: the line follows from `sweep` to `compare --rank` with nothing in between."""
+    env = dict(gpu_env(tmp_path, [3, 3, 4, 16]), **data)
+    out = tmp_path / "s"
+    swept = cli(
+        "sweep", "--vendor-dir", vendor, "--python", fake_tf("2.4.0"), "--device", "gpu", "--models", "resnet50",
+        "--runs", "1", "--batch-size", "resnet50=64", "--out", out, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert swept.returncode == 0, swept
+    measured = json.loads((out / "runs.jsonl").read_text().splitlines()[0])["images_per_sec"]
+    desktop = variants(_bundle(tmp_path, "d", {"resnet50": 2.0 * measured}, X16), 3)
+    _imported(cli, tmp_path, env, desktop)
+    result = cli("compare", out, "--rank", "--source", "community", "--format", "json", cwd=tmp_path, env=env)
+    assert result.returncode == 0, result
+    (cost,) = result.json()["link_cost"]
+    assert (cost["link"], cost["other_link"], cost["sweeps"]) == ("gen3 x4", "gen3 x16", 3), cost
+    assert cost["per_model"] == pytest.approx({"resnet50": 50.0}) and cost["geomean_pct"] == pytest.approx(50.0)
