@@ -145,3 +145,13 @@ def test_published_rows_match_the_conditions_exactly_and_leave_low_trust_out():
     assert all(r.trust not in ("derived", "partial") and not r.differences(wanted) for r in by_name.values())
     assert site.published_rows(refs, "resnet50", dict(wanted, batch_size=3)) == []
     assert site.published_rows(None, "resnet50", wanted) == []
+
+
+def test_a_reference_source_is_short_enough_for_a_card():
+    assert site.short_source("Lambda Labs, 'Deep Learning GPU Benchmarks' (2018), https://lambdalabs.com/x") == (
+        "Lambda Labs"
+    )
+    shown = site.short_source("https://github.com/ROCm/tensorflow-upstream/issues/173 (comment by someone)")
+    assert shown == "github.com/ROCm/tensorflow-upstream/\u2026"
+    assert site.short_source("https://example.org/a") == "example.org/a"
+    assert site.short_source("") == "not recorded"

@@ -1,6 +1,7 @@
 """`site SOURCE... --out DIR`: a static results site (relative links only: any static host, or opened from
 disk) of sweep directories, bundles (``*.tfcw.json.gz``), directories of either, or ``library``: an index
-(rank per model under each set of conditions, newest results), a page per GPU (every result, spread across
+(a leaderboard per set of conditions and model: the site's results among the published references, with
+their trust and intervals; newest results), a page per GPU (every result, spread across
 sweeps), a page per sweep or bundle (reportpage's result view) and, with ``--ab``, an A/B page.
 
 Bundles come from other people: read with a bound (64 MiB unpacked), as JSON objects only, every field
@@ -474,22 +475,32 @@ def _site_line(gpu: str, results: list, prefix: str) -> tuple:
     cells = [
         cell(gpu, href=prefix + gpu_page_name(gpu)),
         numcell(value),
-        cell(_trust_summary(results)),
+        cell(_trust_summary(results), "wrap"),
         cell(_interval(results)),
         cell(newest.view.created_at or newest.view.label, href=prefix + newest.page),
     ]
     return value, cells, "measured"
 
 
+def short_source(source: str) -> str:
+    """A reference's source as a leaderboard cell shows it: its first clause, a link as its site and path's first
+    two parts (the whole source is the cell's title and on `tfcnnwrap references`)."""
+    text = source.split(",", 1)[0].strip() or "not recorded"
+    link = re.match(r"https?://([^/\s]+)((?:/[^/\s]+){0,2})(\S*)", text)
+    if link:
+        text = link.group(1) + link.group(2) + ("/\u2026" if link.group(3) else "")
+    return text
+
+
 def _published_line(gpu: ReferenceGPU, result: Result) -> tuple:
-    source = result.source.split(",", 1)[0].strip() or "not recorded"
+    source = short_source(result.source)
     tf = " (TensorFlow %s)" % result.tf_version if result.tf_version else ""
     cells = [
         cell(gpu.full_name),
         numcell(result.images_per_sec),
         cell("reference: %s" % (result.trust or "user-log")),
         cell("\u2013"),
-        cell(_scalar_text(source + tf, 80), title=_scalar_text(result.source, 300)),
+        cell(_scalar_text(source + tf, 80), "wrap", title=_scalar_text(result.source, 300)),
     ]
     return result.images_per_sec, cells, ""
 
