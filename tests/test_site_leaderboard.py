@@ -155,3 +155,27 @@ def test_a_reference_source_is_short_enough_for_a_card():
     assert shown == "github.com/ROCm/tensorflow-upstream/\u2026"
     assert site.short_source("https://example.org/a") == "example.org/a"
     assert site.short_source("") == "not recorded"
+
+
+def test_several_results_count_their_trust_and_independent_signers_that_agree_replicate():
+    view = site.ResultView(label="x", gpu="g", parts=[], rows=[], runs=[], environment=[])
+
+    def bundle(*signers, unverified=False):
+        return site.Entry(key="k", kind="bundle", view=view, conditions={}, signers=signers, unverified=unverified)
+
+    alice, bob = bundle("alice@example.com"), bundle("bob@example.com")
+    # 100 +- 2 and 103 +- 1.03 overlap; alice and bob are two people
+    agree = [(100.0, alice, {"ci95_pct": 2.0}), (103.0, bob, {"ci95_pct": 1.0})]
+    assert site.replicated(agree)
+    assert site._trust_summary(agree) == "2 signed (signed by alice@example.com, bob@example.com); replicated"
+    assert not site.replicated([(100.0, alice, {"ci95_pct": 1.0}), (110.0, bob, {"ci95_pct": 1.0})])  # apart
+    assert not site.replicated(
+        [(100.0, alice, {"ci95_pct": 2.0}), (101.0, bundle("alice@example.com"), {"ci95_pct": 2.0})]
+    )
+    # an unverified bundle's signature vouches for figures nobody could check
+    assert not site.replicated(
+        [(100.0, alice, {"ci95_pct": 2.0}), (101.0, bundle("bob", unverified=True), {"ci95_pct": 2.0})]
+    )
+    sweep = site.Entry(key="s", kind="sweep", view=view, conditions={})
+    mixed = [(100.0, sweep, {}), (90.0, bundle(), {}), (95.0, bundle(unverified=True), {}), (97.0, bundle(), {})]
+    assert site._trust_summary(mixed) == "1 local sweep, 2 verified, 1 unverified"

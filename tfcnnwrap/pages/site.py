@@ -455,17 +455,46 @@ def _interval(results: list) -> str:
     """One result: its mean's 95% interval; several: the range of their means."""
     if len(results) == 1:
         ci = results[0][2].get("ci95_pct")
-        ok = isinstance(ci, (int, float)) and not isinstance(ci, bool) and math.isfinite(ci)
-        return "\u00b1%.1f%% (95%% CI)" % ci if ok else "\u2013"
+        return "\u00b1%.1f%% (95%% CI)" % ci if _finite(ci) else "\u2013"
     means = [m for m, _, _ in results]
     return "%s to %s over %d results" % (num(min(means)), num(max(means)), len(means))
 
 
+def _kind(entry: Entry) -> str:
+    if entry.kind == "sweep":
+        return "local sweep"
+    return "unverified" if entry.unverified else ("signed" if entry.signers else "verified")
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def replicated(results: list) -> bool:
+    """Two verified bundles signed by disjoint sets of signers (independent people) whose means' 95% intervals
+    overlap: compare's community rule (compare/community.py), over one GPU's results of one configuration."""
+    known = []
+    for mean, entry, row in results:
+        ci = row.get("ci95_pct")
+        if _kind(entry) == "signed" and _finite(ci):
+            known.append((mean, mean * ci / 100.0, set(entry.signers)))
+    return any(
+        keys_a.isdisjoint(keys_b) and abs(a - b) <= half_a + half_b
+        for i, (a, half_a, keys_a) in enumerate(known)
+        for b, half_b, keys_b in known[i + 1 :]
+    )
+
+
 def _trust_summary(results: list) -> str:
-    trusts = [entry_trust(e) for _, e, _ in results]
-    if len(set(trusts)) == 1:
-        return trusts[0] if len(trusts) == 1 else "%d %s" % (len(trusts), trusts[0])
-    return ", ".join("%d %s" % (trusts.count(t), t) for t in sorted(set(trusts), key=trusts.index))
+    """One result: its trust; several: how many of each kind, who signed, and whether it was replicated."""
+    if len(results) == 1:
+        return entry_trust(results[0][1])
+    kinds = [_kind(e) for _, e, _ in results]
+    text = ", ".join("%d %s" % (kinds.count(k), k) for k in sorted(set(kinds), key=kinds.index))
+    names = sorted({n for _, e, _ in results if _kind(e) == "signed" for n in e.signers})
+    if names:
+        text += " (signed by %s%s)" % (", ".join(names[:3]), " \u2026" if len(names) > 3 else "")
+    return text + ("; replicated" if replicated(results) else "")
 
 
 def _site_line(gpu: str, results: list, prefix: str) -> tuple:
