@@ -1,6 +1,7 @@
 """`site SOURCE... --out DIR`: a static results site (relative links only: any static host, or opened from
 disk) of sweep directories, bundles (``*.tfcw.json.gz``), directories of either, or ``library``: an index
-(rank per model under each set of conditions, newest results), a page per GPU (every result, spread across
+(a leaderboard per set of conditions and model: the site's results among the published references, with
+their trust and intervals; newest results), a page per GPU (every result, spread across
 sweeps), a page per sweep or bundle (reportpage's result view) and, with ``--ab``, an A/B page.
 
 Bundles come from other people: read with a bound (64 MiB unpacked), as JSON objects only, every field
@@ -15,6 +16,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import math
 import os
 import re
 import signal
@@ -44,12 +46,14 @@ from tfcnnwrap.pages.reportpage import (
 )
 from tfcnnwrap.results import ceilings
 from tfcnnwrap.results.aggregate import summarize
+from tfcnnwrap.results.closest import closest_result
 from tfcnnwrap.results.fleetreport import with_fleet
 from tfcnnwrap.results.gpuid import gpu_identity
 from tfcnnwrap.results.records import RunRecord
+from tfcnnwrap.results.references import ReferenceGPU, ReferenceSet, Result, load_references
 from tfcnnwrap.results.store import is_sweep
 from tfcnnwrap.run.logparse import step_points
-from tfcnnwrap.share import library, verify
+from tfcnnwrap.share import library, signing, verify
 from tfcnnwrap.share.bundle import BundleRefused, check_shape, parse_json
 from tfcnnwrap.share.export import Redactor
 
@@ -111,6 +115,7 @@ class Entry:
     slug: str = ""
     logs: Optional[dict] = None  # bundle: log name -> text
     unverified: bool = False  # a bundle exported with --no-logs: nothing to check its figures against
+    signers: Tuple[str, ...] = ()  # a bundle: who signed it (valid signatures only), as `verify` names them
 
     @property
     def page(self) -> str:
@@ -179,22 +184,22 @@ def _bundle_runs(data: dict) -> list:
 UNVERIFIED_NOTE = "unverified: exported with --no-logs, so its figures cannot be checked against its logs"
 
 
-def checked_bundle(path: Path, data: dict) -> bool:
-    """True when ``data`` (read by read_bundle) is a bundle `verify` verifies, False when it is unverified
-    (exported with --no-logs); BundleError naming why for one that fails: an id that is not the hash of its
-    content, a log that does not match its sha256, a figure or status its log does not give."""
+def checked_bundle(path: Path, data: dict, allowed_signers: Optional[Path] = None) -> verify.Verdict:
+    """`verify`'s Verdict of ``data`` (read by read_bundle): verified, or unverified (exported with --no-logs),
+    with its signers; BundleError naming why for one that fails: an id that is not the hash of its content, a
+    log that does not match its sha256, a figure or status its log does not give, a broken signature."""
     try:
         check_shape(data, str(path))
     except BundleRefused as exc:
         raise BundleError(exc.message) from None
-    verdict = verify.verify(data)
+    verdict = verify.verify(data, allowed_signers)
     if verdict.state == verify.FAILED:
         shown = "; ".join(verdict.findings[:3]) + ("; ..." if len(verdict.findings) > 3 else "")
         raise BundleError(
             "%s: %s (%d finding%s: %s); `tfcnnwrap verify %s` lists them"
             % (path, verify.FAILED, len(verdict.findings), "" if len(verdict.findings) == 1 else "s", shown, path.name)
         )
-    return verdict.state == verify.VERIFIED
+    return verdict
 
 
 def bundle_entry(path: Path, data: dict, verified: bool = True) -> Entry:
@@ -299,12 +304,15 @@ def _found_under(root: Path) -> List[Path]:
 PARALLEL_FROM = 16  # fewer sources than this are read in this process: a pool's start costs more
 
 
-def _read_one(path: Path, out_dir: Path) -> tuple:
+def _read_one(path: Path, out_dir: Path, allowed_signers: Optional[Path] = None) -> tuple:
     """(entry, None), or (None, why) for a source that cannot be read; runs in worker processes."""
     try:
         if path.is_file():
             data = read_bundle(path)
-            return bundle_entry(path, data, checked_bundle(path, data)), None
+            verdict = checked_bundle(path, data, allowed_signers)
+            entry = bundle_entry(path, data, verdict.state == verify.VERIFIED)
+            entry.signers = tuple(_scalar_text(s.name, 80) for s in verdict.signers if s.valid)
+            return entry, None
         return sweep_entry(path, out_dir), None
     except (BundleError, TfcnnwrapError) as exc:
         return None, str(getattr(exc, "message", exc))
@@ -319,26 +327,27 @@ def _worker_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it ends the pool
 
 
-def _read_all(paths: List[Path], out_dir: Path) -> list:
+def _read_all(paths: List[Path], out_dir: Path, allowed_signers: Optional[Path] = None) -> list:
     """Every source read, in order; many of them in worker processes (a sweep's summary is pandas work). As
     `parse` does: forked workers, on Linux only (a spawned worker would run `python -m tfcnnwrap` again)."""
     workers = min(os.cpu_count() or 1, 8)
     if len(paths) < PARALLEL_FROM or workers < 2 or not sys.platform.startswith("linux"):
-        return [_read_one(p, out_dir) for p in paths]
+        return [_read_one(p, out_dir, allowed_signers) for p in paths]
     import multiprocessing  # only many sources start workers: a small site skips its import
     from concurrent.futures import ProcessPoolExecutor  # as multiprocessing
 
     with ProcessPoolExecutor(
         max_workers=workers, mp_context=multiprocessing.get_context("fork"), initializer=_worker_init
     ) as pool:
-        return list(pool.map(_read_one, paths, [out_dir] * len(paths), chunksize=8))
+        return list(pool.map(_read_one, paths, [out_dir] * len(paths), [allowed_signers] * len(paths), chunksize=8))
 
 
-def collect(sources: List[str], out_dir: Path) -> tuple:
-    """(entries, problems): every source read; one that cannot be is named with why and left out."""
+def collect(sources: List[str], out_dir: Path, allowed_signers: Optional[Path] = None) -> tuple:
+    """(entries, problems): every source read; one that cannot be is named with why and left out. Signers are
+    named by principal from ``allowed_signers`` where it names them (else by key fingerprint)."""
     paths = [path for source in sources for path in _expand(source)]
     entries, problems, seen = [], [], set()
-    for entry, problem in _read_all(paths, out_dir):
+    for entry, problem in _read_all(paths, out_dir, allowed_signers):
         if problem:
             problems.append(problem)
         elif entry.key not in seen:
@@ -383,7 +392,7 @@ def gpu_page_name(gpu: str) -> str:
 
 
 def results_by_config(entries: List[Entry]) -> dict:
-    """{condition label: {(model, batch_size): {gpu: [(mean, entry)]}}} over rows with a mean."""
+    """{condition label: {(model, batch_size): {gpu: [(mean, entry, row)]}}} over rows with a mean."""
     groups: dict = {}
     for entry in entries:
         for row in entry.view.rows:
@@ -392,7 +401,7 @@ def results_by_config(entries: List[Entry]) -> dict:
             label = condition_label(entry.conditions, row.get("num_gpus"))
             config = (str(row.get("model")), row.get("batch_size"))
             groups.setdefault(label, {}).setdefault(config, {}).setdefault(entry.view.gpu, []).append(
-                (row["mean"], entry)
+                (row["mean"], entry, row)
             )
     return groups
 
@@ -405,51 +414,168 @@ def config_order(config: Tuple[str, object]) -> Tuple[str, int, float, str]:
     return (str(model), 1, 0.0, str(batch))
 
 
-def rank_tables(groups: dict, prefix: str = "") -> List[dict]:
-    """Per set of conditions, per model and batch size: every GPU by the median of its results' means."""
+# -- the leaderboard: the site's results beside everything published, each with its trust ---------------------
+# A published figure is shown under exactly the conditions of the site's rows (compare --strict's rule, `derived`
+# and `partial` rows left out as compare leaves them); a site result's trust is what `verify` found.
+
+
+def entry_trust(entry: Entry) -> str:
+    """A site result's trust: a bundle signed (by whom), verified or unverified; a local sweep is its own."""
+    if entry.kind == "sweep":
+        return "local sweep"
+    checked = "unverified" if entry.unverified else "verified"
+    if entry.signers:
+        return "signed by %s, %s" % (
+            ", ".join(entry.signers[:3]) + (" \u2026" if len(entry.signers) > 3 else ""),
+            checked,
+        )
+    return checked
+
+
+def _wanted(conditions: dict, model_row: dict) -> dict:
+    """A site row's conditions in the references' terms ("not recorded" is any)."""
+    plain = {k: ("" if conditions.get(k) in (None, "not recorded") else conditions[k]) for k in CONDITION_KEYS}
+    plain["xla"] = {"XLA": "yes", "no XLA": "no"}.get(str(plain["xla"]), "")
+    plain["batch_size"] = model_row.get("batch_size")
+    plain["num_gpus"] = model_row.get("num_gpus")
+    return plain
+
+
+def published_rows(refs: Optional[ReferenceSet], model: str, wanted: dict) -> List[Tuple[ReferenceGPU, Result]]:
+    """Every reference GPU's figure for ``model`` under exactly ``wanted``'s conditions (one per GPU)."""
+    out = []
+    for gpu in refs or []:
+        result, _ = closest_result(gpu, model, wanted, strict=True)
+        if result is not None:
+            out.append((gpu, result))
+    return out
+
+
+def _interval(results: list) -> str:
+    """One result: its mean's 95% interval; several: the range of their means."""
+    if len(results) == 1:
+        ci = results[0][2].get("ci95_pct")
+        return "\u00b1%.1f%% (95%% CI)" % ci if _finite(ci) else "\u2013"
+    means = [m for m, _, _ in results]
+    return "%s to %s over %d results" % (num(min(means)), num(max(means)), len(means))
+
+
+def _kind(entry: Entry) -> str:
+    if entry.kind == "sweep":
+        return "local sweep"
+    return "unverified" if entry.unverified else ("signed" if entry.signers else "verified")
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def replicated(results: list) -> bool:
+    """Two verified bundles signed by disjoint sets of signers (independent people) whose means' 95% intervals
+    overlap: compare's community rule (compare/community.py), over one GPU's results of one configuration."""
+    known = []
+    for mean, entry, row in results:
+        ci = row.get("ci95_pct")
+        if _kind(entry) == "signed" and _finite(ci):
+            known.append((mean, mean * ci / 100.0, set(entry.signers)))
+    return any(
+        keys_a.isdisjoint(keys_b) and abs(a - b) <= half_a + half_b
+        for i, (a, half_a, keys_a) in enumerate(known)
+        for b, half_b, keys_b in known[i + 1 :]
+    )
+
+
+def _trust_summary(results: list) -> str:
+    """One result: its trust; several: how many of each kind, who signed, and whether it was replicated."""
+    if len(results) == 1:
+        return entry_trust(results[0][1])
+    kinds = [_kind(e) for _, e, _ in results]
+    text = ", ".join("%d %s" % (kinds.count(k), k) for k in sorted(set(kinds), key=kinds.index))
+    names = sorted({n for _, e, _ in results if _kind(e) == "signed" for n in e.signers})
+    if names:
+        text += " (signed by %s%s)" % (", ".join(names[:3]), " \u2026" if len(names) > 3 else "")
+    return text + ("; replicated" if replicated(results) else "")
+
+
+def _site_line(gpu: str, results: list, prefix: str) -> tuple:
+    """(images/sec, row cells after the rank, row class) of one site GPU: the median of its results' means."""
+    value = statistics.median(m for m, _, _ in results)
+    newest = max(results, key=lambda r: r[1].view.created_at)[1]
+    cells = [
+        cell(gpu, href=prefix + gpu_page_name(gpu)),
+        numcell(value),
+        cell(_trust_summary(results), "wrap"),
+        cell(_interval(results)),
+        cell(newest.view.created_at or newest.view.label, href=prefix + newest.page),
+    ]
+    return value, cells, "measured"
+
+
+def short_source(source: str) -> str:
+    """A reference's source as a leaderboard cell shows it: its first clause, a link as its site and path's first
+    two parts (the whole source is the cell's title and on `tfcnnwrap references`)."""
+    text = source.split(",", 1)[0].strip() or "not recorded"
+    link = re.match(r"https?://([^/\s]+)((?:/[^/\s]+){0,2})(\S*)", text)
+    if link:
+        text = link.group(1) + link.group(2) + ("/\u2026" if link.group(3) else "")
+    return text
+
+
+def _published_line(gpu: ReferenceGPU, result: Result) -> tuple:
+    source = short_source(result.source)
+    tf = " (TensorFlow %s)" % result.tf_version if result.tf_version else ""
+    cells = [
+        cell(gpu.full_name),
+        numcell(result.images_per_sec),
+        cell("reference: %s" % (result.trust or "user-log")),
+        cell("\u2013"),
+        cell(_scalar_text(source + tf, 80), "wrap", title=_scalar_text(result.source, 300)),
+    ]
+    return result.images_per_sec, cells, ""
+
+
+def leaderboard(model: str, batch: object, by_gpu: dict, refs: Optional[ReferenceSet], prefix: str = "") -> tuple:
+    """(table, chart) of one model and batch size: the site's GPUs (median over results) and every published
+    figure under the same conditions, ranked by images/sec; the chart, of the site's GPUs, only for two or more."""
+    lines = [_site_line(gpu, results, prefix) for gpu, results in by_gpu.items()]
+    first = next(iter(by_gpu.values()))[0]
+    lines += [_published_line(g, r) for g, r in published_rows(refs, model, _wanted(first[1].conditions, first[2]))]
+    table = Table(
+        "%s, batch %s: images/sec, this site's results (median over results) and published references"
+        % (model, num(batch)),
+        ["rank", "GPU", "img/s", "trust", "interval", "source"],
+        cards=True,
+    )
+    for i, (_, cells, cls) in enumerate(sorted(lines, key=lambda line: -line[0]), 1):
+        table.rows.append([numcell(i)] + cells)
+        table.row_classes.append(cls)
+    bars = []
+    for gpu, results in sorted(by_gpu.items(), key=lambda kv: -statistics.median(m for m, _, _ in kv[1])):
+        means = [m for m, _, _ in results]
+        mid = statistics.median(means)
+        bars.append(svgcharts.Bar(gpu, mid, num(mid), min(means), max(means)))
+    chart = (
+        svgcharts.bar_chart(
+            "%s bs%s: median images/sec per GPU of this site (whiskers: min to max over results)" % (model, num(batch)),
+            bars,
+            axis="images/sec",
+            desc="; ".join("%s: %s" % (b.label, b.text) for b in bars),
+        )
+        if len(bars) > 1
+        else None  # one GPU: its row says it, a one-bar chart adds nothing
+    )
+    return table, chart
+
+
+def rank_tables(groups: dict, prefix: str = "", refs: Optional[ReferenceSet] = None) -> List[dict]:
+    """Per set of conditions, per model and batch size: the leaderboard of the site's GPUs and the references."""
     sections = []
     for label, configs in sorted(groups.items()):
-        tables, charts = [], []
-        for (model, batch), by_gpu in sorted(configs.items(), key=lambda kv: config_order(kv[0])):
-            ranked = sorted(by_gpu.items(), key=lambda kv: -statistics.median(m for m, _ in kv[1]))
-            table = Table(
-                "%s, batch %s: images/sec, median over results" % (model, num(batch)),
-                ["rank", "GPU", "median img/s", "results", "best", "newest"],
-            )
-            bars = []
-            for i, (gpu, results) in enumerate(ranked, 1):
-                means = [m for m, _ in results]
-                newest = max(results, key=lambda r: r[1].view.created_at)[1]
-                table.rows.append(
-                    [
-                        numcell(i),
-                        cell(gpu, href=prefix + gpu_page_name(gpu)),
-                        numcell(statistics.median(means)),
-                        numcell(len(means)),
-                        numcell(max(means)),
-                        cell(
-                            (newest.view.created_at or newest.view.label)
-                            + (" (unverified)" if newest.unverified else ""),
-                            href=prefix + newest.page,
-                        ),
-                    ]
-                )
-                table.row_classes.append("")
-                bars.append(
-                    svgcharts.Bar(gpu, statistics.median(means), num(statistics.median(means)), min(means), max(means))
-                )
-            tables.append(table)
-            charts.append(
-                svgcharts.bar_chart(
-                    "%s bs%s: median images/sec per GPU (whiskers: min to max over results)" % (model, num(batch)),
-                    bars,
-                    axis="images/sec",
-                    desc="; ".join("%s: %s" % (b.label, b.text) for b in bars),
-                )
-                if len(bars) > 1
-                else None
-            )  # one GPU: its row says it, a one-bar chart adds nothing
-        sections.append({"label": label, "items": list(zip(tables, charts))})
+        items = [
+            leaderboard(model, batch, by_gpu, refs, prefix)
+            for (model, batch), by_gpu in sorted(configs.items(), key=lambda kv: config_order(kv[0]))
+        ]
+        sections.append({"label": label, "items": items})
     return sections
 
 
@@ -650,7 +776,12 @@ def write_marker(out: Path, pages: List[str]) -> None:
 
 
 def build_site(
-    entries: List[Entry], writer: SiteWriter, problems: List[str], ab: Optional[ABResult] = None, empty_note: str = ""
+    entries: List[Entry],
+    writer: SiteWriter,
+    problems: List[str],
+    ab: Optional[ABResult] = None,
+    empty_note: str = "",
+    refs: Optional[ReferenceSet] = None,
 ) -> None:
     root_nav = [{"href": "index.html", "text": "All results"}] + (
         [{"href": "ab.html", "text": "A/B"}] if ab is not None else []
@@ -666,7 +797,7 @@ def build_site(
             title="tf_cnn_benchmarks results",
             nav=root_nav,
             entries=entries,
-            sections=rank_tables(results_by_config(entries)),
+            sections=rank_tables(results_by_config(entries), refs=refs),
             newest=newest_table(entries),
             problems=problems,
             gpus=[{"name": g, "href": gpu_page_name(g)} for g in gpus],
@@ -724,13 +855,13 @@ def cmd_site(args: Namespace) -> int:
         if len(args.sources) < 2 or not all(is_sweep(Path(s)) for s in args.sources):
             raise UsageError("--ab compares sweep directories: give a baseline and one or more candidates")
         ab = sweep_vs_sweeps(args.sources[0], args.sources[1:])
-    entries, problems = collect(args.sources, out)
+    entries, problems = collect(args.sources, out, signing.allowed_signers_path())
     empty = ""
     if not entries:
         where = library_dir() if "library" in args.sources else ", ".join(args.sources)
         empty = "No results yet: %s holds no sweep and no bundle." % where
     writer = SiteWriter(out)
-    build_site(entries, writer, problems, ab, empty)
+    build_site(entries, writer, problems, ab, empty, load_references() if entries else None)
     remove_stale(out, before, writer.written)
     write_marker(out, writer.written)
     for problem in problems:
