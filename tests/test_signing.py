@@ -217,11 +217,13 @@ def old_index(tmp_path):
 
 
 def test_an_index_of_format_1_gains_the_signers_table_when_opened(tmp_path):
+    from tfcnnwrap.share import library
+
     data = old_index(tmp_path)
     rows = spawn_cli("library", "--format", "json", env={"TFCNNWRAP_DATA": str(data)}).json()["rows"]
     assert [(r["images_per_sec"], r["signers"]) for r in rows] == [(176.9, [])]
     db = sqlite3.connect(str(data / "library.sqlite"))
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert db.execute("PRAGMA user_version").fetchone()[0] == library.SCHEMA_VERSION
     assert db.execute("SELECT count(*) FROM signers").fetchone()[0] == 0
     db.close()
 

@@ -10,7 +10,8 @@ under one set of conditions (model, batch size, GPU count, precision, XLA, varia
 X.Y): the median across the sweeps of their means, its source naming the range and the bundle ids.
 Unverified bundles (exported without logs) stay out, and so do the bundles of the sweep being compared (it
 never counts toward its own community). Read from the index only (but for the few bundles that could be the
-sweep itself), never the bundle files, so a library of 10,000 bundles ranks in well under a second. An entry
+sweep itself), never the bundle files, and once per compare (the provenance notes reuse the ranking's entries):
+a bundle's conditions once, its results as narrow rows (library.Library.community_index). An entry
 is ``replicated`` when, under one set of conditions, two bundles signed by disjoint sets of keys have figures
 whose 95% intervals overlap.
 """
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import statistics
 import sys
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Any, Collection, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 from tfcnnwrap import render
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
@@ -55,13 +56,61 @@ def group_rows(rows: List[Any]) -> Dict[EntryKey, Dict[str, Any]]:
     xla, update, data, tf X.Y): [(images/sec, bundle id)]}}} of ``rows``: library.Library.community_rows
     tuples (gpu, ..., tf_version, images/sec, id, link class, created_at). Two spellings of one GPU are one
     entry; one GPU at two link widths (a desktop slot, an eGPU enclosure) is two."""
+    # first by the rows' own fields (a tuple key: the cheap per-row step, for 100,000s of rows), then each
+    # distinct one under its GPU identity and conditions (names normalised once per distinct key, not per row)
+    raw: Dict[Tuple[Any, ...], List[Tuple[float, str]]] = {}
+    for row in rows:
+        key = row[:9] + row[11:12]
+        pairs = raw.get(key)
+        if pairs is None:
+            raw[key] = pairs = []
+        pairs.append((row[9], row[10]))
+    return _entries([key[:9] + (pairs, key[9]) for key, pairs in raw.items()])
+
+
+def _entries(grouped: List[Tuple[Any, ...]]) -> Dict[EntryKey, Dict[str, Any]]:
+    """The entries of rows already grouped by their own fields: (gpu, model, batch, GPUs, precision, xla,
+    update, data, tf, [(images/sec, bundle id)], link class)."""
     entries: Dict[EntryKey, Dict[str, Any]] = {}
-    for gpu, model, batch, count, precision, xla, update, data, tf, value, ident, link, *_ in rows:
+    for gpu, model, batch, count, precision, xla, update, data, tf, pairs, link in grouped:
         entry = entries.setdefault((gpu_identity(gpu), link or None), {"names": {}, "groups": {}})
-        entry["names"].setdefault(gpu, set()).add(ident)
+        entry["names"].setdefault(gpu, set()).update(ident for _, ident in pairs)
         key = (model, batch, count, precision or "", xla or "", update or "", data or "", _tf_xy(tf))
-        entry["groups"].setdefault(key, []).append((value, ident))
+        entry["groups"].setdefault(key, []).extend(pairs)
     return entries
+
+
+# library.Library.community_index: ({(gpu, precision, xla, update, data, tf, link class): [bundle ids]},
+# [(bundle id, model, batch size, GPUs, images/sec)])
+IndexData = Tuple[Dict[Tuple[Any, ...], List[str]], List[Tuple[Any, ...]]]
+
+
+def group_index(data: IndexData, own: Collection[str] = ()) -> Dict[EntryKey, Dict[str, Any]]:
+    """group_rows of community_index's two parts (the bundles in ``own`` left out): the same entries, made
+    with one dict look-up per result (its bundle's set of conditions numbered)."""
+    sets, results = data
+    number: Dict[str, int] = {}
+    for k, ids in enumerate(sets.values()):
+        number.update(dict.fromkeys(ids, k))
+    for ident in own:
+        number.pop(ident, None)
+    raw: Dict[Tuple[Any, ...], List[Tuple[float, str]]] = {}
+    for ident, model, batch, count, value in results:
+        n = number.get(ident)
+        if n is None:  # not the device's, not verified, or the sweep's own bundle
+            continue
+        key = (n, model, batch, count)
+        pairs = raw.get(key)
+        if pairs is None:
+            raw[key] = pairs = []
+        pairs.append((value, ident))
+    conditions = list(sets)
+    rows = [
+        (gpu, model, batch, count, precision, xla, update, data_, tf, pairs, link)
+        for (n, model, batch, count), pairs in raw.items()
+        for gpu, precision, xla, update, data_, tf, link in (conditions[n],)
+    ]
+    return _entries(rows)
 
 
 def provenance(ids: List[str]) -> str:
@@ -126,28 +175,46 @@ def replicated(key: _Conditions, pairs: List[Tuple[float, str]], evidence: Evide
     """Two bundles of one set of conditions, signed by disjoint sets of keys (independent people), whose
     figures' 95% intervals overlap: the figure was reproduced by someone else, not just repeated."""
     signers, intervals = evidence
-    known = []
-    for value, ident in pairs:
-        pct = intervals.get((ident, key[0], key[1], key[2]))
-        if signers.get(ident) and pct is not None:
-            known.append((value, value * pct / 100.0, signers[ident]))
+    by_keys: Dict[FrozenSet[str], List[Tuple[float, float]]] = {}  # per set of signing keys, its intervals
+    for value, ident in pairs if signers else ():  # no signed bundle: none of its pairs looked up
+        keys = signers.get(ident)
+        pct = intervals.get((ident, key[0], key[1], key[2])) if keys else None
+        if keys and pct is not None:
+            half = value * pct / 100.0
+            by_keys.setdefault(frozenset(keys), []).append((value - half, value + half))
+    # pairs of key sets, not of bundles: thousands of bundles by a few people stay a few comparisons
+    sets = list(by_keys)
     return any(
-        keys_a.isdisjoint(keys_b) and abs(a - b) <= half_a + half_b
-        for i, (a, half_a, keys_a) in enumerate(known)
-        for b, half_b, keys_b in known[i + 1 :]
+        a.isdisjoint(b) and _any_overlap(by_keys[a], by_keys[b]) for i, a in enumerate(sets) for b in sets[i + 1 :]
     )
 
 
-def community_gpus(rows: List[Any], evidence: Optional[Evidence] = None) -> Dict[str, ReferenceGPU]:
-    """{id: ReferenceGPU} of the library's verified rows, one per GPU identity and link class; ``evidence``
-    (signers and intervals, library_evidence) counts the signers and marks a replicated entry."""
+def _any_overlap(first: List[Tuple[float, float]], second: List[Tuple[float, float]]) -> bool:
+    """Whether an interval (low, high) of ``first`` meets one of ``second``: one pass in order of their low
+    ends, each compared with the highest end the other list has reached (n log n, not n x m)."""
+    reach = [float("-inf"), float("-inf")]
+    for low, high, side in sorted([(lo, hi, 0) for lo, hi in first] + [(lo, hi, 1) for lo, hi in second]):
+        if low <= reach[1 - side]:
+            return True
+        reach[side] = max(reach[side], high)
+    return False
+
+
+def community_gpus(
+    rows: List[Any], evidence: Optional[Evidence] = None, entries: Optional[Dict[EntryKey, Dict[str, Any]]] = None
+) -> Dict[str, ReferenceGPU]:
+    """{id: ReferenceGPU} of the library's verified rows (or of ``entries``, group_index's), one per GPU
+    identity and link class; ``evidence`` (signers and intervals, library_evidence) counts the signers and
+    marks a replicated entry."""
     evidence = evidence or ({}, {})
     gpus = {}
-    for (identity, link), entry in sorted(group_rows(rows).items(), key=lambda item: (item[0][0], item[0][1] or "")):
+    grouped = group_rows(rows) if entries is None else entries
+    for (identity, link), entry in sorted(grouped.items(), key=lambda item: (item[0][0], item[0][1] or "")):
         groups = entry["groups"]
         gpu_id = entry_id(identity, link)
         ids = sorted({i for pairs in groups.values() for _, i in pairs})
-        keys = set().union(*(evidence[0].get(i, set()) for i in ids))
+        signed = evidence[0]
+        keys = set().union(*(signed[i] for i in ids if i in signed)) if signed else set()
         name = _shown_name(entry["names"])
         gpu = ReferenceGPU(
             id=gpu_id,
@@ -166,13 +233,17 @@ def community_gpus(rows: List[Any], evidence: Optional[Evidence] = None) -> Dict
     return gpus
 
 
-def own_bundles(rows: List[Any], sweep: Optional[Sweep]) -> Set[str]:
+def own_bundles(rows: Union[List[Any], IndexData], sweep: Optional[Sweep]) -> Set[str]:
     """The ids of the library's bundles that are ``sweep`` itself (exported, maybe before a resume, and
     imported): the same creation time, and every ok run of the bundle one of the sweep's own (model, batch
     size, run number, start time, images/sec). Only the few bundles of that creation time are opened."""
     if sweep is None or not sweep.meta.created_at:
         return set()
-    candidates = sorted({row[10] for row in rows if len(row) > 12 and row[12] == sweep.meta.created_at})
+    if isinstance(rows, tuple):  # community_index's parts: the bundles of that time, by the index
+        listed = {i for ids in rows[0].values() for i in ids}
+        candidates = sorted(i for i in _created_at(sweep.meta.created_at) if i in listed)
+    else:
+        candidates = sorted({row[10] for row in rows if len(row) > 12 and row[12] == sweep.meta.created_at})
     if not candidates:
         return set()
     mine = {(r.model, r.batch_size, r.run, r.started_at, r.images_per_sec) for r in sweep.runs if r.status == "ok"}
@@ -206,6 +277,23 @@ def library_rows(models: Optional[Sequence[str]] = None, device: Optional[str] =
         library.close()
 
 
+def _created_at(stamp: str) -> List[str]:
+    library = Library(create=False)
+    try:
+        return library.created_at(stamp)
+    finally:
+        library.close()
+
+
+def library_index(models: Optional[Sequence[str]] = None, device: Optional[str] = None) -> IndexData:
+    """The library's community_index (of ``models``, measured on ``device``); ({}, []) without a library."""
+    library = Library(create=False)
+    try:
+        return library.community_index(models, device)
+    finally:
+        library.close()
+
+
 def library_evidence() -> Evidence:
     """The index's signers and intervals (({}, {}) without a library): what community_gpus counts."""
     library = Library(create=False)
@@ -215,16 +303,21 @@ def library_evidence() -> Evidence:
         library.close()
 
 
-def _rows_or_warn(models: Optional[Sequence[str]], source: str, device: Optional[str] = None) -> List[Any]:
-    """The library's rows; with ``--source all`` an unusable library is a warning, not the end of compare."""
+def _rows_or_warn(models: Optional[Sequence[str]], source: str, device: Optional[str] = None) -> IndexData:
+    """The library's index; with ``--source all`` an unusable library is a warning, not the end of compare."""
     try:
-        return library_rows(models, device)
+        return library_index(models, device)
     except TfcnnwrapError as exc:
         if source == "community":
             raise
 
         sys.stderr.write("tfcnnwrap compare: warning: no community results: %s\n" % exc.message)
-        return []
+        return {}, []
+
+
+# {id(sweep): (that sweep, its community entries)}: reference_set's community entries, kept for the ranking's
+# provenance notes (rank_provenance), so a library of 100,000s of rows is read and grouped once per compare
+_BUILT: Dict[int, Tuple[Any, Dict[str, ReferenceGPU]]] = {}
 
 
 def reference_set(
@@ -245,10 +338,14 @@ def reference_set(
     gpus = dict(load_references(references_csv).gpus) if source != "community" else {}
     if source != "builtin":
         taken = {k for g in gpus.values() for k in g.keys()}
-        rows = _rows_or_warn(models, source, device)
-        own = own_bundles(rows, sweep)
-        mine = [r for r in rows if r[10] not in own]
-        for gpu_id, gpu in community_gpus(mine, library_evidence() if mine else None).items():
+        data = _rows_or_warn(models, source, device)
+        own = own_bundles(data, sweep)
+        entries = group_index(data, own)
+        community = community_gpus([], library_evidence() if entries else None, entries)
+        _BUILT.clear()  # the last one only
+        if sweep is not None:  # what rank_provenance names under this sweep's ranking, read once
+            _BUILT[id(sweep)] = (sweep, community)
+        for gpu_id, gpu in community.items():
             if gpu_id not in gpus and not (gpu.keys() & taken):
                 gpus[gpu_id] = gpu
     if source == "community" and not gpus:
@@ -264,9 +361,13 @@ def rank_provenance(ranking: Ranking) -> List[Any]:
     shown = [row for row in ranking.rows if str(row.gpu_id or "").startswith(ID_PREFIX)]
     if not shown:
         return []
-    rows = library_rows()
-    own = own_bundles(rows, ranking.sweep)
-    gpus = community_gpus([r for r in rows if r[10] not in own], library_evidence())
+    built = _BUILT.pop(id(ranking.sweep), None)
+    if built is not None and built[0] is ranking.sweep:  # the entries the ranking was made of
+        gpus = built[1]
+    else:
+        data = library_index()
+        entries = group_index(data, own_bundles(data, ranking.sweep))
+        gpus = community_gpus([], library_evidence(), entries)
     return [
         "%s: per configuration the median across its sweeps; %s%s"
         % (

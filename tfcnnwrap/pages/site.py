@@ -714,7 +714,9 @@ class SiteWriter:
 # link, never outside DIR). A folder holding anything else is the user's: refused, naming what is there.
 
 MARKER = ".tfcnnwrap-site.json"
-MAX_MARKER_BYTES = 16 * 1024 * 1024  # some 200,000 page names: far beyond any site
+# A library's site has a page per bundle and a file per log: ~1.1 KB of names per bundle (15 logs), 106 MB at
+# 100,000 bundles (16 MiB, the bound once, refused the site of 16,000 as not ours). 512 MiB: 450,000 bundles.
+MAX_MARKER_BYTES = 512 * 1024 * 1024
 IGNORED = frozenset({".git"})  # a site kept in a git checkout (a results repository's pages)
 _PAGE_NAME = re.compile(r"^[A-Za-z0-9_\-][A-Za-z0-9_.\-]{0,200}(/[A-Za-z0-9_\-][A-Za-z0-9_.\-]{0,200}){0,3}$")
 
@@ -811,26 +813,64 @@ def build_site(
                 "gpu.html.j2", title="%s: tf_cnn_benchmarks results" % gpu, nav=sub_nav, **gpu_context(gpu, entries)
             ),
         )
-    for entry in entries:
-        if entry.kind == "bundle":
-            names = _bundle_links(entry)
-            entry.view.log_links = {run.key: _bundle_log_link(names, run) for run in entry.view.runs}
-            if names:
-                writer.folder("logs/%s" % entry.slug)
-            for name, rel in names.items():
-                writer.write(rel, (entry.logs or {})[name])
-        nav = sub_nav + [{"href": "../" + gpu_page_name(entry.view.gpu), "text": entry.view.gpu}]
-        writer.write(
-            entry.page,
-            render(
-                "result.html.j2",
-                title="%s: %s" % (entry.view.gpu, entry.view.label),
-                nav=nav,
-                **report_context(entry.view),
-            ),
-        )
+    write_results(entries, writer, sub_nav)
     if ab is not None:
         writer.write("ab.html", ab_page(ab, nav=root_nav))
+
+
+def write_result(entry: Entry, writer: SiteWriter, sub_nav: List[dict]) -> None:
+    """One sweep's or bundle's page, and a bundle's logs."""
+    if entry.kind == "bundle":
+        names = _bundle_links(entry)
+        entry.view.log_links = {run.key: _bundle_log_link(names, run) for run in entry.view.runs}
+        if names:
+            writer.folder("logs/%s" % entry.slug)
+        for name, rel in names.items():
+            writer.write(rel, (entry.logs or {})[name])
+    nav = sub_nav + [{"href": "../" + gpu_page_name(entry.view.gpu), "text": entry.view.gpu}]
+    writer.write(
+        entry.page,
+        render(
+            "result.html.j2", title="%s: %s" % (entry.view.gpu, entry.view.label), nav=nav, **report_context(entry.view)
+        ),
+    )
+
+
+# what forked writers render: the parent's entries, inherited by fork (never pickled: a library's are GBs)
+_WRITING: Optional[tuple] = None
+WRITE_CHUNK = 64  # entries a writer renders per task
+
+
+def _write_chunk(span: tuple) -> tuple:
+    """(pages written, bytes) of entries[start:stop]: rendered and written in a forked worker."""
+    entries, root, sub_nav = _WRITING  # type: ignore[misc]  # set before the pool forks
+    writer = SiteWriter(root)
+    for entry in entries[span[0] : span[1]]:
+        write_result(entry, writer, sub_nav)
+    return writer.written, writer.bytes
+
+
+def write_results(entries: List[Entry], writer: SiteWriter, sub_nav: List[dict]) -> None:
+    """Every entry's pages (a library's site: 100,000s of pages, most of a site's rendering): in forked worker
+    processes when there are many, on Linux, as collect reads them; the pages listed in order either way."""
+    global _WRITING
+    workers = min(os.cpu_count() or 1, 8)
+    if len(entries) < PARALLEL_FROM * 4 or workers < 2 or not sys.platform.startswith("linux"):
+        for entry in entries:
+            write_result(entry, writer, sub_nav)
+        return
+    import multiprocessing  # only a large site starts writers
+
+    _WRITING = (entries, writer.root, sub_nav)
+    spans = [(i, i + WRITE_CHUNK) for i in range(0, len(entries), WRITE_CHUNK)]
+    try:
+        with multiprocessing.get_context("fork").Pool(workers, initializer=_worker_init) as pool:
+            for written, size in pool.imap(_write_chunk, spans):
+                writer.written += written
+                writer.count += len(written)
+                writer.bytes += size
+    finally:
+        _WRITING = None
 
 
 def _site_dir(out: str) -> Path:

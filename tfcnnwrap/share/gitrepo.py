@@ -20,6 +20,7 @@ GitPython is imported inside functions: it finds and starts git on import.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import sys
 import tempfile
@@ -634,10 +635,12 @@ def _drop_cache(path: Path) -> None:
 
 
 def _same_size(library: Library, ident: str, size: Optional[int]) -> bool:
-    """The library's copy of bundle ``ident`` has ``size`` bytes (signatures only add bytes)."""
+    """The library's copy of bundle ``ident`` has ``size`` bytes (signatures only add bytes). A pull of an
+    up-to-date repository asks this of every file it lists (100,000s): a stat of a plain string path, no
+    pathlib object made per file."""
     try:
-        return library.path_of(ident).stat().st_size == size
-    except OSError:
+        return os.stat(os.path.join(library.bundle_folder, ident + bundles.SUFFIX)).st_size == size
+    except (OSError, ValueError):  # ValueError: a NUL in a name (a repository's file name is theirs)
         return False
 
 

@@ -8,6 +8,10 @@ leaves no row (a file without a row is re-indexed by the next import). Two proce
 safe: each bundle's transaction is ``BEGIN IMMEDIATE`` and ``INSERT OR IGNORE`` de-duplicates by id.
 Index format 2 adds the ``signers`` table (the keys of a bundle's valid signatures, and the principal the
 allowed signers named at import) and each result's 95% interval; a format-1 index gains both when opened.
+Format 3 adds the index ``results_newest`` (`library` lists rows newest first without sorting them all); an
+older index gains it when opened. Every query that selects or orders uses an index; those that read every
+row (compare's community rows, the signers, the intervals) scan, the cheapest way to read a whole table
+(docs/performance.md shows each query's plan).
 """
 
 from __future__ import annotations
@@ -55,7 +59,10 @@ if TYPE_CHECKING:
 ENV_DATA = "TFCNNWRAP_DATA"
 INDEX = "library.sqlite"
 BUNDLES = "bundles"
-SCHEMA_VERSION = 2  # 2: the signers table and results.ci95_pct (a format-1 index is migrated when opened)
+# 2: the signers table and results.ci95_pct; 3: the index results_newest (`library`'s order). An older index is
+# migrated when opened; one that cannot be (read-only) is read as it is.
+SCHEMA_VERSION = 3
+SIGNED_VERSION = 2  # the first format with the signers table and intervals
 BUSY_TIMEOUT_S = 60.0
 # A bundle's index rows (index_rows): its bundles row, and a results row per configuration. precision, xla,
 # variable_update and data are None where the bundle's conditions hold no text.
@@ -149,6 +156,7 @@ CREATE TABLE IF NOT EXISTS results (
   data TEXT, tf_version TEXT, images_per_sec REAL, runs_ok INTEGER, verified INTEGER, created_at TEXT,
   ci95_pct REAL, PRIMARY KEY (bundle_id, model, batch_size, num_gpus));
 CREATE INDEX IF NOT EXISTS results_model ON results (model, verified);
+CREATE INDEX IF NOT EXISTS results_newest ON results (created_at DESC, bundle_id, model, batch_size, num_gpus);
 CREATE TABLE IF NOT EXISTS signers (
   bundle_id TEXT NOT NULL REFERENCES bundles(id), fingerprint TEXT NOT NULL, principal TEXT,
   PRIMARY KEY (bundle_id, fingerprint));
@@ -207,6 +215,7 @@ class Library:
 
     def __init__(self, root: Union[Path, str, None] = None, create: bool = True) -> None:
         self.root = Path(root) if root is not None else data_dir()
+        self.bundle_folder = str(self.root / BUNDLES)  # path_of's folder, as text for per-file look-ups
         self.db: Optional["sqlite3.Connection"] = None
         self.has_link = False
         self.unsigned_index = False  # an index of format 1 that could not be migrated (read-only)
@@ -245,7 +254,8 @@ class Library:
 
     def _migrate(self, db: "sqlite3.Connection", version: int) -> None:
         """Create the index, or bring an older one up to date; an older one we may not write (a read-only
-        library) is read as it is: it has no signers table, so its bundles read as unsigned."""
+        library) is read as it is: before format 2 it has no signers table, so its bundles read as unsigned;
+        before format 3 its queries lack an index (slower, the same answers)."""
         try:
             _create_schema(db)
         except self.sqlite3.OperationalError:
@@ -253,7 +263,7 @@ class Library:
                 db.execute("ROLLBACK")
             if not version:  # a new index we cannot create is unusable
                 raise
-            self.unsigned_index = True
+            self.unsigned_index = version < SIGNED_VERSION
 
     def close(self) -> None:
         if self.db is not None:
@@ -354,22 +364,40 @@ class Library:
         or an index older than it does not say."""
         if self.db is None:
             return []
-        where = " AND r.model IN (%s)" % ",".join("?" * len(models)) if models else ""
-        params: List[Any] = list(models or ())
-        if device is not None:
-            where += " AND (b.vendor = ?) = ?"
-            params += [CPU_VENDOR, device == "cpu"]
-        link = "b.link" if self.has_link else "NULL"
-        return self.db.execute(
-            "SELECT r.gpu, r.model, r.batch_size, r.num_gpus, r.precision, r.xla, "
-            "r.variable_update, r.data, r.tf_version, r.images_per_sec, r.bundle_id, %s, "
-            "r.created_at FROM results r JOIN bundles b ON b.id = r.bundle_id "
-            "WHERE r.verified = 1%s" % (link, where),
-            params,
-        ).fetchall()
+        params: List[Any] = list(models or ()) + ([CPU_VENDOR, device == "cpu"] if device is not None else [])
+        return self.db.execute(community_sql(len(models or ()), device is not None, self.has_link), params).fetchall()
+
+    def community_index(
+        self, models: Optional[Sequence[str]] = None, device: Optional[str] = None
+    ) -> Tuple[Dict[Tuple[Any, ...], List[str]], List[Tuple[Any, ...]]]:
+        """community_rows in two lean parts, for 100,000s of rows: ({(gpu, precision, xla, variable_update,
+        data, tf_version, link class): [ids of the verified bundles measured on ``device`` under them]},
+        [(bundle id, model, batch_size, num_gpus, images_per_sec)] of the verified results of ``models``). A
+        bundle's conditions are read once per distinct set, not once per configuration (the text columns are
+        most of a row's cost); a result whose bundle is in no list is not the device's."""
+        if self.db is None:
+            return {}, []
+        columns = "gpu, precision, xla, variable_update, data, tf_version, %s" % ("link" if self.has_link else "NULL")
+        where = " AND (vendor = ?) = ?" if device is not None else ""
+        found = self.db.execute(
+            "SELECT %s, group_concat(id, ' ') FROM bundles WHERE verified = 1%s GROUP BY %s"
+            % (columns, where, columns),
+            [CPU_VENDOR, device == "cpu"] if device is not None else [],
+        )
+        of = {row[:7]: row[7].split(" ") for row in found}  # ids: 64 hex digits (bundle.py), no space
+        results = self.db.execute(community_results_sql(len(models or ())), list(models or ())).fetchall()
+        return of, results
+
+    def created_at(self, stamp: str) -> List[str]:
+        """The ids of the bundles created at ``stamp`` (results_newest finds them)."""
+        if self.db is None:
+            return []
+        return [
+            row[0] for row in self.db.execute("SELECT DISTINCT bundle_id FROM results WHERE created_at = ?", (stamp,))
+        ]
 
     def _signed_db(self) -> Optional["sqlite3.Connection"]:
-        """The index when it has its signers table and intervals (format 2), else None."""
+        """The index when it has its signers table and intervals (format 2 on), else None."""
         return None if self.unsigned_index else self.db
 
     def signer_keys(self) -> Dict[str, Set[str]]:
@@ -381,16 +409,12 @@ class Library:
         return out
 
     def intervals(self) -> Dict[Tuple[str, str, int, int], float]:
-        """{(bundle id, model, batch size, GPUs): 95% interval half-width in % of the mean} where known."""
+        """{(bundle id, model, batch size, GPUs): 95% interval half-width in % of the mean} where known, of the
+        signed bundles: only they count toward `replicated` (an unsigned bundle's interval is never read)."""
         db = self._signed_db()
         if db is None:
             return {}
-        return {
-            row[:4]: row[4]
-            for row in db.execute(
-                "SELECT bundle_id, model, batch_size, num_gpus, ci95_pct FROM results WHERE ci95_pct IS NOT NULL"
-            )
-        }
+        return {row[:4]: row[4] for row in db.execute(INTERVALS_SQL)}
 
     def _signer_names(self) -> Dict[str, List[str]]:
         """{bundle id: its signers as shown: the principal where the allowed signers named one, else the key}."""
@@ -404,17 +428,7 @@ class Library:
         """Index rows (dicts of ROW_KEYS), newest bundle first; ``gpu``: names with those words."""
         if self.db is None:
             return []
-        where, params = [], []
-        if model:
-            where.append("r.model = ?")
-            params.append(model)
-        sql = (
-            "SELECT r.bundle_id, r.gpu, r.model, r.batch_size, r.precision, r.num_gpus, r.images_per_sec, "
-            "r.verified, r.created_at, r.xla, r.variable_update, r.data, r.tf_version, r.runs_ok FROM results r"
-            + (" WHERE " + " AND ".join(where) if where else "")
-            + " ORDER BY r.created_at DESC, r.bundle_id, r.model, r.batch_size, r.num_gpus"
-        )
-        out = [dict(zip(ROW_KEYS, row)) for row in self.db.execute(sql, params)]
+        out = [dict(zip(ROW_KEYS, row)) for row in self.db.execute(rows_sql(bool(model)), [model] if model else [])]
         names = self._signer_names()
         for row in out:
             row["verified"] = bool(row["verified"])
@@ -427,6 +441,47 @@ class Library:
         if gpu:
             out = [r for r in out if gpu_matches(gpu, r["gpu"])]
         return out
+
+
+# the signed bundles (the signers' primary key), each one's results by the results' primary key
+INTERVALS_SQL = (
+    "SELECT r.bundle_id, r.model, r.batch_size, r.num_gpus, r.ci95_pct FROM "
+    "(SELECT DISTINCT bundle_id FROM signers) s JOIN results r ON r.bundle_id = s.bundle_id "
+    "WHERE r.ci95_pct IS NOT NULL"
+)
+
+
+def rows_sql(by_model: bool) -> str:
+    """`library`'s query, newest first (``by_model``: of one model, a parameter): results_newest gives the
+    order, so no sort of every row (and with a model, the rows of others are skipped, not sorted)."""
+    return (
+        "SELECT r.bundle_id, r.gpu, r.model, r.batch_size, r.precision, r.num_gpus, r.images_per_sec, "
+        "r.verified, r.created_at, r.xla, r.variable_update, r.data, r.tf_version, r.runs_ok FROM results r"
+        + (" WHERE r.model = ?" if by_model else "")
+        + " ORDER BY r.created_at DESC, r.bundle_id, r.model, r.batch_size, r.num_gpus"
+    )
+
+
+def community_sql(models: int, by_device: bool, has_link: bool = True) -> str:
+    """community_rows' query: of ``models`` models (parameters; 0: all), ``by_device``: then two parameters,
+    the CPU's vendor and whether the CPU's rows are wanted. With models, results_model finds their rows; without,
+    every verified row is read (a scan: the cheapest way to read nearly the whole table); each joins its bundle
+    by the bundles' primary key."""
+    where = " AND r.model IN (%s)" % ",".join("?" * models) if models else ""
+    where += " AND (b.vendor = ?) = ?" if by_device else ""
+    return (
+        "SELECT r.gpu, r.model, r.batch_size, r.num_gpus, r.precision, r.xla, r.variable_update, r.data, "
+        "r.tf_version, r.images_per_sec, r.bundle_id, %s, r.created_at FROM results r JOIN bundles b "
+        "ON b.id = r.bundle_id WHERE r.verified = 1%s" % ("b.link" if has_link else "NULL", where)
+    )
+
+
+def community_results_sql(models: int) -> str:
+    """community_index's results query: of ``models`` models (parameters; 0: all): results_model finds them;
+    every verified result is otherwise read by a scan (the cheapest way to read nearly the whole table)."""
+    return "SELECT bundle_id, model, batch_size, num_gpus, images_per_sec FROM results WHERE verified = 1" + (
+        " AND model IN (%s)" % ",".join("?" * models) if models else ""
+    )
 
 
 def gpu_matches(typed: str, name: str) -> bool:
@@ -443,7 +498,8 @@ def gpu_matches(typed: str, name: str) -> bool:
 
 def _create_schema(db: "sqlite3.Connection") -> None:
     """Create the index, or bring an older one up to SCHEMA_VERSION (format 1 lacks the signers table, made
-    here, and results.ci95_pct, added empty: its bundles were format 1, which carry no signatures)."""
+    here, and results.ci95_pct, added empty: its bundles were format 1, which carry no signatures; formats 1
+    and 2 lack the index results_newest, built here from the rows they hold)."""
     db.execute("BEGIN IMMEDIATE")  # two first imports at once: one creates, the other waits
     if db.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:  # the other one did
         db.execute("COMMIT")

@@ -1,0 +1,59 @@
+"""`site` over the folder of a large earlier site (issue 39): its marker lists every page of a library's site
+(a page per bundle, a file per log), so a library of 100,000 bundles writes a marker of ~106 MB."""
+
+import json
+
+import pytest
+from bundledata import logged_sweep
+from conftest import run_cli, spawn_cli
+
+pytestmark = pytest.mark.slow
+
+
+def test_a_site_whose_marker_lists_a_large_librarys_pages_is_rebuilt_and_its_stale_pages_removed(tmp_path):
+    sweep = logged_sweep(tmp_path / "sweep", values={"resnet50": 176.9})
+    out = tmp_path / "site"
+    first = run_cli("site", sweep, "--out", out)
+    assert first.returncode == 0, first
+    marker = out / ".tfcnnwrap-site.json"
+    pages = json.loads(marker.read_text(encoding="utf-8"))["pages"]
+    # more than 16 MiB of names, as a library of 16,000 bundles lists (here long ones: fewer to remove)
+    folder = "logs/" + "b" * 200 + "/" + "c" * 200
+    stale = ["%s/%s-%d.txt" % (folder, "d" * 180, i) for i in range(28000)]
+    (out / folder).mkdir(parents=True)
+    (out / stale[7]).write_text("an old log", encoding="utf-8")
+    marker.write_text(json.dumps({"format": 1, "kind": "tfcnnwrap-site", "pages": pages + stale}), encoding="utf-8")
+    assert marker.stat().st_size > 16 * 1024 * 1024
+
+    again = run_cli("site", sweep, "--out", out)
+    assert again.returncode == 0, again
+    assert not (out / stale[7]).exists()  # the earlier site's page it no longer has: removed
+    assert sorted(json.loads(marker.read_text(encoding="utf-8"))["pages"]) == sorted(pages)
+
+
+@pytest.mark.slow
+def test_a_large_site_written_by_worker_processes_is_the_site_one_process_writes(tmp_path, monkeypatch):
+    from tfcnnwrap.pages import site
+    from tfcnnwrap.share import bundle as bundles
+    from tfcnnwrap.share.export import build
+
+    base = build(logged_sweep(tmp_path / "sweep", values={"resnet50": 176.9}))
+    folder = tmp_path / "bundles"
+    folder.mkdir()
+    count = site.WRITE_CHUNK + 3  # enough for the writers (PARALLEL_FROM * 4), and a last chunk of 3
+    for i in range(count):
+        content = {k: v for k, v in base.items() if k != "id"}
+        content["created_at"] = "2026-12-%02dT10:%02d:00Z" % (1 + i // 60, i % 60)
+        item = bundles.with_id(content)
+        (folder / bundles.file_name(item)).write_bytes(bundles.to_bytes(item))
+    parallel = spawn_cli("site", folder, "--out", tmp_path / "parallel")  # 2 chunks of the writers: 64, then 3
+    monkeypatch.setattr(site, "PARALLEL_FROM", 10**6)  # one process reads and writes every page
+    serial = run_cli("site", folder, "--out", tmp_path / "serial")
+    assert parallel.returncode == serial.returncode == 0, (parallel, serial)
+
+    def pages(root):
+        return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+    written = pages(tmp_path / "parallel")
+    assert written == pages(tmp_path / "serial")
+    assert len([p for p in written if p.startswith("r/")]) == count
