@@ -40,3 +40,51 @@ def master_checkout(where):
         stderr=subprocess.PIPE,
     )
     return Path(where)
+
+
+CPU_ENV = {"TFCNNWRAP_NVIDIA_SMI": "none", "CUDA_VISIBLE_DEVICES": ""}
+
+
+def real_cpu_sweep(cli, tmp_path, batch_size, batches, *more):
+    """Real TensorFlow and tf_cnn_benchmarks (the local repository's branch for it) set up under ``tmp_path``,
+    then two short runs of the trivial model on the CPU: (the sweep's result, its directory)."""
+    vendor = tmp_path / "vendor"
+    setup = cli(
+        "setup",
+        "--repo-url",
+        REPO,
+        "--python",
+        REAL_TF_PYTHON,
+        "--vendor-dir",
+        vendor,
+        cwd=tmp_path,
+        env=CPU_ENV,
+        timeout=300,
+    )
+    assert setup.returncode == 0, setup
+    out = tmp_path / "sweep"
+    sweep = cli(
+        "sweep",
+        "--python",
+        REAL_TF_PYTHON,
+        "--vendor-dir",
+        vendor,
+        "--out",
+        out,
+        "--models",
+        "trivial",
+        "--batch-size",
+        "trivial=%d" % batch_size,
+        "--num-batches",
+        batches,
+        "--num-warmup-batches",
+        "1",
+        "--runs",
+        "2",
+        *more,
+        cwd=tmp_path,
+        env=CPU_ENV,
+        timeout=600,
+    )
+    assert sweep.returncode == 0, sweep
+    return sweep, out

@@ -9,53 +9,13 @@ import gzip
 import json
 
 import pytest
-from realtf import MARKS, REAL_TF_PYTHON, REPO
-
-from tfcnnwrap.run import telemetry
+from realtf import MARKS, real_cpu_sweep
 
 pytestmark = [pytest.mark.slow, pytest.mark.tf, *MARKS]
 
 
 def test_a_real_cpu_sweep_exports_and_verifies(cli, tmp_path):
-    env = {telemetry.ENV_NVIDIA_SMI: "none", "CUDA_VISIBLE_DEVICES": ""}
-    vendor = tmp_path / "vendor"
-    setup = cli(
-        "setup",
-        "--repo-url",
-        REPO,
-        "--python",
-        REAL_TF_PYTHON,
-        "--vendor-dir",
-        vendor,
-        cwd=tmp_path,
-        env=env,
-        timeout=300,
-    )
-    assert setup.returncode == 0, setup
-    out = tmp_path / "sweep"
-    sweep = cli(
-        "sweep",
-        "--python",
-        REAL_TF_PYTHON,
-        "--vendor-dir",
-        vendor,
-        "--out",
-        out,
-        "--models",
-        "trivial",
-        "--batch-size",
-        "trivial=8",
-        "--num-batches",
-        "10",
-        "--num-warmup-batches",
-        "1",
-        "--runs",
-        "2",
-        cwd=tmp_path,
-        env=env,
-        timeout=600,
-    )
-    assert sweep.returncode == 0, sweep
+    sweep, out = real_cpu_sweep(cli, tmp_path, 8, "10")
     assert (
         sweep.stdout.strip().splitlines()[-1].startswith("next: python -m tfcnnwrap compare %s --rank --nearest" % out)
     ), sweep

@@ -334,52 +334,12 @@ def test_a_stand_in_sweep_with_failures_verifies(tmp_path):
 @pytest.mark.parametrize("batches", ["3", "10"])
 def test_a_real_tensorflow_cpu_sweep_exports_a_bundle_that_verifies(cli, tmp_path, batches):
     """Real TensorFlow and tf_cnn_benchmarks (master) on the CPU, short runs: the strict rules pass a real log."""
-    from realtf import MARKS, REAL_TF_PYTHON, REPO
+    from realtf import MARKS, real_cpu_sweep
 
     for mark in MARKS:
         if mark.args[0]:
             pytest.skip(mark.kwargs["reason"])
-    env = {"TFCNNWRAP_NVIDIA_SMI": "none", "CUDA_VISIBLE_DEVICES": ""}
-    vendor = tmp_path / "vendor"
-    setup = cli(
-        "setup",
-        "--repo-url",
-        REPO,
-        "--python",
-        REAL_TF_PYTHON,
-        "--vendor-dir",
-        vendor,
-        cwd=tmp_path,
-        env=env,
-        timeout=300,
-    )
-    assert setup.returncode == 0, setup
-    out = tmp_path / "sweep"
-    sweep = cli(
-        "sweep",
-        "--python",
-        REAL_TF_PYTHON,
-        "--vendor-dir",
-        vendor,
-        "--out",
-        out,
-        "--device",
-        "cpu",
-        "--models",
-        "trivial",
-        "--batch-size",
-        "trivial=2",
-        "--num-batches",
-        batches,
-        "--num-warmup-batches",
-        "1",
-        "--runs",
-        "2",
-        cwd=tmp_path,
-        env=env,
-        timeout=600,
-    )
-    assert sweep.returncode == 0, sweep
+    _, out = real_cpu_sweep(cli, tmp_path, 2, batches, "--device", "cpu")
     exported = cli("export", out, "--out", tmp_path / "b.tfcw.json.gz", cwd=tmp_path)
     assert exported.returncode == 0, exported
     result = cli("verify", tmp_path / "b.tfcw.json.gz", cwd=tmp_path)
