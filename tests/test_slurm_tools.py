@@ -200,29 +200,16 @@ sys.exit(max(p.wait() for p in procs))
 )
 
 
-@POSIX
-@pytest.mark.parametrize("odd", ["sweep%j%N", "sweep%%t", "100%"])
-def test_a_percent_in_out_keeps_fleet_logs_in_the_sweep(cli, tmp_path, vendor, tf112, odd):
-    env = slurm_tools(tmp_path, scontrol=b"echo nodeA\necho nodeB\n")
-    (tmp_path / "slurm-bin" / "srun").write_text(FLEET_SRUN)
-    env.update(FAKE_NODES="nodeA nodeB", SLURM_JOB_NODELIST="nodeA,nodeB")
-    out = tmp_path / odd
-    result = cli(
+def fleet_sweep(cli, tmp_path, vendor, tf112, out, env):
+    """One run of the trivial model on every node of the stand-in allocation (`--cluster slurm --fleet`)."""
+    args = ["--device", "cpu", "--out", out, "--models", "trivial", "--batch-size", "trivial=8", "--num-batches", "10"]
+    return cli(
         "sweep",
         "--vendor-dir",
         vendor,
         "--python",
         tf112,
-        "--device",
-        "cpu",
-        "--out",
-        out,
-        "--models",
-        "trivial",
-        "--batch-size",
-        "trivial=8",
-        "--num-batches",
-        "10",
+        *args,
         "--runs",
         "1",
         "--cluster",
@@ -232,6 +219,16 @@ def test_a_percent_in_out_keeps_fleet_logs_in_the_sweep(cli, tmp_path, vendor, t
         env=env,
         timeout=180,
     )
+
+
+@POSIX
+@pytest.mark.parametrize("odd", ["sweep%j%N", "sweep%%t", "100%"])
+def test_a_percent_in_out_keeps_fleet_logs_in_the_sweep(cli, tmp_path, vendor, tf112, odd):
+    env = slurm_tools(tmp_path, scontrol=b"echo nodeA\necho nodeB\n")
+    (tmp_path / "slurm-bin" / "srun").write_text(FLEET_SRUN)
+    env.update(FAKE_NODES="nodeA nodeB", SLURM_JOB_NODELIST="nodeA,nodeB")
+    out = tmp_path / odd
+    result = fleet_sweep(cli, tmp_path, vendor, tf112, out, env)
     assert result.returncode == 0, result
     runs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
     assert sorted((r["host"], r["status"], r["images_per_sec"]) for r in runs) == [
@@ -284,31 +281,7 @@ def test_a_slow_squeue_after_a_fleet_run_keeps_every_hosts_record(cli, tmp_path,
     (tmp_path / "slurm-bin" / "srun").write_text(FLEET_SRUN)
     env.update(FAKE_NODES="nodeA nodeB", SLURM_JOB_NODELIST="nodeA,nodeB", TFCNNWRAP_SLURM_QUERY_TIMEOUT_S="1")
     out = tmp_path / "sweep"
-    result = cli(
-        "sweep",
-        "--vendor-dir",
-        vendor,
-        "--python",
-        tf112,
-        "--device",
-        "cpu",
-        "--out",
-        out,
-        "--models",
-        "trivial",
-        "--batch-size",
-        "trivial=8",
-        "--num-batches",
-        "10",
-        "--runs",
-        "1",
-        "--cluster",
-        "slurm",
-        "--fleet",
-        cwd=tmp_path,
-        env=env,
-        timeout=180,
-    )
+    result = fleet_sweep(cli, tmp_path, vendor, tf112, out, env)
     assert result.returncode == 0, result
     runs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
     assert sorted((r["host"], r["status"]) for r in runs) == [("nodeA", "ok"), ("nodeB", "ok")]
