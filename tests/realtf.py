@@ -42,12 +42,11 @@ def master_checkout(where):
     return Path(where)
 
 
-CPU_ENV = {"TFCNNWRAP_NVIDIA_SMI": "none", "CUDA_VISIBLE_DEVICES": ""}
+CPU_ENV = {"TFCNNWRAP_NVIDIA_SMI": "none", "CUDA_VISIBLE_DEVICES": ""}  # telemetry off, no GPU in sight
 
 
-def real_cpu_sweep(cli, tmp_path, batch_size, batches, *more):
-    """Real TensorFlow and tf_cnn_benchmarks (the local repository's branch for it) set up under ``tmp_path``,
-    then two short runs of the trivial model on the CPU: (the sweep's result, its directory)."""
+def real_setup(cli, tmp_path):
+    """`setup` of the local tensorflow/benchmarks for the real TensorFlow under ``tmp_path``: its vendor dir."""
     vendor = tmp_path / "vendor"
     setup = cli(
         "setup",
@@ -62,6 +61,13 @@ def real_cpu_sweep(cli, tmp_path, batch_size, batches, *more):
         timeout=300,
     )
     assert setup.returncode == 0, setup
+    return vendor
+
+
+def real_cpu_sweep(cli, tmp_path, batch_size, batches, *more):
+    """Real TensorFlow and tf_cnn_benchmarks (the local repository's branch for it) set up under ``tmp_path``,
+    then two short runs of the trivial model on the CPU: (the sweep's result, its directory)."""
+    vendor = real_setup(cli, tmp_path)
     out = tmp_path / "sweep"
     sweep = cli(
         "sweep",

@@ -12,9 +12,7 @@ import re
 import time
 
 import pytest
-from realtf import MARKS, REAL_TF_PYTHON, REPO
-
-from tfcnnwrap.run import telemetry
+from realtf import CPU_ENV, MARKS, REAL_TF_PYTHON, REPO, real_setup
 
 pytestmark = [pytest.mark.slow, *MARKS]
 
@@ -25,22 +23,9 @@ DEVICES = re.compile(r"^Devices:\s*(.*)$", re.MULTILINE)
 def test_a_cpu_scaling_sweep_records_each_logs_total(cli, tmp_path):
     if not REPO.exists():
         pytest.fail("TFCNNWRAP_BENCHMARKS_REPO=%s does not exist" % REPO)
-    env = {telemetry.ENV_NVIDIA_SMI: "none", "CUDA_VISIBLE_DEVICES": ""}
-    vendor = tmp_path / "vendor"
+    env = CPU_ENV
     started = time.perf_counter()
-    setup = cli(
-        "setup",
-        "--repo-url",
-        REPO,
-        "--python",
-        REAL_TF_PYTHON,
-        "--vendor-dir",
-        vendor,
-        cwd=tmp_path,
-        env=env,
-        timeout=300,
-    )
-    assert setup.returncode == 0, setup
+    vendor = real_setup(cli, tmp_path)
     out = tmp_path / "sweep"
     sweep = cli(
         "sweep",
