@@ -7,9 +7,8 @@ import os
 import signal
 
 import pytest
-from conftest import make_vendor
 from test_live_view import _display, _record, _render, _Step
-from test_screens import WIDTHS, PtySession, sweep_env, tf112  # noqa: F401 - tf112 is a fixture
+from test_screens import WIDTHS, pty_sweep, tf112  # noqa: F401 - tf112 is a fixture
 
 from tfcnnwrap.run import logparse
 from tfcnnwrap.sweep.live import TimeLeft, next_step_line
@@ -99,25 +98,7 @@ def test_the_time_left_does_not_jump_when_a_late_run_ends():
 @pytest.mark.slow
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_on_ctrl_c_the_resume_hint_comes_before_the_next_line(tmp_path, tf112, columns):  # noqa: F811
-    vendor = make_vendor(tmp_path / "vendor")
-    state = tmp_path / "state"
-    state.mkdir()
-    args = [
-        "sweep",
-        "--vendor-dir",
-        vendor,
-        "--python",
-        tf112,
-        "--device",
-        "gpu",
-        "--out",
-        tmp_path / "out",
-        "--models",
-        "alexnet",
-        "--runs",
-        "2",
-    ]
-    session = PtySession(args, columns, tmp_path, sweep_env(state, FAKE_TFCNN_FAULTS="alexnet#2=slow"))
+    session = pty_sweep(tmp_path, tf112, columns, "alexnet", 2, FAKE_TFCNN_FAULTS="alexnet#2=slow")
     session.read_until("[1/2] alexnet bs=512 run 1/2", "timed step 100/100", timeout=60)
     os.killpg(session.proc.pid, signal.SIGINT)
     assert session.finish() == 130
@@ -131,28 +112,8 @@ def test_on_ctrl_c_the_resume_hint_comes_before_the_next_line(tmp_path, tf112, c
 @pytest.mark.slow
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_between_step_lines_a_real_sweep_shows_the_extrapolated_step(tmp_path, tf112, columns):  # noqa: F811
-    vendor = make_vendor(tmp_path / "vendor")
-    state = tmp_path / "state"
-    state.mkdir()
-    args = [
-        "sweep",
-        "--vendor-dir",
-        vendor,
-        "--python",
-        tf112,
-        "--device",
-        "gpu",
-        "--out",
-        tmp_path / "out",
-        "--models",
-        "resnet50",
-        "--runs",
-        "1",
-        "--num-batches",
-        "30",
-    ]
     # a step line every 3 s; upstream's 176 images/sec at 64 a step says 2.75 steps a second in between
-    session = PtySession(args, columns, tmp_path, sweep_env(state, FAKE_TFCNN_STEP_DELAY="3"))
+    session = pty_sweep(tmp_path, tf112, columns, "resnet50", 1, "--num-batches", "30", FAKE_TFCNN_STEP_DELAY="3")
     screen = session.read_until("~step", timeout=60)
     os.killpg(session.proc.pid, signal.SIGINT)
     session.finish()

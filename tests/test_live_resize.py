@@ -10,8 +10,7 @@ import struct
 import termios
 
 import pytest
-from conftest import make_vendor
-from test_screens import PtySession, sweep_env, tf112  # noqa: F401 - tf112 is a fixture
+from test_screens import pty_sweep, tf112  # noqa: F401 - tf112 is a fixture
 
 pytestmark = pytest.mark.slow
 
@@ -42,27 +41,7 @@ def reflow(session, columns):
 
 @pytest.mark.parametrize("before, after", [(120, 60), (80, 60)])
 def test_a_narrower_terminal_redraws_the_view_without_a_torn_line(tmp_path, tf112, before, after):  # noqa: F811
-    vendor = make_vendor(tmp_path / "vendor")
-    state = tmp_path / "state"
-    state.mkdir()
-    args = [
-        "sweep",
-        "--vendor-dir",
-        vendor,
-        "--python",
-        tf112,
-        "--device",
-        "gpu",
-        "--out",
-        tmp_path / "out",
-        "--models",
-        "resnet50",
-        "--runs",
-        "3",
-        "--num-batches",
-        "30",
-    ]
-    session = PtySession(args, before, tmp_path, sweep_env(state, FAKE_TFCNN_STEP_DELAY="1"))
+    session = pty_sweep(tmp_path, tf112, before, "resnet50", 3, "--num-batches", "30", FAKE_TFCNN_STEP_DELAY="1")
     wide = session.read_until("[1/3] resnet50", "run 2 of 3", "step 1", timeout=60)
     assert sum("elapsed" in line for line in wide) == 1, wide
     reflow(session, after)

@@ -378,6 +378,17 @@ def sweep_env(state, **extra):
     return env
 
 
+def pty_sweep(tmp_path, tf112, columns, model, runs, *more, **env):
+    """A stand-in GPU sweep of ``model`` on a pseudo-terminal ``columns`` wide: its PtySession (``env``: more of
+    the stand-in's settings, e.g. FAKE_TFCNN_STEP_DELAY)."""
+    vendor = make_vendor(tmp_path / "vendor")
+    state = tmp_path / "state"
+    state.mkdir()
+    args = ["sweep", "--vendor-dir", vendor, "--python", tf112, "--device", "gpu", "--out", tmp_path / "out"]
+    args += ["--models", model, "--runs", str(runs), *more]
+    return PtySession(args, columns, tmp_path, sweep_env(state, **env))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_live_sweep_view_fits_and_its_summary_shows_every_number(cli, tmp_path, tf112, columns):
