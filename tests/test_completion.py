@@ -7,8 +7,8 @@ import subprocess
 import pytest
 from conftest import assert_clean_error, cli_env, run_cli
 
-from tfcnnwrap import completion
-from tfcnnwrap.cli import HANDLERS, build_parser
+from tfcnnwrap.cli import VERB_MODULES, build_parser
+from tfcnnwrap.cli import shellcompletion as completion
 
 FLAG_SAMPLES = ("--cool-to", "--fail-on-regression", "--vendor-dir")
 
@@ -16,7 +16,7 @@ FLAG_SAMPLES = ("--cool-to", "--fail-on-regression", "--vendor-dir")
 @pytest.mark.parametrize("shell", completion.SHELLS)
 def test_script_names_every_verb_and_flag(shell):
     text = completion.script(shell)
-    for verb in HANDLERS:
+    for verb in VERB_MODULES:
         assert verb in text, (shell, verb)
     for flag in FLAG_SAMPLES:
         assert flag in text, (shell, flag)

@@ -135,17 +135,17 @@ def test_help_examples_fit_and_copy_as_the_commands_they_are(wide_help, verb, co
 def test_an_example_breaks_between_shell_words_only_and_stays_whole_on_windows(monkeypatch):
     import shlex
 
-    from tfcnnwrap import cli
+    from tfcnnwrap.cli import parsing
 
     line = '  python -m tfcnnwrap compare results/a --against "1080-Ti,2080,2080-Ti,Vega 64,V100" --runs 5'
     for width in range(56, len(line)):  # the widest group, "--against \"...\" \\", is 54
-        lines = cli._example_lines(line, width).split("\n")
+        lines = parsing.example_lines(line, width).split("\n")
         assert all(len(part) <= width for part in lines[1:]), lines
         assert shlex.split(" ".join(lines).replace(" \\ ", " ")) == shlex.split(line), lines
         assert any('--against "1080-Ti,2080,2080-Ti,Vega 64,V100"' in part for part in lines), lines
         assert any("--runs 5" in part for part in lines), lines
-    monkeypatch.setattr(cli.os, "name", "nt")
-    assert cli._example_lines(line, 40) == line
+    monkeypatch.setattr(parsing.os, "name", "nt")
+    assert parsing.example_lines(line, 40) == line
 
 
 # -- compare --against: "203.99 (86.7%)" on one line when the width allows ----------------------------------

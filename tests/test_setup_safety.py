@@ -365,7 +365,7 @@ def test_vendor_dir_from_the_environment(cli, tmp_path, fake_upstream):
 
 
 def test_a_typed_default_repo_url_outranks_the_remembered_one(tmp_path):
-    # cli.py gives --repo-url no default: None is "not typed", any value (the default's too) was typed
+    # cli/setup.py gives --repo-url no default: None is "not typed", any value (the default's too) was typed
     vendor = tmp_path / "vendor"
     vendor.mkdir()
     checkout.write_manifest(vendor, {"url": "file:///mirror", "settings": {"python": None, "repo_url": "file:///m"}})

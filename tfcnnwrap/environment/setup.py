@@ -42,7 +42,7 @@ def resolve_settings(args: Namespace, environ: Optional[Mapping[str, str]] = Non
     """{vendor, python, repo_url, notes}: flag > environment variable > config file > manifest > default.
 
     ``python`` None means the interpreter running tfcnnwrap; ``notes`` says what did not come from a flag.
-    cli.py gives --vendor-dir and --repo-url no default, so None means "not typed".
+    cli/setup.py gives --vendor-dir and --repo-url no default, so None means "not typed".
     """
     notes = []
     vendor, vendor_from = settings.vendor_dir(args.vendor_dir, environ)
