@@ -201,7 +201,7 @@ def cmd_compare(args: Namespace, pages: Optional[Mapping[str, Callable[[Any], ob
     """``pages``: view ("against", "ab", "rank") -> a function writing that view's page; comparepage passes
     them for ``--format html``, so compare imports no page code."""
     if args.out and args.format != "html":
-        return written_to(args.out, cmd_compare, args)
+        return written_to(args.out, lambda: cmd_compare(type(args)(**dict(vars(args), out=None))))
     dirs = list(args.dirs or [])
     mode = _mode(args, dirs)
     dirs = _dirs(args, mode)

@@ -4,7 +4,6 @@ name is replaced, never written through: safefs)."""
 
 from __future__ import annotations
 
-import argparse
 import io
 import sys
 from contextlib import redirect_stdout
@@ -45,11 +44,11 @@ def emit(text: str, out: Optional[Path]) -> None:
     sys.stderr.write("tfcnnwrap: wrote %s\n" % out)
 
 
-def written_to(out: str, handler: Callable, args: argparse.Namespace) -> int:
-    """Run a verb's ``handler(args)`` (args without ``out``) and write what it printed to ``out``."""
+def written_to(out: str, produce: Callable[[], int]) -> int:
+    """Run ``produce()`` (the verb, told to print) and write what it printed to ``out``."""
     path = check_out(out)
     buffer = io.StringIO()
     with redirect_stdout(buffer):
-        code = handler(argparse.Namespace(**dict(vars(args), out=None)))
+        code = produce()
     emit(buffer.getvalue(), path)
     return code

@@ -282,7 +282,7 @@ def _plot(sweep: SweepDir, meta: SweepMeta, runs: List[RunRecord], rows: List[Su
 def cmd_report(args: Namespace) -> int:
     """Exit 0 whenever the sweep can be read, failed runs or not (they are in the table); 2 when it cannot."""
     if args.out and args.format != "html":
-        return written_to(args.out, cmd_report, args)
+        return written_to(args.out, lambda: cmd_report(type(args)(**dict(vars(args), out=None))))
     plot_path = args.plot
     if plot_path:
         from tfcnnwrap.present.plot import require_matplotlib  # lazy: --plot only (see _plot)
