@@ -10,7 +10,7 @@ from conftest import cli_env, run_cli
 from sweepdata import seed_runs, write_sweep
 from test_completion import _complete
 
-from tfcnnwrap import completion
+from tfcnnwrap.cli import shellcompletion as completion
 from tfcnnwrap.results.plan import KNOWN_MODELS
 from tfcnnwrap.results.references import builtin_gpus
 
