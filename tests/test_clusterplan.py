@@ -8,7 +8,7 @@ import pytest
 
 from tfcnnwrap.cluster import layout
 from tfcnnwrap.cluster.layout import ClusterPlan, build_plan, drop_flags, flag_value, modes_for_branch
-from tfcnnwrap.errors import UsageError
+from tfcnnwrap.errors import DamagedFile, UsageError
 
 MIRROR = Path("/work/.mirror/tensorflow+benchmarks/repo")
 
@@ -17,8 +17,8 @@ def names(tasks):
     return [t.name for t in tasks]
 
 
-def one_line_error(call, *needles):
-    with pytest.raises(UsageError) as info:
+def one_line_error(call, *needles, error=UsageError):
+    with pytest.raises(error) as info:
         call()
     message = info.value.message
     assert "\n" not in message and ": " in message, message
@@ -175,7 +175,7 @@ def test_json_round_trip(mode):
 
 
 def test_bad_plan_files_are_one_line_errors():
-    one_line_error(lambda: ClusterPlan.from_json("{not json"), "not JSON")
+    one_line_error(lambda: ClusterPlan.from_json("{not json"), "not JSON", error=DamagedFile)
     good = build_plan("parameter_server", 1).to_dict()
     for broken in (
         {**good, "format": 99},
@@ -184,7 +184,7 @@ def test_bad_plan_files_are_one_line_errors():
         {**good, "tasks": [{**good["tasks"][0], "port": -1}]},
         [],
     ):
-        one_line_error(lambda broken=broken: ClusterPlan.from_dict(broken), "cluster plan")
+        one_line_error(lambda broken=broken: ClusterPlan.from_dict(broken), "cluster plan", error=DamagedFile)
 
 
 def test_argv_for_replaces_the_base_commands_own_distributed_flags():

@@ -5,7 +5,7 @@ import argparse
 import pytest
 
 from tfcnnwrap.cli import build_parser
-from tfcnnwrap.errors import UsageError
+from tfcnnwrap.errors import DamagedFile, UsageError
 from tfcnnwrap.results import plan
 
 
@@ -132,7 +132,7 @@ def test_build_plan_bounds_numbers_given_as_text_or_numbers(kw):
 def test_a_recorded_plan_out_of_bounds_is_refused(field, value):
     data = plan.Plan().to_dict()
     data[field] = value
-    with pytest.raises(UsageError, match="recorded plan"):
+    with pytest.raises(DamagedFile, match="recorded plan"):
         plan.Plan.from_dict(data)
 
 

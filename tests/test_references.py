@@ -11,7 +11,7 @@ from conftest import assert_clean_error
 from sweepdata import seed_runs, write_sweep
 
 from tfcnnwrap import render
-from tfcnnwrap.errors import UsageError
+from tfcnnwrap.errors import DamagedFile, UsageError
 from tfcnnwrap.results.references import (
     COLUMNS,
     format_published,
@@ -248,7 +248,7 @@ def test_user_csv_with_only_the_required_columns_and_a_bom(tmp_path):
 )
 def test_bad_user_csv_is_refused_naming_the_problem(tmp_path, header, rows, needle):
     path = write_user_csv(tmp_path / "bad.csv", rows, header)
-    with pytest.raises(UsageError) as err:
+    with pytest.raises(DamagedFile) as err:
         load_references(path)
     assert needle in err.value.message
     assert str(path) in err.value.message

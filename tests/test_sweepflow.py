@@ -13,7 +13,7 @@ from conftest import assert_clean_error, make_vendor
 from test_sweep import _start_sweep, _wait_hanging, read_runs
 
 from tfcnnwrap.environment import features
-from tfcnnwrap.errors import UsageError
+from tfcnnwrap.errors import DamagedFile, UsageError
 from tfcnnwrap.results.plan import Plan, RunSpec
 from tfcnnwrap.results.records import RunRecord
 from tfcnnwrap.sweep import schedule
@@ -480,7 +480,7 @@ def test_plan_round_trips_the_new_fields_and_old_plans_read_as_defaults():
     assert Plan.from_dict(old) == Plan()
     assert Plan(until_ci=2.0).most_runs == 10 and Plan().most_runs == 3
     for bad in ({"order": "random"}, {"until_ci": 0}, {"max_runs": 10**9}):
-        with pytest.raises(UsageError):
+        with pytest.raises(DamagedFile):
             Plan.from_dict(dict(Plan().to_dict(), **bad))
 
 

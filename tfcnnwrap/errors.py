@@ -26,3 +26,9 @@ class UsageError(TfcnnwrapError):
 
 class SetupError(TfcnnwrapError):
     """The environment is not ready: no checkout, no git, no TensorFlow, upstream unreachable."""
+
+
+class DamagedFile(TfcnnwrapError):
+    """A file that is not what its format says: a sweep's record cut short, a plan or cluster plan that is not
+    JSON, a reference CSV or a bundle from someone else that cannot be read or trusted. Apart from
+    ``UsageError`` (the flags were wrong) because the fix is to the file, not to the command."""

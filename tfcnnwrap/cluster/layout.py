@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from tfcnnwrap import jsontext
-from tfcnnwrap.errors import UsageError
+from tfcnnwrap.errors import DamagedFile, UsageError
 
 FORMAT = 1
 ROLES = ("ps", "worker", "controller")
@@ -175,14 +175,14 @@ class ClusterPlan:
         try:
             return _plan_from_dict(data)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise UsageError("not a tfcnnwrap cluster plan (%s): write it with ClusterPlan.to_json" % exc) from None
+            raise DamagedFile("not a tfcnnwrap cluster plan (%s): write it with ClusterPlan.to_json" % exc) from None
 
     @classmethod
     def from_json(cls, text: str) -> "ClusterPlan":
         try:
             data = json.loads(text)
         except ValueError as exc:
-            raise UsageError("the cluster plan is not JSON (%s): write it with ClusterPlan.to_json" % exc) from None
+            raise DamagedFile("the cluster plan is not JSON (%s): write it with ClusterPlan.to_json" % exc) from None
         return cls.from_dict(data)
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, NamedTuple, Optional
 from tfcnnwrap import bounds
 from tfcnnwrap.bounds import OutOfBounds
 from tfcnnwrap.cluster import layout
-from tfcnnwrap.errors import UsageError
+from tfcnnwrap.errors import DamagedFile, UsageError
 from tfcnnwrap.prose import some_of
 
 if TYPE_CHECKING:
@@ -223,7 +223,7 @@ class Plan:
                 **_recorded_data(data),
             )
         except (KeyError, TypeError, ValueError) as exc:
-            raise UsageError("the sweep's recorded plan is unreadable (%s); start a new sweep" % exc) from None
+            raise DamagedFile("the sweep's recorded plan is unreadable (%s); start a new sweep" % exc) from None
         return plan
 
     def job_workers(self) -> int:

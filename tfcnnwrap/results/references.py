@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, 
 
 from tfcnnwrap import __version__, safefs
 from tfcnnwrap.boundedread import read_bounded, read_own_file
-from tfcnnwrap.errors import TfcnnwrapError, UsageError
+from tfcnnwrap.errors import DamagedFile, TfcnnwrapError, UsageError
 from tfcnnwrap.jsontext import dumps
 from tfcnnwrap.prose import some_of
 from tfcnnwrap.render import CSV_FORMULA_START
@@ -390,8 +390,8 @@ class ReferenceSet:
 # -- loading ---------------------------------------------------------------------------------------------
 
 
-def _bad(where: str, message: str) -> UsageError:
-    return UsageError("%s: %s" % (where, message))
+def _bad(where: str, message: str) -> DamagedFile:
+    return DamagedFile("%s: %s" % (where, message))
 
 
 def _positive_int(value: str, column: str, where: str) -> int:
@@ -461,7 +461,7 @@ def _result_from_row(row: Dict[str, Optional[str]], where: str, origin: str) -> 
 
 
 def _read_rows(path: Union[Path, str, Traversable]) -> Tuple[List[str], List[Any]]:
-    """(DictReader rows with stripped headers) of a CSV, or UsageError naming the fix.
+    """(DictReader rows with stripped headers) of a CSV, or DamagedFile naming the fix.
 
     The file is read whole, within MAX_CSV_BYTES, by ``boundedread`` (a device is refused, a pipe that does
     not end is given up on); a cell that CSV output made safe for spreadsheets (``'=...``) reads back as
@@ -471,14 +471,14 @@ def _read_rows(path: Union[Path, str, Traversable]) -> Tuple[List[str], List[Any
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise UsageError("%s is not UTF-8 text; save it as CSV (UTF-8)" % shown) from None
+        raise DamagedFile("%s is not UTF-8 text; save it as CSV (UTF-8)" % shown) from None
     try:
         reader = csv.DictReader(io.StringIO(text, newline=""))
         header = [h.strip() for h in (reader.fieldnames or [])]
         reader.fieldnames = header
         return header, [(reader.line_num, {k: _unguard(v) for k, v in row.items()}) for row in reader]
     except csv.Error as exc:
-        raise UsageError("%s is not a readable CSV (%s); fix the file" % (shown, exc)) from None
+        raise DamagedFile("%s is not a readable CSV (%s); fix the file" % (shown, exc)) from None
 
 
 def _unguard(value: Optional[str]) -> Optional[str]:
@@ -524,7 +524,7 @@ def _gpu_for(
 def parse_csv(
     path: Union[Path, str, Traversable], origin: str, builtin: Optional[Dict[str, ReferenceGPU]] = None
 ) -> Dict[str, ReferenceGPU]:
-    """{gpu_id: ReferenceGPU} of the new GPUs in one reference CSV; UsageError naming the file, line and fix.
+    """{gpu_id: ReferenceGPU} of the new GPUs in one reference CSV; DamagedFile naming the file, line and fix.
 
     A row for a built-in GPU (same gpu_id and gpu_name) joins that GPU, and a row the built-in data already
     holds is skipped, so `references --format csv` output, edited or not, reads back.
@@ -534,7 +534,7 @@ def parse_csv(
     header, rows = _read_rows(path)
     missing = [c for c in REQUIRED_COLUMNS if c not in header]
     if missing:
-        raise UsageError(
+        raise DamagedFile(
             "%s: missing column%s %s; a reference CSV has the columns %s "
             "(`tfcnnwrap references --format csv` prints a template)"
             % (shown, "s" if len(missing) > 1 else "", ", ".join(missing), ",".join(COLUMNS))
@@ -568,7 +568,7 @@ def parse_csv(
         gpu.results.append(result)
         added += 1
     if not rows or (not added and not builtin):
-        raise UsageError("%s holds no reference rows; add rows under the header %s" % (shown, ",".join(COLUMNS)))
+        raise DamagedFile("%s holds no reference rows; add rows under the header %s" % (shown, ",".join(COLUMNS)))
     return gpus
 
 
@@ -581,7 +581,7 @@ def _fact(value: str, source: str, what: str, gpu_id: str) -> Union[float, str]:
     except ValueError:
         number = 0.0
     if not number > 0 or not (source or "").strip():
-        raise UsageError(
+        raise DamagedFile(
             "%s: %s %r of %s needs a positive number with its source, or 'unpublished'"
             % (FACTS_FILE, what, value, gpu_id)
         )
@@ -646,7 +646,7 @@ def _check_names(gpus: Dict[str, ReferenceGPU]) -> None:
         for key in gpu.keys():
             other = owner.setdefault(key, gpu)
             if other is not gpu:
-                raise UsageError(
+                raise DamagedFile(
                     "%s: %s answers to the same name as %s; give it another gpu_name or aliases"
                     % (gpu.origin, gpu.label(), other.label())
                 )

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple, Union
 
 from tfcnnwrap import safefs
-from tfcnnwrap.errors import TfcnnwrapError, UsageError
+from tfcnnwrap.errors import DamagedFile, TfcnnwrapError, UsageError
 from tfcnnwrap.filelock import FileLock, held_by, held_elsewhere
 from tfcnnwrap.jsontext import dumps
 from tfcnnwrap.results.records import FORMAT_VERSION, RunRecord, SweepMeta  # noqa: F401 - FORMAT_VERSION for the writer
@@ -394,7 +394,7 @@ class SweepDir:
                 % (self.path, SWEEP_JSON)
             ) from None
         except (OSError, ValueError) as exc:
-            raise UsageError("%s is unreadable (%s); it is not a usable sweep" % (where, exc)) from None
+            raise DamagedFile("%s is unreadable (%s); it is not a usable sweep" % (where, exc)) from None
         self.meta = SweepMeta.from_dict(raw, where)
         return self.meta
 

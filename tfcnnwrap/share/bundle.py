@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Dict, List, NoReturn, Optional, Union
 
 from tfcnnwrap import __version__
-from tfcnnwrap.errors import TfcnnwrapError
+from tfcnnwrap.errors import DamagedFile
 from tfcnnwrap.results.records import Status
 
 FORMAT = 2  # the bundle format this tfcnnwrap writes, and the newest it reads
@@ -62,7 +62,7 @@ MAX_RUNS = 100000
 _STATUSES = frozenset(status.value for status in Status)  # a run's status is one of the contract's
 
 
-class BundleRefused(TfcnnwrapError):
+class BundleRefused(DamagedFile):
     """A bundle that cannot be read or trusted: one line saying why (exit 2 unless the caller counts it)."""
 
 
