@@ -35,6 +35,14 @@ def add(verbs: argparse._SubParsersAction, parent: Parser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tfcnnwrap.share.export import cmd_export  # start-up: a verb's stage is imported when it runs
+    from tfcnnwrap.share.export import ExportArgs, cmd_export  # start-up: a verb's stage is imported when it runs
 
-    return int(cmd_export(args) or 0)
+    return cmd_export(
+        ExportArgs(
+            sweep_dir=args.sweep_dir,
+            out=args.out,
+            no_logs=args.no_logs,
+            keep_host=args.keep_host,
+            sign=args.sign,
+        )
+    )

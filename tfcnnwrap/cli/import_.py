@@ -21,6 +21,6 @@ def add(verbs: argparse._SubParsersAction, parent: Parser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tfcnnwrap.share.library import cmd_import  # start-up: a verb's stage is imported when it runs
+    from tfcnnwrap.share.library import ImportArgs, cmd_import  # start-up: a verb's stage is imported when it runs
 
-    return int(cmd_import(args) or 0)
+    return cmd_import(ImportArgs(paths=tuple(args.paths)))

@@ -29,6 +29,9 @@ def add(verbs: argparse._SubParsersAction, parent: Parser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tfcnnwrap.share.resultsrepo import cmd_init_repo  # start-up: a verb's stage is imported when it runs
+    from tfcnnwrap.share.resultsrepo import (  # start-up: a verb's stage is imported when it runs
+        InitRepoArgs,
+        cmd_init_repo,
+    )
 
-    return int(cmd_init_repo(args) or 0)
+    return cmd_init_repo(InitRepoArgs(dir=args.dir, install=args.install))

@@ -22,6 +22,6 @@ def add(verbs: argparse._SubParsersAction, parent: Parser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tfcnnwrap.share.library import cmd_library  # start-up: a verb's stage is imported when it runs
+    from tfcnnwrap.share.library import LibraryArgs, cmd_library  # start-up: a verb's stage is imported when it runs
 
-    return int(cmd_library(args) or 0)
+    return cmd_library(LibraryArgs(gpu=args.gpu, model=args.model, format=args.format))

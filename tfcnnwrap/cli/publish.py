@@ -32,6 +32,6 @@ def add(verbs: argparse._SubParsersAction, parent: Parser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tfcnnwrap.share.gitrepo import cmd_publish  # start-up: a verb's stage is imported when it runs
+    from tfcnnwrap.share.gitrepo import PublishArgs, cmd_publish  # start-up: a verb's stage is imported when it runs
 
-    return int(cmd_publish(args) or 0)
+    return cmd_publish(PublishArgs(source=args.source, to=args.to, branch=args.branch))

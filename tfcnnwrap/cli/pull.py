@@ -22,6 +22,6 @@ def add(verbs: argparse._SubParsersAction, parent: Parser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tfcnnwrap.share.gitrepo import cmd_pull  # start-up: a verb's stage is imported when it runs
+    from tfcnnwrap.share.gitrepo import PullArgs, cmd_pull  # start-up: a verb's stage is imported when it runs
 
-    return int(cmd_pull(args) or 0)
+    return cmd_pull(PullArgs(url=args.url, branch=args.branch))

@@ -29,6 +29,6 @@ def add(verbs: argparse._SubParsersAction, parent: Parser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tfcnnwrap.share.export import cmd_sign  # start-up: a verb's stage is imported when it runs
+    from tfcnnwrap.share.export import SignArgs, cmd_sign  # start-up: a verb's stage is imported when it runs
 
-    return int(cmd_sign(args) or 0)
+    return cmd_sign(SignArgs(bundle=args.bundle, key=args.key))

@@ -32,6 +32,6 @@ def add(verbs: argparse._SubParsersAction, parent: Parser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tfcnnwrap.pages.site import cmd_site  # start-up: a verb's stage is imported when it runs
+    from tfcnnwrap.pages.site import SiteArgs, cmd_site  # start-up: a verb's stage is imported when it runs
 
-    return int(cmd_site(args) or 0)
+    return cmd_site(SiteArgs(sources=tuple(args.sources), out=args.out, ab=args.ab))

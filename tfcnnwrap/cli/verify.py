@@ -37,9 +37,12 @@ def add(verbs: argparse._SubParsersAction, parent: Parser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.repo:
-        from tfcnnwrap.share.resultsrepo import cmd_verify_repo  # start-up: a verb's stage is imported when it runs
+        from tfcnnwrap.share.resultsrepo import (  # start-up: a verb's stage is imported when it runs
+            VerifyRepoArgs,
+            cmd_verify_repo,
+        )
 
-        return int(cmd_verify_repo(args) or 0)
-    from tfcnnwrap.share.verify import cmd_verify  # start-up: a verb's stage is imported when it runs
+        return cmd_verify_repo(VerifyRepoArgs(repo=args.repo, bundles=tuple(args.bundles)))
+    from tfcnnwrap.share.verify import VerifyArgs, cmd_verify  # start-up: a verb's stage is imported when it runs
 
-    return int(cmd_verify(args) or 0)
+    return cmd_verify(VerifyArgs(bundles=tuple(args.bundles), allowed_signers=args.allowed_signers))

@@ -58,8 +58,6 @@ from tfcnnwrap.share.bundle import BundleRefused, check_shape, parse_json
 from tfcnnwrap.share.export import Redactor
 
 if TYPE_CHECKING:
-    from argparse import Namespace
-
     from tfcnnwrap.results.comparison import ABResult
 
 BUNDLE_SUFFIX = ".tfcw.json.gz"
@@ -885,7 +883,17 @@ def _site_dir(out: str) -> Path:
     return path
 
 
-def cmd_site(args: Namespace) -> int:
+@dataclass(frozen=True)
+class SiteArgs:
+    """`site SOURCE... --out DIR`: sweeps, bundles, folders of them or `library`; ``ab`` adds the A/B page
+    (the first source the baseline)."""
+
+    sources: Tuple[str, ...]
+    out: str
+    ab: bool = False
+
+
+def cmd_site(args: SiteArgs) -> int:
     """Exit 0 every source read · 1 some could not be (each named with why) · 2 usage."""
     started = time.perf_counter()
     out = _site_dir(args.out)
@@ -895,7 +903,7 @@ def cmd_site(args: Namespace) -> int:
         if len(args.sources) < 2 or not all(is_sweep(Path(s)) for s in args.sources):
             raise UsageError("--ab compares sweep directories: give a baseline and one or more candidates")
         ab = sweep_vs_sweeps(args.sources[0], args.sources[1:])
-    entries, problems = collect(args.sources, out, signing.allowed_signers_path())
+    entries, problems = collect(list(args.sources), out, signing.allowed_signers_path())
     empty = ""
     if not entries:
         where = library_dir() if "library" in args.sources else ", ".join(args.sources)

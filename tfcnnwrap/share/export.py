@@ -15,6 +15,7 @@ import re
 import socket
 import stat
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple, Union
 
@@ -27,8 +28,6 @@ from tfcnnwrap.share import bundle as bundles
 from tfcnnwrap.share import signing
 
 if TYPE_CHECKING:
-    from argparse import Namespace
-
     from tfcnnwrap.results.plan import RunSpec
     from tfcnnwrap.results.records import RunRecord
 
@@ -331,9 +330,20 @@ def _clean(value: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
     return plain(value)
 
 
-def cmd_export(args: Namespace) -> int:
+@dataclass(frozen=True)
+class ExportArgs:
+    """`export SWEEP_DIR`: ``out`` a file or a folder for it (None: <id>.tfcw.json.gz here); ``sign`` a key."""
+
+    sweep_dir: str
+    out: Optional[str] = None
+    no_logs: bool = False
+    keep_host: bool = False
+    sign: Optional[str] = None
+
+
+def cmd_export(args: ExportArgs) -> int:
     bundle = build(args.sweep_dir, logs=not args.no_logs, keep_host=args.keep_host)
-    if getattr(args, "sign", None):
+    if args.sign:
         signing.add_signature(bundle, signing.sign_id(bundle["id"], args.sign))
     data = bundles.to_bytes(bundle)
     if len(data) > bundles.max_bytes():
@@ -358,7 +368,15 @@ def cmd_export(args: Namespace) -> int:
     return 0
 
 
-def cmd_sign(args: Namespace) -> int:
+@dataclass(frozen=True)
+class SignArgs:
+    """`sign BUNDLE --key KEY`."""
+
+    bundle: str
+    key: str
+
+
+def cmd_sign(args: SignArgs) -> int:
     """`sign BUNDLE --key KEY`: the bundle file gains a signature, rewritten in place (its id, so its name,
     stays). A bundle that is not verified is not signed (exit 1): a signature says "I stand behind this"."""
     from tfcnnwrap.share.verify import FAILED, verify  # the verdict's module imports signing, as this does

@@ -24,6 +24,7 @@ import os
 import re
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, TextIO, Tuple, Union
 
@@ -38,8 +39,6 @@ from tfcnnwrap.share.signing import add_signature, allowed_signers_path
 from tfcnnwrap.share.verify import FAILED, verify
 
 if TYPE_CHECKING:
-    from argparse import Namespace
-
     from git.exc import GitCommandError
     from git.repo.base import Repo
 
@@ -315,7 +314,16 @@ def _with_their_signatures(data: bytes, bundle: Dict[str, Any], rel: str) -> Tup
     )
 
 
-def cmd_publish(args: Namespace) -> int:
+@dataclass(frozen=True)
+class PublishArgs:
+    """`publish SOURCE --to GIT_URL`: a sweep directory or a bundle file; ``branch`` None: the default one."""
+
+    source: str
+    to: str
+    branch: Optional[str] = None
+
+
+def cmd_publish(args: PublishArgs) -> int:
     bundle, rel, branch, pushed = publish(args.source, args.to, args.branch)
     if not pushed:
         sys.stdout.write("%s is already in %s (branch %s); nothing to push\n" % (rel, args.to, branch))
@@ -644,7 +652,15 @@ def _same_size(library: Library, ident: str, size: Optional[int]) -> bool:
         return False
 
 
-def cmd_pull(args: Namespace) -> int:
+@dataclass(frozen=True)
+class PullArgs:
+    """`pull GIT_URL`: ``branch`` None: the default one (or the one branch holding bundles)."""
+
+    url: str
+    branch: Optional[str] = None
+
+
+def cmd_pull(args: PullArgs) -> int:
     counts, tip = pull(args.url, args.branch)
     if tip is None:
         sys.stderr.write("tfcnnwrap pull: %s has no commits yet; nothing to pull\n" % args.url)

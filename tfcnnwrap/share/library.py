@@ -22,6 +22,7 @@ import os
 import signal
 import statistics
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import (
     TYPE_CHECKING,
@@ -54,7 +55,6 @@ from tfcnnwrap.share.verify import FAILED, verify
 
 if TYPE_CHECKING:
     import sqlite3
-    from argparse import Namespace
 
 ENV_DATA = "TFCNNWRAP_DATA"
 INDEX = "library.sqlite"
@@ -703,7 +703,14 @@ def checked_files(
             yield (path,) + answer
 
 
-def cmd_import(args: Namespace) -> int:
+@dataclass(frozen=True)
+class ImportArgs:
+    """`import BUNDLE|DIR...`: bundle files or directories of them."""
+
+    paths: Tuple[str, ...]
+
+
+def cmd_import(args: ImportArgs) -> int:
     """Exit 0 every bundle imported or already there, 1 some refused (each named with why), 2 usage."""
     for path in args.paths:
         if not Path(path).exists():
@@ -730,7 +737,17 @@ def cmd_import(args: Namespace) -> int:
 # -- the verb ----------------------------------------------------------------------------------------------
 
 
-def cmd_library(args: Namespace) -> int:
+@dataclass(frozen=True)
+class LibraryArgs:
+    """`library`: ``gpu`` words a GPU's name has, ``model`` one model (None: all); ``format`` table, markdown,
+    csv or json."""
+
+    gpu: Optional[str] = None
+    model: Optional[str] = None
+    format: str = "table"
+
+
+def cmd_library(args: LibraryArgs) -> int:
     library = Library(create=False)
     try:
         rows = library.rows(gpu=args.gpu, model=args.model)

@@ -17,9 +17,10 @@ from __future__ import annotations
 import os
 import stat
 import sys
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Tuple
+from typing import List, Optional, Tuple
 
 from tfcnnwrap import __version__, safefs
 from tfcnnwrap.environment import gitremote
@@ -27,9 +28,6 @@ from tfcnnwrap.errors import EXIT_OK, SetupError, UsageError
 from tfcnnwrap.share import bundle as bundles
 from tfcnnwrap.share.gitrepo import ensure_identity, repo_path
 from tfcnnwrap.share.verify import verify
-
-if TYPE_CHECKING:
-    from argparse import Namespace
 
 WORKFLOW = ".github/workflows/tfcnnwrap-results.yml"
 SIGNERS = "allowed_signers"
@@ -92,7 +90,15 @@ def init_repo(root: Path, install: str) -> Tuple[List[str], List[str], bool]:
     return written, kept, True
 
 
-def cmd_init_repo(args: Namespace) -> int:
+@dataclass(frozen=True)
+class InitRepoArgs:
+    """`init-repo DIR`: ``install`` what the workflow installs with pip (None: this tfcnnwrap's version)."""
+
+    dir: str
+    install: Optional[str] = None
+
+
+def cmd_init_repo(args: InitRepoArgs) -> int:
     root = Path(args.dir)
     written, kept, committed = init_repo(root, args.install or "tfcnnwrap==%s" % __version__)
     for rel in written:
@@ -182,7 +188,15 @@ def check_repo(root: Path) -> int:
     return code
 
 
-def cmd_verify_repo(args: Namespace) -> int:
+@dataclass(frozen=True)
+class VerifyRepoArgs:
+    """`verify --repo DIR`: ``bundles`` the bundle files also given, which --repo refuses."""
+
+    repo: str
+    bundles: Tuple[str, ...] = ()
+
+
+def cmd_verify_repo(args: VerifyRepoArgs) -> int:
     if args.bundles:
         raise UsageError("give bundles or --repo DIR, not both")
     return check_repo(Path(args.repo))

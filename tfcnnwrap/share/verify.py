@@ -36,8 +36,6 @@ from tfcnnwrap.share.bundle import BundleRefused, read_path, sha256_text
 from tfcnnwrap.share.planchecks import plan_findings
 
 if TYPE_CHECKING:
-    from argparse import Namespace
-
     from tfcnnwrap.run.logparse import ParsedLog
 
 VERIFIED, UNVERIFIED, FAILED = "verified", "unverified", "not verified"
@@ -430,12 +428,20 @@ def verify(bundle: Dict[str, Any], allowed_signers: Optional[Path] = None) -> Ve
     return Verdict(VERIFIED, (), signers, tuple(notes))
 
 
-def cmd_verify(args: Namespace) -> int:
+@dataclass(frozen=True)
+class VerifyArgs:
+    """`verify BUNDLE...`: ``allowed_signers`` the file naming whom the user trusts (None: the config's)."""
+
+    bundles: Tuple[str, ...]
+    allowed_signers: Optional[str] = None
+
+
+def cmd_verify(args: VerifyArgs) -> int:
     """One line per finding and one per bundle; exit 0 all verified, 1 some not, 2 some unreadable."""
     if not args.bundles:
         raise UsageError("give bundle files to verify, or --repo DIR for a results repository")
     code = 0
-    allowed = signing.allowed_signers_path(getattr(args, "allowed_signers", None))
+    allowed = signing.allowed_signers_path(args.allowed_signers)
     for path in args.bundles:
         try:
             bundle = read_path(path, check_id=False)  # a wrong id is a finding: readable, not genuine (exit 1)
