@@ -134,6 +134,25 @@ def test_export_refuses_a_log_larger_than_a_bundle_may_carry(cli, tmp_path):
     assert result.returncode == 2 and "--no-logs" in result.stderr, result
 
 
+@pytest.mark.parametrize("grow", ["lines", "bytes"])
+def test_a_log_no_benchmark_writes_is_a_damaged_file_not_a_usage_error(tmp_path, grow):
+    """A log past what a bundle's log may hold is not what tf_cnn_benchmarks writes: the file is at fault, not
+    the flags (the exit code is 2 either way)."""
+    from tfcnnwrap.errors import DamagedFile, UsageError
+
+    sweep = logged_sweep(tmp_path / "s", values={"resnet50": 176.93})
+    log = next((sweep / "logs").iterdir())
+    if grow == "lines":
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write("x\n" * (bundles.MAX_LOG_LINES + 1))
+    else:
+        with open(log, "r+b") as fh:
+            fh.truncate(bundles.MAX_LOG_CHARS + 1)  # sparse: no 8 MiB written
+    with pytest.raises(DamagedFile, match="--no-logs") as refused:
+        build(sweep)
+    assert not isinstance(refused.value, UsageError) and refused.value.exit_code == 2
+
+
 # -- property-based: any number or string where a bundle holds one -----------------------------------------
 
 _numbers = st.one_of(

@@ -65,6 +65,25 @@ def test_publish_never_writes_through_a_link_in_the_remote_tree(cli, tmp_path, b
     assert "tfcw" not in ls(bare)
 
 
+def test_a_remote_tree_with_a_link_where_publish_writes_is_a_damaged_repository_not_a_usage_error(
+    tmp_path, bare, monkeypatch
+):
+    from tfcnnwrap.errors import DamagedFile, UsageError
+    from tfcnnwrap.share import gitrepo
+
+    def linked(work):
+        (work / "bundles").mkdir()
+        (work / "bundles" / "nvidia").symlink_to("elsewhere")
+
+    push_tree(tmp_path, bare, linked)
+    sweep = logged_sweep(tmp_path / "s", values={"resnet50": 176.93})
+    for key, value in env_for(tmp_path).items():
+        monkeypatch.setenv(key, value)
+    with pytest.raises(DamagedFile, match="bundles/nvidia is a symbolic link") as refused:
+        gitrepo.publish(str(sweep), str(bare))
+    assert not isinstance(refused.value, UsageError) and refused.value.exit_code == 2
+
+
 def test_publish_into_their_folders_adds_one_file_and_keeps_theirs(cli, tmp_path, bare):
     def theirs(work):
         (work / "bundles" / "nvidia" / "geforce-rtx-2070").mkdir(parents=True)

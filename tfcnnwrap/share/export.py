@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple, Union
 
 from tfcnnwrap import safefs
-from tfcnnwrap.errors import TfcnnwrapError, UsageError
+from tfcnnwrap.errors import DamagedFile, TfcnnwrapError, UsageError
 from tfcnnwrap.jsontext import plain
 from tfcnnwrap.results.comparesweep import Sweep
 from tfcnnwrap.results.store import fs_error
@@ -129,8 +129,8 @@ def _regular_file_bytes(path: Path) -> Optional[bytes]:
     if not stat.S_ISREG(info.st_mode):
         return None
     limit = bundles.MAX_LOG_CHARS
-    if info.st_size > limit:
-        raise UsageError(
+    if info.st_size > limit:  # no run writes that much: the file is not the log it is named as
+        raise DamagedFile(
             "%s is %d bytes, more than a bundle's log may hold (%d: a real tf_cnn_benchmarks log is "
             "far smaller); export with --no-logs" % (path, info.st_size, limit)
         )
@@ -253,10 +253,11 @@ def plan_of(sweep: Sweep) -> Dict[str, Any]:
 
 
 def _check_log_bounds(log_map: Dict[str, Any]) -> None:
-    """UsageError when the logs pass what a reader takes (tfcnnwrap.share.bundle's bounds on logs)."""
+    """DamagedFile when a log passes what a reader takes of one (no run writes that much), UsageError when
+    the logs together do (a sweep too large to carry its logs) (tfcnnwrap.share.bundle's bounds on logs)."""
     for name, entry in log_map.items():
         if bundles.log_lines(entry["text"]) > bundles.MAX_LOG_LINES:
-            raise UsageError(
+            raise DamagedFile(
                 "log %s holds more than %d lines, more than a bundle's log may; export with --no-logs"
                 % (name, bundles.MAX_LOG_LINES)
             )

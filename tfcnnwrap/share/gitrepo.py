@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, TextIO, T
 
 from tfcnnwrap import safefs
 from tfcnnwrap.environment import gitremote
-from tfcnnwrap.errors import SetupError, TfcnnwrapError, UsageError
+from tfcnnwrap.errors import DamagedFile, SetupError, TfcnnwrapError, UsageError
 from tfcnnwrap.filelock import FileLock
 from tfcnnwrap.share import bundle as bundles
 from tfcnnwrap.share.export import build
@@ -167,7 +167,7 @@ def _tree_entry(repo: Repo, base: str, path: str) -> Optional[Tuple[str, str]]:
 
 
 def _already_there(repo: Repo, base: Optional[str], rel: str) -> bool:
-    """Whether ``base`` holds ``rel`` as a file; UsageError when a folder on its way (or the name itself) is a
+    """Whether ``base`` holds ``rel`` as a file; DamagedFile when a folder on its way (or the name itself) is a
     link or a file in their repository: publish writes bundles only into real folders."""
     if base is None:
         return False
@@ -185,7 +185,7 @@ def _already_there(repo: Repo, base: Optional[str], rel: str) -> bool:
             if entry[0] == "120000"
             else "a %s" % {"blob": "file", "tree": "folder"}.get(entry[1], entry[1])
         )
-        raise UsageError(
+        raise DamagedFile(
             "the repository's %s is %s, where publish writes %s; nothing published: fix the "
             "repository (bundles go in folders bundles/<vendor>/<gpu>/)" % (path, kind, rel)
         )
