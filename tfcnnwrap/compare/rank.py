@@ -17,14 +17,11 @@ community has (``gen3 x16``), by the same shared ratios, per model and as their 
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-from tfcnnwrap.compare.community import entry_id, print_provenance, reference_set
+from tfcnnwrap.compare.community import entry_id, reference_set
 from tfcnnwrap.errors import UsageError
-from tfcnnwrap.present import ranktext
-from tfcnnwrap.present.plotrank import plot_rank
 from tfcnnwrap.results.closest import closest_result, low_trust_left_out
 from tfcnnwrap.results.comparesweep import Sweep, config_of, geometric_mean
 from tfcnnwrap.results.comparison import LinkCost, Ranking, RankRow
@@ -32,7 +29,6 @@ from tfcnnwrap.results.gpuid import gpu_identity, link_class
 from tfcnnwrap.results.references import CONDITIONS
 
 if TYPE_CHECKING:
-    from argparse import Namespace
     from pathlib import Path
 
     from tfcnnwrap.results.references import ReferenceGPU
@@ -231,35 +227,3 @@ def _check_rank_flags(
 
 def _with_rank(row: RankRow, rank_number: int) -> RankRow:
     return replace(row, rank=rank_number)
-
-
-def cmd_rank(
-    args: Namespace,
-    sweep_dir: Union[Path, str],
-    fmt: str,
-    plot_path: Optional[str] = None,
-    page: Optional[Callable[[Ranking], object]] = None,
-) -> int:
-    """``page``: a function writing the ranking's page (``--format html``, from comparepage)."""
-    ranking = rank(
-        sweep_dir,
-        per=args.per,
-        price=args.price,
-        watts=args.watts,
-        references_csv=args.references,
-        strict=bool(args.strict),
-        host=args.host,
-        include_low_trust=bool(args.include_low_trust),
-        nearest=bool(args.nearest),
-        source=args.source or "all",
-    )
-    if page is not None:
-        page(ranking)
-    else:
-        ranktext.render_rank(ranking, fmt)
-    if fmt in ("table", "markdown"):
-        print_provenance(ranking, fmt)
-    if plot_path:
-        plot_rank(ranking, plot_path)
-        sys.stderr.write("tfcnnwrap compare: wrote %s\n" % plot_path)
-    return 0

@@ -5,7 +5,7 @@ shows them never imports the code that computes them (compare/ fills them, prese
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from tfcnnwrap.results.records import ChangeRow, GeomeanCell, ReferenceRow
 
@@ -152,3 +152,7 @@ class ABResult:
     @property
     def several(self) -> bool:
         return len(self.comparisons) > 1
+
+
+# what `compare` computes in one of its three views (compare/against.py's compute), for any renderer
+Comparison = Union[AgainstReferences, ABResult, Ranking]
