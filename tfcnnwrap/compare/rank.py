@@ -81,9 +81,10 @@ def _reference_row(
 ) -> RankRow:
     """The RankRow of one reference GPU over its shared (config, ratio) pairs."""
     speed = geometric_mean([ratio for _, ratio in pairs]) * 100.0  # type: ignore[operator]  # pairs: never empty
-    base: Dict[str, Any] = dict(
+    row = RankRow(
         gpu=gpu.full_name,
         gpu_id=gpu.id,
+        geomean_pct=speed,
         configurations=len(pairs),
         speed_geomean_pct=speed,
         power_w=gpu.power_w,
@@ -95,18 +96,18 @@ def _reference_row(
         replicated=gpu.replicated,
     )
     if per is None:
-        return RankRow(geomean_pct=speed, **base)
+        return row
     if per == "watt":
         if gpu.power_w is None:
-            return RankRow(geomean_pct=None, why_not_ranked="no published board power", **base)
+            return replace(row, geomean_pct=None, why_not_ranked="no published board power")
         assert power_of is not None  # per watt: rank() made it
         scaled = [ratio * gpu.power_w / power_of(config) for config, ratio in pairs]
     else:
         if gpu.price_usd is None:
-            return RankRow(geomean_pct=None, why_not_ranked="no published launch price", **base)
+            return replace(row, geomean_pct=None, why_not_ranked="no published launch price")
         assert price is not None  # per dollar: rank() refused a missing --price
         scaled = [ratio * gpu.price_usd / price for _, ratio in pairs]
-    return RankRow(geomean_pct=geometric_mean(scaled) * 100.0, **base)  # type: ignore[operator]  # never empty
+    return replace(row, geomean_pct=geometric_mean(scaled) * 100.0)  # type: ignore[operator]  # never empty
 
 
 def rank(
