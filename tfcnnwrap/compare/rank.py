@@ -18,7 +18,7 @@ community has (``gen3 x16``), by the same shared ratios, per model and as their 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from tfcnnwrap.compare.community import entry_id, reference_set
 from tfcnnwrap.errors import UsageError
@@ -42,10 +42,11 @@ def measured_name(sweep: Sweep) -> str:
 
 def shared_ratios(
     gpu: ReferenceGPU, sweep: Sweep, strict: bool, include_low_trust: bool = False, nearest: bool = False
-) -> Tuple[List[Any], Tuple[Any, ...]]:
+) -> Tuple[List[Tuple[Config, float]], Tuple[str, ...]]:
     """([(config, measured / reference)], differing condition names) over the configurations ``gpu`` has a
     figure for under exactly the sweep's conditions, or with ``nearest`` its closest figure for each."""
-    out, differing = [], []
+    out: List[Tuple[Config, float]] = []
+    differing: List[str] = []
     for row in sweep.rows:
         if row.mean is None:
             continue
@@ -171,7 +172,7 @@ def rank(
 # -- what the link costs (issue 36): the same GPU at another link class ------------------------------------
 
 
-def _per_model(pairs: List[Tuple[Tuple[str, int, object], float]]) -> Dict[str, float]:
+def _per_model(pairs: List[Tuple[Config, float]]) -> Dict[str, float]:
     """model -> geometric mean x 100 of its ratios (one per batch size and GPU count), in the sweep's order."""
     ratios: Dict[str, List[float]] = {}
     for (model, _batch, _gpus), ratio in pairs:
