@@ -7,6 +7,10 @@ sweep's conditions (precision, GPU count, variable update, data, XLA, batch size
 taken under other conditions is not comparable, is marked †, and stays out of the geometric mean;
 ``strict`` leaves it out altogether, and with it a figure of another TensorFlow X.Y when both are known.
 Sweep against sweep: compare.ab. Ranking: rank.
+
+The verb: cli/compare.py builds one `CompareArgs`; `compute` checks which arguments go together and gives the
+one result (a `Comparison`), which `cmd_compare` renders as a table, Markdown, CSV or JSON and
+pages/comparepage.py as a page; `finish` then applies `--fail-on-regression` and draws `--plot` for either.
 """
 
 from __future__ import annotations
