@@ -73,8 +73,8 @@ def test_the_index_read_in_two_parts_gives_the_entries_the_joined_rows_give():
             results.append((ident, model, batch, 1, value))
             rows.append((cond[0], model, batch, 1) + cond[1:6] + (value, ident, cond[6], cond[7]))
     own = {"%064x" % 7, "%064x" % 8}
-    joined = community.community_gpus([r for r in rows if r[10] not in own])
-    parts = community.community_gpus([], entries=community.group_index((bundles, results), own))
+    joined = community.community_gpus(community.read_rows(r for r in rows if r[10] not in own))
+    parts = community.community_gpus([], entries=community.group_index(community.read_index((bundles, results)), own))
 
     def shown(gpus):
         return {

@@ -127,10 +127,28 @@ def add_output(p: argparse._ActionsContainer) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.format == "html":
-        from tfcnnwrap.pages.comparepage import cmd_compare_html  # start-up: a verb's stage is imported when it runs
+    from tfcnnwrap.compare.against import CompareArgs, cmd_compare  # start-up: a verb's stage is imported when it runs
 
-        return int(cmd_compare_html(args) or 0)
-    from tfcnnwrap.compare.against import cmd_compare  # start-up: a verb's stage is imported when it runs
+    typed = CompareArgs(
+        dirs=tuple(args.dirs or ()),
+        against=args.against,
+        rank=bool(args.rank),
+        references=args.references,
+        source=args.source or "all",
+        strict=bool(args.strict),
+        include_low_trust=bool(args.include_low_trust),
+        nearest=bool(args.nearest),
+        per=args.per,
+        price=args.price,
+        watts=args.watts,
+        fail_on_regression=args.fail_on_regression,
+        host=args.host,
+        format=args.format or "table",
+        out=args.out,
+        plot=args.plot,
+    )
+    if typed.format == "html":
+        from tfcnnwrap.pages.comparepage import cmd_compare_html  # start-up: as above
 
-    return int(cmd_compare(args) or 0)
+        return cmd_compare_html(typed)
+    return cmd_compare(typed)

@@ -23,6 +23,10 @@ def add(verbs: argparse._SubParsersAction, parent: Parser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tfcnnwrap.compare.refview import cmd_references  # start-up: a verb's stage is imported when it runs
+    from tfcnnwrap.compare.refview import (
+        ReferencesArgs,
+        cmd_references,
+    )  # start-up: a verb's stage is imported when it runs
 
-    return int(cmd_references(args) or 0)
+    typed = ReferencesArgs(gpu=args.gpu, model=args.model, references=args.references, format=args.format or "table")
+    return int(cmd_references(typed) or 0)

@@ -50,7 +50,7 @@ def _moments(values: List[float]) -> Optional[Tuple[int, float, float]]:
     return moments if all(math.isfinite(m) for m in moments[1:]) else None
 
 
-def _both_moments(baseline: List[Any], candidate: List[Any]) -> Optional[Tuple[Tuple[int, float, float], ...]]:
+def _both_moments(baseline: List[float], candidate: List[float]) -> Optional[Tuple[Tuple[int, float, float], ...]]:
     """Both sides' moments, or None with fewer than 2 runs a side or figures beyond the finite floats."""
     if len(baseline) < 2 or len(candidate) < 2:
         return None
@@ -62,7 +62,7 @@ def _welch_df(nb: int, vb: float, nc: int, vc: float) -> float:
     return (vb + vc) ** 2 / (vb**2 / (nb - 1) + vc**2 / (nc - 1))
 
 
-def welch(baseline: List[Any], candidate: List[Any]) -> Tuple[Optional[float], Optional[bool]]:
+def welch(baseline: List[float], candidate: List[float]) -> Tuple[Optional[float], Optional[bool]]:
     """(p_value, significant) of Welch's two-sample t-test; (None, None) with fewer than 2 runs a side.
 
     The same test as ``scipy.stats.ttest_ind(candidate, baseline, equal_var=False)``, computed from the
@@ -84,7 +84,7 @@ def welch(baseline: List[Any], candidate: List[Any]) -> Tuple[Optional[float], O
     return p, p < ALPHA
 
 
-def change_interval(baseline: List[Any], candidate: List[Any]) -> Tuple[Optional[float], ...]:
+def change_interval(baseline: List[float], candidate: List[float]) -> Tuple[Optional[float], ...]:
     """(low, high) of the 95% interval of (candidate mean / baseline mean - 1) x 100 by Fieller's theorem;
     (None, None) with fewer than 2 runs a side, or when the baseline mean is not clearly above zero (the
     interval is then unbounded)."""

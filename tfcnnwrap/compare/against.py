@@ -7,30 +7,33 @@ sweep's conditions (precision, GPU count, variable update, data, XLA, batch size
 taken under other conditions is not comparable, is marked †, and stays out of the geometric mean;
 ``strict`` leaves it out altogether, and with it a figure of another TensorFlow X.Y when both are known.
 Sweep against sweep: compare.ab. Ranking: rank.
+
+The verb: cli/compare.py builds one `CompareArgs`; `compute` checks which arguments go together and gives the
+one result (a `Comparison`), which `cmd_compare` renders as a table, Markdown, CSV or JSON and
+pages/comparepage.py as a page; `finish` then applies `--fail-on-regression` and draws `--plot` for either.
 """
 
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, List, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, List, Literal, Optional, Tuple, Union
 
 from tfcnnwrap import prose
 from tfcnnwrap.compare import rank
 from tfcnnwrap.compare.ab import regressions, sweep_vs_sweeps, unmeasured
-from tfcnnwrap.compare.community import reference_set
+from tfcnnwrap.compare.community import print_provenance, reference_set
 from tfcnnwrap.errors import UsageError
-from tfcnnwrap.present import abtext, comparetext, plot, plothistory
+from tfcnnwrap.present import abtext, comparetext, plot, plothistory, ranktext
 from tfcnnwrap.present.outfile import written_to
+from tfcnnwrap.present.plotrank import plot_rank
 from tfcnnwrap.results.closest import low_trust_left_out, reference_cell
 from tfcnnwrap.results.comparesweep import Sweep, geometric_mean, newest_sweeps
-from tfcnnwrap.results.comparison import AgainstReferences
+from tfcnnwrap.results.comparison import ABResult, AgainstReferences, Comparison, Ranking
 from tfcnnwrap.results.records import GeomeanCell, ReferenceRow
 
 if TYPE_CHECKING:
-    from argparse import Namespace
-
-    from tfcnnwrap.results.comparison import ABResult
     from tfcnnwrap.results.references import ReferenceGPU
 
 # -- against references ----------------------------------------------------------------------------------
@@ -113,13 +116,36 @@ def against_references(
     )
 
 
-# -- the verb --------------------------------------------------------------------------------------------
+# -- the verb ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CompareArgs:
+    """What `compare` is asked, typed (cli/compare.py builds it from the command line once)."""
+
+    dirs: Tuple[str, ...] = ()  # none: the newest sweep(s) under results/
+    against: Optional[str] = None  # reference GPUs, comma-separated as typed
+    rank: bool = False
+    references: Optional[str] = None  # the user's own references CSV
+    source: Literal["builtin", "community", "all"] = "all"
+    strict: bool = False
+    include_low_trust: bool = False
+    nearest: bool = False
+    per: Optional[Literal["watt", "dollar"]] = None
+    price: Optional[float] = None
+    watts: Optional[float] = None
+    fail_on_regression: Optional[float] = None  # PCT
+    host: Optional[str] = None
+    format: str = "table"  # table, markdown, csv, json or html
+    out: Optional[str] = None
+    plot: Optional[str] = None
+
 
 _ONLY_AB = ("fail_on_regression", "--fail-on-regression PCT only goes with sweep against sweep; drop it")
 _ONLY_RANK = (("per", "--per"), ("price", "--price"), ("watts", "--watts"))
 
 
-def _mode(args: Namespace, dirs: List[str]) -> str:
+def _mode(args: CompareArgs) -> str:
     """'against', 'rank' or 'ab', after the rules on which arguments go together."""
     against, rank = args.against, args.rank
     if against is not None and rank:
@@ -132,7 +158,7 @@ def _mode(args: Namespace, dirs: List[str]) -> str:
     if args.include_low_trust and against is None and not rank:
         raise UsageError("--include-low-trust only goes with --against or --rank; drop it to compare sweeps")
     if against is not None or rank:
-        if len(dirs) > 1:
+        if len(args.dirs) > 1:
             raise UsageError(
                 "%s compares one sweep; give one SWEEP_DIR (or none: the newest under results/), "
                 "or drop it to compare sweeps" % ("--against" if against is not None else "--rank")
@@ -140,7 +166,7 @@ def _mode(args: Namespace, dirs: List[str]) -> str:
         if args.fail_on_regression is not None:
             raise UsageError(_ONLY_AB[1])
         return "against" if against is not None else "rank"
-    if len(dirs) == 1:
+    if len(args.dirs) == 1:
         raise UsageError(
             "comparing one sweep needs --against NAME[,NAME...] (see `tfcnnwrap references`) or --rank, "
             "or give two sweep directories to compare them"
@@ -152,15 +178,15 @@ def _mode(args: Namespace, dirs: List[str]) -> str:
     return "ab"
 
 
-def _dirs(args: Namespace, mode: str) -> List[str]:
-    dirs = list(args.dirs or [])
+def _dirs(args: CompareArgs, mode: str) -> List[str]:
+    dirs = list(args.dirs)
     if dirs:
         _refuse_repeats(dirs[1:])
         return dirs
     return [str(p) for p in newest_sweeps(2 if mode == "ab" else 1)]
 
 
-def _refuse_repeats(dirs: List[Any]) -> None:
+def _refuse_repeats(dirs: List[str]) -> None:
     """A candidate named twice only repeats its rows (a sweep against itself stays allowed: the sanity check
     that reads 'Same environment' and +0.0%)."""
     seen: dict = {}
@@ -171,6 +197,40 @@ def _refuse_repeats(dirs: List[Any]) -> None:
                 "candidate %s is given twice (as %s and %s); name each candidate once" % (key.name, seen[key], d)
             )
         seen[key] = d
+
+
+def compute(args: CompareArgs) -> Comparison:
+    """What `compare` computes for ``args``: a sweep against references, its ranking, or sweep against sweeps;
+    every renderer (text and JSON here, HTML in pages/comparepage.py) shows this one result."""
+    mode = _mode(args)
+    dirs = _dirs(args, mode)
+    if args.plot:
+        plot.require_matplotlib()
+    if mode == "rank":
+        return rank.rank(
+            dirs[0],
+            per=args.per,
+            price=args.price,
+            watts=args.watts,
+            references_csv=args.references,
+            strict=args.strict,
+            host=args.host,
+            include_low_trust=args.include_low_trust,
+            nearest=args.nearest,
+            source=args.source,
+        )
+    if mode == "against":
+        assert args.against is not None  # _mode: against
+        return against_references(
+            dirs[0],
+            args.against,
+            args.references,
+            strict=args.strict,
+            host=args.host,
+            include_low_trust=args.include_low_trust,
+            source=args.source,
+        )
+    return sweep_vs_sweeps(dirs[0], dirs[1:], host=args.host)
 
 
 def _regression_exit(result: ABResult, pct: float) -> int:
@@ -187,54 +247,40 @@ def _regression_exit(result: ABResult, pct: float) -> int:
     return 1
 
 
-def _render(
-    result: Union[ABResult, AgainstReferences], fmt: str, text_form: Callable, page: Optional[Callable]
-) -> None:
-    """The view's page when the caller passed one (``--format html``), else its text form."""
-    if page is not None:
-        page(result)
-    else:
-        text_form(result, fmt)
-
-
-def cmd_compare(args: Namespace, pages: Optional[Mapping[str, Callable[[Any], object]]] = None) -> int:
-    """``pages``: view ("against", "ab", "rank") -> a function writing that view's page; comparepage passes
-    them for ``--format html``, so compare imports no page code."""
-    if args.out and args.format != "html":
-        return written_to(args.out, lambda: cmd_compare(type(args)(**dict(vars(args), out=None))))
-    dirs = list(args.dirs or [])
-    mode = _mode(args, dirs)
-    dirs = _dirs(args, mode)
-    fmt = args.format or "table"
-    plot_path = args.plot
-    if plot_path:
-        plot.require_matplotlib()
-    host = args.host
-    pages = pages or {}
-    if mode == "rank":
-        return rank.cmd_rank(args, dirs[0], fmt, plot_path, page=pages.get("rank"))
+def finish(result: Comparison, args: CompareArgs) -> int:
+    """After any renderer: `--fail-on-regression`'s verdict, then `--plot`; the exit code."""
     code = 0
-    result: Union[AgainstReferences, ABResult]
-    if mode == "against":
-        result = against_references(
-            dirs[0],
-            args.against,
-            args.references,
-            strict=bool(args.strict),
-            host=host,
-            include_low_trust=bool(args.include_low_trust),
-            source=args.source or "all",
-        )
-        _render(result, fmt, comparetext.render_against, pages.get("against"))
-        drawn: Optional[Callable[[Any, str], None]] = plot.plot_against if plot_path else None
-    else:
-        result = sweep_vs_sweeps(dirs[0], dirs[1:], host=host)
-        _render(result, fmt, abtext.render_ab, pages.get("ab"))
-        # more than two sweeps: a history, each configuration over the sweeps' dates
-        drawn = (plothistory.plot_history if len(dirs) > 2 else plot.plot_ab) if plot_path else None
-        pct = args.fail_on_regression
-        code = _regression_exit(result, pct) if pct is not None else 0
-    if drawn:
-        drawn(result, plot_path)
-        sys.stderr.write("tfcnnwrap compare: wrote %s\n" % plot_path)
+    if isinstance(result, ABResult) and args.fail_on_regression is not None:
+        code = _regression_exit(result, args.fail_on_regression)
+    if args.plot:
+        if isinstance(result, Ranking):
+            plot_rank(result, args.plot)
+        elif isinstance(result, AgainstReferences):
+            plot.plot_against(result, args.plot)
+        elif len(result.comparisons) > 1:  # more than two sweeps: each configuration over the sweeps' dates
+            plothistory.plot_history(result, args.plot)
+        else:
+            plot.plot_ab(result, args.plot)
+        sys.stderr.write("tfcnnwrap compare: wrote %s\n" % args.plot)
     return code
+
+
+def render_text(result: Comparison, fmt: str) -> None:
+    """The table, Markdown, CSV or JSON of a result (present/ says how each reads)."""
+    if isinstance(result, Ranking):
+        ranktext.render_rank(result, fmt)
+        if fmt in ("table", "markdown"):
+            print_provenance(result, fmt)
+    elif isinstance(result, AgainstReferences):
+        comparetext.render_against(result, fmt)
+    else:
+        abtext.render_ab(result, fmt)
+
+
+def cmd_compare(args: CompareArgs) -> int:
+    """`compare` in every format but HTML (pages/comparepage.py draws that one from the same result)."""
+    if args.out:
+        return written_to(args.out, lambda: cmd_compare(replace(args, out=None)))
+    result = compute(args)
+    render_text(result, args.format)
+    return finish(result, args)

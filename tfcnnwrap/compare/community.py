@@ -20,7 +20,23 @@ from __future__ import annotations
 
 import statistics
 import sys
-from typing import TYPE_CHECKING, Any, Collection, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
+from dataclasses import dataclass, field
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Collection,
+    Dict,
+    FrozenSet,
+    Iterable,
+    List,
+    Mapping,
+    NamedTuple,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    Union,
+)
 
 from tfcnnwrap import render
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
@@ -36,66 +52,153 @@ if TYPE_CHECKING:
 SOURCES = ("builtin", "community", "all")
 ID_PREFIX = "community-"
 SHOWN_IDS = 5  # bundle ids a provenance note names before "and N more"
-# (model, batch size, GPU count, precision, xla, variable update, data, TF X.Y): one set of conditions
-_Conditions = Tuple[str, int, int, str, str, str, str, str]
 # ({bundle id: signing keys}, {(bundle id, model, batch size, GPUs): 95% interval in %}) from the index
 Evidence = Tuple[Dict[str, Set[str]], Dict[Tuple[str, str, int, int], float]]
+Pair = Tuple[float, str]  # (images/sec, bundle id): one bundle's figure for one configuration
 
 
-def _tf_xy(version: str) -> str:
+class BundleConditions(NamedTuple):
+    """What the library's index keys verified bundles by: the GPU as named and the conditions besides the
+    configuration (None where a bundle does not say)."""
+
+    gpu: str
+    precision: Optional[str]
+    xla: Optional[str]
+    variable_update: Optional[str]
+    data: Optional[str]
+    tf_version: Optional[str]
+    link: Optional[str]  # ``gen3 x4``; None where the bundle or an older index does not say
+
+
+class IndexResult(NamedTuple):
+    """One verified result of the library's index."""
+
+    bundle_id: str
+    model: str
+    batch_size: int
+    num_gpus: int
+    images_per_sec: float
+
+
+@dataclass(frozen=True)
+class CommunityIndex:
+    """The library's verified bundles, each set of conditions once with its bundles, and their results (what
+    library.Library.community_index reads, lean for 100,000s of results)."""
+
+    bundles: Dict[BundleConditions, List[str]]
+    results: List[IndexResult]
+
+
+class CommunityRow(NamedTuple):
+    """One verified configuration of a bundle, its conditions joined (library.Library.community_rows)."""
+
+    gpu: str
+    model: str
+    batch_size: int
+    num_gpus: int
+    precision: Optional[str]
+    xla: Optional[str]
+    variable_update: Optional[str]
+    data: Optional[str]
+    tf_version: Optional[str]
+    images_per_sec: float
+    bundle_id: str
+    link: Optional[str]
+    created_at: Optional[str]
+
+
+def read_index(found: Tuple[Mapping[Tuple[Any, ...], List[str]], Sequence[Tuple[Any, ...]]]) -> CommunityIndex:
+    """library.Library.community_index's two parts as records: the one place their positions are read."""
+    bundles, results = found
+    return CommunityIndex(
+        {BundleConditions(*key): ids for key, ids in bundles.items()}, [*map(IndexResult._make, results)]
+    )
+
+
+def read_rows(rows: Iterable[Sequence[Any]]) -> List[CommunityRow]:
+    """library.Library.community_rows' rows as records: the one place their positions are read."""
+    return [*map(CommunityRow._make, rows)]
+
+
+class FigureConditions(NamedTuple):
+    """One configuration under one set of conditions: what a community figure is the median of."""
+
+    model: str
+    batch_size: int
+    num_gpus: int
+    precision: str
+    xla: str
+    variable_update: str
+    data: str
+    tf: str  # X.Y
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One community entry as its bundles are gathered: each spelling of its GPU with the bundles that use
+    it, and each configuration under one set of conditions with its bundles' figures."""
+
+    names: Dict[str, Set[str]] = field(default_factory=dict)
+    groups: Dict[FigureConditions, List[Pair]] = field(default_factory=dict)
+
+
+def _tf_xy(version: Optional[str]) -> str:
     parts = str(version or "").split(".")
     return ".".join(parts[:2]) if len(parts) >= 2 else str(version or "")
 
 
 # A community entry's key: one GPU (results/gpuid.py) at one link class (``gen3 x4``; None: not known)
 EntryKey = Tuple[str, Optional[str]]
+# the results of one bundle conditions and configuration: (its conditions, model, batch size, GPUs, figures)
+Gathered = Tuple[BundleConditions, str, int, int, List[Pair]]
 
 
-def group_rows(rows: List[Any]) -> Dict[EntryKey, Dict[str, Any]]:
-    """{(GPU identity, link class): {"names": {spelling: bundles}, "groups": {(model, batch, gpus, precision,
-    xla, update, data, tf X.Y): [(images/sec, bundle id)]}}} of ``rows``: library.Library.community_rows
-    tuples (gpu, ..., tf_version, images/sec, id, link class, created_at). Two spellings of one GPU are one
-    entry; one GPU at two link widths (a desktop slot, an eGPU enclosure) is two."""
+def group_rows(rows: Sequence[CommunityRow]) -> Dict[EntryKey, Entry]:
+    """The entries of ``rows`` (library.Library.community_rows read by read_rows), one per GPU identity and link
+    class: two spellings of one GPU are one entry; one GPU at two link widths (a desktop slot, an eGPU
+    enclosure) is two."""
     # first by the rows' own fields (a tuple key: the cheap per-row step, for 100,000s of rows), then each
     # distinct one under its GPU identity and conditions (names normalised once per distinct key, not per row)
-    raw: Dict[Tuple[Any, ...], List[Tuple[float, str]]] = {}
+    raw: Dict[Tuple[Any, ...], List[Pair]] = {}
     for row in rows:
         key = row[:9] + row[11:12]
         pairs = raw.get(key)
         if pairs is None:
             raw[key] = pairs = []
-        pairs.append((row[9], row[10]))
-    return _entries([key[:9] + (pairs, key[9]) for key, pairs in raw.items()])
+        pairs.append((row.images_per_sec, row.bundle_id))
+    return _entries((BundleConditions(key[0], *key[4:10]), key[1], key[2], key[3], pairs) for key, pairs in raw.items())
 
 
-def _entries(grouped: List[Tuple[Any, ...]]) -> Dict[EntryKey, Dict[str, Any]]:
-    """The entries of rows already grouped by their own fields: (gpu, model, batch, GPUs, precision, xla,
-    update, data, tf, [(images/sec, bundle id)], link class)."""
-    entries: Dict[EntryKey, Dict[str, Any]] = {}
-    for gpu, model, batch, count, precision, xla, update, data, tf, pairs, link in grouped:
-        entry = entries.setdefault((gpu_identity(gpu), link or None), {"names": {}, "groups": {}})
-        entry["names"].setdefault(gpu, set()).update(ident for _, ident in pairs)
-        key = (model, batch, count, precision or "", xla or "", update or "", data or "", _tf_xy(tf))
-        entry["groups"].setdefault(key, []).extend(pairs)
+def _entries(gathered: Iterable[Gathered]) -> Dict[EntryKey, Entry]:
+    """The entries of results already gathered by their own fields."""
+    entries: Dict[EntryKey, Entry] = {}
+    for cond, model, batch, count, pairs in gathered:
+        entry = entries.setdefault((gpu_identity(cond.gpu), cond.link or None), Entry())
+        entry.names.setdefault(cond.gpu, set()).update(ident for _, ident in pairs)
+        key = FigureConditions(
+            model,
+            batch,
+            count,
+            cond.precision or "",
+            cond.xla or "",
+            cond.variable_update or "",
+            cond.data or "",
+            _tf_xy(cond.tf_version),
+        )
+        entry.groups.setdefault(key, []).extend(pairs)
     return entries
 
 
-# library.Library.community_index: ({(gpu, precision, xla, update, data, tf, link class): [bundle ids]},
-# [(bundle id, model, batch size, GPUs, images/sec)])
-IndexData = Tuple[Dict[Tuple[Any, ...], List[str]], List[Tuple[Any, ...]]]
-
-
-def group_index(data: IndexData, own: Collection[str] = ()) -> Dict[EntryKey, Dict[str, Any]]:
-    """group_rows of community_index's two parts (the bundles in ``own`` left out): the same entries, made
-    with one dict look-up per result (its bundle's set of conditions numbered)."""
-    sets, results = data
+def group_index(index: CommunityIndex, own: Collection[str] = ()) -> Dict[EntryKey, Entry]:
+    """group_rows of the library's index (the bundles in ``own`` left out): the same entries, made with one
+    dict look-up per result (its bundle's set of conditions numbered)."""
     number: Dict[str, int] = {}
-    for k, ids in enumerate(sets.values()):
+    for k, ids in enumerate(index.bundles.values()):
         number.update(dict.fromkeys(ids, k))
     for ident in own:
         number.pop(ident, None)
-    raw: Dict[Tuple[Any, ...], List[Tuple[float, str]]] = {}
-    for ident, model, batch, count, value in results:
+    raw: Dict[Tuple[int, str, int, int], List[Pair]] = {}
+    for ident, model, batch, count, value in index.results:
         n = number.get(ident)
         if n is None:  # not the device's, not verified, or the sweep's own bundle
             continue
@@ -104,13 +207,8 @@ def group_index(data: IndexData, own: Collection[str] = ()) -> Dict[EntryKey, Di
         if pairs is None:
             raw[key] = pairs = []
         pairs.append((value, ident))
-    conditions = list(sets)
-    rows = [
-        (gpu, model, batch, count, precision, xla, update, data_, tf, pairs, link)
-        for (n, model, batch, count), pairs in raw.items()
-        for gpu, precision, xla, update, data_, tf, link in (conditions[n],)
-    ]
-    return _entries(rows)
+    conditions = list(index.bundles)
+    return _entries((conditions[n], model, batch, count, pairs) for (n, model, batch, count), pairs in raw.items())
 
 
 def provenance(ids: List[str]) -> str:
@@ -119,7 +217,7 @@ def provenance(ids: List[str]) -> str:
     return "bundles %s%s" % (shown, more)
 
 
-def _result(gpu_id: str, key: Tuple[str, int, int, str, str, str, str, str], pairs: List[Tuple[float, str]]) -> Result:
+def _result(gpu_id: str, key: FigureConditions, pairs: List[Pair]) -> Result:
     model, batch, gpus, precision, xla, update, data, tf = key
     values = sorted(v for v, _ in pairs)
     ids = sorted({i for _, i in pairs})
@@ -171,7 +269,7 @@ def _shown_name(names: Dict[str, Set[str]]) -> str:
     return sorted(names.items(), key=lambda item: (-len(item[1]), item[0]))[0][0]
 
 
-def replicated(key: _Conditions, pairs: List[Tuple[float, str]], evidence: Evidence) -> bool:
+def replicated(key: FigureConditions, pairs: List[Pair], evidence: Evidence) -> bool:
     """Two bundles of one set of conditions, signed by disjoint sets of keys (independent people), whose
     figures' 95% intervals overlap: the figure was reproduced by someone else, not just repeated."""
     signers, intervals = evidence
@@ -201,7 +299,7 @@ def _any_overlap(first: List[Tuple[float, float]], second: List[Tuple[float, flo
 
 
 def community_gpus(
-    rows: List[Any], evidence: Optional[Evidence] = None, entries: Optional[Dict[EntryKey, Dict[str, Any]]] = None
+    rows: Sequence[CommunityRow], evidence: Optional[Evidence] = None, entries: Optional[Dict[EntryKey, Entry]] = None
 ) -> Dict[str, ReferenceGPU]:
     """{id: ReferenceGPU} of the library's verified rows (or of ``entries``, group_index's), one per GPU
     identity and link class; ``evidence`` (signers and intervals, library_evidence) counts the signers and
@@ -210,12 +308,12 @@ def community_gpus(
     gpus = {}
     grouped = group_rows(rows) if entries is None else entries
     for (identity, link), entry in sorted(grouped.items(), key=lambda item: (item[0][0], item[0][1] or "")):
-        groups = entry["groups"]
+        groups = entry.groups
         gpu_id = entry_id(identity, link)
         ids = sorted({i for pairs in groups.values() for _, i in pairs})
         signed = evidence[0]
         keys = set().union(*(signed[i] for i in ids if i in signed)) if signed else set()
-        name = _shown_name(entry["names"])
+        name = _shown_name(entry.names)
         gpu = ReferenceGPU(
             id=gpu_id,
             name=entry_label(name, link, len(ids), len(keys)),
@@ -233,17 +331,17 @@ def community_gpus(
     return gpus
 
 
-def own_bundles(rows: Union[List[Any], IndexData], sweep: Optional[Sweep]) -> Set[str]:
+def own_bundles(rows: Union[Sequence[CommunityRow], CommunityIndex], sweep: Optional[Sweep]) -> Set[str]:
     """The ids of the library's bundles that are ``sweep`` itself (exported, maybe before a resume, and
     imported): the same creation time, and every ok run of the bundle one of the sweep's own (model, batch
     size, run number, start time, images/sec). Only the few bundles of that creation time are opened."""
     if sweep is None or not sweep.meta.created_at:
         return set()
-    if isinstance(rows, tuple):  # community_index's parts: the bundles of that time, by the index
-        listed = {i for ids in rows[0].values() for i in ids}
+    if isinstance(rows, CommunityIndex):  # the bundles of that time, by the index
+        listed = {i for ids in rows.bundles.values() for i in ids}
         candidates = sorted(i for i in _created_at(sweep.meta.created_at) if i in listed)
     else:
-        candidates = sorted({row[10] for row in rows if len(row) > 12 and row[12] == sweep.meta.created_at})
+        candidates = sorted({row.bundle_id for row in rows if row.created_at == sweep.meta.created_at})
     if not candidates:
         return set()
     mine = {(r.model, r.batch_size, r.run, r.started_at, r.images_per_sec) for r in sweep.runs if r.status == "ok"}
@@ -267,12 +365,12 @@ def own_bundles(rows: Union[List[Any], IndexData], sweep: Optional[Sweep]) -> Se
     return own
 
 
-def library_rows(models: Optional[Sequence[str]] = None, device: Optional[str] = None) -> List[Any]:
+def library_rows(models: Optional[Sequence[str]] = None, device: Optional[str] = None) -> List[CommunityRow]:
     """The library's verified index rows (of ``models``, measured on ``device``); [] when there is no library
     yet."""
     library = Library(create=False)
     try:
-        return library.community_rows(models, device)
+        return read_rows(library.community_rows(models, device))
     finally:
         library.close()
 
@@ -285,11 +383,11 @@ def _created_at(stamp: str) -> List[str]:
         library.close()
 
 
-def library_index(models: Optional[Sequence[str]] = None, device: Optional[str] = None) -> IndexData:
-    """The library's community_index (of ``models``, measured on ``device``); ({}, []) without a library."""
+def library_index(models: Optional[Sequence[str]] = None, device: Optional[str] = None) -> CommunityIndex:
+    """The library's community_index (of ``models``, measured on ``device``); empty without a library."""
     library = Library(create=False)
     try:
-        return library.community_index(models, device)
+        return read_index(library.community_index(models, device))
     finally:
         library.close()
 
@@ -303,7 +401,7 @@ def library_evidence() -> Evidence:
         library.close()
 
 
-def _rows_or_warn(models: Optional[Sequence[str]], source: str, device: Optional[str] = None) -> IndexData:
+def _rows_or_warn(models: Optional[Sequence[str]], source: str, device: Optional[str] = None) -> CommunityIndex:
     """The library's index; with ``--source all`` an unusable library is a warning, not the end of compare."""
     try:
         return library_index(models, device)
@@ -312,12 +410,12 @@ def _rows_or_warn(models: Optional[Sequence[str]], source: str, device: Optional
             raise
 
         sys.stderr.write("tfcnnwrap compare: warning: no community results: %s\n" % exc.message)
-        return {}, []
+        return CommunityIndex({}, [])
 
 
 # {id(sweep): (that sweep, its community entries)}: reference_set's community entries, kept for the ranking's
 # provenance notes (rank_provenance), so a library of 100,000s of rows is read and grouped once per compare
-_BUILT: Dict[int, Tuple[Any, Dict[str, ReferenceGPU]]] = {}
+_BUILT: Dict[int, Tuple[Sweep, Dict[str, ReferenceGPU]]] = {}
 
 
 def reference_set(
@@ -356,7 +454,7 @@ def reference_set(
     return ReferenceSet(gpus)
 
 
-def rank_provenance(ranking: Ranking) -> List[Any]:
+def rank_provenance(ranking: Ranking) -> List[str]:
     """One note per community GPU the ranking shows: which bundles its figures are the median of."""
     shown = [row for row in ranking.rows if str(row.gpu_id or "").startswith(ID_PREFIX)]
     if not shown:

@@ -17,14 +17,11 @@ community has (``gen3 x16``), by the same shared ratios, per model and as their 
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-from tfcnnwrap.compare.community import entry_id, print_provenance, reference_set
+from tfcnnwrap.compare.community import entry_id, reference_set
 from tfcnnwrap.errors import UsageError
-from tfcnnwrap.present import ranktext
-from tfcnnwrap.present.plotrank import plot_rank
 from tfcnnwrap.results.closest import closest_result, low_trust_left_out
 from tfcnnwrap.results.comparesweep import Sweep, config_of, geometric_mean
 from tfcnnwrap.results.comparison import LinkCost, Ranking, RankRow
@@ -32,7 +29,6 @@ from tfcnnwrap.results.gpuid import gpu_identity, link_class
 from tfcnnwrap.results.references import CONDITIONS
 
 if TYPE_CHECKING:
-    from argparse import Namespace
     from pathlib import Path
 
     from tfcnnwrap.results.references import ReferenceGPU
@@ -46,10 +42,11 @@ def measured_name(sweep: Sweep) -> str:
 
 def shared_ratios(
     gpu: ReferenceGPU, sweep: Sweep, strict: bool, include_low_trust: bool = False, nearest: bool = False
-) -> Tuple[List[Any], Tuple[Any, ...]]:
+) -> Tuple[List[Tuple[Config, float]], Tuple[str, ...]]:
     """([(config, measured / reference)], differing condition names) over the configurations ``gpu`` has a
     figure for under exactly the sweep's conditions, or with ``nearest`` its closest figure for each."""
-    out, differing = [], []
+    out: List[Tuple[Config, float]] = []
+    differing: List[str] = []
     for row in sweep.rows:
         if row.mean is None:
             continue
@@ -85,9 +82,10 @@ def _reference_row(
 ) -> RankRow:
     """The RankRow of one reference GPU over its shared (config, ratio) pairs."""
     speed = geometric_mean([ratio for _, ratio in pairs]) * 100.0  # type: ignore[operator]  # pairs: never empty
-    base: Dict[str, Any] = dict(
+    row = RankRow(
         gpu=gpu.full_name,
         gpu_id=gpu.id,
+        geomean_pct=speed,
         configurations=len(pairs),
         speed_geomean_pct=speed,
         power_w=gpu.power_w,
@@ -99,18 +97,18 @@ def _reference_row(
         replicated=gpu.replicated,
     )
     if per is None:
-        return RankRow(geomean_pct=speed, **base)
+        return row
     if per == "watt":
         if gpu.power_w is None:
-            return RankRow(geomean_pct=None, why_not_ranked="no published board power", **base)
+            return replace(row, geomean_pct=None, why_not_ranked="no published board power")
         assert power_of is not None  # per watt: rank() made it
         scaled = [ratio * gpu.power_w / power_of(config) for config, ratio in pairs]
     else:
         if gpu.price_usd is None:
-            return RankRow(geomean_pct=None, why_not_ranked="no published launch price", **base)
+            return replace(row, geomean_pct=None, why_not_ranked="no published launch price")
         assert price is not None  # per dollar: rank() refused a missing --price
         scaled = [ratio * gpu.price_usd / price for _, ratio in pairs]
-    return RankRow(geomean_pct=geometric_mean(scaled) * 100.0, **base)  # type: ignore[operator]  # never empty
+    return replace(row, geomean_pct=geometric_mean(scaled) * 100.0)  # type: ignore[operator]  # never empty
 
 
 def rank(
@@ -174,7 +172,7 @@ def rank(
 # -- what the link costs (issue 36): the same GPU at another link class ------------------------------------
 
 
-def _per_model(pairs: List[Tuple[Tuple[str, int, object], float]]) -> Dict[str, float]:
+def _per_model(pairs: List[Tuple[Config, float]]) -> Dict[str, float]:
     """model -> geometric mean x 100 of its ratios (one per batch size and GPU count), in the sweep's order."""
     ratios: Dict[str, List[float]] = {}
     for (model, _batch, _gpus), ratio in pairs:
@@ -231,35 +229,3 @@ def _check_rank_flags(
 
 def _with_rank(row: RankRow, rank_number: int) -> RankRow:
     return replace(row, rank=rank_number)
-
-
-def cmd_rank(
-    args: Namespace,
-    sweep_dir: Union[Path, str],
-    fmt: str,
-    plot_path: Optional[str] = None,
-    page: Optional[Callable[[Ranking], object]] = None,
-) -> int:
-    """``page``: a function writing the ranking's page (``--format html``, from comparepage)."""
-    ranking = rank(
-        sweep_dir,
-        per=args.per,
-        price=args.price,
-        watts=args.watts,
-        references_csv=args.references,
-        strict=bool(args.strict),
-        host=args.host,
-        include_low_trust=bool(args.include_low_trust),
-        nearest=bool(args.nearest),
-        source=args.source or "all",
-    )
-    if page is not None:
-        page(ranking)
-    else:
-        ranktext.render_rank(ranking, fmt)
-    if fmt in ("table", "markdown"):
-        print_provenance(ranking, fmt)
-    if plot_path:
-        plot_rank(ranking, plot_path)
-        sys.stderr.write("tfcnnwrap compare: wrote %s\n" % plot_path)
-    return 0

@@ -7,15 +7,14 @@ every row per GPU with its launch price and board power.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar, Union
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
 from tfcnnwrap import render
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.results.references import COLUMNS, TRUST_LEVELS, Result, load_references
 
 if TYPE_CHECKING:
-    from argparse import Namespace
-
     from tfcnnwrap.results.references import ReferenceGPU, ReferenceSet
 
 _T = TypeVar("_T")
@@ -65,7 +64,29 @@ def select(
     return out
 
 
-def summary_rows(selected: Selection) -> List[Dict[str, Any]]:
+Cell = Union[str, int, float, None]  # one cell of a table or CSV row
+
+
+@dataclass(frozen=True)
+class GpuSummary:
+    """One GPU of the summary table: how many figures, of which models, precisions and GPU counts; its launch
+    price, board power and the trust levels of its figures, as the table shows them."""
+
+    id: str
+    name: str
+    rows: int
+    models: int
+    precision: str
+    gpus: str
+    price: str
+    power: str
+    trust: str
+
+    def cells(self) -> Dict[str, Cell]:
+        return asdict(self)
+
+
+def summary_rows(selected: Selection) -> List[GpuSummary]:
     """One row per GPU: how many figures, which models, precisions and GPU counts, price and power."""
     rows = []
     for gpu, results in selected:
@@ -74,17 +95,17 @@ def summary_rows(selected: Selection) -> List[Dict[str, Any]]:
             numbers = [int(n) for n in counts.split(",")]
             counts = "%d-%d" % (numbers[0], numbers[-1])
         rows.append(
-            {
-                "id": gpu.id,
-                "name": gpu.name,
-                "rows": len(results),
-                "models": len(_distinct(r.model for r in results)),
-                "precision": "/".join(sorted(_distinct(r.precision for r in results), reverse=True)),
-                "gpus": counts,
-                "price": _fact_text(gpu.facts.price_usd, "$"),
-                "power": _fact_text(gpu.facts.power_w, "W"),
-                "trust": ",".join(t for t in TRUST_LEVELS if any(r.trust == t for r in results)) or "-",
-            }
+            GpuSummary(
+                id=gpu.id,
+                name=gpu.name,
+                rows=len(results),
+                models=len(_distinct(r.model for r in results)),
+                precision="/".join(sorted(_distinct(r.precision for r in results), reverse=True)),
+                gpus=counts,
+                price=_fact_text(gpu.facts.price_usd, "$"),
+                power=_fact_text(gpu.facts.power_w, "W"),
+                trust=",".join(t for t in TRUST_LEVELS if any(r.trust == t for r in results)) or "-",
+            )
         )
     return rows
 
@@ -141,7 +162,34 @@ def grouped(results: Iterable[Result]) -> List[List[Result]]:
     return groups
 
 
-def detail_rows(selected: Selection) -> Tuple[List[Dict[str, Any]], List[str]]:
+@dataclass(frozen=True)
+class ListedFigure:
+    """One figure of a GPU's list (``--gpu``): its result, whether it opens its group of identical conditions
+    (only the first shows them, and the group's spread), and its number into the source lines."""
+
+    result: Result
+    first: bool
+    source: int  # 1-based, into the numbered source lines under the table
+    spread: str = ""  # the group's, on its first row
+
+    def cells(self) -> Dict[str, Cell]:
+        r, same = self.result, not self.first
+        return {
+            "model": "" if same else r.model,
+            "batch_size": "" if same else r.batch_size,
+            "images_per_sec": r.display,
+            "precision": "" if same else r.precision,
+            "num_gpus": "" if same else r.num_gpus,
+            "update": "" if same else (SHORT_UPDATE.get(r.variable_update, r.variable_update) or "-"),
+            "data": "" if same else ({"synthetic": "syn"}.get(r.data, r.data) or "-"),
+            "xla": "" if same else (r.xla or "-"),
+            "source": "[%d]" % self.source,
+            "trust": r.trust or "-",
+            "spread": self.spread,
+        }
+
+
+def detail_rows(selected: Selection) -> Tuple[List[ListedFigure], List[str]]:
     """Every figure of the selection, sorted and grouped by conditions (a group's later rows leave the
     conditions blank; its first carries the spread), with a number into the source lines under the table."""
     rows, sources = [], []
@@ -151,22 +199,8 @@ def detail_rows(selected: Selection) -> Tuple[List[Dict[str, Any]], List[str]]:
                 line = "(TF %s) %s" % (r.tf_version, r.source) if r.tf_version else r.source
                 if line not in sources:
                     sources.append(line)
-                same = i > 0
-                rows.append(
-                    {
-                        "model": "" if same else r.model,
-                        "batch_size": "" if same else r.batch_size,
-                        "images_per_sec": r.display,
-                        "precision": "" if same else r.precision,
-                        "num_gpus": "" if same else r.num_gpus,
-                        "update": "" if same else (SHORT_UPDATE.get(r.variable_update, r.variable_update) or "-"),
-                        "data": "" if same else ({"synthetic": "syn"}.get(r.data, r.data) or "-"),
-                        "xla": "" if same else (r.xla or "-"),
-                        "source": "[%d]" % (sources.index(line) + 1),
-                        "trust": r.trust or "-",
-                        "spread": _spread(group) if len(group) > 1 and not same else "",
-                    }
-                )
+                spread = _spread(group) if len(group) > 1 and i == 0 else ""
+                rows.append(ListedFigure(r, first=i == 0, source=sources.index(line) + 1, spread=spread))
     return rows, sources
 
 
@@ -208,12 +242,17 @@ def detail_json(selected: List[Tuple[ReferenceGPU, List[Result]]]) -> List[Dict[
     return out
 
 
-def flat_rows(selected: Selection) -> List[Dict[str, Any]]:
+def flat_rows(selected: Selection) -> List[Dict[str, Cell]]:
     """Every row, in the CSV's own columns (a template for --references)."""
     rows = []
     for gpu, results in selected:
         for r in results:
-            row = {"gpu_id": gpu.id, "gpu_name": gpu.name, "aliases": ";".join(gpu.aliases), "vendor": gpu.vendor}
+            row: Dict[str, Cell] = {
+                "gpu_id": gpu.id,
+                "gpu_name": gpu.name,
+                "aliases": ";".join(gpu.aliases),
+                "vendor": gpu.vendor,
+            }
             row.update({k: getattr(r, k) for k in COLUMNS[4:]})
             row["images_per_sec"] = r.display
             rows.append(row)
@@ -221,7 +260,11 @@ def flat_rows(selected: Selection) -> List[Dict[str, Any]]:
 
 
 def _print_lines(
-    fmt: str, rows: List[Dict[str, Any]], columns: List[Tuple[Union[str, int], ...]], title: str, lines: List[str]
+    fmt: str,
+    rows: Sequence[Mapping[str, Cell]],
+    columns: List[Tuple[Union[str, int], ...]],
+    title: str,
+    lines: List[str],
 ) -> None:
     if fmt == "markdown":
         render.emit(rows, fmt, columns=columns, title=title, caption=render.paragraphs(lines))
@@ -232,11 +275,21 @@ def _print_lines(
         render.print_note(out, line)
 
 
-def cmd_references(args: Namespace) -> int:
+@dataclass(frozen=True)
+class ReferencesArgs:
+    """What `references` is asked, typed (cli/references.py builds it once)."""
+
+    gpu: Optional[str] = None  # one GPU, every figure with its source
+    model: Optional[str] = None
+    references: Optional[str] = None  # the user's own references CSV, listed too
+    format: str = "table"  # table, markdown, csv or json
+
+
+def cmd_references(args: ReferencesArgs) -> int:
     references = load_references(args.references)
     gpu_name, model = args.gpu, args.model
     selected = select(references, gpu_name, model)
-    fmt = args.format or "table"
+    fmt = args.format
     if fmt == "json":
         render.emit(
             detail_json(selected), fmt, kind="references", conditions={"gpu": gpu_name or None, "model": model or None}
@@ -258,18 +311,19 @@ def cmd_references(args: Namespace) -> int:
             "out unless --include-low-trust.",
             facts,
         ]
-        _print_lines(fmt, rows, DETAIL_COLUMNS, title, notes + ["[%d] %s" % (i + 1, s) for i, s in enumerate(sources)])
+        cells = [figure.cells() for figure in rows]
+        _print_lines(fmt, cells, DETAIL_COLUMNS, title, notes + ["[%d] %s" % (i + 1, s) for i, s in enumerate(sources)])
     else:
-        rows = summary_rows(selected)
-        total = sum(r["rows"] for r in rows)
+        summaries = summary_rows(selected)
+        total = sum(r.rows for r in summaries)
         notes = [
             "%d figures on %d GPUs. launch: the maker's announced price; power: board power; '-': not "
-            "verified yet." % (total, len(rows)),
+            "verified yet." % (total, len(summaries)),
             (
                 "`--gpu NAME` lists a GPU's figures and sources; `--format json` names every GPU; `--format csv` "
                 "gives every row (a template for --references FILE)."
             ),
             "Compare: tfcnnwrap compare SWEEP_DIR --against NAME[,NAME...]",
         ]
-        _print_lines(fmt, rows, SUMMARY_COLUMNS, "Reference GPUs (tf_cnn_benchmarks)", notes)
+        _print_lines(fmt, [r.cells() for r in summaries], SUMMARY_COLUMNS, "Reference GPUs (tf_cnn_benchmarks)", notes)
     return 0

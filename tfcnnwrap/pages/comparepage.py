@@ -1,13 +1,12 @@
 """`compare --format html`: the page of each view of compare (against references, sweep against sweeps,
-`--rank`), from the same results and rows as its JSON (compare, compare.ab and rank compute; the notes are
+`--rank`), from the same result its other formats render (compare.against.compute; the notes are
 comparetext's, abtext's and ranktext's). Drawn by the templates through reportpage."""
 
 from __future__ import annotations
 
-import argparse
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
-from tfcnnwrap.compare.against import cmd_compare
+from tfcnnwrap.compare.against import CompareArgs, compute, finish
 from tfcnnwrap.pages import svgcharts
 from tfcnnwrap.pages.reportpage import Table, cell, check_out, config_label, emit, num, numcell, pct, render
 from tfcnnwrap.present.abtext import ab_notes, environment_lines
@@ -15,10 +14,11 @@ from tfcnnwrap.present.comparetext import against_notes, cell_text, geomean_text
 from tfcnnwrap.present.comparetext import pct as comparetext_pct
 from tfcnnwrap.present.ranktext import rank_notes
 from tfcnnwrap.present.report import title_parts
+from tfcnnwrap.results.comparison import AgainstReferences, Ranking
 
 if TYPE_CHECKING:
     from tfcnnwrap.results.comparesweep import Sweep
-    from tfcnnwrap.results.comparison import ABResult, AgainstReferences, Ranking, SweepComparison
+    from tfcnnwrap.results.comparison import ABResult, Comparison, SweepComparison
 
 
 def sweep_parts(sweep: Sweep) -> List[str]:
@@ -317,12 +317,18 @@ def rank_page(ranking: Ranking) -> str:
     )
 
 
-def cmd_compare_html(args: argparse.Namespace) -> int:
-    """`compare --format html [--out FILE]`: compare's own verb, each view written as its page."""
+def page(result: Comparison) -> str:
+    """The page of any view of compare's result."""
+    if isinstance(result, Ranking):
+        return rank_page(result)
+    if isinstance(result, AgainstReferences):
+        return against_page(result)
+    return ab_page(result)
+
+
+def cmd_compare_html(args: CompareArgs) -> int:
+    """`compare --format html [--out FILE]`: compare's result (compare.against.compute) drawn as its page."""
     out = check_out(args.out)  # before any work
-    pages = {
-        "against": lambda result: emit(against_page(result), out),
-        "ab": lambda result: emit(ab_page(result), out),
-        "rank": lambda ranking: emit(rank_page(ranking), out),
-    }
-    return cmd_compare(argparse.Namespace(**dict(vars(args), out=None)), pages=pages)
+    result = compute(args)
+    emit(page(result), out)
+    return finish(result, args)

@@ -155,7 +155,7 @@ def _draw_panel(ax: Axes, panel: Dict[str, Any]) -> None:
 def save_figure(fig: Figure, path: Union[Path, str]) -> None:
     """Render ``fig`` in the format its suffix names and put it at ``path`` at once, never through a link.
 
-    The CLI checks the path first (cli._plot_path); this refuses the same cases for other callers, because
+    The CLI checks the path first (cli/parsing.plot_path); this refuses the same cases for other callers, because
     matplotlib would add ``.png`` to a name without a suffix and the old code created missing directories.
     """
     path = Path(path)

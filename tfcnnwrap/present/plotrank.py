@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.present.comparetext import conditions_line, count_unit
 from tfcnnwrap.present.plot import MEASURED_COLOR, REFERENCE_COLOR, new_figure, save_figure
-from tfcnnwrap.present.ranktext import _WHAT, placement
+from tfcnnwrap.present.ranktext import RANKED_BY, placement
 
 if TYPE_CHECKING:
     from tfcnnwrap.results.comparison import Ranking
@@ -31,7 +31,7 @@ def plot_rank(ranking: "Ranking", path: str) -> None:
     if len(bars) < 2:
         raise UsageError("nothing to plot: no reference GPU has a figure under this sweep's conditions")
     panel = {
-        "title": "%s relative to %s (dashed: 100%%)" % (_WHAT[ranking.per], ranking.measured_row.gpu),
+        "title": "%s relative to %s (dashed: 100%%)" % (RANKED_BY[ranking.per], ranking.measured_row.gpu),
         "bars": bars,
         "line": 100.0,
         "xlabel": "reference / measured, % (geometric mean over shared configurations)",

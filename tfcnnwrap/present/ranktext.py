@@ -15,7 +15,8 @@ from tfcnnwrap.run.procs import format_command
 if TYPE_CHECKING:
     from tfcnnwrap.results.comparison import Ranking, RankRow
 
-_WHAT = {None: "images/sec", "watt": "images/sec per watt", "dollar": "images/sec per dollar"}
+# what a ranking scores under each --per (placement sentence, title, notes and the plot say it so)
+RANKED_BY = {None: "images/sec", "watt": "images/sec per watt", "dollar": "images/sec per dollar"}
 JSON_KEYS = [
     "gpu",
     "geomean_pct",
@@ -52,7 +53,7 @@ def placement(ranking: Any) -> str:  # Any: a rank.Ranking; its measured row alw
             " `compare --against NAME` shows each one's closest figures (marked \u2020).%s"
             % (me.gpu, _nearest_hint(ranking, total))
         )
-    text = "Your %s: %d of %d by %s" % (me.gpu, me.rank, total, _WHAT[ranking.per])
+    text = "Your %s: %d of %d by %s" % (me.gpu, me.rank, total, RANKED_BY[ranking.per])
 
     def near(row: Any) -> str:  # Any: a RankRow with a geomean_pct (neighbours() gives only those)
         return "the %s (%s, on %d configuration%s)" % (
@@ -146,7 +147,7 @@ def rank_notes(ranking: Any) -> List[str]:  # Any: a rank.Ranking; --per sets th
         "measured / reference %s, x 100 (under 100%%: the reference does better); best first. This "
         "sweep: %s%s."
         % (
-            _WHAT[ranking.per],
+            RANKED_BY[ranking.per],
             conditions_line(sweep.conditions(), unit=count_unit(sweep)),
             ", every reference figure at the sweep's batch size"
             if not (ranking.strict or ranking.nearest)
@@ -215,7 +216,7 @@ def render_rank(ranking: Ranking, fmt: str, stream: Optional[TextIO] = None) -> 
     if fmt == "csv":
         render.emit(rank_json(ranking), "csv", columns=JSON_KEYS, stream=stream)
         return
-    title = "%s ranked among published references by %s" % (ranking.sweep.label(), _WHAT[ranking.per])
+    title = "%s ranked among published references by %s" % (ranking.sweep.label(), RANKED_BY[ranking.per])
     rows, columns = rank_text_rows(ranking, short=(fmt != "markdown"))
     notes = rank_notes(ranking)
     emit_text(rows, columns, title, notes[1:], fmt, stream, before=notes[:1])

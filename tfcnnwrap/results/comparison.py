@@ -5,9 +5,13 @@ shows them never imports the code that computes them (compare/ fills them, prese
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 from tfcnnwrap.results.records import ChangeRow, GeomeanCell, ReferenceRow
+
+if TYPE_CHECKING:
+    from tfcnnwrap.results.comparesweep import Sweep
+    from tfcnnwrap.results.references import ReferenceGPU
 
 LEVEL_PCT = 1.0  # within this many percent of the measured GPU reads as "level with" it
 
@@ -28,12 +32,12 @@ class LinkCost:
 
 @dataclass(frozen=True)
 class AgainstReferences:
-    sweep: Any  # comparesweep.Sweep
-    columns: Tuple  # (typed name, references.ReferenceGPU) per reference column
+    sweep: Sweep
+    columns: Tuple[Tuple[str, ReferenceGPU], ...]  # (typed name, its GPU) per reference column
     rows: Tuple[ReferenceRow, ...]
     geomean: Tuple[GeomeanCell, ...]  # one per column, over its comparable ratios
     conditions: dict  # the sweep's (no batch size)
-    sources: Tuple  # (source text, (typed names citing it)) in column order
+    sources: Tuple[Tuple[str, Tuple[str, ...]], ...]  # (source text, (typed names citing it)) in column order
     strict: bool = False
     low_trust_left_out: int = 0  # derived/partial rows of these GPUs and models left out
     link_cost: Tuple[LinkCost, ...] = ()  # the same GPU at another link class in the community
@@ -93,7 +97,7 @@ class RankRow:
 
 @dataclass(frozen=True)
 class Ranking:
-    sweep: Any  # comparesweep.Sweep
+    sweep: Sweep
     rows: Tuple[RankRow, ...]  # ranked best first (measured among them), then the unranked
     per: Optional[str]  # None, "watt" or "dollar"
     of: int  # measured configurations (with an ok run)
@@ -122,12 +126,12 @@ class Ranking:
 
 @dataclass(frozen=True)
 class SweepComparison:
-    baseline: Any  # comparesweep.Sweep
-    candidate: Any  # comparesweep.Sweep
+    baseline: Sweep
+    candidate: Sweep
     rows: Tuple[ChangeRow, ...]
     geomean_change_pct: Optional[float]  # over the configurations with a mean on both sides
     pairs: int
-    environment: Tuple  # (what, baseline's, candidate's) for what differs: GPU, driver, TensorFlow, ...
+    environment: Tuple[Tuple[str, Any, Any], ...]  # (what, baseline's, candidate's) for what differs: GPU, driver, ...
     candidate_dir: Optional[str] = None  # set when several candidates follow one baseline
     geomean: Optional[GeomeanChange] = None  # its interval, verdict and spread (None: no pair to compare)
 
@@ -146,9 +150,13 @@ class GeomeanChange:
 
 @dataclass(frozen=True)
 class ABResult:
-    baseline: Any
+    baseline: Sweep
     comparisons: Tuple[SweepComparison, ...]
 
     @property
     def several(self) -> bool:
         return len(self.comparisons) > 1
+
+
+# what `compare` computes in one of its three views (compare/against.py's compute), for any renderer
+Comparison = Union[AgainstReferences, ABResult, Ranking]
