@@ -21,6 +21,7 @@ PLAN_MOST_RUNS = 100000  # a plan's runs per configuration (a bundle holds at mo
 OK = "ok"
 
 # (model, batch size per device, GPUs): a configuration of a plan and of the runs
+# A JSON object of a bundle is a dict as json.loads makes it (isinstance of dict: typing.Mapping's check costs more).
 Config = Tuple[str, int, int]
 
 
@@ -266,7 +267,7 @@ class BundlePlan:
     @classmethod
     def read(cls, value: object) -> Optional["BundlePlan"]:
         """The plan of a well-formed ``plan`` object, else None (verify says it is not one)."""
-        if not isinstance(value, Mapping) or _bounded(value.get("runs")) is None:
+        if not isinstance(value, dict) or _bounded(value.get("runs")) is None:
             return None
         until_ci, max_runs = value.get("until_ci"), value.get("max_runs")
         if until_ci is not None and _number(until_ci) is None:
@@ -276,8 +277,8 @@ class BundlePlan:
         listed, never_listed = value.get("configurations"), value.get("not_started", [])
         if not isinstance(listed, list) or not isinstance(never_listed, list):
             return None
-        configs = [_plan_config(c) for c in listed if isinstance(c, Mapping)]
-        never = [(_plan_config(r), _bounded(r.get("run"))) for r in never_listed or [] if isinstance(r, Mapping)]
+        configs = [_plan_config(c) for c in listed if isinstance(c, dict)]
+        never = [(_plan_config(r), _bounded(r.get("run"))) for r in never_listed or [] if isinstance(r, dict)]
         if not configs or len(never) != len(never_listed or []):
             return None
         found = [c for c in configs if c is not None]
@@ -326,16 +327,14 @@ class Bundle:
             tool_version=str(data.get("tool_version", "")),
             created_at=str(data.get("created_at", "")),
             conditions=Conditions.from_dict(opt_object(data.get("conditions"))),
-            runs=tuple(BundleRun.from_dict(r) for r in runs if isinstance(r, Mapping)),
-            summary=tuple(SummaryEntry.from_dict(r) for r in summary if isinstance(r, Mapping)),
+            runs=tuple(BundleRun.from_dict(r) for r in runs if isinstance(r, dict)),
+            summary=tuple(SummaryEntry.from_dict(r) for r in summary if isinstance(r, dict)),
             logs=(
-                {str(k): LogEntry.from_dict(opt_object(v)) for k, v in logs.items()}
-                if isinstance(logs, Mapping)
-                else None
+                {str(k): LogEntry.from_dict(opt_object(v)) for k, v in logs.items()} if isinstance(logs, dict) else None
             ),
             plan=BundlePlan.read(data.get("plan")),
             has_plan="plan" in data,
-            signatures=tuple(Signature.from_dict(s) for s in sigs if isinstance(s, Mapping)),
+            signatures=tuple(Signature.from_dict(s) for s in sigs if isinstance(s, dict)),
             raw=dict(data),
         )
 
