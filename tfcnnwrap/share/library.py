@@ -527,30 +527,43 @@ def index_rows(bundle: Bundle, verified: bool, origin: str = "") -> Tuple[Bundle
     # a CPU's bundle is filed under the vendor "cpu": its figures rank among CPU results, never among GPUs'
     vendor = CPU_VENDOR if cond.on_cpu else bundles.vendor_of(gpu)
     bundle_row = BundleRow(
-        bundle.id,
-        gpu,
-        vendor,
-        bundle.created_at,
-        utc_now(),
-        int(verified),
-        bundle.tool_version,
-        tf,
-        precision,
-        xla,
-        update,
-        data,
-        str(origin)[:500],
-        link_class(cond.link),
+        id=bundle.id,
+        gpu=gpu,
+        vendor=vendor,
+        created_at=bundle.created_at,
+        imported_at=utc_now(),
+        verified=int(verified),
+        tool_version=bundle.tool_version,
+        tf_version=tf,
+        precision=precision,
+        xla=xla,
+        variable_update=update,
+        data=data,
+        origin=str(origin)[:500],
+        link=link_class(cond.link),
     )
     rows = []
     for (model, bs, n), found in bundle.ok_figures().items():  # a fleet's hosts pooled
         values = [float(v) for v in found]
         rows.append(
             ResultRow(
-                bundle.id, gpu, model, bs, n, precision, xla, update, data, tf, statistics.mean(values),
-                len(values), int(verified), bundle.created_at, _ci95_pct(values),
+                bundle_id=bundle.id,
+                gpu=gpu,
+                model=model,
+                batch_size=bs,
+                num_gpus=n,
+                precision=precision,
+                xla=xla,
+                variable_update=update,
+                data=data,
+                tf_version=tf,
+                images_per_sec=statistics.mean(values),
+                runs_ok=len(values),
+                verified=int(verified),
+                created_at=bundle.created_at,
+                ci95_pct=_ci95_pct(values),
             )
-        )  # fmt: skip
+        )
     return bundle_row, rows
 
 
