@@ -14,14 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional, Tuple, Union
 
-from tfcnnwrap.results.records import JsonObject, opt_object, opt_text, opt_whole
+from tfcnnwrap.results.records import JsonObject, Status, opt_object, opt_text, opt_whole
 
 MAX_NUMBER = 2**53  # every number of a bundle lies within +-MAX_NUMBER (share/bundle.py refuses others)
 PLAN_MOST_RUNS = 100000  # a plan's runs per configuration (a bundle holds at most 100,000 runs in all)
-OK = "ok"
+# A JSON object of a bundle is a dict as json.loads makes it (isinstance of dict: typing.Mapping's check costs more).
 
 # (model, batch size per device, GPUs): a configuration of a plan and of the runs
-# A JSON object of a bundle is a dict as json.loads makes it (isinstance of dict: typing.Mapping's check costs more).
 Config = Tuple[str, int, int]
 
 
@@ -125,7 +124,7 @@ class BundleRun:
 
     @property
     def ok(self) -> bool:
-        return self.status == OK
+        return self.status == Status.OK
 
     @property
     def devices(self) -> int:
