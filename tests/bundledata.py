@@ -99,3 +99,19 @@ def write_bundles(folder, items):
     for item in items:
         (folder / bundles.file_name(item)).write_bytes(bundles.to_bytes(item))
     return folder
+
+
+def build(sweep, **options):
+    """The bundle `export` makes of ``sweep``, as the JSON object its file holds: what a reader (or a forger)
+    edits before writing it back with bundle.to_bytes."""
+    from tfcnnwrap.share import export
+
+    return export.build(sweep, **options).to_dict()
+
+
+def verify(bundle, allowed_signers=None):
+    """verify's Verdict of a bundle's JSON object (or a Bundle), read into its records as a bundle file is."""
+    from tfcnnwrap.results.bundlerecords import Bundle
+    from tfcnnwrap.share import verify as verifying
+
+    return verifying.verify(bundle if isinstance(bundle, Bundle) else Bundle.from_dict(bundle), allowed_signers)

@@ -9,14 +9,13 @@ import subprocess
 import time
 
 import pytest
-from bundledata import log_text, logged_sweep
+from bundledata import build, log_text, logged_sweep, verify
 from conftest import GIT_ENV, cli_env
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tfcnnwrap.share import bundle as bundles
-from tfcnnwrap.share.export import build
-from tfcnnwrap.share.verify import FAILED, VERIFIED, verify
+from tfcnnwrap.share.verify import FAILED, VERIFIED
 
 pytestmark = pytest.mark.slow
 
@@ -218,12 +217,15 @@ def test_any_string_is_verified_refused_or_a_finding_shown_escaped(good, where, 
 @settings(max_examples=60, deadline=None)
 @given(steps=st.floats(0.1, 1e5), ratio=st.floats(0.01, 3.0))
 def test_any_total_is_judged_against_its_step_lines_within_the_tolerance(steps, ratio):
-    from tfcnnwrap.share.verify import TOTAL_OVER_STEP, _Expected, _steps_findings, parse_text
+    from tfcnnwrap.results.bundlerecords import BundleRun
+    from tfcnnwrap.share.verify import TOTAL_OVER_STEP, Expected, parse_text, steps_findings
 
     total = round(steps * ratio, 2)
     text = log_text("resnet50", 64, steps).replace("total images/sec: %.2f" % steps, "total images/sec: %.2f" % total)
     shown = round(steps, 1)
-    findings = _steps_findings({"cluster": None}, parse_text(text), "w", _Expected((), None, None, 1))
+    findings = steps_findings(
+        BundleRun.from_dict({"cluster": None}), parse_text(text), "w", Expected((), None, None, 1)
+    )
     assert bool(findings) is (total > (shown + 0.05) * TOTAL_OVER_STEP + 0.005), (steps, total, findings)
 
 

@@ -2,11 +2,10 @@
 everything published is an outlier, and no published figure is ever refused."""
 
 import pytest
-from bundledata import logged_sweep, write_bundles
+from bundledata import build, logged_sweep, write_bundles
 
 from tfcnnwrap.results import ceilings
 from tfcnnwrap.results.gpuid import builtin_references, gpu_identity, identity_of
-from tfcnnwrap.share.export import build
 
 
 @pytest.fixture

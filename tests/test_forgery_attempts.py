@@ -10,12 +10,11 @@ import copy
 import time
 
 import pytest
-from bundledata import log_text, logged_sweep
+from bundledata import build, log_text, logged_sweep, verify
 from test_verify_strict import DEVICE_LINE, reid, relog, resummarise
 
 from tfcnnwrap.share import bundle as bundles
-from tfcnnwrap.share.export import build
-from tfcnnwrap.share.verify import VERIFIED, verify
+from tfcnnwrap.share.verify import VERIFIED
 
 FAKE = "the log is text: whoever writes it can write what verify checks it against"
 
@@ -584,7 +583,7 @@ def test_a_signature_copied_from_another_bundle(genuine, tmp_path):
         pytest.skip("needs ssh-keygen")
     key = tmp_path / "k"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
-    entry = signing.sign_id(genuine["id"], str(key))
+    entry = signing.sign_id(genuine["id"], str(key)).to_dict()
     bundle = copy.deepcopy(genuine)
     rewrite(bundle, {"resnet50": 180.0})
     bundle = reid(bundle)
@@ -593,7 +592,7 @@ def test_a_signature_copied_from_another_bundle(genuine, tmp_path):
     assert verdict.state != VERIFIED and any("not a signature of this id" in f for f in verdict.findings), verdict
     other = tmp_path / "o"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)
-    entry = dict(signing.sign_id(bundle["id"], str(key)), key=(tmp_path / "o.pub").read_text().strip())
+    entry = dict(signing.sign_id(bundle["id"], str(key)).to_dict(), key=(tmp_path / "o.pub").read_text().strip())
     bundle["signatures"] = [entry]  # a good signature that says it is another person's
     verdict = verify(bundle)
     assert any("names another key" in f for f in verdict.findings), verdict

@@ -2,11 +2,10 @@
 rank's community source, and a sweep that never counts itself."""
 
 import pytest
-from bundledata import logged_sweep, variants, write_bundles
+from bundledata import build, logged_sweep, variants, write_bundles
 
 from tfcnnwrap.results.gpuid import gpu_identity, is_plain, same_gpu
 from tfcnnwrap.share import bundle as bundles
-from tfcnnwrap.share.export import build
 
 
 @pytest.fixture

@@ -10,11 +10,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from bundledata import logged_sweep
+from bundledata import build, logged_sweep, verify
 
 from tfcnnwrap.share import bundle as bundles
-from tfcnnwrap.share.export import build
-from tfcnnwrap.share.verify import VERIFIED, verify
+from tfcnnwrap.share.verify import VERIFIED
 
 # Numbers and keys where JSON writers differ: Python writes 40.0, 9007199254740991.0 and 1.5e-07 and sorts keys by
 # code point; JCS writes 40, 9007199254740991 and 1.5e-7 as ECMAScript does and sorts by UTF-16 code units (U+1F600
@@ -119,7 +118,7 @@ def test_node_with_an_independent_jcs_recomputes_the_id_of_exported_bundles(tmp_
     for name, bundle in made.items():
         path = tmp_path / ("%s.tfcw.json.gz" % name)
         path.write_bytes(bundles.to_bytes(bundle))
-        assert bundles.read_path(path)["id"] == bundle["id"]  # Python reads it back: the id is its hash
+        assert bundles.read_path(path).id == bundle["id"]  # Python reads it back: the id is its hash
         paths.append(path)
     assert b"40.0" in gzip.decompress(paths[1].read_bytes())  # the file spells 40.0 the Python way
     result = subprocess.run([node, script_dir / "id.mjs", *paths], capture_output=True, text=True, timeout=60)

@@ -7,11 +7,10 @@ import subprocess
 import sys
 
 import pytest
-from bundledata import logged_sweep, variants, write_bundles
+from bundledata import build, logged_sweep, variants, write_bundles
 from conftest import assert_clean_error, cli_env
 
 from tfcnnwrap.share import bundle as bundles
-from tfcnnwrap.share.export import build
 
 pytestmark = pytest.mark.slow
 

@@ -3,12 +3,11 @@
 import sqlite3
 
 import pytest
-from bundledata import logged_sweep
+from bundledata import build, logged_sweep
 from conftest import run_cli
 
 from tfcnnwrap.share import bundle as bundles
 from tfcnnwrap.share import library
-from tfcnnwrap.share.export import build
 
 
 def _plan(db, sql, params=()):
@@ -67,7 +66,7 @@ def test_an_index_of_format_2_that_cannot_be_written_keeps_its_signers(tmp_path,
     try:  # format 2 has the signers table: only the newer index is missing, and the rows read as they are
         assert not opened.unsigned_index
         assert opened.signer_keys() == {ident: {"SHA256:key"}}
-        assert [r["signers"] for r in opened.rows()] == [["alice@example.org"]]
+        assert [r.to_dict()["signers"] for r in opened.rows()] == [["alice@example.org"]]
     finally:
         opened.close()
 

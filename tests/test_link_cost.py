@@ -7,11 +7,10 @@ import json
 import math
 
 import pytest
-from bundledata import logged_sweep, variants, write_bundles
+from bundledata import build, logged_sweep, variants, write_bundles
 from test_link_conditions import POSIX, gpu_env
 
 from tfcnnwrap.share import bundle as bundles
-from tfcnnwrap.share.export import build
 
 X4 = {"pcie_gen": 3, "pcie_width": 4, "pcie_max_gen": 3, "pcie_max_width": 16, "h2d_gbps": 2.6, "d2h_gbps": 2.4}
 X16 = dict(X4, pcie_width=16, h2d_gbps=12.1, d2h_gbps=13.0)

@@ -9,13 +9,12 @@ import io
 import re
 
 import pytest
-from bundledata import logged_sweep, write_bundles
+from bundledata import build, logged_sweep, write_bundles
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tfcnnwrap import prose, render
 from tfcnnwrap.share import bundle as bundles
-from tfcnnwrap.share.export import build
 
 # What must never leave tfcnnwrap as it came: C0 and C1 controls (newline, tab, CR, ESC included), DEL, the
 # line and paragraph separators and every bidi mark, embedding, override and isolate.

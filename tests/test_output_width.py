@@ -6,10 +6,8 @@ an unset one, on a terminal as on a pipe. On a terminal that does not say its si
 import sys
 
 import pytest
-from bundledata import logged_sweep, write_bundles
+from bundledata import build, logged_sweep, write_bundles
 from conftest import run_cli
-
-from tfcnnwrap.share.export import build
 
 pytestmark = [
     pytest.mark.slow,

@@ -145,7 +145,7 @@ def test_a_forged_bundle_fails_the_repository(cli, tmp_path, hosted):
     assert cli("publish", logged_sweep(tmp_path / "s"), "--to", host).returncode == 0
     git("clone", "-q", str(host), str(work))
     [placed] = list((work / "bundles").rglob("*" + bundles.SUFFIX))
-    bundle = bundles.read_path(placed)
+    bundle = bundles.read_path(placed).to_dict()
     # the forger's edit: a faster figure, the id recomputed as the docs describe, the file put where publish would
     content = {k: v for k, v in bundle.items() if k != "id"}
     content["runs"] = [dict(r, images_per_sec=r["images_per_sec"] * 3) for r in content["runs"]]

@@ -8,11 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from bundledata import logged_sweep, variants, write_bundles
+from bundledata import build, logged_sweep, variants, write_bundles
 from conftest import GIT_ENV, assert_clean_error, cli_env, git
 
 from tfcnnwrap.share import bundle as bundles
-from tfcnnwrap.share.export import build
 
 pytestmark = pytest.mark.slow
 
@@ -89,7 +88,7 @@ def test_a_rejected_push_is_rebased_and_retried(tmp_path, bare, monkeypatch):
         original(repo)
 
     monkeypatch.setattr(gitrepo, "ensure_identity", someone_pushes_first)
-    third = variants(bundles.read_path(next(first.iterdir())), 1)[0]
+    third = variants(bundles.read_path(next(first.iterdir())).to_dict(), 1)[0]
     _, rel, _, pushed = gitrepo.publish(next(write_bundles(tmp_path / "c", [third]).iterdir()), str(bare))
     assert raced and pushed
     assert rel in tree(bare) and len(tree(bare)) == 3

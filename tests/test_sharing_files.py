@@ -9,12 +9,11 @@ import sqlite3
 import stat
 
 import pytest
-from bundledata import logged_sweep, variants, write_bundles
+from bundledata import build, logged_sweep, variants, write_bundles
 from conftest import assert_clean_error
 
 from tfcnnwrap.filelock import FileLock
 from tfcnnwrap.share import bundle as bundles
-from tfcnnwrap.share.export import build
 
 
 @pytest.fixture
@@ -180,14 +179,14 @@ def test_library_under_a_regular_file_is_one_line_not_no_bundles(cli, tmp_path):
 def test_git_out_of_space_says_the_disk_is_full_not_the_network():
     from git.exc import GitCommandError
 
-    from tfcnnwrap.share.gitrepo import _git_error
+    from tfcnnwrap.share.gitrepo import git_error
 
     exc = GitCommandError(
         ["git", "fetch"],
         128,
         stderr="error: unable to write file: No space left on device\nfatal: unpack-objects failed",
     )
-    message = _git_error("fetching", "https://example.org/r.git", exc).message
+    message = git_error("fetching", "https://example.org/r.git", exc).message
     assert "full" in message and "network" not in message, message
 
 
@@ -233,5 +232,5 @@ def test_export_skips_a_log_that_is_not_a_regular_file(cli, tmp_path):
     out = tmp_path / "b.tfcw.json.gz"
     result = cli("export", sweep, "--out", out, cwd=tmp_path, timeout=60)
     assert result.returncode == 0, result
-    bundle = bundles.read_path(out)
+    bundle = bundles.read_path(out).to_dict()
     assert len(bundle["logs"]) == 2 and not any(log.name in name for name in bundle["logs"]), bundle["logs"].keys()

@@ -6,11 +6,10 @@ import json
 import subprocess
 
 import pytest
-from bundledata import logged_sweep, variants, write_bundles
+from bundledata import build, logged_sweep, variants, write_bundles
 from conftest import GIT_ENV, assert_clean_error, cli_env, git
 
 from tfcnnwrap.share import bundle as bundles
-from tfcnnwrap.share.export import build
 
 pytestmark = pytest.mark.slow
 

@@ -9,11 +9,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from bundledata import logged_sweep
+from bundledata import build, logged_sweep
 from conftest import assert_clean_error, spawn_cli
 
+from tfcnnwrap.results.bundlerecords import Bundle
 from tfcnnwrap.share import bundle as bundles
-from tfcnnwrap.share.export import build
 
 pytestmark = [
     pytest.mark.slow,  # every test starts ssh-keygen and tfcnnwrap
@@ -233,7 +233,8 @@ def signed_bundle(tmp_path, keys, name, values, *signers):
     from tfcnnwrap.share import signing
 
     for signer in signers:
-        signing.add_signature(bundle, signing.sign_id(bundle["id"], str(keys[signer][0])))
+        signed = Bundle.from_dict(bundle).signed(signing.sign_id(bundle["id"], str(keys[signer][0])))
+        bundle = bundle if signed is None else signed.to_dict()
     return bundle
 
 
@@ -339,7 +340,7 @@ def test_an_index_of_format_1_that_cannot_be_written_reads_as_unsigned(tmp_path,
     monkeypatch.setattr(library, "_create_schema", read_only)
     opened = library.Library(data, create=False)
     try:
-        assert [(r["images_per_sec"], r["signers"]) for r in opened.rows()] == [(176.9, [])]
+        assert [(r.images_per_sec, r.to_dict()["signers"]) for r in opened.rows()] == [(176.9, [])]
         assert opened.signer_keys() == {} and opened.intervals() == {}
     finally:
         opened.close()

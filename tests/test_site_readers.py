@@ -7,11 +7,10 @@ import json
 import re
 
 import pytest
-from bundledata import HOST, logged_sweep
+from bundledata import HOST, build, logged_sweep
 from sweepdata import write_sweep
 
 from tfcnnwrap.share import bundle as bundles
-from tfcnnwrap.share.export import build
 
 pytestmark = pytest.mark.slow
 

@@ -33,9 +33,10 @@ def test_a_site_whose_marker_lists_a_large_librarys_pages_is_rebuilt_and_its_sta
 
 @pytest.mark.slow
 def test_a_large_site_written_by_worker_processes_is_the_site_one_process_writes(tmp_path, monkeypatch):
+    from bundledata import build
+
     from tfcnnwrap.pages import site
     from tfcnnwrap.share import bundle as bundles
-    from tfcnnwrap.share.export import build
 
     base = build(logged_sweep(tmp_path / "sweep", values={"resnet50": 176.9}))
     folder = tmp_path / "bundles"

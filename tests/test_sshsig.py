@@ -6,6 +6,7 @@ import struct
 
 import pytest
 
+from tfcnnwrap.results.bundlerecords import Signature
 from tfcnnwrap.share import signing
 
 
@@ -37,7 +38,7 @@ JUNK = {
 
 @pytest.mark.parametrize("case", sorted(JUNK))
 def test_a_signature_that_is_not_one_is_not_valid_and_says_why(case):
-    signer = signing.check("0" * 64, {"signature": JUNK[case]}, None)
+    signer = signing.check("0" * 64, Signature.from_dict({"signature": JUNK[case]}), None)
     assert not signer.valid and "not an armored SSH signature" in signer.describe(), case
 
 
@@ -46,8 +47,10 @@ def test_a_signature_for_another_namespace_or_key_than_its_entry_says_is_not_val
     blob = b"SSHSIG" + struct.pack(">I", 1) + strings(KEY, b"git", b"", b"sha512", b"sig")
     key_line, namespace = signing.signature_key(armor(blob))
     assert namespace == "git" and key_line.startswith("ssh-ed25519 AAAA")
-    other = signing.check("0" * 64, {"signature": armor(blob)}, None)
+    other = signing.check("0" * 64, Signature.from_dict({"signature": armor(blob)}), None)
     assert not other.valid and "namespace git" in other.why
-    claimed = signing.check("0" * 64, {"signature": armor(blob), "fingerprint": "SHA256:someone-else"}, None)
+    claimed = signing.check(
+        "0" * 64, Signature.from_dict({"signature": armor(blob), "fingerprint": "SHA256:someone-else"}), None
+    )
     assert not claimed.valid and "names another key" in claimed.why
     assert claimed.fingerprint == signing.fingerprint(key_line) != "SHA256:someone-else"

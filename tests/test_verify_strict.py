@@ -12,13 +12,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from bundledata import log_text, logged_sweep
+from bundledata import build, log_text, logged_sweep, verify
 from sweepdata import write_sweep
 
 from tfcnnwrap.results.gpuid import same_gpu
 from tfcnnwrap.share import bundle as bundles
-from tfcnnwrap.share.export import build
-from tfcnnwrap.share.verify import TOTAL_OVER_STEP, VERIFIED, log_gpus, verify
+from tfcnnwrap.share.verify import TOTAL_OVER_STEP, VERIFIED, log_gpus
 
 DEVICE_LINE = (
     "2026-11-30 10:00:01.000000: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1432] Found device 0 "
@@ -299,14 +298,15 @@ def test_device_lines_of_tensorflow_1_and_2_name_their_gpu():
     ],
 )
 def test_the_total_against_the_last_step_line(steps, total, batches, ok):
-    from tfcnnwrap.share.verify import _Expected, _steps_findings, parse_text
+    from tfcnnwrap.results.bundlerecords import BundleRun
+    from tfcnnwrap.share.verify import Expected, parse_text, steps_findings
 
     text = log_text("resnet50", 64, steps).replace("total images/sec: %.2f" % steps, "total images/sec: %.2f" % total)
     text = text.replace("Num batches: 100", "Num batches: %d" % batches)
     if batches < 100:
         text = text.replace("100\timages/sec", "%d\timages/sec" % batches if batches >= 10 else "x")
     run = {"model": "resnet50", "batch_size": 64, "run": 1}
-    findings = _steps_findings(run, parse_text(text), "w", _Expected((), None, None, 1))
+    findings = steps_findings(BundleRun.from_dict(run), parse_text(text), "w", Expected((), None, None, 1))
     assert (findings == []) is ok, findings
     assert 1 < TOTAL_OVER_STEP < 1.05
 
@@ -377,6 +377,7 @@ def test_a_stand_in_distributed_sweep_exports_a_bundle_that_verifies(cli, tmp_pa
     ],
 )
 def test_a_configurations_run_numbers_against_the_plan(numbers, until_ci, ok):
+    from tfcnnwrap.results.bundlerecords import Bundle
     from tfcnnwrap.share.planchecks import plan_findings
 
     config = {"model": "resnet50", "batch_size": 64, "num_gpus": 1}
@@ -390,7 +391,7 @@ def test_a_configurations_run_numbers_against_the_plan(numbers, until_ci, ok):
     # a fleet's hosts each number their runs: the nth copy of a number is host n's
     runs = [dict(config, run=k, host="host-%d" % numbers[:i].count(k)) for i, k in enumerate(numbers, 1)]
     bundle = {"format": 2, "plan": plan, "runs": runs, "conditions": {"cluster": {"fleet": True}}}
-    findings, notes = plan_findings(bundle)
+    findings, notes = plan_findings(Bundle.from_dict(bundle))
     assert (findings == []) is ok, findings
 
 
@@ -404,6 +405,7 @@ LAMBDA_LOGS = Path("/work/.mirror/lambdal+lambda-tensorflow-benchmark/repo")  # 
 def test_no_real_log_of_lambdas_corpus_fails_a_rule():
     """Every real tf_cnn_benchmarks log with a total in Lambda's corpus passes the per-log rules, its GPU being
     the one its own first device line names and its conditions its own header's."""
+    from tfcnnwrap.results.bundlerecords import BundleRun
     from tfcnnwrap.share import verify as bc
 
     git = ["git", "--git-dir", str(LAMBDA_LOGS)]
@@ -426,21 +428,23 @@ def test_no_real_log_of_lambdas_corpus_fails_a_rule():
         if parsed.total_images_per_sec is None:
             continue
         checked += 1
-        run = {
-            "model": parsed.model,
-            "batch_size": parsed.batch_size,
-            "run": 1,
-            "status": "ok",
-            "exit_code": 0,
-            "num_gpus": len(parsed.devices or []) or 1,
-            "images_per_sec": parsed.total_images_per_sec,
-        }
+        run = BundleRun.from_dict(
+            {
+                "model": parsed.model,
+                "batch_size": parsed.batch_size,
+                "run": 1,
+                "status": "ok",
+                "exit_code": 0,
+                "num_gpus": len(parsed.devices or []) or 1,
+                "images_per_sec": parsed.total_images_per_sec,
+            }
+        )
         data = "synthetic" if "synthetic" in (parsed.dataset or "") else "real"
-        expect = bc._Expected(tuple(bc.log_gpus(text)[:1]), data, parsed.variable_update, 1)
+        expect = bc.Expected(tuple(bc.log_gpus(text)[:1]), data, parsed.variable_update, 1)
         failed += (
-            bc._header_findings(run, parsed, "log", True)
-            + bc._condition_findings(parsed, text, "log", expect)
-            + bc._steps_findings(run, parsed, "log", expect)
-            + bc._result_findings(run, parsed, "log")
+            bc.header_findings(run, parsed, "log", True)
+            + bc.condition_findings(parsed, text, "log", expect)
+            + bc.steps_findings(run, parsed, "log", expect)
+            + bc.result_findings(run, parsed, "log")
         )
     assert checked >= 3900 and failed == [], (checked, failed[:5])

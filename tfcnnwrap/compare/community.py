@@ -353,11 +353,7 @@ def own_bundles(rows: Union[Sequence[CommunityRow], CommunityIndex], sweep: Opti
                 bundle = read_path(library.path_of(ident))
             except TfcnnwrapError:
                 continue
-            theirs = {
-                (r.get("model"), r.get("batch_size"), r.get("run"), r.get("started_at"), r.get("images_per_sec"))
-                for r in bundle["runs"]
-                if r.get("status") == "ok"
-            }
+            theirs = {(r.model, r.batch_size, r.run, r.started_at, r.images_per_sec) for r in bundle.runs if r.ok}
             if theirs and theirs <= mine:
                 own.add(ident)
     finally:

@@ -46,6 +46,7 @@ from tfcnnwrap.pages.reportpage import (
 )
 from tfcnnwrap.results import ceilings
 from tfcnnwrap.results.aggregate import summarize
+from tfcnnwrap.results.bundlerecords import Bundle
 from tfcnnwrap.results.closest import closest_result
 from tfcnnwrap.results.fleetreport import with_fleet
 from tfcnnwrap.results.gpuid import gpu_identity
@@ -54,7 +55,7 @@ from tfcnnwrap.results.references import ReferenceGPU, ReferenceSet, Result, loa
 from tfcnnwrap.results.store import is_sweep
 from tfcnnwrap.run.logparse import step_points
 from tfcnnwrap.share import library, signing, verify
-from tfcnnwrap.share.bundle import BundleRefused, check_shape, parse_json
+from tfcnnwrap.share.bundle import BundleRefused, checked, parse_json
 from tfcnnwrap.share.export import Redactor
 
 if TYPE_CHECKING:
@@ -187,10 +188,10 @@ def checked_bundle(path: Path, data: dict, allowed_signers: Optional[Path] = Non
     with its signers; BundleError naming why for one that fails: an id that is not the hash of its content, a
     log that does not match its sha256, a figure or status its log does not give, a broken signature."""
     try:
-        check_shape(data, str(path))
+        bundle = checked(data, str(path))
     except BundleRefused as exc:
         raise BundleError(exc.message) from None
-    verdict = verify.verify(data, allowed_signers)
+    verdict = verify.verify(bundle, allowed_signers)
     if verdict.state == verify.FAILED:
         shown = "; ".join(verdict.findings[:3]) + ("; ..." if len(verdict.findings) > 3 else "")
         raise BundleError(
@@ -213,7 +214,7 @@ def bundle_entry(path: Path, data: dict, verified: bool = True) -> Entry:
     if cond.get("xla") in ("yes", "no"):
         conditions["xla"] = "XLA" if cond["xla"] == "yes" else "no XLA"
     # far above everything published for that GPU and conditions: flagged on its page and label, not refused
-    outliers = [note for note in ceilings.notes(data) if note.startswith("outlier")]
+    outliers = [note for note in ceilings.notes(Bundle.from_dict(data)) if note.startswith("outlier")]
     parts = (
         ([] if verified else [UNVERIFIED_NOTE])
         + [_scalar_text(o, 300) for o in outliers]

@@ -27,9 +27,10 @@ import csv
 import io
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from tfcnnwrap.boundedread import read_bounded
+from tfcnnwrap.results.bundlerecords import Bundle, Conditions
 from tfcnnwrap.results.gpuid import builtin_references, gpu_identity, identity_of, references_of
 from tfcnnwrap.results.references import DATA_DIR, Facts
 
@@ -134,26 +135,17 @@ def is_outlier(gpu: str, model: str, precision: str, num_gpus: int, value: float
     return best is not None and value > best * OUTLIER_FACTOR
 
 
-def _whole(value: object) -> int:
-    """A count from a stranger's bundle: a whole number of at least 1, else 1."""
-    return value if type(value) is int and value > 1 else 1
-
-
-def _workers(bundle: Dict[str, Any]) -> int:
+def _workers(bundle: Bundle) -> int:
     """A distributed job's workers, as verify checks them against each log (the job's global batch over its
     per-device batch): the conditions' ``cluster.workers``, never a run's own ``cluster.tasks`` (which verify
     does not check, and which counts parameter servers); 1 for a fleet, whose hosts each run their own job."""
-    cluster = (bundle.get("conditions") or {}).get("cluster")
-    if not isinstance(cluster, dict) or cluster.get("fleet"):
-        return 1
-    return _whole(cluster.get("workers"))
+    workers = bundle.conditions.workers
+    return workers if workers is not None and workers > 1 else 1
 
 
-def gpu_names(cond: Dict[str, Any]) -> List[str]:
+def gpu_names(cond: Conditions) -> List[str]:
     """The GPUs a bundle lists (``gpus``, else ``gpu`` split at commas): a run may have run on any of them."""
-    listed = cond.get("gpus")
-    names: List[Any] = listed if isinstance(listed, list) else str(cond.get("gpu") or "").split(",")
-    return [str(n).strip() for n in names if str(n).strip()] or [""]
+    return list(cond.listed_gpus()) or [""]
 
 
 def bundle_ceiling(names: List[str], model: str, precision: str, devices: int) -> Optional[Ceiling]:
@@ -163,26 +155,24 @@ def bundle_ceiling(names: List[str], model: str, precision: str, devices: int) -
     return max(known, key=lambda c: c.images_per_sec) if known and len(known) == len(found) else None
 
 
-def _configs(bundle: Dict[str, Any]) -> Dict[Tuple[str, int], List[Tuple[str, float]]]:
+def _configs(bundle: Bundle) -> Dict[Tuple[str, int], List[Tuple[str, float]]]:
     """{(model, devices): [(where, images/sec)]} of a bundle's ok runs with a figure."""
     out: Dict[Tuple[str, int], List[Tuple[str, float]]] = {}
     workers = _workers(bundle)
-    for run in bundle.get("runs") or []:
-        value = run.get("images_per_sec")
-        if run.get("status") != "ok" or not isinstance(value, (int, float)) or isinstance(value, bool):
+    for run in bundle.runs:
+        if not run.ok or run.images_per_sec is None:
             continue
-        model = run.get("model") if isinstance(run.get("model"), str) else ""
-        count = _whole(run.get("num_gpus")) * (workers if run.get("cluster") else 1)
-        where = "%s bs%s run %s" % (model, run.get("batch_size"), run.get("run"))
-        out.setdefault((model, count), []).append((where, float(value)))
+        gpus = run.num_gpus if run.num_gpus is not None and run.num_gpus > 1 else 1
+        count = gpus * (workers if run.distributed else 1)
+        out.setdefault((run.model, count), []).append((run.where, float(run.images_per_sec)))
     return out
 
 
-def implausible(bundle: Dict[str, Any]) -> List[str]:
+def implausible(bundle: Bundle) -> List[str]:
     """One finding per run whose figure is above its physical ceiling (a bundle read by share/bundle.py)."""
-    cond = bundle.get("conditions") or {}
-    gpu, precision = str(cond.get("gpu") or ""), str(cond.get("precision") or "fp32")
-    if cond.get("device") == "cpu":
+    cond = bundle.conditions
+    gpu, precision = cond.gpu, cond.precision or "fp32"
+    if cond.on_cpu:
         return []
     findings = []
     names = gpu_names(cond)
@@ -197,11 +187,11 @@ def implausible(bundle: Dict[str, Any]) -> List[str]:
     return findings
 
 
-def notes(bundle: Dict[str, Any]) -> List[str]:
+def notes(bundle: Bundle) -> List[str]:
     """What verify says beside its verdict: outliers, and a GPU or model whose ceiling is not known."""
-    cond = bundle.get("conditions") or {}
-    gpu, precision = str(cond.get("gpu") or ""), str(cond.get("precision") or "fp32")
-    if cond.get("device") == "cpu":
+    cond = bundle.conditions
+    gpu, precision = cond.gpu, cond.precision or "fp32"
+    if cond.on_cpu:
         return []
     out = []
     configs = _configs(bundle)

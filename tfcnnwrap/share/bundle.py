@@ -9,7 +9,9 @@ Python's json (sorted keys, no whitespace). ``created_at`` is the sweep's own cr
 Bundles come from other people: every reader here treats them as hostile. A file over the size limit is
 refused before it is read, the decompressed text is bounded too, JSON must be strict (no NaN/Infinity), the
 shape is checked key by key, log names may not name a path (no ``/``, ``\\`` or ``..``), and the id must be
-the hash of the content. Standard library only (gzip, hashlib, json), and rfc8785 for format 2's id.
+the hash of the content. Standard library only (gzip, hashlib, json), and rfc8785 for format 2's id. A bundle
+that passes becomes a ``Bundle`` (results/bundlerecords.py) here, once: every later stage reads that record, and
+only the functions here see its JSON (its bytes, its id, the checks).
 """
 
 from __future__ import annotations
@@ -23,11 +25,12 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Any, Dict, List, NoReturn, Optional, Union
+from typing import Any, Dict, List, Mapping, NoReturn, Optional, Union
 
 from tfcnnwrap import __version__
 from tfcnnwrap.errors import DamagedFile
-from tfcnnwrap.results.records import Status
+from tfcnnwrap.results.bundlerecords import MAX_NUMBER, Bundle, LogEntry
+from tfcnnwrap.results.records import JsonObject, Status
 
 FORMAT = 2  # the bundle format this tfcnnwrap writes, and the newest it reads
 JCS_FORMAT = 2  # from this format on the id is the sha256 of RFC 8785 JSON and leaves the signatures out
@@ -51,9 +54,8 @@ MAX_LOG_CHARS = 8 * 1024 * 1024
 MAX_LOG_LINES = 100000
 MAX_LOGS_CHARS = 64 * 1024 * 1024  # all logs of one bundle together
 MAX_LOGS_LINES = 500000
-# Every number of a bundle is a whole number or a float within +-2**53: what every JSON reader holds exactly,
-# and small enough that sums and means over any bundle's runs cannot overflow.
-MAX_NUMBER = 2**53
+# Every number of a bundle is a whole number or a float within +-2**53 (MAX_NUMBER, from the records): what every
+# JSON reader holds exactly, and small enough that sums and means over any bundle's runs cannot overflow.
 KEYS = ("format", "id", "tool_version", "created_at", "conditions", "runs", "summary", "logs")
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -74,13 +76,13 @@ def max_bytes() -> int:
     return DEFAULT_MAX_BYTES
 
 
-def canonical(value: Dict[str, Any]) -> bytes:
+def canonical(value: JsonObject) -> bytes:
     """Format 1's canonical JSON bytes: sorted keys, no whitespace, UTF-8, strict (Python's own spelling of
     numbers, ``40.0``: only Python reproduces it)."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
 
 
-def jcs(value: Dict[str, Any]) -> bytes:
+def jcs(value: JsonObject) -> bytes:
     """RFC 8785 (JSON Canonicalization Scheme) bytes of ``value``: keys sorted by their UTF-16 code units,
     numbers as ECMAScript writes them (``40``, ``1e+21``, ``0.1``), strings escaped minimally, UTF-8. A whole
     number beyond +-(2**53 - 1) has no JCS form: BundleRefused."""
@@ -95,7 +97,7 @@ def jcs(value: Dict[str, Any]) -> bytes:
         ) from None
 
 
-def content_id(bundle: Dict[str, Any]) -> str:
+def content_id(bundle: JsonObject) -> str:
     """The id ``bundle`` should carry: format 2 and later, the sha256 of the RFC 8785 JSON of every key but
     ``id`` and ``signatures``; format 1, of Python's canonical JSON of every key but ``id``."""
     fmt = bundle.get("format")
@@ -111,24 +113,25 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def with_id(content: Dict[str, Any]) -> Dict[str, Any]:
-    """``content`` (no id) with its id, keys in the contract's order."""
+def with_id(content: JsonObject) -> Dict[str, object]:
+    """``content`` (no id) with its id, keys in the contract's order: the JSON object a bundle file holds."""
     bundle = dict(content)
     bundle["id"] = content_id(content)
     return {k: bundle[k] for k in KEYS if k in bundle} | {k: v for k, v in bundle.items() if k not in KEYS}
 
 
 def new_bundle(
-    conditions: Dict[str, Any],
-    runs: List[Dict[str, Any]],
-    summary: List[Dict[str, Any]],
-    logs: Optional[Dict[str, Any]],
+    conditions: JsonObject,
+    runs: List[JsonObject],
+    summary: List[JsonObject],
+    logs: Optional[Mapping[str, LogEntry]],
     created_at: str,
     tool_version: str = __version__,
-    plan: Optional[Dict[str, Any]] = None,
-) -> Dict[str, Any]:
-    """A bundle dict with its id; ``logs`` None leaves the key out (exported with --no-logs)."""
-    content = {
+    plan: Optional[JsonObject] = None,
+) -> Bundle:
+    """A new bundle with its id, made of the JSON objects of its parts; ``logs`` None leaves the key out
+    (exported with --no-logs)."""
+    content: Dict[str, object] = {
         "format": FORMAT,
         "tool_version": tool_version,
         "created_at": created_at,
@@ -139,20 +142,24 @@ def new_bundle(
     if plan is not None:
         content["plan"] = plan
     if logs is not None:
-        content["logs"] = logs
-    return with_id(content)
+        content["logs"] = {name: entry.to_dict() for name, entry in logs.items()}
+    return Bundle.from_dict(with_id(content))
 
 
-def file_name(bundle_or_id: Union[str, Dict[str, Any]]) -> str:
+def file_name(bundle_or_id: Union[str, Bundle, JsonObject]) -> str:
+    if isinstance(bundle_or_id, Bundle):
+        return bundle_or_id.id + SUFFIX
     ident = bundle_or_id if isinstance(bundle_or_id, str) else bundle_or_id["id"]
     return ident + SUFFIX
 
 
-def to_bytes(bundle: Dict[str, Any]) -> bytes:
-    """The bundle as file bytes: gzip with no name and mtime 0, so the same bundle is the same bytes."""
+def to_bytes(bundle: Union[Bundle, JsonObject]) -> bytes:
+    """The bundle as file bytes (a Bundle, or the JSON object of one): gzip with no name and mtime 0, so the same
+    bundle is the same bytes."""
+    value = bundle.to_dict() if isinstance(bundle, Bundle) else bundle
     raw = io.BytesIO()
     with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as gz:
-        gz.write(json.dumps(bundle, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8"))
+        gz.write(json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8"))
     return raw.getvalue()
 
 
@@ -184,7 +191,7 @@ def _bounded_int(text: str) -> int:
     return int(text)
 
 
-def _unique_keys(pairs: List[Any]) -> Dict[str, Any]:
+def _unique_keys(pairs: List[Any]) -> Dict[str, Any]:  # the JSON boundary: an object as json.loads makes it
     """An object whose keys are all different: with a key twice, we would read the last value and another
     parser of the same file the first, so the bundle would say two things."""
     obj = dict(pairs)
@@ -195,7 +202,7 @@ def _unique_keys(pairs: List[Any]) -> Dict[str, Any]:
     return obj
 
 
-def read_path(path: Union[Path, str], check_id: bool = True) -> Dict[str, Any]:
+def read_path(path: Union[Path, str], check_id: bool = True) -> Bundle:
     """The bundle in file ``path``; BundleRefused for anything that is not a sound bundle."""
     return read_bytes(read_path_bytes(path), str(path), check_id)
 
@@ -222,15 +229,21 @@ def read_path_bytes(path: Union[Path, str]) -> bytes:
     return data
 
 
-def read_bytes(data: bytes, where: str, check_id: bool = True) -> Dict[str, Any]:
+def read_bytes(data: bytes, where: str, check_id: bool = True) -> Bundle:
     """The bundle in ``data`` (a file's bytes) named ``where`` in messages; BundleRefused if unsound.
     ``check_id`` False leaves a wrong id to `verify`, which calls such a bundle not genuine (exit 1)."""
     limit = max_bytes()
     if len(data) > limit:
         raise BundleRefused("%s: %d bytes, over the %d-byte limit of a bundle; not read" % (where, len(data), limit))
-    bundle = parse_json(_inflate(data, where, min(limit * INFLATE_FACTOR, MAX_INFLATED)), where)
-    check_shape(bundle, where, check_id)
-    return bundle
+    return checked(parse_json(_inflate(data, where, min(limit * INFLATE_FACTOR, MAX_INFLATED)), where), where, check_id)
+
+
+def checked(value: object, where: str, check_id: bool = True) -> Bundle:
+    """The records of a bundle's parsed JSON ``value`` once check_shape found it sound: the one place a
+    bundle's JSON becomes a Bundle (read_bytes, and the site, which parses it itself)."""
+    check_shape(value, where, check_id)
+    assert isinstance(value, Mapping)  # check_shape refused anything else
+    return Bundle.from_dict(value)
 
 
 def parse_json(text: bytes, where: str) -> Any:
@@ -310,7 +323,7 @@ def check_shape(bundle: Any, where: str, check_id: bool = True) -> None:
     _check_logs(bundle.get("logs"), where)
     _check_signatures(bundle, fmt, where)
     try:
-        genuine = genuine_id(bundle) if check_id else True
+        genuine = content_id(bundle) == bundle["id"] if check_id else True
     except BundleRefused as exc:  # a value with no RFC 8785 form
         raise BundleRefused("%s: %s" % (where, exc.message)) from None
     if not genuine:
@@ -320,12 +333,12 @@ def check_shape(bundle: Any, where: str, check_id: bool = True) -> None:
 ID_CHANGED = "its id %s is not the hash of its content: it was changed after export"
 
 
-def genuine_id(bundle: Dict[str, Any]) -> bool:
-    """Is the bundle's id the hash of its content (a bundle whose shape check_shape passed)."""
-    return content_id(bundle) == bundle["id"]
+def genuine_id(bundle: Bundle) -> bool:
+    """Is the bundle's id the hash of its content (the JSON it was read from)."""
+    return content_id(bundle.to_dict()) == bundle.id
 
 
-def _check_header(bundle: Dict[str, Any], where: str) -> None:
+def _check_header(bundle: JsonObject, where: str) -> None:
     if not isinstance(bundle["id"], str) or not _HEX64.match(bundle["id"]):
         raise BundleRefused("%s: not a bundle: `id` is not a sha256 hex digest" % where)
     for key in ("tool_version", "created_at"):
@@ -346,7 +359,7 @@ def _check_header(bundle: Dict[str, Any], where: str) -> None:
         raise BundleRefused("%s: not a bundle: `summary` is not a list of objects" % where)
 
 
-def _check_runs(runs: List[Dict[str, Any]], where: str) -> None:
+def _check_runs(runs: object, where: str) -> None:
     if not isinstance(runs, list) or not runs or len(runs) > MAX_RUNS:
         raise BundleRefused("%s: not a bundle: `runs` is not a list of 1 to %d runs" % (where, MAX_RUNS))
     for i, run in enumerate(runs, 1):
@@ -372,7 +385,7 @@ def _check_runs(runs: List[Dict[str, Any]], where: str) -> None:
             )
 
 
-def _check_logs(logs: Optional[Dict[str, Any]], where: str) -> None:
+def _check_logs(logs: object, where: str) -> None:
     if logs is None:
         return
     if not isinstance(logs, dict):
@@ -400,7 +413,7 @@ def _check_logs(logs: Optional[Dict[str, Any]], where: str) -> None:
         )
 
 
-def _check_signatures(bundle: Dict[str, Any], fmt: int, where: str) -> None:
+def _check_signatures(bundle: JsonObject, fmt: int, where: str) -> None:
     """``signatures``: from format 2 an optional list of ``{signature: armored text, ...}`` objects whose other
     values are text (shown, never trusted: verify reads the key from the signature itself). Format 1 hashes
     every key into its id, so a signature there could never be over its id: refused."""

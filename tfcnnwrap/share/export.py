@@ -17,12 +17,14 @@ import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Set, Tuple, Union
 
 from tfcnnwrap import safefs
 from tfcnnwrap.errors import DamagedFile, TfcnnwrapError, UsageError
 from tfcnnwrap.jsontext import plain
+from tfcnnwrap.results.bundlerecords import Bundle, BundlePlan, LogEntry
 from tfcnnwrap.results.comparesweep import Sweep
+from tfcnnwrap.results.records import JsonObject
 from tfcnnwrap.results.store import fs_error
 from tfcnnwrap.share import bundle as bundles
 from tfcnnwrap.share import signing
@@ -141,7 +143,7 @@ def _regular_file_bytes(path: Path) -> Optional[bytes]:
         return None
 
 
-def _read_logs(sweep: Sweep, runs: List[RunRecord], redact: Redactor) -> Dict[str, Any]:
+def _read_logs(sweep: Sweep, runs: List[RunRecord], redact: Redactor) -> Dict[str, Tuple[str, str]]:
     """{bundle log name: (relpath, redacted text)} of every run's log that is on disk."""
     logs = {}
     for run in runs:
@@ -155,7 +157,8 @@ def _read_logs(sweep: Sweep, runs: List[RunRecord], redact: Redactor) -> Dict[st
     return logs
 
 
-def _run_dict(run: RunRecord, redact: Redactor, keep_host: bool, hosts: List[Any]) -> Dict[str, Any]:
+def _run_dict(run: RunRecord, redact: Redactor, keep_host: bool, hosts: List[str]) -> JsonObject:
+    """A run's JSON object in the bundle (BundleRun reads it): the record's shareable keys, redacted."""
     data = run.to_dict()
     out = {k: data.get(k) for k in _RUN_KEYS if data.get(k) is not None or k in ("images_per_sec", "log")}
     out["log"] = _log_name(run.log) if run.log else None
@@ -168,8 +171,9 @@ def _run_dict(run: RunRecord, redact: Redactor, keep_host: bool, hosts: List[Any
     return redact.any(out)
 
 
-def conditions_of(sweep: Sweep, gpu: str, redact: Redactor, keep_host: bool) -> Dict[str, Any]:
-    """The bundle's ``conditions``: what a reader needs to tell whether two results are comparable."""
+def conditions_of(sweep: Sweep, gpu: str, redact: Redactor, keep_host: bool) -> JsonObject:
+    """The bundle's ``conditions`` (Conditions reads them): what a reader needs to tell whether two results
+    are comparable."""
     meta, env = sweep.meta, sweep.meta.environment
     cond = sweep.conditions()
     counts = sorted({r.num_gpus or 1 for r in sweep.rows})
@@ -231,38 +235,27 @@ def lacking_text(specs: List[RunSpec], planned: int, limit: int = 6) -> str:
     )
 
 
-def plan_of(sweep: Sweep) -> Dict[str, Any]:
+def plan_of(sweep: Sweep) -> JsonObject:
     """The bundle's ``plan``: runs asked per configuration, the until-ci bounds, the configurations and the
     planned runs that never started (an interrupted sweep's bundle says it is incomplete)."""
     plan = sweep.plan
     done = {(r.model, r.batch_size, r.num_gpus or 1, r.run) for r in sweep.runs}
-    configs = [{"model": m, "batch_size": bs, "num_gpus": g} for m, bs, g in plan.configs()]
-    never = [
-        dict(c, run=k)
-        for c in configs
-        for k in range(1, plan.runs + 1)
-        if (c["model"], c["batch_size"], c["num_gpus"], k) not in done
-    ]
-    return {
-        "runs": plan.runs,
-        "until_ci": plan.until_ci,
-        "max_runs": plan.most_runs if plan.until_ci else None,
-        "configurations": configs,
-        "not_started": never,
-    }
+    configs = list(plan.configs())
+    never = [(c, k) for c in configs for k in range(1, plan.runs + 1) if c + (k,) not in done]
+    return BundlePlan.of(plan.runs, plan.until_ci, plan.most_runs if plan.until_ci else None, configs, never)
 
 
-def _check_log_bounds(log_map: Dict[str, Any]) -> None:
+def _check_log_bounds(log_map: Mapping[str, LogEntry]) -> None:
     """DamagedFile when a log passes what a reader takes of one (no run writes that much), UsageError when
     the logs together do (a sweep too large to carry its logs) (tfcnnwrap.share.bundle's bounds on logs)."""
     for name, entry in log_map.items():
-        if bundles.log_lines(entry["text"]) > bundles.MAX_LOG_LINES:
+        if bundles.log_lines(entry.text) > bundles.MAX_LOG_LINES:
             raise DamagedFile(
                 "log %s holds more than %d lines, more than a bundle's log may; export with --no-logs"
                 % (name, bundles.MAX_LOG_LINES)
             )
-    chars = sum(len(e["text"]) for e in log_map.values())
-    lines = sum(bundles.log_lines(e["text"]) for e in log_map.values())
+    chars = sum(len(e.text) for e in log_map.values())
+    lines = sum(bundles.log_lines(e.text) for e in log_map.values())
     if chars > bundles.MAX_LOGS_CHARS or lines > bundles.MAX_LOGS_LINES:
         raise UsageError(
             "the logs hold %d characters in %d lines, more than a bundle's logs may (%d, %d); export "
@@ -270,10 +263,8 @@ def _check_log_bounds(log_map: Dict[str, Any]) -> None:
         )
 
 
-def build(
-    sweep_path: Union[Path, str], logs: bool = True, keep_host: bool = False, verb: str = "export"
-) -> Dict[str, Any]:
-    """The bundle dict of the sweep at ``sweep_path``; UsageError when it has no GPU name or no run, or is
+def build(sweep_path: Union[Path, str], logs: bool = True, keep_host: bool = False, verb: str = "export") -> Bundle:
+    """The bundle of the sweep at ``sweep_path``; UsageError when it has no GPU name or no run, or is
     still running (its writer lock held); an interrupted sweep's bundle comes with a warning naming the runs it
     lacks."""
     sweep = Sweep(sweep_path)
@@ -294,7 +285,7 @@ def build(
         )
     runs = [_run_dict(r, redact, keep_host, hosts) for r in sweep.runs]
     summary = [redact.any({k: v for k, v in row.to_dict().items()}) for row in sweep.rows]
-    log_map = {name: {"sha256": bundles.sha256_text(text), "text": text} for name, (_, text) in found.items()}
+    log_map = {name: LogEntry(text, bundles.sha256_text(text)) for name, (_, text) in found.items()}
     if logs:
         _check_log_bounds(log_map)
     created = sweep.meta.created_at or ""
@@ -308,7 +299,7 @@ def build(
     )
 
 
-def _device_name(sweep: Sweep, sweep_path: Union[Path, str], found: Dict[str, Any]) -> str:
+def _device_name(sweep: Sweep, sweep_path: Union[Path, str], found: Dict[str, Tuple[str, str]]) -> str:
     """What the bundle names where the GPU goes: the GPU, or on a CPU sweep the CPU model (contract)."""
     if sweep.meta.on_cpu:
         cpu = sweep.meta.environment.get("cpu_model")
@@ -327,7 +318,7 @@ def _device_name(sweep: Sweep, sweep_path: Union[Path, str], found: Dict[str, An
     return gpu
 
 
-def _clean(value: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+def _clean(value: List[JsonObject]) -> List[JsonObject]:
     return plain(value)
 
 
@@ -345,7 +336,7 @@ class ExportArgs:
 def cmd_export(args: ExportArgs) -> int:
     bundle = build(args.sweep_dir, logs=not args.no_logs, keep_host=args.keep_host)
     if args.sign:
-        signing.add_signature(bundle, signing.sign_id(bundle["id"], args.sign))
+        bundle = bundle.signed(signing.sign_id(bundle.id, args.sign)) or bundle
     data = bundles.to_bytes(bundle)
     if len(data) > bundles.max_bytes():
         raise UsageError(
@@ -359,12 +350,11 @@ def cmd_export(args: ExportArgs) -> int:
         safefs.atomic_write(out, data)
     except OSError as exc:
         raise fs_error("write", out, exc) from None
-    note = "" if "logs" in bundle else " (no logs: unverified wherever it is shown)"
-    note += "".join(", signed by %s" % entry["fingerprint"] for entry in bundle.get("signatures", []))
+    note = "" if bundle.logs is not None else " (no logs: unverified wherever it is shown)"
+    note += "".join(", signed by %s" % entry.fingerprint for entry in bundle.signatures)
     sys.stdout.write("%s\n" % out)
     sys.stderr.write(
-        "tfcnnwrap export: %s, %d runs, bundle %s%s\n"
-        % (bundle["conditions"]["gpu"], len(bundle["runs"]), bundle["id"][:12], note)
+        "tfcnnwrap export: %s, %d runs, bundle %s%s\n" % (bundle.gpu, len(bundle.runs), bundle.short_id, note)
     )
     return 0
 
@@ -384,24 +374,25 @@ def cmd_sign(args: SignArgs) -> int:
 
     path = Path(args.bundle)
     bundle = bundles.read_path(path)
-    if bundle["format"] < bundles.JCS_FORMAT:
+    if bundle.format < bundles.JCS_FORMAT:
         raise UsageError(
             "%s is bundle format %d, whose id covers every key: it cannot carry signatures; export "
-            "the sweep again with this tfcnnwrap and sign that" % (path, bundle["format"])
+            "the sweep again with this tfcnnwrap and sign that" % (path, bundle.format)
         )
     verdict = verify(bundle)
     if verdict.state == FAILED:
         raise TfcnnwrapError("%s is not verified (%s); not signed" % (path, verdict.findings[0]), exit_code=1)
-    entry = signing.sign_id(bundle["id"], args.key)
-    if not signing.add_signature(bundle, entry):
-        sys.stdout.write("%s: already signed by %s; nothing to do\n" % (path, entry["fingerprint"]))
+    entry = signing.sign_id(bundle.id, args.key)
+    signed = bundle.signed(entry)
+    if signed is None:
+        sys.stdout.write("%s: already signed by %s; nothing to do\n" % (path, entry.fingerprint))
         return 0
     try:
-        safefs.atomic_write(path, bundles.to_bytes(bundle))
+        safefs.atomic_write(path, bundles.to_bytes(signed))
     except OSError as exc:
         raise fs_error("write", path, exc) from None
     sys.stdout.write(
         "%s: signed by %s (%d signature%s)\n"
-        % (path, entry["fingerprint"], len(bundle["signatures"]), "" if len(bundle["signatures"]) == 1 else "s")
+        % (path, entry.fingerprint, len(signed.signatures), "" if len(signed.signatures) == 1 else "s")
     )
     return 0

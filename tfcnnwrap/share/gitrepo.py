@@ -26,16 +26,17 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, TextIO, Tuple, Union
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, TextIO, Tuple, Union
 
 from tfcnnwrap import safefs
 from tfcnnwrap.environment import gitremote
 from tfcnnwrap.errors import DamagedFile, SetupError, TfcnnwrapError, UsageError
 from tfcnnwrap.filelock import FileLock
+from tfcnnwrap.results.bundlerecords import Bundle
 from tfcnnwrap.share import bundle as bundles
 from tfcnnwrap.share.export import build
-from tfcnnwrap.share.library import Checked, Library, check, store
-from tfcnnwrap.share.signing import add_signature, allowed_signers_path
+from tfcnnwrap.share.library import Checked, Library, Refused, check, store
+from tfcnnwrap.share.signing import allowed_signers_path
 from tfcnnwrap.share.verify import FAILED, verify
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ FALLBACK_IDENTITY = ("tfcnnwrap", "tfcnnwrap@localhost")
 _DISK_FULL = ("no space left", "out of diskspace", "disk quota exceeded")
 
 
-def _git_error(what: str, url: str, exc: GitCommandError) -> SetupError:
+def git_error(what: str, url: str, exc: GitCommandError) -> SetupError:
     text = str(getattr(exc, "stderr", "") or "") or str(exc)
     detail = gitremote.git_message(text)
     local = gitremote.local_path_of(url)
@@ -76,7 +77,7 @@ def _git_error(what: str, url: str, exc: GitCommandError) -> SetupError:
     return SetupError("%s %s failed (%s); check the URL, your access and your network" % (what, url, detail))
 
 
-def _bundle_bytes(source: Union[Path, str]) -> Tuple[Dict[str, Any], bytes]:
+def _bundle_bytes(source: Union[Path, str]) -> Tuple[Bundle, bytes]:
     """(bundle, file bytes) of a sweep directory (exported now) or a bundle file; a bundle that fails
     verification is refused (exit 1), an unverified one (no logs) goes with a warning."""
 
@@ -97,31 +98,30 @@ def _bundle_bytes(source: Union[Path, str]) -> Tuple[Dict[str, Any], bytes]:
     return bundle, data
 
 
-def repo_path(bundle: Dict[str, Any]) -> str:
+def repo_path(bundle: Bundle) -> str:
     """``bundles/<vendor>/<gpu-slug>/<id>.tfcw.json.gz`` (always with ``/``: a path in the repository)."""
-    gpu = bundle["conditions"]["gpu"]
+    gpu = bundle.gpu
     return "bundles/%s/%s/%s" % (bundles.vendor_of(gpu), bundles.slug(gpu), bundles.file_name(bundle))
 
 
-def commit_message(bundle: Dict[str, Any]) -> str:
-    cond = bundle["conditions"]
-    counts = cond.get("num_gpus") or [1]
-    gpus = "+".join(str(n) for n in counts) if isinstance(counts, list) else str(counts)
+def commit_message(bundle: Bundle) -> str:
+    cond = bundle.conditions
+    gpus = cond.gpu_counts()
     parts = [
-        cond.get("precision"),
+        cond.precision,
         "%s GPU%s" % (gpus, "" if gpus == "1" else "s"),
-        cond.get("variable_update"),
-        cond.get("data"),
-        "XLA" if cond.get("xla") == "yes" else None,
-        "TF %s" % cond["tensorflow_version"] if cond.get("tensorflow_version") else None,
+        cond.variable_update,
+        cond.data,
+        "XLA" if cond.xla == "yes" else None,
+        "TF %s" % cond.tensorflow_version if cond.tensorflow_version else None,
     ]
-    models = sorted({r["model"] for r in bundle["runs"]})
+    models = sorted({r.model for r in bundle.runs})
     return "Add %s: %s (%s)\n\nbundle %s, %d runs\n" % (
-        cond["gpu"],
+        cond.gpu,
         ", ".join(str(p) for p in parts if p),
         ", ".join(models),
-        bundle["id"],
-        len(bundle["runs"]),
+        bundle.id,
+        len(bundle.runs),
     )
 
 
@@ -227,19 +227,19 @@ def _push(repo: Repo, branch: str, commit: str, added: Tuple[str, str, str], whe
         except git.exc.GitCommandError as exc:
             text = str(exc.stderr or "") + str(exc.stdout or "")
             if attempt == PUSH_TRIES or not any(word in text for word in _RETRYABLE):
-                raise _git_error("pushing to", where, exc) from None
+                raise git_error("pushing to", where, exc) from None
         try:
             _run(repo, "fetch", "--depth=1", "--no-tags", "origin", "refs/heads/%s" % branch)
             again = _commit_onto(repo, repo.git.rev_parse("FETCH_HEAD^{commit}"), rel, blob, message)
         except git.exc.GitCommandError as exc:
-            raise _git_error("catching up with", where, exc) from None
+            raise git_error("catching up with", where, exc) from None
         if again is None:
             return False
         commit = again
     return True
 
 
-def publish(source: Union[Path, str], url: str, branch: Optional[str] = None) -> Tuple[Dict[str, Any], str, str, bool]:
+def publish(source: Union[Path, str], url: str, branch: Optional[str] = None) -> Tuple[Bundle, str, str, bool]:
     """Publish ``source`` to ``url``; returns (bundle, path in the repository, branch, pushed?)."""
     url = gitremote.normalise_repo_url(url, flag="--to")
     if branch:
@@ -253,7 +253,7 @@ def publish(source: Union[Path, str], url: str, branch: Optional[str] = None) ->
                 url, str(Path(tmp) / "repo.git"), bare=True, depth=1, no_tags=True, env=gitremote.git_env()
             )
         except git.exc.GitCommandError as exc:
-            raise _git_error("cloning", url, exc) from None
+            raise git_error("cloning", url, exc) from None
         try:
             return _publish_in(repo, bundle, data, rel, branch, url)
         finally:
@@ -261,8 +261,8 @@ def publish(source: Union[Path, str], url: str, branch: Optional[str] = None) ->
 
 
 def _publish_in(
-    repo: Repo, bundle: Dict[str, Any], data: bytes, rel: str, branch: Optional[str], url: str
-) -> Tuple[Dict[str, Any], str, str, bool]:
+    repo: Repo, bundle: Bundle, data: bytes, rel: str, branch: Optional[str], url: str
+) -> Tuple[Bundle, str, str, bool]:
     git = gitremote.import_git()
     message = commit_message(bundle)
     try:
@@ -276,7 +276,7 @@ def _publish_in(
         ensure_identity(repo)
         commit = _commit_onto(repo, base, rel, blob, message, replace=True)
     except git.exc.GitCommandError as exc:
-        raise _git_error("committing to a clone of", url, exc) from None
+        raise git_error("committing to a clone of", url, exc) from None
     if commit is None:
         return bundle, rel, branch, False
     return bundle, rel, branch, _push(repo, branch, commit, (rel, blob, message), url)
@@ -295,7 +295,7 @@ def _blob_at(repo: Repo, base: Optional[str], rel: str) -> bytes:
     )
 
 
-def _with_their_signatures(data: bytes, bundle: Dict[str, Any], rel: str) -> Tuple[Optional[bytes], str]:
+def _with_their_signatures(data: bytes, bundle: Bundle, rel: str) -> Tuple[Optional[bytes], str]:
     """(new file bytes, commit message) when ``bundle`` (verified, its signatures good) has signatures the
     repository's copy (``data``) lacks: that copy gains them; (None, "") when it has them all."""
     try:
@@ -304,14 +304,15 @@ def _with_their_signatures(data: bytes, bundle: Dict[str, Any], rel: str) -> Tup
         raise TfcnnwrapError(
             "the repository's %s is not a sound bundle (%s); fix the repository first" % (rel, exc.message), exit_code=1
         ) from None
-    added = [e["fingerprint"] for e in bundle.get("signatures", []) if add_signature(theirs, e)]
+    added = []
+    for entry in bundle.signatures:
+        signed = theirs.signed(entry)
+        if signed is not None:
+            theirs = signed
+            added.append(str(entry.fingerprint))
     if not added:
         return None, ""
-    return bundles.to_bytes(theirs), "Sign %s: bundle %s\n\nsigned by %s\n" % (
-        bundle["conditions"]["gpu"],
-        bundle["id"],
-        ", ".join(added),
-    )
+    return bundles.to_bytes(theirs), "Sign %s: bundle %s\n\nsigned by %s\n" % (bundle.gpu, bundle.id, ", ".join(added))
 
 
 @dataclass(frozen=True)
@@ -328,7 +329,7 @@ def cmd_publish(args: PublishArgs) -> int:
     if not pushed:
         sys.stdout.write("%s is already in %s (branch %s); nothing to push\n" % (rel, args.to, branch))
         return 0
-    sys.stdout.write("published %s (%s) to %s, branch %s\n" % (rel, bundle["conditions"]["gpu"], args.to, branch))
+    sys.stdout.write("published %s (%s) to %s, branch %s\n" % (rel, bundle.gpu, args.to, branch))
     return 0
 
 
@@ -405,7 +406,7 @@ def fetch_tip(repo: Repo, url: str, branch: Optional[str], err: TextIO = sys.std
             return None if found is None else fetch_tip(repo, url, found, err)
         if any(word in text for word in _EMPTY_REMOTE):
             raise UsageError("%s has no branch %s; leave --branch out for its default branch" % (url, branch)) from None
-        raise _git_error("fetching", url, exc) from None
+        raise git_error("fetching", url, exc) from None
     return repo.git.rev_parse("refs/tfcnnwrap/pulled")
 
 
@@ -419,7 +420,7 @@ def _branch_of_bundles(repo: Repo, url: str, err: TextIO) -> Optional[str]:
     try:
         heads = sorted(gitremote.parse_ls_remote(_run(repo, "ls-remote", "--heads", "--", url)))
     except git.exc.GitCommandError as exc:
-        raise _git_error("listing the branches of", url, exc) from None
+        raise git_error("listing the branches of", url, exc) from None
     if not heads:
         return None
     names = ", ".join(h if h.isprintable() else ascii(h) for h in heads[:MAX_BRANCHES])
@@ -456,7 +457,7 @@ def _branches_holding_bundles(repo: Repo, url: str, heads: List[str]) -> List[st
             if any(e[4].endswith(bundles.SUFFIX) for e in listed_entries(repo, ref))
         ]
     except git.exc.GitCommandError as exc:
-        raise _git_error("fetching", url, exc) from None
+        raise git_error("fetching", url, exc) from None
     finally:
         for ref in refs:
             repo.git.update_ref("-d", ref, with_exceptions=False)
@@ -503,13 +504,8 @@ MAX_READS = 10000
 
 
 def _checked_id(checked: Checked) -> Optional[str]:
-    """The id of the bundle library.check read: its answer holds it alone (present), first in the bundles row
-    (new), or first (present with new signatures); None when refused."""
-    found = checked[2]
-    if found is None or isinstance(found, str):
-        return found
-    head = found[0]
-    return head if isinstance(head, str) else head[0]
+    """The id of the bundle library.check read; None when refused."""
+    return None if isinstance(checked, Refused) else checked.id
 
 
 class _Pull:

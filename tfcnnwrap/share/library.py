@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import (
     TYPE_CHECKING,
     Any,
+    ClassVar,
     Collection,
     Dict,
     FrozenSet,
@@ -44,13 +45,23 @@ from typing import (
 from tfcnnwrap import render, safefs, settings
 from tfcnnwrap.clock import utc_now
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
+from tfcnnwrap.results.bundlerecords import Bundle, Signature
 from tfcnnwrap.results.ceilings import is_outlier
 from tfcnnwrap.results.gpuid import gpu_identity, is_plain, known, link_class
 from tfcnnwrap.results.references import name_words
 from tfcnnwrap.results.tdist import t975
 from tfcnnwrap.share import bundle as bundles
 from tfcnnwrap.share.bundle import BundleRefused, read_bytes
-from tfcnnwrap.share.signing import Signer, add_signature, allowed_signers_path, check_all, signature_findings
+from tfcnnwrap.share.indexrows import (
+    BUNDLE_COLUMNS,
+    ROW_KEYS,
+    BundleRow,
+    CommunityRow,
+    LibraryRow,
+    ResultRow,
+    SignerRow,
+)
+from tfcnnwrap.share.signing import Signer, allowed_signers_path, check_all, signature_findings
 from tfcnnwrap.share.verify import FAILED, verify
 
 if TYPE_CHECKING:
@@ -64,87 +75,54 @@ BUNDLES = "bundles"
 SCHEMA_VERSION = 3
 SIGNED_VERSION = 2  # the first format with the signers table and intervals
 BUSY_TIMEOUT_S = 60.0
-# A bundle's index rows (index_rows): its bundles row, and a results row per configuration. precision, xla,
-# variable_update and data are None where the bundle's conditions hold no text.
-BundleRow = Tuple[
-    str,
-    str,
-    str,
-    str,
-    str,
-    int,
-    str,
-    str,
-    Optional[str],
-    Optional[str],
-    Optional[str],
-    Optional[str],
-    str,
-    Optional[str],
-]
-BUNDLE_COLUMNS = (
-    "id",
-    "gpu",
-    "vendor",
-    "created_at",
-    "imported_at",
-    "verified",
-    "tool_version",
-    "tf_version",
-    "precision",
-    "xla",
-    "variable_update",
-    "data",
-    "origin",
-    "link",
-)
-ResultRow = Tuple[
-    str,
-    str,
-    str,
-    int,
-    int,
-    Optional[str],
-    Optional[str],
-    Optional[str],
-    Optional[str],
-    str,
-    float,
-    int,
-    int,
-    str,
-    Optional[float],
-]
-# (bundle id, key fingerprint, principal or None): one valid signature of a bundle
-SignerRow = Tuple[str, str, Optional[str]]
-# check's answer: (outcome, message, None when refused / the bundle id when present / its rows when new /
-# (its id, the signature entries to add, their rows) when present with new signatures: "signed")
-Checked = Tuple[
-    str,
-    str,
-    Union[
-        None, str, Tuple[BundleRow, List[ResultRow], List[SignerRow]], Tuple[str, List[Dict[str, Any]], List[SignerRow]]
-    ],
-]
-
 CPU_VENDOR = "cpu"  # the index's vendor of a bundle measured on the CPU (its conditions' device)
-ROW_KEYS = (
-    "id",
-    "gpu",
-    "model",
-    "batch_size",
-    "precision",
-    "num_gpus",
-    "images_per_sec",
-    "verified",
-    "created_at",
-    "xla",
-    "variable_update",
-    "data",
-    "tf_version",
-    "runs_ok",
-)
 
+
+@dataclass(frozen=True)
+class Refused:
+    """check's answer for a bundle the library does not take: why."""
+
+    message: str
+    outcome: ClassVar[str] = "refused"
+
+
+@dataclass(frozen=True)
+class Present:
+    """check's answer for a bundle the library holds, with no signature it lacks."""
+
+    message: str
+    id: str
+    outcome: ClassVar[str] = "present"
+
+
+@dataclass(frozen=True)
+class New:
+    """check's answer for a new, checked bundle: its index rows, for store to add."""
+
+    message: str
+    bundle: BundleRow
+    results: Tuple[ResultRow, ...]
+    signers: Tuple[SignerRow, ...]
+    outcome: ClassVar[str] = "new"
+
+    @property
+    def id(self) -> str:
+        return self.bundle.id
+
+
+@dataclass(frozen=True)
+class Signed:
+    """check's answer for a bundle the library holds that brings good signatures it lacks: store adds them."""
+
+    message: str
+    id: str
+    signatures: Tuple[Signature, ...]
+    signers: Tuple[SignerRow, ...]
+    outcome: ClassVar[str] = "signed"
+
+
+# What importing one bundle would do (check), made in a worker process and acted on by store in the parent.
+Checked = Union[Refused, Present, New, Signed]
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS bundles (
   id TEXT PRIMARY KEY, gpu TEXT NOT NULL, vendor TEXT, created_at TEXT, imported_at TEXT, verified INTEGER,
@@ -295,10 +273,10 @@ class Library:
         """Store a checked bundle (``data``: its file bytes, ``bundle_row``/``rows``: its index rows); False
         when it was already there. Atomic: the file is renamed into place before its rows are committed in
         one transaction (a file without rows is harmless and rewritten by the next import)."""
-        ident = bundle_row[0]
         db = self.db
         if db is None:  # only Library(create=False) of a missing library has no index: it is for queries
             raise RuntimeError("add_rows on a library that does not exist (opened with create=False)")
+        ident = bundle_row.id
         if self.has(ident):
             return False
         try:
@@ -323,7 +301,7 @@ class Library:
         return bool(cur.rowcount)
 
     def add_signatures(
-        self, ident: str, entries: Sequence[Dict[str, Any]], signers: Sequence[SignerRow], data: bytes
+        self, ident: str, entries: Sequence[Signature], signers: Sequence[SignerRow], data: bytes
     ) -> None:
         """Add checked signatures to a bundle the library holds: its file gains the entries (``data``, the bytes
         they came in, stands in for a stored file that is unreadable) and the index their rows, under one write
@@ -339,7 +317,7 @@ class Library:
             except BundleRefused:
                 bundle = read_bytes(data, str(path))
             for entry in entries:
-                add_signature(bundle, entry)
+                bundle = bundle.signed(entry) or bundle
             safefs.atomic_write(path, bundles.to_bytes(bundle), fsync=False)
             db.executemany("INSERT OR IGNORE INTO signers VALUES (?, ?, ?)", signers)
             db.execute("COMMIT")
@@ -357,15 +335,16 @@ class Library:
         keys = self.signer_keys()
         return {ident: frozenset(keys.get(ident, ())) for ident in self.known_ids()}
 
-    def community_rows(self, models: Optional[Sequence[str]] = None, device: Optional[str] = None) -> List[Any]:
-        """(gpu, model, batch_size, num_gpus, precision, xla, variable_update, data, tf_version, images_per_sec,
-        bundle id, link class, created_at) of every verified configuration (of ``models``, measured on ``device``:
-        "cpu" or "gpu", None both): what compare needs, lean for 10,000s. The link class is None where the bundle
-        or an index older than it does not say."""
+    def community_rows(
+        self, models: Optional[Sequence[str]] = None, device: Optional[str] = None
+    ) -> List[CommunityRow]:
+        """The CommunityRow of every verified configuration (of ``models``, measured on ``device``: "cpu" or
+        "gpu", None both): what compare needs, lean for 10,000s."""
         if self.db is None:
             return []
         params: List[Any] = list(models or ()) + ([CPU_VENDOR, device == "cpu"] if device is not None else [])
-        return self.db.execute(community_sql(len(models or ()), device is not None, self.has_link), params).fetchall()
+        found = self.db.execute(community_sql(len(models or ()), device is not None, self.has_link), params)
+        return [CommunityRow._make(row) for row in found]
 
     def community_index(
         self, models: Optional[Sequence[str]] = None, device: Optional[str] = None
@@ -424,22 +403,31 @@ class Library:
             out.setdefault(ident, []).append(principal or key)
         return {k: sorted(v) for k, v in out.items()}
 
-    def rows(self, gpu: Optional[str] = None, model: Optional[str] = None) -> List[Any]:
-        """Index rows (dicts of ROW_KEYS), newest bundle first; ``gpu``: names with those words."""
+    def rows(self, gpu: Optional[str] = None, model: Optional[str] = None) -> List[LibraryRow]:
+        """`library`'s rows, newest bundle first; ``gpu``: names with those words."""
         if self.db is None:
             return []
-        out = [dict(zip(ROW_KEYS, row)) for row in self.db.execute(rows_sql(bool(model)), [model] if model else [])]
         names = self._signer_names()
-        for row in out:
-            row["verified"] = bool(row["verified"])
-            row["gpu_id"] = gpu_identity(row["gpu"])  # one key per GPU, whatever its spelling
-            # far above everything published for that GPU and conditions: flagged, not refused
-            row["outlier"] = is_outlier(
-                row["gpu"], row["model"], row["precision"] or "fp32", row["num_gpus"], row["images_per_sec"]
+        out = []
+        for row in self.db.execute(rows_sql(bool(model)), [model] if model else []):
+            found = dict(zip(ROW_KEYS, row))
+            found["verified"] = bool(found["verified"])
+            out.append(
+                LibraryRow(
+                    **found,
+                    gpu_id=gpu_identity(found["gpu"]),
+                    outlier=is_outlier(
+                        found["gpu"],
+                        found["model"],
+                        found["precision"] or "fp32",
+                        found["num_gpus"],
+                        found["images_per_sec"],
+                    ),
+                    signers=tuple(names.get(found["id"], [])),
+                )
             )
-            row["signers"] = names.get(row["id"], [])
         if gpu:
-            out = [r for r in out if gpu_matches(gpu, r["gpu"])]
+            out = [r for r in out if gpu_matches(gpu, r.gpu)]
         return out
 
 
@@ -525,30 +513,56 @@ def _with_link_column(db: "sqlite3.Connection", refused: Type[BaseException]) ->
     return True
 
 
-def index_rows(bundle: Dict[str, Any], verified: bool, origin: str = "") -> Tuple[BundleRow, List[ResultRow]]:
+def index_rows(bundle: Bundle, verified: bool, origin: str = "") -> Tuple[BundleRow, List[ResultRow]]:
     """(the bundles row, [results rows]) of a bundle: one results row per configuration with an ok run."""
-    cond = {k: (v[:200] if isinstance(v, str) else None) for k, v in bundle["conditions"].items()}  # others' text
-    tf = cond.get("tensorflow_version") or ""
-    gpu = bundle["conditions"]["gpu"].strip()  # check_shape: a str of at most 200 characters
-    shared = (cond.get("precision"), cond.get("xla"), cond.get("variable_update"), cond.get("data"), tf)
-    # a CPU's bundle is filed under the vendor "cpu": its figures rank among CPU results, never among GPUs'
-    vendor = CPU_VENDOR if bundle["conditions"].get("device") == "cpu" else bundles.vendor_of(gpu)
-    bundle_row = (
-        (bundle["id"], gpu, vendor, bundle["created_at"], utc_now(), int(verified), bundle["tool_version"], tf)
-        + shared[:4]
-        + (str(origin)[:500], link_class(bundle["conditions"].get("link")))
+    cond = bundle.conditions
+    # others' text, at most 200 characters of it
+    precision, xla, update, data, tf = (
+        None if v is None else v[:200]
+        for v in (cond.precision, cond.xla, cond.variable_update, cond.data, cond.tensorflow_version)
     )
-    values: Dict[Tuple[str, int, int], List[float]] = {}
-    for run in bundle["runs"]:
-        if run["status"] == "ok" and run.get("images_per_sec") is not None:  # a fleet's hosts pooled
-            key = (run["model"], run["batch_size"], run.get("num_gpus") or 1)
-            values.setdefault(key, []).append(float(run["images_per_sec"]))
-    rows = [
-        (bundle["id"], gpu, model, bs, n)
-        + shared
-        + (statistics.mean(v), len(v), int(verified), bundle["created_at"], _ci95_pct(v))
-        for (model, bs, n), v in values.items()
-    ]
+    tf = tf or ""
+    gpu = cond.gpu.strip()  # check_shape: a str of at most 200 characters
+    # a CPU's bundle is filed under the vendor "cpu": its figures rank among CPU results, never among GPUs'
+    vendor = CPU_VENDOR if cond.on_cpu else bundles.vendor_of(gpu)
+    bundle_row = BundleRow(
+        id=bundle.id,
+        gpu=gpu,
+        vendor=vendor,
+        created_at=bundle.created_at,
+        imported_at=utc_now(),
+        verified=int(verified),
+        tool_version=bundle.tool_version,
+        tf_version=tf,
+        precision=precision,
+        xla=xla,
+        variable_update=update,
+        data=data,
+        origin=str(origin)[:500],
+        link=link_class(cond.link),
+    )
+    rows = []
+    for (model, bs, n), found in bundle.ok_figures().items():  # a fleet's hosts pooled
+        values = [float(v) for v in found]
+        rows.append(
+            ResultRow(
+                bundle_id=bundle.id,
+                gpu=gpu,
+                model=model,
+                batch_size=bs,
+                num_gpus=n,
+                precision=precision,
+                xla=xla,
+                variable_update=update,
+                data=data,
+                tf_version=tf,
+                images_per_sec=statistics.mean(values),
+                runs_ok=len(values),
+                verified=int(verified),
+                created_at=bundle.created_at,
+                ci95_pct=_ci95_pct(values),
+            )
+        )
     return bundle_row, rows
 
 
@@ -566,7 +580,7 @@ def _ci95_pct(values: List[float]) -> Optional[float]:
 
 def signer_rows(bundle_id: str, signers: Sequence[Signer]) -> List[SignerRow]:
     """The signers-table rows of a bundle's valid signatures (one per key)."""
-    rows = {s.fingerprint: (bundle_id, s.fingerprint, s.principal) for s in signers if s.valid}
+    rows = {s.fingerprint: SignerRow(bundle_id, s.fingerprint, s.principal) for s in signers if s.valid}
     return list(rows.values())
 
 
@@ -585,61 +599,61 @@ def check(
     allowed: Optional[Path] = None,
 ) -> Checked:
     """What importing one bundle's bytes would do, without touching the library (so worker processes can
-    do it): ('refused', message, None) / ('present', message, id) / ('new', message, (bundle row, rows))."""
+    do it): Refused, Present (the library holds it), Signed (it holds it, and this copy brings good signatures
+    it lacks) or New (its index rows)."""
     try:
         bundle = read_bytes(data, where)
     except BundleRefused as exc:
-        return "refused", exc.message, None
-    if expected_id is not None and bundle["id"] != expected_id:
-        return "refused", "%s: holds bundle %s, not the one its name says" % (where, bundle["id"][:12]), None
-    if bundle["id"] in known:
+        return Refused(exc.message)
+    if expected_id is not None and bundle.id != expected_id:
+        return Refused("%s: holds bundle %s, not the one its name says" % (where, bundle.short_id))
+    if bundle.id in known:
         return _present(bundle, where, known, allowed)
     verdict = verify(bundle, allowed)
     if verdict.state == FAILED:
-        return "refused", "%s: not verified: %s" % (where, verdict.findings[0]), None
+        return Refused("%s: not verified: %s" % (where, verdict.findings[0]))
     state = "" if verdict.verified else ", unverified (no logs)"
-    message = "%s: imported %s, bundle %s%s" % (where, bundle["conditions"]["gpu"], bundle["id"][:12], state)
-    return "new", message, index_rows(bundle, verdict.verified, origin) + (signer_rows(bundle["id"], verdict.signers),)
+    message = "%s: imported %s, bundle %s%s" % (where, bundle.gpu, bundle.short_id, state)
+    bundle_row, rows = index_rows(bundle, verdict.verified, origin)
+    return New(message, bundle_row, tuple(rows), tuple(signer_rows(bundle.id, verdict.signers)))
 
 
-def _present(bundle: Dict[str, Any], where: str, known: Collection[str], allowed: Optional[Path]) -> Checked:
+def _present(bundle: Bundle, where: str, known: Collection[str], allowed: Optional[Path]) -> Checked:
     """A bundle the library holds (``known``: {id: its signers' keys} where the caller knows them): signatures
     the library lacks are checked, all of them good: ('signed', message, (id, entries, signer rows)) for store to
     add; one bad: refused, as verify would."""
-    message = "%s: already in the library (bundle %s)" % (where, bundle["id"][:12])
-    have = known.get(bundle["id"], frozenset()) if isinstance(known, dict) else frozenset()
-    fresh = [e for e in bundle.get("signatures") or () if e.get("fingerprint") not in have]
+    message = "%s: already in the library (bundle %s)" % (where, bundle.short_id)
+    have = known.get(bundle.id, frozenset()) if isinstance(known, dict) else frozenset()
+    fresh = [e for e in bundle.signatures if e.fingerprint not in have]
     if not isinstance(known, dict) or not fresh:
-        return "present", message, bundle["id"]
+        return Present(message, bundle.id)
     signers = check_all(bundle, allowed)  # all of them: a finding numbers its signature as verify does
     bad = signature_findings(signers)
     if bad:
-        return "refused", "%s: not verified: %s" % (where, bad[0]), None
-    keep = {s.fingerprint: (entry, s) for entry, s in zip(bundle["signatures"], signers) if s.fingerprint not in have}
+        return Refused("%s: not verified: %s" % (where, bad[0]))
+    keep = {s.fingerprint: (entry, s) for entry, s in zip(bundle.signatures, signers) if s.fingerprint not in have}
     if not keep:
-        return "present", message, bundle["id"]
-    rows = signer_rows(bundle["id"], [s for _, s in keep.values()])
-    return (
-        "signed",
+        return Present(message, bundle.id)
+    return Signed(
         "%s; %d new signature%s added" % (message, len(keep), "" if len(keep) == 1 else "s"),
-        (bundle["id"], [e for e, _ in keep.values()], rows),
+        bundle.id,
+        tuple(e for e, _ in keep.values()),
+        tuple(signer_rows(bundle.id, [s for _, s in keep.values()])),
     )
 
 
-def store(library: Library, data: Optional[bytes], checked: Checked) -> Tuple[str, ...]:
+def store(library: Library, data: Optional[bytes], checked: Checked) -> Tuple[str, str]:
     """(outcome, message) after storing what ``check`` found: 'imported', 'present' or 'refused' ('signed':
-    present, its new signatures added)."""
-    outcome, message, found = checked
-    if outcome == "signed":
-        ident, entries, signers = found  # type: ignore[misc, str-unpack]  # "signed": (id, entries, rows)
-        library.add_signatures(ident, entries, signers, data)  # type: ignore[arg-type]  # "signed": data is bytes
-        return "present", message
-    if outcome != "new":
-        return outcome, message
-    bundle_row, rows, signers = found  # type: ignore[misc, str-unpack]  # "new": found is the rows
-    if not library.add_rows(bundle_row, rows, data, signers):  # type: ignore[arg-type]  # "new": data is the bytes
-        return "present", "%s (already in the library)" % message.split(": imported")[0]
-    return "imported", message
+    present, its new signatures added). ``data``: the bundle's bytes (None only for a file that could not be
+    read, whose answer is Refused)."""
+    if isinstance(checked, (Refused, Present)) or data is None:
+        return checked.outcome, checked.message
+    if isinstance(checked, Signed):
+        library.add_signatures(checked.id, checked.signatures, checked.signers, data)
+        return "present", checked.message
+    if not library.add_rows(checked.bundle, checked.results, data, checked.signers):
+        return "present", "%s (already in the library)" % checked.message.split(": imported")[0]
+    return "imported", checked.message
 
 
 def import_one(
@@ -675,7 +689,7 @@ def _check_file(
     try:
         data = bundles.read_path_bytes(path)
     except BundleRefused as exc:
-        return None, ("refused", exc.message, None)
+        return None, Refused(exc.message)
     return data, check(data, str(path), origin=str(Path(path).resolve()), known=_KNOWN, allowed=_ALLOWED)
 
 
@@ -750,9 +764,10 @@ class LibraryArgs:
 def cmd_library(args: LibraryArgs) -> int:
     library = Library(create=False)
     try:
-        rows = library.rows(gpu=args.gpu, model=args.model)
+        found = library.rows(gpu=args.gpu, model=args.model)
     finally:
         library.close()
+    rows = [r.to_dict() for r in found]
     if args.format == "json":
         sys.stdout.write(
             render.to_json(
@@ -768,13 +783,13 @@ def cmd_library(args: LibraryArgs) -> int:
         return 0
     shown = [
         dict(
-            r,
-            id=r["id"][:12],
-            verified=("yes" if r["verified"] else "unverified") + (", outlier" if r["outlier"] else ""),
+            r.to_dict(),
+            id=r.id[:12],
+            verified=("yes" if r.verified else "unverified") + (", outlier" if r.outlier else ""),
+            signers=", ".join(r.signers) or "-",
         )
-        for r in rows
+        for r in found
     ]
-    shown = [dict(r, signers=", ".join(r["signers"]) or "-") for r in shown]
     columns = [
         ("gpu", "GPU"),
         ("model", "model"),

@@ -11,50 +11,12 @@ from __future__ import annotations
 
 from collections import Counter
 from itertools import islice
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Dict, List, Sequence, Set, Tuple
 
+from tfcnnwrap.results.bundlerecords import Bundle, BundleRun, Config
 from tfcnnwrap.share import bundle as bundles
 
-_Config = Tuple[object, object, object]
-_MOST_RUNS = 100000  # a plan's runs per configuration (bundle.MAX_RUNS runs in all)
 _MOST_FINDINGS = 50  # verify shows no more
-
-
-def _whole(value: object, low: int = 1, high: int = _MOST_RUNS) -> Optional[int]:
-    ok = isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
-    return value if ok else None  # type: ignore[return-value]  # isinstance above
-
-
-def _config(item: object) -> Optional[_Config]:
-    if not isinstance(item, dict) or not isinstance(item.get("model"), str):
-        return None
-    batch, gpus = _whole(item.get("batch_size"), high=bundles.MAX_NUMBER), _whole(item.get("num_gpus") or 1)
-    return None if batch is None or gpus is None else (item["model"], batch, gpus)
-
-
-def _read_plan(plan: object) -> Optional[Tuple[int, int, List[_Config], List[Tuple[_Config, int]]]]:
-    """(runs asked, most runs, configurations, runs never started) of a well-formed plan, else None."""
-    if not isinstance(plan, dict) or _whole(plan.get("runs")) is None:
-        return None
-    until_ci, max_runs = plan.get("until_ci"), plan.get("max_runs")
-    if until_ci is not None and (not isinstance(until_ci, (int, float)) or isinstance(until_ci, bool)):
-        return None
-    if max_runs is not None and _whole(max_runs) is None:
-        return None
-    runs = plan["runs"]
-    most = max(runs, max_runs or runs) if until_ci is not None else runs
-    configs = [_config(c) for c in plan.get("configurations") or [] if isinstance(c, dict)]
-    never = [(_config(r), _whole(r.get("run"))) for r in plan.get("not_started") or [] if isinstance(r, dict)]
-    if (
-        not configs
-        or None in configs
-        or not isinstance(plan.get("configurations"), list)
-        or not isinstance(plan.get("not_started", []), list)
-        or len(never) != len(plan.get("not_started") or [])
-        or any(c is None or k is None for c, k in never)
-    ):
-        return None
-    return runs, most, configs, never  # type: ignore[return-value]  # None ruled out above
 
 
 def _numbering(name: str, numbers: List[int], runs: int, most: int) -> List[str]:
@@ -76,14 +38,14 @@ def _numbering(name: str, numbers: List[int], runs: int, most: int) -> List[str]
     return []
 
 
-def _twice(runs: List[Dict[str, Any]], fleet: bool) -> List[str]:
+def _twice(runs: Sequence[BundleRun], fleet: bool) -> List[str]:
     """A run number is once per configuration, or once per host of a fleet (each host's runs name it): a copy
     of a run (the fastest one, twice) would otherwise pass as a fleet's second host."""
     seen: Set[Tuple[object, ...]] = set()
     out: List[str] = []
     for run in runs:
-        host = run.get("host") if fleet and isinstance(run.get("host"), str) else None
-        key = (run["model"], run["batch_size"], run.get("num_gpus") or 1, host, run["run"])
+        host = run.host if fleet else None
+        key = (run.model, run.batch_size, run.devices, host, run.run)
         if key in seen and len(out) < 10:
             out.append(
                 "plan: %s bs%s gpus %s run %s is there twice%s"
@@ -93,29 +55,28 @@ def _twice(runs: List[Dict[str, Any]], fleet: bool) -> List[str]:
     return out
 
 
-def plan_findings(bundle: Dict[str, Any]) -> Tuple[List[str], List[str]]:
+def plan_findings(bundle: Bundle) -> Tuple[List[str], List[str]]:
     """(findings, notes): what disagrees with the plan, and "incomplete: ..." when runs never started."""
-    if "plan" not in bundle:
-        if bundle["format"] >= bundles.PLAN_FORMAT:
-            return ["bundle format %d carries no plan (the runs asked per configuration)" % bundle["format"]], []
+    if not bundle.has_plan:
+        if bundle.format >= bundles.PLAN_FORMAT:
+            return ["bundle format %d carries no plan (the runs asked per configuration)" % bundle.format], []
         return [], []
-    read = _read_plan(bundle["plan"])
-    if read is None:
+    plan = bundle.plan
+    if plan is None:
         return [
             "its plan is not one: `plan` needs runs, until_ci, max_runs, configurations (model, batch_size, "
             "num_gpus) and not_started (each with its run)"
         ], []
-    runs, most, configs, never = read
-    numbers: Dict[_Config, List[int]] = {c: [] for c in configs}
-    cluster = (bundle.get("conditions") or {}).get("cluster")
-    out = _twice(bundle["runs"], isinstance(cluster, dict) and bool(cluster.get("fleet")))
-    for run in bundle["runs"]:
-        config = (run["model"], run["batch_size"], run.get("num_gpus") or 1)
+    runs, most, never = plan.runs, plan.most_runs, plan.not_started
+    numbers: Dict[Config, List[int]] = {c: [] for c in plan.configurations}
+    out = _twice(bundle.runs, bundle.conditions.fleet)
+    for run in bundle.runs:
+        config = run.config
         if config not in numbers:
-            out.append("plan: %s bs%s gpus %s run %s is not in the bundle's plan" % (config + (run["run"],)))
+            out.append("plan: %s bs%s gpus %s run %s is not in the bundle's plan" % (config + (run.run,)))
             continue
-        numbers[config].append(run["run"])
-    ran = {c: set(found) for c, found in numbers.items()}
+        numbers[config].append(run.run)
+    ran: Dict[Config, Set[int]] = {c: set(found) for c, found in numbers.items()}
     for config, number in never:
         if number in ran.get(config, ()):
             out.append(

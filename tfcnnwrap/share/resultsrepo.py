@@ -151,9 +151,9 @@ def check_one(root: Path, path: Path) -> Tuple[int, List[str], str]:
     line = "%s: %s (%s, %d runs, bundle %s)" % (
         rel,
         state,
-        bundle["conditions"]["gpu"],
-        len(bundle["runs"]),
-        bundle["id"][:12],
+        bundle.gpu,
+        len(bundle.runs),
+        bundle.short_id,
     )
     return code, ["%s: %s" % (rel, f) for f in findings], line
 

@@ -21,11 +21,12 @@ import struct
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from tfcnnwrap import safefs, settings
 from tfcnnwrap.errors import SetupError, UsageError
 from tfcnnwrap.render import safe_text
+from tfcnnwrap.results.bundlerecords import Bundle, Signature
 from tfcnnwrap.run.procs import run_captured
 
 NAMESPACE = "tfcnnwrap"
@@ -119,7 +120,7 @@ def fingerprint(key_line: str) -> str:
 # -- signing ---------------------------------------------------------------------------------------------------
 
 
-def sign_id(ident: str, key: str) -> Dict[str, Any]:
+def sign_id(ident: str, key: str) -> Signature:
     """The ``signatures`` entry of ``key``'s signature over ``ident``; UsageError/SetupError naming the fix."""
     path = Path(key).expanduser()
     if not path.is_file():
@@ -135,16 +136,7 @@ def sign_id(ident: str, key: str) -> Dict[str, Any]:
         )
     armored = text[begin : end + len(_ARMOR[1])] + "\n"
     key_line, _ = signature_key(armored)
-    return {"signature": armored, "key": key_line, "fingerprint": fingerprint(key_line)}
-
-
-def add_signature(bundle: Dict[str, Any], entry: Dict[str, Any]) -> bool:
-    """Add ``entry`` to the bundle's signatures; False when that key has signed it already."""
-    sigs = bundle.setdefault("signatures", [])
-    if any(isinstance(s, dict) and s.get("fingerprint") == entry["fingerprint"] for s in sigs):
-        return False
-    sigs.append(entry)
-    return True
+    return Signature.of(armored, key_line, fingerprint(key_line))
 
 
 # -- checking ----------------------------------------------------------------------------------------------------
@@ -166,17 +158,17 @@ def allowed_signers_path(flag: Optional[str] = None) -> Optional[Path]:
     return path
 
 
-def check(ident: str, entry: Dict[str, Any], allowed: Optional[Path]) -> Signer:
+def check(ident: str, entry: Signature, allowed: Optional[Path]) -> Signer:
     """The check of one ``signatures`` entry of the bundle with id ``ident``."""
-    armored = str(entry.get("signature", ""))
+    armored = entry.signature
     try:
         key_line, namespace = signature_key(armored)
         found = fingerprint(key_line)
     except (ValueError, struct.error):  # binascii.Error and UnicodeDecodeError are ValueErrors
         return Signer("", valid=False, why="not an armored SSH signature (SSHSIG)")
-    for field, value in (("fingerprint", found), ("key", key_line)):
-        if field in entry and entry[field].split()[:2] != value.split()[:2]:
-            return Signer(found, valid=False, why="its entry names another key (%s)" % safe_text(entry[field][:60]))
+    for claimed, value in ((entry.fingerprint, found), (entry.key, key_line)):
+        if claimed is not None and claimed.split()[:2] != value.split()[:2]:
+            return Signer(found, valid=False, why="its entry names another key (%s)" % safe_text(claimed[:60]))
     if namespace != NAMESPACE:
         return Signer(found, valid=False, why="made for namespace %s, not %s" % (safe_text(namespace[:40]), NAMESPACE))
     with tempfile.TemporaryDirectory(prefix="tfcnnwrap-sig-") as tmp:
@@ -205,10 +197,9 @@ def _principal(ident: str, sig: Path, allowed: Path) -> Optional[str]:
     return None
 
 
-def check_all(bundle: Dict[str, Any], allowed: Optional[Path]) -> List[Signer]:
+def check_all(bundle: Bundle, allowed: Optional[Path]) -> List[Signer]:
     """Every signature of ``bundle`` checked (format 1 has none)."""
-    sigs = bundle.get("signatures") or []
-    return [check(bundle["id"], entry, allowed) for entry in sigs]
+    return [check(bundle.id, entry, allowed) for entry in bundle.signatures]
 
 
 def signature_findings(signers: Sequence[Signer]) -> List[str]:

@@ -21,12 +21,13 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Tuple
 
 from tfcnnwrap import bounds
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.render import safe_text
 from tfcnnwrap.results import ceilings
+from tfcnnwrap.results.bundlerecords import Bundle, BundleRun, Config, LogEntry
 from tfcnnwrap.results.gpuid import is_plain, same_gpu
 from tfcnnwrap.results.plan import KNOWN_MODELS
 from tfcnnwrap.run import logparse
@@ -42,8 +43,6 @@ VERIFIED, UNVERIFIED, FAILED = "verified", "unverified", "not verified"
 # Statuses a log alone cannot confirm: the sweep decided them (timeout, the user's stop, the OOM rule).
 _DECIDED_OUTSIDE = ("timeout", "interrupted", "skipped")
 _MAX_FINDINGS = 50
-# (model, batch size, GPUs): the configuration a summary row's mean belongs to.
-_Config = Tuple[Union[str, int], ...]
 # A total is at most its log's last step figure (x the job's workers: a step line is one worker's) x the batches
 # over the steps that line covers, x TOTAL_OVER_STEP, allowing the prints' rounding (%.1f and %.2f).
 # tf_cnn_benchmarks prints the step figure as batch / the mean time of the k steps so far and the total as
@@ -75,7 +74,7 @@ class Verdict:
 
 
 @dataclass(frozen=True)
-class _Expected:
+class Expected:
     """What every log of the bundle must agree with: the bundle's conditions, read once."""
 
     gpus: Tuple[str, ...]  # empty: a CPU bundle (its logs' GPU lines are not its device)
@@ -107,19 +106,11 @@ def log_gpus(text: str) -> List[str]:
     return names
 
 
-def _whole(value: object) -> Optional[int]:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _expected(bundle: Dict[str, Any]) -> _Expected:
-    cond = bundle["conditions"]
-    names = cond.get("gpus") if isinstance(cond.get("gpus"), list) else str(cond["gpu"]).split(",")
-    gpus = () if cond.get("device") == "cpu" else tuple(str(n).strip() for n in names if str(n).strip())
-    cluster = cond.get("cluster") if isinstance(cond.get("cluster"), dict) else {}
-    workers = _whole(cluster.get("workers")) if cluster and not cluster.get("fleet") else None
-    text = {k: cond.get(k) if isinstance(cond.get(k), str) else None for k in ("data", "variable_update")}
-    device = cond.get("device") if cond.get("device") in ("cpu", "gpu") else None
-    return _Expected(gpus, text["data"], text["variable_update"], workers or 1, device)
+def _expected(bundle: Bundle) -> Expected:
+    cond = bundle.conditions
+    gpus = () if cond.on_cpu else cond.listed_gpus()
+    device = cond.device if cond.device in ("cpu", "gpu") else None
+    return Expected(gpus, cond.data, cond.variable_update, cond.workers or 1, device)
 
 
 @dataclass
@@ -130,17 +121,17 @@ class _Seen:
     named: List[str] = field(default_factory=list)
 
 
-def _gpu_findings(bundle: Dict[str, Any], expect: _Expected, seen: _Seen) -> List[Any]:
+def _gpu_findings(bundle: Bundle, expect: Expected, seen: _Seen) -> List[str]:
     """The bundle's GPU names: `gpu` (what the library, site and ceilings show) is its `gpus` list joined, each a
     name nvidia-smi or TensorFlow could print (gpuid.is_plain: a look-alike letter would escape every identity and
     ceiling), and each one some log's device lines name, where the logs name any (a name no run ran on would
     only make the ceiling unknown)."""
-    cond = bundle["conditions"]
-    if not expect.gpus or bundle.get("logs") is None:  # without logs: unverified, whatever its names
+    cond = bundle.conditions
+    if not expect.gpus or bundle.logs is None:  # without logs: unverified, whatever its names
         return []
     out = []
-    if isinstance(cond.get("gpus"), list) and [n.strip() for n in str(cond["gpu"]).split(",")] != list(expect.gpus):
-        out.append("the bundle's gpu %s is not its gpus list (%s)" % (cond["gpu"], ", ".join(expect.gpus)))
+    if cond.gpus is not None and [n.strip() for n in cond.gpu.split(",")] != list(expect.gpus):
+        out.append("the bundle's gpu %s is not its gpus list (%s)" % (cond.gpu, ", ".join(expect.gpus)))
     out += [
         "the bundle's GPU %s is not a plain GPU name (letters, digits, spaces, - _ . / and parentheses, as "
         "nvidia-smi and TensorFlow print)" % n
@@ -166,14 +157,14 @@ def _same(a: Optional[float], b: Optional[float]) -> bool:
     return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
 
 
-def _bounds_findings(run: Dict[str, Any], where: str) -> List[Any]:
+def _bounds_findings(run: BundleRun, where: str) -> List[str]:
     out = []
     checks: List[Tuple[bounds.Bound, object]] = [
-        (bounds.BATCH_SIZE, run.get("batch_size")),
-        (bounds.NUM_GPUS, 1 if run.get("num_gpus") is None else run["num_gpus"]),
+        (bounds.BATCH_SIZE, run.batch_size),
+        (bounds.NUM_GPUS, 1 if run.num_gpus is None else run.num_gpus),
     ]  # 0 is out of bounds, not 1
-    if run.get("images_per_sec") is not None:
-        checks.append((bounds.IMAGES_PER_SEC, run["images_per_sec"]))
+    if run.images_per_sec is not None:
+        checks.append((bounds.IMAGES_PER_SEC, run.images_per_sec))
     for bound, value in checks:
         try:
             bound.parse(value)
@@ -182,7 +173,7 @@ def _bounds_findings(run: Dict[str, Any], where: str) -> List[Any]:
     return out
 
 
-def _header_findings(run: Dict[str, Any], parsed: ParsedLog, where: str, strict: bool) -> List[Any]:
+def header_findings(run: BundleRun, parsed: ParsedLog, where: str, strict: bool) -> List[str]:
     """The log's header against the record; ``strict`` (a run with a figure): the header must be there."""
     if strict and (
         parsed.tf_version is None or parsed.model is None or parsed.batch_size is None or not parsed.devices
@@ -192,43 +183,38 @@ def _header_findings(run: Dict[str, Any], parsed: ParsedLog, where: str, strict:
             "Devices lines)" % where
         ]
     out = []
-    if parsed.model is not None and parsed.model != run["model"]:
-        out.append("%s: the log ran model %s, the record says %s" % (where, parsed.model, run["model"]))
-    if parsed.batch_size is not None and parsed.batch_size != run["batch_size"]:
+    if parsed.model is not None and parsed.model != run.model:
+        out.append("%s: the log ran model %s, the record says %s" % (where, parsed.model, run.model))
+    if parsed.batch_size is not None and parsed.batch_size != run.batch_size:
         out.append(
-            "%s: the log's batch size is %s per device, the record says %s"
-            % (where, parsed.batch_size, run["batch_size"])
+            "%s: the log's batch size is %s per device, the record says %s" % (where, parsed.batch_size, run.batch_size)
         )
-    if parsed.devices and len(parsed.devices) != (run.get("num_gpus") or 1):
-        out.append(
-            "%s: the log ran on %d devices, the record says %s GPUs"
-            % (where, len(parsed.devices), run.get("num_gpus") or 1)
-        )
+    if parsed.devices and len(parsed.devices) != run.devices:
+        out.append("%s: the log ran on %d devices, the record says %s GPUs" % (where, len(parsed.devices), run.devices))
     return out
 
 
-def _job_findings(run: Dict[str, Any], parsed: ParsedLog, where: str, expect: _Expected) -> List[Any]:
+def _job_findings(run: BundleRun, parsed: ParsedLog, where: str, expect: Expected) -> List[str]:
     """A distributed run: the job's devices (global batch / per-device batch) are the run's GPUs x workers."""
-    if not run.get("cluster") or not parsed.batch_size:
+    if not run.distributed or not parsed.batch_size:
         return []
     if not parsed.batch_size_global:  # tf_cnn_benchmarks always prints it; without it the job's size is unknown
         return [
             "%s: a distributed run whose log gives no global batch size (`Batch size: N global`): the job's "
             "devices cannot be read" % where
         ]
-    job, claimed = parsed.batch_size_global / parsed.batch_size, (run.get("num_gpus") or 1) * expect.workers
+    job, claimed = parsed.batch_size_global / parsed.batch_size, run.devices * expect.workers
     if job != claimed:
         return [
             "%s: the log's job ran on %g devices (%d global / %d per device), the record says %d GPUs x %d "
-            "workers"
-            % (where, job, parsed.batch_size_global, parsed.batch_size, run.get("num_gpus") or 1, expect.workers)
+            "workers" % (where, job, parsed.batch_size_global, parsed.batch_size, run.devices, expect.workers)
         ]
     return []
 
 
-def _condition_findings(
-    parsed: ParsedLog, text: str, where: str, expect: _Expected, named: Optional[List[str]] = None
-) -> List[Any]:
+def condition_findings(
+    parsed: ParsedLog, text: str, where: str, expect: Expected, named: Optional[List[str]] = None
+) -> List[str]:
     """The log against the bundle's conditions: data, variable update, the kind of device its `Devices:` list
     names (a GPU run relabelled cpu would escape the GPU's checks and ceiling) and the GPU its device lines name
     (added to ``named``)."""
@@ -263,14 +249,14 @@ def _condition_findings(
     return out
 
 
-def _steps_findings(run: Dict[str, Any], parsed: ParsedLog, where: str, expect: _Expected) -> List[Any]:
+def steps_findings(run: BundleRun, parsed: ParsedLog, where: str, expect: Expected) -> List[str]:
     """The total against the log's own last step line (tf_cnn_benchmarks' arithmetic: see TOTAL_OVER_STEP)."""
     total, step = parsed.total_images_per_sec, parsed.last_step
     if total is None:
         return []
     if step is None or step.step < 1:
         return ["%s: its log's total %s images/sec has no step line to stand on" % (where, total)]
-    workers = expect.workers if run.get("cluster") else 1
+    workers = expect.workers if run.distributed else 1
     batches = max(parsed.num_batches or step.step, step.step)
     most = (step.images_per_sec + _STEP_ROUNDING) * workers * batches / step.step * TOTAL_OVER_STEP + _TOTAL_ROUNDING
     if total > most:
@@ -290,8 +276,8 @@ def _steps_findings(run: Dict[str, Any], parsed: ParsedLog, where: str, expect: 
     return []
 
 
-def _result_findings(run: Dict[str, Any], parsed: ParsedLog, where: str) -> List[Any]:
-    status, value = run["status"], run.get("images_per_sec")
+def result_findings(run: BundleRun, parsed: ParsedLog, where: str) -> List[str]:
+    status, value = run.status, run.images_per_sec
     if status in _DECIDED_OUTSIDE:
         # a run killed at the timeout after its total is ok (hung_after_total), and a skipped run never ran: a
         # total in the log of either is a finished run relabelled (the slowest, say, to leave the mean)
@@ -301,67 +287,67 @@ def _result_findings(run: Dict[str, Any], parsed: ParsedLog, where: str) -> List
                 % (where, status, parsed.total_images_per_sec)
             ]
         return []
-    expected = logparse.classify(parsed, run.get("exit_code") if isinstance(run.get("exit_code"), int) else None)
+    expected = logparse.classify(parsed, run.exit_code)
     if status == "ok":
-        if parsed.total_images_per_sec is None or (expected != "ok" and not run.get("hung_after_total")):
+        if parsed.total_images_per_sec is None or (expected != "ok" and not run.hung_after_total):
             return ["%s: recorded ok at %s images/sec, but its log holds no total (%s)" % (where, value, expected)]
         if not _same(parsed.total_images_per_sec, value):
             return ["%s: recorded %s images/sec, its log says %s" % (where, value, parsed.total_images_per_sec)]
         return []
-    if expected == "ok" and not run.get("cluster"):
+    if expected == "ok" and not run.distributed:
         return [
             "%s: recorded %s, but its log holds a total of %s images/sec" % (where, status, parsed.total_images_per_sec)
         ]
     return []
 
 
-def _figure_findings(run: Dict[str, Any], where: str) -> List[Any]:
+def _figure_findings(run: BundleRun, where: str) -> List[str]:
     """Only an ok run has a figure, and an ok run has one, of a model tf_cnn_benchmarks has (`sweep` runs no
     other: a model spelled otherwise, ``ResNet50``, would have no known cost and so no ceiling)."""
-    if run["status"] == "ok" and run["model"] not in KNOWN_MODELS:
+    if run.ok and run.model not in KNOWN_MODELS:
         return [
             "%s: model %s is not one tf_cnn_benchmarks has (%s, ...)"
-            % (where, run["model"][:60], ", ".join(sorted(KNOWN_MODELS)[:3]))
+            % (where, run.model[:60], ", ".join(sorted(KNOWN_MODELS)[:3]))
         ]
-    if run["status"] == "ok" and run.get("images_per_sec") is None:
+    if run.ok and run.images_per_sec is None:
         return ["%s: recorded ok without images/sec" % where]
-    if run["status"] != "ok" and run.get("images_per_sec") is not None:
+    if not run.ok and run.images_per_sec is not None:
         return [
             "%s: recorded %s, yet it carries a figure of %s images/sec (only an ok run has one)"
-            % (where, run["status"], run["images_per_sec"])
+            % (where, run.status, run.images_per_sec)
         ]
     return []
 
 
 def _run_findings(
-    run: Dict[str, Any], logs: Optional[Dict[str, Any]], expect: _Expected, seen: _Seen, index: int
-) -> List[Any]:
-    where = "%s bs%s run %s" % (run["model"], run["batch_size"], run["run"])
+    run: BundleRun, logs: Optional[Mapping[str, LogEntry]], expect: Expected, seen: _Seen, index: int
+) -> List[str]:
+    where = run.where
     out = _bounds_findings(run, where) + _figure_findings(run, where)
-    name = run.get("log")
+    name = run.log
     if logs is None:
         return out
     entry = logs.get(name) if name else None
     if entry is None:
-        if run["status"] == "ok":
+        if run.ok:
             out.append("%s: its log %s is not in the bundle" % (where, name))
         return out
     owner = seen.owners.setdefault(str(name), (index, where))  # each run leaves its own log: one log is one run
     if owner[0] != index:
         return out + ["%s: its log %s is the log of %s (every run leaves its own)" % (where, name, owner[1])]
 
-    if sha256_text(entry["text"]) != entry["sha256"]:
+    if sha256_text(entry.text) != entry.sha256:
         return out + ["%s: log %s does not match its sha256 (the text was changed)" % (where, name)]
-    parsed = parse_text(entry["text"])
-    strict = run["status"] == "ok"
-    out += _header_findings(run, parsed, where, strict)
+    parsed = parse_text(entry.text)
+    strict = run.ok
+    out += header_findings(run, parsed, where, strict)
     if strict and not out:
         out += (
             _job_findings(run, parsed, where, expect)
-            + _condition_findings(parsed, entry["text"], where, expect, seen.named)
-            + _steps_findings(run, parsed, where, expect)
+            + condition_findings(parsed, entry.text, where, expect, seen.named)
+            + steps_findings(run, parsed, where, expect)
         )
-    return out + _result_findings(run, parsed, where)
+    return out + result_findings(run, parsed, where)
 
 
 def _mean(values: List[float]) -> float:
@@ -369,26 +355,19 @@ def _mean(values: List[float]) -> float:
     return math.fsum(values) / len(values)
 
 
-def _summary_findings(bundle: Dict[str, Any]) -> List[Any]:
+def _summary_findings(bundle: Bundle) -> List[str]:
     """Every summary row (no key exempts one): its mean is the mean of its configuration's ok runs (of its host
     where it names one), and a configuration without an ok run has no mean."""
-    values: Dict[_Config, List[float]] = {}
-    for run in bundle["runs"]:
-        if run["status"] == "ok" and isinstance(run.get("images_per_sec"), (int, float)):
-            config: _Config = (run["model"], run["batch_size"], run.get("num_gpus") or 1)
-            values.setdefault(config, []).append(run["images_per_sec"])
-            if isinstance(run.get("host"), str):
-                values.setdefault(config + (run["host"],), []).append(run["images_per_sec"])
+    values: Dict[Tuple[object, ...], List[float]] = {}
+    for run in bundle.runs:
+        if run.ok and run.images_per_sec is not None:
+            config: Config = run.config
+            values.setdefault(config, []).append(run.images_per_sec)
+            if run.host is not None:
+                values.setdefault(config + (run.host,), []).append(run.images_per_sec)
     out = []
-    for row in bundle["summary"]:
-        parts = [row.get("model"), row.get("batch_size"), row.get("num_gpus") or 1]
-        if row.get("host") is not None:
-            parts.append(row["host"])
-        key = tuple(v if isinstance(v, (str, int)) else repr(v)[:40] for v in parts)  # any value, kept hashable
-        mean = row.get("mean")
-        if not isinstance(mean, (int, float)) or isinstance(mean, bool):
-            mean = None
-        name = "summary %s bs%s%s" % (key[0], key[1], " host %s" % key[3] if len(key) > 3 else "")
+    for row in bundle.summary:
+        key, mean, name = row.key, row.mean, row.name
         if key not in values:
             if mean is not None:
                 out.append("%s: a mean of %s without an ok run to stand on" % (name, mean))
@@ -397,16 +376,16 @@ def _summary_findings(bundle: Dict[str, Any]) -> List[Any]:
     return out
 
 
-def verify(bundle: Dict[str, Any], allowed_signers: Optional[Path] = None) -> Verdict:
+def verify(bundle: Bundle, allowed_signers: Optional[Path] = None) -> Verdict:
     """The Verdict of a bundle read by tfcnnwrap.share.bundle (its shape checked; its id checked here too);
     signers are named by principal from ``allowed_signers`` (an OpenSSH allowed_signers file) where it names
     them."""
-    logs = bundle.get("logs")
+    logs = bundle.logs
     signers = tuple(signing.check_all(bundle, allowed_signers))
-    findings = [] if bundles.genuine_id(bundle) else [bundles.ID_CHANGED % str(bundle["id"])[:16]]
+    findings = [] if bundles.genuine_id(bundle) else [bundles.ID_CHANGED % bundle.id[:16]]
     findings += signing.signature_findings(signers)
     expect, seen = _expected(bundle), _Seen()
-    for index, run in enumerate(bundle["runs"]):
+    for index, run in enumerate(bundle.runs):
         findings.extend(_run_findings(run, logs, expect, seen, index))
         if len(findings) >= _MAX_FINDINGS:
             break
@@ -458,7 +437,7 @@ def cmd_verify(args: VerifyArgs) -> int:
         notes = "".join(", %s" % shown(note) for note in verdict.notes)
         sys.stdout.write(
             "%s: %s (%s, %d runs, bundle %s%s)\n"
-            % (path, verdict.state, shown(bundle["conditions"]["gpu"]), len(bundle["runs"]), bundle["id"][:12], notes)
+            % (path, verdict.state, shown(bundle.gpu), len(bundle.runs), bundle.short_id, notes)
         )
         if not verdict.verified:
             code = max(code, 1)
