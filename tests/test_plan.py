@@ -1,32 +1,14 @@
 """plan.py: pass-through flags, model names, bounds on a recorded plan (pure, no subprocess)."""
 
-import argparse
-
 import pytest
 
-from tfcnnwrap.cli import build_parser
 from tfcnnwrap.errors import DamagedFile, UsageError
 from tfcnnwrap.results import plan
 
 
 def sweep_args(**kw):
-    """What the parser gives `sweep` with no flags, then the test's."""
-    base = vars(build_parser().parse_args(["sweep"]))
-    base.update(
-        models=None,
-        batch_size=[],
-        runs=None,
-        device=None,
-        num_gpus=None,
-        variable_update=None,
-        num_batches=None,
-        num_warmup_batches=None,
-        quick=False,
-        timeout=None,
-        extra=[],
-    )
-    base.update(kw)
-    return argparse.Namespace(**base)
+    """The sweep's options as `sweep` with no flags gives them, then the test's."""
+    return plan.SweepArgs(**kw)
 
 
 @pytest.mark.parametrize(
@@ -97,24 +79,24 @@ def test_model_names_ignore_case_and_suggest_close_ones():
         plan.check_model("resnet5")
     with pytest.raises(UsageError, match="did you mean inception3"):
         plan.check_model("incepton3")
-    built = plan.build_plan(sweep_args(models="ResNet50", batch_size=["RESNET50=16"]))
+    built = plan.build_plan(sweep_args(models="ResNet50", batch_size=("RESNET50=16",)))
     assert built.models == [("resnet50", 16)]
 
 
 @pytest.mark.parametrize(
     "kw",
     [
-        dict(runs="1e9"),
+        dict(runs=10**9),
         dict(runs=10**20),
-        dict(timeout="inf"),
+        dict(timeout=float("inf")),
         dict(timeout=float("nan")),
-        dict(num_batches="0"),
+        dict(num_batches=0),
         dict(num_warmup_batches=-1),
-        dict(num_gpus=65),
-        dict(batch_size=["vgg16=99999999999999999999"]),
+        dict(num_gpus=(65,)),
+        dict(batch_size=("vgg16=99999999999999999999",)),
     ],
 )
-def test_build_plan_bounds_numbers_given_as_text_or_numbers(kw):
+def test_build_plan_bounds_its_numbers_as_the_flags_do(kw):
     with pytest.raises(UsageError, match="must be"):
         plan.build_plan(sweep_args(**kw))
 
@@ -137,7 +119,7 @@ def test_a_recorded_plan_out_of_bounds_is_refused(field, value):
 
 
 def test_a_recorded_plan_round_trips():
-    built = plan.build_plan(sweep_args(runs="5", timeout="90", num_batches=20))
+    built = plan.build_plan(sweep_args(runs=5, timeout=90.0, num_batches=20))
     assert plan.Plan.from_dict(built.to_dict()) == built
 
 
@@ -171,3 +153,29 @@ def test_logs_of_a_scaling_sweep_are_named_with_their_gpu_count(tmp_path):
     spec = RunSpec("resnet50", 64, 2, 1)
     assert sweep.spec_log(spec, Plan(gpu_counts=[1, 2])) == "logs/resnet50-bs64-g2-run1.log"
     assert sweep.spec_log(spec, Plan(num_gpus=2)) == "logs/resnet50-bs64-run1.log"
+
+
+def test_the_command_line_gives_the_sweep_every_flag_typed():
+    """cli/sweep.py turns the parsed flags into SweepArgs field by field: none left out, none of argparse's lists."""
+    from dataclasses import fields
+
+    from tfcnnwrap.cli import build_parser
+    from tfcnnwrap.cli.sweep import sweep_args as from_flags
+
+    parsed = build_parser().parse_args(["sweep"])
+    assert set(vars(parsed)) - {f.name for f in fields(plan.SweepArgs)} == {"debug", "verb"}
+    assert from_flags(parsed) == plan.SweepArgs()
+    given = from_flags(
+        build_parser().parse_args(
+            ["sweep", "--num-gpus", "1,2", "--batch-size", "vgg16=8", "--runs", "2", "--timeout", "5", "--fleet"]
+            + ["--", "--foo=1"]
+        )
+    )
+    assert (given.num_gpus, given.batch_size, given.runs, given.timeout, given.fleet) == (
+        (1, 2),
+        ("vgg16=8",),
+        2,
+        5.0,
+        True,
+    )
+    assert given.extra == ("--", "--foo=1") and isinstance(given.runs, int)

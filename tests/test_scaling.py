@@ -321,7 +321,9 @@ def test_add_scaling_pairs_each_row_with_its_own_models_one_gpu_mean_per_host():
 def test_build_plan_reads_gpu_counts(value, counts):
     from test_plan import sweep_args
 
-    plan = plan_module.build_plan(sweep_args(num_gpus=value))
+    assert plan_module.gpu_counts(value) == counts
+    given = None if value is None else tuple(plan_module.gpu_counts(value))
+    plan = plan_module.build_plan(sweep_args(num_gpus=given))
     assert plan.counts == counts and plan.num_gpus == counts[0]
     assert plan.scaling is (len(counts) > 1)
     assert plan_module.Plan.from_dict(plan.to_dict()).counts == counts

@@ -16,8 +16,6 @@ from tfcnnwrap.errors import DamagedFile, UsageError
 from tfcnnwrap.prose import some_of
 
 if TYPE_CHECKING:
-    from argparse import Namespace
-
     from tfcnnwrap.bounds import Bound
 
 # The seed's sweep: model and per-device batch size.
@@ -477,7 +475,7 @@ def _feature_clash(name: str, features: Sequence[str]) -> Optional[str]:
     return None
 
 
-def check_extra_args(extra: List[Any], features: Sequence[str] = ()) -> List[Any]:
+def check_extra_args(extra: Sequence[str], features: Sequence[str] = ()) -> List[str]:
     """Pass-through flags after `--`: refuse those that would contradict the plan, in any spelling.
 
     ``features``: the plan's "fp16" / "xla"; their upstream flags may still come after -- on their own.
@@ -515,9 +513,48 @@ def default_batch_size(name: str, quick: bool = False) -> int:
     return max(1, size // QUICK_BATCH_DIVISOR) if quick else size
 
 
-def _plan_models(args: Namespace, quick: bool) -> List[Tuple[str, int]]:
+@dataclass(frozen=True)
+class SweepArgs:
+    """The sweep's options as the command line gave them (cli/sweep.py builds it once; argparse has bounded the
+    numbers); a default is what `sweep` with no flags gives. ``build_plan`` checks how they combine."""
+
+    # what to run (recorded in the plan; refused with --resume)
+    models: Optional[str] = None  # "resnet50,vgg16", checked by parse_models
+    batch_size: Tuple[str, ...] = ()  # "MODEL=N", one per --batch-size
+    runs: Optional[int] = None
+    device: Optional[str] = None  # auto | gpu | cpu
+    num_gpus: Optional[Tuple[int, ...]] = None
+    variable_update: Optional[str] = None
+    num_batches: Optional[int] = None
+    num_warmup_batches: Optional[int] = None
+    quick: bool = False
+    data: Optional[str] = None  # "synthetic", "generated:N", checked by parse_data
+    data_dir: Optional[str] = None
+    fp16: bool = False
+    xla: bool = False
+    until_ci: Optional[float] = None
+    max_runs: Optional[int] = None
+    order: Optional[str] = None  # grouped | interleaved
+    timeout: Optional[float] = None
+    cooldown: Optional[float] = None
+    cool_to: Optional[float] = None
+    cluster: Optional[str] = None  # local | slurm
+    workers: Optional[int] = None
+    ps: Optional[int] = None
+    fleet: bool = False
+    extra: Tuple[str, ...] = ()  # after --, for tf_cnn_benchmarks
+    # where (not the plan's)
+    python: Optional[str] = None
+    vendor_dir: Optional[str] = None
+    out: Optional[str] = None
+    resume: Optional[str] = None
+    retry_failed: bool = False
+    dry_run: bool = False
+
+
+def _plan_models(args: SweepArgs, quick: bool) -> List[Tuple[str, int]]:
     """[(model, batch size)] from --models and --batch-size MODEL=N, defaults (divided under --quick) else."""
-    explicit_sizes = dict(parse_batch_size(item) for item in (args.batch_size or []))
+    explicit_sizes = dict(parse_batch_size(item) for item in args.batch_size)
 
     if args.models:
         names = parse_models(args.models)
@@ -536,8 +573,8 @@ def _plan_models(args: Namespace, quick: bool) -> List[Tuple[str, int]]:
     return models
 
 
-def build_plan(args: Namespace) -> Plan:
-    """A Plan from the sweep flags (argparse namespace), or UsageError naming the bad flag."""
+def build_plan(args: SweepArgs) -> Plan:
+    """A Plan from the sweep's options, or UsageError naming the bad flag."""
     quick = bool(args.quick)
     models = _plan_models(args, quick)
     runs = _int(args.runs, bounds.RUNS) if args.runs is not None else (QUICK_RUNS if quick else DEFAULT_RUNS)
@@ -581,7 +618,7 @@ def build_plan(args: Namespace) -> Plan:
     )
 
 
-def _flow(args: Namespace, runs: int) -> Dict[str, Any]:
+def _flow(args: SweepArgs, runs: int) -> Dict[str, Any]:
     """fp16, xla, until_ci, max_runs and order from the flags (argparse has bounded the numbers)."""
     until_ci = args.until_ci
     max_runs = args.max_runs
@@ -598,7 +635,7 @@ def _flow(args: Namespace, runs: int) -> Dict[str, Any]:
     return {"fp16": bool(args.fp16), "xla": bool(args.xla), "until_ci": until_ci, "max_runs": max_runs, "order": order}
 
 
-def gpu_counts(value: Optional[Union[str, int, List[int]]]) -> List[int]:
+def gpu_counts(value: Optional[Union[str, int, Sequence[int]]]) -> List[int]:
     """``--num-gpus`` as a list of counts: the CLI's parsed list, a single number, or text ``"1,2,4"``."""
     if value is None:
         return [DEFAULT_NUM_GPUS]
@@ -613,17 +650,17 @@ def gpu_counts(value: Optional[Union[str, int, List[int]]]) -> List[int]:
         raise UsageError("--num-gpus %s" % exc) from None
 
 
-def data_fields(args: Namespace) -> Dict[str, Any]:
+def data_fields(args: SweepArgs) -> Dict[str, Any]:
     """data_source (and data_dir for --data-dir) from ``--data`` / ``--data-dir``; the directory is checked by
     the sweep (environment/datagen.py), the plan stays pure."""
-    data_dir, data = getattr(args, "data_dir", None), getattr(args, "data", None)
+    data_dir, data = args.data_dir, args.data
     source = parse_data(data) if data is not None else None
     if data_dir is not None and source is not None:
         raise UsageError("--data-dir runs on your records and --data %s on others: give one of them" % data)
     if data_dir is not None:
         source = "data-dir"
     if source is not None:
-        clash = [a.split("=", 1)[0] for a in (args.extra or []) if flag_name(str(a)) in ("data_dir", "data_name")]
+        clash = [a.split("=", 1)[0] for a in args.extra if flag_name(str(a)) in ("data_dir", "data_name")]
         if clash:
             raise UsageError(
                 "%s sets --data_dir and --data_name itself: drop %s after --"
@@ -632,7 +669,7 @@ def data_fields(args: Namespace) -> Dict[str, Any]:
     return {"data_source": source, "data_dir": data_dir}
 
 
-def cluster_fields(args: Namespace, variable_update: str) -> Dict[str, Any]:
+def cluster_fields(args: SweepArgs, variable_update: str) -> Dict[str, Any]:
     """Plan fields of ``--cluster/--workers/--ps/--fleet``, checked as far as the flags alone allow (the
     checkout's branch is checked once it is known, before anything runs)."""
     cluster = args.cluster
@@ -698,12 +735,12 @@ PLAN_FLAGS = (
 )
 
 
-def plan_flags_given(args: Namespace) -> List[Any]:
+def plan_flags_given(args: SweepArgs) -> List[Any]:
     """The plan flags a user gave (refused with --resume: the sweep's own plan rules)."""
     given = []
     for attr, flag in PLAN_FLAGS:
-        value = getattr(args, attr, None)  # the sweep parser sets every plan flag
+        value = getattr(args, attr)
         # identity, not equality: --num-warmup-batches 0 is given (0 == False)
-        if not (value is None or value is False or value == []):
+        if not (value is None or value is False or value == ()):
             given.append(flag)
     return given
