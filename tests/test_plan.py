@@ -135,7 +135,7 @@ def test_run_specs_carry_the_gpu_count_and_a_scaling_plan_runs_every_count():
     assert plan.run_specs() == [RunSpec("resnet50", 64, 1, 1), RunSpec("resnet50", 64, 1, 2)]
     assert not plan.scaling
     plan = Plan(models=[("resnet50", 64), ("vgg16", 32)], runs=1, gpu_counts=[1, 2])
-    assert [tuple(s) for s in plan.run_specs()] == [
+    assert [tuple(s)[:4] for s in plan.run_specs()] == [  # (model, batch_size, num_gpus, run), data None
         ("resnet50", 64, 1, 1),
         ("resnet50", 64, 2, 1),
         ("vgg16", 32, 1, 1),
@@ -179,3 +179,54 @@ def test_the_command_line_gives_the_sweep_every_flag_typed():
         True,
     )
     assert given.extra == ("--", "--foo=1") and isinstance(given.runs, int)
+
+
+def test_both_data_kinds_are_one_configuration_each_interleaved_by_default():
+    both = plan.build_plan(sweep_args(models="resnet50,vgg16", runs=2, data="synthetic,generated:64"))
+    assert (both.data_source, both.data_kinds, both.order) == ("generated:64", ["synthetic", "real"], "interleaved")
+    assert [(s.model, s.run, s.data) for s in both.run_specs()[:4]] == [
+        ("resnet50", 1, "synthetic"),
+        ("resnet50", 1, "real"),
+        ("vgg16", 1, "synthetic"),
+        ("vgg16", 1, "real"),
+    ]
+    assert both.conditions()["data"] == "synthetic,real" and both.data_origin() == "synthetic,generated:64"
+    both.data_dir = "/cache/x"
+    assert "--data_dir=/cache/x" not in both.benchmark_flags("resnet50", 64, "cpu", data="synthetic")
+    assert "--data_dir=/cache/x" in both.benchmark_flags("resnet50", 64, "cpu", data="real")
+    assert plan.Plan.from_dict(both.to_dict()) == both
+    assert both.only_data("synthetic").conditions()["data"] == "synthetic"
+    assert both.only_data("real").data_origin() == "generated:64"
+    grouped = plan.build_plan(sweep_args(data="generated,synthetic", order="grouped"))
+    assert grouped.order == "grouped" and grouped.data_kinds == ["real", "synthetic"]
+    assert plan.build_plan(sweep_args(data="generated")).data_kinds is None
+
+
+@pytest.mark.parametrize(
+    "kinds",
+    [["synthetic"], ["synthetic", "synthetic"], ["real", "real"], "synthetic,real", ["synthetic", "real", "real"]],
+)
+def test_a_recorded_plan_with_damaged_data_kinds_is_refused(kinds):
+    data = plan.Plan(data_source="generated:64", data_kinds=["synthetic", "real"]).to_dict()
+    data["data_kinds"] = kinds
+    with pytest.raises(DamagedFile, match="recorded plan"):
+        plan.Plan.from_dict(data)
+
+
+def test_the_input_path_cost_is_the_real_rows_change_against_the_synthetic_with_fieller_interval():
+    from tfcnnwrap.compare.ab import change_interval
+    from tfcnnwrap.results.aggregate import add_input_cost
+    from tfcnnwrap.results.records import SummaryRow
+
+    syn, real = [200.0, 202.0, 198.0], [150.0, 151.0, 149.5]
+
+    def row(data, values):
+        mean = sum(values) / len(values)
+        std = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5
+        return SummaryRow(model="resnet50", batch_size=64, runs_ok=len(values), mean=mean, std=std, data=data)
+
+    rows = add_input_cost([row("synthetic", syn), row("real", real), SummaryRow(model="vgg16", batch_size=32)])
+    low, high = change_interval(syn, real)  # compare's A/B interval from the runs themselves
+    assert rows[1].vs_synthetic_pct == pytest.approx((150.1666666 / 200 - 1) * 100, abs=1e-5)
+    assert rows[1].vs_synthetic_ci95_low == pytest.approx(low) and rows[1].vs_synthetic_ci95_high == pytest.approx(high)
+    assert rows[0].vs_synthetic_pct is None and rows[2] == SummaryRow(model="vgg16", batch_size=32)

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     from tfcnnwrap.results.references import ReferenceGPU
 
-Config = Tuple[str, int, Optional[int]]  # (model, batch_size, num_gpus), as comparesweep.config_of gives it
+Config = Tuple[str, int, Optional[int], Optional[str]]  # (model, batch_size, num_gpus, data): comparesweep.config_of
 
 
 def measured_name(sweep: Sweep) -> str:
@@ -126,7 +126,7 @@ def rank(
     source: str = "all",
 ) -> Ranking:
     _check_rank_flags(per, price, watts, strict, nearest)
-    sweep = Sweep(sweep_path, host=host)
+    sweep = Sweep(sweep_path, host=host, data="synthetic")  # both kinds run: the references' terms
     # built-in and/or the library's community results measured on the sweep's device, its own bundles left out
     references = reference_set(references_csv, source, sweep=sweep, device="cpu" if sweep.meta.on_cpu else "gpu")
     of = sum(1 for r in sweep.rows if r.mean is not None)

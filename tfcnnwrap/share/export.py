@@ -16,7 +16,7 @@ import socket
 import stat
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Set, Union
 
 from tfcnnwrap import safefs
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
@@ -29,7 +29,7 @@ from tfcnnwrap.share import signing
 if TYPE_CHECKING:
     from argparse import Namespace
 
-    from tfcnnwrap.results.plan import RunSpec
+    from tfcnnwrap.results.plan import Config, RunSpec
     from tfcnnwrap.results.records import RunRecord
 
 HOST, USER, HOME = "<host>", "<user>", "~"
@@ -216,12 +216,13 @@ def conditions_of(sweep: Sweep, gpu: str, redact: Redactor, keep_host: bool) -> 
 
 def lacking_text(specs: List[RunSpec], planned: int, limit: int = 6) -> str:
     """``2 of 6 planned runs: vgg16 bs=64 run 2, 3`` (the first ``limit`` configurations, then how many more)."""
-    by_config: Dict[Tuple[str, int, int], List[int]] = {}
+    by_config: Dict[Config, List[int]] = {}
     for spec in specs:
         by_config.setdefault(spec.config, []).append(spec.run)
     parts = [
-        "%s bs=%d%s run %s" % (model, bs, " gpus=%d" % n if n != 1 else "", ", ".join(map(str, runs)))
-        for (model, bs, n), runs in list(by_config.items())[:limit]
+        "%s bs=%d%s%s run %s"
+        % (model, bs, " gpus=%d" % n if n != 1 else "", " %s data" % d if d else "", ", ".join(map(str, runs)))
+        for (model, bs, n, d), runs in list(by_config.items())[:limit]
     ]
     more = len(by_config) - limit
     return "%d of %d planned runs: %s%s" % (
@@ -237,7 +238,7 @@ def plan_of(sweep: Sweep) -> Dict[str, Any]:
     planned runs that never started (an interrupted sweep's bundle says it is incomplete)."""
     plan = sweep.plan
     done = {(r.model, r.batch_size, r.num_gpus or 1, r.run) for r in sweep.runs}
-    configs = [{"model": m, "batch_size": bs, "num_gpus": g} for m, bs, g in plan.configs()]
+    configs = [{"model": m, "batch_size": bs, "num_gpus": g} for m, bs, g, _ in plan.configs()]
     never = [
         dict(c, run=k)
         for c in configs
@@ -271,12 +272,17 @@ def _check_log_bounds(log_map: Dict[str, Any]) -> None:
 
 
 def build(
-    sweep_path: Union[Path, str], logs: bool = True, keep_host: bool = False, verb: str = "export"
+    sweep_path: Union[Path, str],
+    logs: bool = True,
+    keep_host: bool = False,
+    verb: str = "export",
+    data: Optional[str] = None,
 ) -> Dict[str, Any]:
     """The bundle dict of the sweep at ``sweep_path``; UsageError when it has no GPU name or no run, or is
     still running (its writer lock held); an interrupted sweep's bundle comes with a warning naming the runs it
-    lacks."""
-    sweep = Sweep(sweep_path)
+    lacks. A sweep of both data kinds gives one kind's runs (``data``, default synthetic) as if it had run
+    that kind alone: a bundle's conditions hold one."""
+    sweep = _one_kind(sweep_path, data, verb)
     if sweep.dir.writer_running():  # a bundle of it would hold some of its runs and say nothing of the rest
         raise UsageError("%s is still running: wait or stop it, then %s it" % (sweep_path, verb))
     if not sweep.runs:
@@ -308,6 +314,20 @@ def build(
     )
 
 
+def _one_kind(sweep_path: Union[Path, str], data: Optional[str], verb: str) -> Sweep:
+    sweep = Sweep(sweep_path)
+    if not sweep.plan.data_kinds:
+        if data is not None:
+            raise UsageError("--data picks one kind of a sweep that ran both; %s ran one: drop --data" % sweep_path)
+        return sweep
+    if data is None:
+        sys.stderr.write(
+            "tfcnnwrap %s: %s ran synthetic and real data; a bundle holds one kind: this one its synthetic runs "
+            "(export --data real for the others)\n" % (verb, sweep_path)
+        )
+    return Sweep(sweep_path, data=data or "synthetic")
+
+
 def _device_name(sweep: Sweep, sweep_path: Union[Path, str], found: Dict[str, Any]) -> str:
     """What the bundle names where the GPU goes: the GPU, or on a CPU sweep the CPU model (contract)."""
     if sweep.meta.on_cpu:
@@ -332,7 +352,7 @@ def _clean(value: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
 
 
 def cmd_export(args: Namespace) -> int:
-    bundle = build(args.sweep_dir, logs=not args.no_logs, keep_host=args.keep_host)
+    bundle = build(args.sweep_dir, logs=not args.no_logs, keep_host=args.keep_host, data=args.data)
     if getattr(args, "sign", None):
         signing.add_signature(bundle, signing.sign_id(bundle["id"], args.sign))
     data = bundles.to_bytes(bundle)

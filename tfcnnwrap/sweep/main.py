@@ -447,6 +447,7 @@ def _header(ctx: SweepContext, todo: List[RunSpec]) -> List[str]:
     factors = (
         [_counted(len(plan.models), "model")]
         + ([_counted(len(plan.counts), "GPU count")] if len(plan.counts) > 1 else [])
+        + ([_counted(len(plan.kinds), "data kind")] if plan.data_kinds else [])
         + [_counted(plan.runs, "run")]
     )
     return [
