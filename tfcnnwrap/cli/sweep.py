@@ -124,7 +124,8 @@ def add_data(p: argparse._ActionsContainer) -> None:
         type=text,
         help="synthetic (default: images made on the GPU, nothing crosses the link) or generated[:N]: "
         "N random images (default 512) written as ImageNet TFRecords by the target's TensorFlow, "
-        "cached, then decoded on the host and copied to the GPU as a real job's",
+        "cached, then decoded on the host and copied to the GPU as a real job's; synthetic,generated[:N] "
+        "runs both, interleaved, and `report` gives what the input path costs each model",
     )
     p.add_argument(
         "--data-dir",
