@@ -17,7 +17,7 @@ import time
 
 import pytest
 from conftest import assert_clean_error
-from realtf import MARKS, REAL_TF_PYTHON, REPO
+from realtf import CPU_ENV, MARKS, REAL_TF_PYTHON, REPO, real_setup
 
 from tfcnnwrap.environment import datagen
 from tfcnnwrap.results.plan import Plan
@@ -473,6 +473,58 @@ def test_real_tf_sweep_on_generated_data_reads_the_records(cli, tmp_path):
         for d in result.json()["environment_differences"]
     )
     assert json.loads((outs["generated"] / "sweep.json").read_text())["environment"]["link_bandwidth"]["reason"]
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+@MARKS[0]
+@MARKS[1]
+def test_real_tf_sweep_of_both_data_kinds_says_what_the_input_path_costs(cli, tmp_path):
+    """resnet50 at batch 2 for 3 timed batches, 2 runs of each kind on 32 generated images: what the real
+    TensorFlow's input path costs, measured, with an interval, in one sweep."""
+    env = dict(CPU_ENV, TFCNNWRAP_CACHE=str(tmp_path / "cache"))
+    vendor = real_setup(cli, tmp_path)
+    out = tmp_path / "both"
+    started = time.perf_counter()
+    result = cli(
+        "sweep",
+        "--python",
+        REAL_TF_PYTHON,
+        "--vendor-dir",
+        vendor,
+        "--out",
+        out,
+        "--data",
+        "synthetic,generated:32",
+        "--models",
+        "resnet50",
+        "--batch-size",
+        "resnet50=2",
+        "--num-batches",
+        "3",
+        "--num-warmup-batches",
+        "1",
+        "--runs",
+        "2",
+        "--device",
+        "cpu",
+        cwd=tmp_path,
+        env=env,
+        timeout=900,
+    )
+    assert result.returncode == 0, result
+    print("both kinds: %.1f s; %s" % (time.perf_counter() - started, result.stderr[-400:]))
+    runs, logs = run_logs(out)
+    assert [r["data"] for r in runs] == ["synthetic", "real", "synthetic", "real"]
+    assert all(r["status"] == "ok" for r in runs), runs
+    assert "(synthetic)" in logs[0] and "Dataset:     imagenet\n" in logs[1], logs[1][-3000:]
+    report = cli("report", out, "--format", "json", cwd=tmp_path, env=env).json()
+    assert report["conditions"]["data_source"] == "synthetic,generated:32"
+    [real] = [r for r in report["rows"] if r["data"] == "real"]
+    print("input path cost: %s" % {k: v for k, v in real.items() if k.startswith("vs_synthetic")})
+    assert real["vs_synthetic_pct"] is not None and real["vs_synthetic_ci95_high"] is not None
+    assert real["vs_synthetic_ci95_low"] <= real["vs_synthetic_pct"] <= real["vs_synthetic_ci95_high"]
+    assert "against synthetic (95% CI" in cli("report", out, cwd=tmp_path, env=dict(env, COLUMNS="200")).stdout
 
 
 def reference(data, ips, tf_version="1.12"):

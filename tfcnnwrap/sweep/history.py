@@ -59,7 +59,7 @@ def _conditions_text(cond: Dict[str, Any]) -> str:
         "XLA" if cond.get("xla") else None,
         gpus,
         cond.get("variable_update"),
-        "%s data" % cond["data"] if cond.get("data") else None,
+        "%s data" % str(cond["data"]).replace(",", " and ") if cond.get("data") else None,
     ]
     return " · ".join(p for p in parts if p)
 
