@@ -272,6 +272,10 @@ def test_a_sweep_of_both_kinds_exports_one_kind_a_bundle_and_compares_kind_by_ki
         (m, d) for m in ("resnet50", "vgg16") for d in ("synthetic", "real")
     )
     assert "data" in cli("compare", a, b, cwd=tmp_path, env={"COLUMNS": "200"}).stdout
+    against = cli("compare", a, "--against", "rtx2070", "--format", "json", cwd=tmp_path)
+    assert against.returncode == 0, against
+    assert against.json()["conditions"]["data"] == "synthetic"  # the references' terms: the synthetic runs
+    assert sorted(r["model"] for r in against.json()["rows"]) == ["resnet50", "vgg16"]
 
 
 @pytest.mark.slow
