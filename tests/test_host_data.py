@@ -208,6 +208,10 @@ def test_both_data_kinds_run_interleaved_in_one_sweep_and_report_what_the_input_
     assert cost["vs_synthetic_pct"] == pytest.approx((150.5 / 201 - 1) * 100, abs=1e-6)
     assert cost["vs_synthetic_ci95_low"] < cost["vs_synthetic_pct"] < cost["vs_synthetic_ci95_high"] < 0
     table = cli("report", out, cwd=tmp_path, env={"COLUMNS": "200"}).stdout
+    page = tmp_path / "report.html"
+    assert cli("report", out, "--format", "html", "--out", page, cwd=tmp_path).returncode == 0
+    html = page.read_text()
+    assert "What the input path costs" in html and "resnet50 bs=64: real data -25.1% against synthetic" in html
     plot = tmp_path / "runs.png"
     assert cli("report", out, "--plot", plot, cwd=tmp_path).returncode == 0 and plot.is_file()
     assert "synthetic and real data" in table and "input path" in table
