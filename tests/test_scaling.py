@@ -359,3 +359,14 @@ def test_scaling_chart(tmp_path):
     assert Path(path).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(UsageError, match="directory"):
         plot_scaling(rows, tmp_path / "missing" / "scaling.png")
+
+
+def test_a_scaling_sweep_of_both_data_kinds_scales_each_kind_against_its_own_one_gpu_mean():
+    from tfcnnwrap.results.records import SummaryRow
+
+    rows = [
+        SummaryRow(model="resnet50", batch_size=64, num_gpus=g, data=d, mean=m)
+        for g, d, m in ((1, "synthetic", 200.0), (1, "real", 100.0), (2, "synthetic", 380.0), (2, "real", 150.0))
+    ]
+    scaled = {(r.num_gpus, r.data): r.speedup for r in add_scaling(rows)}
+    assert scaled == {(1, "synthetic"): 1.0, (1, "real"): 1.0, (2, "synthetic"): 1.9, (2, "real"): 1.5}
