@@ -24,7 +24,7 @@ BASE = [sys.executable, "-u", str(FAKE_SCRIPT), "--model=trivial", "--batch_size
 
 
 def fake_env(tmp_path, **extra):
-    env = cli_env()  # this checkout first on PYTHONPATH, for `python -m tfcnnwrap.cluster.task` from any directory
+    env = cli_env()  # this checkout first on PYTHONPATH, for `python -m tfcnnwrap.cli.node task` from any directory
     for key in [k for k in env if k.startswith("FAKE_TFCNN_")]:
         del env[key]
     env["FAKE_TFCNN_IPS"] = "trivial=50.0"
@@ -262,7 +262,8 @@ def test_task_entry_point_runs_each_task_of_a_plan_file(tmp_path):
                     [
                         sys.executable,
                         "-m",
-                        "tfcnnwrap.cluster.task",
+                        "tfcnnwrap.cli.node",
+                        "task",
                         "--plan",
                         str(plan_file),
                         "--script",
@@ -307,7 +308,11 @@ def test_task_entry_point_errors_are_one_line(tmp_path):
     ]
     for args, needle in cases:
         result = subprocess.run(
-            [sys.executable, "-m", "tfcnnwrap.cluster.task", *args], env=env, capture_output=True, text=True, timeout=60
+            [sys.executable, "-m", "tfcnnwrap.cli.node", "task", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
         assert result.returncode == 2, (args, result.stderr)
         assert needle in result.stderr and "Traceback" not in result.stderr
@@ -403,7 +408,7 @@ def test_a_launcher_runs_tasks_through_another_program_and_stops_them_too(tmp_pa
 
 
 def test_task_entry_point_as_the_launcher(tmp_path):
-    """srun's view: every task runs `python -m tfcnnwrap.cluster.task --plan F --index i -- base flags`."""
+    """srun's view: every task runs `python -m tfcnnwrap.cli.node task --plan F --index i -- base flags`."""
     plan = localjob.local_plan("distributed_all_reduce", workers=2)
     plan_file = tmp_path / "plan.json"
     plan_file.write_text(plan.to_json(), encoding="utf-8")
@@ -413,7 +418,8 @@ def test_task_entry_point_as_the_launcher(tmp_path):
         return [
             sys.executable,
             "-m",
-            "tfcnnwrap.cluster.task",
+            "tfcnnwrap.cli.node",
+            "task",
             "--plan",
             str(plan_file),
             "--index",

@@ -142,8 +142,8 @@ def test_fleet_task_wrapper_records_the_exit_code_and_exits_0(tmp_path):
         [
             sys.executable,
             "-m",
-            "tfcnnwrap.sweep.fleet",
-            "run-task",
+            "tfcnnwrap.cli.node",
+            "fleet",
             str(tmp_path),
             str(tmp_path),
             "--",

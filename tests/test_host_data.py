@@ -17,7 +17,7 @@ import time
 
 import pytest
 from conftest import assert_clean_error
-from realtf import MARKS, REAL_TF_PYTHON, REPO
+from realtf import CPU_ENV, MARKS, REAL_TF_PYTHON, REPO, real_setup
 
 from tfcnnwrap.environment import datagen
 from tfcnnwrap.results.plan import Plan
@@ -107,7 +107,9 @@ def test_a_synthetic_sweep_says_synthetic(cli, tmp_path, vendor, tf112):
         (["--data-dir", "nowhere"], ["--data-dir nowhere is not a directory"]),
         (["--data", "generated:3"], ["--data generated:N: N must be a whole number from 8 to 100000 images"]),
         (["--data", "imagenet"], ["--data takes synthetic or generated[:N]", "--data-dir DIR"]),
-        (["--data", "synthetic,generated"], ["one kind per sweep", "compare"]),
+        (["--data", "generated,generated:100"], ["synthetic and one generated[:N]"]),
+        (["--data", "synthetic,synthetic"], ["synthetic and one generated[:N]"]),
+        (["--data", "synthetic,generated", "--data-dir", "d"], ["give one of them"]),
         (["--data", "generated", "--data-dir", "d"], ["give one of them"]),
         (["--data", "generated", "--", "--data_dir=/x"], ["drop --data_dir after --"]),
     ],
@@ -165,6 +167,119 @@ def test_generated_data_reuses_the_cache_and_resume_reads_the_same_records(cli, 
     assert {s["data_name"] for s in seen} == {"imagenet"}
     cond = cli("report", out, "--format", "json", cwd=tmp_path).json()["conditions"]
     assert cond["data"] == "real" and cond["data_source"] == "generated:64"
+
+
+def both_kinds(cli, tmp_path, vendor, python, out, *flags, env=None):
+    """A sweep of both data kinds on resnet50 and vgg16, 2 runs each, on a cached generated set of 64 images;
+    the stand-in's figures: synthetic 200/vgg16 100, real 150/vgg16 90 (within a few tenths)."""
+    fake_cache(tmp_path, 64)
+    env = dict(env or {})
+    env.setdefault("FAKE_TFCNN_STATE", str(tmp_path / "state"))
+    env.setdefault("FAKE_TFCNN_IPS", "resnet50=200/150/202/151,vgg16=100/90/101/90.5")
+    (tmp_path / "state").mkdir(exist_ok=True)
+    models = ("--models", "resnet50,vgg16", "--runs", "2")
+    return sweep(cli, tmp_path, vendor, python, out, "--data", "synthetic,generated:64", *models, *flags, env=env)
+
+
+@pytest.mark.slow
+def test_both_data_kinds_run_interleaved_in_one_sweep_and_report_what_the_input_path_costs(
+    cli, tmp_path, vendor, tf112
+):
+    out, flags_out = tmp_path / "s", tmp_path / "flags.jsonl"
+    result = both_kinds(cli, tmp_path, vendor, tf112, out, env={"FAKE_TFCNN_FLAGS_OUT": str(flags_out)})
+    assert result.returncode == 0, result
+    assert "data: synthetic and generated:64" in result.stdout
+    seen = [json.loads(line) for line in flags_out.read_text().splitlines()]
+    # interleaved by default: run 1 of every configuration (a model's two kinds side by side), then run 2
+    order = [(s["model"], "real" if s.get("data_dir") else "synthetic") for s in seen]
+    assert order == [("resnet50", "synthetic"), ("resnet50", "real"), ("vgg16", "synthetic"), ("vgg16", "real")] * 2
+    runs, logs = run_logs(out)
+    assert [r["data"] for r in runs] == ["synthetic", "real"] * 4
+    assert runs[1]["log"] == "logs/resnet50-bs64-real-run1.log" and "-synthetic-run1" in runs[0]["log"]
+    assert "Dataset:     imagenet\n" in logs[1] and "(synthetic)" in logs[0]
+    plan = json.loads((out / "sweep.json").read_text())["plan"]
+    assert plan["data_kinds"] == ["synthetic", "real"] and plan["order"] == "interleaved"
+    report = cli("report", out, "--format", "json", cwd=tmp_path).json()
+    assert report["conditions"]["data"] == "synthetic,real"
+    assert report["conditions"]["data_source"] == "synthetic,generated:64"
+    rows = {(r["model"], r["data"]): r for r in report["rows"]}
+    assert len(rows) == 4 and rows[("resnet50", "synthetic")]["vs_synthetic_pct"] is None
+    cost = rows[("resnet50", "real")]
+    assert cost["vs_synthetic_pct"] == pytest.approx((150.5 / 201 - 1) * 100, abs=1e-6)
+    assert cost["vs_synthetic_ci95_low"] < cost["vs_synthetic_pct"] < cost["vs_synthetic_ci95_high"] < 0
+    table = cli("report", out, cwd=tmp_path, env={"COLUMNS": "200"}).stdout
+    page = tmp_path / "report.html"
+    assert cli("report", out, "--format", "html", "--out", page, cwd=tmp_path).returncode == 0
+    html = page.read_text()
+    assert "What the input path costs" in html and "resnet50 bs=64: real data -25.1% against synthetic" in html
+    plot = tmp_path / "runs.png"
+    assert cli("report", out, "--plot", plot, cwd=tmp_path).returncode == 0 and plot.is_file()
+    assert "synthetic and real data" in table and "input path" in table
+    assert "resnet50 bs=64: real data -25.1% against synthetic (95% CI" in table
+    header = (out / "summary.csv").read_text().splitlines()[0].split(",")
+    assert header[-4:] == ["data", "vs_synthetic_pct", "vs_synthetic_ci95_low", "vs_synthetic_ci95_high"]
+
+
+@pytest.mark.slow
+def test_a_resumed_sweep_of_both_kinds_reruns_each_run_with_its_own_data(cli, tmp_path, vendor, tf112):
+    out, flags_out = tmp_path / "s", tmp_path / "flags.jsonl"
+    env = {"FAKE_TFCNN_FLAGS_OUT": str(flags_out), "FAKE_TFCNN_FAULTS": "#2=crash,#7=crash"}
+    assert both_kinds(cli, tmp_path, vendor, tf112, out, env=env).returncode == 1
+    again = cli(
+        "sweep",
+        "--resume",
+        out,
+        "--retry-failed",
+        cwd=tmp_path,
+        env=dict(NO_SMI, TFCNNWRAP_CACHE=str(tmp_path / "cache"), FAKE_TFCNN_STATE=str(tmp_path / "state"), **env),
+    )
+    assert again.returncode == 0, again
+    seen = [json.loads(line) for line in flags_out.read_text().splitlines()]
+    assert len(seen) == 10  # the two crashed runs again, each with its own kind
+    assert [(s["model"], bool(s.get("data_dir"))) for s in seen[8:]] == [("resnet50", True), ("vgg16", False)]
+    runs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    latest = {(r["model"], r["data"], r["run"]): r["status"] for r in runs}
+    assert len(latest) == 8 and set(latest.values()) == {"ok"}
+
+
+@pytest.mark.slow
+def test_a_sweep_of_both_kinds_exports_one_kind_a_bundle_and_compares_kind_by_kind(cli, tmp_path, vendor, tf112):
+    a, b = tmp_path / "a", tmp_path / "b"
+    gpu = {"FAKE_TF_GPUS": "GeForce RTX 2070"}
+    assert both_kinds(cli, tmp_path, vendor, tf112, a, env=gpu).returncode == 0
+    assert (
+        both_kinds(cli, tmp_path, vendor, tf112, b, env=dict(gpu, FAKE_TFCNN_STATE=str(tmp_path / "s2"))).returncode
+        == 0
+    )
+    bundles = {}
+    for kind in (None, "real"):
+        flags = ("--data", kind) if kind else ()
+        result = cli("export", a, "--out", tmp_path / ("%s.tfcw.json.gz" % kind), *flags, cwd=tmp_path)
+        assert result.returncode == 0, result
+        assert ("holds one kind" in result.stderr) is (kind is None)
+        path = result.stdout.strip()
+        bundles[kind] = json.loads(gzip.decompress(open(path, "rb").read()))
+        assert cli("verify", path, cwd=tmp_path).returncode == 0
+    assert bundles[None]["conditions"]["data"] == "synthetic" and len(bundles[None]["runs"]) == 4
+    assert bundles["real"]["conditions"]["data"] == "real"
+    assert bundles["real"]["conditions"]["data_source"] == "generated:64"
+    assert {r["log"] for r in bundles["real"]["runs"]} == {
+        "%s-bs%d-real-run%d.log" % (m, bs, k) for m, bs in (("resnet50", 64), ("vgg16", 64)) for k in (1, 2)
+    }
+    one = tmp_path / "one"
+    assert sweep(cli, tmp_path, vendor, tf112, one).returncode == 0
+    assert_clean_error(cli("export", one, "--data", "real", cwd=tmp_path), 2, "drop --data")
+    compared = cli("compare", a, b, "--format", "json", cwd=tmp_path)
+    assert compared.returncode == 0, compared
+    rows = compared.json()["rows"]
+    assert sorted((r["model"], r["data"]) for r in rows) == sorted(
+        (m, d) for m in ("resnet50", "vgg16") for d in ("synthetic", "real")
+    )
+    assert "data" in cli("compare", a, b, cwd=tmp_path, env={"COLUMNS": "200"}).stdout
+    against = cli("compare", a, "--against", "rtx2070", "--format", "json", cwd=tmp_path)
+    assert against.returncode == 0, against
+    assert against.json()["conditions"]["data"] == "synthetic"  # the references' terms: the synthetic runs
+    assert sorted(r["model"] for r in against.json()["rows"]) == ["resnet50", "vgg16"]
 
 
 @pytest.mark.slow
@@ -366,6 +481,58 @@ def test_real_tf_sweep_on_generated_data_reads_the_records(cli, tmp_path):
         for d in result.json()["environment_differences"]
     )
     assert json.loads((outs["generated"] / "sweep.json").read_text())["environment"]["link_bandwidth"]["reason"]
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+@MARKS[0]
+@MARKS[1]
+def test_real_tf_sweep_of_both_data_kinds_says_what_the_input_path_costs(cli, tmp_path):
+    """resnet50 at batch 2 for 3 timed batches, 2 runs of each kind on 32 generated images: what the real
+    TensorFlow's input path costs, measured, with an interval, in one sweep."""
+    env = dict(CPU_ENV, TFCNNWRAP_CACHE=str(tmp_path / "cache"))
+    vendor = real_setup(cli, tmp_path)
+    out = tmp_path / "both"
+    started = time.perf_counter()
+    result = cli(
+        "sweep",
+        "--python",
+        REAL_TF_PYTHON,
+        "--vendor-dir",
+        vendor,
+        "--out",
+        out,
+        "--data",
+        "synthetic,generated:32",
+        "--models",
+        "resnet50",
+        "--batch-size",
+        "resnet50=2",
+        "--num-batches",
+        "3",
+        "--num-warmup-batches",
+        "1",
+        "--runs",
+        "2",
+        "--device",
+        "cpu",
+        cwd=tmp_path,
+        env=env,
+        timeout=900,
+    )
+    assert result.returncode == 0, result
+    print("both kinds: %.1f s; %s" % (time.perf_counter() - started, result.stderr[-400:]))
+    runs, logs = run_logs(out)
+    assert [r["data"] for r in runs] == ["synthetic", "real", "synthetic", "real"]
+    assert all(r["status"] == "ok" for r in runs), runs
+    assert "(synthetic)" in logs[0] and "Dataset:     imagenet\n" in logs[1], logs[1][-3000:]
+    report = cli("report", out, "--format", "json", cwd=tmp_path, env=env).json()
+    assert report["conditions"]["data_source"] == "synthetic,generated:32"
+    [real] = [r for r in report["rows"] if r["data"] == "real"]
+    print("input path cost: %s" % {k: v for k, v in real.items() if k.startswith("vs_synthetic")})
+    assert real["vs_synthetic_pct"] is not None and real["vs_synthetic_ci95_high"] is not None
+    assert real["vs_synthetic_ci95_low"] <= real["vs_synthetic_pct"] <= real["vs_synthetic_ci95_high"]
+    assert "against synthetic (95% CI" in cli("report", out, cwd=tmp_path, env=dict(env, COLUMNS="200")).stdout
 
 
 def reference(data, ips, tf_version="1.12"):

@@ -103,7 +103,7 @@ def test_run_record_round_trips_and_keeps_unknown_keys():
     )
     record = RunRecord.from_dict(line)
     assert record.to_dict() == line
-    assert record.key == ("resnet50", 64, 2, "node7", 2)
+    assert record.key == ("resnet50", 64, 2, "node7", None, 2)  # data None: a sweep of one data kind
     assert record.ok and record.value == 176.5 and record.throttled is True and record.max_temp_c == 83.0
     assert record.extra == {"future_key": {"x": [1]}}
     json.dumps(record.to_dict(), allow_nan=False)

@@ -321,7 +321,9 @@ def test_add_scaling_pairs_each_row_with_its_own_models_one_gpu_mean_per_host():
 def test_build_plan_reads_gpu_counts(value, counts):
     from test_plan import sweep_args
 
-    plan = plan_module.build_plan(sweep_args(num_gpus=value))
+    assert plan_module.gpu_counts(value) == counts
+    given = None if value is None else tuple(plan_module.gpu_counts(value))
+    plan = plan_module.build_plan(sweep_args(num_gpus=given))
     assert plan.counts == counts and plan.num_gpus == counts[0]
     assert plan.scaling is (len(counts) > 1)
     assert plan_module.Plan.from_dict(plan.to_dict()).counts == counts
@@ -357,3 +359,14 @@ def test_scaling_chart(tmp_path):
     assert Path(path).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(UsageError, match="directory"):
         plot_scaling(rows, tmp_path / "missing" / "scaling.png")
+
+
+def test_a_scaling_sweep_of_both_data_kinds_scales_each_kind_against_its_own_one_gpu_mean():
+    from tfcnnwrap.results.records import SummaryRow
+
+    rows = [
+        SummaryRow(model="resnet50", batch_size=64, num_gpus=g, data=d, mean=m)
+        for g, d, m in ((1, "synthetic", 200.0), (1, "real", 100.0), (2, "synthetic", 380.0), (2, "real", 150.0))
+    ]
+    scaled = {(r.num_gpus, r.data): r.speedup for r in add_scaling(rows)}
+    assert scaled == {(1, "synthetic"): 1.0, (1, "real"): 1.0, (2, "synthetic"): 1.9, (2, "real"): 1.5}

@@ -312,7 +312,7 @@ def test_slurm_ps_and_two_workers_are_srun_steps_recorded_as_local_records(slurm
     assert run["images_per_sec"] == total_in(out / tasks[1]["log"]) == 100.0
     assert run["log"] == tasks[1]["log"]
     assert all((out / t["log"]).is_file() for t in tasks)
-    assert all(t["command"][0] == "srun" and "tfcnnwrap.cluster.task" in t["command"] for t in tasks)
+    assert all(t["command"][0] == "srun" and "tfcnnwrap.cli.node" in t["command"] for t in tasks)
     assert (out / "cluster").is_dir() and list((out / "cluster").glob("*.plan.json"))
 
 

@@ -27,6 +27,13 @@ def add(verbs: argparse._SubParsersAction, parent: Parser) -> None:
     p.add_argument("--no-logs", action="store_true", help="leave the logs out (the bundle is then unverified)")
     p.add_argument("--keep-host", action="store_true", help="keep the host name (default: <host>)")
     p.add_argument(
+        "--data",
+        choices=["synthetic", "real"],
+        default=None,
+        help="of a sweep that ran both data kinds (--data synthetic,generated): the runs to export, one kind a "
+        "bundle (default: synthetic, the references' terms)",
+    )
+    p.add_argument(
         "--sign",
         metavar="KEY",
         type=text,
@@ -44,5 +51,6 @@ def run(args: argparse.Namespace) -> int:
             no_logs=args.no_logs,
             keep_host=args.keep_host,
             sign=args.sign,
+            data=args.data,
         )
     )

@@ -25,4 +25,4 @@ def add(verbs: argparse._SubParsersAction, parent: Parser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tfcnnwrap.sweep.history import cmd_list  # start-up: a verb's stage is imported when it runs
 
-    return int(cmd_list(args) or 0)
+    return int(cmd_list(args.results_dir, str(args.format)) or 0)

@@ -7,6 +7,12 @@ import argparse
 from tfcnnwrap import bounds
 from tfcnnwrap.cli.parsing import Parser, add_python, add_vendor_dir, add_verb, number, text
 
+TYPE_CHECKING = False  # typing's own flag would import typing, which --help does without (cli/parsing.py)
+if TYPE_CHECKING:
+    from typing import Optional
+
+    from tfcnnwrap.results.plan import SweepArgs
+
 
 def add(verbs: argparse._SubParsersAction, parent: Parser) -> None:
     p: argparse._ActionsContainer  # the verb's parser, then each of its --help groups
@@ -118,7 +124,8 @@ def add_data(p: argparse._ActionsContainer) -> None:
         type=text,
         help="synthetic (default: images made on the GPU, nothing crosses the link) or generated[:N]: "
         "N random images (default 512) written as ImageNet TFRecords by the target's TensorFlow, "
-        "cached, then decoded on the host and copied to the GPU as a real job's",
+        "cached, then decoded on the host and copied to the GPU as a real job's; synthetic,generated[:N] "
+        "runs both, interleaved, and `report` gives what the input path costs each model",
     )
     p.add_argument(
         "--data-dir",
@@ -213,4 +220,50 @@ def add_cluster(p: argparse._ActionsContainer) -> None:
 def run(args: argparse.Namespace) -> int:
     from tfcnnwrap.sweep.main import cmd_sweep  # start-up: a verb's stage is imported when it runs
 
-    return int(cmd_sweep(args) or 0)
+    return int(cmd_sweep(sweep_args(args)) or 0)
+
+
+def sweep_args(args: argparse.Namespace) -> SweepArgs:
+    """The parsed flags as the sweep's typed options, field by field (argparse has bounded the numbers)."""
+    from tfcnnwrap.results.plan import SweepArgs  # start-up: as the stage
+
+    return SweepArgs(
+        models=args.models,
+        batch_size=tuple(args.batch_size),
+        runs=_whole(args.runs),
+        device=args.device,
+        num_gpus=None if args.num_gpus is None else tuple(int(n) for n in args.num_gpus),
+        variable_update=args.variable_update,
+        num_batches=_whole(args.num_batches),
+        num_warmup_batches=_whole(args.num_warmup_batches),
+        quick=bool(args.quick),
+        data=args.data,
+        data_dir=args.data_dir,
+        fp16=bool(args.fp16),
+        xla=bool(args.xla),
+        until_ci=_decimal(args.until_ci),
+        max_runs=_whole(args.max_runs),
+        order=args.order,
+        timeout=_decimal(args.timeout),
+        cooldown=_decimal(args.cooldown),
+        cool_to=_decimal(args.cool_to),
+        cluster=args.cluster,
+        workers=_whole(args.workers),
+        ps=_whole(args.ps),
+        fleet=bool(args.fleet),
+        extra=tuple(str(a) for a in args.extra),
+        python=args.python,
+        vendor_dir=args.vendor_dir,
+        out=args.out,
+        resume=args.resume,
+        retry_failed=bool(args.retry_failed),
+        dry_run=bool(args.dry_run),
+    )
+
+
+def _whole(value: Optional[float]) -> Optional[int]:
+    return None if value is None else int(value)
+
+
+def _decimal(value: Optional[float]) -> Optional[float]:
+    return None if value is None else float(value)

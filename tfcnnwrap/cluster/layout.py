@@ -14,7 +14,7 @@ Which tasks a job needs, which one prints the job's figure and which never exit 
 
 Every worker prints ``total images/sec`` = workers x its own rate: already the cluster's total, so the job's
 figure is the reporting task's total, never a sum. The plan round-trips through JSON, because the task entry
-point (``python -m tfcnnwrap.cluster.task``) and Slurm read it from a file.
+point (``python -m tfcnnwrap.cli.node task``) and Slurm read it from a file.
 """
 
 from __future__ import annotations

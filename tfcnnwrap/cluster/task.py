@@ -1,5 +1,6 @@
-"""One task of a distributed job: ``python -m tfcnnwrap.cluster.task --plan PLAN.json --script tf_cnn_benchmarks.py
-[--python PY] [--index N] [-- base flags]``. What ``srun`` runs on each node.
+"""One task of a distributed job, what ``srun`` runs on each node: ``python -m tfcnnwrap.cli.node task --plan
+PLAN.json --script tf_cnn_benchmarks.py [--python PY] [--index N] [-- base flags]`` (cli/node.py reads those
+flags into a ``TaskArgs``).
 
 It picks its task from the plan by ``--index`` or ``SLURM_PROCID`` (the plan lists tasks in that order),
 adds the plan's distributed flags to the base flags and replaces itself with tf_cnn_benchmarks (``execve`` on
@@ -9,35 +10,37 @@ Standard library only and nothing heavy imported: it starts in tens of milliseco
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import socket
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Tuple
 
 from tfcnnwrap.cluster.layout import ClusterPlan, Task
 from tfcnnwrap.errors import EXIT_USAGE, TfcnnwrapError, UsageError
 
-if TYPE_CHECKING:
-    from argparse import Namespace
+PROG = "tfcnnwrap.cli.node task"  # how its messages begin
+
+
+@dataclass(frozen=True)
+class TaskArgs:
+    """What one task is told: the cluster plan's file, tf_cnn_benchmarks.py, the interpreter with TensorFlow,
+    its index in the plan (None: $SLURM_PROCID) and the run's tf_cnn_benchmarks flags."""
+
+    plan: str
+    script: str
+    python: str
+    index: Optional[int] = None
+    flags: Tuple[str, ...] = ()
+
 
 LOCAL_NAMES = ("localhost", "127.0.0.1", "::1")
 
 
-def _args(argv: Optional[List[str]]) -> Namespace:
-    parser = argparse.ArgumentParser(prog="python -m tfcnnwrap.cluster.task", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--plan", required=True, help="the cluster plan (JSON, ClusterPlan.to_json)")
-    parser.add_argument("--script", required=True, help="path of tf_cnn_benchmarks.py")
-    parser.add_argument("--python", default=sys.executable, help="the interpreter with TensorFlow")
-    parser.add_argument("--index", type=int, help="this task's position in the plan (default: $SLURM_PROCID)")
-    parser.add_argument("flags", nargs="*", help="the run's tf_cnn_benchmarks flags, after --")
-    return parser.parse_args(argv)
-
-
-def resolve(args: Namespace, environ: Mapping[str, str]) -> Tuple[List[str], Dict[str, str], Path, Task]:
+def resolve(args: TaskArgs, environ: Mapping[str, str]) -> Tuple[List[str], Dict[str, str], Path, Task]:
     """(argv, env, cwd) of this task's tf_cnn_benchmarks; UsageError naming the fix."""
     try:
         plan = ClusterPlan.from_json(Path(args.plan).read_text(encoding="utf-8"))
@@ -76,17 +79,17 @@ def _warn_if_elsewhere(task: Task) -> None:
     if task.host in LOCAL_NAMES or task.host in (here, here.split(".")[0]) or task.host[0].isdigit():
         return
     sys.stderr.write(
-        "tfcnnwrap.cluster.task: warning: %s runs on %s, but the plan puts it on %s (give srun the plan's "
-        "hostfile with --distribution=arbitrary)\n" % (task.name, here, task.host)
+        "%s: warning: %s runs on %s, but the plan puts it on %s (give srun the plan's "
+        "hostfile with --distribution=arbitrary)\n" % (PROG, task.name, here, task.host)
     )
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def run(args: TaskArgs) -> int:
+    """Become this task's tf_cnn_benchmarks (POSIX: never returns unless it cannot), else its exit code."""
     try:
-        args = _args(argv)
         argv, env, cwd, task = resolve(args, os.environ)
     except TfcnnwrapError as exc:
-        sys.stderr.write("tfcnnwrap.cluster.task: %s\n" % exc.message)
+        sys.stderr.write("%s: %s\n" % (PROG, exc.message))
         return exc.exit_code
     _warn_if_elsewhere(task)
     if os.name == "nt":
@@ -95,9 +98,5 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         os.execve(argv[0], argv, env)
     except OSError as exc:
-        sys.stderr.write("tfcnnwrap.cluster.task: cannot run %s (%s): pass --python /path/to/python\n" % (argv[0], exc))
+        sys.stderr.write("%s: cannot run %s (%s): pass --python /path/to/python\n" % (PROG, argv[0], exc))
         return EXIT_USAGE
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -23,8 +23,9 @@ import math
 from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple, Union
 
 from tfcnnwrap.results.aggregate import STAT_DECIMALS
-from tfcnnwrap.results.comparesweep import Sweep, geometric_mean
+from tfcnnwrap.results.comparesweep import ConfigKey, Sweep, config_of, geometric_mean
 from tfcnnwrap.results.comparison import ABResult, GeomeanChange, SweepComparison
+from tfcnnwrap.results.ratio import both_moments, change_interval_of, welch_df
 from tfcnnwrap.results.records import ChangeRow
 
 if TYPE_CHECKING:
@@ -38,38 +39,14 @@ ALPHA = 0.05
 _NOT_CONDITIONS = ("models", "runs", "timeout_s", "data_source", "data_dir")
 
 
-def _moments(values: List[float]) -> Optional[Tuple[int, float, float]]:
-    """(n, mean, squared standard error); None when a figure is so large (a corrupted runs.jsonl) that the
-    arithmetic leaves the finite floats, where no test means anything."""
-    n = len(values)
-    try:
-        mean = sum(values) / n
-        moments = n, mean, sum((x - mean) ** 2 for x in values) / (n - 1) / n
-    except OverflowError:
-        return None
-    return moments if all(math.isfinite(m) for m in moments[1:]) else None
-
-
-def _both_moments(baseline: List[float], candidate: List[float]) -> Optional[Tuple[Tuple[int, float, float], ...]]:
-    """Both sides' moments, or None with fewer than 2 runs a side or figures beyond the finite floats."""
-    if len(baseline) < 2 or len(candidate) < 2:
-        return None
-    moments = _moments(baseline), _moments(candidate)
-    return None if None in moments else moments  # type: ignore[return-value]  # neither is None there
-
-
-def _welch_df(nb: int, vb: float, nc: int, vc: float) -> float:
-    return (vb + vc) ** 2 / (vb**2 / (nb - 1) + vc**2 / (nc - 1))
-
-
-def welch(baseline: List[float], candidate: List[float]) -> Tuple[Optional[float], Optional[bool]]:
+def welch(baseline: List[Any], candidate: List[Any]) -> Tuple[Optional[float], Optional[bool]]:
     """(p_value, significant) of Welch's two-sample t-test; (None, None) with fewer than 2 runs a side.
 
     The same test as ``scipy.stats.ttest_ind(candidate, baseline, equal_var=False)``, computed from the
     Welch-Satterthwaite degrees of freedom and scipy.special's Student t distribution: importing
     scipy.stats alone costs a second, four times the rest of `compare`.
     """
-    moments = _both_moments(baseline, candidate)
+    moments = both_moments(baseline, candidate)
     if moments is None:
         return None, None
     (nb, mb, vb), (nc, mc, vc) = moments
@@ -80,7 +57,7 @@ def welch(baseline: List[float], candidate: List[float]) -> Tuple[Optional[float
     from scipy.special import stdtr  # scipy: only when a comparison is computed
 
     t = (mc - mb) / math.sqrt(vb + vc)
-    p = float(min(1.0, 2.0 * stdtr(_welch_df(nb, vb, nc, vc), -abs(t))))
+    p = float(min(1.0, 2.0 * stdtr(welch_df(nb, vb, nc, vc), -abs(t))))
     return p, p < ALPHA
 
 
@@ -88,27 +65,8 @@ def change_interval(baseline: List[float], candidate: List[float]) -> Tuple[Opti
     """(low, high) of the 95% interval of (candidate mean / baseline mean - 1) x 100 by Fieller's theorem;
     (None, None) with fewer than 2 runs a side, or when the baseline mean is not clearly above zero (the
     interval is then unbounded)."""
-    moments = _both_moments(baseline, candidate)
-    if moments is None:
-        return None, None
-    (nb, mb, vb), (nc, mc, vc) = moments
-    if mb <= 0:
-        return None, None
-    if vb + vc == 0.0:
-        change = (mc / mb - 1.0) * 100.0
-        return change, change
-    from scipy.special import stdtrit  # scipy: only when a comparison is computed
-
-    t = float(stdtrit(_welch_df(nb, vb, nc, vc), 1.0 - ALPHA / 2.0))
-    # (mc - r mb)^2 <= t^2 (vc + r^2 vb)  <=>  a r^2 - 2 b r + c <= 0
-    a, b, c = mb * mb - t * t * vb, mc * mb, mc * mc - t * t * vc
-    disc = b * b - a * c
-    if a <= 0 or disc < 0:
-        return None, None  # unbounded: the baseline's mean is not clearly above zero
-    root = math.sqrt(disc)
-    # c <= 0 (the candidate's mean not clearly above zero): the set reaches ratios at or below 0, and only
-    # those above 0 are possible: the interval starts at -100%, never below it
-    return max(-100.0, ((b - root) / a - 1.0) * 100.0), ((b + root) / a - 1.0) * 100.0
+    found = both_moments(baseline, candidate)
+    return (None, None) if found is None else change_interval_of(*found)
 
 
 # -- one candidate against the baseline ------------------------------------------------------------------
@@ -204,7 +162,7 @@ def _pct(value: Optional[float]) -> Optional[float]:
 
 
 def change_row(
-    key: Tuple[str, int, Optional[int]],
+    key: ConfigKey,
     b: Optional[SummaryRow],
     c: Optional[SummaryRow],
     baseline_values: List[float],
@@ -231,12 +189,13 @@ def change_row(
         change_ci95_low=low,
         change_ci95_high=high,
         candidate_dir=candidate_dir,
+        data=key[3],
     )
 
 
 def compare_one(baseline: Sweep, candidate: Sweep, candidate_dir: Optional[str] = None) -> SweepComparison:
-    base_rows = {(r.model, r.batch_size, r.num_gpus): r for r in baseline.rows}
-    cand_rows = {(r.model, r.batch_size, r.num_gpus): r for r in candidate.rows}
+    base_rows = {config_of(r): r for r in baseline.rows}
+    cand_rows = {config_of(r): r for r in candidate.rows}
     keys = list(base_rows) + [k for k in cand_rows if k not in base_rows]
     rows = tuple(
         change_row(

@@ -65,7 +65,7 @@ def against_references(
 ) -> AgainstReferences:
     """The sweep's measured rows against each named reference GPU, and each one's geometric mean.
     ``source``: builtin, community (the library's results) or all (tfcnnwrap.compare.community)."""
-    sweep = Sweep(sweep_path, host=host)
+    sweep = Sweep(sweep_path, host=host, data="synthetic")  # both kinds run: the references' terms
     references = reference_set(references_csv, source, sweep=sweep)
     columns = tuple(references.resolve_list(against))
     tf_version = sweep.meta.tensorflow_version

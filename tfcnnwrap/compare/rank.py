@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from tfcnnwrap.results.references import ReferenceGPU
 
-Config = Tuple[str, int, Optional[int]]  # (model, batch_size, num_gpus), as comparesweep.config_of gives it
+Config = Tuple[str, int, Optional[int], Optional[str]]  # (model, batch_size, num_gpus, data): comparesweep.config_of
 
 
 def measured_name(sweep: Sweep) -> str:
@@ -124,7 +124,7 @@ def rank(
     source: str = "all",
 ) -> Ranking:
     _check_rank_flags(per, price, watts, strict, nearest)
-    sweep = Sweep(sweep_path, host=host)
+    sweep = Sweep(sweep_path, host=host, data="synthetic")  # both kinds run: the references' terms
     # built-in and/or the library's community results measured on the sweep's device, its own bundles left out
     references = reference_set(references_csv, source, sweep=sweep, device="cpu" if sweep.meta.on_cpu else "gpu")
     of = sum(1 for r in sweep.rows if r.mean is not None)
@@ -175,8 +175,8 @@ def rank(
 def _per_model(pairs: List[Tuple[Config, float]]) -> Dict[str, float]:
     """model -> geometric mean x 100 of its ratios (one per batch size and GPU count), in the sweep's order."""
     ratios: Dict[str, List[float]] = {}
-    for (model, _batch, _gpus), ratio in pairs:
-        ratios.setdefault(model, []).append(ratio)
+    for config, ratio in pairs:
+        ratios.setdefault(config[0], []).append(ratio)
     return {model: geometric_mean(values) * 100.0 for model, values in ratios.items()}  # type: ignore[operator]  # ratios > 0
 
 

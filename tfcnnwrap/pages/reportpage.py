@@ -22,7 +22,7 @@ from tfcnnwrap.errors import UsageError
 from tfcnnwrap.pages import svgcharts
 from tfcnnwrap.present.outfile import check_out, emit  # noqa: F401 - the pages' writers (comparepage)
 from tfcnnwrap.present.plotruns import run_series, seconds_label
-from tfcnnwrap.present.report import plan_conditions, quality_lines, table_columns, title_parts
+from tfcnnwrap.present.report import input_cost_lines, plan_conditions, quality_lines, table_columns, title_parts
 from tfcnnwrap.render import safe_text
 from tfcnnwrap.results.aggregate import summarize
 from tfcnnwrap.results.fleetreport import with_fleet
@@ -138,6 +138,7 @@ class ResultView:
     log_links: dict = field(default_factory=dict)
     count_unit: str = "GPU"  # on the CPU tf_cnn_benchmarks counts towers, as the report's title says
     advice: List[str] = field(default_factory=list)  # each flag with what to do, as the terminal says it
+    input_cost: List[str] = field(default_factory=list)  # a sweep of both data kinds: report's lines under its table
 
     @property
     def count_header(self) -> str:
@@ -226,6 +227,7 @@ def sweep_view(path: Path, out_dir: Optional[Path], root: Optional[Path] = None)
         log_links={run.key: sweep_log_link(sweep, run, out_dir, root) for run in runs},
         count_unit="tower" if meta.on_cpu else "GPU",
         advice=quality_lines(summary),
+        input_cost=input_cost_lines(summary),
     )
 
 
@@ -311,6 +313,8 @@ def config_label(row: object, count_header: str = "GPUs") -> str:
     text = "%s bs%s" % (get("model"), get("batch_size"))
     if (get("num_gpus") or 1) > 1:
         text += " \u00d7%s %s" % (get("num_gpus"), count_header)
+    if get("data"):
+        text += " %s data" % get("data")
     if get("host"):
         text += " @ %s" % get("host")
     return text

@@ -167,6 +167,7 @@ def _ab_text_row(row: ChangeRow) -> Dict[str, str]:
         "model": row.model,
         "batch_size": str(row.batch_size),
         "num_gpus": str(row.num_gpus),
+        "data": row.data or "",
         "baseline": "" if row.baseline is None else "%.2f" % row.baseline,
         "candidate": "" if row.candidate is None else "%.2f" % row.candidate,
         "change": "" if row.change_pct is None else "%+.1f%%" % row.change_pct,
@@ -194,6 +195,7 @@ def ab_text_rows(
     several = len({r.num_gpus for r in comparison.rows}) > 1
     columns = [("model", "model"), ("batch_size", "batch" if short else "batch size")]
     columns += [("num_gpus", "GPUs")] if several else []
+    columns += [("data", "data")] if any(r.data for r in comparison.rows) else []  # sweeps of both data kinds
     columns += [("baseline", "baseline"), ("candidate", "candidate"), ("change", "change")]
     if not short:
         return rows, columns + [

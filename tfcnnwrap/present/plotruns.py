@@ -62,18 +62,23 @@ def run_series(sweep: SweepDir, run: RunRecord) -> Tuple[List[Any], ...]:
     return steps, samples
 
 
-def _configs(runs: List[RunRecord]) -> Dict[Tuple[str, int, int, None], Any]:
+Config = Tuple[str, int, Optional[int], Optional[str], Optional[str]]  # RunRecord.config
+
+
+def _configs(runs: List[RunRecord]) -> Dict[Config, Any]:
     by_config: dict = {}
     for run in runs:
         by_config.setdefault(run.config, []).append(run)
     return by_config
 
 
-def _title(config: Tuple[str, int, int, None], runs: List[RunRecord]) -> str:
-    model, batch_size, num_gpus, host = config
+def _title(config: Config, runs: List[RunRecord]) -> str:
+    model, batch_size, num_gpus, host, data = config
     title = "%s bs=%d" % (model, batch_size)
     if num_gpus and num_gpus > 1:
         title += " x%d GPUs" % num_gpus
+    if data:
+        title += " %s data" % data
     if host:
         title += " @ %s" % host
     throttled = sum(1 for r in runs if r.gpu is not None and r.gpu.throttled)
@@ -132,9 +137,7 @@ def _run_end(run: RunRecord, seconds: List[Any], samples: List[Any]) -> float:
     return busy[-1] if busy else (run.duration_s or 0.0)
 
 
-def _draw_config(
-    axes: List[Axes], config: Tuple[str, int, int, None], runs: List[RunRecord], series: List[Tuple[List[Any], ...]]
-) -> None:
+def _draw_config(axes: List[Axes], config: Config, runs: List[RunRecord], series: List[Tuple[List[Any], ...]]) -> None:
     from matplotlib import colormaps  # matplotlib (the plot extra): only for --plot
 
     colours = colormaps["tab10"]

@@ -33,16 +33,18 @@ def _as_row(row: Union[SummaryRow, Dict[str, Any]]) -> Union[SimpleNamespace, Su
     if not isinstance(row, dict):
         return row
 
-    keys = ("model", "batch_size", "num_gpus", "host", "mean", "speedup", "efficiency_pct")
+    keys = ("model", "batch_size", "num_gpus", "host", "data", "mean", "speedup", "efficiency_pct")
     return SimpleNamespace(**{k: row.get(k) for k in keys})
 
 
-def _series(rows: Iterable[Union[SummaryRow, Dict[str, Any]]]) -> Dict[Tuple[str, None], Any]:
-    """{(model, host): [row, ...]} in plan order, each model's rows by GPU count."""
+def _series(rows: Iterable[Union[SummaryRow, Dict[str, Any]]]) -> Dict[Tuple[str, Optional[str]], Any]:
+    """{(model, host): [row, ...]} in plan order, each model's rows by GPU count (a sweep of both data kinds:
+    the model named with its kind, one series each)."""
     series: dict = {}
     for row in map(_as_row, rows):
         if row.num_gpus is not None:
-            series.setdefault((row.model, row.host), []).append(row)
+            model = "%s %s data" % (row.model, row.data) if row.data else row.model
+            series.setdefault((model, row.host), []).append(row)
     return {key: sorted(members, key=lambda r: r.num_gpus) for key, members in series.items()}
 
 

@@ -36,11 +36,13 @@ TABLE_COLUMNS = [
     Col("model", "model"),
     Col("host", "host"),
     Col("num_gpus", "GPUs"),
+    Col("data", "data"),  # a sweep of both data kinds: synthetic or real
     Col("batch_size", "batch"),
     Col("runs_ok", "ok", 2),
     Col("runs_failed", "failed", 2),
     Col("mean", "mean img/s"),
     Col("vs_fleet_pct", "vs fleet %", 1),
+    Col("vs_synthetic_pct", "vs synthetic %", 1),
     Col("std", "std", 8),
     Col("cv_pct", "CV %", 3),
     Col("ci95_pct", "CI95 ±%", 3),
@@ -123,7 +125,7 @@ def title_parts(sweep_path: Union[Path, str], meta: SweepMeta) -> List[str]:
             "XLA" if cond["xla"] == "yes" else "no XLA",
             count,
             cond["variable_update"],
-            "%s data" % cond["data"],
+            "%s data" % cond["data"].replace(",", " and "),
         ]
         if several:
             parts.append("batch per tower" if meta.on_cpu else "batch per GPU")
@@ -158,14 +160,43 @@ def quality_lines(rows: List[SummaryRow], device: Optional[str] = None) -> List[
     configuration."""
     lines = []
     for row in rows:
-        where = "%s bs=%d%s%s" % (
+        where = "%s bs=%d%s%s%s" % (
             row.model,
             row.batch_size,
             gpus_text(row.num_gpus),
+            " %s data" % row.data if row.data else "",
             " on %s" % row.host if row.host else "",
         )
         lines += ["%s: %s" % (where, problem) for problem in quality.problems(verdict(row), device=device)]
     return lines
+
+
+def input_cost_lines(rows: List[SummaryRow]) -> List[str]:
+    """In a sweep of both data kinds, one line per configuration: its real-data mean against its synthetic one
+    (aggregate.add_input_cost), with the 95 % interval of that change, or why there is none."""
+    lines = []
+    for row in rows:
+        if row.data != "real" or row.vs_synthetic_pct is None:
+            continue
+        low, high = row.vs_synthetic_ci95_low, row.vs_synthetic_ci95_high
+        if low is not None and high is not None:
+            interval = "95%% CI %+.1f%% to %+.1f%%" % (low, high)
+        else:
+            interval = "no interval: it needs 2 ok runs of each kind and a synthetic mean clearly above 0"
+        lines.append(
+            "%s bs=%d%s: real data %+.1f%% against synthetic (%s)"
+            % (row.model, row.batch_size, gpus_text(row.num_gpus), row.vs_synthetic_pct, interval)
+        )
+    return lines
+
+
+def print_input_cost(console: Console, rows: List[SummaryRow]) -> None:
+    """What the input path costs, under the table of a sweep of both data kinds."""
+    lines = input_cost_lines(rows)
+    if lines:
+        console.print("the input path (images decoded on the host, copied to the device) costs:", highlight=False)
+        for line in lines:
+            console.print("  " + line, markup=False, highlight=False, soft_wrap=True)
 
 
 def print_quality(console: Console, rows: List[SummaryRow], device: Optional[str] = None) -> None:
@@ -228,8 +259,16 @@ def _failure_lines(sweep: SweepDir, run: RunRecord) -> List[str]:
     cut = detail[:FAILURE_CHARS] + ("…" if len(detail) > FAILURE_CHARS else "")
     why = (" - " + escape(cut)) if detail else ""
     return [
-        "  %s bs=%s%s run %s: [red]%s[/]%s"
-        % (escape(run.model), run.batch_size, gpus_text(run.num_gpus), run.run, escape(str(run.status)), why),
+        "  %s bs=%s%s%s run %s: [red]%s[/]%s"
+        % (
+            escape(run.model),
+            run.batch_size,
+            gpus_text(run.num_gpus),
+            " %s data" % escape(run.data) if run.data else "",
+            run.run,
+            escape(str(run.status)),
+            why,
+        ),
         "    log: %s" % (escape(str(log)) if log else "(none)"),
     ]
 
@@ -242,6 +281,7 @@ def print_summary(
     dicts = [row.to_dict() for row in rows]
     columns = fleet_columns(rows, table_columns(dicts, meta))
     console.print(make_table(dicts, columns, title=title_parts(sweep.path, meta)))
+    print_input_cost(console, rows)
     emit_scaling(rows, "table", console, _count_unit(meta))
     print_quality(console, rows, "cpu" if meta.on_cpu else "gpu")
     failures = failed_runs(runs)
@@ -309,7 +349,7 @@ def _emit_report(sweep: SweepDir, meta: SweepMeta, rows: List[SummaryRow], fmt: 
     rows = with_fleet(rows)
     dicts = [row.to_dict() for row in rows]
     columns = summary_columns(rows) if fmt in ("json", "csv") else table_columns(dicts, meta)
-    lines = quality_lines(rows, "cpu" if meta.on_cpu else "gpu") if fmt == "markdown" else []
+    lines = input_cost_lines(rows) + quality_lines(rows, "cpu" if meta.on_cpu else "gpu") if fmt == "markdown" else []
     render.emit(
         dicts,
         fmt,

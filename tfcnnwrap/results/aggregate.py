@@ -9,9 +9,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple
 
 from tfcnnwrap.render import to_csv
-from tfcnnwrap.results import quality
+from tfcnnwrap.results import quality, ratio
 from tfcnnwrap.results.fleetreport import fleet_columns, with_fleet
-from tfcnnwrap.results.records import SCALING_COLUMNS, SUMMARY_COLUMNS, SummaryRow
+from tfcnnwrap.results.records import DATA_COLUMNS, SCALING_COLUMNS, SUMMARY_COLUMNS, SummaryRow
 from tfcnnwrap.results.tdist import t975
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ __all__ = [
     "summary_columns",
 ]
 
-_FRAME_COLUMNS = ["model", "batch_size", "num_gpus", "host", "status", "images_per_sec"]
+_FRAME_COLUMNS = ["model", "batch_size", "num_gpus", "host", "data", "status", "images_per_sec"]
 
 
 def _failures_text(statuses: List[str]) -> str:
@@ -47,7 +47,7 @@ def runs_frame(runs: List[RunRecord]) -> DataFrame:
     import pandas as pd  # pandas takes ~0.3 s to import: only when runs are summarised
 
     frame = pd.DataFrame(
-        [[r.model, r.batch_size, r.num_gpus, r.host, str(r.status), r.value] for r in runs],
+        [[r.model, r.batch_size, r.num_gpus, r.host, r.data, str(r.status), r.value] for r in runs],
         columns=_FRAME_COLUMNS,
     )
     frame["images_per_sec"] = pd.to_numeric(frame["images_per_sec"], errors="coerce")
@@ -81,13 +81,13 @@ def _exact_mean_std(runs: List[RunRecord]) -> Tuple[Optional[float], Optional[fl
 
 
 def _row(
-    config: Tuple[str, int, Optional[int], Optional[str]],
+    config: Tuple[str, int, Optional[int], Optional[str], Optional[str]],
     stats: Series,
     size: int,
     statuses: List[str],
     runs: List[RunRecord],
 ) -> SummaryRow:
-    model, batch_size, num_gpus, host = config
+    model, batch_size, num_gpus, host, data = config
     mean, std = _num(stats["mean"]), _num(stats["std"])
     count = int(stats["count"])
     if count and (mean is None or (count > 1 and std is None)):
@@ -111,6 +111,7 @@ def _row(
         throttled_runs=throttled,
         max_temp_c=max_temp,
         host=host,
+        data=data,
         **thermal_columns(runs),
         **steadiness_columns(runs, ci95),
     )
@@ -204,9 +205,9 @@ def summarize(runs: List[RunRecord], order: Optional[List[Tuple[str, int]]] = No
 def config_rows(runs: List[RunRecord]) -> List[SummaryRow]:
     """One SummaryRow per configuration in the order the runs first name it, before ``order_rows``: what
     pandas computes, and what summary.json keeps for report and compare (results/summarycache.py)."""
-    # pandas drops NaN group keys: a record without num_gpus or host groups under a stand-in.
-    frame = runs_frame(runs).fillna({"num_gpus": -1, "host": ""})
-    grouped = frame.groupby(["model", "batch_size", "num_gpus", "host"], sort=False)
+    # pandas drops NaN group keys: a record without num_gpus, host or data groups under a stand-in.
+    frame = runs_frame(runs).fillna({"num_gpus": -1, "host": "", "data": ""})
+    grouped = frame.groupby(["model", "batch_size", "num_gpus", "host", "data"], sort=False)
 
     with warnings.catch_warnings():
         # figures near the float limit (a corrupted runs.jsonl) overflow to inf here, and _row computes
@@ -220,7 +221,7 @@ def config_rows(runs: List[RunRecord]) -> List[SummaryRow]:
         by_config.setdefault(r.config, []).append(r)
     rows = []
     for config, members in by_config.items():
-        key = (config[0], config[1], -1 if config[2] is None else config[2], config[3] or "")
+        key = (config[0], config[1], -1 if config[2] is None else config[2], config[3] or "", config[4] or "")
         rows.append(_row(config, stats.loc[key], sizes.loc[key], statuses.loc[key], members))
     return rows
 
@@ -229,7 +230,36 @@ def order_rows(rows: List[SummaryRow], order: Optional[List[Tuple[str, int]]] = 
     """``config_rows``' rows in ``order`` (the plan's (model, batch_size) pairs; others after them, as they
     came), with speed-up and efficiency in a sweep of several GPU counts."""
     rank = {tuple(pair): i for i, pair in enumerate(order or [])}
-    return add_scaling(sorted(rows, key=lambda row: rank.get(row.pair, len(rank))))
+    return add_input_cost(add_scaling(sorted(rows, key=lambda row: rank.get(row.pair, len(rank)))))
+
+
+def add_input_cost(rows: List[SummaryRow]) -> List[SummaryRow]:
+    """In a sweep of both data kinds, each real-data row's mean against the same configuration's synthetic one
+    (``vs_synthetic_pct``, in %) with that change's 95 % interval (Fieller, ratio.py): what feeding real images
+    from the host costs. Rows of a sweep of one kind come back unchanged."""
+    synthetic = {(r.model, r.batch_size, r.num_gpus, r.host): r for r in rows if r.data == "synthetic"}
+    costed = []
+    for row in rows:
+        base = synthetic.get((row.model, row.batch_size, row.num_gpus, row.host)) if row.data == "real" else None
+        if base is None or not base.mean or row.mean is None:
+            costed.append(row)
+            continue
+        b, c = ratio.row_moments(base.runs_ok, base.mean, base.std), ratio.row_moments(row.runs_ok, row.mean, row.std)
+        low, high = ratio.change_interval_of(b, c) if b is not None and c is not None else (None, None)
+        costed.append(
+            replace(
+                row,
+                vs_synthetic_pct=_pct((row.mean / base.mean - 1.0) * 100.0),
+                vs_synthetic_ci95_low=_pct(low),
+                vs_synthetic_ci95_high=_pct(high),
+            )
+        )
+    return costed
+
+
+def _pct(value: Optional[float]) -> Optional[float]:
+    """A percentage rounded once, where it is made (as compare's changes are)."""
+    return None if value is None or not math.isfinite(value) else round(value, STAT_DECIMALS) + 0.0
 
 
 def add_scaling(rows: List[SummaryRow]) -> List[SummaryRow]:
@@ -238,10 +268,10 @@ def add_scaling(rows: List[SummaryRow]) -> List[SummaryRow]:
     single-count sweep come back unchanged (their columns stay those of format 1)."""
     if len({r.num_gpus for r in rows if r.num_gpus is not None}) < 2:
         return rows
-    one_gpu = {(r.model, r.batch_size, r.host): r.mean for r in rows if r.num_gpus == 1}
+    one_gpu = {(r.model, r.batch_size, r.host, r.data): r.mean for r in rows if r.num_gpus == 1}
     scaled = []
     for row in rows:
-        base = one_gpu.get((row.model, row.batch_size, row.host))
+        base = one_gpu.get((row.model, row.batch_size, row.host, row.data))
         speedup = _num(row.mean / base) if base and row.mean is not None else None
         efficiency = _num(speedup / row.num_gpus * 100.0) if speedup is not None and row.num_gpus else None
         scaled.append(replace(row, speedup=speedup, efficiency_pct=efficiency, scaling=True))
@@ -251,7 +281,11 @@ def add_scaling(rows: List[SummaryRow]) -> List[SummaryRow]:
 def summary_columns(rows: List[SummaryRow]) -> List[str]:
     """The columns of summary.csv and `report --format csv`: the contract's, plus speed-up and efficiency in
     a sweep of several GPU counts."""
-    return SUMMARY_COLUMNS + (SCALING_COLUMNS if any(r.scaling for r in rows) else [])
+    return (
+        SUMMARY_COLUMNS
+        + (SCALING_COLUMNS if any(r.scaling for r in rows) else [])
+        + (DATA_COLUMNS if any(r.data is not None for r in rows) else [])
+    )
 
 
 def summary_csv_text(rows: List[SummaryRow]) -> str:

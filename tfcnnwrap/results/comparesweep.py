@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple, Un
 from tfcnnwrap import settings
 from tfcnnwrap.errors import UsageError
 from tfcnnwrap.results.linkinfo import sweep_link
-from tfcnnwrap.results.plan import Plan, RunSpec
+from tfcnnwrap.results.plan import Config, Plan, RunSpec
 from tfcnnwrap.results.records import Status, SummaryRow
 from tfcnnwrap.results.store import finished_sweeps, load_sweep, running_note
 from tfcnnwrap.results.summarycache import summarize_sweep
@@ -26,18 +26,27 @@ if TYPE_CHECKING:
     from tfcnnwrap.results.store import SweepDir
 
 
-def config_of(row: Union[SummaryRow, RunRecord]) -> Tuple[str, int, Optional[int]]:
-    """(model, batch_size, num_gpus): what a row or record measured, hosts pooled."""
-    return (row.model, row.batch_size, row.num_gpus)
+ConfigKey = Tuple[str, int, Optional[int], Optional[str]]
+
+
+def config_of(row: Union[SummaryRow, RunRecord]) -> ConfigKey:
+    """(model, batch_size, num_gpus, data): what a row or record measured, hosts pooled (data: None unless the
+    sweep ran both kinds)."""
+    return (row.model, row.batch_size, row.num_gpus, row.data)
 
 
 class Sweep:
     """A sweep directory read for comparison: its meta, its plan, its rows per configuration."""
 
-    def __init__(self, path: Union[Path, str], host: Optional[str] = None) -> None:
+    def __init__(self, path: Union[Path, str], host: Optional[str] = None, data: Optional[str] = None) -> None:
+        """``host``: one host's runs of a fleet sweep; ``data``: one kind's runs of a sweep of both, read as if
+        the sweep had run that kind alone (ignored for a sweep of one kind)."""
         self.dir, self.meta, runs = load_sweep(path)
         self.path = Path(path)
         self.plan = Plan.from_dict(self.meta.plan)
+        if data is not None and self.plan.data_kinds:
+            self.plan = self.plan.only_data(data)
+            runs = [dataclasses.replace(r, data=None) for r in runs if r.data == data]
         self.hosts = sorted({r.host for r in runs if r.host})
         self.host = host
         if host is not None:
@@ -56,7 +65,7 @@ class Sweep:
         """The planned runs this sweep has no finished record of (never run, or cut off: ``interrupted``), in
         plan order; [] for a sweep that ran its plan. Extra runs of ``--until-ci`` are never lacking."""
         done = {
-            (r.model, r.batch_size, r.num_gpus or self.plan.num_gpus, r.run)
+            (r.model, r.batch_size, r.num_gpus or self.plan.num_gpus, r.run, r.data)
             for r in self.runs
             if r.status != Status.INTERRUPTED
         }
@@ -89,7 +98,7 @@ class Sweep:
         """The host-GPU link the sweep's runs crossed (linkinfo.sweep_link): a bundle's ``conditions.link``."""
         return sweep_link(self.meta.environment, self.runs)
 
-    def mean_power_w(self, config: Optional[Tuple[str, int, Optional[int]]] = None) -> Optional[float]:
+    def mean_power_w(self, config: Optional[ConfigKey] = None) -> Optional[float]:
         """Mean GPU power over ok runs (of ``config``) whose telemetry recorded ``mean_power_w``; None."""
         powers = []
         for r in self.runs:
@@ -101,18 +110,18 @@ class Sweep:
         return sum(powers) / len(powers) if powers else None
 
 
-def measured_rows(sweep: SweepDir, configs: List[Tuple[str, int, int]], runs: List[RunRecord]) -> List[SummaryRow]:
+def measured_rows(sweep: SweepDir, configs: List[Config], runs: List[RunRecord]) -> List[SummaryRow]:
     """SummaryRows in plan order, one per configuration; a planned one without runs yet has no mean. From the
     sweep's summary.json when it is current for ``runs`` (hosts pooled, a fleet's are not: pandas then)."""
     summary: dict = {}
     for row in summarize_sweep(sweep, runs, [c[:2] for c in configs]):
         summary.setdefault(config_of(row), row)
-    rows = [summary.pop(tuple(c), None) or SummaryRow(model=c[0], batch_size=c[1], num_gpus=c[2]) for c in configs]
+    rows = [summary.pop(c, None) or SummaryRow(model=c[0], batch_size=c[1], num_gpus=c[2], data=c[3]) for c in configs]
     return rows + list(summary.values())
 
 
-def ok_values(runs: List[RunRecord]) -> Dict[Tuple[str, int, Optional[int]], Any]:
-    """{(model, batch_size, num_gpus): [images/sec of each ok run]} for the statistics of a change."""
+def ok_values(runs: List[RunRecord]) -> Dict[ConfigKey, Any]:
+    """{(model, batch_size, num_gpus, data): [images/sec of each ok run]} for the statistics of a change."""
     values: dict = {}
     for r in runs:
         if r.value is not None:

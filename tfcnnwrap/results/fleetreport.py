@@ -59,10 +59,10 @@ def with_fleet(rows: List[SummaryRow]) -> List:
     groups: dict = {}
     for row in rows:
         if row.host and row.mean is not None:
-            groups.setdefault((row.model, row.batch_size, row.num_gpus), []).append(row.mean)
+            groups.setdefault((row.model, row.batch_size, row.num_gpus, row.data), []).append(row.mean)
     out = []
     for row in rows:
-        means = groups.get((row.model, row.batch_size, row.num_gpus))
+        means = groups.get((row.model, row.batch_size, row.num_gpus, row.data))
         if not row.host or not means or row.mean is None:
             out.append(row)
             continue

@@ -6,7 +6,7 @@ Pure: no subprocesses, no I/O. The plan is stored in sweep.json and a resumed sw
 from __future__ import annotations
 
 import difflib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 from tfcnnwrap import bounds
@@ -16,8 +16,6 @@ from tfcnnwrap.errors import DamagedFile, UsageError
 from tfcnnwrap.prose import some_of
 
 if TYPE_CHECKING:
-    from argparse import Namespace
-
     from tfcnnwrap.bounds import Bound
 
 # The seed's sweep: model and per-device batch size.
@@ -34,6 +32,8 @@ DEFAULT_VARIABLE_UPDATE = "parameter_server"
 DEFAULT_MAX_RUNS = 10  # --until-ci without --max-runs
 DEFAULT_GENERATED_IMAGES = 512  # --data generated: ~32 MB, ~10 s to write on a laptop's CPU
 ORDERS = ("grouped", "interleaved")
+# What a run's images are, as its conditions say it: made on the GPU, or real images decoded on the host.
+DATA_KINDS = ("synthetic", "real")
 
 QUICK_RUNS = 1
 QUICK_BATCH_DIVISOR = 8
@@ -81,17 +81,23 @@ UNCHECKABLE_FLAGS = frozenset(["flagfile"])
 
 
 class RunSpec(NamedTuple):
-    """One run the plan asks for; (model, batch_size, num_gpus, run) is its record's key (host aside)."""
+    """One run the plan asks for; (model, batch_size, num_gpus, run, data) is its record's key (host aside).
+    ``data``: synthetic or real in a sweep of both kinds (``--data synthetic,generated``), else None."""
 
     model: str
     batch_size: int
     num_gpus: int
     run: int
+    data: Optional[str] = None
 
     @property
-    def config(self) -> Tuple[str, int, int]:
+    def config(self) -> Config:
         """The configuration the run measures; its runs are pooled in the summary."""
-        return (self.model, self.batch_size, self.num_gpus)
+        return (self.model, self.batch_size, self.num_gpus, self.data)
+
+
+# (model, batch_size, num_gpus, data): a configuration of a plan; data None unless the sweep runs both kinds.
+Config = Tuple[str, int, int, Optional[str]]
 
 
 @dataclass
@@ -127,6 +133,9 @@ class Plan:
     # first run, so that --resume reads the same records).
     data_source: Optional[str] = None
     data_dir: Optional[str] = None
+    # Both kinds in one sweep (`--data synthetic,generated[:N]`): DATA_KINDS in the order given, one
+    # configuration per kind (``data_source`` is then the real kind's); None = the one kind above.
+    data_kinds: Optional[List[str]] = None
 
     @property
     def counts(self) -> List[int]:
@@ -137,11 +146,23 @@ class Plan:
     def scaling(self) -> bool:
         return len(self.counts) > 1
 
+    @property
+    def kinds(self) -> List[Optional[str]]:
+        """The data kinds a configuration can have: both of DATA_KINDS in a sweep of both, else [None]."""
+        return list(self.data_kinds) if self.data_kinds else [None]
+
     def benchmark_flags(
-        self, model: str, batch_size: int, device: str, num_gpus: Optional[int] = None, features: Sequence[str] = ()
+        self,
+        model: str,
+        batch_size: int,
+        device: str,
+        num_gpus: Optional[int] = None,
+        features: Sequence[str] = (),
+        data: Optional[str] = None,
     ) -> List[str]:
         """tf_cnn_benchmarks flags for one run; ``device`` is the resolved device (gpu or cpu); ``features``:
-        --fp16/--xla as the checked-out branch spells them (``features.branch_flags``)."""
+        --fp16/--xla as the checked-out branch spells them (``features.branch_flags``); ``data``: the run's
+        kind in a sweep of both (synthetic: no --data_dir)."""
         flags = [
             "--model=%s" % model,
             "--batch_size=%d" % batch_size,
@@ -154,7 +175,7 @@ class Plan:
             flags.append("--num_warmup_batches=%d" % self.num_warmup_batches)
         if device == "cpu":
             flags += ["--device=cpu", "--data_format=NHWC"]
-        if self.data_dir:
+        if self.data_dir and data != "synthetic":
             flags += ["--data_dir=%s" % self.data_dir, "--data_name=imagenet"]
         return flags + list(features) + list(self.extra_args)
 
@@ -166,7 +187,10 @@ class Plan:
 
     def data_origin(self) -> str:
         """Where the images came from: ``synthetic`` (made on the GPU), ``data-dir`` (the user's TFRecords),
-        ``generated:N`` (N generated images), or ``data_dir flag`` (passed through after --)."""
+        ``generated:N`` (N generated images), or ``data_dir flag`` (passed through after --); a sweep of both
+        kinds names both, ``synthetic,generated:N``."""
+        if self.data_kinds:
+            return ",".join("synthetic" if k == "synthetic" else str(self.data_source) for k in self.data_kinds)
         if self.data_source:
             return self.data_source
         return "data_dir flag" if self.conditions()["data"] == "real" else "synthetic"
@@ -176,17 +200,25 @@ class Plan:
         seed ran them); interleaved, run 1 of every configuration, then run 2, ..."""
         runs = range(1, self.runs + 1)
         if self.order == "interleaved":
-            return [RunSpec(m, bs, g, k) for k in runs for m, bs, g in self.configs()]
-        return [RunSpec(m, bs, g, k) for m, bs, g in self.configs() for k in runs]
+            return [RunSpec(m, bs, g, k, d) for k in runs for m, bs, g, d in self.configs()]
+        return [RunSpec(m, bs, g, k, d) for m, bs, g, d in self.configs() for k in runs]
 
     @property
     def most_runs(self) -> int:
         """The most runs a configuration may get: --max-runs with --until-ci, else --runs."""
         return max(self.runs, self.max_runs or DEFAULT_MAX_RUNS) if self.until_ci else self.runs
 
-    def configs(self) -> List[Tuple[str, int, int]]:
-        """(model, batch_size, num_gpus) in plan order."""
-        return [(m, bs, g) for m, bs in self.models for g in self.counts]
+    def configs(self) -> List[Config]:
+        """(model, batch_size, num_gpus, data) in plan order: a model's data kinds side by side."""
+        return [(m, bs, g, d) for m, bs in self.models for g in self.counts for d in self.kinds]
+
+    def only_data(self, kind: str) -> Plan:
+        """The plan of one data kind of a sweep of both: as if it had run that kind alone."""
+        if not self.data_kinds:
+            return self
+        if kind == "synthetic":
+            return replace(self, data_kinds=None, data_source=None, data_dir=None)
+        return replace(self, data_kinds=None)
 
     @property
     def features(self) -> List[str]:
@@ -233,6 +265,12 @@ class Plan:
             return int(self.workers)
         return 1
 
+    def _data_condition(self, data_dir_flag: Optional[str]) -> str:
+        """synthetic, real, or both kinds as the sweep ran them (``synthetic,real``)."""
+        if self.data_kinds:
+            return ",".join(self.data_kinds)
+        return "real" if self.data_source or self.data_dir or data_dir_flag else "synthetic"
+
     def conditions(self) -> Dict[str, Any]:
         """What the plan measures under, in the reference CSV's terms: precision, num_gpus, variable_update,
         data. fp16 and real data come from the plan's own fields where it has them, else from the
@@ -258,7 +296,7 @@ class Plan:
             "precision": "fp16" if fp16 else "fp32",
             "num_gpus": int(num_gpus or 1) * self.job_workers(),
             "variable_update": str(self.variable_update or DEFAULT_VARIABLE_UPDATE),
-            "data": "real" if self.data_source or self.data_dir or flag("data_dir") else "synthetic",
+            "data": self._data_condition(flag("data_dir")),
             "xla": "yes" if xla else "no",
         }
 
@@ -282,13 +320,18 @@ def _recorded_flow(data: Mapping[str, Any]) -> Dict[str, Any]:
 
 
 def _recorded_data(data: Mapping[str, Any]) -> Dict[str, Any]:
-    """data_source and data_dir as recorded (absent in sweeps from before host-fed data: synthetic)."""
-    source, directory = data.get("data_source"), data.get("data_dir")
+    """data_source, data_dir and data_kinds as recorded (absent in sweeps from before host-fed data:
+    synthetic; data_kinds absent before sweeps of both kinds: None)."""
+    source, directory, kinds = data.get("data_source"), data.get("data_dir"), data.get("data_kinds")
     if source is not None:
         source = parse_data(str(source))
     if directory is not None and not isinstance(directory, str):
         raise TypeError("data_dir is not a path")
-    return {"data_source": source, "data_dir": directory}
+    if kinds is not None:
+        if not isinstance(kinds, list) or sorted(map(str, kinds)) != sorted(DATA_KINDS) or source is None:
+            raise ValueError("data_kinds %r is not both of %s with a data_source" % (kinds, ", ".join(DATA_KINDS)))
+        kinds = [str(k) for k in kinds]
+    return {"data_source": source, "data_dir": directory, "data_kinds": kinds}
 
 
 def parse_data(text: str) -> Optional[str]:
@@ -305,11 +348,6 @@ def parse_data(text: str) -> Optional[str]:
         except OutOfBounds as exc:
             raise UsageError("--data generated:N: N %s" % exc) from None
         return "generated:%d" % n
-    if "," in text:
-        raise UsageError(
-            "--data takes one kind per sweep (synthetic or generated[:N]), got %r; run one sweep of "
-            "each and `compare` them" % text
-        )
     raise UsageError(
         "--data takes synthetic or generated[:N] (e.g. --data generated:500), got %r; for your own "
         "ImageNet TFRecords use --data-dir DIR" % text
@@ -477,7 +515,7 @@ def _feature_clash(name: str, features: Sequence[str]) -> Optional[str]:
     return None
 
 
-def check_extra_args(extra: List[Any], features: Sequence[str] = ()) -> List[Any]:
+def check_extra_args(extra: Sequence[str], features: Sequence[str] = ()) -> List[str]:
     """Pass-through flags after `--`: refuse those that would contradict the plan, in any spelling.
 
     ``features``: the plan's "fp16" / "xla"; their upstream flags may still come after -- on their own.
@@ -515,9 +553,48 @@ def default_batch_size(name: str, quick: bool = False) -> int:
     return max(1, size // QUICK_BATCH_DIVISOR) if quick else size
 
 
-def _plan_models(args: Namespace, quick: bool) -> List[Tuple[str, int]]:
+@dataclass(frozen=True)
+class SweepArgs:
+    """The sweep's options as the command line gave them (cli/sweep.py builds it once; argparse has bounded the
+    numbers); a default is what `sweep` with no flags gives. ``build_plan`` checks how they combine."""
+
+    # what to run (recorded in the plan; refused with --resume)
+    models: Optional[str] = None  # "resnet50,vgg16", checked by parse_models
+    batch_size: Tuple[str, ...] = ()  # "MODEL=N", one per --batch-size
+    runs: Optional[int] = None
+    device: Optional[str] = None  # auto | gpu | cpu
+    num_gpus: Optional[Tuple[int, ...]] = None
+    variable_update: Optional[str] = None
+    num_batches: Optional[int] = None
+    num_warmup_batches: Optional[int] = None
+    quick: bool = False
+    data: Optional[str] = None  # "synthetic", "generated:N", checked by parse_data
+    data_dir: Optional[str] = None
+    fp16: bool = False
+    xla: bool = False
+    until_ci: Optional[float] = None
+    max_runs: Optional[int] = None
+    order: Optional[str] = None  # grouped | interleaved
+    timeout: Optional[float] = None
+    cooldown: Optional[float] = None
+    cool_to: Optional[float] = None
+    cluster: Optional[str] = None  # local | slurm
+    workers: Optional[int] = None
+    ps: Optional[int] = None
+    fleet: bool = False
+    extra: Tuple[str, ...] = ()  # after --, for tf_cnn_benchmarks
+    # where (not the plan's)
+    python: Optional[str] = None
+    vendor_dir: Optional[str] = None
+    out: Optional[str] = None
+    resume: Optional[str] = None
+    retry_failed: bool = False
+    dry_run: bool = False
+
+
+def _plan_models(args: SweepArgs, quick: bool) -> List[Tuple[str, int]]:
     """[(model, batch size)] from --models and --batch-size MODEL=N, defaults (divided under --quick) else."""
-    explicit_sizes = dict(parse_batch_size(item) for item in (args.batch_size or []))
+    explicit_sizes = dict(parse_batch_size(item) for item in args.batch_size)
 
     if args.models:
         names = parse_models(args.models)
@@ -536,8 +613,8 @@ def _plan_models(args: Namespace, quick: bool) -> List[Tuple[str, int]]:
     return models
 
 
-def build_plan(args: Namespace) -> Plan:
-    """A Plan from the sweep flags (argparse namespace), or UsageError naming the bad flag."""
+def build_plan(args: SweepArgs) -> Plan:
+    """A Plan from the sweep's options, or UsageError naming the bad flag."""
     quick = bool(args.quick)
     models = _plan_models(args, quick)
     runs = _int(args.runs, bounds.RUNS) if args.runs is not None else (QUICK_RUNS if quick else DEFAULT_RUNS)
@@ -560,6 +637,9 @@ def build_plan(args: Namespace) -> Plan:
     timeout = None if args.timeout is None else float(_int(args.timeout, bounds.TIMEOUT))
     flow = _flow(args, runs)
     features = [f for f in FEATURE_FLAGS if flow[f]]
+    data = data_fields(args)
+    if data["data_kinds"] and args.order is None:
+        flow["order"] = "interleaved"  # both kinds side by side, so a slow drift weighs on each alike
 
     return Plan(
         models=models,
@@ -575,13 +655,13 @@ def build_plan(args: Namespace) -> Plan:
         gpu_counts=counts if len(counts) > 1 else None,
         cooldown_s=_optional_float(args.cooldown, bounds.COOLDOWN),
         cool_to_c=_optional_float(args.cool_to, bounds.COOL_TO),
-        **data_fields(args),
+        **data,
         **flow,
         **cluster_fields(args, variable_update),
     )
 
 
-def _flow(args: Namespace, runs: int) -> Dict[str, Any]:
+def _flow(args: SweepArgs, runs: int) -> Dict[str, Any]:
     """fp16, xla, until_ci, max_runs and order from the flags (argparse has bounded the numbers)."""
     until_ci = args.until_ci
     max_runs = args.max_runs
@@ -598,7 +678,7 @@ def _flow(args: Namespace, runs: int) -> Dict[str, Any]:
     return {"fp16": bool(args.fp16), "xla": bool(args.xla), "until_ci": until_ci, "max_runs": max_runs, "order": order}
 
 
-def gpu_counts(value: Optional[Union[str, int, List[int]]]) -> List[int]:
+def gpu_counts(value: Optional[Union[str, int, Sequence[int]]]) -> List[int]:
     """``--num-gpus`` as a list of counts: the CLI's parsed list, a single number, or text ``"1,2,4"``."""
     if value is None:
         return [DEFAULT_NUM_GPUS]
@@ -613,26 +693,41 @@ def gpu_counts(value: Optional[Union[str, int, List[int]]]) -> List[int]:
         raise UsageError("--num-gpus %s" % exc) from None
 
 
-def data_fields(args: Namespace) -> Dict[str, Any]:
-    """data_source (and data_dir for --data-dir) from ``--data`` / ``--data-dir``; the directory is checked by
-    the sweep (environment/datagen.py), the plan stays pure."""
-    data_dir, data = getattr(args, "data_dir", None), getattr(args, "data", None)
-    source = parse_data(data) if data is not None else None
+def parse_data_kinds(text: str) -> Tuple[Optional[str], Optional[List[str]]]:
+    """``--data`` as (data_source, data_kinds): one kind (``parse_data``, kinds None), or both in one sweep,
+    ``synthetic,generated[:N]`` in either order: (``generated:N``, their DATA_KINDS in that order)."""
+    parts = [part.strip() for part in str(text).split(",")]
+    if len(parts) == 1:
+        return parse_data(parts[0]), None
+    sources = [parse_data(part) for part in parts]
+    if len(sources) != 2 or sources.count(None) != 1 or "data-dir" in sources:
+        raise UsageError(
+            "--data takes one kind, or synthetic and one generated[:N] to run both in one sweep "
+            "(--data synthetic,generated:500), got %r" % text
+        )
+    return next(s for s in sources if s is not None), ["synthetic" if s is None else "real" for s in sources]
+
+
+def data_fields(args: SweepArgs) -> Dict[str, Any]:
+    """data_source, data_kinds (and data_dir for --data-dir) from ``--data`` / ``--data-dir``; the directory is
+    checked by the sweep (environment/datagen.py), the plan stays pure."""
+    data_dir, data = args.data_dir, args.data
+    source, kinds = parse_data_kinds(data) if data is not None else (None, None)
     if data_dir is not None and source is not None:
         raise UsageError("--data-dir runs on your records and --data %s on others: give one of them" % data)
     if data_dir is not None:
         source = "data-dir"
     if source is not None:
-        clash = [a.split("=", 1)[0] for a in (args.extra or []) if flag_name(str(a)) in ("data_dir", "data_name")]
+        clash = [a.split("=", 1)[0] for a in args.extra if flag_name(str(a)) in ("data_dir", "data_name")]
         if clash:
             raise UsageError(
                 "%s sets --data_dir and --data_name itself: drop %s after --"
                 % ("--data-dir" if data_dir is not None else "--data", clash[0])
             )
-    return {"data_source": source, "data_dir": data_dir}
+    return {"data_source": source, "data_dir": data_dir, "data_kinds": kinds}
 
 
-def cluster_fields(args: Namespace, variable_update: str) -> Dict[str, Any]:
+def cluster_fields(args: SweepArgs, variable_update: str) -> Dict[str, Any]:
     """Plan fields of ``--cluster/--workers/--ps/--fleet``, checked as far as the flags alone allow (the
     checkout's branch is checked once it is known, before anything runs)."""
     cluster = args.cluster
@@ -698,12 +793,12 @@ PLAN_FLAGS = (
 )
 
 
-def plan_flags_given(args: Namespace) -> List[Any]:
+def plan_flags_given(args: SweepArgs) -> List[Any]:
     """The plan flags a user gave (refused with --resume: the sweep's own plan rules)."""
     given = []
     for attr, flag in PLAN_FLAGS:
-        value = getattr(args, attr, None)  # the sweep parser sets every plan flag
+        value = getattr(args, attr)
         # identity, not equality: --num-warmup-batches 0 is given (0 == False)
-        if not (value is None or value is False or value == []):
+        if not (value is None or value is False or value == ()):
             given.append(flag)
     return given

@@ -101,6 +101,7 @@ _RUN_ALWAYS = (
 _RUN_OPTIONAL = (
     "num_gpus",
     "host",
+    "data",
     "cluster",
     "start_temp_c",
     "cooldown_s",
@@ -139,6 +140,7 @@ class RunRecord:
     steady_images_per_sec: Optional[float] = None
     drift_pct: Optional[float] = None
     drifting: Optional[bool] = None
+    data: Optional[str] = None  # synthetic or real in a sweep of both kinds (--data synthetic,generated), else None
     extra: JsonObject = field(default_factory=dict)
 
     @staticmethod
@@ -187,6 +189,7 @@ class RunRecord:
             steady_images_per_sec=_number(data.get("steady_images_per_sec")),
             drift_pct=_number(data.get("drift_pct")),
             drifting=data.get("drifting") if isinstance(data.get("drifting"), bool) else None,
+            data=opt_text(data.get("data")),
             extra={k: v for k, v in data.items() if k not in known},
         )
 
@@ -223,12 +226,12 @@ class RunRecord:
         return self.images_per_sec if self.ok else None
 
     @property
-    def config(self) -> Tuple[str, int, Optional[int], Optional[str]]:
-        """What the run measured: (model, batch_size, num_gpus, host)."""
-        return (self.model, self.batch_size, self.num_gpus, self.host)
+    def config(self) -> Tuple[str, int, Optional[int], Optional[str], Optional[str]]:
+        """What the run measured: (model, batch_size, num_gpus, host, data)."""
+        return (self.model, self.batch_size, self.num_gpus, self.host, self.data)
 
     @property
-    def key(self) -> Tuple[str, int, Optional[int], Optional[str], int]:
+    def key(self) -> Tuple[str, int, Optional[int], Optional[str], Optional[str], int]:
         """Which run this is; a re-run of it (resume) replaces it."""
         return self.config + (self.run,)
 
@@ -543,6 +546,9 @@ SUMMARY_COLUMNS = [
 ]
 # Columns only a sweep of several GPU counts has (speed-up over one GPU, and speed-up / count in %).
 SCALING_COLUMNS = ["speedup", "efficiency_pct"]
+# Columns only a sweep of both data kinds has: the row's kind, and on a real-data row what the input path costs,
+# its mean against the same configuration's synthetic one, in %, with that change's 95 % interval.
+DATA_COLUMNS = ["data", "vs_synthetic_pct", "vs_synthetic_ci95_low", "vs_synthetic_ci95_high"]
 # Issue 14: trustworthy numbers (aggregate.thermal_columns / steadiness_columns).
 THERMAL_COLUMNS = [
     "mean_power_w",
@@ -596,6 +602,11 @@ class SummaryRow:
     trend_pct: Optional[float] = None  # last third of the ok runs against the first, in % (quality.trend_pct)
     trend_significant: Optional[bool] = None  # the trend's 95 % interval excludes zero (quality.trend_significant)
     flags: Tuple[str, ...] = ()  # quality.FLAGS this configuration earned: "outlier", "wide CI", "drift", ...
+    # A sweep of both data kinds (aggregate.add_input_cost): the row's kind; a real row against the synthetic.
+    data: Optional[str] = None
+    vs_synthetic_pct: Optional[float] = None
+    vs_synthetic_ci95_low: Optional[float] = None
+    vs_synthetic_ci95_high: Optional[float] = None
 
     @property
     def pair(self) -> Tuple[str, int]:
@@ -609,6 +620,8 @@ class SummaryRow:
             out["fleet_flag"] = self.fleet_flag
         if self.scaling:
             out.update((name, getattr(self, name)) for name in SCALING_COLUMNS)
+        if self.data is not None:
+            out.update((name, getattr(self, name)) for name in DATA_COLUMNS)
         return out
 
 
@@ -675,9 +688,11 @@ class ChangeRow:
     change_ci95_low: Optional[float] = None  # 95% CI of change_pct (Fieller), %
     change_ci95_high: Optional[float] = None
     candidate_dir: Optional[str] = None  # set when several candidates follow one baseline
+    data: Optional[str] = None  # synthetic or real: a configuration of sweeps that ran both data kinds
 
     def to_dict(self) -> Dict[str, object]:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
-        if self.candidate_dir is None:
-            del out["candidate_dir"]
+        for name in ("candidate_dir", "data"):
+            if out[name] is None:
+                del out[name]
         return out

@@ -48,10 +48,10 @@ def is_scaling(rows: Sequence[SummaryRow]) -> bool:
 
 def view_rows(rows: Sequence[SummaryRow]) -> List[Dict[str, Any]]:
     """One dict per configuration of a scaling sweep (SummaryRows in plan order), with ``ideal`` added."""
-    one_gpu = {(r.model, r.batch_size, r.host): r.mean for r in rows if r.num_gpus == 1}
+    one_gpu = {(r.model, r.batch_size, r.host, r.data): r.mean for r in rows if r.num_gpus == 1}
     out = []
     for row in rows:
-        base = one_gpu.get((row.model, row.batch_size, row.host))
+        base = one_gpu.get((row.model, row.batch_size, row.host, row.data))
         ideal = base * row.num_gpus if base is not None and row.num_gpus else None
         out.append(
             {
@@ -59,6 +59,7 @@ def view_rows(rows: Sequence[SummaryRow]) -> List[Dict[str, Any]]:
                 "batch_size": row.batch_size,
                 "num_gpus": row.num_gpus,
                 "host": row.host,
+                "data": row.data,
                 "mean": row.mean,
                 "ideal": ideal,
                 "speedup": row.speedup,
@@ -75,7 +76,9 @@ def _cells(row: Mapping[str, Any]) -> List[str]:
         return MISSING if value is None else fmt % value
 
     return [
-        row["model"] + ("@" + row["host"] if row["host"] else ""),
+        row["model"]
+        + (" %s data" % row["data"] if row.get("data") else "")
+        + ("@" + row["host"] if row["host"] else ""),
         str(row["batch_size"]),
         MISSING if row["num_gpus"] is None else str(row["num_gpus"]),
         fixed(row["mean"], "%.2f"),

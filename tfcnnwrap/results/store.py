@@ -95,11 +95,20 @@ def _truncate_quietly(fd: int, size: int) -> None:
         pass  # the next writer's repair cuts the fragment off instead
 
 
-def log_name(model: str, batch_size: int, run: int, suffix: str = ".log", num_gpus: Optional[int] = None) -> str:
-    """``resnet50-bs64-run1.log``; ``resnet50-bs64-g2-run1.log`` when a sweep runs several GPU counts."""
+def log_name(
+    model: str,
+    batch_size: int,
+    run: int,
+    suffix: str = ".log",
+    num_gpus: Optional[int] = None,
+    data: Optional[str] = None,
+) -> str:
+    """``resnet50-bs64-run1.log``; ``resnet50-bs64-g2-run1.log`` when a sweep runs several GPU counts,
+    ``resnet50-bs64-real-run1.log`` when it runs both data kinds."""
     safe_model = _UNSAFE_NAME.sub("_", str(model)).strip(".") or "model"
     gpus = "-g%d" % int(num_gpus) if num_gpus is not None else ""
-    return "%s-bs%d%s-run%d%s" % (safe_model, int(batch_size), gpus, int(run), suffix)
+    kind = "-" + _UNSAFE_NAME.sub("_", data) if data else ""
+    return "%s-bs%d%s%s-run%d%s" % (safe_model, int(batch_size), gpus, kind, int(run), suffix)
 
 
 def is_sweep(path: Path) -> bool:
@@ -166,13 +175,21 @@ class SweepDir:
         return self.path / SUMMARY_CSV
 
     def log_relpath(
-        self, model: str, batch_size: int, run: int, suffix: str = ".log", num_gpus: Optional[int] = None
+        self,
+        model: str,
+        batch_size: int,
+        run: int,
+        suffix: str = ".log",
+        num_gpus: Optional[int] = None,
+        data: Optional[str] = None,
     ) -> str:
-        return "%s/%s" % (LOGS_DIR, log_name(model, batch_size, run, suffix, num_gpus))
+        return "%s/%s" % (LOGS_DIR, log_name(model, batch_size, run, suffix, num_gpus, data))
 
     def spec_log(self, spec: RunSpec, plan: Plan, suffix: str = ".log") -> str:
-        """The log of a plan's RunSpec (named with its GPU count in a sweep of several counts)."""
-        return self.log_relpath(spec.model, spec.batch_size, spec.run, suffix, spec.num_gpus if plan.scaling else None)
+        """The log of a plan's RunSpec (named with its GPU count in a sweep of several counts, its data kind in
+        a sweep of both)."""
+        gpus = spec.num_gpus if plan.scaling else None
+        return self.log_relpath(spec.model, spec.batch_size, spec.run, suffix, gpus, spec.data)
 
     def inside(self, relpath: str) -> Optional[Path]:
         """The absolute path of ``relpath`` if it stays inside the sweep directory, else None."""

@@ -30,11 +30,11 @@ if TYPE_CHECKING:
     from tfcnnwrap.results.store import SweepDir
 
 # Raise it whenever aggregate.config_rows computes a field differently: older files then read as stale.
-SUMMARY_VERSION = 2
+SUMMARY_VERSION = 3
 MAX_BYTES = 32 * 1024 * 1024  # ~10 KB a configuration: far more configurations than any plan holds
 
 _INTS = ("batch_size", "runs_ok", "runs_failed", "num_gpus", "throttled_runs", "drifting_runs")
-_TEXTS = ("model", "failures", "host", "fleet_flag", "pcie_link")
+_TEXTS = ("model", "failures", "host", "fleet_flag", "pcie_link", "data")
 _BOOLS = ("scaling", "ci95_wide", "trend_significant")
 _FIELDS = tuple(f.name for f in fields(SummaryRow))
 
@@ -139,7 +139,7 @@ def _agrees(rows: List[SummaryRow], runs: List[RunRecord]) -> bool:
     by_config: Dict[Tuple[Any, ...], List[RunRecord]] = {}
     for run in runs:
         by_config.setdefault(run.config, []).append(run)
-    if [(r.model, r.batch_size, r.num_gpus, r.host) for r in rows] != list(by_config):
+    if [(r.model, r.batch_size, r.num_gpus, r.host, r.data) for r in rows] != list(by_config):
         return False
     for row, members in zip(rows, by_config.values()):
         values = [r.value for r in members if r.value is not None]

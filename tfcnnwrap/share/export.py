@@ -30,7 +30,7 @@ from tfcnnwrap.share import bundle as bundles
 from tfcnnwrap.share import signing
 
 if TYPE_CHECKING:
-    from tfcnnwrap.results.plan import RunSpec
+    from tfcnnwrap.results.plan import Config, RunSpec
     from tfcnnwrap.results.records import RunRecord
 
 HOST, USER, HOME = "<host>", "<user>", "~"
@@ -219,12 +219,13 @@ def conditions_of(sweep: Sweep, gpu: str, redact: Redactor, keep_host: bool) -> 
 
 def lacking_text(specs: List[RunSpec], planned: int, limit: int = 6) -> str:
     """``2 of 6 planned runs: vgg16 bs=64 run 2, 3`` (the first ``limit`` configurations, then how many more)."""
-    by_config: Dict[Tuple[str, int, int], List[int]] = {}
+    by_config: Dict[Config, List[int]] = {}
     for spec in specs:
         by_config.setdefault(spec.config, []).append(spec.run)
     parts = [
-        "%s bs=%d%s run %s" % (model, bs, " gpus=%d" % n if n != 1 else "", ", ".join(map(str, runs)))
-        for (model, bs, n), runs in list(by_config.items())[:limit]
+        "%s bs=%d%s%s run %s"
+        % (model, bs, " gpus=%d" % n if n != 1 else "", " %s data" % d if d else "", ", ".join(map(str, runs)))
+        for (model, bs, n, d), runs in list(by_config.items())[:limit]
     ]
     more = len(by_config) - limit
     return "%d of %d planned runs: %s%s" % (
@@ -240,7 +241,7 @@ def plan_of(sweep: Sweep) -> JsonObject:
     planned runs that never started (an interrupted sweep's bundle says it is incomplete)."""
     plan = sweep.plan
     done = {(r.model, r.batch_size, r.num_gpus or 1, r.run) for r in sweep.runs}
-    configs = list(plan.configs())
+    configs = [c[:3] for c in plan.configs()]
     never = [(c, k) for c in configs for k in range(1, plan.runs + 1) if c + (k,) not in done]
     return BundlePlan.of(plan.runs, plan.until_ci, plan.most_runs if plan.until_ci else None, configs, never)
 
@@ -263,11 +264,18 @@ def _check_log_bounds(log_map: Mapping[str, LogEntry]) -> None:
         )
 
 
-def build(sweep_path: Union[Path, str], logs: bool = True, keep_host: bool = False, verb: str = "export") -> Bundle:
+def build(
+    sweep_path: Union[Path, str],
+    logs: bool = True,
+    keep_host: bool = False,
+    verb: str = "export",
+    data: Optional[str] = None,
+) -> Bundle:
     """The bundle of the sweep at ``sweep_path``; UsageError when it has no GPU name or no run, or is
     still running (its writer lock held); an interrupted sweep's bundle comes with a warning naming the runs it
-    lacks."""
-    sweep = Sweep(sweep_path)
+    lacks. A sweep of both data kinds gives one kind's runs (``data``, default synthetic) as if it had run
+    that kind alone: a bundle's conditions hold one."""
+    sweep = _one_kind(sweep_path, data, verb)
     if sweep.dir.writer_running():  # a bundle of it would hold some of its runs and say nothing of the rest
         raise UsageError("%s is still running: wait or stop it, then %s it" % (sweep_path, verb))
     if not sweep.runs:
@@ -299,6 +307,20 @@ def build(sweep_path: Union[Path, str], logs: bool = True, keep_host: bool = Fal
     )
 
 
+def _one_kind(sweep_path: Union[Path, str], data: Optional[str], verb: str) -> Sweep:
+    sweep = Sweep(sweep_path)
+    if not sweep.plan.data_kinds:
+        if data is not None:
+            raise UsageError("--data picks one kind of a sweep that ran both; %s ran one: drop --data" % sweep_path)
+        return sweep
+    if data is None:
+        sys.stderr.write(
+            "tfcnnwrap %s: %s ran synthetic and real data; a bundle holds one kind: this one its synthetic runs "
+            "(export --data real for the others)\n" % (verb, sweep_path)
+        )
+    return Sweep(sweep_path, data=data or "synthetic")
+
+
 def _device_name(sweep: Sweep, sweep_path: Union[Path, str], found: Dict[str, Tuple[str, str]]) -> str:
     """What the bundle names where the GPU goes: the GPU, or on a CPU sweep the CPU model (contract)."""
     if sweep.meta.on_cpu:
@@ -324,17 +346,19 @@ def _clean(value: List[JsonObject]) -> List[JsonObject]:
 
 @dataclass(frozen=True)
 class ExportArgs:
-    """`export SWEEP_DIR`: ``out`` a file or a folder for it (None: <id>.tfcw.json.gz here); ``sign`` a key."""
+    """`export SWEEP_DIR`: ``out`` a file or a folder for it (None: <id>.tfcw.json.gz here); ``sign`` a key;
+    ``data`` the kind a bundle of a sweep of both holds (None: synthetic)."""
 
     sweep_dir: str
     out: Optional[str] = None
     no_logs: bool = False
     keep_host: bool = False
     sign: Optional[str] = None
+    data: Optional[str] = None
 
 
 def cmd_export(args: ExportArgs) -> int:
-    bundle = build(args.sweep_dir, logs=not args.no_logs, keep_host=args.keep_host)
+    bundle = build(args.sweep_dir, logs=not args.no_logs, keep_host=args.keep_host, data=args.data)
     if args.sign:
         bundle = bundle.signed(signing.sign_id(bundle.id, args.sign)) or bundle
     data = bundles.to_bytes(bundle)

@@ -2,8 +2,8 @@
 
 Design: one Slurm step per run, across every node (``srun --nodes=N --ntasks-per-node=1``, ``slurm.launch_step``):
 each node runs the same benchmark at the same moment, so the hosts are compared under the same conditions, and
-the sweep's loop, resume and summary stay the ordinary ones. Each task is ``python -m tfcnnwrap.sweep.fleet run-task
-DIR CWD -- ARGV``: it records its node in ``DIR/task-<id>.json``, runs the benchmark, adds the exit code to the
+the sweep's loop, resume and summary stay the ordinary ones. Each task is ``python -m tfcnnwrap.cli.node fleet DIR CWD
+-- ARGV`` (``run_task``): it records its node in ``DIR/task-<id>.json``, runs the benchmark, adds the exit code to the
 record, and exits 0, so that one host running out of memory does not take the other hosts' runs down with it
 (``--kill-on-bad-exit``). Each node's output goes straight into the sweep directory (srun's ``--output`` with
 ``%N``: ``logs/<run>.<node>.log``): a shared filesystem, as on every cluster. Every host's run is one record with
@@ -13,7 +13,6 @@ Ctrl-C and ``--timeout`` ``scancel`` the step; the next run starts once Slurm ha
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -78,8 +77,8 @@ def run_fleet(ctx: SweepContext, display: Display, index: int, spec: RunSpec) ->
     wrapper = [
         sys.executable,
         "-m",
-        "tfcnnwrap.sweep.fleet",
-        "run-task",
+        "tfcnnwrap.cli.node",
+        "fleet",
         str(hosts_dir.resolve()),
         str(ctx.script.parent.resolve()),
         "--",
@@ -221,7 +220,7 @@ def run_task(
     try:
         child = subprocess.Popen(argv, cwd=str(cwd))
     except OSError as exc:
-        sys.stderr.write("tfcnnwrap.sweep.fleet: cannot run %s: %s\n" % (argv[0], exc))
+        sys.stderr.write("tfcnnwrap.cli.node fleet: cannot run %s: %s\n" % (argv[0], exc))
         record["exit_code"] = 127
     else:
 
@@ -235,15 +234,3 @@ def run_task(
         record["exit_code"] = child.wait()
     safefs.atomic_write(path, jsontext.dumps(record) + "\n")
     return 0
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) < 5 or argv[0] != "run-task" or argv[3] != "--":
-        sys.stderr.write("usage: python -m tfcnnwrap.sweep.fleet run-task HOSTS_DIR CWD -- ARGV...\n")
-        return 2
-    return run_task(argv[1], argv[2], argv[4:], os.environ)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -9,7 +9,7 @@ that holds a sweep.json this tfcnnwrap cannot read is listed as unreadable with 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Union
+from typing import Any, Dict, List, Optional, Union
 
 from tfcnnwrap import render, settings
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
@@ -19,9 +19,6 @@ from tfcnnwrap.results.plan import Plan
 from tfcnnwrap.results.records import Status
 from tfcnnwrap.results.store import load_sweep, running_pid, sweeps_by_age
 from tfcnnwrap.sweep.schedule import Schedule
-
-if TYPE_CHECKING:
-    from argparse import Namespace
 
 TABLE_COLUMNS = [
     Col("name", "sweep"),
@@ -62,7 +59,7 @@ def _conditions_text(cond: Dict[str, Any]) -> str:
         "XLA" if cond.get("xla") else None,
         gpus,
         cond.get("variable_update"),
-        "%s data" % cond["data"] if cond.get("data") else None,
+        "%s data" % str(cond["data"]).replace(",", " and ") if cond.get("data") else None,
     ]
     return " · ".join(p for p in parts if p)
 
@@ -121,15 +118,15 @@ def list_rows(root: Path) -> List[Dict[str, Any]]:
     return [sweep_row(path) for path in reversed(sweeps_by_age(Path(root)))]
 
 
-def cmd_list(args: Namespace) -> int:
-    root = Path(args.results_dir) if args.results_dir else settings.results_dir()
+def cmd_list(results_dir: Optional[str], fmt: str) -> int:
+    """`list`: the sweeps under ``results_dir`` (None: results/ or $TFCNNWRAP_RESULTS) in ``fmt``."""
+    root = Path(results_dir) if results_dir else settings.results_dir()
     if not root.is_dir():
         raise UsageError(
             "%s is not a directory: give the directory your sweeps are in (default results/, "
             "or $TFCNNWRAP_RESULTS)" % root
         )
     rows = list_rows(root)
-    fmt = args.format
     if fmt == "json":
         render.emit(
             [{k: row.get(k) for k in JSON_KEYS} for row in rows],

@@ -78,7 +78,9 @@ def header_text(ctx: SweepContext) -> str:
     """The sweep header's line on the images' path: ``data: generated:512 (real, host-fed); link: host->GPU
     11.8 GB/s, GPU->host 12.6 GB/s`` (each part only where there is something to say)."""
     parts = []
-    if ctx.plan.data_dir:
+    if ctx.plan.data_kinds:
+        parts.append("data: %s, each model's both kinds side by side" % ctx.plan.data_origin().replace(",", " and "))
+    elif ctx.plan.data_dir:
         parts.append("data: %s (real, decoded on the host)" % ctx.plan.data_origin())
     timed = ctx.meta.environment.get("link_bandwidth") if ctx.meta is not None else None
     if isinstance(timed, dict) and timed.get("h2d_gbps") and timed.get("d2h_gbps"):

@@ -6,7 +6,7 @@ The two backends differ only in how a task is started:
 
 - ``local``: the upstream script directly, on free ports of this machine (``localjob.run_job``).
 - ``slurm``: one ``srun --nodes=1 --ntasks=1 --nodelist=HOST --overlap`` step per task, running
-  ``python -m tfcnnwrap.cluster.task --plan PLAN.json --index I`` on the node the plan gives it. The plan is written
+  ``python -m tfcnnwrap.cli.node task --plan PLAN.json --index I`` on the node the plan gives it. The plan is written
   into the sweep directory (``cluster/<run>.plan.json``), which every node must see: a shared filesystem. The task's
   output comes back through srun's pipe, so logs, the live view and the verdict work as for ``local``. Stopping
   a task stops its srun, which signals the task on its node; any step still listed afterwards is ``scancel``-ed
@@ -232,7 +232,8 @@ def _slurm_attempt(
         inner = [
             _tfcnnwrap_python(),
             "-m",
-            "tfcnnwrap.cluster.task",
+            "tfcnnwrap.cli.node",
+            "task",
             "--plan",
             str(plan_path.resolve()),
             "--index",

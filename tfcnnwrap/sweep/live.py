@@ -61,7 +61,9 @@ def result_text(record: RunRecord) -> str:
 
 
 def finished_label(record: RunRecord, runs: int) -> str:
-    return run_label(record.model, record.batch_size, record.run, runs, record.num_gpus)
+    """``resnet50 bs=64 run 1/3``; in a sweep of both data kinds ``resnet50 bs=64 real data run 1/3``."""
+    label = run_label(record.model, record.batch_size, record.run, runs, record.num_gpus)
+    return label.replace(" run ", " %s data run " % record.data, 1) if record.data else label
 
 
 class PlainDisplay:

@@ -4,7 +4,6 @@ Each finished run is on disk (runs.jsonl, fsynced) before the next one starts; s
 when the sweep ends (finished, interrupted or failed), so pandas is imported after the last run.
 """
 
-import argparse
 import os
 import sys
 from dataclasses import replace
@@ -32,7 +31,7 @@ from tfcnnwrap.errors import (
 from tfcnnwrap.filelock import FileLock
 from tfcnnwrap.present.report import next_compare, print_summary
 from tfcnnwrap.prose import fill
-from tfcnnwrap.results.plan import Plan, RunSpec, build_plan, plan_flags_given
+from tfcnnwrap.results.plan import Plan, RunSpec, SweepArgs, build_plan, plan_flags_given
 from tfcnnwrap.results.quality import throttle_warning
 from tfcnnwrap.results.records import JsonObject, Resumption, RunRecord, Status, SummaryRow, SweepMeta
 from tfcnnwrap.results.store import FORMAT_VERSION, SweepDir, open_sweep
@@ -115,10 +114,10 @@ def _restore_signal_handlers(stops: StopRequests) -> None:
     stops.restore()
 
 
-def cmd_sweep(args: argparse.Namespace) -> int:
+def cmd_sweep(args: SweepArgs) -> int:
     if args.retry_failed and not args.resume:
         raise UsageError("--retry-failed works with --resume DIR; add --resume")
-    sweep, meta, plan = _resume_target(args) if args.resume else _new_target(args)
+    sweep, meta, plan = _resume_target(args, args.resume) if args.resume else _new_target(args)
     python, vendor_dir, python_from = _where_to_run(args, meta)
     # Held shared from before the checkout is read until the sweep ends: setup (exclusive) cannot swap it.
     vendor_lock = None if args.dry_run else _hold_vendor(vendor_dir)
@@ -136,25 +135,25 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             vendor_lock.release()
 
 
-def _new_target(args: argparse.Namespace) -> Tuple[SweepDir, Optional[SweepMeta], Plan]:
+def _new_target(args: SweepArgs) -> Tuple[SweepDir, Optional[SweepMeta], Plan]:
     plan = build_plan(args)
     sweep = SweepDir(Path(args.out) if args.out else default_out_dir())
     sweep.refuse_existing()
     return sweep, None, plan
 
 
-def _resume_target(args: argparse.Namespace) -> Tuple[SweepDir, Optional[SweepMeta], Plan]:
+def _resume_target(args: SweepArgs, resume: str) -> Tuple[SweepDir, Optional[SweepMeta], Plan]:
     given = plan_flags_given(args)
     if given:
         raise UsageError("--resume continues the sweep with its own recorded plan; drop %s" % ", ".join(given))
-    if Path(args.resume).is_dir():
-        SweepDir(args.resume).refuse_links()  # before anything in it is read
-    sweep = open_sweep(args.resume)
+    if Path(resume).is_dir():
+        SweepDir(resume).refuse_links()  # before anything in it is read
+    sweep = open_sweep(resume)
     meta = sweep.read_meta() if sweep.meta is None else sweep.meta
     return sweep, meta, Plan.from_dict(meta.plan)
 
 
-def _where_to_run(args: argparse.Namespace, meta: Optional[SweepMeta]) -> Tuple[str, Path, Optional[str]]:
+def _where_to_run(args: SweepArgs, meta: Optional[SweepMeta]) -> Tuple[str, Path, Optional[str]]:
     """(python, vendor_dir, where python came from): the flags, else (on --resume) what the sweep recorded,
     else TFCNNWRAP_PYTHON / TFCNNWRAP_VENDOR_DIR, else what the last setup remembered, else the defaults."""
     recorded = meta or SweepMeta()
@@ -181,7 +180,7 @@ def _hold_vendor(vendor_dir: Path) -> Optional[FileLock]:
 
 
 def _prepare(
-    args: argparse.Namespace,
+    args: SweepArgs,
     sweep: SweepDir,
     meta: Optional[SweepMeta],
     plan: Plan,
@@ -448,6 +447,7 @@ def _header(ctx: SweepContext, todo: List[RunSpec]) -> List[str]:
     factors = (
         [_counted(len(plan.models), "model")]
         + ([_counted(len(plan.counts), "GPU count")] if len(plan.counts) > 1 else [])
+        + ([_counted(len(plan.kinds), "data kind")] if plan.data_kinds else [])
         + [_counted(plan.runs, "run")]
     )
     return [

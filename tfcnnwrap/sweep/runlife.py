@@ -128,7 +128,7 @@ class SweepContext:
 
 
 def argv(ctx: SweepContext, spec: RunSpec) -> List[str]:
-    flags = ctx.plan.benchmark_flags(spec.model, spec.batch_size, ctx.device, spec.num_gpus, ctx.features)
+    flags = ctx.plan.benchmark_flags(spec.model, spec.batch_size, ctx.device, spec.num_gpus, ctx.features, spec.data)
     return [ctx.python, "-u", SCRIPT_NAME] + flags
 
 
@@ -184,6 +184,7 @@ def run_record(
         batch_size=spec.batch_size,
         num_gpus=spec.num_gpus,
         run=spec.run,
+        data=spec.data,
         status=Status.read(outcome.status),
         images_per_sec=parsed.total_images_per_sec if ok else None,
         exit_code=outcome.exit_code,
@@ -209,6 +210,7 @@ def skipped_record(ctx: SweepContext, spec: RunSpec, reason: str) -> RunRecord:
         batch_size=spec.batch_size,
         num_gpus=spec.num_gpus,
         run=spec.run,
+        data=spec.data,
         status=Status.SKIPPED,
         command=tuple(argv(ctx, spec)),
         failure=reason,

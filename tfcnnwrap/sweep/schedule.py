@@ -21,7 +21,7 @@ from tfcnnwrap.results.plan import RunSpec
 from tfcnnwrap.results.records import Status
 
 if TYPE_CHECKING:
-    from tfcnnwrap.results.plan import Plan
+    from tfcnnwrap.results.plan import Config, Plan
     from tfcnnwrap.results.records import RunRecord
 
 RERUN_STATUSES = {Status.INTERRUPTED}  # Status members hash by name: compare members, not texts
@@ -48,14 +48,14 @@ def skip_reason(spec: RunSpec, oom_run: int) -> str:
 
 
 class _Config:
-    def __init__(self, key: Tuple[str, int, int]) -> None:
-        self.key = key  # (model, batch_size, num_gpus)
+    def __init__(self, key: Config) -> None:
+        self.key = key  # (model, batch_size, num_gpus, data)
         self.pending: List[int] = []  # run numbers still to run, in order
         self.latest: Dict[int, RunRecord] = {}  # run number -> its latest RunRecord
         self.oom_run: Optional[int] = None  # the run that ran out of memory (its other runs are skipped)
 
     def spec(self, run: int) -> RunSpec:
-        return RunSpec(self.key[0], self.key[1], self.key[2], run)
+        return RunSpec(self.key[0], self.key[1], self.key[2], run, self.key[3])
 
     def failed(self) -> bool:
         return any(r.status != Status.OK for r in self.latest.values())
@@ -81,9 +81,9 @@ class Schedule:
         self.plan = plan
         self.configs = [_Config(key) for key in plan.configs()]
         # a record's num_gpus is Optional (filled for format-1 sweeps where runs are read): no match is no config
-        by_key: Dict[Tuple[str, int, Optional[int]], _Config] = {c.key: c for c in self.configs}
+        by_key: Dict[Tuple[str, int, Optional[int], Optional[str]], _Config] = {c.key: c for c in self.configs}
         for rec in records:  # latest_runs(): one per run (in a fleet, one per run and host)
-            config = by_key.get((rec.model, rec.batch_size, rec.num_gpus))
+            config = by_key.get(_key(rec))
             prior = None if config is None else config.latest.get(rec.run)
             # A fleet's run is owed while any host's record of it is (the host whose node failed mid-run).
             if config is not None and (prior is None or not _needs_run(prior, retry_failed)):
@@ -123,10 +123,15 @@ class Schedule:
     def finished(self, record: RunRecord) -> None:
         """Take a run's record into account (its configuration's statistics, an OOM)."""
         for config in self.configs:
-            if config.key == (record.model, record.batch_size, record.num_gpus):
+            if config.key == _key(record):
                 config.latest[record.run] = record
                 if record.status == Status.OOM and config.oom_run is None:
                     config.oom_run = record.run
+
+
+def _key(record: RunRecord) -> Tuple[str, int, Optional[int], Optional[str]]:
+    """The configuration a record belongs to, as the plan's configs() name it."""
+    return (record.model, record.batch_size, record.num_gpus, record.data)
 
 
 def runs_to_do(plan: Plan, records: List[RunRecord], retry_failed: bool) -> List[RunSpec]:
