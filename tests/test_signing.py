@@ -344,3 +344,23 @@ def test_an_index_of_format_1_that_cannot_be_written_reads_as_unsigned(tmp_path,
         assert opened.signer_keys() == {} and opened.intervals() == {}
     finally:
         opened.close()
+
+
+def test_verify_repo_names_signers_from_the_repository_allowed_signers_or_the_flag(tmp_path, keys):
+    from tfcnnwrap.share.resultsrepo import repo_path
+
+    path = signed_export(tmp_path, keys)
+    repo = tmp_path / "repo"
+    placed = repo / repo_path(bundles.read_path(path))
+    placed.parent.mkdir(parents=True)
+    placed.write_bytes(path.read_bytes())
+    allowed_signers(repo / "allowed_signers", keys, "alice")
+    # the repository's own allowed_signers (what init-repo writes and its help promises) names the signer
+    done = spawn_cli("verify", "--repo", repo)
+    assert done.returncode == 0, done
+    assert "signed by alice@example.com (%s)" % keys["alice"][1] in done.stdout, done.stdout
+    # --allowed-signers FILE is read instead, as it is for `verify BUNDLE`
+    other = allowed_signers(tmp_path / "other", keys, "bob")
+    flagged = spawn_cli("verify", "--repo", repo, "--allowed-signers", other)
+    assert flagged.returncode == 0, flagged
+    assert "signed by %s (not in your allowed signers)" % keys["alice"][1] in flagged.stdout, flagged.stdout

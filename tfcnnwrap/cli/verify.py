@@ -24,7 +24,8 @@ def add(verbs: argparse._SubParsersAction, parent: Parser) -> None:
         metavar="DIR",
         type=text,
         help="every bundle of a results repository's work tree, and whether each lies where publish "
-        "puts it (bundles/<vendor>/<gpu-slug>/<id>.tfcw.json.gz); signers named from DIR/allowed_signers",
+        "puts it (bundles/<vendor>/<gpu-slug>/<id>.tfcw.json.gz); signers named from --allowed-signers, "
+        "else DIR/allowed_signers",
     )
     p.add_argument(
         "--allowed-signers",
@@ -42,7 +43,9 @@ def run(args: argparse.Namespace) -> int:
             cmd_verify_repo,
         )
 
-        return cmd_verify_repo(VerifyRepoArgs(repo=args.repo, bundles=tuple(args.bundles)))
+        return cmd_verify_repo(
+            VerifyRepoArgs(repo=args.repo, bundles=tuple(args.bundles), allowed_signers=args.allowed_signers)
+        )
     from tfcnnwrap.share.verify import VerifyArgs, cmd_verify  # start-up: a verb's stage is imported when it runs
 
     return cmd_verify(VerifyArgs(bundles=tuple(args.bundles), allowed_signers=args.allowed_signers))

@@ -26,6 +26,7 @@ from tfcnnwrap import __version__, safefs
 from tfcnnwrap.environment import gitremote
 from tfcnnwrap.errors import EXIT_OK, SetupError, UsageError
 from tfcnnwrap.share import bundle as bundles
+from tfcnnwrap.share import signing
 from tfcnnwrap.share.gitrepo import ensure_identity, repo_path
 from tfcnnwrap.share.verify import verify
 
@@ -133,15 +134,16 @@ def bundle_files(root: Path) -> Tuple[List[Path], List[Path]]:
     return found, refused
 
 
-def check_one(root: Path, path: Path) -> Tuple[int, List[str], str]:
-    """(exit code, findings, summary line) of one bundle of the repository."""
+def check_one(root: Path, path: Path, allowed: Optional[Path] = None) -> Tuple[int, List[str], str]:
+    """(exit code, findings and signers, summary line) of one bundle of the repository; signers named from
+    ``allowed`` (an OpenSSH allowed_signers file)."""
     rel = path.relative_to(root).as_posix()
     try:
         bundle = bundles.read_path(path)
     except bundles.BundleRefused as exc:
         return EXIT_UNREADABLE, [], "%s: unreadable: %s" % (rel, exc.message)
-    verdict = verify(bundle)
-    findings = list(verdict.findings)
+    verdict = verify(bundle, allowed)
+    findings = list(verdict.findings) + [signer.describe() for signer in verdict.signers if signer.valid]
     code = EXIT_OK if verdict.verified else EXIT_NOT_VERIFIED
     expected = repo_path(bundle)
     if rel != expected:
@@ -158,12 +160,27 @@ def check_one(root: Path, path: Path) -> Tuple[int, List[str], str]:
     return code, ["%s: %s" % (rel, f) for f in findings], line
 
 
-def check_repo(root: Path) -> int:
+def signers_file(root: Path, flag: Optional[str]) -> Optional[Path]:
+    """``--allowed-signers FILE``, else the repository's own allowed_signers (what init-repo writes; a regular
+    file only: a link in someone's repository is not followed), else the user's default."""
+    if flag:
+        return signing.allowed_signers_path(flag)
+    own = root / SIGNERS
+    try:
+        if stat.S_ISREG(os.lstat(own).st_mode):
+            return own
+    except OSError:
+        pass
+    return signing.allowed_signers_path(None)
+
+
+def check_repo(root: Path, allowed_signers: Optional[str] = None) -> int:
     """Every bundle of the tree at ``root`` checked; one line per finding and per bundle, a total at the end."""
     write = sys.stdout.write
     if not root.is_dir():
         raise UsageError("%s is not a folder; give the results repository's work tree (a clone)" % root)
     found, refused = bundle_files(root)
+    allowed = signers_file(root, allowed_signers)
     code, counts = EXIT_OK, {EXIT_OK: 0, EXIT_NOT_VERIFIED: 0, EXIT_UNREADABLE: 0}
     for path in refused:
         write(
@@ -172,7 +189,7 @@ def check_repo(root: Path) -> int:
         )
         code, counts[EXIT_NOT_VERIFIED] = max(code, EXIT_NOT_VERIFIED), counts[EXIT_NOT_VERIFIED] + 1
     for path in found:
-        one, findings, line = check_one(root, path)
+        one, findings, line = check_one(root, path, allowed)
         for finding in findings:
             write(finding + "\n")
         write(line + "\n")
@@ -190,13 +207,15 @@ def check_repo(root: Path) -> int:
 
 @dataclass(frozen=True)
 class VerifyRepoArgs:
-    """`verify --repo DIR`: ``bundles`` the bundle files also given, which --repo refuses."""
+    """`verify --repo DIR`: ``bundles`` the bundle files also given, which --repo refuses; ``allowed_signers``
+    the file naming whom the user trusts (None: the repository's own, else the user's default)."""
 
     repo: str
     bundles: Tuple[str, ...] = ()
+    allowed_signers: Optional[str] = None
 
 
 def cmd_verify_repo(args: VerifyRepoArgs) -> int:
     if args.bundles:
         raise UsageError("give bundles or --repo DIR, not both")
-    return check_repo(Path(args.repo))
+    return check_repo(Path(args.repo), args.allowed_signers)
