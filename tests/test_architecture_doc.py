@@ -76,3 +76,12 @@ def test_paths_into_the_package_in_the_docs_exist():
     for doc in DOCS_WITH_PATHS:
         for path in sorted(set(FLAT_PATH.findall(doc.read_text(encoding="utf-8")))):
             assert (ROOT / path).is_file(), "%s names %s, which does not exist" % (doc.name, path)
+
+
+WORD = re.compile(r"\S*[A-Za-z0-9]\S*")  # a word holds a letter or a digit: a table's "|" and "---" are not words
+
+
+@pytest.mark.slow
+def test_the_map_stays_a_map_of_at_most_2500_words():
+    words = len(WORD.findall(DOC.read_text(encoding="utf-8")))
+    assert words <= 2500, "docs/architecture.md has %d words; it is a map of the packages, not their story" % words
