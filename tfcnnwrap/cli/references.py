@@ -23,6 +23,8 @@ def add(verbs: argparse._SubParsersAction, parent: Parser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tfcnnwrap.compare.refview import cmd_references  # start-up: a verb's stage is imported when it runs
+    from tfcnnwrap.compare import refview  # start-up: a verb's stage is imported when it runs
 
-    return int(cmd_references(args) or 0)
+    return refview.cmd_references(
+        refview.ReferencesArgs(gpu=args.gpu, model=args.model, references=args.references, format=args.format)
+    )

@@ -7,6 +7,7 @@ every row per GPU with its launch price and board power.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar, Union
 
 from tfcnnwrap import render
@@ -14,8 +15,6 @@ from tfcnnwrap.errors import UsageError
 from tfcnnwrap.results.references import COLUMNS, TRUST_LEVELS, Result, load_references
 
 if TYPE_CHECKING:
-    from argparse import Namespace
-
     from tfcnnwrap.results.references import ReferenceGPU, ReferenceSet
 
 _T = TypeVar("_T")
@@ -232,11 +231,21 @@ def _print_lines(
         render.print_note(out, line)
 
 
-def cmd_references(args: Namespace) -> int:
+@dataclass(frozen=True)
+class ReferencesArgs:
+    """What `references` was asked (cli/references.py builds it); None: the flag was not typed."""
+
+    gpu: Optional[str]
+    model: Optional[str]
+    references: Optional[str]  # the user's own CSV, listed beside the built-in ones
+    format: str  # "table", "markdown", "csv" or "json"
+
+
+def cmd_references(args: ReferencesArgs) -> int:
     references = load_references(args.references)
     gpu_name, model = args.gpu, args.model
     selected = select(references, gpu_name, model)
-    fmt = args.format or "table"
+    fmt = args.format
     if fmt == "json":
         render.emit(
             detail_json(selected), fmt, kind="references", conditions={"gpu": gpu_name or None, "model": model or None}

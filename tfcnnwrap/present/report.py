@@ -8,6 +8,7 @@ measured under, and on a narrow terminal std, min, max and median step aside fir
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
@@ -24,8 +25,6 @@ from tfcnnwrap.results.scaling import TOWER, emit_scaling, is_scaling
 from tfcnnwrap.results.store import load_sweep, newest_sweep
 
 if TYPE_CHECKING:
-    from argparse import Namespace
-
     from rich.console import Console
 
     from tfcnnwrap.results.records import RunRecord, SummaryRow, SweepMeta
@@ -279,10 +278,21 @@ def _plot(sweep: SweepDir, meta: SweepMeta, runs: List[RunRecord], rows: List[Su
     sys.stderr.write("tfcnnwrap report: wrote %s\n" % " and ".join(str(p) for p in written))
 
 
-def cmd_report(args: Namespace) -> int:
+@dataclass(frozen=True)
+class ReportArgs:
+    """What `report` was asked (cli/report.py builds it; pages/reportpage.py reads it for --format html)."""
+
+    sweep_dir: Optional[str]  # None: the newest sweep under the results directory
+    format: str  # "table", "markdown", "csv", "json" or "html"
+    out: Optional[str]  # None: standard output
+    plot: Optional[str]  # checked by cli/parsing.plot_path
+
+
+def cmd_report(args: ReportArgs) -> int:
     """Exit 0 whenever the sweep can be read, failed runs or not (they are in the table); 2 when it cannot."""
-    if args.out and args.format != "html":
-        return written_to(args.out, lambda: cmd_report(type(args)(**dict(vars(args), out=None))))
+    out = args.out
+    if out and args.format != "html":
+        return written_to(out, lambda: cmd_report(replace(args, out=None)))
     plot_path = args.plot
     if plot_path:
         from tfcnnwrap.present.plot import require_matplotlib  # lazy: --plot only (see _plot)

@@ -8,8 +8,9 @@ that holds a sweep.json this tfcnnwrap cannot read is listed as unreadable with 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Union
+from typing import Any, Dict, List, Optional, Union
 
 from tfcnnwrap import render, settings
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
@@ -19,9 +20,6 @@ from tfcnnwrap.results.plan import Plan
 from tfcnnwrap.results.records import Status
 from tfcnnwrap.results.store import load_sweep, running_pid, sweeps_by_age
 from tfcnnwrap.sweep.schedule import Schedule
-
-if TYPE_CHECKING:
-    from argparse import Namespace
 
 TABLE_COLUMNS = [
     Col("name", "sweep"),
@@ -121,7 +119,15 @@ def list_rows(root: Path) -> List[Dict[str, Any]]:
     return [sweep_row(path) for path in reversed(sweeps_by_age(Path(root)))]
 
 
-def cmd_list(args: Namespace) -> int:
+@dataclass(frozen=True)
+class ListArgs:
+    """What `list` was asked (cli/list.py builds it)."""
+
+    results_dir: Optional[str]  # None: $TFCNNWRAP_RESULTS, else the config file's, else results/
+    format: str  # "table", "markdown", "csv" or "json"
+
+
+def cmd_list(args: ListArgs) -> int:
     root = Path(args.results_dir) if args.results_dir else settings.results_dir()
     if not root.is_dir():
         raise UsageError(
