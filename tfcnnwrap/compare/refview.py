@@ -226,9 +226,7 @@ def _print_lines(
         render.emit(rows, fmt, columns=columns, title=title, caption=render.paragraphs(lines))
         return
     render.emit(rows, fmt, columns=columns, title=title)
-    out = render.console()
-    for line in lines:
-        render.print_note(out, line)
+    render.print_notes(lines)
 
 
 @dataclass(frozen=True)

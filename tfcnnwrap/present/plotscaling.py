@@ -33,19 +33,22 @@ class ScalingPoint:
     """What the chart reads of a row: a SummaryRow's fields, or a `report --format json` row's keys."""
 
     model: str
+    batch_size: Optional[int]
     num_gpus: Optional[int]
     host: Optional[str]
     mean: Optional[float]
+    speedup: Optional[float]
     efficiency_pct: Optional[float]
 
 
 def _as_row(row: Union[SummaryRow, Dict[str, Any]]) -> ScalingPoint:
     """A SummaryRow, or a row dict (`report --format json`), as the point the chart draws."""
-    if isinstance(row, dict):
+    if not isinstance(row, dict):
         return ScalingPoint(
-            str(row.get("model")), row.get("num_gpus"), row.get("host"), row.get("mean"), row.get("efficiency_pct")
+            row.model, row.batch_size, row.num_gpus, row.host, row.mean, row.speedup, row.efficiency_pct
         )
-    return ScalingPoint(row.model, row.num_gpus, row.host, row.mean, row.efficiency_pct)
+    keys = ("batch_size", "num_gpus", "host", "mean", "speedup", "efficiency_pct")
+    return ScalingPoint(str(row.get("model")), *(row.get(k) for k in keys))
 
 
 def _series(rows: Iterable[Union[SummaryRow, Dict[str, Any]]]) -> Dict[Tuple[str, None], Any]:

@@ -160,11 +160,9 @@ def cmd_list(args: ListArgs) -> int:
         caption=render.paragraphs(notes) if fmt == "markdown" and notes else None,
     )
     if fmt == "table":
-        out = render.console()
-        for line in notes[: len(notes) - len(resumes)]:
-            render.print_note(out, line)
+        render.print_notes(notes[: len(notes) - len(resumes)])
         for name, command in resumes:
-            out.print("resume %s:" % name, markup=False, highlight=False)
+            render.print_line("resume %s:" % name)
             # a command to paste: one line, never broken inside a path (a narrow terminal folds it)
-            out.print("  " + command, markup=False, highlight=False, soft_wrap=True)
+            render.print_line("  " + command, whole=True)
     return 0
