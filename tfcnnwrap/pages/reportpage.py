@@ -22,11 +22,12 @@ from tfcnnwrap.errors import UsageError
 from tfcnnwrap.pages import svgcharts
 from tfcnnwrap.present.outfile import check_out, emit  # noqa: F401 - the pages' writers (comparepage)
 from tfcnnwrap.present.plotruns import run_series, seconds_label
-from tfcnnwrap.present.report import ReportArgs, plan_conditions, quality_lines, table_columns, title_parts
+from tfcnnwrap.present.report import ReportArgs, quality_lines, table_columns, title_parts
 from tfcnnwrap.render import safe_text
 from tfcnnwrap.results.aggregate import summarize
 from tfcnnwrap.results.fleetreport import with_fleet
 from tfcnnwrap.results.store import load_sweep, newest_sweep
+from tfcnnwrap.results.sweepconditions import plan_conditions
 
 if TYPE_CHECKING:
     from jinja2.environment import Environment

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field, fields
 from decimal import Decimal
 from importlib.resources import files
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple, Union
 
@@ -726,23 +727,32 @@ def _fact_value(value: object) -> object:
     raise ValueError("not a fact")
 
 
+_TEXT_INDEXES = itemgetter(*_TEXT_AT)
+_WHOLE_VALUES = itemgetter(*(_RESULT_FIELDS.index(name) for name in _RESULT_WHOLE))
+_TEXT_PLACES = frozenset(_TEXT_AT)
+_FIGURE_AT, _FIGURE_TEXT_AT = _RESULT_FIELDS.index("images_per_sec"), _RESULT_FIELDS.index("text")
+
+
 def _expanded_result(texts: List[str], row: object) -> Result:
     if type(row) is not list or len(row) != len(_RESULT_FIELDS):
         raise ValueError("not a result")
-    indexes = [row[at] for at in _TEXT_AT]
-    if not all(type(i) is int and i >= 0 for i in indexes):
+    indexes = _TEXT_INDEXES(row)
+    if set(map(type, indexes)) != {int} or min(indexes) < 0:
         raise ValueError("not an index")  # past the end: IndexError
-    values = dict(zip(_TEXT_NAMES, [texts[i] for i in indexes]))
-    for name in _RESULT_WHOLE:
-        value = row[_RESULT_FIELDS.index(name)]
-        if type(value) is not int or value < 1:
-            raise ValueError("not a positive %s" % name)
-        values[name] = value
+    whole = _WHOLE_VALUES(row)
+    if set(map(type, whole)) != {int} or min(whole) < 1:
+        raise ValueError("not a positive batch size or GPU count")
+    values = [texts[v] if at in _TEXT_PLACES else v for at, v in enumerate(row)]
     # read from its text as _positive_float reads it: exact, where jsontext would round a 17-digit figure
-    number = float(values["text"])
+    number = float(values[_FIGURE_TEXT_AT])
     if not 0 < number < float("inf"):
         raise ValueError("not a positive images_per_sec")
-    return Result(images_per_sec=number, **values)
+    values[_FIGURE_AT] = number
+    # Every field checked above: set as they are. A frozen dataclass's __init__ sets each of the 15 through
+    # object.__setattr__, half of the ~2,650 results' expansion (issue 39: `references` start-up).
+    result = object.__new__(Result)
+    result.__dict__.update(zip(_RESULT_FIELDS, values))
+    return result
 
 
 def _expanded(data: object, key: str) -> Optional[Dict[str, ReferenceGPU]]:

@@ -14,11 +14,11 @@ from typing import Any, Dict, List, Optional, Union
 
 from tfcnnwrap import render, settings
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
-from tfcnnwrap.present.report import conditions
 from tfcnnwrap.render import Col
 from tfcnnwrap.results.plan import Plan
 from tfcnnwrap.results.records import Status
 from tfcnnwrap.results.store import load_sweep, running_pid, sweeps_by_age
+from tfcnnwrap.results.sweepconditions import conditions
 from tfcnnwrap.sweep.schedule import Schedule
 
 TABLE_COLUMNS = [
