@@ -94,7 +94,7 @@ def build_parser(only: Optional[str] = None) -> Parser:
     )
     parser.add_argument("--debug", action="store_true", help="show the full traceback of an unexpected error")
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=Parser)
-    debug_parent = Parser(add_help=False)
+    debug_parent = Parser(add_help=False, formatter_class=Formatter)  # argparse's own would import shutil
     debug_parent.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     for name, module in VERB_MODULES.items():
         if only is None or name == only:

@@ -18,7 +18,6 @@ import io
 import json
 import re
 from dataclasses import dataclass, field, fields
-from decimal import Decimal
 from importlib.resources import files
 from operator import itemgetter
 from pathlib import Path
@@ -122,6 +121,7 @@ def format_published(text: str, value: float) -> str:
         return text
     # every digit of the float, in positional notation: 5e-324 must not print as 0 (which reads back as no
     # figure at all), nor 1.5e3 as 1500.000000
+    from decimal import Decimal  # start-up: only a figure its source did not write plainly needs it
 
     plain = format(Decimal(repr(float(value))), "f")
     return plain.rstrip("0").rstrip(".") if "." in plain else plain
@@ -729,8 +729,18 @@ def _fact_value(value: object) -> object:
 
 _TEXT_INDEXES = itemgetter(*_TEXT_AT)
 _WHOLE_VALUES = itemgetter(*(_RESULT_FIELDS.index(name) for name in _RESULT_WHOLE))
-_TEXT_PLACES = frozenset(_TEXT_AT)
-_FIGURE_AT, _FIGURE_TEXT_AT = _RESULT_FIELDS.index("images_per_sec"), _RESULT_FIELDS.index("text")
+_FIGURE_TEXT = _TEXT_NAMES.index("text")
+# A result's fields in their order, picked from (its texts..., its whole numbers..., images/sec)
+_IN_ORDER = itemgetter(
+    *[
+        _TEXT_AT.index(at)
+        if at in _TEXT_AT
+        else len(_TEXT_AT) + _RESULT_WHOLE.index(name)
+        if name in _RESULT_WHOLE
+        else len(_TEXT_AT) + len(_RESULT_WHOLE)
+        for at, name in enumerate(_RESULT_FIELDS)
+    ]
+)
 
 
 def _expanded_result(texts: List[str], row: object) -> Result:
@@ -742,16 +752,15 @@ def _expanded_result(texts: List[str], row: object) -> Result:
     whole = _WHOLE_VALUES(row)
     if set(map(type, whole)) != {int} or min(whole) < 1:
         raise ValueError("not a positive batch size or GPU count")
-    values = [texts[v] if at in _TEXT_PLACES else v for at, v in enumerate(row)]
+    found = itemgetter(*indexes)(texts)
     # read from its text as _positive_float reads it: exact, where jsontext would round a 17-digit figure
-    number = float(values[_FIGURE_TEXT_AT])
+    number = float(found[_FIGURE_TEXT])
     if not 0 < number < float("inf"):
         raise ValueError("not a positive images_per_sec")
-    values[_FIGURE_AT] = number
     # Every field checked above: set as they are. A frozen dataclass's __init__ sets each of the 15 through
     # object.__setattr__, half of the ~2,650 results' expansion (issue 39: `references` start-up).
     result = object.__new__(Result)
-    result.__dict__.update(zip(_RESULT_FIELDS, values))
+    result.__dict__.update(zip(_RESULT_FIELDS, _IN_ORDER(found + whole + (number,))))
     return result
 
 
