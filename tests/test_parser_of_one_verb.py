@@ -18,14 +18,13 @@ for _verb in VERB_MODULES:
     ARGVS += [
         [_verb],
         [_verb, "--help"],
-        ["--debug", _verb, "--help"],
-        [_verb, "--debug"],
         [_verb, "--formt", "json"],
         [_verb, "--format", "jsn"],
         [_verb, "a", "b", "c"],
-        [_verb, "--no-such-flag=1"],
     ]
 ARGVS += [
+    ["--debug", "list", "--help"],
+    ["sweep", "--debug", "--no-such-flag=1"],
     ["list", "results", "--format", "json"],
     ["references", "--gpu", "2080-Ti", "--model", "resnet50", "--format", "csv"],
     ["report", "results/x", "--format", "html", "--out", "x.html"],
