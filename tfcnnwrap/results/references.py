@@ -18,7 +18,6 @@ import io
 import json
 import re
 from dataclasses import dataclass, field, fields
-from importlib.resources import files
 from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple, Union
@@ -33,9 +32,23 @@ from tfcnnwrap.render import CSV_FORMULA_START
 if TYPE_CHECKING:
     from importlib.abc import Traversable
 
-# Package data through importlib.resources, never a path into the source tree: a wheel, an editable checkout
-# and a moved module find it alike (a regular install gives a real path, which the CSV reader opens).
-DATA_DIR = files("tfcnnwrap") / "data"
+
+def _data_dir() -> Union[Path, Traversable]:
+    """The package's data folder, found from the package (never a path into the source tree): a wheel, an
+    editable checkout and a moved module find it alike. A package on disk (the CSV reader opens real paths)
+    is read where it lies, as importlib.resources would give it, without that import's ~3 ms (tempfile,
+    shutil) in every verb's start (issue 39); anything else through importlib.resources."""
+    import tfcnnwrap  # the package this module is part of, wherever it moves within it
+
+    here = Path(tfcnnwrap.__file__).parent / "data"
+    if here.is_dir():
+        return here
+    from importlib.resources import files  # start-up: only a package not on disk needs its reader
+
+    return files("tfcnnwrap") / "data"
+
+
+DATA_DIR = _data_dir()
 DATA_FILE = DATA_DIR / "references.csv"
 FACTS_FILE = DATA_DIR / "gpus.csv"
 
