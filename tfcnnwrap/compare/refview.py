@@ -8,7 +8,7 @@ every row per GPU with its launch price and board power.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Literal, Optional, Sequence, Tuple, TypeVar, Union
 
 from tfcnnwrap import render
 from tfcnnwrap.errors import UsageError
@@ -236,7 +236,7 @@ class ReferencesArgs:
     gpu: Optional[str]
     model: Optional[str]
     references: Optional[str]  # the user's own CSV, listed beside the built-in ones
-    format: str  # "table", "markdown", "csv" or "json"
+    format: Literal["table", "markdown", "csv", "json"]
 
 
 def cmd_references(args: ReferencesArgs) -> int:

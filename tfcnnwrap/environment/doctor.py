@@ -14,7 +14,7 @@ import os
 import shutil
 import sys
 from dataclasses import dataclass, field, replace
-from typing import IO, Any, Dict, List, Mapping, Optional, Tuple
+from typing import IO, Any, Dict, List, Literal, Mapping, Optional, Tuple
 
 from tfcnnwrap import __version__, settings
 from tfcnnwrap.environment import checkout, versions
@@ -776,7 +776,7 @@ class DoctorArgs:
     matmul: bool
     bandwidth: bool
     strict: bool
-    format: str  # "table" or "json"
+    format: Literal["table", "json"]
 
 
 def cmd_doctor(args: DoctorArgs) -> int:

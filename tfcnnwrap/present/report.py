@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Literal, Optional, Union
 
 from tfcnnwrap import render
 from tfcnnwrap.present.outfile import written_to
@@ -248,7 +248,7 @@ class ReportArgs:
     """What `report` was asked (cli/report.py builds it; pages/reportpage.py reads it for --format html)."""
 
     sweep_dir: Optional[str]  # None: the newest sweep under the results directory
-    format: str  # "table", "markdown", "csv", "json" or "html"
+    format: Literal["table", "markdown", "csv", "json", "html"]
     out: Optional[str]  # None: standard output
     plot: Optional[str]  # checked by cli/parsing.plot_path
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
-from typing import Dict, List, Optional
+from typing import Dict, List, Literal, Optional
 
 from tfcnnwrap import settings
 from tfcnnwrap.environment import checkout
@@ -65,7 +65,7 @@ def effective_settings() -> List[Dict[str, str]]:
 class ConfigArgs:
     """What `config` was asked (cli/config.py builds it)."""
 
-    format: str  # "table", "markdown", "csv" or "json"
+    format: Literal["table", "markdown", "csv", "json"]
 
 
 def cmd_config(args: ConfigArgs) -> int:

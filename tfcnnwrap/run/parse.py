@@ -29,7 +29,7 @@ import signal
 import stat
 import sys
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Literal, Optional, Sequence, Tuple
 
 from tfcnnwrap.errors import EXIT_OK, EXIT_RUNS_FAILED, UsageError
 from tfcnnwrap.jsontext import dumps
@@ -269,7 +269,7 @@ class ParseArgs:
     """What `parse` was asked (cli/parse.py builds it)."""
 
     paths: Tuple[str, ...]  # log files or directories, at least one
-    format: str  # "table", "markdown", "csv", "json" or "jsonl"
+    format: Literal["table", "markdown", "csv", "json", "jsonl"]
 
 
 def cmd_parse(args: ParseArgs) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Literal, Optional, Union
 
 from tfcnnwrap import render, settings
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
@@ -124,7 +124,7 @@ class ListArgs:
     """What `list` was asked (cli/list.py builds it)."""
 
     results_dir: Optional[str]  # None: $TFCNNWRAP_RESULTS, else the config file's, else results/
-    format: str  # "table", "markdown", "csv" or "json"
+    format: Literal["table", "markdown", "csv", "json"]
 
 
 def cmd_list(args: ListArgs) -> int:
