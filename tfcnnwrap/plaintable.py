@@ -229,8 +229,10 @@ def table_text(
 
 
 def line_text(text: str, width: int, whole: bool = False) -> Optional[str]:
-    """What rich's ``print(text, markup=False)`` writes on a pipe ``width`` columns wide (``whole``: with
-    ``soft_wrap=True``, never wrapped), or None where rich would wrap it or replace an emoji code."""
-    if not _plain(text) or _EMOJI.search(text) or (len(text) > width and not whole):
+    """What rich's ``print(text, markup=False)`` writes on a pipe ``width`` columns wide: wrapped between
+    words (``whole``: with ``soft_wrap=True``, never wrapped), or None where rich would fold a word wider
+    than the line or replace an emoji code."""
+    if not _plain(text) or _EMOJI.search(text):
         return None
-    return text + "\n"
+    lines = [text] if whole or len(text) <= width else _divide(text, width)
+    return None if lines is None else "".join(line + "\n" for line in lines)
