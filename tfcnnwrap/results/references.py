@@ -16,7 +16,9 @@ import csv
 import hashlib
 import io
 import json
+import os
 import re
+import sys
 from dataclasses import dataclass, field, fields
 from operator import itemgetter
 from pathlib import Path
@@ -681,7 +683,15 @@ _TEXT_NAMES = [_RESULT_FIELDS[at] for at in _TEXT_AT]
 
 
 def cache_path() -> Path:
-    """Where the parsed built-in references are kept: platformdirs' user cache directory."""
+    """Where the parsed built-in references are kept: platformdirs' user cache directory. On Linux that is
+    the XDG rule (an absolute $XDG_CACHE_HOME, else ~/.cache), read here without platformdirs' import (~4 ms
+    with the tempfile and shutil it brings, in every `references` and `compare`: issue 39); a test holds the
+    two to the same answer."""
+    if sys.platform.startswith("linux"):
+        xdg = os.environ.get("XDG_CACHE_HOME", "")
+        base = xdg if os.path.isabs(xdg) else os.path.expanduser("~/.cache")
+        if os.path.isabs(base):  # else a relative $HOME: platformdirs' own rule
+            return Path(base) / "tfcnnwrap" / CACHE_NAME
     import platformdirs  # lazy: only when the references are read
 
     return Path(platformdirs.user_cache_dir("tfcnnwrap", appauthor=False)) / CACHE_NAME
