@@ -318,8 +318,9 @@ def print_notes(lines: Sequence[str]) -> None:
     width = pipe_width(sys.stdout)
     if width is not None:
         texts = [line_text(part, width, whole) for line in lines for part, whole in note_parts(line, width)]
-        if all(text is not None for text in texts):
-            sys.stdout.write("".join(texts))  # type: ignore[arg-type]  # none is None
+        plain = [text for text in texts if text is not None]
+        if len(plain) == len(texts):
+            sys.stdout.write("".join(plain))
             return
     out = console()
     for line in lines:
