@@ -49,9 +49,12 @@ def results(tmp_path):
 def test_list_imports_no_heavy_module_no_chart_and_no_references(results):
     loaded = modules_of("list", results)
     assert not loaded & HEAVY
-    # the list reads report's conditions(): not its charts, the references or process helpers
-    assert not {"tfcnnwrap.present.plot", "tfcnnwrap.results.references", "tfcnnwrap.run.procs"} & loaded
+    # the list reads a sweep's conditions (results/sweepconditions): not report, its charts, the references
+    # or process helpers
+    assert not {"tfcnnwrap.present.report", "tfcnnwrap.results.references", "tfcnnwrap.run.procs"} & loaded
     assert "subprocess" not in loaded and "platformdirs" not in loaded
+    assert not loaded & {"rich", "tfcnnwrap.fit"}  # on a pipe its table is plain text (plaintable)
+    assert only_its_own_parser("list", loaded)
 
 
 def test_report_of_a_summarised_sweep_imports_no_heavy_module(results):
@@ -68,6 +71,13 @@ def test_references_imports_no_heavy_module_and_no_sweep_code(tmp_path):
     loaded = modules_of("references", env={"XDG_CACHE_HOME": tmp_path / "cache"})
     assert not loaded & HEAVY
     assert not {m for m in loaded if m.startswith(("tfcnnwrap.sweep", "tfcnnwrap.share", "tfcnnwrap.present"))}
+    assert not loaded & {"rich", "tfcnnwrap.fit"}  # on a pipe its table and notes are plain text (plaintable)
+    assert only_its_own_parser("references", loaded)
+
+
+def only_its_own_parser(verb, loaded):
+    """Of the command line's verbs, only ``verb``'s module was loaded: only its parser was built."""
+    return {m for m in loaded if m.startswith("tfcnnwrap.cli.")} == {"tfcnnwrap.cli.parsing", "tfcnnwrap.cli." + verb}
 
 
 def test_verify_imports_no_heavy_module_and_no_table_code(tmp_path):

@@ -4,6 +4,7 @@ files' content; a missing, stale, broken or hostile cache is ignored and rewritt
 import json
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 from conftest import run_cli
@@ -34,6 +35,27 @@ def listing(home, *more):
     result = run_cli("references", *more, env={"XDG_CACHE_HOME": home})
     assert result.returncode == 0, result
     return result.stdout
+
+
+@pytest.mark.parametrize(
+    "environ",
+    [
+        {"XDG_CACHE_HOME": "/somewhere/cache", "HOME": "/home/someone"},
+        {"XDG_CACHE_HOME": "", "HOME": "/home/someone"},
+        {"XDG_CACHE_HOME": "relative/cache", "HOME": "/home/someone"},
+        {"HOME": "/home/someone/"},
+        {"XDG_CACHE_HOME": "/trailing/slash/", "HOME": "/h"},
+    ],
+)
+def test_the_cache_lies_where_platformdirs_says(environ, monkeypatch):
+    import platformdirs
+
+    for name in ("XDG_CACHE_HOME", "HOME"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    expected = Path(platformdirs.user_cache_dir("tfcnnwrap", appauthor=False)) / references.CACHE_NAME
+    assert references.cache_path() == expected
 
 
 def test_the_cache_reads_back_what_the_csv_parses_to(cache_home):

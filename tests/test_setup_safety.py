@@ -7,7 +7,7 @@ import shutil
 import stat
 import subprocess
 import sys
-from argparse import Namespace
+from dataclasses import replace
 
 import pytest
 from conftest import assert_clean_error, build_fake_upstream, cli_env, git, make_vendor
@@ -369,9 +369,11 @@ def test_a_typed_default_repo_url_outranks_the_remembered_one(tmp_path):
     vendor = tmp_path / "vendor"
     vendor.mkdir()
     checkout.write_manifest(vendor, {"url": "file:///mirror", "settings": {"python": None, "repo_url": "file:///m"}})
-    args = Namespace(vendor_dir=str(vendor), repo_url=None, python=None)
+    args = setup_verb.SetupArgs(
+        python=None, tf_version=None, branch=None, repo_url=None, vendor_dir=str(vendor), update=False
+    )
     assert setup_verb.resolve_settings(args, environ={})["repo_url"] == "file:///m"
-    args = Namespace(vendor_dir=str(vendor), repo_url=setup_verb.DEFAULT_REPO_URL, python=None)
+    args = replace(args, repo_url=setup_verb.DEFAULT_REPO_URL)
     assert setup_verb.resolve_settings(args, environ={})["repo_url"] == setup_verb.DEFAULT_REPO_URL
     parsed = build_parser().parse_args(["setup", "--vendor-dir", str(vendor)])
     assert parsed.repo_url is None and parsed.python is None

@@ -10,7 +10,7 @@ that print tables.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, List, Optional, Protocol, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from rich import box
 from rich.cells import cell_len
@@ -18,70 +18,24 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from tfcnnwrap.prose import fill
+from tfcnnwrap.plaintable import GAP, HIDDEN_HINT, Column, Layout, cell_range, hidden_note, title_lines, title_words
+from tfcnnwrap.plaintable import layout as fitted_layout
+from tfcnnwrap.plaintable import wrap_parts as _wrap_parts
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions
 
-
-class Column(Protocol):
-    """What a table lays out of each column (render.Col is one): fit reads these and nothing else."""
-
-    @property
-    def header(self) -> str: ...
-
-    @property
-    def priority(self) -> int: ...
-
-    @property
-    def wrap(self) -> bool: ...
-
-
-# Two spaces between columns, a rule under the header, no frame: the most columns in the fewest cells.
-GAP = 2
-HIDDEN_HINT = "widen the terminal or use --format csv/json"
+__all__ = ["GAP", "HIDDEN_HINT", "FittedTable", "title_words", "wrap_parts"]
 
 
 def _lines(text: str) -> List[str]:
     return str(text).split("\n")
 
 
-def _cell_range(text: str, wrap: bool) -> Tuple[int, ...]:
-    """(narrowest, widest) a cell can be drawn at without splitting a word; no-wrap cells are one width."""
-    widest = max(cell_len(line) for line in _lines(text))
-    if not wrap:
-        return widest, widest
-    words = [cell_len(w) for line in _lines(text) for w in line.split()]
-    return max(words or [0]), widest
-
-
 def wrap_parts(parts: Iterable[str], width: int, sep: str = " · ") -> List[Any]:
-    """Greedy lines of ``parts`` joined by ``sep``, a part never broken unless it alone is wider than
-    ``width`` (a long path)."""
-    lines, line = [], ""
-    for part in (p for p in parts if p):
-        candidate = part if not line else line + sep + part
-        if line and cell_len(candidate) > width:
-            lines.append(line)
-            line = part
-        else:
-            line = candidate
-    if line:
-        lines.append(line)
-    return lines
-
-
-def title_words(text: str) -> List[str]:
-    """``text`` split at the spaces outside parentheses: ``(GeForce RTX 2070)`` stays one word."""
-    words, depth, word = [], 0, ""
-    for char in text:
-        depth += (char == "(") - (char == ")")
-        if char == " " and depth <= 0:
-            words.append(word)
-            word = ""
-        else:
-            word += char
-    return [w for w in words + [word] if w]
+    """Greedy lines of ``parts`` joined by ``sep`` (measured in terminal cells), a part never broken unless
+    it alone is wider than ``width`` (a long path)."""
+    return _wrap_parts(parts, width, sep, cell_len)
 
 
 class FittedTable(Table):
@@ -134,38 +88,17 @@ class FittedTable(Table):
     def _ranges(self) -> List[Tuple[int, int]]:
         out = []
         for i, column in enumerate(self.columns):
-            header_words = [cell_len(w) for w in self.specs[i].header.split()] or [0]
-            low, high = max(header_words), cell_len(self.specs[i].header)
+            low, high = cell_range(self.specs[i].header, True, cell_len)
             for row in self.cells:
-                a, b = _cell_range(row[i], not column.no_wrap)
+                a, b = cell_range(row[i], not column.no_wrap, cell_len)
                 low, high = max(low, a), max(high, b)
             low = max(low, column.min_width or 0)
             out.append((low, max(low, high)))
         return out
 
-    def layout(self, width: int) -> Union[Tuple[List[int], List[int]], Tuple[None, None]]:
+    def layout(self, width: int) -> Layout:
         """(kept column indices, their widths), or (None, None) when not even the fixed columns fit."""
-        ranges = self._ranges()
-        keep = list(range(len(self.specs)))
-        # Columns of one priority go together (min without max would read oddly), the highest first.
-        levels = sorted({s.priority for s in self.specs if s.priority > 0}, reverse=True)
-
-        def narrowest() -> int:
-            return sum(ranges[i][0] for i in keep) + GAP * (len(keep) - 1)
-
-        while keep and narrowest() > width and levels:
-            level = levels.pop(0)
-            keep = [i for i in keep if self.specs[i].priority != level]
-        if not keep or narrowest() > width:
-            return None, None
-        widths = {i: ranges[i][0] for i in keep}
-        spare = width - narrowest()
-        # Wrappable columns grow towards their widest, the most important first.
-        for i in sorted(keep, key=lambda i: (self.specs[i].priority, i)):
-            grow = min(spare, ranges[i][1] - widths[i])
-            widths[i] += grow
-            spare -= grow
-        return keep, [widths[i] for i in keep]
+        return fitted_layout(self._ranges(), [s.priority for s in self.specs], width)
 
     def _inner(self, keep: List[int], widths: Sequence[int]) -> Table:
         inner = Table(
@@ -203,11 +136,7 @@ class FittedTable(Table):
     def _title(self, width: int) -> Optional[Text]:
         if not self.fit_title:
             return None
-        if isinstance(self.fit_title, (list, tuple)):
-            return Text("\n".join(wrap_parts(self.fit_title, width)), style="bold", overflow="fold")
-        return Text(
-            "\n".join(wrap_parts(title_words(str(self.fit_title)), width, sep=" ")), style="bold", overflow="fold"
-        )
+        return Text("\n".join(title_lines(self.fit_title, width, cell_len)), style="bold", overflow="fold")
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Union[Table, Text]]:
         width = options.max_width
@@ -221,9 +150,7 @@ class FittedTable(Table):
             yield self._inner(keep, widths)  # type: ignore[arg-type]  # widths with keep
             hidden = [self.specs[i].header for i in range(len(self.specs)) if i not in keep]
             if hidden:
-                # prose: wrapped between words, later lines indented, "60 columns" kept together
-                note = "%s hidden to fit %d columns: %s." % (", ".join(hidden), width, self.hint)
-                yield Text(fill(note, width), style="dim")
+                yield Text(hidden_note(hidden, width, self.hint), style="dim")
         if self.fit_caption:
             yield Text(str(self.fit_caption))
 

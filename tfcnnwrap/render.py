@@ -15,6 +15,7 @@ import sys
 from typing import TYPE_CHECKING, Any, List, Mapping, NamedTuple, NoReturn, Optional, Sequence, TextIO, Tuple, Union
 
 from tfcnnwrap.jsontext import csv_cell, dumps, envelope
+from tfcnnwrap.plaintable import HIDDEN_HINT, PIPE_WIDTH, line_text, pipe_width, table_text
 from tfcnnwrap.prose import Wrapped, env_columns, safe_text, terminal_width
 
 if TYPE_CHECKING:
@@ -180,6 +181,26 @@ def _numeric(rows: Sequence[Mapping[str, Any]], key: str) -> bool:
     return bool(texts) and all(_FIGURE.match(v.strip()) for v in texts)
 
 
+TableParts = Tuple[List["Col"], List[List[str]], List[bool], Union[str, List[str], None], Optional[str]]
+
+
+def _table_parts(
+    rows: Sequence[Mapping[str, Any]],
+    columns: Optional[Columns],
+    title: Union[str, List[str], Tuple[str, ...], None],
+    digits: int,
+    caption: Union[str, Sequence[str], None],
+) -> TableParts:
+    """(columns, cells as text, which columns hold figures, title, caption): what a table draws."""
+    cols = columns_of(rows, columns)
+    cells = [[human(row.get(c.key), _digits(c, digits)) for c in cols] for row in rows]
+    numeric = [_numeric(rows, c.key) for c in cols]
+    if title is not None:
+        title = [safe_text(t) for t in title] if isinstance(title, (list, tuple)) else safe_text(title)
+    lines = [caption] if isinstance(caption, str) else list(caption or ())
+    return cols, cells, numeric, title, "\n".join(map(safe_text, lines)) or None
+
+
 def make_table(
     rows: Sequence[Mapping[str, Any]],
     columns: Optional[Columns] = None,
@@ -191,17 +212,29 @@ def make_table(
     """A rich table of ``rows`` that fits the width it is printed at (``fit.FittedTable``): no cell ever
     folds, the highest-priority columns drop out first, a line names them. ``title``: text, or a list of
     parts kept whole and wrapped between them (a GPU name never splits)."""
-    from tfcnnwrap.fit import HIDDEN_HINT, FittedTable  # fit loads rich: only when a table is drawn
+    from tfcnnwrap.fit import FittedTable  # fit loads rich: only when a table is drawn
 
-    cols = columns_of(rows, columns)
-    cells = [[human(row.get(c.key), _digits(c, digits)) for c in cols] for row in rows]
-    numeric = [_numeric(rows, c.key) for c in cols]
-    if title is not None:
-        title = [safe_text(t) for t in title] if isinstance(title, (list, tuple)) else safe_text(title)
-    lines = [caption] if isinstance(caption, str) else list(caption or ())
-    return FittedTable(
-        cols, cells, numeric, title=title, caption="\n".join(map(safe_text, lines)) or None, hint=hint or HIDDEN_HINT
-    )
+    cols, cells, numeric, title, caption = _table_parts(rows, columns, title, digits, caption)
+    return FittedTable(cols, cells, numeric, title=title, caption=caption, hint=hint or HIDDEN_HINT)
+
+
+def print_table(
+    rows: Sequence[Mapping[str, Any]],
+    columns: Optional[Columns] = None,
+    title: Union[str, List[str], Tuple[str, ...], None] = None,
+    digits: int = 2,
+    caption: Union[str, Sequence[str], None] = None,
+) -> None:
+    """``make_table``'s table on stdout; on a pipe written as rich writes it there, without loading rich
+    (plaintable: `list` and `references` answer at once), wherever that text is the same."""
+    width = pipe_width(sys.stdout)
+    if width is not None:
+        parts = _table_parts(rows, columns, title, digits, caption)
+        text = table_text(*parts, hint=HIDDEN_HINT, width=width)
+        if text is not None:
+            sys.stdout.write(text)
+            return
+    console().print(make_table(rows, columns, title, digits, caption))
 
 
 def paragraphs(notes: Sequence[str]) -> List[str]:
@@ -210,9 +243,6 @@ def paragraphs(notes: Sequence[str]) -> List[str]:
     for note in notes:
         lines += ["", note] if lines else [note]
     return lines
-
-
-PIPE_WIDTH = 160
 
 
 def console(stderr: bool = False, **options: Any) -> Console:
@@ -254,28 +284,58 @@ def console(stderr: bool = False, **options: Any) -> Console:
 _URL = re.compile(r"https?://\S+")
 
 
-def print_note(out: Console, line: str) -> None:
-    """Print a note on ``out`` wrapped at its width, except a URL too long for a line: that one gets a line
-    of its own, unbroken (the terminal folds it without a newline, so a copied URL still works) and, on a
-    terminal, an OSC 8 link."""
+def note_parts(line: str, width: int) -> List[Tuple[str, bool]]:
+    """``line`` (shown by ``safe_text``) as print_note prints it: [(text, whole)], ``whole`` for a URL too
+    long for a line, which gets a line of its own."""
     line = safe_text(line)
     parts, start = [], 0
     for match in _URL.finditer(line):
         url = match.group().rstrip(".,;:)]'\"")  # "(see https://...)": the bracket is the sentence's
-        if len(url) > out.width:
+        if len(url) > width:
             parts += [line[start : match.start()].rstrip(), url]
             start = match.start() + len(url)
     parts.append(line[start:].strip() if parts else line)
-    for k, part in enumerate(parts):
-        if not part:
-            continue
-        if k % 2:
+    return [(part, k % 2 == 1) for k, part in enumerate(parts) if part]
+
+
+def print_note(out: Console, line: str) -> None:
+    """Print a note on ``out`` wrapped at its width, except a URL too long for a line: that one gets a line
+    of its own, unbroken (the terminal folds it without a newline, so a copied URL still works) and, on a
+    terminal, an OSC 8 link."""
+    for part, whole in note_parts(line, out.width):
+        if whole:
             from rich.style import Style  # rich: only when something is drawn
             from rich.text import Text  # rich: only when something is drawn
 
             out.print(Text(part, style=Style(link=part)), soft_wrap=True)
         else:
             out.print(part, markup=False)
+
+
+def print_notes(lines: Sequence[str]) -> None:
+    """``print_note`` of each line on stdout; on a pipe as plain text where rich would write the same, so that
+    a verb whose table was plain loads no rich for its notes either."""
+    width = pipe_width(sys.stdout)
+    if width is not None:
+        texts = [line_text(part, width, whole) for line in lines for part, whole in note_parts(line, width)]
+        plain = [text for text in texts if text is not None]
+        if len(plain) == len(texts):
+            sys.stdout.write("".join(plain))
+            return
+    out = console()
+    for line in lines:
+        print_note(out, line)
+
+
+def print_line(text: str, whole: bool = False) -> None:
+    """``console().print(text, markup=False)`` (``whole``: never wrapped, a command to paste), plain on a pipe
+    where rich would write the same."""
+    width = pipe_width(sys.stdout)
+    plain = line_text(safe_text(text), width, whole) if width is not None else None
+    if plain is not None:
+        sys.stdout.write(plain)
+    else:
+        console().print(text, markup=False, soft_wrap=whole)
 
 
 def emit(
@@ -309,7 +369,7 @@ def emit(
         if caption:
             stream.write("\n%s\n" % md_lines(caption))
     else:
-        console().print(make_table(rows, columns, title, digits, caption))
+        print_table(rows, columns, title, digits, caption)
 
 
 def gpus_text(num_gpus: Optional[int]) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, List, Optional, Tuple, Union
@@ -129,7 +128,8 @@ def _new_temp(path: Path) -> Tuple[str, int]:
     """(name, fd) of a new hidden file beside ``path``. An interruption after the file exists but before its
     descriptor is ours (a signal as ``os.open`` returns) removes the file by its name, known beforehand."""
     for _ in range(_TEMP_TRIES):
-        tmp = str(path.parent / (".%s.%s.tmp" % (path.name, secrets.token_hex(6))))
+        # secrets.token_hex's own bytes, without its import (random, hmac, base64: ~3 ms of every verb's start)
+        tmp = str(path.parent / (".%s.%s.tmp" % (path.name, os.urandom(6).hex())))
         try:
             return tmp, os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY | _NOINHERIT, 0o600)
         except FileExistsError:

@@ -22,6 +22,9 @@ def add(verbs: argparse._SubParsersAction, parent: Parser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tfcnnwrap.present.settingsview import cmd_config  # start-up: a verb's stage is imported when it runs
+    from tfcnnwrap.present.settingsview import (
+        ConfigArgs,
+        cmd_config,
+    )  # start-up: the stage is imported when the verb runs
 
-    return int(cmd_config(args) or 0)
+    return cmd_config(ConfigArgs(format=args.format))

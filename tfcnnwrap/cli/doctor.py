@@ -31,6 +31,18 @@ def add(verbs: argparse._SubParsersAction, parent: Parser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tfcnnwrap.environment.doctor import cmd_doctor  # start-up: a verb's stage is imported when it runs
+    from tfcnnwrap.environment.doctor import (
+        DoctorArgs,
+        cmd_doctor,
+    )  # start-up: the stage is imported when the verb runs
 
-    return int(cmd_doctor(args) or 0)
+    return cmd_doctor(
+        DoctorArgs(
+            python=args.python,
+            vendor_dir=args.vendor_dir,
+            matmul=bool(args.matmul),
+            bandwidth=bool(args.bandwidth),
+            strict=bool(args.strict),
+            format=args.format,
+        )
+    )

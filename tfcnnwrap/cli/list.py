@@ -23,6 +23,6 @@ def add(verbs: argparse._SubParsersAction, parent: Parser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tfcnnwrap.sweep.history import cmd_list  # start-up: a verb's stage is imported when it runs
+    from tfcnnwrap.sweep.history import ListArgs, cmd_list  # start-up: a verb's stage is imported when it runs
 
-    return int(cmd_list(args.results_dir, str(args.format)) or 0)
+    return cmd_list(ListArgs(results_dir=args.results_dir, format=args.format))

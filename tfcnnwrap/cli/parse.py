@@ -21,6 +21,6 @@ def add(verbs: argparse._SubParsersAction, parent: Parser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tfcnnwrap.run.parse import cmd_parse  # start-up: a verb's stage is imported when it runs
+    from tfcnnwrap.run.parse import ParseArgs, cmd_parse  # start-up: a verb's stage is imported when it runs
 
-    return int(cmd_parse(args) or 0)
+    return cmd_parse(ParseArgs(paths=tuple(args.paths), format=args.format))

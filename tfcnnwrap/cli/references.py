@@ -23,10 +23,8 @@ def add(verbs: argparse._SubParsersAction, parent: Parser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tfcnnwrap.compare.refview import (
-        ReferencesArgs,
-        cmd_references,
-    )  # start-up: a verb's stage is imported when it runs
+    from tfcnnwrap.compare import refview  # start-up: a verb's stage is imported when it runs
 
-    typed = ReferencesArgs(gpu=args.gpu, model=args.model, references=args.references, format=args.format or "table")
-    return int(cmd_references(typed) or 0)
+    return refview.cmd_references(
+        refview.ReferencesArgs(gpu=args.gpu, model=args.model, references=args.references, format=args.format)
+    )

@@ -31,10 +31,11 @@ def add(verbs: argparse._SubParsersAction, parent: Parser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.format == "html":
-        from tfcnnwrap.pages.reportpage import cmd_report_html  # start-up: a verb's stage is imported when it runs
+    from tfcnnwrap.present.report import ReportArgs, cmd_report  # start-up: a verb's stage is imported when it runs
 
-        return int(cmd_report_html(args) or 0)
-    from tfcnnwrap.present.report import cmd_report  # start-up: a verb's stage is imported when it runs
+    typed = ReportArgs(sweep_dir=args.sweep_dir, format=args.format, out=args.out, plot=args.plot)
+    if typed.format == "html":
+        from tfcnnwrap.pages.reportpage import cmd_report_html  # start-up: jinja2 only for the page
 
-    return int(cmd_report(args) or 0)
+        return cmd_report_html(typed)
+    return cmd_report(typed)

@@ -36,6 +36,15 @@ def add(verbs: argparse._SubParsersAction, parent: Parser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tfcnnwrap.environment.setup import cmd_setup  # start-up: a verb's stage is imported when it runs
+    from tfcnnwrap.environment.setup import SetupArgs, cmd_setup  # start-up: a verb's stage is imported when it runs
 
-    return int(cmd_setup(args) or 0)
+    return cmd_setup(
+        SetupArgs(
+            python=args.python,
+            tf_version=args.tf_version,
+            branch=args.branch,
+            repo_url=args.repo_url,
+            vendor_dir=args.vendor_dir,
+            update=bool(args.update),
+        )
+    )

@@ -8,7 +8,7 @@ every row per GPU with its launch price and board power.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Literal, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
 from tfcnnwrap import render
 from tfcnnwrap.errors import UsageError
@@ -270,19 +270,17 @@ def _print_lines(
         render.emit(rows, fmt, columns=columns, title=title, caption=render.paragraphs(lines))
         return
     render.emit(rows, fmt, columns=columns, title=title)
-    out = render.console()
-    for line in lines:
-        render.print_note(out, line)
+    render.print_notes(lines)
 
 
 @dataclass(frozen=True)
 class ReferencesArgs:
-    """What `references` is asked, typed (cli/references.py builds it once)."""
+    """What `references` was asked (cli/references.py builds it); None: the flag was not typed."""
 
-    gpu: Optional[str] = None  # one GPU, every figure with its source
+    gpu: Optional[str] = None
     model: Optional[str] = None
-    references: Optional[str] = None  # the user's own references CSV, listed too
-    format: str = "table"  # table, markdown, csv or json
+    references: Optional[str] = None  # the user's own CSV, listed beside the built-in ones
+    format: Literal["table", "markdown", "csv", "json"] = "table"
 
 
 def cmd_references(args: ReferencesArgs) -> int:

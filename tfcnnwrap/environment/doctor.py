@@ -10,12 +10,11 @@ on the device ``sweep --device auto`` would pick) or not, and why. Exit 0 whenev
 What it found is a ``DoctorReport``, a frozen record that writes (and reads back) the contract's JSON.
 """
 
-import argparse
 import os
 import shutil
 import sys
 from dataclasses import dataclass, field, replace
-from typing import IO, Any, Dict, List, Mapping, Optional, Tuple
+from typing import IO, Any, Dict, List, Literal, Mapping, Optional, Tuple
 
 from tfcnnwrap import __version__, settings
 from tfcnnwrap.environment import checkout, versions
@@ -768,12 +767,24 @@ def print_table(report: DoctorReport, stream: Optional[IO[str]] = None) -> None:
     out.print(Text(verdict(report), style="bold red" if found else "bold green"))
 
 
-def cmd_doctor(args: argparse.Namespace) -> int:
+@dataclass(frozen=True)
+class DoctorArgs:
+    """What `doctor` was asked (cli/doctor.py builds it); None: the flag was not typed."""
+
+    python: Optional[str]
+    vendor_dir: Optional[str]
+    matmul: bool
+    bandwidth: bool
+    strict: bool
+    format: Literal["table", "json"]
+
+
+def cmd_doctor(args: DoctorArgs) -> int:
     vendor_dir = settings.vendor_dir(args.vendor_dir)[0]
     python = checkout.target_python(args.python, vendor_dir)[0]
-    fmt = args.format or "table"
-    matmul = bool(args.matmul)
-    bandwidth = bool(args.bandwidth)
+    fmt = args.format
+    matmul = args.matmul
+    bandwidth = args.bandwidth
     err = console(stderr=True)
     what = "timing the matmul" if matmul else "timing copies to /gpu:0" if bandwidth else "questioning TensorFlow"
     with err.status("%s in %s ..." % (what, python or sys.executable)):

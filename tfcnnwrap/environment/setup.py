@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Tuple
 
@@ -24,8 +25,6 @@ from tfcnnwrap.errors import SetupError, UsageError
 from tfcnnwrap.run.procs import format_command, pip_install_command
 
 if TYPE_CHECKING:
-    from argparse import Namespace
-
     from rich.console import Console
 
     from tfcnnwrap.filelock import FileLock
@@ -35,10 +34,22 @@ ENV_PYTHON = settings.ENV_PYTHON
 NOTHING_CHANGED = "Already set up: same upstream and branch; nothing fetched, nothing changed."
 
 
+@dataclass(frozen=True)
+class SetupArgs:
+    """What `setup` was asked (cli/setup.py builds it); None: the flag was not typed."""
+
+    python: Optional[str]
+    tf_version: Optional[str]
+    branch: Optional[str]
+    repo_url: Optional[str]
+    vendor_dir: Optional[str]
+    update: bool
+
+
 # --- settings ---------------------------------------------------------------------------------------------
 
 
-def resolve_settings(args: Namespace, environ: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
+def resolve_settings(args: SetupArgs, environ: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
     """{vendor, python, repo_url, notes}: flag > environment variable > config file > manifest > default.
 
     ``python`` None means the interpreter running tfcnnwrap; ``notes`` says what did not come from a flag.
@@ -71,7 +82,7 @@ def resolve_settings(args: Namespace, environ: Optional[Mapping[str, str]] = Non
 # --- TensorFlow -------------------------------------------------------------------------------------------
 
 
-def resolve_tensorflow(args: Namespace, python_arg: Optional[str]) -> Dict[str, Any]:
+def resolve_tensorflow(args: SetupArgs, python_arg: Optional[str]) -> Dict[str, Any]:
     """What setup knows about the target's TensorFlow: a dict with version, parsed, source, python, ..."""
     python = probe.target_python(python_arg)
     info: dict = {
@@ -282,7 +293,7 @@ def _remove_empty_vendor(vendor: Path) -> None:
 
 
 def fetch(
-    args: Namespace,
+    update: bool,
     url: str,
     branch_arg: Optional[str],
     vendor: Path,
@@ -302,12 +313,12 @@ def fetch(
 
     old: Any = manifest if manifest and checkout.checkout_matches(vendor, manifest) else None
     same = old is not None and old.get("url") == url and old.get("branch") == branch
-    if same and (not args.update or heads[branch] == old.get("commit")):
+    if same and (not update or heads[branch] == old.get("commit")):
         commit = old.get("commit")
         fresh = manifest_for(commit, old.get("fetched_at"))
         if fresh != old:  # nothing fetched; only what was learnt about upstream (or settings) is recorded
             checkout.write_manifest(vendor, fresh)
-        headline = "Already at the newest commit of %s." % branch if args.update else NOTHING_CHANGED
+        headline = "Already at the newest commit of %s." % branch if update else NOTHING_CHANGED
         return branch, reason, commit, headline
 
     commit = clone_and_install(url, branch, vendor, lock, console if console.is_terminal else None, manifest_for)
@@ -329,7 +340,7 @@ def fetch(
 # --- the verb ---------------------------------------------------------------------------------------------
 
 
-def cmd_setup(args: Namespace) -> int:
+def cmd_setup(args: SetupArgs) -> int:
     started = time.perf_counter()
     settings = resolve_settings(args)
     vendor = settings["vendor"]
@@ -358,7 +369,9 @@ def cmd_setup(args: Namespace) -> int:
                 checkout.write_manifest(vendor, dict(manifest, settings=remembered))
                 headline = "Already set up: same upstream and branch; nothing fetched; settings remembered."
         else:
-            branch, reason, commit, headline = fetch(args, url, branch_arg, vendor, tf, manifest, out, lock, settings)
+            branch, reason, commit, headline = fetch(
+                args.update, url, branch_arg, vendor, tf, manifest, out, lock, settings
+            )
     finally:
         lock.release()
     print_summary(out, headline, tf, branch, reason, commit, vendor, url, settings, started)

@@ -22,15 +22,20 @@ from tfcnnwrap.errors import UsageError
 from tfcnnwrap.pages import svgcharts
 from tfcnnwrap.present.outfile import check_out, emit  # noqa: F401 - the pages' writers (comparepage)
 from tfcnnwrap.present.plotruns import run_series, seconds_label
-from tfcnnwrap.present.report import input_cost_lines, plan_conditions, quality_lines, table_columns, title_parts
+from tfcnnwrap.present.report import (
+    ReportArgs,
+    input_cost_lines,
+    quality_lines,
+    table_columns,
+    title_parts,
+)
 from tfcnnwrap.render import safe_text
 from tfcnnwrap.results.aggregate import summarize
 from tfcnnwrap.results.fleetreport import with_fleet
 from tfcnnwrap.results.store import load_sweep, newest_sweep
+from tfcnnwrap.results.sweepconditions import plan_conditions
 
 if TYPE_CHECKING:
-    from argparse import Namespace
-
     from jinja2.environment import Environment
 
     from tfcnnwrap.results.records import RunRecord, SweepMeta
@@ -505,7 +510,7 @@ def report_page(sweep_dir: Path, out: Optional[Path]) -> str:
     return render("report.html.j2", title="%s \u2014 tf_cnn_benchmarks report" % view.gpu, **report_context(view))
 
 
-def cmd_report_html(args: Namespace) -> int:
+def cmd_report_html(args: ReportArgs) -> int:
     """`report --format html [--out FILE]`."""
     if args.plot:
         raise UsageError("--plot goes with --format table, markdown, csv or json; the HTML page draws its own charts")

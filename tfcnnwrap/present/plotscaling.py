@@ -10,7 +10,7 @@ efficiency_pct filled by aggregate.add_scaling) or their dicts. matplotlib is im
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from tfcnnwrap.errors import UsageError
@@ -28,13 +28,28 @@ IDEAL_STYLE: Dict[str, Any] = dict(color="#888888", linestyle="--", linewidth=1.
 COLORS = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666"]
 
 
-def _as_row(row: Union[SummaryRow, Dict[str, Any]]) -> Union[SimpleNamespace, SummaryRow]:
-    """A SummaryRow, or a row dict (`report --format json`) read as one."""
-    if not isinstance(row, dict):
-        return row
+@dataclass(frozen=True)
+class ScalingPoint:
+    """What the chart reads of a row: a SummaryRow's fields, or a `report --format json` row's keys."""
 
-    keys = ("model", "batch_size", "num_gpus", "host", "data", "mean", "speedup", "efficiency_pct")
-    return SimpleNamespace(**{k: row.get(k) for k in keys})
+    model: str
+    batch_size: Optional[int]
+    num_gpus: Optional[int]
+    host: Optional[str]
+    data: Optional[str]
+    mean: Optional[float]
+    speedup: Optional[float]
+    efficiency_pct: Optional[float]
+
+
+def _as_row(row: Union[SummaryRow, Dict[str, Any]]) -> ScalingPoint:
+    """A SummaryRow, or a row dict (`report --format json`), as the point the chart draws."""
+    if not isinstance(row, dict):
+        return ScalingPoint(
+            row.model, row.batch_size, row.num_gpus, row.host, row.data, row.mean, row.speedup, row.efficiency_pct
+        )
+    keys = ("batch_size", "num_gpus", "host", "data", "mean", "speedup", "efficiency_pct")
+    return ScalingPoint(str(row.get("model")), *(row.get(k) for k in keys))
 
 
 def _series(rows: Iterable[Union[SummaryRow, Dict[str, Any]]]) -> Dict[Tuple[str, Optional[str]], Any]:

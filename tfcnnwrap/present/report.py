@@ -8,24 +8,22 @@ measured under, and on a narrow terminal std, min, max and median step aside fir
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Literal, Optional, Union
 
 from tfcnnwrap import render
-from tfcnnwrap.errors import TfcnnwrapError
 from tfcnnwrap.present.outfile import written_to
 from tfcnnwrap.prose import fill
 from tfcnnwrap.render import Col, gpus_text, make_table
 from tfcnnwrap.results import quality
 from tfcnnwrap.results.aggregate import summary_columns, verdict
 from tfcnnwrap.results.fleetreport import cluster_label, fleet_columns, with_fleet
-from tfcnnwrap.results.plan import Plan
 from tfcnnwrap.results.scaling import TOWER, emit_scaling, is_scaling
 from tfcnnwrap.results.store import load_sweep, newest_sweep
+from tfcnnwrap.results.sweepconditions import conditions, plan_conditions
 
 if TYPE_CHECKING:
-    from argparse import Namespace
-
     from rich.console import Console
 
     from tfcnnwrap.results.records import RunRecord, SummaryRow, SweepMeta
@@ -82,22 +80,6 @@ def _count_unit(meta: SweepMeta) -> str:
     return TOWER if meta.on_cpu else "GPU"
 
 
-def _plan_conditions(meta: SweepMeta) -> Optional[Dict[str, Any]]:
-    """The Plan's conditions (precision, XLA, GPU count(s), variable update, data), or None when the recorded
-    plan cannot be read back (then the title says less rather than failing the report)."""
-    try:
-        plan = Plan.from_dict(meta.plan)
-    except TfcnnwrapError:
-        return None
-    cond = dict(plan.conditions())
-    cond["counts"] = list(plan.counts)
-    cond["data_source"] = plan.data_origin()
-    return cond
-
-
-plan_conditions = _plan_conditions  # the HTML pages (reportpage) read the same conditions
-
-
 def _gpu_count_text(counts: List[int]) -> str:
     if len(counts) == 1:
         return "%d GPU%s" % (counts[0], "" if counts[0] == 1 else "s")
@@ -107,7 +89,7 @@ def _gpu_count_text(counts: List[int]) -> str:
 def title_parts(sweep_path: Union[Path, str], meta: SweepMeta) -> List[str]:
     """What the figures were measured on and under, one part each (kept whole when the title wraps): the
     sweep, the GPU, precision, XLA, GPU count, variable update, data, TensorFlow and branch."""
-    cond = _plan_conditions(meta)
+    cond = plan_conditions(meta)
     gpu = meta.gpu_names() or None
     if meta.on_cpu:
         gpu = "CPU" + (" (%s)" % meta.environment["cpu_model"] if meta.environment.get("cpu_model") else "")
@@ -135,24 +117,6 @@ def title_parts(sweep_path: Union[Path, str], meta: SweepMeta) -> List[str]:
         cluster_label(meta),
     ]
     return [p for p in parts if p]
-
-
-# Any: a SweepMeta (typed, mypy would narrow the envelope dict's values to its first ones' str)
-def conditions(meta: Any) -> Dict[str, Any]:
-    """What every figure of the sweep was measured on and under, for the JSON envelope's ``conditions``: the
-    device and GPU, precision, XLA, GPU count(s), variable update, data, TensorFlow and branch."""
-    cond = _plan_conditions(meta) or {}
-    out = {"device": "cpu" if meta.on_cpu else (meta.device or "gpu"), "gpu": meta.gpu_names() or None}
-    out.update((k, v) for k, v in cond.items() if k not in ("counts", "num_gpus", "xla"))
-    if cond:
-        out["xla"] = cond.get("xla") == "yes"
-    out["num_gpus"] = cond.get("counts") or None
-    out.update(
-        tensorflow_version=meta.tensorflow_version or None,
-        branch=meta.upstream.branch or None,
-        commit=meta.upstream.commit or None,
-    )
-    return out
 
 
 def quality_lines(rows: List[SummaryRow], device: Optional[str] = None) -> List[Any]:
@@ -319,10 +283,21 @@ def _plot(sweep: SweepDir, meta: SweepMeta, runs: List[RunRecord], rows: List[Su
     sys.stderr.write("tfcnnwrap report: wrote %s\n" % " and ".join(str(p) for p in written))
 
 
-def cmd_report(args: Namespace) -> int:
+@dataclass(frozen=True)
+class ReportArgs:
+    """What `report` was asked (cli/report.py builds it; pages/reportpage.py reads it for --format html)."""
+
+    sweep_dir: Optional[str]  # None: the newest sweep under the results directory
+    format: Literal["table", "markdown", "csv", "json", "html"]
+    out: Optional[str]  # None: standard output
+    plot: Optional[str]  # checked by cli/parsing.plot_path
+
+
+def cmd_report(args: ReportArgs) -> int:
     """Exit 0 whenever the sweep can be read, failed runs or not (they are in the table); 2 when it cannot."""
-    if args.out and args.format != "html":
-        return written_to(args.out, lambda: cmd_report(type(args)(**dict(vars(args), out=None))))
+    out = args.out
+    if out and args.format != "html":
+        return written_to(out, lambda: cmd_report(replace(args, out=None)))
     plot_path = args.plot
     if plot_path:
         from tfcnnwrap.present.plot import require_matplotlib  # lazy: --plot only (see _plot)

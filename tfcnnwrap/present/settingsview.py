@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Dict, List, Optional
+from dataclasses import dataclass
+from typing import Dict, List, Literal, Optional
 
 from tfcnnwrap import settings
 from tfcnnwrap.environment import checkout
 from tfcnnwrap.environment.setup import DEFAULT_REPO_URL
 from tfcnnwrap.render import emit
 from tfcnnwrap.share import library
-
-if TYPE_CHECKING:
-    from argparse import Namespace
 
 DEFAULT = "default"
 COLUMNS = [("setting", "setting"), ("value", "value"), ("from", "from")]
@@ -63,7 +61,14 @@ def effective_settings() -> List[Dict[str, str]]:
     return rows
 
 
-def cmd_config(args: Namespace) -> int:
+@dataclass(frozen=True)
+class ConfigArgs:
+    """What `config` was asked (cli/config.py builds it)."""
+
+    format: Literal["table", "markdown", "csv", "json"]
+
+
+def cmd_config(args: ConfigArgs) -> int:
     rows = effective_settings()
     emit(
         rows,

@@ -16,10 +16,11 @@ import csv
 import hashlib
 import io
 import json
+import os
 import re
+import sys
 from dataclasses import dataclass, field, fields
-from decimal import Decimal
-from importlib.resources import files
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple, Union
 
@@ -33,9 +34,23 @@ from tfcnnwrap.render import CSV_FORMULA_START
 if TYPE_CHECKING:
     from importlib.abc import Traversable
 
-# Package data through importlib.resources, never a path into the source tree: a wheel, an editable checkout
-# and a moved module find it alike (a regular install gives a real path, which the CSV reader opens).
-DATA_DIR = files("tfcnnwrap") / "data"
+
+def _data_dir() -> Union[Path, Traversable]:
+    """The package's data folder, found from the package (never a path into the source tree): a wheel, an
+    editable checkout and a moved module find it alike. A package on disk (the CSV reader opens real paths)
+    is read where it lies, as importlib.resources would give it, without that import's ~3 ms (tempfile,
+    shutil) in every verb's start (issue 39); anything else through importlib.resources."""
+    import tfcnnwrap  # the package this module is part of, wherever it moves within it
+
+    here = Path(tfcnnwrap.__file__).parent / "data"
+    if here.is_dir():
+        return here
+    from importlib.resources import files  # start-up: only a package not on disk needs its reader
+
+    return files("tfcnnwrap") / "data"
+
+
+DATA_DIR = _data_dir()
 DATA_FILE = DATA_DIR / "references.csv"
 FACTS_FILE = DATA_DIR / "gpus.csv"
 
@@ -121,6 +136,7 @@ def format_published(text: str, value: float) -> str:
         return text
     # every digit of the float, in positional notation: 5e-324 must not print as 0 (which reads back as no
     # figure at all), nor 1.5e3 as 1500.000000
+    from decimal import Decimal  # start-up: only a figure its source did not write plainly needs it
 
     plain = format(Decimal(repr(float(value))), "f")
     return plain.rstrip("0").rstrip(".") if "." in plain else plain
@@ -667,7 +683,15 @@ _TEXT_NAMES = [_RESULT_FIELDS[at] for at in _TEXT_AT]
 
 
 def cache_path() -> Path:
-    """Where the parsed built-in references are kept: platformdirs' user cache directory."""
+    """Where the parsed built-in references are kept: platformdirs' user cache directory. On Linux that is
+    the XDG rule (an absolute $XDG_CACHE_HOME, else ~/.cache), read here without platformdirs' import (~4 ms
+    with the tempfile and shutil it brings, in every `references` and `compare`: issue 39); a test holds the
+    two to the same answer."""
+    if sys.platform.startswith("linux"):
+        xdg = os.environ.get("XDG_CACHE_HOME", "")
+        base = xdg if os.path.isabs(xdg) else os.path.expanduser("~/.cache")
+        if os.path.isabs(base):  # else a relative $HOME: platformdirs' own rule
+            return Path(base) / "tfcnnwrap" / CACHE_NAME
     import platformdirs  # lazy: only when the references are read
 
     return Path(platformdirs.user_cache_dir("tfcnnwrap", appauthor=False)) / CACHE_NAME
@@ -726,23 +750,41 @@ def _fact_value(value: object) -> object:
     raise ValueError("not a fact")
 
 
+_TEXT_INDEXES = itemgetter(*_TEXT_AT)
+_WHOLE_VALUES = itemgetter(*(_RESULT_FIELDS.index(name) for name in _RESULT_WHOLE))
+_FIGURE_TEXT = _TEXT_NAMES.index("text")
+# A result's fields in their order, picked from (its texts..., its whole numbers..., images/sec)
+_IN_ORDER = itemgetter(
+    *[
+        _TEXT_AT.index(at)
+        if at in _TEXT_AT
+        else len(_TEXT_AT) + _RESULT_WHOLE.index(name)
+        if name in _RESULT_WHOLE
+        else len(_TEXT_AT) + len(_RESULT_WHOLE)
+        for at, name in enumerate(_RESULT_FIELDS)
+    ]
+)
+
+
 def _expanded_result(texts: List[str], row: object) -> Result:
     if type(row) is not list or len(row) != len(_RESULT_FIELDS):
         raise ValueError("not a result")
-    indexes = [row[at] for at in _TEXT_AT]
-    if not all(type(i) is int and i >= 0 for i in indexes):
+    indexes = _TEXT_INDEXES(row)
+    if set(map(type, indexes)) != {int} or min(indexes) < 0:
         raise ValueError("not an index")  # past the end: IndexError
-    values = dict(zip(_TEXT_NAMES, [texts[i] for i in indexes]))
-    for name in _RESULT_WHOLE:
-        value = row[_RESULT_FIELDS.index(name)]
-        if type(value) is not int or value < 1:
-            raise ValueError("not a positive %s" % name)
-        values[name] = value
+    whole = _WHOLE_VALUES(row)
+    if set(map(type, whole)) != {int} or min(whole) < 1:
+        raise ValueError("not a positive batch size or GPU count")
+    found = itemgetter(*indexes)(texts)
     # read from its text as _positive_float reads it: exact, where jsontext would round a 17-digit figure
-    number = float(values["text"])
+    number = float(found[_FIGURE_TEXT])
     if not 0 < number < float("inf"):
         raise ValueError("not a positive images_per_sec")
-    return Result(images_per_sec=number, **values)
+    # Every field checked above: set as they are. A frozen dataclass's __init__ sets each of the 15 through
+    # object.__setattr__, half of the ~2,650 results' expansion (issue 39: `references` start-up).
+    result = object.__new__(Result)
+    result.__dict__.update(zip(_RESULT_FIELDS, _IN_ORDER(found + whole + (number,))))
+    return result
 
 
 def _expanded(data: object, key: str) -> Optional[Dict[str, ReferenceGPU]]:

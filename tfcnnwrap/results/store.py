@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple, Union
@@ -274,6 +273,8 @@ class SweepDir:
 
     def _remove_half_made(self, made: Optional[Path]) -> None:
         """Undo a failed create: the directories it made, or what it put in an empty --out."""
+        import shutil  # lazy: only a failed create removes trees; `list` and `report` start without it
+
         if made is not None:
             shutil.rmtree(str(made), ignore_errors=True)
             return

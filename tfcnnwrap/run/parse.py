@@ -28,15 +28,13 @@ import re
 import signal
 import stat
 import sys
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional
+from dataclasses import dataclass
+from typing import Any, Dict, Iterator, List, Literal, Optional, Sequence, Tuple
 
 from tfcnnwrap.errors import EXIT_OK, EXIT_RUNS_FAILED, UsageError
 from tfcnnwrap.jsontext import dumps
 from tfcnnwrap.render import emit
 from tfcnnwrap.run.logparse import TRACEBACK_START, classify, parse_file, strip_ansi_bytes
-
-if TYPE_CHECKING:
-    from argparse import Namespace
 
 SNIFF_BYTES = 64 * 1024
 SNIFF_MARKERS = (b"TensorFlow:  ", b"images/sec:", b"Flags parsing error")
@@ -157,7 +155,7 @@ def _check_path(path: str) -> bool:
     return stat.S_ISDIR(mode)
 
 
-def find_logs(paths: List[str]) -> Iterator[str]:
+def find_logs(paths: Sequence[str]) -> Iterator[str]:
     """Every log file the user meant, in order; raises UsageError naming a path that does not exist."""
     is_dir = [_check_path(path) for path in paths]
     for path, directory in zip(paths, is_dir):
@@ -266,8 +264,16 @@ def records(files: List[str]) -> Iterator[Dict[str, Any]]:
         yield from pool.imap(record, files, chunksize=max(8, len(files) // (jobs * 16)))
 
 
-def cmd_parse(args: Namespace) -> int:
-    fmt = args.format or "table"
+@dataclass(frozen=True)
+class ParseArgs:
+    """What `parse` was asked (cli/parse.py builds it)."""
+
+    paths: Tuple[str, ...]  # log files or directories, at least one
+    format: Literal["table", "markdown", "csv", "json", "jsonl"]
+
+
+def cmd_parse(args: ParseArgs) -> int:
+    fmt = args.format
     files = list(find_logs(args.paths))
     if not files:
         raise UsageError(

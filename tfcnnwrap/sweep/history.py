@@ -8,16 +8,17 @@ that holds a sweep.json this tfcnnwrap cannot read is listed as unreadable with 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Literal, Optional, Union
 
 from tfcnnwrap import render, settings
 from tfcnnwrap.errors import TfcnnwrapError, UsageError
-from tfcnnwrap.present.report import conditions
 from tfcnnwrap.render import Col
 from tfcnnwrap.results.plan import Plan
 from tfcnnwrap.results.records import Status
 from tfcnnwrap.results.store import load_sweep, running_pid, sweeps_by_age
+from tfcnnwrap.results.sweepconditions import conditions
 from tfcnnwrap.sweep.schedule import Schedule
 
 TABLE_COLUMNS = [
@@ -118,15 +119,22 @@ def list_rows(root: Path) -> List[Dict[str, Any]]:
     return [sweep_row(path) for path in reversed(sweeps_by_age(Path(root)))]
 
 
-def cmd_list(results_dir: Optional[str], fmt: str) -> int:
-    """`list`: the sweeps under ``results_dir`` (None: results/ or $TFCNNWRAP_RESULTS) in ``fmt``."""
-    root = Path(results_dir) if results_dir else settings.results_dir()
+@dataclass(frozen=True)
+class ListArgs:
+    """What `list` was asked (cli/list.py builds it)."""
+
+    results_dir: Optional[str]  # None: $TFCNNWRAP_RESULTS, else the config file's, else results/
+    format: Literal["table", "markdown", "csv", "json"]
+
+
+def cmd_list(args: ListArgs) -> int:
+    root = Path(args.results_dir) if args.results_dir else settings.results_dir()
     if not root.is_dir():
         raise UsageError(
             "%s is not a directory: give the directory your sweeps are in (default results/, "
             "or $TFCNNWRAP_RESULTS)" % root
         )
-    rows = list_rows(root)
+    rows, fmt = list_rows(root), args.format
     if fmt == "json":
         render.emit(
             [{k: row.get(k) for k in JSON_KEYS} for row in rows],
@@ -151,11 +159,9 @@ def cmd_list(results_dir: Optional[str], fmt: str) -> int:
         caption=render.paragraphs(notes) if fmt == "markdown" and notes else None,
     )
     if fmt == "table":
-        out = render.console()
-        for line in notes[: len(notes) - len(resumes)]:
-            render.print_note(out, line)
+        render.print_notes(notes[: len(notes) - len(resumes)])
         for name, command in resumes:
-            out.print("resume %s:" % name, markup=False, highlight=False)
+            render.print_line("resume %s:" % name)
             # a command to paste: one line, never broken inside a path (a narrow terminal folds it)
-            out.print("  " + command, markup=False, highlight=False, soft_wrap=True)
+            render.print_line("  " + command, whole=True)
     return 0

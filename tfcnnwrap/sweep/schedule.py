@@ -13,7 +13,6 @@ Pure: it sees the records the sweep has written and says what to run (or to reco
 
 from __future__ import annotations
 
-import statistics
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Set, Tuple
 
 from tfcnnwrap.results.aggregate import ci95_pct
@@ -35,6 +34,8 @@ def ci_pct(values: List[float]) -> Optional[float]:
     """The 95% CI half-width of the mean of ``values`` as % of it (Student t), None under 2 values."""
     if len(values) < 2:
         return None
+    import statistics  # lazy: with fractions, decimal, random: ~3 ms of `list`'s start
+
     return ci95_pct(statistics.stdev(values), len(values), statistics.mean(values))
 
 
