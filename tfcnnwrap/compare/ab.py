@@ -20,7 +20,7 @@ one-line verdict "CANDIDATE ran 1.52 +- 0.03 times faster than BASELINE".
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from tfcnnwrap.results.aggregate import STAT_DECIMALS
 from tfcnnwrap.results.comparesweep import ConfigKey, Sweep, config_of, geometric_mean
@@ -193,19 +193,23 @@ def change_row(
     )
 
 
+def _kind_keyed(sweep: Sweep, both: bool) -> Tuple[Dict[ConfigKey, SummaryRow], Dict[ConfigKey, List[float]]]:
+    """The sweep's rows and ok values by configuration; where the other sweep ran both data kinds and this
+    one a single kind, each key names that kind, so that its runs pair with the same kind of the other."""
+    kind = sweep.conditions()["data"] if both and not sweep.plan.data_kinds else None
+
+    def key(config: ConfigKey) -> ConfigKey:
+        return config if kind is None else (config[0], config[1], config[2], kind)
+
+    return {key(config_of(r)): r for r in sweep.rows}, {key(k): v for k, v in sweep.values.items()}
+
+
 def compare_one(baseline: Sweep, candidate: Sweep, candidate_dir: Optional[str] = None) -> SweepComparison:
-    base_rows = {config_of(r): r for r in baseline.rows}
-    cand_rows = {config_of(r): r for r in candidate.rows}
+    both = bool(baseline.plan.data_kinds or candidate.plan.data_kinds)
+    (base_rows, base_values), (cand_rows, cand_values) = (_kind_keyed(s, both) for s in (baseline, candidate))
     keys = list(base_rows) + [k for k in cand_rows if k not in base_rows]
     rows = tuple(
-        change_row(
-            k,
-            base_rows.get(k),
-            cand_rows.get(k),
-            baseline.values.get(k, []),
-            candidate.values.get(k, []),
-            candidate_dir,
-        )
+        change_row(k, base_rows.get(k), cand_rows.get(k), base_values.get(k, []), cand_values.get(k, []), candidate_dir)
         for k in keys
     )
     ratios = [r.candidate / r.baseline for r in rows if r.change_pct is not None]  # type: ignore[operator]  # both set
