@@ -1,7 +1,9 @@
 """`compare` of sweeps that ran both data kinds (`sweep --data synthetic,generated`): each kind paired with the
 same kind of the other sweep, a sweep of one kind included, and the kind named in every format."""
 
+import csv
 import dataclasses
+import io
 import json
 
 import pytest
@@ -67,3 +69,19 @@ def test_two_sweeps_of_one_kind_compare_as_before(cli, tmp_path):
     b = write_sweep(tmp_path / "b", {("resnet50", 64): [195.0, 196.0]})
     rows = cli("compare", a, b, "--format", "json", cwd=tmp_path).rows()
     assert len(rows) == 1 and "data" not in rows[0] and rows[0]["change_pct"] is not None
+
+
+def test_compare_csv_names_each_rows_data_kind(cli, tmp_path):
+    a = both_kinds_sweep(tmp_path / "a", FIGURES)
+    b = both_kinds_sweep(tmp_path / "b", {("resnet50", 64): {"synthetic": [201.0, 203.0], "real": [149.0, 150.0]}})
+    result = cli("compare", a, b, "--format", "csv", cwd=tmp_path)
+    assert result.returncode == 0, result
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert [(r["model"], r.get("data")) for r in rows] == [
+        ("resnet50", "synthetic"),
+        ("resnet50", "real"),
+        ("geomean", ""),
+    ]
+    one = write_sweep(tmp_path / "one", {("resnet50", 64): [190.0, 192.0]})
+    plain = cli("compare", one, one, "--format", "csv", cwd=tmp_path).stdout
+    assert "data" not in plain.splitlines()[0].split(",")  # a sweep of one kind: the columns as before

@@ -229,6 +229,8 @@ def render_ab(result: ABResult, fmt: str, stream: Optional[TextIO] = None) -> No
         return
     if fmt == "csv":
         columns = AB_COLUMNS + ["pairs"] + (["candidate_dir"] if result.several else [])
+        # sweeps of both data kinds: each row's kind, after the others (as report's CSV adds it)
+        columns += ["data"] if any(r.data for c in result.comparisons for r in c.rows) else []
         render.emit(ab_json(result), "csv", columns=columns, stream=stream)
         return
     for comparison in result.comparisons:
