@@ -7,6 +7,7 @@ Values are images/sec of ok runs; a string instead of a number records a failed 
 (``"oom"``, ``"crashed"``...).
 """
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -72,6 +73,29 @@ def write_sweep(path, results, planned=None, gpus=None, **plan):
         for (model, batch_size), values in results.items():
             for i, value in enumerate(values, 1):
                 fh.write(json.dumps(run_record(model, batch_size, i, value).to_dict(), allow_nan=False) + "\n")
+    return path
+
+
+BOTH_KINDS = dict(  # the plan of `sweep --data synthetic,generated:64`
+    data_kinds=["synthetic", "real"], data_source="generated:64", data_dir="/cache/data/x", order="interleaved"
+)
+
+
+def write_both_kinds(path, figures):
+    """A sweep of both data kinds as `sweep --data synthetic,generated:64` writes it; ``figures``:
+    {(model, batch_size): {"synthetic": [images/sec...], "real": [...]}}."""
+    (path / "logs").mkdir(parents=True)
+    meta = sweep_meta(list(figures), runs=2, **BOTH_KINDS)
+    (path / "sweep.json").write_text(json.dumps(meta.to_dict(), allow_nan=False), encoding="utf-8")
+    records = [
+        dataclasses.replace(
+            run_record(model, batch, run, value), data=kind, log="logs/%s-bs%d-%s-run%d.log" % (model, batch, kind, run)
+        )
+        for (model, batch), kinds in figures.items()
+        for kind, values in kinds.items()
+        for run, value in enumerate(values, 1)
+    ]
+    (path / "runs.jsonl").write_text("".join(json.dumps(r.to_dict()) + "\n" for r in records), encoding="utf-8")
     return path
 
 

@@ -2,41 +2,18 @@
 same kind of the other sweep, a sweep of one kind included, and the kind named in every format."""
 
 import csv
-import dataclasses
 import io
-import json
 
 import pytest
-from sweepdata import run_record, sweep_meta, write_sweep
+from sweepdata import write_both_kinds, write_sweep
 
 pytestmark = pytest.mark.slow  # pandas' summaries of four sweeps, in process
-
-BOTH = dict(data_kinds=["synthetic", "real"], data_source="generated:64", data_dir="/cache/data/x", order="interleaved")
-
-
-def both_kinds_sweep(path, figures):
-    """A sweep of both data kinds as `sweep --data synthetic,generated:64` writes it; ``figures``:
-    {(model, batch_size): {"synthetic": [images/sec...], "real": [...]}}."""
-    (path / "logs").mkdir(parents=True)
-    meta = sweep_meta(list(figures), runs=2, **BOTH)
-    (path / "sweep.json").write_text(json.dumps(meta.to_dict(), allow_nan=False), encoding="utf-8")
-    records = [
-        dataclasses.replace(
-            run_record(model, batch, run, value), data=kind, log="logs/%s-bs%d-%s-run%d.log" % (model, batch, kind, run)
-        )
-        for (model, batch), kinds in figures.items()
-        for kind, values in kinds.items()
-        for run, value in enumerate(values, 1)
-    ]
-    (path / "runs.jsonl").write_text("".join(json.dumps(r.to_dict()) + "\n" for r in records), encoding="utf-8")
-    return path
-
 
 FIGURES = {("resnet50", 64): {"synthetic": [200.0, 202.0], "real": [150.0, 151.0]}}
 
 
 def test_a_sweep_of_both_kinds_against_one_of_synthetic_data_pairs_the_synthetic_runs(cli, tmp_path):
-    both = both_kinds_sweep(tmp_path / "both", FIGURES)
+    both = write_both_kinds(tmp_path / "both", FIGURES)
     synthetic = write_sweep(tmp_path / "synthetic", {("resnet50", 64): [190.0, 192.0]})
     for baseline, candidate in ((both, synthetic), (synthetic, both)):
         result = cli("compare", baseline, candidate, "--format", "json", cwd=tmp_path)
@@ -56,7 +33,7 @@ def test_a_sweep_of_both_kinds_against_one_of_synthetic_data_pairs_the_synthetic
 
 
 def test_a_sweep_of_generated_data_against_one_of_both_kinds_pairs_the_real_runs(cli, tmp_path):
-    both = both_kinds_sweep(tmp_path / "both", FIGURES)
+    both = write_both_kinds(tmp_path / "both", FIGURES)
     real = write_sweep(tmp_path / "real", {("resnet50", 64): [140.0, 141.0]}, data_source="generated:64")
     rows = cli("compare", both, real, "--format", "json", cwd=tmp_path).rows()
     paired = {r["data"]: r for r in rows}["real"]
@@ -72,8 +49,8 @@ def test_two_sweeps_of_one_kind_compare_as_before(cli, tmp_path):
 
 
 def test_compare_csv_names_each_rows_data_kind(cli, tmp_path):
-    a = both_kinds_sweep(tmp_path / "a", FIGURES)
-    b = both_kinds_sweep(tmp_path / "b", {("resnet50", 64): {"synthetic": [201.0, 203.0], "real": [149.0, 150.0]}})
+    a = write_both_kinds(tmp_path / "a", FIGURES)
+    b = write_both_kinds(tmp_path / "b", {("resnet50", 64): {"synthetic": [201.0, 203.0], "real": [149.0, 150.0]}})
     result = cli("compare", a, b, "--format", "csv", cwd=tmp_path)
     assert result.returncode == 0, result
     rows = list(csv.DictReader(io.StringIO(result.stdout)))

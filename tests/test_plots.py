@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from matplotlib.colors import to_hex
 from matplotlib.container import ErrorbarContainer
-from sweepdata import write_sweep
+from sweepdata import write_both_kinds, write_sweep
 
 from tfcnnwrap.compare.ab import sweep_vs_sweeps
 from tfcnnwrap.present import plot
@@ -91,6 +91,42 @@ def test_ab_with_a_tiny_change_only_zooms_to_half_a_percent(tmp_path):
     ax = change_axes(plot.ab_figure(sweep_vs_sweeps(base, [cand])))
     low, high = ax.get_xlim()
     assert 0.5 <= high <= 1.0 and low == pytest.approx(-high)
+
+
+def test_ab_of_sweeps_of_both_data_kinds_gives_each_kind_its_panel_and_change(tmp_path):
+    figures = {("resnet50", 64): {"synthetic": [200.0, 202.0], "real": [150.0, 151.0]}}
+    base = write_both_kinds(tmp_path / "a", figures)
+    cand = write_both_kinds(tmp_path / "b", {("resnet50", 64): {"synthetic": [210.0, 211.0], "real": [140.0, 141.0]}})
+    fig = plot.ab_figure(sweep_vs_sweeps(base, [cand]))
+    panels = {ax.get_title(loc="left"): ax for ax in fig.axes}
+    synthetic, real = panels["resnet50, batch size 64, synthetic data"], panels["resnet50, batch size 64, real data"]
+    assert sorted(p.get_width() for p in synthetic.patches) == [201.0, 210.5]  # the baseline's and candidate's
+    assert sorted(p.get_width() for p in real.patches) == [140.5, 150.5]
+    changes = bars_by_label(change_axes(fig))
+    assert set(changes) == {
+        "resnet50, batch size 64, synthetic data",
+        "resnet50, batch size 64, real data",
+        "geometric mean",
+    }
+    assert (
+        changes["resnet50, batch size 64, real data"].get_width()
+        < 0
+        < changes["resnet50, batch size 64, synthetic data"].get_width()
+    )
+
+
+def test_history_of_sweeps_of_both_data_kinds_draws_each_kind_its_series(tmp_path):
+    from tfcnnwrap.present import plothistory
+
+    sweeps = [
+        write_both_kinds(tmp_path / name, {("resnet50", 64): {"synthetic": [s, s + 1], "real": [r, r + 1]}})
+        for name, s, r in (("a", 200.0, 150.0), ("b", 204.0, 148.0), ("c", 206.0, 146.0))
+    ]
+    series = plothistory.history_series(sweep_vs_sweeps(sweeps[0], sweeps[1:]))
+    assert {s.label: [p.value for p in s.points] for s in series} == {
+        "resnet50, batch size 64, synthetic data": [200.5, 204.5, 206.5],
+        "resnet50, batch size 64, real data": [150.5, 148.5, 146.5],
+    }
 
 
 # -- report --plot: the runs -------------------------------------------------------------------------------

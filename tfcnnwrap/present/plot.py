@@ -259,7 +259,8 @@ CANDIDATE_COLORS = (CANDIDATE_COLOR, "#e7298a", "#66a61e", "#e6ab02", "#a6761d",
 
 def config_label(row: Any, several_counts: bool) -> str:  # Any: a ChangeRow, num_gpus set when several_counts
     gpus = ", %d GPUs" % row.num_gpus if several_counts else ""
-    return "%s, batch size %s%s" % (row.model, row.batch_size, gpus)
+    data = ", %s data" % row.data if row.data else ""  # sweeps of both data kinds: a kind is a configuration
+    return "%s, batch size %s%s%s" % (row.model, row.batch_size, gpus, data)
 
 
 def plot_ab(result: Union[ABResult, SweepComparison], path: Union[Path, str]) -> None:
@@ -285,7 +286,7 @@ def ab_figure(result: Any) -> Figure:  # Any: an ABResult, or a SweepComparison 
     for index, comparison in enumerate(comparisons):
         color = CANDIDATE_COLORS[index % len(CANDIDATE_COLORS)]
         for row in comparison.rows:
-            key = (row.model, row.batch_size, row.num_gpus)
+            key = (row.model, row.batch_size, row.num_gpus, row.data)
             bars = by_config.setdefault(key, [_baseline_bar(base.name, row.baseline)])
             change = ""
             if row.change_pct is not None:
@@ -305,7 +306,7 @@ def ab_figure(result: Any) -> Figure:  # Any: an ABResult, or a SweepComparison 
         if comparison.geomean_change_pct is not None:
             label = "geometric mean" + (" " + comparison.candidate.name if several else "")
             change_bars.append(_change_bar(label, comparison.geomean_change_pct, None))
-    rows = {(r.model, r.batch_size, r.num_gpus): r for c in comparisons for r in c.rows}
+    rows = {(r.model, r.batch_size, r.num_gpus, r.data): r for c in comparisons for r in c.rows}
     for key, bars in by_config.items():
         panels.append({"title": config_label(rows[key], several_counts), "bars": bars})
     if not panels:

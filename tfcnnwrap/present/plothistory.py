@@ -57,7 +57,7 @@ def history_series(result: Any) -> List[Series]:
     order: Dict[Tuple, int] = {}
     for index, comparison in enumerate(comparisons):
         for row in comparison.rows:
-            key = (row.model, row.batch_size, row.num_gpus)
+            key = (row.model, row.batch_size, row.num_gpus, row.data)
             if key not in found:
                 found[key] = Series(config_label(row, several_counts))
                 if row.baseline is not None:
