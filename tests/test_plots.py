@@ -250,6 +250,19 @@ def test_whole_sweep_timeline_shows_heat_soak(soaked):
     assert temps[-1] > temps[0] + 15  # the card heated up across the sweep
 
 
+def test_whole_sweep_timeline_names_each_data_kind_as_its_panel_does(tmp_path):
+    both = write_both_kinds(
+        tmp_path / "both", {("resnet50", 64): {"synthetic": [200.0, 202.0], "real": [150.0, 151.0]}}
+    )
+    fig = runs_figure(both)
+    timeline = by_title(fig, "whole sweep")[0]
+    assert sorted(line.get_label() for line in timeline.lines if not line.get_label().startswith("_")) == [
+        "resnet50 bs=64 real data",
+        "resnet50 bs=64 synthetic data",
+    ]
+    assert by_title(fig, "resnet50 bs=64 real data") and by_title(fig, "resnet50 bs=64 synthetic data")
+
+
 def test_runs_plot_title_fits_the_figure(soaked):
     fig = runs_figure(soaked)
     from matplotlib.backends.backend_agg import FigureCanvasAgg

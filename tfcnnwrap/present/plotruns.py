@@ -72,7 +72,9 @@ def _configs(runs: List[RunRecord]) -> Dict[Config, Any]:
     return by_config
 
 
-def _title(config: Config, runs: List[RunRecord]) -> str:
+def _config_name(config: Config) -> str:
+    """A configuration as its panel and the whole sweep's legend name it (a kind, a GPU count, a host each
+    make one of their own)."""
     model, batch_size, num_gpus, host, data = config
     title = "%s bs=%d" % (model, batch_size)
     if num_gpus and num_gpus > 1:
@@ -81,8 +83,12 @@ def _title(config: Config, runs: List[RunRecord]) -> str:
         title += " %s data" % data
     if host:
         title += " @ %s" % host
+    return title
+
+
+def _title(config: Config, runs: List[RunRecord]) -> str:
     throttled = sum(1 for r in runs if r.gpu is not None and r.gpu.throttled)
-    return title + ("  (%d throttled)" % throttled if throttled else "")
+    return _config_name(config) + ("  (%d throttled)" % throttled if throttled else "")
 
 
 def _mark_throttling(ax: Axes, seconds: List[Any], samples: List[Any]) -> None:
@@ -217,7 +223,7 @@ def draw_timeline(ax: Axes, runs: List[RunRecord], series_of: Callable) -> bool:
         median = statistics.median(r.value for r in ok)
         xs = [((starts[id(r)] - origin).total_seconds() + (r.duration_s or 0.0) / 2.0) / 60.0 for r in ok]
         ys = [r.value / median * 100.0 for r in ok]
-        ax.plot(xs, ys, marker="o", linewidth=1.0, label="%s bs=%d" % config[:2])
+        ax.plot(xs, ys, marker="o", linewidth=1.0, label=_config_name(config))
         pcts += ys
         for r in members:
             steps_samples = series_of(r)
