@@ -8,7 +8,7 @@ import re
 
 import pytest
 from bundledata import HOST, build, logged_sweep
-from sweepdata import write_sweep
+from sweepdata import write_both_kinds, write_sweep
 
 from tfcnnwrap.share import bundle as bundles
 
@@ -64,6 +64,23 @@ def test_a_gpu_page_draws_no_chart_across_models(cli, tmp_path):
     assert done.returncode == 0, done
     [gpu] = list((tmp_path / "site" / "gpu").glob("*.html"))
     assert "<svg" not in gpu.read_text(encoding="utf-8")
+
+
+def test_a_sweep_of_both_data_kinds_puts_each_kinds_figures_under_its_own_conditions(cli, tmp_path):
+    both = write_both_kinds(
+        tmp_path / "both", {("resnet50", 64): {"synthetic": [200.0, 202.0], "real": [150.0, 151.0]}}
+    )
+    done = cli("site", both, "--out", tmp_path / "site")
+    assert done.returncode == 0, done
+    [gpu] = list((tmp_path / "site" / "gpu").glob("*.html"))
+    text = re.sub(r"\s+", " ", page_text(gpu))
+    assert "synthetic,real data" not in text  # no section mixes the kinds
+    spread = re.findall(
+        r"parameter_server · (\w+) data: the mean across results model .*? resnet50 64 1 ([\d.]+)", text
+    )
+    assert sorted(spread) == [("real", "150.50"), ("synthetic", "201.00")], text
+    index = re.sub(r"\s+", " ", page_text(tmp_path / "site" / "index.html"))
+    assert "GeForce RTX 2070 " in index and "176.93" in index  # the published figure under the synthetic row's terms
 
 
 @pytest.fixture

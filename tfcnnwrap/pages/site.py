@@ -373,6 +373,13 @@ def one_name_per_gpu(entries: List[Entry]) -> None:
 # -- pages -------------------------------------------------------------------------------------------------
 
 
+def row_conditions(conditions: dict, row: dict) -> dict:
+    """A row's conditions: in a sweep of both data kinds each row ran on its own kind (its ``data``), never
+    on the sweep's "synthetic,real"."""
+    data = row.get("data")
+    return dict(conditions, data=data) if isinstance(data, str) and data else conditions
+
+
 def condition_label(conditions: dict, num_gpus: Optional[int]) -> str:
     gpus = "%s GPU%s" % (num(num_gpus), "" if num_gpus == 1 else "s") if num_gpus else "GPUs not recorded"
     return " \u00b7 ".join(
@@ -397,7 +404,7 @@ def results_by_config(entries: List[Entry]) -> dict:
         for row in entry.view.rows:
             if not isinstance(row.get("mean"), (int, float)):
                 continue
-            label = condition_label(entry.conditions, row.get("num_gpus"))
+            label = condition_label(row_conditions(entry.conditions, row), row.get("num_gpus"))
             config = (str(row.get("model")), row.get("batch_size"))
             groups.setdefault(label, {}).setdefault(config, {}).setdefault(entry.view.gpu, []).append(
                 (row["mean"], entry, row)
@@ -538,7 +545,10 @@ def leaderboard(model: str, batch: object, by_gpu: dict, refs: Optional[Referenc
     figure under the same conditions, ranked by images/sec; the chart, of the site's GPUs, only for two or more."""
     lines = [_site_line(gpu, results, prefix) for gpu, results in by_gpu.items()]
     first = next(iter(by_gpu.values()))[0]
-    lines += [_published_line(g, r) for g, r in published_rows(refs, model, _wanted(first[1].conditions, first[2]))]
+    lines += [
+        _published_line(g, r)
+        for g, r in published_rows(refs, model, _wanted(row_conditions(first[1].conditions, first[2]), first[2]))
+    ]
     table = Table(
         "%s, batch %s: images/sec, this site's results (median over results) and published references"
         % (model, num(batch)),
@@ -599,7 +609,7 @@ def result_matrices(entries: List[Entry]) -> List[Table]:
     groups: dict = {}
     for entry in sorted(entries, key=lambda e: e.view.created_at, reverse=True):
         for row in entry.view.rows:
-            label = condition_label(entry.conditions, row.get("num_gpus"))
+            label = condition_label(row_conditions(entry.conditions, row), row.get("num_gpus"))
             config = "%s bs%s" % (row.get("model"), num(row.get("batch_size")))
             group = groups.setdefault(label, {"configs": [], "rows": {}})
             if config not in group["configs"]:
@@ -625,7 +635,7 @@ def gpu_context(gpu: str, entries: List[Entry]) -> dict:
     for entry in mine:
         for row in entry.view.rows:
             if isinstance(row.get("mean"), (int, float)):
-                label = condition_label(entry.conditions, row.get("num_gpus"))
+                label = condition_label(row_conditions(entry.conditions, row), row.get("num_gpus"))
                 config = (str(row.get("model")), row.get("batch_size"))
                 spread.setdefault(label, {}).setdefault(config, []).append(row["mean"])
     sections = []
