@@ -2,6 +2,7 @@
 and comes from the durations runs took (per model), a pause counts down and goes when the next run starts,
 the running run shows its stage from what its log says, finished runs keep their place."""
 
+import dataclasses
 import os
 import signal
 import sys
@@ -150,6 +151,16 @@ def test_a_pause_that_ran_out_is_not_shown(clock):
     display.pause(5.0)
     clock[0] += 5.0
     assert display._pause_parts() == []
+
+
+def test_the_running_line_of_a_sweep_of_both_data_kinds_names_the_kind_running(clock):
+    display = _display(clock, [("resnet50", 64, None)] * 4)
+    display.run_started(2, "resnet50", 64, 1, 2, 100, data="real")
+    assert "resnet50 bs=64 real data run 1/2" in _render(display)
+    clock[0] += 20.0
+    display.run_finished(2, dataclasses.replace(_record("resnet50", 64, 1, 150.0, 20.0), data="real"), 2)
+    display.run_started(3, "resnet50", 64, 2, 2, 100, data="synthetic")
+    assert "resnet50 bs=64 synthetic data run 2/2" in _render(display)
 
 
 @pytest.mark.parametrize(

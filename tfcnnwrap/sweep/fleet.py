@@ -68,7 +68,7 @@ def run_fleet(ctx: SweepContext, display: Display, index: int, spec: RunSpec) ->
     for old in hosts_dir.glob("task-*.json"):  # a resumed run: last attempt's hosts are not this one's
         old.unlink()
     display.run_started(
-        index, spec.model, spec.batch_size, spec.run, plan.most_runs, plan.num_batches or 100, spec.num_gpus
+        index, spec.model, spec.batch_size, spec.run, plan.most_runs, plan.num_batches or 100, spec.num_gpus, spec.data
     )
     started_at = utc_now()
     alloc = slurm.allocation()

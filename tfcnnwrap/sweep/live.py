@@ -42,8 +42,12 @@ def _fmt_duration(seconds: float) -> str:
     return "%ds" % seconds
 
 
-def run_label(model: str, batch_size: int, run: int, runs: int, num_gpus: Optional[int] = None) -> str:
-    return "%s bs=%d%s run %d/%d" % (model, batch_size, gpus_text(num_gpus), run, runs)
+def run_label(
+    model: str, batch_size: int, run: int, runs: int, num_gpus: Optional[int] = None, data: Optional[str] = None
+) -> str:
+    """``resnet50 bs=64 run 1/3``; in a sweep of both data kinds ``resnet50 bs=64 real data run 1/3``."""
+    kind = " %s data" % data if data else ""
+    return "%s bs=%d%s%s run %d/%d" % (model, batch_size, gpus_text(num_gpus), kind, run, runs)
 
 
 def result_text(record: RunRecord) -> str:
@@ -61,9 +65,8 @@ def result_text(record: RunRecord) -> str:
 
 
 def finished_label(record: RunRecord, runs: int) -> str:
-    """``resnet50 bs=64 run 1/3``; in a sweep of both data kinds ``resnet50 bs=64 real data run 1/3``."""
-    label = run_label(record.model, record.batch_size, record.run, runs, record.num_gpus)
-    return label.replace(" run ", " %s data run " % record.data, 1) if record.data else label
+    """A finished run as the running line named it (run_label)."""
+    return run_label(record.model, record.batch_size, record.run, runs, record.num_gpus, record.data)
 
 
 class PlainDisplay:
@@ -107,6 +110,7 @@ class PlainDisplay:
         runs: int,
         num_batches: int,
         num_gpus: Optional[int] = None,
+        data: Optional[str] = None,
     ) -> None:
         pass
 
@@ -420,8 +424,9 @@ class LiveDisplay:
         runs: int,
         num_batches: int,
         num_gpus: Optional[int] = None,
+        data: Optional[str] = None,
     ) -> None:
-        self.current = run_label(model, batch_size, run, runs, num_gpus)
+        self.current = run_label(model, batch_size, run, runs, num_gpus, data)
         self.current_key = (model, batch_size, num_gpus)
         self.images_per_step = batch_size * (num_gpus or 1)  # upstream's images/sec counts every tower's batch
         self.step_at = self.step_rate = None

@@ -56,6 +56,7 @@ class Display(Protocol):
         runs: int,
         num_batches: int,
         num_gpus: Optional[int] = None,
+        data: Optional[str] = None,
     ) -> None: ...
 
     def stage(self, stage: str) -> None: ...
@@ -136,7 +137,7 @@ def start_run(ctx: SweepContext, display: Display, index: int, spec: RunSpec) ->
     """The live view told, the start time taken, GPU sampling begun: (started_at, sampler or None)."""
     plan = ctx.plan
     display.run_started(
-        index, spec.model, spec.batch_size, spec.run, plan.most_runs, plan.num_batches or 100, spec.num_gpus
+        index, spec.model, spec.batch_size, spec.run, plan.most_runs, plan.num_batches or 100, spec.num_gpus, spec.data
     )
     started_at = utc_now()
     if ctx.telemetry is None:
