@@ -62,3 +62,19 @@ def test_compare_csv_names_each_rows_data_kind(cli, tmp_path):
     one = write_sweep(tmp_path / "one", {("resnet50", 64): [190.0, 192.0]})
     plain = cli("compare", one, one, "--format", "csv", cwd=tmp_path).stdout
     assert "data" not in plain.splitlines()[0].split(",")  # a sweep of one kind: the columns as before
+
+
+def test_fail_on_regression_names_the_data_kind_that_regressed_or_went_unmeasured(cli, tmp_path):
+    a = write_both_kinds(tmp_path / "a", FIGURES)
+    slower = write_both_kinds(
+        tmp_path / "slower", {("resnet50", 64): {"synthetic": [201.0, 202.0], "real": [100.0, 101.0]}}
+    )
+    result = cli("compare", a, slower, "--fail-on-regression", "5", cwd=tmp_path)
+    assert result.returncode == 1, result
+    assert "resnet50 (batch 64, real data) -33." in result.stderr, result
+    crashed = write_both_kinds(
+        tmp_path / "crashed", {("resnet50", 64): {"synthetic": [201.0, 202.0], "real": ["crashed", "crashed"]}}
+    )
+    result = cli("compare", a, crashed, "--fail-on-regression", "5", cwd=tmp_path)
+    assert result.returncode == 1, result
+    assert "no ok candidate run to measure" in result.stderr and "resnet50 (batch 64, real data)" in result.stderr

@@ -251,10 +251,15 @@ def render_ab(result: ABResult, fmt: str, stream: Optional[TextIO] = None) -> No
         )
 
 
+def _config_name(row: ChangeRow, gpus: str) -> str:
+    """``resnet50 (batch 64, 2 GPUs, real data)``: the data kind named in sweeps of both kinds."""
+    return "%s (batch %s%s%s)" % (row.model, row.batch_size, gpus, ", %s data" % row.data if row.data else "")
+
+
 def _config_text(row: Any, several_counts: bool) -> str:  # Any: a regressed ChangeRow: its figures are set
     gpus = ", %d GPU%s" % (row.num_gpus, "" if row.num_gpus == 1 else "s") if several_counts else ""
     ci = " (95%% CI %s)" % ci_text(row) if row.change_ci95_low is not None else ""
-    return "%s (batch %s%s) %+.1f%%%s" % (row.model, row.batch_size, gpus, row.change_pct, ci)
+    return "%s %+.1f%%%s" % (_config_name(row, gpus), row.change_pct, ci)
 
 
 def unmeasured_text(found: list, several: bool) -> str:
@@ -264,7 +269,7 @@ def unmeasured_text(found: list, several: bool) -> str:
     for comparison, row in found:
         gpus = ", %d GPUs" % row.num_gpus if len(counts) > 1 or (row.num_gpus or 1) > 1 else ""
         where = " in %s" % comparison.candidate_dir if several else ""
-        parts.append("%s (batch %s%s)%s" % (row.model, row.batch_size, gpus, where))
+        parts.append(_config_name(row, gpus) + where)
     return (
         "%d configuration%s with no ok candidate run to measure (--fail-on-regression fails what it cannot "
         "compare): %s" % (len(found), "" if len(found) == 1 else "s", "; ".join(parts))
