@@ -78,3 +78,19 @@ def test_fail_on_regression_names_the_data_kind_that_regressed_or_went_unmeasure
     result = cli("compare", a, crashed, "--fail-on-regression", "5", cwd=tmp_path)
     assert result.returncode == 1, result
     assert "no ok candidate run to measure" in result.stderr and "resnet50 (batch 64, real data)" in result.stderr
+
+
+def test_several_sweeps_some_of_both_kinds_name_the_one_kind_sweeps_runs_alike_in_every_comparison(cli, tmp_path):
+    from tfcnnwrap.compare.ab import sweep_vs_sweeps
+    from tfcnnwrap.present import plothistory
+
+    first = write_sweep(tmp_path / "first", {("resnet50", 64): [190.0, 192.0]})
+    second = write_sweep(tmp_path / "second", {("resnet50", 64): [194.0, 196.0]})
+    both = write_both_kinds(tmp_path / "both", FIGURES)
+    result = sweep_vs_sweeps(first, [second, both])
+    assert {r.data for c in result.comparisons for r in c.rows} == {"synthetic", "real"}
+    series = {s.label: [p.value for p in s.points] for s in plothistory.history_series(result)}
+    assert series == {
+        "resnet50, batch size 64, synthetic data": [191.0, 195.0, 201.0],
+        "resnet50, batch size 64, real data": [150.5],
+    }

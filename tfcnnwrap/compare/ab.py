@@ -204,8 +204,13 @@ def _kind_keyed(sweep: Sweep, both: bool) -> Tuple[Dict[ConfigKey, SummaryRow], 
     return {key(config_of(r)): r for r in sweep.rows}, {key(k): v for k, v in sweep.values.items()}
 
 
-def compare_one(baseline: Sweep, candidate: Sweep, candidate_dir: Optional[str] = None) -> SweepComparison:
-    both = bool(baseline.plan.data_kinds or candidate.plan.data_kinds)
+def compare_one(
+    baseline: Sweep, candidate: Sweep, candidate_dir: Optional[str] = None, both: Optional[bool] = None
+) -> SweepComparison:
+    """``both``: whether any sweep compared ran both data kinds (default: either of these two), so that a sweep
+    of one kind names its runs' kind alike in every comparison of a set."""
+    if both is None:
+        both = bool(baseline.plan.data_kinds or candidate.plan.data_kinds)
     (base_rows, base_values), (cand_rows, cand_values) = (_kind_keyed(s, both) for s in (baseline, candidate))
     keys = list(base_rows) + [k for k in cand_rows if k not in base_rows]
     rows = tuple(
@@ -233,8 +238,11 @@ def sweep_vs_sweeps(
     there are several."""
     baseline = Sweep(baseline_path, host=host)
     several = len(candidate_paths) > 1
+    candidates = [Sweep(path, host=host) for path in candidate_paths]
+    both = any(s.plan.data_kinds for s in [baseline] + candidates)
     comparisons = tuple(
-        compare_one(baseline, Sweep(path, host=host), str(path) if several else None) for path in candidate_paths
+        compare_one(baseline, candidate, str(path) if several else None, both)
+        for path, candidate in zip(candidate_paths, candidates)
     )
     return ABResult(baseline=baseline, comparisons=comparisons)
 
