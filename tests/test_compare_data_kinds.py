@@ -3,6 +3,7 @@ same kind of the other sweep, a sweep of one kind included, and the kind named i
 
 import csv
 import io
+import re
 
 import pytest
 from sweepdata import write_both_kinds, write_sweep
@@ -94,3 +95,17 @@ def test_several_sweeps_some_of_both_kinds_name_the_one_kind_sweeps_runs_alike_i
         "resnet50, batch size 64, synthetic data": [191.0, 195.0, 201.0],
         "resnet50, batch size 64, real data": [150.5],
     }
+
+
+def test_compare_html_names_each_rows_data_kind_in_its_table(cli, tmp_path):
+    a = write_both_kinds(tmp_path / "a", FIGURES)
+    b = write_both_kinds(tmp_path / "b", {("resnet50", 64): {"synthetic": [201.0, 203.0], "real": [149.0, 150.0]}})
+    page = tmp_path / "ab.html"
+    assert cli("compare", a, b, "--format", "html", "--out", page, cwd=tmp_path).returncode == 0
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page.read_text(encoding="utf-8")))
+    assert "model batch GPUs data baseline candidate" in text
+    assert "resnet50 64 1 synthetic 201.00 202.00" in text and "resnet50 64 1 real 150.50 149.50" in text
+    one = write_sweep(tmp_path / "one", {("resnet50", 64): [190.0, 192.0]})
+    assert cli("compare", one, one, "--format", "html", "--out", tmp_path / "one.html", cwd=tmp_path).returncode == 0
+    plain = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", (tmp_path / "one.html").read_text(encoding="utf-8")))
+    assert "model batch GPUs baseline candidate" in plain  # a sweep of one kind: the columns as before

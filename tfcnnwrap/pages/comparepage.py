@@ -127,12 +127,12 @@ def _change_kind(row: Any) -> str:  # Any: a ChangeRow whose change_pct is set (
 
 
 def ab_table(comparison: SweepComparison) -> Table:
+    kinds = any(r.data for r in comparison.rows)  # sweeps of both data kinds: each row's kind, as the text table
     table = Table(
         "Candidate against baseline, images/sec (change = candidate / baseline - 1)",
-        [
-            "model",
-            "batch",
-            "GPUs",
+        ["model", "batch", "GPUs"]
+        + (["data"] if kinds else [])
+        + [
             "baseline",
             "candidate",
             "change",
@@ -153,6 +153,9 @@ def ab_table(comparison: SweepComparison) -> Table:
                 cell(r.model),
                 numcell(r.batch_size),
                 numcell(r.num_gpus),
+            ]
+            + ([cell(r.data or "")] if kinds else [])
+            + [
                 numcell(r.baseline),
                 numcell(r.candidate),
                 cell(pct(r.change_pct, True), "n " + kind),
@@ -167,7 +170,7 @@ def ab_table(comparison: SweepComparison) -> Table:
             ]
         )
         table.row_classes.append("")
-    geo = [cell("geomean"), cell("")] + [cell("") for _ in range(3)]
+    geo = [cell("geomean"), cell("")] + [cell("") for _ in range(4 if kinds else 3)]
     geo += [
         cell(pct(comparison.geomean_change_pct, True), "n"),
         cell("over %s pair%s" % (num(comparison.pairs), "" if comparison.pairs == 1 else "s")),
