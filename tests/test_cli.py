@@ -33,6 +33,17 @@ def test_version(cli):
     assert result.returncode == 0 and result.stdout.splitlines()[0] == "tfcnnwrap %s" % __version__
 
 
+@pytest.mark.slow
+def test_the_cli_module_runs_as_the_package_does():
+    """`python -m tfcnnwrap.cli` ran the command line while cli was a module; a package runs it too."""
+    runs = [
+        subprocess.run([sys.executable, "-m", module, "--version"], env=cli_env(), capture_output=True, text=True)
+        for module in ("tfcnnwrap.cli", "tfcnnwrap")
+    ]
+    assert runs[0].returncode == 0, runs[0].stderr
+    assert runs[0].stdout == runs[1].stdout
+
+
 def test_console_script_entry_point_is_main():
     from importlib.metadata import entry_points
 

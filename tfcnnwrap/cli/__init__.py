@@ -183,7 +183,3 @@ def _run_verb(args: argparse.Namespace) -> int:
             % (args.verb, type(exc).__name__, exc, where)
         )
         return 3
-
-
-if __name__ == "__main__":
-    sys.exit(main())
