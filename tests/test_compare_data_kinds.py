@@ -6,6 +6,7 @@ import io
 import re
 
 import pytest
+from conftest import assert_clean_error
 from sweepdata import write_both_kinds, write_sweep
 
 pytestmark = pytest.mark.slow  # pandas' summaries of four sweeps, in process
@@ -109,3 +110,12 @@ def test_compare_html_names_each_rows_data_kind_in_its_table(cli, tmp_path):
     assert cli("compare", one, one, "--format", "html", "--out", tmp_path / "one.html", cwd=tmp_path).returncode == 0
     plain = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", (tmp_path / "one.html").read_text(encoding="utf-8")))
     assert "model batch GPUs baseline candidate" in plain  # a sweep of one kind: the columns as before
+
+
+def test_rank_of_a_sweep_of_both_kinds_without_an_ok_synthetic_run_says_which_runs_it_reads(cli, tmp_path):
+    real_only = write_both_kinds(
+        tmp_path / "s", {("resnet50", 64): {"synthetic": ["crashed", "crashed"], "real": [150.0, 151.0]}}
+    )
+    result = cli("compare", real_only, "--rank", cwd=tmp_path)
+    assert_clean_error(result, 2, "no ok synthetic-data run", "--retry-failed")
+    assert "no ok run yet" not in result.stderr  # it has two
