@@ -119,3 +119,5 @@ def test_rank_of_a_sweep_of_both_kinds_without_an_ok_synthetic_run_says_which_ru
     result = cli("compare", real_only, "--rank", cwd=tmp_path)
     assert_clean_error(result, 2, "no ok synthetic-data run", "--retry-failed")
     assert "no ok run yet" not in result.stderr  # it has two
+    plot = cli("compare", real_only, "--against", "rtx2070", "--plot", tmp_path / "p.png", cwd=tmp_path)
+    assert_clean_error(plot, 2, "nothing to plot", "no ok synthetic-data run")

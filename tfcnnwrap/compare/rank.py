@@ -111,17 +111,6 @@ def _reference_row(
     return replace(row, geomean_pct=geometric_mean(scaled) * 100.0)  # type: ignore[operator]  # never empty
 
 
-def _unranked(sweep: Sweep) -> UsageError:
-    """Why a sweep without an ok run to rank cannot be ranked; a sweep of both data kinds may have ok real-data
-    runs: it is told which runs a ranking reads."""
-    if sweep.meta.plan.get("data_kinds"):
-        return UsageError(
-            "%s has no ok synthetic-data run, the runs a ranking reads (the references' terms); resume it with "
-            "--retry-failed" % sweep.path
-        )
-    return UsageError("%s has no ok run yet; run or resume it before ranking it" % sweep.path)
-
-
 def rank(
     sweep_path: Union[Path, str],
     per: Optional[str] = None,
@@ -140,7 +129,7 @@ def rank(
     references = reference_set(references_csv, source, sweep=sweep, device="cpu" if sweep.meta.on_cpu else "gpu")
     of = sum(1 for r in sweep.rows if r.mean is not None)
     if not of:
-        raise _unranked(sweep)
+        raise UsageError(sweep.no_ok_run() + ("" if sweep.kind else "; run or resume it before ranking it"))
     power_of = _measured_power(sweep, watts) if per == "watt" else None
     rows, without = [], 0
     for gpu in references:

@@ -198,7 +198,11 @@ def plot_against(comparison: AgainstReferences, path: str) -> None:
             )
         panels.append({"title": "%s, batch size %s" % (row.model, row.batch_size), "bars": bars})
     if not panels:
-        raise UsageError("nothing to plot: the sweep has no ok run yet; run or resume it first")
+        sweep = comparison.sweep
+        raise UsageError(
+            "nothing to plot: "
+            + (sweep.no_ok_run() if sweep.kind else "the sweep has no ok run yet; run or resume it first")
+        )
     geo_bars = [
         {"label": g.name, "value": g.ratio_pct, "text": geomean_text(g), "color": MEASURED_COLOR}
         for g in comparison.geomean

@@ -44,8 +44,9 @@ class Sweep:
         self.dir, self.meta, runs = load_sweep(path)
         self.path = Path(path)
         self.plan = Plan.from_dict(self.meta.plan)
-        if data is not None and self.plan.data_kinds:
-            self.plan = self.plan.only_data(data)
+        self.kind = data if data is not None and self.plan.data_kinds else None  # the one kind read of both
+        if self.kind is not None:
+            self.plan = self.plan.only_data(self.kind)
             runs = [dataclasses.replace(r, data=None) for r in runs if r.data == data]
         self.hosts = sorted({r.host for r in runs if r.host})
         self.host = host
@@ -70,6 +71,16 @@ class Sweep:
             if r.status != Status.INTERRUPTED
         }
         return [spec for spec in self.plan.run_specs() if tuple(spec) not in done]
+
+    def no_ok_run(self) -> str:
+        """Why this sweep has nothing to compare: no ok run; read for one kind of a sweep of both data kinds,
+        none of that kind (its other kind's runs may well be ok)."""
+        if self.kind is not None:
+            return (
+                "%s has no ok %s-data run, the runs compared with the references (their terms); resume it with "
+                "--retry-failed" % (self.path, self.kind)
+            )
+        return "%s has no ok run yet" % self.path
 
     @property
     def name(self) -> str:
