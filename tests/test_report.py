@@ -7,7 +7,7 @@ import os
 
 import pytest
 from conftest import assert_clean_error
-from sweepdata import sweep_dir, write_sweep
+from sweepdata import sweep_dir, write_both_kinds, write_sweep
 
 pytestmark = pytest.mark.slow
 
@@ -140,3 +140,15 @@ def test_fleet_report_and_huge_figures_on_a_terminal(tmp_path, columns):
     huge = run_in_pty(["report", sweep_dir(tmp_path / "huge", [1.7e308, 1.7e308, 1.7e308])], columns=columns)
     assert huge.returncode == 0 and huge.widest() <= columns, huge
     assert "1.70e+308" in huge.text and "999999" not in huge.text, huge
+
+
+def test_what_the_input_path_costs_wraps_to_a_narrow_width_as_the_things_to_check_do(cli, tmp_path):
+    both = write_both_kinds(tmp_path / "s", {("resnet50", 64): {"synthetic": [200.0, 202.0], "real": [150.0, 151.0]}})
+    result = cli("report", "s", cwd=tmp_path, env={"COLUMNS": "60"})
+    assert result.returncode == 0, result
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 60, result.stdout
+    cost = next(i for i, line in enumerate(lines) if "real data -25.1% against synthetic" in line)
+    assert lines[cost].startswith("  resnet50 bs=64: ") and lines[cost + 1].startswith("    "), result.stdout
+    wide = cli("report", both, cwd=tmp_path, env={"COLUMNS": "200"}).stdout
+    assert "  resnet50 bs=64: real data -25.1% against synthetic (95% CI -27.8% to -22.3%)\n" in wide

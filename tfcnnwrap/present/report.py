@@ -159,8 +159,9 @@ def print_input_cost(console: Console, rows: List[SummaryRow]) -> None:
     lines = input_cost_lines(rows)
     if lines:
         console.print("the input path (images decoded on the host, copied to the device) costs:", highlight=False)
-        for line in lines:
-            console.print("  " + line, markup=False, highlight=False, soft_wrap=True)
+        for line in lines:  # wrapped as the things to check are: between words, later lines hanging under it
+            for part in fill(line, console.width - 2).split("\n"):
+                console.print("  " + part, markup=False, highlight=False, soft_wrap=True)
 
 
 def print_quality(console: Console, rows: List[SummaryRow], device: Optional[str] = None) -> None:
