@@ -96,3 +96,40 @@ def test_bundles_a_worker_wrote_under_a_spelling_the_site_renames_are_written_ag
 
     assert folders(tmp_path / "parallel") == folders(tmp_path / "serial")
     assert [p.name[:17] for p in (tmp_path / "parallel" / "gpu").iterdir()] == ["geforce-rtx-2070-"]  # one GPU
+
+
+@pytest.mark.slow
+def test_a_large_site_stopped_after_its_workers_wrote_pages_leaves_a_folder_the_next_site_takes(tmp_path, monkeypatch):
+    """The workers write pages before the index and the marker: a site stopped then (here by a disk that fills
+    up at the last bundle) leaves a folder the next `site` accepts, not one "no earlier `tfcnnwrap site` made"."""
+    import errno
+
+    from tfcnnwrap.pages import site
+    from tfcnnwrap.share import bundle as bundles
+    from tfcnnwrap.share.export import build
+
+    base = build(logged_sweep(tmp_path / "sweep", values={"resnet50": 176.9}))
+    folder = tmp_path / "bundles"
+    folder.mkdir()
+    for i in range(site.PARALLEL_FROM + 4):
+        content = {k: v for k, v in base.items() if k != "id"}
+        content["created_at"] = "2026-12-01T10:%02d:00Z" % i
+        item = bundles.with_id(content)
+        (folder / bundles.file_name(item)).write_bytes(bundles.to_bytes(item))
+    last = sorted(folder.iterdir())[-1].name
+    real = site.write_result
+
+    def full_at_the_last(entry, writer, sub_nav):  # the forked workers inherit it
+        if last in entry.key:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(entry, writer, sub_nav)
+
+    monkeypatch.setattr(site, "write_result", full_at_the_last)
+    out = tmp_path / "site"
+    out.mkdir()
+    with pytest.raises(OSError):
+        site.collect([str(folder)], out)  # as `site` reads them: in worker processes
+    assert list((out / "r").iterdir()) and site.earlier_pages(out) == []
+    again = spawn_cli("site", folder, "--out", out)
+    assert again.returncode == 0, again
+    assert len(list((out / "r").iterdir())) == site.PARALLEL_FROM + 4

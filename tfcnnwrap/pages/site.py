@@ -353,6 +353,8 @@ def _read_all(paths: List[Path], out_dir: Path, allowed_signers: Optional[Path] 
     writer = SiteWriter(out_dir)
     for rel in ("r", "logs"):
         writer.folder(rel)
+    if not safefs.is_link(out_dir / MARKER) and not (out_dir / MARKER).exists():
+        write_marker(out_dir, [])  # pages come before the index: an interrupted site's folder is still ours
     return _pool_map(_read_and_write, [(p, out_dir, allowed_signers) for p in paths], chunksize=8)
 
 
