@@ -172,7 +172,7 @@ def test_a_pull_checks_each_blob_once(tmp_path, bare, monkeypatch):
         monkeypatch.setenv(key, value)
     reads = []
     real = library.read_bytes
-    monkeypatch.setattr(library, "read_bytes", lambda data, where: reads.append(where) or real(data, where))
+    monkeypatch.setattr(library, "read_bytes", lambda data, where, **kw: reads.append(where) or real(data, where, **kw))
     counts, tip = gitrepo.pull(str(bare))
     assert len(reads) == 1, len(reads)
     assert counts == {"imported": 1, "present": 2999, "refused": 0, "unread": 0}, counts

@@ -25,7 +25,7 @@ import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple
 
 from tfcnnwrap import safefs
 from tfcnnwrap.compare.ab import sweep_vs_sweeps
@@ -45,7 +45,7 @@ from tfcnnwrap.pages.reportpage import (
     text_of,
 )
 from tfcnnwrap.results import ceilings
-from tfcnnwrap.results.aggregate import summarize
+from tfcnnwrap.results.aggregate import summarize_plain
 from tfcnnwrap.results.bundlerecords import Bundle
 from tfcnnwrap.results.closest import closest_result
 from tfcnnwrap.results.fleetreport import with_fleet
@@ -55,7 +55,7 @@ from tfcnnwrap.results.references import ReferenceGPU, ReferenceSet, Result, loa
 from tfcnnwrap.results.store import is_sweep
 from tfcnnwrap.run.logparse import step_points
 from tfcnnwrap.share import library, signing, verify
-from tfcnnwrap.share.bundle import BundleRefused, checked, parse_json
+from tfcnnwrap.share.bundle import ID_CHANGED, BundleRefused, checked, parse_json
 from tfcnnwrap.share.export import Redactor
 
 if TYPE_CHECKING:
@@ -115,10 +115,20 @@ class Entry:
     logs: Optional[dict] = None  # bundle: log name -> text
     unverified: bool = False  # a bundle exported with --no-logs: nothing to check its figures against
     signers: Tuple[str, ...] = ()  # a bundle: who signed it (valid signatures only), as `verify` names them
+    # a bundle whose pages the worker that read it wrote (a large site): those pages and their bytes, its file
+    # (read again should the slug change), its run count; its view keeps only what the index and GPU pages read
+    written: Tuple[str, ...] = ()
+    size: int = 0
+    path: Optional[Path] = None
+    run_count: int = -1
 
     @property
     def page(self) -> str:
         return "r/%s.html" % self.slug
+
+    @property
+    def runs_shown(self) -> int:
+        return len(self.view.runs) if self.run_count < 0 else self.run_count
 
 
 def sweep_entry(path: Path, out_dir: Path) -> Entry:
@@ -187,11 +197,17 @@ def checked_bundle(path: Path, data: dict, allowed_signers: Optional[Path] = Non
     """`verify`'s Verdict of ``data`` (read by read_bundle): verified, or unverified (exported with --no-logs),
     with its signers; BundleError naming why for one that fails: an id that is not the hash of its content, a
     log that does not match its sha256, a figure or status its log does not give, a broken signature."""
-    try:
-        bundle = checked(data, str(path))
+    try:  # the id is verify's to check: its hash over the canonical JSON costs as much as the rest of the check
+        bundle = checked(data, str(path), check_id=False)
     except BundleRefused as exc:
         raise BundleError(exc.message) from None
-    verdict = verify.verify(bundle, allowed_signers)
+    try:
+        verdict = verify.verify(bundle, allowed_signers)
+    except BundleRefused as exc:  # a value with no canonical (RFC 8785) form, so no id can be its hash
+        raise BundleError("%s: %s" % (path, exc.message)) from None
+    changed = ID_CHANGED % bundle.id[:16]
+    if verdict.state == verify.FAILED and verdict.findings[:1] == (changed,):
+        raise BundleError("%s: %s" % (path, changed))  # named as check_shape names it, the other findings moot
     if verdict.state == verify.FAILED:
         shown = "; ".join(verdict.findings[:3]) + ("; ..." if len(verdict.findings) > 3 else "")
         raise BundleError(
@@ -208,7 +224,7 @@ def bundle_entry(path: Path, data: dict, verified: bool = True) -> Entry:
     raw = data.get("conditions")
     cond: dict = raw if isinstance(raw, dict) else {}
     logs = _bundle_logs(data)
-    rows = [r.to_dict() for r in with_fleet(summarize(runs))]
+    rows = [r.to_dict() for r in with_fleet(summarize_plain(runs))]
     ident = _scalar_text(data.get("id") or path.name, 80)
     conditions = {k: _condition_text(cond.get(k)) for k in CONDITION_KEYS}
     if cond.get("xla") in ("yes", "no"):
@@ -327,18 +343,79 @@ def _worker_init() -> None:
 
 
 def _read_all(paths: List[Path], out_dir: Path, allowed_signers: Optional[Path] = None) -> list:
-    """Every source read, in order; many of them in worker processes (a sweep's summary is pandas work). As
-    `parse` does: forked workers, on Linux only (a spawned worker would run `python -m tfcnnwrap` again)."""
-    workers = min(os.cpu_count() or 1, 8)
-    if len(paths) < PARALLEL_FROM or workers < 2 or not sys.platform.startswith("linux"):
+    """Every source read, in order; many of them in worker processes, which write each bundle's pages as they
+    read it (rendering is most of a library site's work) and send back only what the index and GPU pages need:
+    a library's entries whole would be GBs to pickle and hold. As `parse` does: forked workers, on Linux only (a
+    spawned worker would run `python -m tfcnnwrap` again)."""
+    if not _pooled(len(paths), PARALLEL_FROM):
         return [_read_one(p, out_dir, allowed_signers) for p in paths]
-    import multiprocessing  # only many sources start workers: a small site skips its import
-    from concurrent.futures import ProcessPoolExecutor  # as multiprocessing
+    writer = SiteWriter(out_dir)
+    for rel in ("r", "logs"):
+        writer.folder(rel)
+    if not safefs.is_link(out_dir / MARKER) and not (out_dir / MARKER).exists():
+        write_marker(out_dir, [])  # pages come before the index: an interrupted site's folder is still ours
+    return _pool_map(_read_and_write, [(p, out_dir, allowed_signers) for p in paths], chunksize=8)
 
-    with ProcessPoolExecutor(
-        max_workers=workers, mp_context=multiprocessing.get_context("fork"), initializer=_worker_init
-    ) as pool:
-        return list(pool.map(_read_one, paths, [out_dir] * len(paths), [allowed_signers] * len(paths), chunksize=8))
+
+def _pooled(count: int, least: int) -> bool:
+    return count >= least and min(os.cpu_count() or 1, 8) >= 2 and sys.platform.startswith("linux")
+
+
+def _pool_map(func: Callable[[tuple], tuple], items: List[tuple], chunksize: int) -> list:
+    """``func`` of each item, in order, in forked worker processes (one a core, at most 8)."""
+    import multiprocessing  # only many sources start workers: a small site skips its import
+
+    workers = min(os.cpu_count() or 1, 8)
+    with multiprocessing.get_context("fork").Pool(workers, initializer=_worker_init) as pool:
+        return pool.map(func, items, chunksize=chunksize)
+
+
+def _read_and_write(item: tuple) -> tuple:
+    """A worker's: _read_one, then a bundle's pages written under its own GPU name (which one_name_per_gpu
+    changes only where the site holds several spellings of it: collect then writes them again) and the slim
+    entry returned."""
+    path, out_dir, allowed_signers = item
+    entry, problem = _read_one(path, out_dir, allowed_signers)
+    if entry is None or entry.kind != "bundle":
+        return entry, problem
+    entry.slug = entry_slug(entry)
+    return _written(entry, out_dir, path), None
+
+
+def entry_slug(entry: Entry) -> str:
+    return slug(entry.view.gpu + "-" + entry.view.label.rsplit("/", 1)[-1], entry.key)
+
+
+def _written(entry: Entry, out_dir: Path, path: Path) -> Entry:
+    """``entry``'s pages written; the entry with what the index and GPU pages read of it (its rows' figures)."""
+    writer = SiteWriter(out_dir)
+    write_result(entry, writer, navs(False)[1])
+    rows = [{k: row.get(k) for k in _INDEX_ROW_KEYS} for row in entry.view.rows]
+    view = replace(entry.view, parts=[], rows=rows, runs=[], environment=[], series={}, log_links={}, advice=[])
+    return replace(
+        entry,
+        view=view,
+        logs=None,
+        written=tuple(writer.written),
+        size=writer.bytes,
+        path=path,
+        run_count=len(entry.view.runs),
+    )
+
+
+_INDEX_ROW_KEYS = ("model", "batch_size", "num_gpus", "mean", "ci95_pct")  # what the index and GPU pages read
+
+
+def _rewrite(item: tuple) -> tuple:
+    """A worker's: a bundle whose shown GPU name is not its own read (and checked) again and its pages written
+    under the shown name; (entry, None) or (None, why) as _read_one."""
+    path, out_dir, allowed_signers, gpu = item
+    entry, problem = _read_one(path, out_dir, allowed_signers)
+    if entry is None:
+        return None, problem
+    entry.view.gpu = gpu
+    entry.slug = entry_slug(entry)
+    return _written(entry, out_dir, path), None
 
 
 def collect(sources: List[str], out_dir: Path, allowed_signers: Optional[Path] = None) -> tuple:
@@ -354,8 +431,34 @@ def collect(sources: List[str], out_dir: Path, allowed_signers: Optional[Path] =
             entries.append(entry)
     one_name_per_gpu(entries)
     for entry in entries:
-        entry.slug = slug(entry.view.gpu + "-" + entry.view.label.rsplit("/", 1)[-1], entry.key)
-    return entries, problems
+        entry.slug = entry_slug(entry)
+    return _renamed_written_again(entries, problems, out_dir, allowed_signers), problems
+
+
+def _renamed_written_again(
+    entries: List[Entry], problems: List[str], out_dir: Path, allowed_signers: Optional[Path]
+) -> List[Entry]:
+    """Entries whose pages a worker wrote under a GPU name one_name_per_gpu changed: written again under the
+    shown name (read and checked again: a file changed since is shown as it is now, or left out), the first
+    ones removed."""
+    moved = [e for e in entries if e.written and e.written[-1] != e.page]
+    if not moved:
+        return entries
+    items = [(e.path, out_dir, allowed_signers, e.view.gpu) for e in moved]
+    if _pooled(len(items), PARALLEL_FROM):
+        again = _pool_map(_rewrite, items, chunksize=8)
+    else:
+        again = [_rewrite(item) for item in items]
+    remove_stale(out_dir, [rel for e in moved for rel in e.written], [])
+    fresh = {id(old): new for old, new in zip(moved, again)}
+    kept = []
+    for entry in entries:
+        new, problem = fresh.get(id(entry), (entry, None))
+        if problem:
+            problems.append(problem)
+        else:
+            kept.append(new)
+    return kept
 
 
 def one_name_per_gpu(entries: List[Entry]) -> None:
@@ -597,7 +700,7 @@ def newest_table(entries: List[Entry], prefix: str = "", limit: int = 30) -> Tab
                 cell(entry.view.gpu, href=prefix + gpu_page_name(entry.view.gpu)),
                 cell(entry.view.label, href=prefix + entry.page),
                 numcell(len(entry.view.rows)),
-                numcell(len(entry.view.runs)),
+                numcell(entry.runs_shown),
             ]
         )
         table.row_classes.append("")
@@ -786,6 +889,12 @@ def write_marker(out: Path, pages: List[str]) -> None:
     )
 
 
+def navs(ab: bool) -> Tuple[List[dict], List[dict]]:
+    """The links atop the index (and an A/B page) and atop every other page, one folder down."""
+    root_nav = [{"href": "index.html", "text": "All results"}] + ([{"href": "ab.html", "text": "A/B"}] if ab else [])
+    return root_nav, [{"href": "../" + n["href"], "text": n["text"]} for n in root_nav]
+
+
 def build_site(
     entries: List[Entry],
     writer: SiteWriter,
@@ -794,10 +903,7 @@ def build_site(
     empty_note: str = "",
     refs: Optional[ReferenceSet] = None,
 ) -> None:
-    root_nav = [{"href": "index.html", "text": "All results"}] + (
-        [{"href": "ab.html", "text": "A/B"}] if ab is not None else []
-    )
-    sub_nav = [{"href": "../" + n["href"], "text": n["text"]} for n in root_nav]
+    root_nav, sub_nav = navs(ab is not None)
     for rel in ("r", "gpu", "logs"):
         writer.folder(rel)
     gpus = sorted({e.view.gpu for e in entries})
@@ -828,7 +934,12 @@ def build_site(
 
 
 def write_result(entry: Entry, writer: SiteWriter, sub_nav: List[dict]) -> None:
-    """One sweep's or bundle's page, and a bundle's logs."""
+    """One sweep's or bundle's page, and a bundle's logs; of an entry whose pages a worker wrote, their names."""
+    if entry.written:
+        writer.written += entry.written
+        writer.count += len(entry.written)
+        writer.bytes += entry.size
+        return
     if entry.kind == "bundle":
         names = _bundle_links(entry)
         entry.view.log_links = {run.key: _bundle_log_link(names, run) for run in entry.view.runs}
@@ -864,8 +975,8 @@ def write_results(entries: List[Entry], writer: SiteWriter, sub_nav: List[dict])
     processes when there are many, on Linux, as collect reads them; the pages listed in order either way."""
     global _WRITING
     workers = min(os.cpu_count() or 1, 8)
-    if len(entries) < PARALLEL_FROM * 4 or workers < 2 or not sys.platform.startswith("linux"):
-        for entry in entries:
+    if not _pooled(sum(1 for e in entries if not e.written), PARALLEL_FROM * 4):
+        for entry in entries:  # those a worker wrote as it read them are only listed
             write_result(entry, writer, sub_nav)
         return
     import multiprocessing  # only a large site starts writers
