@@ -74,7 +74,7 @@ def test_bundles_a_worker_wrote_under_a_spelling_the_site_renames_are_written_ag
     folder.mkdir()
     for n, gpu in enumerate(["GeForce RTX 2070"] * 12 + ["NVIDIA GeForce RTX 2070"] * 8):
         base = build(logged_sweep(tmp_path / ("sweep%d" % n), values={"resnet50": 170.0 + n}, gpus=(gpu,)))
-        item = bundles.with_id({k: v for k, v in base.items() if k != "id"})
+        item = bundles.with_id({k: v for k, v in base.to_dict().items() if k != "id"})
         (folder / bundles.file_name(item)).write_bytes(bundles.to_bytes(item))
     (tmp_path / "parallel").mkdir()
     (tmp_path / "parallel" / "r").mkdir()
@@ -113,7 +113,7 @@ def test_a_large_site_stopped_after_its_workers_wrote_pages_leaves_a_folder_the_
     folder = tmp_path / "bundles"
     folder.mkdir()
     for i in range(site.PARALLEL_FROM + 4):
-        content = {k: v for k, v in base.items() if k != "id"}
+        content = {k: v for k, v in base.to_dict().items() if k != "id"}
         content["created_at"] = "2026-12-01T10:%02d:00Z" % i
         item = bundles.with_id(content)
         (folder / bundles.file_name(item)).write_bytes(bundles.to_bytes(item))
