@@ -16,8 +16,8 @@ FAKE_TFCNN_TF_VERSION  what the "TensorFlow:" header says (default 1.12)
 FAKE_TFCNN_CRLF        "1": end lines with CRLF
 FAKE_TFCNN_READY_FIFO  a named pipe: modes hang/hang_tree write "<pid> <child pid>" into it once hanging, so a
                        test can block on it instead of sleeping
-FAKE_TFCNN_WAIT_FIFO   a named pipe to read before starting (blocks until its writer, e.g. the stand-in
-                       nvidia-smi, has written), so that a test's ordering needs no sleeps
+FAKE_TFCNN_WAIT_FIFO   a named pipe to read a line from before starting (blocks until its writer, e.g. the
+                       stand-in nvidia-smi, has written), so that a test's ordering needs no sleeps
 FAKE_TFCNN_FLAGS_OUT   a file: each invocation appends the flags it parsed as one JSON object per line (upstream's
                        header does not show --use_fp16/--xla, so tests read what reached the benchmark here)
 FAKE_TFCNN_HARNESS_OUT a file: each invocation appends one line, "pandas" or "no pandas": whether the harness
@@ -380,7 +380,7 @@ def main(argv):
     wait_fifo = os.environ.get("FAKE_TFCNN_WAIT_FIFO")
     if wait_fifo:
         with open(wait_fifo) as fh:
-            fh.read()
+            fh.readline()  # one line: the writer may hand the next line to the next run
     print_header(flags, model, batch, num_gpus, num_batches, device)
     check_data_dir(flags)
     if flags.get("job_name"):

@@ -406,6 +406,8 @@ def _run_sweep(ctx: SweepContext) -> int:
         _restore_signal_handlers(stops)
         if shared is not None:
             shared.close()
+        if ctx.telemetry is not None:
+            ctx.telemetry.close()  # the sweep's one sampling nvidia-smi
     return _finish(ctx, started, stop, failure)
 
 
