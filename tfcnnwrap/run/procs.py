@@ -273,6 +273,12 @@ while True:
     for fd in fds:
         os.close(fd)
 end_descendants()
+signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+while True:  # every child reaped before we exit: their CPU time is counted up the tree, none left a zombie
+    try:
+        os.waitpid(-1, 0)
+    except ChildProcessError:
+        break
 """
 )
 
