@@ -77,7 +77,9 @@ def main():
                 with open(logs / ("%s-%d.log" % (model, run)), "wb") as log:
                     subprocess.run(argv, cwd=script_dir, env=env, stdout=log, stderr=subprocess.STDOUT, check=True)
 
-    smi = {"PATH": str(ROOT / "tests" / "fake") + os.pathsep + env["PATH"]} if opts.nvidia_smi else {}
+    # the stand-in samples once a second as a real nvidia-smi does (FAKE_NVSMI_TICK)
+    smi = {"PATH": str(ROOT / "tests" / "fake") + os.pathsep + env["PATH"], "FAKE_NVSMI_TICK": "1"}
+    smi = smi if opts.nvidia_smi else {}
 
     def wrapped(tag, root=ROOT):
         out = work / ("sweep-%s" % tag)
