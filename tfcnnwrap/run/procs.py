@@ -8,8 +8,9 @@ of that stdin, so the group dies when tfcnnwrap finishes the run *or dies in any
 kernel closes its descriptors); a parent-death signal would only cover the direct child. On Linux the
 supervisor is also a child subreaper: a process that leaves the group (``setsid``) and is orphaned becomes its
 child instead of init's, so before the group kill it ends every descendant it can find under /proc, in any
-session. On Windows the command goes into a kill-on-close job object of its own, which covers the tree the
-same way.
+session. While a sweep runs, its commands' supervisors are forks of one ``SharedSupervisor`` (the same code,
+already loaded) instead of an interpreter started per command; nothing else changes for them. On Windows the
+command goes into a kill-on-close job object of its own, which covers the tree the same way.
 """
 
 from __future__ import annotations
