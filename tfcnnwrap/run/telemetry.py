@@ -3,11 +3,11 @@
 One long-lived ``nvidia-smi --query-gpu=... -lms 1000`` process per sweep (``Telemetry``'s feed) writes straight
 into a temporary file (no reader thread, no polling); each run takes the lines written between its start and its
 end (``RunSamples``: cut by position in that file, a line being written at either edge left out), writes them
-into its own samples file when it ends and summarises them. nvidia-smi's start (its driver library's
-initialisation, the costly part on a GPU machine) is paid once per sweep, not once or twice per run, and the
-newest tick gives a run's start temperature without another query. A feed whose nvidia-smi has exited (a driver
-that fails) is started again for the next run. Without nvidia-smi there is one note and no telemetry; nothing
-here raises.
+into its own samples file when it ends and summarises them; the file is then emptied (POSIX: nvidia-smi
+appends). nvidia-smi's start (its driver library's initialisation, the costly part on a GPU machine) is paid
+once per sweep, not once or twice per run, and the newest tick gives a run's start temperature without another
+query. A feed whose nvidia-smi has exited (a driver that fails) is started again for the next run. Without
+nvidia-smi there is one note and no telemetry; nothing here raises.
 
 What the samples mean (fields, throttle rule, reasons, PCIe link) is ``gpusamples``'s, pure and apart.
 Which fields are asked for is settled once per sweep (``choose_fields``): drivers before 2023 know
@@ -368,12 +368,17 @@ class _Feed:
         self._out: Optional[IO[bytes]] = None
         self._in: Optional[IO[bytes]] = None
         self._lock = threading.Lock()  # the live view's thread and the sweep's read the same handle
+        self._forgotten: Tuple[List[str], float] = ([], 0.0)  # the newest lines before ``forget``, and when
         try:
             self._out = os.fdopen(fd, "wb")
             self._in = open(name, "rb")
             if os.name != "nt":
+                import fcntl  # lazy: POSIX only
+
                 os.unlink(name)
                 self._name = None
+                # nvidia-smi appends wherever the end is: the file can be emptied after each run (``forget``)
+                fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_APPEND)
             self.process = subprocess.Popen(
                 self.args, stdin=subprocess.DEVNULL, stdout=self._out, stderr=subprocess.STDOUT, **popen_group_kwargs()
             )
@@ -389,10 +394,12 @@ class _Feed:
         assert self._in is not None  # open until close
         return os.fstat(self._in.fileno()).st_size
 
-    def age_s(self) -> float:
-        """Seconds since nvidia-smi last wrote."""
+    def newest(self) -> Tuple[List[str], float]:
+        """(the file's last complete lines, when nvidia-smi wrote them): those before ``forget`` emptied the file
+        until it writes a complete line again."""
         assert self._in is not None  # open until close
-        return time.time() - os.fstat(self._in.fileno()).st_mtime
+        lines, written = self.tail(0), os.fstat(self._in.fileno()).st_mtime
+        return (lines, written) if lines else self._forgotten
 
     def read(self, start: int, end: int) -> bytes:
         with self._lock:
@@ -400,6 +407,17 @@ class _Feed:
                 return b""
             self._in.seek(start)
             return self._in.read(max(0, end - start))
+
+    def forget(self) -> None:
+        """Empty the file once a run has taken its samples (POSIX, where nvidia-smi appends): a sweep of days
+        keeps no more than the samples since the last run ended."""
+        if os.name == "nt":
+            return
+        lines, written = self.newest()  # the newest tick stays known: the next run's start temperature
+        with self._lock:
+            if self._out is not None:
+                os.ftruncate(self._out.fileno(), 0)
+                self._forgotten = (lines, written)
 
     def tail(self, since: int) -> List[str]:
         """The complete lines of the file's last TAIL_BYTES written at or after position ``since``."""
@@ -476,6 +494,7 @@ class RunSamples:
         error = None
         try:
             self._out.write(self._lines())
+            self.feed.forget()
         except Exception as exc:  # noqa: BLE001 - telemetry must never break a run
             error = "could not write %s: %s" % (self.samples_path.name, exc)
         finally:
@@ -533,10 +552,12 @@ class Telemetry:
     def temps_now(self, stops: Optional[StopRequests] = None) -> Tuple[Dict[Any, Any], Optional[str]]:
         """As ``read_temps``, from the sampling nvidia-smi's newest tick when it wrote one within two intervals
         (no process started), else by a query."""
-        feed = self._feed
+        feed, tick = self._feed, {}
         try:
-            fresh = feed is not None and feed.running() and feed.age_s() <= 2 * max(feed.interval_s, 1.0)
-            tick = latest_with_fields(feed.tail(0), feed.fields) if fresh and feed is not None else {}
+            if feed is not None and feed.running():
+                lines, written = feed.newest()
+                if time.time() - written <= 2 * max(feed.interval_s, 1.0):
+                    tick = latest_with_fields(lines, feed.fields)
         except (OSError, ValueError, AssertionError):
             tick = {}
         temps = {
