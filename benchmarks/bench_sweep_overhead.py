@@ -8,6 +8,10 @@ A's extra CPU over B. Goals (issue 7): wall ratio <= 1.02, extra CPU <= 1 s for 
     python benchmarks/bench_sweep_overhead.py --pairs 3
     python benchmarks/bench_sweep_overhead.py --pairs 3 --against /tmp/main-export   # that code's sweep too
 
+``--nvidia-smi`` puts the stand-in nvidia-smi (tests/fake) on the sweeps' PATH, so that they sample GPU telemetry
+as on a GPU machine (the direct loop samples nothing): what telemetry costs the harness, the stand-in's own
+start-up (a Python script's, where a real nvidia-smi pays its driver library's) included.
+
 ``--against DIR`` adds a third variant per round: the sweep of the tfcnnwrap checkout (or `git archive`
 export) at DIR, run right before this checkout's, so that a change is compared with its base in the same run
 on the same (possibly loaded) machine. The load average is printed before and after.
@@ -47,6 +51,7 @@ def main():
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--step-delay", type=float, default=0.2)
     ap.add_argument("--against", type=Path, help="another tfcnnwrap checkout whose sweep runs in each pair too")
+    ap.add_argument("--nvidia-smi", action="store_true", help="the sweeps sample the stand-in nvidia-smi")
     opts = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="tfcnnwrap-overhead-"))
@@ -72,6 +77,10 @@ def main():
                 with open(logs / ("%s-%d.log" % (model, run)), "wb") as log:
                     subprocess.run(argv, cwd=script_dir, env=env, stdout=log, stderr=subprocess.STDOUT, check=True)
 
+    # the stand-in samples once a second as a real nvidia-smi does (FAKE_NVSMI_TICK)
+    smi = {"PATH": str(ROOT / "tests" / "fake") + os.pathsep + env["PATH"], "FAKE_NVSMI_TICK": "1"}
+    smi = smi if opts.nvidia_smi else {}
+
     def wrapped(tag, root=ROOT):
         out = work / ("sweep-%s" % tag)
         subprocess.run(
@@ -90,7 +99,7 @@ def main():
                 str(out),
             ],
             cwd=work,
-            env=dict(env, PYTHONPATH=str(root)),
+            env=dict(env, PYTHONPATH=str(root), **smi),
             stdout=subprocess.DEVNULL,
             check=True,
         )

@@ -560,6 +560,33 @@ def test_gpu_sweep_samples_telemetry_beside_each_log(cli, tmp_path, vendor, tf11
     assert "RTX 2070" in cli("report", out).stdout
 
 
+@POSIX
+def test_a_gpu_sweep_starts_one_sampling_nvidia_smi_and_cuts_each_runs_samples_from_it(cli, tmp_path, vendor, tf112):
+    """Issue 39: nvidia-smi's start is paid once per sweep. The stand-in prints one round of samples per run (as
+    each benchmark starts); each run's .gpu.csv holds its round alone, written when the run ends."""
+    fake_dir = Path(__file__).resolve().parent / "fake"
+    fifo, calls = tmp_path / "nvsmi-ready", tmp_path / "calls.log"
+    os.mkfifo(fifo)
+    out = tmp_path / "sweep"
+    env = {
+        "PATH": str(fake_dir) + os.pathsep + os.environ["PATH"],
+        "FAKE_NVSMI_READY": fifo,
+        "FAKE_TFCNN_WAIT_FIFO": fifo,
+        "FAKE_NVSMI_SAMPLES": ";".join(["60,1800"] * 6 + ["83,1500"] * 6),
+        "FAKE_NVSMI_ARGS_LOG": calls,
+    }
+    result = cli(*sweep_args(vendor, tf112, out, "--models", "alexnet", "--runs", "3"), cwd=tmp_path, env=env)
+    assert result.returncode == 0, result
+    runs = read_runs(out)
+    assert [r["telemetry"]["samples"] for r in runs] == [12, 12, 12]
+    for r in runs:
+        lines = (out / "logs" / r["telemetry"]["samples_file"]).read_text().splitlines()
+        assert len(lines) == 13 and lines[0].startswith("timestamp, index, temperature.gpu")  # its header, its round
+    logged = [json.loads(line) for line in calls.read_text().splitlines() if line.startswith("[")]
+    assert len([argv for argv in logged if "-lms" in argv]) == 1, logged
+    assert "stopped by SIGINT" in calls.read_text()  # ended when the sweep ended, flushing what it buffered
+
+
 def test_a_checkout_for_another_tensorflow_is_warned_about(cli, tmp_path, fake_tf):
     vendor = make_vendor(tmp_path / "vendor", branch="cnn_tf_v1.12_compatible")
     manifest_path = vendor / "tfcnnwrap-setup.json"

@@ -1,11 +1,14 @@
-"""What a sweep costs between runs (issue 39): no aggregation (pandas) while benchmarks are still to run, and a
-supervisor per run that starts on the bare interpreter. The figures are in docs/performance.md ("Sweep
-overhead, round two"); these tests keep the causes from coming back."""
+"""What a sweep costs between runs (issue 39): no aggregation (pandas) while benchmarks are still to run, one
+supervisor process per sweep whose forks supervise the runs (no interpreter start per run), and a supervisor
+that starts on the bare interpreter where a command has one of its own. The figures are in docs/performance.md
+("Sweep overhead, round two" and "round three"); these tests keep the causes from coming back."""
 
 import ast
 import csv
 import io
+import json
 import os
+import signal
 import sys
 
 import pytest
@@ -108,3 +111,40 @@ def test_report_after_a_resume_killed_outright_counts_the_runs_the_stale_summary
     assert (out / "summary.csv").read_text(encoding="utf-8") == stale
     rows = cli("report", out, "--format", "json").rows()
     assert [(r["model"], r["runs_ok"], r["runs_failed"]) for r in rows] == [("alexnet", 3, 1)]
+
+
+def _parent(pid):
+    with open("/proc/%d/stat" % pid, "rb") as fh:
+        return int(fh.read().rsplit(b")", 1)[1].split()[1])
+
+
+@LINUX
+def test_a_three_run_sweep_starts_one_supervisor_whose_forks_supervise_the_runs(cli, tmp_path, vendor, tf112):
+    out, chains = tmp_path / "sweep", tmp_path / "chains.jsonl"
+    env = ips_env(tmp_path / "state", FAKE_TFCNN_ANCESTRY_OUT=chains)
+    result = cli(*sweep_args(vendor, tf112, out, "--models", "alexnet", "--runs", "3"), cwd=tmp_path, env=env)
+    assert result.returncode == 0, result
+    found = [json.loads(line) for line in chains.read_text().splitlines()]
+    # each benchmark's ancestors: its run's supervisor, the sweep's one supervisor, tfcnnwrap
+    assert len(found) == 3 and all(len(chain) == 3 for chain in found), found
+    assert len({chain[0] for chain in found}) == 3  # a supervisor for each run (its own session and group) ...
+    assert len({chain[1] for chain in found}) == 1  # ... each a fork of the one process the sweep started
+    assert len({chain[2] for chain in found}) == 1
+    assert wait_gone(found[0][1]), "the sweep's supervisor outlived the sweep"
+
+
+@LINUX
+def test_sigkill_of_the_sweep_ends_its_shared_supervisor_the_runs_supervisor_and_the_benchmark(tmp_path, vendor, tf112):
+    out, fifo = tmp_path / "sweep", tmp_path / "ready"
+    os.mkfifo(fifo)
+    env = ips_env(tmp_path / "state", FAKE_TFCNN_FAULTS="#2=hang_tree", FAKE_TFCNN_READY_FIFO=fifo)
+    proc = _start_sweep(sweep_args(vendor, tf112, out, "--models", "alexnet", "--runs", "3"), tmp_path, env)
+    bench, child = _wait_hanging(fifo)
+    run_supervisor = _parent(bench)
+    shared = _parent(run_supervisor)
+    assert _parent(shared) == proc.pid
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    for pid in (bench, child, run_supervisor, shared):
+        assert wait_gone(pid), "%d outlived the killed sweep" % pid
+    assert [r["status"] for r in read_runs(out)] == ["ok"]

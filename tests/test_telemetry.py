@@ -153,7 +153,7 @@ def ready_fifo(tmp_path, monkeypatch):
 
             def read():
                 with open(path) as fh:
-                    got["text"] = fh.read()
+                    got["text"] = fh.readline()  # one line: the stand-in hands the next one to the next reader
 
             reader = threading.Thread(target=read, daemon=True)
             reader.start()
@@ -171,13 +171,16 @@ def test_sampler_writes_samples_and_stop_summarises(fake_nvsmi_on_path, ready_fi
     assert Path(tele.path) == FAKE_NVSMI
     sampler = tele.start(tmp_path / "resnet50-bs64-run1.gpu.csv")
     ready_fifo.wait()
-    assert sampler.process.poll() is None  # long-lived until stopped
-    assert os.getpgid(sampler.process.pid) == sampler.process.pid  # its own group: Ctrl-C is ours alone
-    assert sampler.args[-2:] == ["-lms", "1000"]
+    process = sampler.feed.process
+    assert process.poll() is None  # long-lived until the sweep ends
+    assert os.getpgid(process.pid) == process.pid  # its own group: Ctrl-C is ours alone
+    assert sampler.feed.args[-2:] == ["-lms", "1000"]
     wanted = telemetry.SAMPLE_FIELDS + ("clocks_event_reasons.active",) + telemetry.PCIE_FIELDS
-    assert "--query-gpu=" + ",".join(wanted) in sampler.args
+    assert "--query-gpu=" + ",".join(wanted) in sampler.feed.args
     summary = sampler.stop()
-    assert sampler.process.returncode is not None
+    assert process.poll() is None  # the run's end is not the sampler's: the next run takes its share
+    tele.close()
+    assert process.returncode is not None
     # the stand-in's default run: 4 idle, 20 busy at 1800 MHz, 10 busy at 1500 MHz, 3 idle
     assert summary["samples"] == 37 and summary["busy_samples"] == 30
     assert summary["throttled"] is True
@@ -194,10 +197,12 @@ def test_sampler_writes_samples_and_stop_summarises(fake_nvsmi_on_path, ready_fi
 def test_sampler_with_a_cool_gpu_is_stopped_like_ctrl_c(fake_nvsmi_on_path, ready_fifo, tmp_path):
     fake_nvsmi_on_path.setenv("FAKE_NVSMI_SAMPLES", ";".join(["65,1900,99"] * 12))
     fake_nvsmi_on_path.setenv("FAKE_NVSMI_ARGS_LOG", str(tmp_path / "calls.log"))
-    with Telemetry(interval_ms=500).start(tmp_path / "s.csv") as sampler:
+    tele = Telemetry(interval_ms=500)
+    with tele.start(tmp_path / "s.csv") as sampler:
         ready_fifo.wait()
-        assert sampler.args[-1] == "500"
+        assert sampler.feed.args[-1] == "500"
     summary = sampler.stop()
+    tele.close()
     assert summary["throttled"] is False and summary["samples"] == 12 and summary["mean_sm_clock_mhz"] == 1900
     # SIGINT lets a real nvidia-smi flush its buffered last lines; SIGTERM would drop them
     assert (tmp_path / "calls.log").read_text().splitlines()[-1] == "stopped by SIGINT"
@@ -209,9 +214,11 @@ def test_an_nvidia_smi_deaf_to_ctrl_c_is_terminated(fake_nvsmi_on_path, ready_fi
     fake_nvsmi_on_path.setenv("FAKE_NVSMI_IGNORE_SIGINT", "1")
     fake_nvsmi_on_path.setenv("FAKE_NVSMI_ARGS_LOG", str(tmp_path / "calls.log"))
     fake_nvsmi_on_path.setattr(telemetry, "INTERRUPT_WAIT_S", 0.2)
-    sampler = Telemetry().start(tmp_path / "s.csv")
+    tele = Telemetry()
+    sampler = tele.start(tmp_path / "s.csv")
     ready_fifo.wait()
     summary = sampler.stop()
+    tele.close()
     assert summary["samples"] == 37
     assert (tmp_path / "calls.log").read_text().splitlines()[-1] == "stopped by SIGTERM"
 
@@ -221,9 +228,11 @@ def test_an_nvidia_smi_deaf_to_ctrl_c_is_terminated(fake_nvsmi_on_path, ready_fi
 def test_malformed_output_and_a_cut_off_line(fake_nvsmi_on_path, ready_fifo, tmp_path):
     raw = "\\n".join([sample(power="[N/A]")] * 11 + ["[Unknown Error]", "2026/11/30 10:00:09.000, 0, 6"])
     fake_nvsmi_on_path.setenv("FAKE_NVSMI_RAW", raw)
-    sampler = Telemetry().start(tmp_path / "s.csv")
+    tele = Telemetry()
+    sampler = tele.start(tmp_path / "s.csv")
     ready_fifo.wait()
     summary = sampler.stop()
+    tele.close()
     assert summary["samples"] == 11 and summary["skipped_lines"] == 1
     assert summary["max_power_w"] is None and "error" not in summary
 
@@ -232,9 +241,15 @@ def test_malformed_output_and_a_cut_off_line(fake_nvsmi_on_path, ready_fifo, tmp
 @POSIX_ONLY
 def test_nvidia_smi_that_fails_gives_an_error_not_an_exception(fake_nvsmi_on_path, tmp_path):
     fake_nvsmi_on_path.setenv("FAKE_NVSMI_FAIL", "No devices were found")
-    sampler = Telemetry().start(tmp_path / "s.csv")
-    sampler.process.wait(timeout=30)
+    tele = Telemetry()
+    sampler = tele.start(tmp_path / "s.csv")
+    sampler.feed.process.wait(timeout=30)
     summary = sampler.stop()
+    again = tele.start(tmp_path / "t.csv")  # an nvidia-smi that exited is started again for the next run
+    assert again.feed is not sampler.feed
+    again.feed.process.wait(timeout=30)
+    assert "No devices were found" in again.stop()["error"]
+    tele.close()
     assert summary["samples"] == 0
     assert "No devices were found" in summary["error"]
 
@@ -242,12 +257,80 @@ def test_nvidia_smi_that_fails_gives_an_error_not_an_exception(fake_nvsmi_on_pat
 @pytest.mark.slow
 @POSIX_ONLY
 def test_stop_never_raises_when_the_samples_file_is_gone(fake_nvsmi_on_path, ready_fifo, tmp_path):
-    sampler = Telemetry().start(tmp_path / "s.csv")
+    tele = Telemetry()
+    sampler = tele.start(tmp_path / "s.csv")
     ready_fifo.wait()
     (tmp_path / "s.csv").unlink()
     summary = sampler.stop()
     assert summary["samples"] == 0 and "could not read s.csv" in summary["error"]
-    assert sampler.process.returncode is not None
+    tele.close()
+    assert sampler.feed.process.returncode is not None
+
+
+@pytest.mark.slow
+@POSIX_ONLY
+def test_one_sampling_nvidia_smi_serves_every_run_each_with_its_own_samples(fake_nvsmi_on_path, ready_fifo, tmp_path):
+    fake_nvsmi_on_path.setenv("FAKE_NVSMI_ARGS_LOG", str(tmp_path / "calls.log"))
+    tele = Telemetry()
+    first = tele.start(tmp_path / "run1.gpu.csv")
+    ready_fifo.wait()  # the stand-in's round of samples for this run
+    assert first.stop()["samples"] == 37
+    assert first.feed.size() == 0  # emptied once the run took its samples: a long sweep keeps no more
+    second = tele.start(tmp_path / "run2.gpu.csv")
+    assert second.feed is first.feed
+    ready_fifo.wait()
+    assert second.stop()["samples"] == 37
+    for name in ("run1.gpu.csv", "run2.gpu.csv"):
+        assert len((tmp_path / name).read_text().splitlines()) == 38  # a header row, then its own round only
+    tele.close()
+    assert first.feed.process.returncode is not None
+    logged = (tmp_path / "calls.log").read_text().splitlines()
+    assert len([line for line in logged if "-lms" in line]) == 1, logged
+
+
+class _Bytes:
+    """A feed's file, as RunSamples reads it."""
+
+    fields = telemetry.LEGACY_FIELDS
+
+    def __init__(self, data):
+        self.data = data
+
+    def size(self):
+        return len(self.data)
+
+    def read(self, start, end):
+        return self.data[start:end]
+
+
+def test_a_runs_samples_leave_out_the_lines_being_written_at_its_start_and_end(tmp_path):
+    before, half = sample(temp=50) + "\n" + sample(temp=51)[:10], sample(temp=51)[10:] + "\n"
+    feed = _Bytes(before.encode())
+    run = telemetry.RunSamples(feed, tmp_path / "run.gpu.csv", feed.size())  # it starts mid-line
+    feed.data += (half + sample(temp=60) + "\n" + sample(temp=61) + "\n" + sample(temp=62)[:7]).encode()
+    summary = run.stop()
+    lines = (tmp_path / "run.gpu.csv").read_text().splitlines()
+    assert lines[1:] == [sample(temp=60), sample(temp=61)]
+    assert summary["samples"] == 2 and summary["max_temp_c"] == 61
+    on_a_line = telemetry.RunSamples(feed, tmp_path / "next.gpu.csv", len(before) + len(half))
+    assert on_a_line._lines().decode().splitlines() == [sample(temp=60), sample(temp=61)]
+    on_a_line.stop()
+
+
+@pytest.mark.slow
+@POSIX_ONLY
+def test_the_start_temperature_is_the_samplers_newest_tick_without_a_query(fake_nvsmi_on_path, ready_fifo, tmp_path):
+    fake_nvsmi_on_path.setenv("FAKE_NVSMI_ARGS_LOG", str(tmp_path / "calls.log"))
+    tele = Telemetry(interval_ms=60000)  # a tick is fresh for two intervals: no race with this machine's load
+    assert tele.temps_now() == ({0: 40}, None)  # no sampler yet: asked (the stand-in's one-shot answer)
+    run = tele.start(tmp_path / "run1.gpu.csv")
+    ready_fifo.wait()
+    run.stop()
+    asked = (tmp_path / "calls.log").read_text()
+    assert tele.temps_now() == ({0: 60}, None)  # the default round's last sample, between runs
+    assert (tmp_path / "calls.log").read_text() == asked  # no process started for it
+    tele.close()
+    assert tele.temps_now() == ({0: 40}, None)
 
 
 @pytest.mark.slow

@@ -114,10 +114,11 @@ def test_sampler_latest_reads_the_newest_tick_of_every_gpu(tmp_path, monkeypatch
     assert tele.latest() == {}
     sampler = tele.start(tmp_path / "s.gpu.csv")
     with open(str(fifo)) as fh:  # blocks until the stand-in has written every sample
-        assert fh.read() == "ready\n"
+        assert fh.readline() == "ready\n"
     latest = tele.latest()
     assert {i: s["temp_c"] for i, s in latest.items()} == {0: 70, 1: 71}
     sampler.stop()
+    tele.close()
 
 
 # --- within-run steadiness and outliers ---------------------------------------------------------------------

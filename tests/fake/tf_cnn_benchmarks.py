@@ -16,12 +16,15 @@ FAKE_TFCNN_TF_VERSION  what the "TensorFlow:" header says (default 1.12)
 FAKE_TFCNN_CRLF        "1": end lines with CRLF
 FAKE_TFCNN_READY_FIFO  a named pipe: modes hang/hang_tree write "<pid> <child pid>" into it once hanging, so a
                        test can block on it instead of sleeping
-FAKE_TFCNN_WAIT_FIFO   a named pipe to read before starting (blocks until its writer, e.g. the stand-in
-                       nvidia-smi, has written), so that a test's ordering needs no sleeps
+FAKE_TFCNN_WAIT_FIFO   a named pipe to read a line from before starting (blocks until its writer, e.g. the
+                       stand-in nvidia-smi, has written), so that a test's ordering needs no sleeps
 FAKE_TFCNN_FLAGS_OUT   a file: each invocation appends the flags it parsed as one JSON object per line (upstream's
                        header does not show --use_fp16/--xla, so tests read what reached the benchmark here)
-FAKE_TFCNN_HARNESS_OUT a file: each invocation appends one line, "pandas" or "no pandas": whether the process two
-                       levels up (tfcnnwrap, above its supervisor) has pandas loaded while this run runs (Linux)
+FAKE_TFCNN_HARNESS_OUT a file: each invocation appends one line, "pandas" or "no pandas": whether the harness
+                       (tfcnnwrap: the first ancestor that is not a supervisor, `python -I -S -c`) has pandas loaded
+                       while this run runs (Linux)
+FAKE_TFCNN_ANCESTRY_OUT a file: each invocation appends one JSON line, the pids from its parent up to the harness
+                       (its supervisors, then tfcnnwrap) (Linux)
 FAKE_TFCNN_GPU_EFFICIENCY  scaling efficiency (default 1.0): with --num_gpus=N > 1 the totals are the
                        one-device figure (FAKE_TFCNN_IPS) x N x this, as tf_cnn_benchmarks reports images/sec over
                        every device (batch size per device)
@@ -166,15 +169,40 @@ def record_flags(flags):
             fh.write(json.dumps(flags, sort_keys=True) + "\n")
 
 
+def _parent_of(pid):
+    with open("/proc/%d/stat" % pid, "rb") as fh:
+        return int(fh.read().rsplit(b")", 1)[1].split()[1])
+
+
+def _is_supervisor(pid):
+    with open("/proc/%d/cmdline" % pid, "rb") as fh:
+        return fh.read().split(b"\0")[1:4] == [b"-I", b"-S", b"-c"]
+
+
+def ancestry():
+    """Our ancestors' pids from our parent up to the harness: the supervisors (one per run, and the sweep's
+    shared one above them when there is one), then tfcnnwrap."""
+    chain = [os.getppid()]
+    while _is_supervisor(chain[-1]) and len(chain) < 8:
+        chain.append(_parent_of(chain[-1]))
+    return chain
+
+
 def record_harness():
-    """Whether the harness (tfcnnwrap: our parent's parent, our parent being its supervisor) has pandas loaded
-    now, from its memory map: the harness must not load it while a benchmark runs."""
-    path = os.environ.get("FAKE_TFCNN_HARNESS_OUT")
+    """Whether the harness (tfcnnwrap, above its supervisors) has pandas loaded now, from its memory map: the
+    harness must not load it while a benchmark runs; and the chain of ancestors up to it."""
+    path, chain_path = os.environ.get("FAKE_TFCNN_HARNESS_OUT"), os.environ.get("FAKE_TFCNN_ANCESTRY_OUT")
+    if not path and not chain_path:
+        return
+    chain = ancestry()
+    if chain_path:
+        import json
+
+        with open(chain_path, "a") as fh:
+            fh.write(json.dumps(chain) + "\n")
     if not path:
         return
-    with open("/proc/%d/stat" % os.getppid(), "rb") as fh:
-        harness = int(fh.read().rsplit(b")", 1)[1].split()[1])
-    with open("/proc/%d/maps" % harness, "rb") as fh:
+    with open("/proc/%d/maps" % chain[-1], "rb") as fh:
         loaded = b"/pandas/" in fh.read()
     with open(path, "a") as fh:
         fh.write("pandas\n" if loaded else "no pandas\n")
@@ -352,7 +380,7 @@ def main(argv):
     wait_fifo = os.environ.get("FAKE_TFCNN_WAIT_FIFO")
     if wait_fifo:
         with open(wait_fifo) as fh:
-            fh.read()
+            fh.readline()  # one line: the writer may hand the next line to the next run
     print_header(flags, model, batch, num_gpus, num_batches, device)
     check_data_dir(flags)
     if flags.get("job_name"):

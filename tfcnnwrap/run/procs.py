@@ -8,8 +8,9 @@ of that stdin, so the group dies when tfcnnwrap finishes the run *or dies in any
 kernel closes its descriptors); a parent-death signal would only cover the direct child. On Linux the
 supervisor is also a child subreaper: a process that leaves the group (``setsid``) and is orphaned becomes its
 child instead of init's, so before the group kill it ends every descendant it can find under /proc, in any
-session. On Windows the command goes into a kill-on-close job object of its own, which covers the tree the
-same way.
+session. While a sweep runs, its commands' supervisors are forks of one ``SharedSupervisor`` (the same code,
+already loaded) instead of an interpreter started per command; nothing else changes for them. On Windows the
+command goes into a kill-on-close job object of its own, which covers the tree the same way.
 """
 
 from __future__ import annotations
@@ -45,18 +46,15 @@ GRACE_S = 3.0  # between SIGTERM and SIGKILL of a process group
 # Once a command has exited, how long what it started may keep its output open before the group is killed.
 OUTPUT_GRACE_S = 2.0
 
-# Runs as ``python -I -S -c _SUPERVISOR STATUS_FD[,STDIN_FD] COMMAND...`` in the new session (the command's stdin:
-# STDIN_FD where given, else /dev/null). Protocol on STATUS_FD:
-# "started\n" or "exec <errno>\n" (the command could not be executed), then "<returncode>\n" when it
-# exits (negative: killed by that signal). SIGTERM is caught (so that a SIGTERM to the group stops the
-# command but leaves the supervisor to report it); exec restores the default for the command.
-_SUPERVISOR = r"""
+# The supervisor's functions, shared by both ways of starting one. ``supervise`` runs in a session of its own:
+# it forks and execs the command, reports on STATUS_FD "started <pid>\n" (its own pid: the group to signal) or
+# "exec <errno>\n" (the command could not be executed), then "<returncode>\n" when it exits (negative: killed by
+# that signal); STATUS_FD closes when the supervisor is gone. At end-of-file on LIFELINE it ends every descendant
+# and its group. SIGTERM is caught (a SIGTERM to the group stops the command but leaves the supervisor to report
+# it); exec restores the default for the command.
+_SUPERVISOR_PARTS = r"""
 import os, sys, _thread
 import _signal as signal  # the C half: the signal module's enums import enum, a third of a bare start-up
-fds, argv = [int(fd) for fd in sys.argv[1].split(",")], sys.argv[2:]
-status_fd = fds[0]
-signal.signal(signal.SIGTERM, lambda signum, frame: None)
-signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # blocked from the fork until now: see _spawning
 
 
 def descendants():
@@ -115,29 +113,13 @@ def end_descendants():
             except OSError:
                 pass
         killed |= fresh
-os.set_inheritable(status_fd, False)
-null = os.open(os.devnull, os.O_RDWR)
-err_r, err_w = os.pipe()
-pid = os.fork()
-if pid == 0:
-    os.dup2(fds[1] if len(fds) > 1 else null, 0)
-    try:
-        os.execvp(argv[0], argv)
-    except OSError as exc:
-        os.write(err_w, str(exc.errno or 0).encode())
-    os._exit(127)
-os.close(err_w)
-failed = os.read(err_r, 32)
-if failed:
-    os.waitpid(pid, 0)
-    os.write(status_fd, b"exec " + failed + b"\n")
-    os._exit(0)
-os.write(status_fd, b"started\n")
-os.dup2(null, 1)
-os.dup2(null, 2)
-if sys.platform.startswith("linux"):
-    # After the exec, off the command's start-up path; long before it can orphan a child of its own.
-    # _ctypes alone, not ctypes: a third of the supervisor's start-up went into ctypes' Python half.
+
+
+def subreaper():
+    # Linux: orphans of the tree become this process's children, not init's. _ctypes alone, not ctypes: a
+    # third of the supervisor's start-up went into ctypes' Python half. Not inherited by a fork.
+    if not sys.platform.startswith("linux"):
+        return
     try:
         import _ctypes
 
@@ -151,24 +133,155 @@ if sys.platform.startswith("linux"):
             _flags_ = _ctypes.FUNCFLAG_CDECL
             _restype_ = Int
 
-        Function(("prctl", Libc()))(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans of the tree stay ours
+        Function(("prctl", Libc()))(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
     except Exception:
         pass
 
 
-def reap():
-    status = os.waitpid(pid, 0)[1]
-    code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-    os.write(status_fd, b"%d\n" % code)
-    os.close(status_fd)
+def supervise(lifeline, status_fd, stdin_fd, argv, env):
+    for fd in (lifeline, status_fd) + ((stdin_fd,) if stdin_fd is not None and stdin_fd > 2 else ()):
+        os.set_inheritable(fd, False)
+    null = os.open(os.devnull, os.O_RDWR)
+    err_r, err_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.dup2(null if stdin_fd is None else stdin_fd, 0)
+        try:
+            if env is None:
+                os.execvp(argv[0], argv)
+            os.execvpe(argv[0], argv, env)
+        except OSError as exc:
+            os.write(err_w, str(exc.errno or 0).encode())
+        os._exit(127)
+    os.close(err_w)
+    failed = os.read(err_r, 32)
+    if failed:
+        os.waitpid(pid, 0)
+        os.write(status_fd, b"exec " + failed + b"\n")
+        os._exit(0)
+    os.write(status_fd, b"started %d\n" % os.getpid())
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    subreaper()  # after the exec, off the command's start-up path; long before it can orphan a child
 
+    def reap():
+        status = os.waitpid(pid, 0)[1]
+        code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+        os.write(status_fd, b"%d\n" % code)
 
-_thread.start_new_thread(reap, ())
-while os.read(0, 4096):
-    pass
-end_descendants()
-os.killpg(0, signal.SIGKILL)
+    _thread.start_new_thread(reap, ())
+    while os.read(lifeline, 4096):
+        pass
+    end_descendants()
+    os.killpg(0, signal.SIGKILL)
 """
+
+# One command: ``python -I -S -c _SUPERVISOR STATUS_FD[,STDIN_FD] COMMAND...``, started in a new session with
+# its stdin (the LIFELINE) a pipe that tfcnnwrap holds, its stdout and stderr the command's.
+_SUPERVISOR = (
+    _SUPERVISOR_PARTS
+    + r"""
+fds, argv = [int(fd) for fd in sys.argv[1].split(",")], sys.argv[2:]
+signal.signal(signal.SIGTERM, lambda signum, frame: None)
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # blocked from the fork until now: see _spawning
+supervise(0, fds[0], fds[1] if len(fds) > 1 else None, argv, None)
+"""
+)
+
+# One for a whole sweep (``SharedSupervisor``): ``python -I -S -c _SHARED_SUPERVISOR SOCKET_FD``. Each request on
+# the socket is a length (8 bytes) carrying the descriptors LIFELINE, STATUS_FD, STDOUT, STDERR[, STDIN] as
+# SCM_RIGHTS, then marshal's (argv, cwd, env, has_stdin). It forks a child that takes a session of its own and
+# becomes that command's supervisor, as ``_SUPERVISOR`` is: a fork of an interpreter already up instead of an
+# interpreter's start per command. At end-of-file on the socket (tfcnnwrap closed it, or died) it ends every
+# descendant: it is a subreaper too, so what a killed supervisor orphaned is still found.
+_SHARED_SUPERVISOR = (
+    _SUPERVISOR_PARTS
+    + r"""
+import _socket, marshal
+
+sock = _socket.socket(fileno=int(sys.argv[1]))
+
+
+def reap_children(signum, frame):
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+    except ChildProcessError:
+        pass
+
+
+def receive():
+    # One request: (descriptors, fields), or None at end-of-file.
+    data, ancillary, _, _ = sock.recvmsg(8, _socket.CMSG_SPACE(5 * 4))
+    fds = []
+    for level, kind, raw in ancillary:
+        if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+            fds += [int.from_bytes(raw[i : i + 4], sys.byteorder, signed=True) for i in range(0, len(raw) // 4 * 4, 4)]
+    while data and len(data) < 8:
+        more = sock.recv(8 - len(data))
+        data = data + more if more else b""
+    payload, size = b"", int.from_bytes(data, "big") if data else 0
+    while data and len(payload) < size:
+        chunk = sock.recv(min(size - len(payload), 1 << 20))
+        if not chunk:
+            data = b""
+        payload += chunk
+    if not data or len(fds) < 4:
+        for fd in fds:
+            os.close(fd)
+        return None
+    return fds, marshal.loads(payload)
+
+
+def start(fds, argv, cwd, env, has_stdin):
+    # In the forked child: a session of its own, the command's streams, then the supervisor's life.
+    try:
+        sock.close()
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.setsid()
+        os.dup2(fds[2], 1)
+        os.dup2(fds[3], 2)
+        os.close(fds[2])
+        os.close(fds[3])
+    except OSError as exc:
+        os.write(fds[1], b"exec %d\n" % (exc.errno or 0))
+        os._exit(0)
+    try:
+        os.chdir(cwd)
+    except OSError as exc:
+        os.write(fds[1], b"chdir %d\n" % (exc.errno or 0))
+        os._exit(0)
+    supervise(fds[0], fds[1], fds[4] if has_stdin else None, argv, env)
+
+
+signal.signal(signal.SIGTERM, lambda signum, frame: None)
+signal.signal(signal.SIGCHLD, reap_children)
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # blocked from the fork until now: see _spawning
+subreaper()
+while True:
+    request = receive()
+    if request is None:
+        break
+    fds, (argv, cwd, env, has_stdin) = request
+    try:
+        pid = os.fork()
+    except OSError as exc:
+        os.write(fds[1], b"exec %d\n" % (exc.errno or 0))
+        pid = -1
+    if pid == 0:
+        start(fds, argv, cwd, env, has_stdin)
+        os._exit(0)
+    for fd in fds:
+        os.close(fd)
+end_descendants()
+signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+while True:  # every child reaped before we exit: their CPU time is counted up the tree, none left a zombie
+    try:
+        os.waitpid(-1, 0)
+    except ChildProcessError:
+        break
+"""
+)
 
 
 def _parent_death_signal() -> Optional[Callable[[], None]]:
@@ -341,12 +454,94 @@ def _spawning() -> Iterator[None]:
         mask(signal.SIG_SETMASK, before)
 
 
+class SharedSupervisor:
+    """One supervisor for every ``ProcessGroup`` started while it is open (a sweep's runs and queries): POSIX.
+
+    Each command is then supervised by a fork of this one process (``_SHARED_SUPERVISOR``) instead of a new
+    interpreter, with the same guarantees: its own session, the whole tree ended when its ``ProcessGroup`` is
+    closed or tfcnnwrap dies in any way (the lifeline of each command and the socket to this one both reach
+    end-of-file; this one is a subreaper too and ends every descendant it has left). ``start`` opens it (None on
+    Windows, where job objects do this work, or when it cannot start: each command then gets its own supervisor);
+    ``close`` ends it and waits for it.
+    """
+
+    _current: Optional[SharedSupervisor] = None
+
+    def __init__(self) -> None:
+        import socket  # lazy: only a sweep opens one
+
+        self._socket_module = socket
+        ours, theirs = socket.socketpair()
+        try:
+            with _spawning():
+                self.process = subprocess.Popen(
+                    [sys.executable, "-I", "-S", "-c", _SHARED_SUPERVISOR, str(theirs.fileno())],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,
+                    pass_fds=(theirs.fileno(),),
+                )
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self._socket = ours
+        self._lock = threading.Lock()
+
+    @classmethod
+    def start(cls) -> Optional[SharedSupervisor]:
+        """Open one for the commands started from now on, unless one is open; None where there is none to open."""
+        if os.name == "nt" or cls._current is not None:
+            return None
+        try:
+            cls._current = cls()
+        except OSError:
+            return None
+        return cls._current
+
+    def request(self, fds: Sequence[int], fields: Tuple[Any, ...]) -> None:
+        """Ask for one command; OSError when this supervisor is gone."""
+        import marshal  # lazy: built in, only a shared supervisor's requests use it
+
+        payload = marshal.dumps(fields)
+        with self._lock:
+            self._socket_module.send_fds(self._socket, [len(payload).to_bytes(8, "big")], list(fds))
+            self._socket.sendall(payload)
+
+    def close(self) -> None:
+        """End it (and anything it still supervises) and wait for it; commands started later get their own."""
+        if SharedSupervisor._current is self:
+            SharedSupervisor._current = None
+        with self._lock:
+            self._socket.close()
+        self.process.wait()
+
+
+def _stream_fd(stream: Union[int, IO[bytes], None], default: int, made: List[int]) -> Tuple[int, Optional[int]]:
+    """(the descriptor to hand a shared supervisor for ``stream``, our end of a pipe or None); what is opened
+    here is added to ``made`` (closed once handed over)."""
+    if stream == subprocess.PIPE:
+        read_end, write_end = os.pipe()
+        made.append(write_end)
+        return write_end, read_end
+    if stream == subprocess.DEVNULL:
+        null = os.open(os.devnull, os.O_RDWR)
+        made.append(null)
+        return null, None
+    if stream is None:
+        return default, None
+    return (stream if isinstance(stream, int) else stream.fileno()), None
+
+
 class ProcessGroup:
     """``argv`` running in a process group of its own, with every process it starts.
 
     ``returncode`` is the command's own (not the supervisor's); ``exited`` is set once it is known.
     ``terminate`` stops the tree gently, ``kill`` at once, ``close`` ends whatever is left and must be called
-    (use it as a context manager). Raises OSError like ``Popen`` when the command cannot be executed.
+    (use it as a context manager). Raises OSError like ``Popen`` when the command cannot be executed. On POSIX
+    the supervisor is the open ``SharedSupervisor``'s fork, else a process of its own.
     """
 
     def __init__(
@@ -365,13 +560,57 @@ class ProcessGroup:
         self.returncode: Optional[int] = None
         self._job: Optional[Tuple[ctypes.CDLL, int]] = None
         self._stdin_lock = threading.Lock()
+        self._gone = threading.Event()  # POSIX: the supervisor has ended (its tree with it)
+        self._lifeline: Optional[IO[bytes]] = None  # POSIX: closing it ends the tree
+        self.popen: Optional[subprocess.Popen[bytes]] = None  # the supervisor (POSIX) or the command (Windows)
+        self.stdout: Optional[IO[bytes]] = None
+        self.stderr: Optional[IO[bytes]] = None
+        self._cwd = None if cwd is None else str(cwd)
         if os.name == "nt":
             self._start_windows(cwd, env, stdout, stderr)
-        else:
+            return
+        shared = SharedSupervisor._current
+        if shared is None or not self._start_shared(shared, cwd, env, stdout, stderr):
             self._start_posix(cwd, env, stdout, stderr)
-        self.pid = self.popen.pid
-        self.stdout = self.popen.stdout
-        self.stderr = self.popen.stderr
+
+    def _start_shared(
+        self,
+        shared: SharedSupervisor,
+        cwd: Union[Path, str, None],
+        env: Optional[Mapping[str, str]],
+        stdout: Union[int, IO[bytes], None],
+        stderr: Union[int, IO[bytes], None],
+    ) -> bool:
+        """Start through ``shared``; False (nothing started) when it is gone."""
+        made: List[int] = []
+        ours: List[int] = []
+        try:
+            life_r, life_w = os.pipe()
+            ours.append(life_w)
+            made.append(life_r)
+            status_r, status_w = os.pipe()
+            ours.append(status_r)
+            made.append(status_w)
+            out_fd, out_r = _stream_fd(stdout, 1, made)
+            err_fd, err_r = (out_fd, None) if stderr == subprocess.STDOUT else _stream_fd(stderr, 2, made)
+            ours += [fd for fd in (out_r, err_r) if fd is not None]
+            fds = [life_r, status_w, out_fd, err_fd] + ([self._stdin_file.fileno()] if self._stdin_file else [])
+            self._cwd = os.getcwd() if cwd is None else str(cwd)
+            fields = (self.argv, self._cwd, dict(os.environ if env is None else env))
+            shared.request(fds, fields + (self._stdin_file is not None,))
+        except OSError:
+            for fd in ours:
+                os.close(fd)
+            return False
+        finally:
+            for fd in made:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._lifeline = os.fdopen(life_w, "wb", buffering=0)
+        self.stdout = os.fdopen(out_r, "rb", buffering=0) if out_r is not None else None
+        self.stderr = os.fdopen(err_r, "rb", buffering=0) if err_r is not None else None
+        self._await_start(os.fdopen(status_r, "rb", buffering=0))
+        return True
 
     def _start_posix(
         self,
@@ -400,27 +639,41 @@ class ProcessGroup:
             raise
         finally:
             os.close(status_w)
-        self._status = os.fdopen(status_r, "rb", buffering=0)
-        first = self._status.readline().split()
-        if first[:1] != [b"started"]:
-            self._status.close()
-            self.popen.stdin.close()  # type: ignore[union-attr]  # a pipe: stdin=PIPE
-            self.popen.wait()
-            for stream in (self.popen.stdout, self.popen.stderr):
-                if stream is not None:
-                    stream.close()
-            errno_ = int(first[1]) if first[:1] == [b"exec"] and first[1:2] and first[1].isdigit() else 0
-            raise OSError(errno_, os.strerror(errno_) if errno_ else "the supervisor did not start", self.argv[0])
-        threading.Thread(target=self._reap_posix, name="tfcnnwrap-reap", daemon=True).start()
+        self._lifeline, self.stdout, self.stderr = self.popen.stdin, self.popen.stdout, self.popen.stderr
+        self._await_start(os.fdopen(status_r, "rb", buffering=0))
 
-    def _reap_posix(self) -> None:
-        data = self._status.read()
-        self._status.close()
+    def _await_start(self, status: IO[bytes]) -> None:
+        """The supervisor's first word: the command started (its reaper thread starts), or OSError."""
+        first = status.readline().split()
+        if first[:1] == [b"started"] and first[1:2] and first[1].isdigit():
+            self.pid = int(first[1])
+            threading.Thread(target=self._reap_posix, args=(status,), name="tfcnnwrap-reap", daemon=True).start()
+            return
+        status.close()
+        self._release_supervisor()
+        if self.popen is not None:
+            self.popen.wait()
+        for stream in (self.stdout, self.stderr):
+            if stream is not None:
+                stream.close()
+        known = first[:1] in ([b"exec"], [b"chdir"]) and first[1:2] and first[1].isdigit()
+        errno_ = int(first[1]) if known else 0
+        # as Popen names it: the directory it could not enter, else the command
+        filename = self._cwd if first[:1] == [b"chdir"] else self.argv[0]
+        raise OSError(errno_, os.strerror(errno_) if errno_ else "the supervisor did not start", filename)
+
+    def _reap_posix(self, status: IO[bytes]) -> None:
+        code = status.readline().split()
         try:
-            self.returncode = int(data.split()[0])
+            self.returncode = int(code[0])
         except (ValueError, IndexError):  # the supervisor died first: its own status is the best we know
-            self.returncode = self.popen.wait()
+            self.returncode = self.popen.wait() if self.popen is not None else -int(signal.SIGKILL)
         self.exited.set()
+        status.read()  # end-of-file: the supervisor has ended, and its tree with it
+        status.close()
+        if self.popen is not None:
+            self.popen.wait()
+        self._gone.set()
 
     def _start_windows(
         self,
@@ -429,7 +682,7 @@ class ProcessGroup:
         stdout: Union[int, IO[bytes], None],
         stderr: Union[int, IO[bytes], None],
     ) -> None:
-        self.popen = subprocess.Popen(
+        self.popen = popen = subprocess.Popen(
             self.argv,
             cwd=None if cwd is None else str(cwd),
             env=env,
@@ -439,17 +692,18 @@ class ProcessGroup:
             bufsize=0,
             creationflags=subprocess.CREATE_NEW_PROCESS_GROUP,  # type: ignore[attr-defined]  # Windows only
         )
+        self.pid, self.stdout, self.stderr = popen.pid, popen.stdout, popen.stderr
         try:
             self._job = _new_windows_job()
             if self._job is not None:
                 kernel32, job = self._job
-                kernel32.AssignProcessToJobObject(job, int(self.popen._handle))  # type: ignore[attr-defined]  # Windows only
+                kernel32.AssignProcessToJobObject(job, int(popen._handle))  # type: ignore[attr-defined]  # Windows only
         except Exception:  # noqa: BLE001 - taskkill /T still stops the tree while its leader lives
             self._job = None
-        threading.Thread(target=self._reap_windows, name="tfcnnwrap-reap", daemon=True).start()
+        threading.Thread(target=self._reap_windows, args=(popen,), name="tfcnnwrap-reap", daemon=True).start()
 
-    def _reap_windows(self) -> None:
-        self.returncode = self.popen.wait()
+    def _reap_windows(self, popen: subprocess.Popen[bytes]) -> None:
+        self.returncode = popen.wait()
         self.exited.set()
 
     def wait(self, timeout: Optional[float] = None) -> Optional[int]:
@@ -464,11 +718,11 @@ class ProcessGroup:
             pass
 
     def _release_supervisor(self) -> None:
-        """Close the supervisor's stdin: it ends every descendant (other sessions too), then its group."""
+        """Close the supervisor's lifeline: it ends every descendant (other sessions too), then its group."""
         with self._stdin_lock:
             try:
-                if self.popen.stdin is not None:
-                    self.popen.stdin.close()
+                if self._lifeline is not None:
+                    self._lifeline.close()
             except OSError:
                 pass
 
@@ -477,9 +731,7 @@ class ProcessGroup:
         included; SIGKILL to the group as well when the supervisor has not done so within ``GRACE_S``."""
         if os.name != "nt":
             self._release_supervisor()
-            try:
-                self.popen.wait(GRACE_S)
-            except subprocess.TimeoutExpired:
+            if not self._gone.wait(GRACE_S):
                 self._signal_group(signal.SIGKILL)
             return
         if self._job is not None:
@@ -493,7 +745,8 @@ class ProcessGroup:
                 check=False,
             )
         try:
-            self.popen.kill()
+            if self.popen is not None:
+                self.popen.kill()
         except OSError:
             pass
 
@@ -508,12 +761,14 @@ class ProcessGroup:
         """End what is left of the tree and reap it."""
         if os.name != "nt":
             self._release_supervisor()  # the supervisor kills its tree at end-of-file
+            self._gone.wait()
         else:
             self.kill()
             if self._job is not None:
                 self._job[0].CloseHandle(self._job[1])
                 self._job = None
-        self.popen.wait()
+            if self.popen is not None:
+                self.popen.wait()
         self.exited.wait()
 
     def __enter__(self):

@@ -1,8 +1,13 @@
 """GPU telemetry through nvidia-smi: what the GPUs are, and how one sampled while a benchmark ran.
 
-One long-lived ``nvidia-smi --query-gpu=... -lms 1000`` process per run writes straight into the samples
-file (no reader thread, no polling); ``Sampler.stop`` ends it and summarises the file. Without nvidia-smi
-there is one note and no telemetry; nothing here raises.
+One long-lived ``nvidia-smi --query-gpu=... -lms 1000`` process per sweep (``Telemetry``'s feed) writes straight
+into a temporary file (no reader thread, no polling); each run takes the lines written between its start and its
+end (``RunSamples``: cut by position in that file, a line being written at either edge left out), writes them
+into its own samples file when it ends and summarises them; the file is then emptied (POSIX: nvidia-smi
+appends). nvidia-smi's start (its driver library's initialisation, the costly part on a GPU machine) is paid
+once per sweep, not once or twice per run, and the newest tick gives a run's start temperature without another
+query. A feed whose nvidia-smi has exited (a driver that fails) is started again for the next run. Without
+nvidia-smi there is one note and no telemetry; nothing here raises.
 
 What the samples mean (fields, throttle rule, reasons, PCIe link) is ``gpusamples``'s, pure and apart.
 Which fields are asked for is settled once per sweep (``choose_fields``): drivers before 2023 know
@@ -16,8 +21,10 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple, Union
+from typing import IO, TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple, Union
 
 from tfcnnwrap import safefs
 from tfcnnwrap.run.gpusamples import (  # noqa: F401 - re-exported: the sampler's readers import them from here
@@ -220,6 +227,48 @@ def read_sample_lines(path: Path) -> List[str]:
     return lines
 
 
+def _end_sampling(process: subprocess.Popen[bytes], stops: Optional[StopRequests]) -> None:
+    """End a sampling nvidia-smi and its whole group. After a stop request (Ctrl-C) nothing is waited for: an
+    nvidia-smi that hangs ignores signals too."""
+    hurry = stops is not None and stops.requested
+    if not hurry and process.poll() is None and os.name != "nt":
+        # Ctrl-C first: nvidia-smi then leaves its loop and exits normally, flushing what it buffered;
+        # SIGTERM would end it with a block-buffered file's last lines unwritten.
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=INTERRUPT_WAIT_S)
+        except subprocess.TimeoutExpired:
+            pass
+    # Its whole group, also what a wrapper script started (SIGKILL after the grace, to the group).
+    kill_tree(process, grace_s=0 if hurry else STOP_WAIT_S)
+    process.wait(timeout=STOP_WAIT_S)
+
+
+def _summary_of(samples_path: Path, error: Optional[str]) -> Dict[str, Any]:
+    """The summary of a samples file (see ``summarize_samples``), ``error`` (or what was wrong) added."""
+    try:
+        lines = read_sample_lines(samples_path)
+        summary = summarize_samples(lines)
+        if summary["samples"] == 0:
+            complaint = next((line.strip() for line in lines if line.strip() and header_fields(line) is None), None)
+            error = error or "nvidia-smi gave no samples" + (": " + complaint[:300] if complaint else "")
+    except Exception as exc:  # noqa: BLE001
+        summary = {"samples": 0, "throttled": None}
+        error = error or "could not read %s: %s" % (samples_path.name, exc)
+    summary["samples_file"] = samples_path.name
+    if error:
+        summary["error"] = error
+    return summary
+
+
+def _complete_lines(text: str) -> List[str]:
+    """The lines of ``text``; a last one without its newline is being written and is left out."""
+    lines = text.splitlines()
+    if lines and not text.endswith(("\n", "\r")):
+        lines.pop()
+    return lines
+
+
 class Sampler:
     """One nvidia-smi sampling process writing into ``samples_path``; ``stop()`` ends it and summarises."""
 
@@ -255,19 +304,7 @@ class Sampler:
             raise
 
     def _end_process(self) -> None:
-        # After a stop request (Ctrl-C) nothing is waited for: an nvidia-smi that hangs ignores signals too.
-        hurry = self.stops is not None and self.stops.requested
-        if not hurry and self.process.poll() is None and os.name != "nt":
-            # Ctrl-C first: nvidia-smi then leaves its loop and exits normally, flushing what it buffered;
-            # SIGTERM would end it with a block-buffered file's last lines unwritten.
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(timeout=INTERRUPT_WAIT_S)
-            except subprocess.TimeoutExpired:
-                pass
-        # Its whole group, also what a wrapper script started (SIGKILL after the grace, to the group).
-        kill_tree(self.process, grace_s=0 if hurry else STOP_WAIT_S)
-        self.process.wait(timeout=STOP_WAIT_S)
+        _end_sampling(self.process, self.stops)
 
     def latest(self) -> Dict[int, Any]:
         """{GPU index: sample} of the newest complete tick nvidia-smi has written (the live view's figures),
@@ -299,20 +336,8 @@ class Sampler:
                 self._out.close()
             except OSError:
                 pass
-        try:
-            lines = read_sample_lines(self.samples_path)
-            summary = summarize_samples(lines)
-            if summary["samples"] == 0:
-                complaint = next((line.strip() for line in lines if line.strip() and header_fields(line) is None), None)
-                error = error or "nvidia-smi gave no samples" + (": " + complaint[:300] if complaint else "")
-        except Exception as exc:  # noqa: BLE001
-            summary = {"samples": 0, "throttled": None}
-            error = error or "could not read %s: %s" % (self.samples_path.name, exc)
-        summary["samples_file"] = self.samples_path.name
-        if error:
-            summary["error"] = error
-        self._summary = summary
-        return summary
+        self._summary = _summary_of(self.samples_path, error)
+        return self._summary
 
     def __enter__(self) -> "Sampler":
         return self
@@ -322,18 +347,186 @@ class Sampler:
         return False
 
 
+class _Feed:
+    """One sampling nvidia-smi for a whole sweep, writing into a temporary file that only tfcnnwrap holds (on
+    POSIX its name is removed at once: nothing is left behind, even by a killed tfcnnwrap)."""
+
+    def __init__(self, nvidia_smi: str, interval_ms: int, fields: Tuple[str, ...]) -> None:
+        import tempfile  # lazy: only a GPU sweep samples
+
+        self.fields = fields
+        self.interval_s = interval_ms / 1000.0
+        self.args = [
+            str(nvidia_smi),
+            "--query-gpu=" + ",".join(fields),
+            "--format=csv,noheader,nounits",
+            "-lms",
+            str(int(interval_ms)),
+        ]
+        fd, name = tempfile.mkstemp(prefix="tfcnnwrap-gpu-", suffix=".csv")
+        self._name: Optional[str] = name
+        self._out: Optional[IO[bytes]] = None
+        self._in: Optional[IO[bytes]] = None
+        self._lock = threading.Lock()  # the live view's thread and the sweep's read the same handle
+        self._forgotten: Tuple[List[str], float] = ([], 0.0)  # the newest lines before ``forget``, and when
+        try:
+            self._out = os.fdopen(fd, "wb")
+            self._in = open(name, "rb")
+            if os.name != "nt":
+                import fcntl  # lazy: POSIX only
+
+                os.unlink(name)
+                self._name = None
+                # nvidia-smi appends wherever the end is: the file can be emptied after each run (``forget``)
+                fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_APPEND)
+            self.process = subprocess.Popen(
+                self.args, stdin=subprocess.DEVNULL, stdout=self._out, stderr=subprocess.STDOUT, **popen_group_kwargs()
+            )
+            bind_to_our_lifetime(self.process)
+        except BaseException:
+            self._close_files()
+            raise
+
+    def running(self) -> bool:
+        return self.process.poll() is None
+
+    def size(self) -> int:
+        assert self._in is not None  # open until close
+        return os.fstat(self._in.fileno()).st_size
+
+    def newest(self) -> Tuple[List[str], float]:
+        """(the file's last complete lines, when nvidia-smi wrote them): those before ``forget`` emptied the file
+        until it writes a complete line again."""
+        assert self._in is not None  # open until close
+        lines, written = self.tail(0), os.fstat(self._in.fileno()).st_mtime
+        return (lines, written) if lines else self._forgotten
+
+    def read(self, start: int, end: int) -> bytes:
+        with self._lock:
+            if self._in is None:
+                return b""
+            self._in.seek(start)
+            return self._in.read(max(0, end - start))
+
+    def forget(self) -> None:
+        """Empty the file once a run has taken its samples (POSIX, where nvidia-smi appends): a sweep of days
+        keeps no more than the samples since the last run ended."""
+        if os.name == "nt":
+            return
+        lines, written = self.newest()  # the newest tick stays known: the next run's start temperature
+        with self._lock:
+            if self._out is not None:
+                os.ftruncate(self._out.fileno(), 0)
+                self._forgotten = (lines, written)
+
+    def tail(self, since: int) -> List[str]:
+        """The complete lines of the file's last TAIL_BYTES written at or after position ``since``."""
+        end = self.size()
+        return _complete_lines(self.read(max(since, end - TAIL_BYTES), end).decode("utf-8", "replace"))
+
+    def close(self, stops: Optional[StopRequests]) -> None:
+        try:
+            _end_sampling(self.process, stops)
+        except Exception:  # noqa: BLE001 - telemetry must never break a sweep; the group was signalled
+            pass
+        finally:
+            self._close_files()
+
+    def _close_files(self) -> None:
+        with self._lock:
+            for handle in (self._out, self._in):
+                if handle is not None:
+                    try:
+                        handle.close()
+                    except OSError:
+                        pass
+            self._out = self._in = None
+        if self._name is not None:
+            try:
+                os.unlink(self._name)
+            except OSError:
+                pass
+
+
+class RunSamples:
+    """A run's share of the sweep's samples: the feed's lines from the run's start (``start``, a position in its
+    file) to ``stop``, written then into the run's samples file (created with its header row at the start) and
+    summarised. Nothing is read or written while the run runs, except ``latest`` for the live view."""
+
+    def __init__(self, feed: _Feed, samples_path: Union[Path, str], start: int) -> None:
+        self.feed = feed
+        self.samples_path = Path(samples_path)
+        self.fields = feed.fields
+        self.start = start
+        self._summary: Optional[Dict[str, Any]] = None
+        self._out = safefs.create_replacing(self.samples_path)  # a planted link is replaced, not followed
+        try:
+            # Our header row, not nvidia-smi's: its names are the query's, whatever the driver's units.
+            self._out.write((", ".join(self.fields) + "\n").encode("ascii"))
+            self._out.flush()
+        except BaseException:
+            self._out.close()
+            raise
+
+    def _lines(self) -> bytes:
+        """The complete lines the feed wrote since the run started; one it was writing at the start (begun
+        before) or at the end (not finished) is left out."""
+        end = self.feed.size()
+        start = self.start
+        data = self.feed.read(start - 1, end) if start > 0 else self.feed.read(0, end)
+        if start > 0:
+            data = data[1:] if data[:1] == b"\n" else data[data.find(b"\n") + 1 :] if b"\n" in data else b""
+        return data[: data.rfind(b"\n") + 1]
+
+    def latest(self) -> Dict[int, Any]:
+        """{GPU index: sample} of the newest complete tick since the run started (the live view's figures), read
+        from the feed's tail on demand: no reader thread. {} before the first sample or on error."""
+        try:
+            return latest_with_fields(self.feed.tail(self.start), self.fields)
+        except (OSError, ValueError, AssertionError):
+            return {}
+
+    def stop(self) -> Optional[Dict[str, Any]]:
+        """The run's samples written and summarised (see ``summarize_samples``); never raises, and a second call
+        returns the same summary. The feed goes on for the next run."""
+        if self._summary is not None:
+            return self._summary
+        error = None
+        try:
+            self._out.write(self._lines())
+            self.feed.forget()
+        except Exception as exc:  # noqa: BLE001 - telemetry must never break a run
+            error = "could not write %s: %s" % (self.samples_path.name, exc)
+        finally:
+            try:
+                self._out.close()
+            except OSError:
+                pass
+        self._summary = _summary_of(self.samples_path, error)
+        return self._summary
+
+    def __enter__(self) -> "RunSamples":
+        return self
+
+    def __exit__(self, *exc_info):
+        self.stop()
+        return False
+
+
 class Telemetry:
-    """Finds nvidia-smi once; ``start(path)`` gives one Sampler per run, or None when there is no telemetry
-    (``note`` then says why, in one line)."""
+    """Finds nvidia-smi once; ``start(path)`` gives each run its ``RunSamples`` of the sweep's one sampling
+    nvidia-smi (started with the first run, again when it has exited), or None when there is no telemetry
+    (``note`` then says why, in one line); ``close`` ends the sampling when the sweep ends."""
 
     def __init__(self, nvidia_smi: Optional[str] = None, interval_ms: int = 1000):
         self.path = find_nvidia_smi(nvidia_smi)
         self.interval_ms = interval_ms
         self.available = self.path is not None
         self.note = None if self.available else "nvidia-smi not found: no GPU telemetry"
-        self.current: Optional[Sampler] = None  # the running Sampler, for the live view
-        self.stops: Optional[StopRequests] = None  # the sweep's StopRequests, handed to each Sampler
+        self.current: Optional[Union[RunSamples, Sampler]] = None  # the running run's samples, for the live view
+        self.stops: Optional[StopRequests] = None  # the sweep's StopRequests: no grace for a hung nvidia-smi
         self._fields: Optional[Tuple[str, ...]] = None
+        self._feed: Optional[_Feed] = None
 
     @property
     def fields(self) -> Tuple[str, ...]:
@@ -342,10 +535,10 @@ class Telemetry:
         return self._fields
 
     def latest(self) -> Dict[int, Any]:
-        """The running sampler's newest tick ({} between runs): what ``display.set_gpu_source`` reads."""
-        sampler = self.current
-        # A stopped sampler's file holds the last run's reading: stale during a pause or a cool-down wait.
-        return sampler.latest() if sampler is not None and sampler._summary is None else {}
+        """The running run's newest tick ({} between runs): what ``display.set_gpu_source`` reads."""
+        current = self.current
+        # A stopped run's figures are the last run's reading: stale during a pause or a cool-down wait.
+        return current.latest() if current is not None and current._summary is None else {}
 
     def temps(self) -> Dict[Any, Any]:
         return self.read_temps()[0]
@@ -356,14 +549,44 @@ class Telemetry:
             return {}, self.note or "no nvidia-smi"
         return read_temps(self.path, stops=stops)  # type: ignore[arg-type]  # available: a path
 
-    def start(self, samples_path: Union[Path, str]) -> Optional[Sampler]:
+    def temps_now(self, stops: Optional[StopRequests] = None) -> Tuple[Dict[Any, Any], Optional[str]]:
+        """As ``read_temps``, from the sampling nvidia-smi's newest tick when it wrote one within two intervals
+        (no process started), else by a query."""
+        feed, tick = self._feed, {}
+        try:
+            if feed is not None and feed.running():
+                lines, written = feed.newest()
+                if time.time() - written <= 2 * max(feed.interval_s, 1.0):
+                    tick = latest_with_fields(lines, feed.fields)
+        except (OSError, ValueError, AssertionError):
+            tick = {}
+        temps = {
+            int(index): sample["temp_c"]
+            for index, sample in tick.items()
+            if isinstance(sample.get("temp_c"), (int, float)) and TEMP_RANGE_C[0] <= sample["temp_c"] <= TEMP_RANGE_C[1]
+        }
+        return (temps, None) if temps else self.read_temps(stops)
+
+    def start(self, samples_path: Union[Path, str]) -> Optional[RunSamples]:
         if not self.available:
             return None
         try:
-            self.current = Sampler(self.path, samples_path, self.interval_ms, self.fields)  # type: ignore[arg-type]  # available: a path
-            self.current.stops = self.stops
+            feed, start = self._feed, 0
+            if feed is not None and feed.running():
+                start = feed.size()
+            else:
+                if feed is not None:  # its nvidia-smi exited (what it said is in the last run's samples)
+                    feed.close(self.stops)
+                self._feed = feed = _Feed(self.path, self.interval_ms, self.fields)  # type: ignore[arg-type]  # available: a path
+            self.current = RunSamples(feed, samples_path, start)
             return self.current
         except Exception as exc:  # noqa: BLE001 - no telemetry, the run goes on
             self.available = False
             self.note = "cannot start nvidia-smi (%s): no GPU telemetry" % exc
             return None
+
+    def close(self) -> None:
+        """End the sampling nvidia-smi (the sweep is over); a later ``start`` begins another."""
+        feed, self._feed = self._feed, None
+        if feed is not None:
+            feed.close(self.stops)

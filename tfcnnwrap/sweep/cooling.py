@@ -105,7 +105,10 @@ def before_run(ctx: SweepContext, display: Display, state: CoolingState, warn: C
         waited = time.monotonic() - started
         out["cooldown_s"] = round(waited, 3)
     if tele is not None and not _stopped(ctx):
-        temps = temps if temps else _read(tele, ctx.stops, problems if cool_to is not None else [])
+        # --cool-to asks nvidia-smi as it waits; otherwise the sweep's sampler's newest tick, when fresh, costs
+        # no process (Telemetry.temps_now)
+        if not temps:
+            temps = _read(tele, ctx.stops, problems) if cool_to is not None else _start_temps(tele, ctx.stops)
         if temps:
             out["start_temp_c"] = max(temps.values())
     problems = [p for p in problems if p != "stopped"]
@@ -138,6 +141,11 @@ def _read(tele: Optional[Telemetry], stops: Optional[StopRequests], problems: Li
     if problem:
         problems.append(problem)
     return temps
+
+
+def _start_temps(tele: Telemetry, stops: Optional[StopRequests]) -> Dict[int, int]:
+    temps_now = getattr(tele, "temps_now", None)  # a stand-in telemetry may only read
+    return temps_now(stops)[0] if temps_now is not None else _read(tele, stops, [])
 
 
 def _cool_to(

@@ -35,7 +35,7 @@ from tfcnnwrap.results.plan import Plan, RunSpec, SweepArgs, build_plan, plan_fl
 from tfcnnwrap.results.quality import throttle_warning
 from tfcnnwrap.results.records import JsonObject, Resumption, RunRecord, Status, SummaryRow, SweepMeta
 from tfcnnwrap.results.store import FORMAT_VERSION, SweepDir, open_sweep
-from tfcnnwrap.run.procs import format_command, pip_install_command
+from tfcnnwrap.run.procs import SharedSupervisor, format_command, pip_install_command
 from tfcnnwrap.run.runner import RunOutcome, run_benchmark
 from tfcnnwrap.run.stopping import StopRequests
 from tfcnnwrap.run.telemetry import Telemetry
@@ -391,6 +391,7 @@ def _run_sweep(ctx: SweepContext) -> int:
     started: List[RunSpec] = []
     display.start(len(todo), header)
     display.expect([(spec.model, spec.batch_size, spec.num_gpus) for spec in todo])  # per-model time left
+    shared = SharedSupervisor.start()  # one supervisor process for every run: no interpreter start per run
     try:
         stop = _run_loop(ctx, display, schedule, started, stops)
     except KeyboardInterrupt:
@@ -402,6 +403,10 @@ def _run_sweep(ctx: SweepContext) -> int:
         if stops.requested and stop is None and failure is None:
             stop = "interrupted"
         _restore_signal_handlers(stops)
+        if shared is not None:
+            shared.close()
+        if ctx.telemetry is not None:
+            ctx.telemetry.close()  # the sweep's one sampling nvidia-smi
     return _finish(ctx, started, stop, failure)
 
 

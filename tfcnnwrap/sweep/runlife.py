@@ -1,9 +1,9 @@
 """A run's life in a sweep, the same for a single run, a distributed job (sweep.job) and a fleet run (fleet):
-its command, its start (the live view told, GPU sampling begun), its RunRecord, the error when it cannot run,
-and its write (runs.jsonl fsynced) before the next run starts. summary.csv is aggregated once, when the sweep
-ends (``write_summary``, from ``sweep._finish``): aggregating after every run cost pandas' import and ~10 ms
-of CPU a run between benchmarks, and runs.jsonl is the record that readers aggregate again when summary.csv
-is not current (a sweep killed mid-way).
+its command, its start (the live view told, its cut of the sweep's GPU samples begun), its RunRecord, the
+error when it cannot run, and its write (runs.jsonl fsynced) before the next run starts. summary.csv is
+aggregated once, when the sweep ends (``write_summary``, from ``sweep._finish``): aggregating after every run
+cost pandas' import and ~10 ms of CPU a run between benchmarks, and runs.jsonl is the record that readers
+aggregate again when summary.csv is not current (a sweep killed mid-way).
 
 ``SweepContext`` is what a sweep settles before its first run; every step of the sweep is handed it.
 """
@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # only for annotations: rich and the samplers load when a swe
 
     from tfcnnwrap.run.runner import RunOutcome
     from tfcnnwrap.run.stopping import StopRequests
-    from tfcnnwrap.run.telemetry import Sampler, Telemetry
+    from tfcnnwrap.run.telemetry import RunSamples, Telemetry
 
 SCRIPT_NAME = "tf_cnn_benchmarks.py"
 
@@ -133,8 +133,9 @@ def argv(ctx: SweepContext, spec: RunSpec) -> List[str]:
     return [ctx.python, "-u", SCRIPT_NAME] + flags
 
 
-def start_run(ctx: SweepContext, display: Display, index: int, spec: RunSpec) -> "Tuple[str, Optional[Sampler]]":
-    """The live view told, the start time taken, GPU sampling begun: (started_at, sampler or None)."""
+def start_run(ctx: SweepContext, display: Display, index: int, spec: RunSpec) -> "Tuple[str, Optional[RunSamples]]":
+    """The live view told, the start time taken, the run's share of the sweep's GPU samples begun: (started_at,
+    its RunSamples or None)."""
     plan = ctx.plan
     display.run_started(
         index, spec.model, spec.batch_size, spec.run, plan.most_runs, plan.num_batches or 100, spec.num_gpus, spec.data
