@@ -138,7 +138,7 @@ def test_every_reason_a_real_driver_names_has_its_bit(name, section, count):
 def test_a_gtx_1080s_supported_reasons_mask_is_read_and_every_bit_has_a_name():
     header, value = read("query-throttle-supported-gtx1080.csv").split()
     assert header == "clocks_throttle_reasons.supported"
-    mask = gpusamples._number(value)
+    mask = gpusamples.sample_number(value)
     assert mask == 0x1FF
     assert sorted(gpusamples.reason_names(mask)) == sorted(name for _, name in gpusamples.REASON_BITS)
 

@@ -74,7 +74,7 @@ EARLY_FRACTION = 0.10
 _MISSING = {"", "n/a", "[n/a]", "[not supported]", "not supported", "[unknown error]", "[gpu is lost]"}
 
 
-def _number(text: str) -> Optional[float]:
+def sample_number(text: str) -> Optional[float]:
     text = text.strip()
     if text.lower() in _MISSING:
         return None
@@ -99,7 +99,7 @@ def parse_sample_line(line: str, fields: Sequence[str] = LEGACY_FIELDS) -> Optio
     parts = [p.strip() for p in line.split(",")]
     if len(parts) != len(fields):
         return None
-    sample: Dict[str, Any] = {KEYS.get(name, name): _number(text) for name, text in zip(fields[1:], parts[1:])}
+    sample: Dict[str, Any] = {KEYS.get(name, name): sample_number(text) for name, text in zip(fields[1:], parts[1:])}
     if sample.get("index") is None:
         return None
     sample["timestamp"] = parts[0]

@@ -31,10 +31,10 @@ from tfcnnwrap.run.gpusamples import (  # noqa: F401 - re-exported: the sampler'
     LEGACY_FIELDS,
     PCIE_FIELDS,
     REASON_FIELDS,
-    _number,
     header_fields,
     latest_with_fields,
     parse_sample_line,
+    sample_number,
     summarize_samples,
     throttle_verdict,
 )
@@ -96,12 +96,12 @@ def query_gpus(nvidia_smi: Optional[str] = None, timeout: float = QUERY_TIMEOUT_
         return info
     for line in text.splitlines():
         parts = [p.strip() for p in line.split(",", len(INFO_FIELDS) - 1)]
-        if len(parts) != len(INFO_FIELDS) or _number(parts[0]) is None:
+        if len(parts) != len(INFO_FIELDS) or sample_number(parts[0]) is None:
             continue
-        memory = _number(parts[2])
+        memory = sample_number(parts[2])
         info["gpus"].append(
             {
-                "index": int(_number(parts[0])),  # type: ignore[arg-type]  # a number: checked above
+                "index": int(sample_number(parts[0])),  # type: ignore[arg-type]  # a number: checked above
                 "name": parts[3],
                 "driver_version": parts[1] or None,
                 "memory_total_mib": int(memory) if memory is not None else None,
@@ -204,7 +204,7 @@ def read_temps(
     temps, problems = {}, []
     for line in text.splitlines():
         parts = line.split(",")
-        index, temp = (_number(parts[0]), _number(parts[1])) if len(parts) == 2 else (None, None)
+        index, temp = (sample_number(parts[0]), sample_number(parts[1])) if len(parts) == 2 else (None, None)
         if index is None or temp is None or not float(index).is_integer() or index < 0:
             continue
         if not TEMP_RANGE_C[0] <= temp <= TEMP_RANGE_C[1]:
