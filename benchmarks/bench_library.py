@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 from bundledata import log_text, logged_sweep  # noqa: E402
 from sweepdata import SEED_2070, SEED_BATCH  # noqa: E402
 
+from tfcnnwrap.results.bundlerecords import LogEntry  # noqa: E402
 from tfcnnwrap.share import bundle as bundles  # noqa: E402
 
 GOALS_S = {"import": 300.0, "rank": 1.5, "pull": 1.0, "site": 600.0}  # issue 39: the goals at 100,000
@@ -59,7 +60,7 @@ def synthetic_bundle(i):
         for run in (1, 2, 3):
             name = "%s-bs%d-run%d.log" % (model, batch, run)
             text = log_text(model, batch, ips)
-            logs[name] = {"sha256": bundles.sha256_text(text), "text": text}
+            logs[name] = LogEntry(text=text, sha256=bundles.sha256_text(text))
             runs.append(
                 {
                     "model": model,
@@ -111,7 +112,7 @@ def make_bundles(folder, count):
     folder.mkdir(parents=True)
     for i in range(count):
         item = synthetic_bundle(i)
-        sub = folder / "bundles" / item["conditions"]["vendor"] / bundles.slug(item["conditions"]["gpu"])
+        sub = folder / "bundles" / item.to_dict()["conditions"]["vendor"] / bundles.slug(item.gpu)
         sub.mkdir(parents=True, exist_ok=True)
         (sub / bundles.file_name(item)).write_bytes(bundles.to_bytes(item))
     return folder

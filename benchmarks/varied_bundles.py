@@ -21,6 +21,7 @@ sys.path.insert(0, str(ROOT))
 from bundledata import log_text  # noqa: E402
 from sweepdata import SEED_2070, SEED_BATCH  # noqa: E402
 
+from tfcnnwrap.results.bundlerecords import LogEntry  # noqa: E402
 from tfcnnwrap.share import bundle as bundles  # noqa: E402
 
 GPUS = [
@@ -46,7 +47,7 @@ def runs_of(i, rnd, gpus):
             ok = rnd.random() > 0.08
             name = "%s-bs%d-g%d-run%d.log" % (model, batch, gpus, run)
             text = log_text(model, batch, ips, num_gpus=gpus) if ok else "error here\n"
-            logs[name] = {"sha256": bundles.sha256_text(text), "text": text}
+            logs[name] = LogEntry(text=text, sha256=bundles.sha256_text(text))
             runs.append(
                 {
                     "model": model,

@@ -86,9 +86,28 @@ def test_every_query_of_the_index_uses_an_index_or_reads_a_whole_table_in_its_or
             "SEARCH results USING INDEX results_model (model=? AND verified=?)"
         ]
         assert _plan(db, library.community_results_sql(0)) == ["SCAN results"]
+        # models holding most results: a scan reads them faster than the index finds them
+        assert _plan(db, library.community_results_sql(2, scan=True), ("resnet50", "vgg16")) == ["SCAN results"]
         assert _plan(db, library.INTERVALS_SQL)[-1] == "SEARCH r USING INDEX sqlite_autoindex_results_1 (bundle_id=?)"
         # community_rows' join: each result's bundle by the bundles' primary key
         joined = _plan(db, library.community_sql(0, True), ("cpu", 0))
         assert joined == ["SCAN r", "SEARCH b USING INDEX sqlite_autoindex_bundles_1 (id=?)"]
+    finally:
+        opened.close()
+
+
+def test_rank_reads_its_models_by_index_when_they_are_few_and_by_a_scan_when_they_are_most(tmp_path):
+    opened = library.Library(tmp_path / "data")
+    try:
+        rows = [
+            ("b%d" % i, "GeForce RTX 2070", "resnet50" if i < 8 else "vgg16", 64, 1, 100.0 + i, 1) for i in range(10)
+        ]
+        opened.db.executemany(
+            "INSERT INTO results (bundle_id, gpu, model, batch_size, num_gpus, images_per_sec, verified) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        assert opened._most_rows(["resnet50"]) and not opened._most_rows(["vgg16"])
+        assert not opened._most_rows([])
     finally:
         opened.close()

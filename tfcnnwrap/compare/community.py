@@ -70,14 +70,10 @@ class BundleConditions(NamedTuple):
     link: Optional[str]  # ``gen3 x4``; None where the bundle or an older index does not say
 
 
-class IndexResult(NamedTuple):
-    """One verified result of the library's index."""
-
-    bundle_id: str
-    model: str
-    batch_size: int
-    num_gpus: int
-    images_per_sec: float
+# One verified result of the library's index: (bundle_id, model, batch_size, num_gpus, images_per_sec), the
+# row as SQLite gives it: 500,000 of them read for one `--rank`, where a record each cost 0.5 s (group_index
+# unpacks them by position in its one loop)
+IndexResult = Tuple[str, str, int, int, float]
 
 
 @dataclass(frozen=True)
@@ -86,7 +82,7 @@ class CommunityIndex:
     library.Library.community_index reads, lean for 100,000s of results)."""
 
     bundles: Dict[BundleConditions, List[str]]
-    results: List[IndexResult]
+    results: Sequence[IndexResult]
 
 
 class CommunityRow(NamedTuple):
@@ -107,12 +103,10 @@ class CommunityRow(NamedTuple):
     created_at: Optional[str]
 
 
-def read_index(found: Tuple[Mapping[Tuple[Any, ...], List[str]], Sequence[Tuple[Any, ...]]]) -> CommunityIndex:
+def read_index(found: Tuple[Mapping[Tuple[Any, ...], List[str]], Sequence[IndexResult]]) -> CommunityIndex:
     """library.Library.community_index's two parts as records: the one place their positions are read."""
     bundles, results = found
-    return CommunityIndex(
-        {BundleConditions(*key): ids for key, ids in bundles.items()}, [*map(IndexResult._make, results)]
-    )
+    return CommunityIndex({BundleConditions(*key): ids for key, ids in bundles.items()}, results)
 
 
 def read_rows(rows: Iterable[Sequence[Any]]) -> List[CommunityRow]:

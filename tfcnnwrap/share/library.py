@@ -364,8 +364,18 @@ class Library:
             [CPU_VENDOR, device == "cpu"] if device is not None else [],
         )
         of = {row[:7]: row[7].split(" ") for row in found}  # ids: 64 hex digits (bundle.py), no space
-        results = self.db.execute(community_results_sql(len(models or ())), list(models or ())).fetchall()
+        asked = list(models or ())
+        results = self.db.execute(community_results_sql(len(asked), self._most_rows(asked)), asked).fetchall()
         return of, results
+
+    def _most_rows(self, models: List[str]) -> bool:
+        """Do ``models`` hold most of the index's results (two counts, ~15 ms at 500,000): then a scan reads
+        them faster than results_model finds them (0.35 s against 0.54 s of CPU at 500,000)."""
+        if not models or self.db is None:
+            return False
+        total = self.db.execute("SELECT count(*) FROM results").fetchone()[0]
+        sql = "SELECT count(*) FROM results WHERE verified = 1 AND model IN (%s)" % ",".join("?" * len(models))
+        return self.db.execute(sql, models).fetchone()[0] * 2 > total
 
     def created_at(self, stamp: str) -> List[str]:
         """The ids of the bundles created at ``stamp`` (results_newest finds them)."""
@@ -464,11 +474,12 @@ def community_sql(models: int, by_device: bool, has_link: bool = True) -> str:
     )
 
 
-def community_results_sql(models: int) -> str:
-    """community_index's results query: of ``models`` models (parameters; 0: all): results_model finds them;
-    every verified result is otherwise read by a scan (the cheapest way to read nearly the whole table)."""
+def community_results_sql(models: int, scan: bool = False) -> str:
+    """community_index's results query: of ``models`` models (parameters; 0: all): results_model finds them,
+    unless ``scan`` (they hold most results: ``+model`` keeps SQLite off the index); every verified result is
+    otherwise read by a scan (the cheapest way to read nearly the whole table)."""
     return "SELECT bundle_id, model, batch_size, num_gpus, images_per_sec FROM results WHERE verified = 1" + (
-        " AND model IN (%s)" % ",".join("?" * models) if models else ""
+        " AND %smodel IN (%s)" % ("+" if scan else "", ",".join("?" * models)) if models else ""
     )
 
 
