@@ -530,9 +530,15 @@ def test_real_tf_sweep_of_both_data_kinds_says_what_the_input_path_costs(cli, tm
     assert report["conditions"]["data_source"] == "synthetic,generated:32"
     [real] = [r for r in report["rows"] if r["data"] == "real"]
     print("input path cost: %s" % {k: v for k, v in real.items() if k.startswith("vs_synthetic")})
-    assert real["vs_synthetic_pct"] is not None and real["vs_synthetic_ci95_high"] is not None
-    assert real["vs_synthetic_ci95_low"] <= real["vs_synthetic_pct"] <= real["vs_synthetic_ci95_high"]
-    assert "against synthetic (95% CI" in cli("report", out, cwd=tmp_path, env=dict(env, COLUMNS="200")).stdout
+    assert real["vs_synthetic_pct"] is not None
+    low, high = real["vs_synthetic_ci95_low"], real["vs_synthetic_ci95_high"]
+    text = cli("report", out, cwd=tmp_path, env=dict(env, COLUMNS="200")).stdout
+    # 2 runs a kind: Student's t at ~1 degree of freedom is 12.7, so Fieller's set is unbounded when the two
+    # synthetic runs differ enough (a CPU run's noise): then no interval, and the line says why
+    if low is None or high is None:
+        assert low is None and high is None and "against synthetic (no interval:" in text, (real, text)
+    else:
+        assert low <= real["vs_synthetic_pct"] <= high and "against synthetic (95% CI" in text, (real, text)
 
 
 def reference(data, ips, tf_version="1.12"):
