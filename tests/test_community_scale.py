@@ -4,6 +4,7 @@ and answers as the pairwise rule does."""
 import random
 
 from tfcnnwrap.compare import community
+from tfcnnwrap.share.indexrows import CommunityRow
 
 KEY = ("resnet50", 64, 1, "fp32", "no", "parameter_server", "synthetic", "1.12")
 
@@ -73,7 +74,7 @@ def test_the_index_read_in_two_parts_gives_the_entries_the_joined_rows_give():
             results.append((ident, model, batch, 1, value))
             rows.append((cond[0], model, batch, 1) + cond[1:6] + (value, ident, cond[6], cond[7]))
     own = {"%064x" % 7, "%064x" % 8}
-    joined = community.community_gpus(community.read_rows(r for r in rows if r[10] not in own))
+    joined = community.community_gpus([CommunityRow._make(r) for r in rows if r[10] not in own])
     parts = community.community_gpus([], entries=community.group_index(community.read_index((bundles, results)), own))
 
     def shown(gpus):

@@ -43,6 +43,7 @@ from tfcnnwrap.errors import TfcnnwrapError, UsageError
 from tfcnnwrap.results.gpuid import gpu_identity
 from tfcnnwrap.results.references import ReferenceGPU, ReferenceSet, Result, load_references
 from tfcnnwrap.share.bundle import read_path, slug, vendor_of
+from tfcnnwrap.share.indexrows import CommunityRow
 from tfcnnwrap.share.library import Library
 
 if TYPE_CHECKING:
@@ -85,33 +86,10 @@ class CommunityIndex:
     results: Sequence[IndexResult]
 
 
-class CommunityRow(NamedTuple):
-    """One verified configuration of a bundle, its conditions joined (library.Library.community_rows)."""
-
-    gpu: str
-    model: str
-    batch_size: int
-    num_gpus: int
-    precision: Optional[str]
-    xla: Optional[str]
-    variable_update: Optional[str]
-    data: Optional[str]
-    tf_version: Optional[str]
-    images_per_sec: float
-    bundle_id: str
-    link: Optional[str]
-    created_at: Optional[str]
-
-
 def read_index(found: Tuple[Mapping[Tuple[Any, ...], List[str]], Sequence[IndexResult]]) -> CommunityIndex:
     """library.Library.community_index's two parts as records: the one place their positions are read."""
     bundles, results = found
     return CommunityIndex({BundleConditions(*key): ids for key, ids in bundles.items()}, results)
-
-
-def read_rows(rows: Iterable[Sequence[Any]]) -> List[CommunityRow]:
-    """library.Library.community_rows' rows as records: the one place their positions are read."""
-    return [*map(CommunityRow._make, rows)]
 
 
 class FigureConditions(NamedTuple):
@@ -148,7 +126,7 @@ Gathered = Tuple[BundleConditions, str, int, int, List[Pair]]
 
 
 def group_rows(rows: Sequence[CommunityRow]) -> Dict[EntryKey, Entry]:
-    """The entries of ``rows`` (library.Library.community_rows read by read_rows), one per GPU identity and link
+    """The entries of ``rows`` (library.Library.community_rows), one per GPU identity and link
     class: two spellings of one GPU are one entry; one GPU at two link widths (a desktop slot, an eGPU
     enclosure) is two."""
     # first by the rows' own fields (a tuple key: the cheap per-row step, for 100,000s of rows), then each
@@ -353,16 +331,6 @@ def own_bundles(rows: Union[Sequence[CommunityRow], CommunityIndex], sweep: Opti
     finally:
         library.close()
     return own
-
-
-def library_rows(models: Optional[Sequence[str]] = None, device: Optional[str] = None) -> List[CommunityRow]:
-    """The library's verified index rows (of ``models``, measured on ``device``); [] when there is no library
-    yet."""
-    library = Library(create=False)
-    try:
-        return read_rows(library.community_rows(models, device))
-    finally:
-        library.close()
 
 
 def _created_at(stamp: str) -> List[str]:
