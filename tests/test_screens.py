@@ -558,10 +558,13 @@ def test_live_view_names_each_gpu_of_a_multi_gpu_tick_and_a_stopped_sampler_show
 
     tick = latest_with_fields(["t, 0, 71, 1830, 175.2, 97, 7000", "t, 1, 84, 1500, 180, 99, 7000"], LEGACY_FIELDS)
     assert gpu_parts(tick) == ["GPU 0 71 °C  1830 MHz  175 W", "GPU 1 84 °C  1500 MHz  180 W"]
-    samples = tmp_path / "run.gpu.csv"
-    samples.write_text(", ".join(LEGACY_FIELDS) + "\nt, 0, 71, 1830, 175.2, 97, 7000\n")
-    sampler = telemetry.Sampler.__new__(telemetry.Sampler)  # a sampler's file without its nvidia-smi
-    sampler.samples_path, sampler.fields, sampler._summary = samples, LEGACY_FIELDS, None
+
+    class Feed:  # the sweep's sampling nvidia-smi, as far as a run's live figures read it
+        def tail(self, since):
+            return ["t, 0, 71, 1830, 175.2, 97, 7000"]
+
+    sampler = telemetry.RunSamples.__new__(telemetry.RunSamples)  # a run's share of the feed, no nvidia-smi
+    sampler.feed, sampler.start, sampler.fields, sampler._summary = Feed(), 0, tuple(LEGACY_FIELDS), None
     tele = telemetry.Telemetry.__new__(telemetry.Telemetry)
     tele.current = sampler
     assert gpu_parts(tele.latest()) == ["GPU 71 °C  1830 MHz  175 W"]

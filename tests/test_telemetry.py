@@ -512,13 +512,12 @@ def test_a_hung_sampler_is_ended_with_its_children_and_at_once_after_ctrl_c(tmp_
     monkeypatch.setenv("FAKE_NVSMI_HANG", "all")
     monkeypatch.setenv("FAKE_NVSMI_HANG_PIDS", str(pids))
     fifo = tmp_path / "started"
-    sampler = telemetry.Sampler(FAKE_DIR / "nvidia-smi", tmp_path / "gpu.csv", fields=telemetry.LEGACY_FIELDS)
-    sampler.stops = _Stopped() if stopped else None
+    feed = telemetry._Feed(str(FAKE_DIR / "nvidia-smi"), 1000, tuple(telemetry.LEGACY_FIELDS))  # the sweep's one
     deadline = time.monotonic() + 30
     while not (pids.exists() and len(pids.read_text().split()) == 2) and time.monotonic() < deadline:
         threading.Event().wait(0.05)  # the stand-in writes its pids as it starts; bounded
     started = time.monotonic()
-    sampler.stop()
+    feed.close(_Stopped() if stopped else None)
     took = time.monotonic() - started
     assert not fifo.exists()
     assert took < (2 if stopped else 15), took

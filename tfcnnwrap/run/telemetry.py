@@ -24,7 +24,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple, Union
+from typing import IO, TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 from tfcnnwrap import safefs
 from tfcnnwrap.run.gpusamples import (  # noqa: F401 - re-exported: the sampler's readers import them from here
@@ -51,7 +51,7 @@ INFO_FIELDS = ("index", "driver_version", "memory.total", "name")
 QUERY_TIMEOUT_S = 20.0
 STOP_WAIT_S = 5.0
 INTERRUPT_WAIT_S = 2.0
-TAIL_BYTES = 8192  # Sampler.latest reads this much of the samples file's end
+TAIL_BYTES = 8192  # RunSamples.latest reads this much of the samples file's end
 
 _WINDOWS_CANDIDATES = (
     r"%SystemRoot%\System32\nvidia-smi.exe",
@@ -269,84 +269,6 @@ def _complete_lines(text: str) -> List[str]:
     return lines
 
 
-class Sampler:
-    """One nvidia-smi sampling process writing into ``samples_path``; ``stop()`` ends it and summarises."""
-
-    def __init__(
-        self,
-        nvidia_smi: str,
-        samples_path: Union[Path, str],
-        interval_ms: int = 1000,
-        fields: Iterable[str] = SAMPLE_FIELDS,
-    ):
-        self.samples_path = Path(samples_path)
-        self.fields = tuple(fields)
-        self.args = [
-            str(nvidia_smi),
-            "--query-gpu=" + ",".join(self.fields),
-            "--format=csv,noheader,nounits",
-            "-lms",
-            str(int(interval_ms)),
-        ]
-        self._summary: Optional[Dict[str, Any]] = None
-        self.stops: Optional[StopRequests] = None  # the sweep's: after a stop request, stop() waits for nothing
-        self._out = safefs.create_replacing(self.samples_path)  # a planted link is replaced, not followed
-        try:
-            # Our header row, not nvidia-smi's: its names are the query's, whatever the driver's units.
-            self._out.write((", ".join(self.fields) + "\n").encode("ascii"))
-            self._out.flush()
-            self.process = subprocess.Popen(
-                self.args, stdin=subprocess.DEVNULL, stdout=self._out, stderr=subprocess.STDOUT, **popen_group_kwargs()
-            )
-            bind_to_our_lifetime(self.process)
-        except BaseException:
-            self._out.close()
-            raise
-
-    def _end_process(self) -> None:
-        _end_sampling(self.process, self.stops)
-
-    def latest(self) -> Dict[int, Any]:
-        """{GPU index: sample} of the newest complete tick nvidia-smi has written (the live view's figures),
-        read from the file's tail on demand: no reader thread. {} before the first sample or on error."""
-        try:
-            with open(str(self.samples_path), "rb") as fh:
-                size = fh.seek(0, os.SEEK_END)
-                fh.seek(max(0, size - TAIL_BYTES))
-                text = fh.read().decode("utf-8", "replace")
-        except OSError:
-            return {}
-        lines = text.splitlines()
-        if lines and not text.endswith(("\n", "\r")):
-            lines.pop()  # being written
-        return latest_with_fields(lines, self.fields)
-
-    def stop(self) -> Optional[Dict[str, Any]]:
-        """End sampling and return the summary (see ``summarize_samples``); never raises, and a second call
-        returns the same summary."""
-        if self._summary is not None:
-            return self._summary
-        error = None
-        try:
-            self._end_process()
-        except Exception as exc:  # noqa: BLE001 - telemetry must never break a run
-            error = "could not stop nvidia-smi: %s" % exc
-        finally:
-            try:
-                self._out.close()
-            except OSError:
-                pass
-        self._summary = _summary_of(self.samples_path, error)
-        return self._summary
-
-    def __enter__(self) -> "Sampler":
-        return self
-
-    def __exit__(self, *exc_info):
-        self.stop()
-        return False
-
-
 class _Feed:
     """One sampling nvidia-smi for a whole sweep, writing into a temporary file that only tfcnnwrap holds (on
     POSIX its name is removed at once: nothing is left behind, even by a killed tfcnnwrap)."""
@@ -523,7 +445,7 @@ class Telemetry:
         self.interval_ms = interval_ms
         self.available = self.path is not None
         self.note = None if self.available else "nvidia-smi not found: no GPU telemetry"
-        self.current: Optional[Union[RunSamples, Sampler]] = None  # the running run's samples, for the live view
+        self.current: Optional[RunSamples] = None  # the running run's samples, for the live view
         self.stops: Optional[StopRequests] = None  # the sweep's StopRequests: no grace for a hung nvidia-smi
         self._fields: Optional[Tuple[str, ...]] = None
         self._feed: Optional[_Feed] = None
